@@ -1,0 +1,156 @@
+//===- DataSpec.cpp - The `data` and `eval` sections of model.json --------===//
+//
+// Both sections are optional; the output always has every field, and the
+// checks here catch a data set or augmentation that cannot feed the model's
+// input before anything is compiled.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/SpecSections.h"
+
+#include <algorithm>
+
+namespace tcc::frontend::detail {
+namespace {
+
+const Json &emptyObject() {
+  static const Json empty = Json::object();
+  return empty;
+}
+
+bool isImage(const ModelSpec &spec) { return spec.inputShape.size() == 3; }
+
+/// Per-channel normalization; a flat input [F] counts as one channel.
+Json parseNormalize(const ObjectReader &r, const ModelSpec &spec) {
+  r.allowOnly({"mean", "std"});
+  size_t channels = isImage(spec) ? static_cast<size_t>(spec.inputShape[0]) : 1;
+  std::string channelText = std::to_string(channels) +
+                            (channels == 1 ? " channel" : " channels") +
+                            " (input.shape " + shapeText(spec.inputShape) + ")";
+  auto read = [&](const char *key, double dflt, Range range) {
+    const Json *v = r.find(key);
+    if (!v)
+      return Json(std::vector<double>(channels, dflt));
+    bool numbers = v->is_array() &&
+                   std::all_of(v->begin(), v->end(), [](const Json &e) {
+                     return asNumber(e).has_value();
+                   });
+    if (!numbers || v->empty())
+      r.failField(key, "must be an array of numbers, one per channel, got " +
+                           describe(*v));
+    if (v->size() != channels)
+      r.failField(key, "has " + std::to_string(v->size()) + " value" +
+                           (v->size() == 1 ? "" : "s") + " but the input has " +
+                           channelText);
+    Json out = Json::array();
+    for (size_t i = 0; i < v->size(); ++i) {
+      double d = *asNumber((*v)[i]);
+      if (!range.contains(d))
+        fail(r.fieldRef(key) + "[" + std::to_string(i) + "] must be " +
+             range.text() + ", got " + describe((*v)[i]));
+      out.push_back(d);
+    }
+    return out;
+  };
+  return {{"mean", read("mean", 0.0, Range::any())},
+          {"std", read("std", 1.0, Range::positive())}};
+}
+
+Json parseAugment(const ObjectReader &r, const ModelSpec &spec) {
+  r.allowOnly({"random_crop_padding", "flip", "translate", "cutout"});
+  Json out = {{"random_crop_padding", r.integer("random_crop_padding", 0, 0)},
+              {"flip", r.boolean("flip", false)},
+              {"translate", r.integer("translate", 0, 0)},
+              {"cutout", r.integer("cutout", 0, 0)}};
+  if (!isImage(spec))
+    for (const auto &item : out.items())
+      if (item.value() != 0 && item.value() != false)
+        r.failField(item.key(), "needs an image input [C, H, W], but "
+                                "input.shape is " +
+                                    shapeText(spec.inputShape));
+  return out;
+}
+
+} // namespace
+
+Json parseData(const Json *data, const ModelSpec &spec) {
+  ObjectReader r(data ? *data : emptyObject(), "", "data");
+  r.allowOnly({"format", "path", "augment", "normalize"});
+  const std::vector<int64_t> &shape = spec.inputShape;
+  std::optional<std::string> defaultFormat;
+  if (shape == std::vector<int64_t>{1, 28, 28})
+    defaultFormat = "idx";
+  else if (shape == std::vector<int64_t>{3, 32, 32})
+    defaultFormat = "cifar10";
+  if (!defaultFormat && !r.has("format"))
+    fail(std::string(data ? "data: missing field 'format'"
+                          : "missing top-level field 'data'") +
+         ": input.shape " + shapeText(shape) +
+         " matches no default data set (\"idx\" is the default for [1, 28, "
+         "28], \"cifar10\" for [3, 32, 32]); give \"format\" and \"path\"");
+  std::string format =
+      r.choice("format", defaultFormat, {"idx", "cifar10", "npy"});
+  if (format == "idx" && (shape.size() != 3 || shape[0] != 1))
+    r.failField("format", "'idx' needs input shape [1, H, W], got " +
+                              shapeText(shape));
+  if (format == "cifar10" && shape != std::vector<int64_t>{3, 32, 32})
+    r.failField("format", "'cifar10' needs input shape [3, 32, 32], got " +
+                              shapeText(shape));
+  if (format == "cifar10" && spec.classes != 10)
+    r.failField("format", "'cifar10' has 10 classes, but input.classes is " +
+                              std::to_string(spec.classes));
+
+  std::optional<std::string> defaultPath;
+  if (format == "idx")
+    defaultPath = "/usr/share/datasets/fashion-mnist";
+  else if (format == "cifar10")
+    defaultPath = "data/cifar-10-batches-bin";
+  std::string path = r.string("path", defaultPath);
+  if (path.empty())
+    r.failField("path", "must not be empty");
+
+  return {{"format", format},
+          {"path", path},
+          {"augment", parseAugment(r.has("augment") ? r.object("augment")
+                                                    : ObjectReader(emptyObject(), "", "data.augment"),
+                                   spec)},
+          {"normalize",
+           parseNormalize(r.has("normalize")
+                              ? r.object("normalize")
+                              : ObjectReader(emptyObject(), "", "data.normalize"),
+                          spec)}};
+}
+
+Json parseEval(const Json *eval, const ModelSpec &spec) {
+  ObjectReader r(eval ? *eval : emptyObject(), "", "eval");
+  r.allowOnly({"tta", "translate", "batch_size"});
+  Json tta = Json::array();
+  if (const Json *v = r.find("tta")) {
+    static const std::vector<std::string> kinds = {"flip", "translate"};
+    if (!v->is_array())
+      r.failField("tta", "must be an array such as [\"flip\", \"translate\"], "
+                         "got " +
+                             describe(*v));
+    for (const Json &e : *v) {
+      std::string kind = e.is_string() ? e.get<std::string>() : "";
+      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end())
+        r.failField("tta", "may hold only \"flip\" and \"translate\", got " +
+                               describe(e) + didYouMean(kind, kinds));
+      if (std::find(tta.begin(), tta.end(), e) != tta.end())
+        r.failField("tta", "lists " + describe(e) + " twice");
+      if (!isImage(spec))
+        r.failField("tta", describe(e) + " needs an image input [C, H, W], "
+                                         "but input.shape is " +
+                               shapeText(spec.inputShape));
+      tta.push_back(e);
+    }
+  }
+  int64_t translate = r.integer("translate", 2, 0);
+  if (translate == 0 && std::find(tta.begin(), tta.end(), "translate") != tta.end())
+    r.failField("translate", "must be > 0 when eval.tta has \"translate\"");
+  return {{"tta", tta},
+          {"translate", translate},
+          {"batch_size", r.integer("batch_size", spec.batchSize(), 1)}};
+}
+
+} // namespace tcc::frontend::detail

@@ -1,0 +1,245 @@
+//===- ImportModel.cpp - ModelSpec -> @forward and @loss ------------------===//
+
+#include "frontend/ImportModel.h"
+#include "frontend/ModelImporter.h"
+
+#include "ir/TccOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/GlobPattern.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::tcc;
+using ::tcc::frontend::ModelSpec;
+using ::tcc::frontend::NodeSpec;
+
+namespace {
+std::string shapeStr(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << '[';
+  llvm::interleaveComma(shape, os);
+  os << ']';
+  return s;
+}
+} // namespace
+
+ModelImporter::ModelImporter(MLIRContext &context, const ModelSpec &spec)
+    : context(context), spec(spec), builder(&context) {}
+
+Location ModelImporter::nodeLoc(const NodeSpec &node) {
+  return NameLoc::get(builder.getStringAttr(node.name),
+                      FileLineColLoc::get(&context, spec.path, 0, 0));
+}
+
+LogicalResult ModelImporter::fail(const NodeSpec *node, const Twine &message) {
+  if (!error.empty())
+    return failure();
+  error = spec.path + ": ";
+  if (node)
+    error += "node '" + node->name + "' (graph[" + std::to_string(node->index) +
+             "], " + node->op + "): ";
+  error += message.str();
+  return failure();
+}
+
+Value ModelImporter::addArgument(Type type, DictionaryAttr attrs) {
+  argAttrs.push_back(attrs);
+  return forward.front().addArgument(type, forward.getLoc());
+}
+
+Value ModelImporter::addParameter(const NodeSpec &node, StringRef role,
+                                  ArrayRef<int64_t> shape, int64_t fanIn,
+                                  int64_t fanOut) {
+  auto it = node.params.find(role.str());
+  if (it == node.params.end() || !it->second.present)
+    return {};
+  const ::tcc::frontend::ParamSpec &param = it->second;
+  NamedAttrList attrs;
+  attrs.append("tcc.param", builder.getStringAttr(node.name + "." + role));
+  attrs.append("tcc.init", resolveInit(&context, param.init, node.op, role,
+                                       fanIn, fanOut));
+  attrs.append("tcc.trainable", builder.getBoolAttr(param.trainable));
+  return addArgument(RankedTensorType::get(shape, builder.getF32Type()),
+                     attrs.getDictionary(&context));
+}
+
+Value ModelImporter::addBuffer(const NodeSpec &node, StringRef role,
+                               ArrayRef<int64_t> shape, double fill) {
+  NamedAttrList init;
+  init.append("kind", builder.getStringAttr("constant"));
+  init.append("value", builder.getF64FloatAttr(fill));
+  NamedAttrList attrs;
+  attrs.append("tcc.buffer", builder.getStringAttr(node.name + "." + role));
+  attrs.append("tcc.init", init.getDictionary(&context));
+  return addArgument(RankedTensorType::get(shape, builder.getF32Type()),
+                     attrs.getDictionary(&context));
+}
+
+void ModelImporter::setBufferUpdate(Value buffer, Value update) {
+  bufferUpdates.push_back({buffer, update});
+}
+
+LogicalResult ModelImporter::buildForward() {
+  SmallVector<int64_t> inputShape{spec.batchSize()};
+  llvm::append_range(inputShape, spec.inputShape);
+  auto inputType = RankedTensorType::get(inputShape, builder.getF32Type());
+
+  builder.setInsertionPointToEnd(module->getBody());
+  forward = builder.create<func::FuncOp>(
+      module->getLoc(), "forward", builder.getFunctionType({}, {}));
+  forward.addEntryBlock();
+  Value input = addArgument(
+      inputType, builder.getDictionaryAttr(builder.getNamedAttr(
+                     "tcc.role", builder.getStringAttr("input"))));
+  values["input"] = input;
+  bool anyDropout = llvm::any_of(
+      spec.nodes, [](const NodeSpec &n) { return n.op == "dropout"; });
+  if (anyDropout)
+    seed = addArgument(RankedTensorType::get({}, builder.getI64Type()),
+                       builder.getDictionaryAttr(builder.getNamedAttr(
+                           "tcc.role", builder.getStringAttr("seed"))));
+
+  builder.setInsertionPointToEnd(&forward.front());
+  for (size_t index : spec.topoOrder)
+    if (failed(importNode(spec.nodes[index])))
+      return failure();
+
+  Value output = values.lookup(spec.output);
+  SmallVector<Value> results{output};
+  SmallVector<Attribute> resultAttrs{builder.getDictionaryAttr(
+      builder.getNamedAttr("tcc.role", builder.getStringAttr("output")))};
+  for (auto [buffer, update] : bufferUpdates) {
+    results.push_back(update);
+    unsigned argIndex = cast<BlockArgument>(buffer).getArgNumber();
+    resultAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+        "tcc.buffer", argAttrs[argIndex].get("tcc.buffer"))));
+  }
+  builder.create<func::ReturnOp>(forward.getLoc(), results);
+  forward.setFunctionType(builder.getFunctionType(
+      forward.front().getArgumentTypes(), ValueRange(results).getTypes()));
+  forward.setAllArgAttrs(SmallVector<Attribute>(argAttrs.begin(), argAttrs.end()));
+  forward.setAllResultAttrs(resultAttrs);
+  return buildLoss(output.getType());
+}
+
+LogicalResult ModelImporter::buildLoss(Type outputType) {
+  auto output = cast<RankedTensorType>(outputType);
+  SmallVector<int64_t> expected{spec.batchSize(), spec.classes};
+  if (output.getShape() != ArrayRef<int64_t>(expected))
+    return fail(nullptr, "loss." + spec.loss.op + " needs the output '" +
+                             spec.output + "' to be [batch, classes] = " +
+                             shapeStr(expected) + ", got " +
+                             shapeStr(output.getShape()) +
+                             "; end the graph with a linear layer of " +
+                             std::to_string(spec.classes) + " outputs");
+  auto labelsType = RankedTensorType::get({spec.batchSize()}, builder.getI64Type());
+  builder.setInsertionPointToEnd(module->getBody());
+  Location loc = NameLoc::get(builder.getStringAttr("loss"));
+  auto lossFn = builder.create<func::FuncOp>(
+      loc, "loss",
+      builder.getFunctionType({outputType, labelsType},
+                              RankedTensorType::get({}, builder.getF32Type())));
+  Block *entry = lossFn.addEntryBlock();
+  builder.setInsertionPointToEnd(entry);
+  Value logits = entry->getArgument(0), labels = entry->getArgument(1);
+  StringAttr reduction = builder.getStringAttr(spec.loss.reduction);
+  Value loss;
+  if (spec.loss.op == "cross_entropy") {
+    loss = builder.create<CrossEntropyOp>(
+        loc, logits, labels, builder.getF64FloatAttr(spec.loss.labelSmoothing),
+        reduction);
+  } else {
+    Value target = builder.create<OneHotOp>(loc, labels,
+                                            builder.getI64IntegerAttr(spec.classes));
+    loss = builder.create<MseLossOp>(loc, logits, target, reduction);
+  }
+  builder.create<func::ReturnOp>(loc, loss);
+  return success();
+}
+
+LogicalResult ModelImporter::assignParameterGroups() {
+  const nlohmann::json &groups = spec.train.at("optimizer").at("groups");
+  SmallVector<bool> used(groups.size(), false);
+  for (unsigned i = 0, e = forward.getNumArguments(); i < e; ++i) {
+    auto name = forward.getArgAttrOfType<StringAttr>(i, "tcc.param");
+    if (!name)
+      continue;
+    double lrScale = 1, wdScale = 1;
+    for (size_t g = 0; g < groups.size(); ++g) {
+      const nlohmann::json &match = groups[g].at("match");
+      std::vector<std::string> patterns =
+          match.is_string() ? std::vector<std::string>{match.get<std::string>()}
+                            : match.get<std::vector<std::string>>();
+      bool matched = false;
+      for (const std::string &pattern : patterns) {
+        auto glob = llvm::GlobPattern::create(pattern);
+        if (!glob) {
+          llvm::consumeError(glob.takeError());
+          return fail(nullptr, "train.optimizer.groups[" + std::to_string(g) +
+                                   "].match: '" + pattern +
+                                   "' is not a valid glob pattern");
+        }
+        matched |= glob->match(name.getValue());
+      }
+      if (matched) {
+        used[g] = true;
+        lrScale = groups[g].at("lr_scale").get<double>();
+        wdScale = groups[g].at("weight_decay_scale").get<double>();
+        break;
+      }
+    }
+    forward.setArgAttr(i, "tcc.lr_scale", builder.getF64FloatAttr(lrScale));
+    forward.setArgAttr(i, "tcc.weight_decay_scale",
+                       builder.getF64FloatAttr(wdScale));
+  }
+  for (size_t g = 0; g < groups.size(); ++g)
+    if (!used[g])
+      return fail(nullptr, "train.optimizer.groups[" + std::to_string(g) +
+                               "].match " + groups[g].at("match").dump() +
+                               " matches no parameter; parameter names follow "
+                               "PyTorch's state_dict, e.g. 'conv1.weight', "
+                               "'bn1.bias'");
+  return success();
+}
+
+OwningOpRef<ModuleOp> ModelImporter::run(std::string &errorOut) {
+  // Shape errors come from the ops' type inference as diagnostics; report the
+  // first with the model.json node it belongs to.
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Error)
+      return success();
+    const NodeSpec *node = nullptr;
+    if (auto nameLoc = dyn_cast<NameLoc>(diag.getLocation()))
+      node = spec.findNode(nameLoc.getName().getValue());
+    (void)fail(node, diag.str());
+    return success();
+  });
+
+  module = ModuleOp::create(UnknownLoc::get(&context));
+  module->getOperation()->setAttr("tcc.model", builder.getStringAttr(spec.name));
+  module->getOperation()->setAttr("tcc.classes",
+                                  builder.getI64IntegerAttr(spec.classes));
+  module->getOperation()->setAttr("tcc.input_shape",
+                                  builder.getDenseI64ArrayAttr(spec.inputShape));
+  module->getOperation()->setAttr("tcc.train", jsonToAttribute(&context, spec.train));
+  module->getOperation()->setAttr("tcc.data", jsonToAttribute(&context, spec.data));
+  module->getOperation()->setAttr("tcc.eval", jsonToAttribute(&context, spec.eval));
+
+  if (failed(buildForward()) || failed(assignParameterGroups()) ||
+      failed(verify(*module))) {
+    if (error.empty())
+      error = spec.path + ": the generated IR does not verify";
+    errorOut = error;
+    return nullptr;
+  }
+  return std::move(module);
+}
+
+OwningOpRef<ModuleOp> mlir::tcc::importModel(MLIRContext &context,
+                                             const ModelSpec &spec,
+                                             std::string &error) {
+  context.loadDialect<TccDialect, func::FuncDialect>();
+  return ModelImporter(context, spec).run(error);
+}

@@ -1,0 +1,213 @@
+//===- ModelSpec.cpp - model.json -> ModelSpec ----------------------------===//
+//
+// The top level of model.json and the checks that span sections. The parts
+// live beside this file: JsonText.cpp (syntax), GraphSpec.cpp, OpSpecs.cpp,
+// ParamSpecs.cpp, TrainSpec.cpp, DataSpec.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/ModelSpec.h"
+
+#include "frontend/SpecSections.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace tcc::frontend {
+using namespace detail;
+
+namespace {
+
+constexpr const char *kFormat = "tcc-model/1";
+
+void parseInput(const ObjectReader &r, ModelSpec &spec) {
+  r.allowOnly({"shape", "classes"});
+  const Json &shape = r.require("shape");
+  bool ok = shape.is_array() && (shape.size() == 1 || shape.size() == 3);
+  for (size_t i = 0; ok && i < shape.size(); ++i) {
+    std::optional<int64_t> d = asInteger(shape[i]);
+    ok = d && *d > 0;
+    if (ok)
+      spec.inputShape.push_back(*d);
+  }
+  if (!ok)
+    r.failField("shape", "must be [C, H, W] or [F] with positive integers "
+                         "(per sample, without the batch dim), got " +
+                             describe(shape));
+  spec.classes = r.integer("classes", std::nullopt, 2);
+}
+
+bool isValidModelName(const std::string &name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+           c == '.' || c == '-';
+  });
+}
+
+void parseTop(const Json &doc, ModelSpec &spec) {
+  ObjectReader top(doc, "", "");
+  top.allowOnly({"format", "name", "description", "input", "graph", "output",
+                 "loss", "train", "data", "eval"});
+  if (!top.has("format"))
+    fail(std::string("missing top-level field 'format'; the first line "
+                     "should be \"format\": \"") +
+         kFormat + "\"");
+  const Json &format = top.require("format");
+  if (format != kFormat)
+    fail("format " + describe(format) + " is not supported; this tcc reads \"" +
+         kFormat + "\"");
+  spec.name = top.string("name", std::nullopt);
+  if (!isValidModelName(spec.name))
+    top.failField("name", "must hold only letters, digits, '_', '.' and '-', "
+                          "got " +
+                              describe(*top.find("name")));
+  spec.description = top.string("description", std::string());
+  parseInput(top.object("input"), spec);
+  parseGraph(top.require("graph"), top.find("output"), spec);
+  spec.loss = parseLoss(top.object("loss"));
+  spec.train = parseTrain(top.object("train"));
+  spec.data = parseData(top.find("data"), spec);
+  spec.eval = parseEval(top.find("eval"), spec);
+  checkRecipeAgainstGraph(spec);
+}
+
+} // namespace
+
+namespace detail {
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+void checkRecipeAgainstGraph(const ModelSpec &spec) {
+  int64_t batch = spec.batchSize();
+  for (const NodeSpec &node : spec.nodes) {
+    if (node.op != "batch_norm")
+      continue;
+    int64_t ghost = node.attrs["ghost_batch"].get<int64_t>();
+    std::string label = "node " + quote(node.name) + " (graph[" +
+                        std::to_string(node.index) + "])";
+    if (ghost > 0 && batch % ghost != 0)
+      fail(label + ": ghost_batch " + std::to_string(ghost) +
+           " does not divide train.batch_size " + std::to_string(batch));
+    if (ghost > 0 && !spec.train["drop_last"].get<bool>())
+      fail(label + ": ghost_batch needs train.drop_last true (a partial last "
+                   "batch may not split into ghost batches)");
+  }
+}
+
+} // namespace detail
+
+const NodeSpec *ModelSpec::findNode(std::string_view name) const {
+  for (const NodeSpec &node : nodes)
+    if (node.name == name)
+      return &node;
+  return nullptr;
+}
+
+bool parseModelSpec(std::string_view text, const std::string &path,
+                    ModelSpec &spec, std::string &error) {
+  try {
+    ModelSpec parsed;
+    parsed.path = path;
+    parseTop(parseJsonText(text), parsed);
+    spec = std::move(parsed);
+    return true;
+  } catch (const SpecError &e) {
+    error = path + (e.location.empty() ? "" : ":" + e.location) + ": " +
+            e.what();
+  } catch (const std::exception &e) {
+    // Not a user error, but never let it escape (e.g. bad_alloc).
+    error = path + ": internal error while reading the model: " + e.what();
+  } catch (...) {
+    error = path + ": internal error while reading the model";
+  }
+  return false;
+}
+
+bool loadModelSpec(const std::string &path, ModelSpec &spec,
+                   std::string &error) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    error = path + ": cannot read the model: it is a directory";
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = path + ": cannot read the model: " + std::strerror(errno);
+    return false;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) {
+    error = path + ": cannot read the model: read failed";
+    return false;
+  }
+  return parseModelSpec(text.str(), path, spec, error);
+}
+
+std::string closestMatch(std::string_view word,
+                         const std::vector<std::string> &candidates) {
+  auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char &c : out)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+  };
+  // Optimal string alignment distance: a swap of neighbours costs 1.
+  auto distance = [](const std::string &a, const std::string &b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1,
+                                       std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i)
+      d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j)
+      d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i)
+      for (size_t j = 1; j <= b.size(); ++j) {
+        size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1,
+                            d[i - 1][j - 1] + cost});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    return d[a.size()][b.size()];
+  };
+  // Long inputs are not typos of short names; skip the quadratic work.
+  if (word.empty() || word.size() > 64)
+    return "";
+  std::string w = lower(word);
+  std::string best;
+  size_t bestDistance = SIZE_MAX;
+  for (const std::string &c : candidates) {
+    if (c.size() > 64 || c == word)
+      continue;
+    size_t dist = distance(w, lower(c));
+    size_t limit = std::max<size_t>(1, w.size() / 3);
+    if (dist <= limit && dist < c.size() && dist < bestDistance) {
+      best = c;
+      bestDistance = dist;
+    }
+  }
+  if (!best.empty())
+    return best;
+  // A missing prefix or suffix ("channels" for "out_channels").
+  if (w.size() >= 4)
+    for (const std::string &c : candidates) {
+      std::string lc = lower(c);
+      if (lc != w && (lc.find(w) != std::string::npos ||
+                      w.find(lc) != std::string::npos) &&
+          lc.size() >= 4)
+        return c;
+    }
+  return "";
+}
+
+} // namespace tcc::frontend

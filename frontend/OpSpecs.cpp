@@ -1,0 +1,336 @@
+//===- OpSpecs.cpp - Fields of each op in model.json ----------------------===//
+//
+// One table entry per op: its fields, its number of inputs, and a function
+// that reads the fields into NodeSpec::attrs (defaults filled, pairs as
+// [h, w]) and NodeSpec::params. Parameter objects are read in ParamSpecs.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/SpecSections.h"
+
+#include <array>
+
+namespace tcc::frontend::detail {
+
+ParamSpec parseParam(const ObjectReader &r, const NodeSpec &node,
+                     std::string_view role, bool acceptsBool);
+
+namespace {
+
+using Pair = std::array<int64_t, 2>;
+
+/// Reads op fields of one node, storing each in node.attrs.
+struct OpReader {
+  const ObjectReader &r;
+  NodeSpec &node;
+  const ModelSpec &spec;
+
+  int64_t integer(const char *key, std::optional<int64_t> dflt, int64_t min) {
+    int64_t v = r.integer(key, dflt, min);
+    node.attrs[key] = v;
+    return v;
+  }
+  double number(const char *key, std::optional<double> dflt,
+                Range range = Range::any()) {
+    double v = r.number(key, dflt, range);
+    node.attrs[key] = v;
+    return v;
+  }
+  bool boolean(const char *key, bool dflt) {
+    bool v = r.boolean(key, dflt);
+    node.attrs[key] = v;
+    return v;
+  }
+  std::string choice(const char *key, const char *dflt,
+                     const std::vector<std::string> &choices) {
+    std::string v = r.choice(key, std::string(dflt), choices);
+    node.attrs[key] = v;
+    return v;
+  }
+  /// An axis in PyTorch's convention; 0 is the batch and is refused.
+  void axis(const char *key, int64_t dflt) {
+    const Json *v = r.find(key);
+    int64_t a = v ? r.checkInteger(key, *v, INT64_MIN + 1, INT64_MAX,
+                                   "an integer")
+                  : dflt;
+    if (a == 0)
+      r.failField(key, "must not be 0: dim 0 is the batch (dims count the "
+                       "batch first, as in PyTorch)");
+    node.attrs[key] = a;
+  }
+  /// An int or [h, w], each >= min; stored as [h, w].
+  Pair pair(const char *key, std::optional<Pair> dflt, int64_t min,
+            std::string expected = "") {
+    if (expected.empty())
+      expected = ObjectReader::integerKind(min, INT64_MAX) + " or a pair of them";
+    const Json *v = dflt ? r.find(key) : &r.require(key);
+    Pair p = dflt ? *dflt : Pair{0, 0};
+    if (v) {
+      if (v->is_array() && v->size() == 2) {
+        for (int i = 0; i < 2; ++i) {
+          std::optional<int64_t> e = asInteger((*v)[i]);
+          if (!e || *e < min)
+            r.failField(key, "must be " + expected + ", got " + describe(*v));
+          p[i] = *e;
+        }
+      } else {
+        std::optional<int64_t> i = asInteger(*v);
+        if (!i || *i < min)
+          r.failField(key, "must be " + expected + ", got " + describe(*v));
+        p = {*i, *i};
+      }
+    }
+    node.attrs[key] = {p[0], p[1]};
+    return p;
+  }
+  void param(const char *role, bool acceptsBool) {
+    node.params[role] = parseParam(r, node, role, acceptsBool);
+  }
+};
+
+std::string pairText(const Pair &p) {
+  return "[" + std::to_string(p[0]) + ", " + std::to_string(p[1]) + "]";
+}
+
+void conv2d(OpReader &o) {
+  int64_t out = o.integer("out_channels", std::nullopt, 1);
+  Pair kernel = o.pair("kernel", std::nullopt, 1);
+  Pair stride = o.pair("stride", Pair{1, 1}, 1);
+  Pair dilation = o.pair("dilation", Pair{1, 1}, 1);
+  int64_t groups = o.integer("groups", 1, 1);
+  if (out % groups != 0)
+    o.r.failField("groups", "must divide out_channels " + std::to_string(out) +
+                                ", got " + std::to_string(groups));
+  const Json *padding = o.r.find("padding");
+  if (padding && padding->is_string() && *padding == "same") {
+    if (stride != Pair{1, 1})
+      o.r.failField("padding", "\"same\" needs stride 1, got stride " +
+                                   pairText(stride));
+    Pair pad;
+    for (int i = 0; i < 2; ++i) {
+      int64_t span = dilation[i] * (kernel[i] - 1);
+      if (span % 2 != 0)
+        o.r.failField("padding",
+                      "\"same\" needs an odd kernel, got kernel " +
+                          pairText(kernel) + " with dilation " +
+                          pairText(dilation) + "; give the padding as numbers");
+      pad[i] = span / 2;
+    }
+    o.node.attrs["padding"] = {pad[0], pad[1]};
+  } else {
+    o.pair("padding", Pair{0, 0}, 0,
+           "a non-negative integer, a pair of them, or \"same\"");
+  }
+  o.param("weight", false);
+  o.param("bias", true);
+
+  const ParamSpec &weight = o.node.params["weight"];
+  if (weight.init.kind != "patch_whitening")
+    return;
+  auto failWhiten = [&](const std::string &why) {
+    o.r.failHere("init 'patch_whitening' " + why);
+  };
+  if (weight.trainable)
+    failWhiten("needs \"trainable\": false in 'weight' (the filters are "
+               "computed from the data, not learned)");
+  if (groups != 1)
+    failWhiten("needs groups 1, got " + std::to_string(groups));
+  if (dilation != Pair{1, 1})
+    failWhiten("needs dilation 1, got " + pairText(dilation));
+  if (o.node.inputs != std::vector<std::string>{"input"})
+    failWhiten("needs the node to read \"input\" directly (the whitening is "
+               "computed on the data)");
+  if (o.spec.inputShape.size() == 3) {
+    int64_t want = 2 * o.spec.inputShape[0] * kernel[0] * kernel[1];
+    if (out != want)
+      failWhiten("needs out_channels = 2 * in_channels * kh * kw = " +
+                 std::to_string(want) + ", got " + std::to_string(out));
+  }
+}
+
+void pool2d(OpReader &o) {
+  Pair kernel = o.pair("kernel", std::nullopt, 1);
+  o.pair("stride", kernel, 1);
+  Pair pad = o.pair("padding", Pair{0, 0}, 0);
+  for (int i = 0; i < 2; ++i)
+    if (pad[i] > kernel[i] / 2)
+      o.r.failField("padding", "must be at most half the kernel (as PyTorch "
+                               "requires), got padding " +
+                                   pairText(pad) + " for kernel " +
+                                   pairText(kernel));
+}
+
+void reshape(OpReader &o) {
+  const Json &v = o.r.require("shape");
+  const std::string expected =
+      "must be a non-empty array of positive integers (one may be -1), "
+      "without the batch dim, got ";
+  if (!v.is_array() || v.empty())
+    o.r.failField("shape", expected + describe(v));
+  int inferred = 0;
+  for (const Json &e : v) {
+    std::optional<int64_t> i = asInteger(e);
+    if (!i || (*i < 1 && *i != -1))
+      o.r.failField("shape", expected + describe(v));
+    if (*i == -1 && ++inferred > 1)
+      o.r.failField("shape", "may hold -1 only once, got " + describe(v));
+  }
+  o.node.attrs["shape"] = v;
+}
+
+void transpose(OpReader &o) {
+  const Json &v = o.r.require("perm");
+  const std::string expected =
+      "must be a permutation of 0..rank-1 over all dims, batch included, "
+      "with perm[0] = 0, got ";
+  if (!v.is_array() || v.size() < 2)
+    o.r.failField("perm", expected + describe(v));
+  std::vector<bool> seen(v.size(), false);
+  for (const Json &e : v) {
+    std::optional<int64_t> i = asInteger(e);
+    if (!i || *i < 0 || *i >= static_cast<int64_t>(v.size()) || seen[*i])
+      o.r.failField("perm", expected + describe(v));
+    seen[*i] = true;
+  }
+  if (asInteger(v[0]) != 0)
+    o.r.failField("perm", "must keep the batch first (perm[0] = 0), got " +
+                              describe(v));
+  o.node.attrs["perm"] = v;
+}
+
+struct OpDef {
+  const char *name;
+  std::vector<std::string> fields;
+  OpArity arity;
+  void (*parse)(OpReader &);
+};
+
+void noFields(OpReader &) {}
+
+const std::vector<OpDef> &opTable() {
+  static const std::vector<OpDef> table = {
+      {"conv2d",
+       {"out_channels", "kernel", "stride", "padding", "dilation", "groups",
+        "bias", "weight"},
+       {1, 1},
+       conv2d},
+      {"linear",
+       {"out_features", "bias", "weight"},
+       {1, 1},
+       [](OpReader &o) {
+         o.integer("out_features", std::nullopt, 1);
+         o.param("weight", false);
+         o.param("bias", true);
+       }},
+      {"batch_norm",
+       {"momentum", "eps", "ghost_batch", "weight", "bias"},
+       {1, 1},
+       [](OpReader &o) {
+         o.number("momentum", 0.1, Range::closed(0, 1));
+         o.number("eps", 1e-5, Range::positive());
+         const Json *ghost = o.r.find("ghost_batch");
+         o.node.attrs["ghost_batch"] =
+             ghost && !ghost->is_null()
+                 ? o.r.checkInteger("ghost_batch", *ghost, 1, INT64_MAX,
+                                    "null or a positive integer")
+                 : 0;
+         o.param("weight", true);
+         o.param("bias", true);
+       }},
+      {"layer_norm",
+       {"normalized_dims", "eps", "weight", "bias"},
+       {1, 1},
+       [](OpReader &o) {
+         const Json *dims = o.r.find("normalized_dims");
+         o.node.attrs["normalized_dims"] =
+             dims && !dims->is_null()
+                 ? Json(o.r.checkInteger("normalized_dims", *dims, 1,
+                                         INT64_MAX, "a positive integer"))
+                 : Json(nullptr);
+         o.number("eps", 1e-5, Range::positive());
+         o.param("weight", true);
+         o.param("bias", true);
+       }},
+      {"relu", {}, {1, 1}, noFields},
+      {"sigmoid", {}, {1, 1}, noFields},
+      {"tanh", {}, {1, 1}, noFields},
+      {"silu", {}, {1, 1}, noFields},
+      {"leaky_relu", {"negative_slope"}, {1, 1},
+       [](OpReader &o) { o.number("negative_slope", 0.01); }},
+      {"elu", {"alpha"}, {1, 1}, [](OpReader &o) { o.number("alpha", 1.0); }},
+      {"celu", {"alpha"}, {1, 1},
+       [](OpReader &o) {
+         if (o.number("alpha", 1.0) == 0)
+           o.r.failField("alpha", "must not be 0 (CELU divides by it)");
+       }},
+      {"gelu", {"approximate"}, {1, 1},
+       [](OpReader &o) { o.choice("approximate", "none", {"none", "tanh"}); }},
+      {"max_pool2d", {"kernel", "stride", "padding"}, {1, 1}, pool2d},
+      {"avg_pool2d",
+       {"kernel", "stride", "padding", "count_include_pad"},
+       {1, 1},
+       [](OpReader &o) {
+         pool2d(o);
+         o.boolean("count_include_pad", true);
+       }},
+      {"global_avg_pool", {}, {1, 1}, noFields},
+      {"global_max_pool", {}, {1, 1}, noFields},
+      {"add", {}, {2, 2}, noFields},
+      {"mul", {}, {2, 2}, noFields},
+      {"scale", {"factor"}, {1, 1},
+       [](OpReader &o) { o.number("factor", std::nullopt); }},
+      {"concat", {"axis"}, {2, 0}, [](OpReader &o) { o.axis("axis", 1); }},
+      {"flatten", {}, {1, 1}, noFields},
+      {"reshape", {"shape"}, {1, 1}, reshape},
+      {"transpose", {"perm"}, {1, 1}, transpose},
+      {"dropout", {"p"}, {1, 1},
+       [](OpReader &o) { o.number("p", 0.5, Range::closedOpen(0, 1)); }},
+      {"softmax", {"axis"}, {1, 1}, [](OpReader &o) { o.axis("axis", -1); }},
+      {"log_softmax", {"axis"}, {1, 1},
+       [](OpReader &o) { o.axis("axis", -1); }},
+  };
+  return table;
+}
+
+const OpDef *findOp(std::string_view name) {
+  for (const OpDef &def : opTable())
+    if (name == def.name)
+      return &def;
+  return nullptr;
+}
+
+} // namespace
+
+const std::vector<std::string> &opNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const OpDef &def : opTable())
+      out.push_back(def.name);
+    return out;
+  }();
+  return names;
+}
+
+std::optional<OpArity> opArity(std::string_view op) {
+  if (const OpDef *def = findOp(op))
+    return def->arity;
+  return std::nullopt;
+}
+
+const std::vector<std::string> &opFields(std::string_view op) {
+  static const std::vector<std::string> none;
+  const OpDef *def = findOp(op);
+  return def ? def->fields : none;
+}
+
+void parseOpFields(const ObjectReader &r, NodeSpec &node,
+                   const ModelSpec &spec) {
+  const OpDef *def = findOp(node.op);
+  if (!def)
+    return;
+  node.attrs = Json::object();
+  OpReader reader{r, node, spec};
+  def->parse(reader);
+}
+
+} // namespace tcc::frontend::detail

@@ -1,0 +1,56 @@
+//===- SpecSections.h - Parsers of the parts of model.json ------*- C++ -*-===//
+//
+// Internal to the frontend. Each function reads one part of model.json into
+// the ModelSpec, filling defaults, and throws SpecError on the first problem.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_FRONTEND_SPECSECTIONS_H
+#define TCC_FRONTEND_SPECSECTIONS_H
+
+#include "frontend/JsonReader.h"
+#include "frontend/ModelSpec.h"
+
+#include <optional>
+
+namespace tcc::frontend::detail {
+
+/// How many producers an op reads; `max` 0 means any number.
+struct OpArity {
+  unsigned min, max;
+};
+
+/// Every op name, in documentation order.
+const std::vector<std::string> &opNames();
+/// The op's arity, or nullopt for an unknown op.
+std::optional<OpArity> opArity(std::string_view op);
+/// The op-specific field names of `op` (besides name, op, inputs).
+const std::vector<std::string> &opFields(std::string_view op);
+/// Reads the op fields of `node` (whose name, op and inputs are set) into
+/// node.attrs and node.params. `spec.inputShape` must be set.
+void parseOpFields(const ObjectReader &r, NodeSpec &node,
+                   const ModelSpec &spec);
+
+/// Reads `graph` and `output` (may be null) into spec.nodes, spec.output and
+/// spec.topoOrder, checking names, inputs, cycles and dead nodes.
+void parseGraph(const Json &graph, const Json *output, ModelSpec &spec);
+
+LossSpec parseLoss(const ObjectReader &r);
+/// The `train` section with every default filled.
+Json parseTrain(const ObjectReader &r);
+/// The `data` section (may be null) with every default filled; checks that
+/// the data set fits spec.inputShape and spec.classes.
+Json parseData(const Json *data, const ModelSpec &spec);
+/// The `eval` section (may be null) with every default filled.
+Json parseEval(const Json *eval, const ModelSpec &spec);
+
+/// Checks between the graph and the recipe (ghost batches must split the
+/// batch). Whether optimizer groups match parameters is checked by the
+/// importer, which names the parameters.
+void checkRecipeAgainstGraph(const ModelSpec &spec);
+
+/// "[3, 32, 32]".
+std::string shapeText(const std::vector<int64_t> &shape);
+
+} // namespace tcc::frontend::detail
+
+#endif // TCC_FRONTEND_SPECSECTIONS_H

@@ -1,0 +1,51 @@
+//===- TccDialect.td - The tcc dialect ---------------------*- tablegen -*-===//
+
+#ifndef TCC_DIALECT_TD
+#define TCC_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Tcc_Dialect : Dialect {
+  let name = "tcc";
+  let cppNamespace = "::mlir::tcc";
+  let summary = "Whole training steps of neural networks, ahead of time";
+  let description = [{
+    The `tcc` dialect describes a neural network's training step as a DAG of
+    tensor ops in one block: forward ops, losses, and (added by autodiff) their
+    backward ops and the optimizer. Tensors are ranked and statically shaped;
+    the logical layout is NCHW as in PyTorch. Value semantics throughout:
+    buffers appear only at memory planning.
+
+    Properties that passes rely on are declared on the ops themselves, as
+    traits (`Elementwise`) and interfaces (`MonotoneOpInterface`), so a new op
+    is described in one place.
+  }];
+  let useDefaultAttributePrinterParser = 0;
+  let useDefaultTypePrinterParser = 0;
+}
+
+class Tcc_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tcc_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+// Static shapes with no zero-sized dim (an empty batch, channel or class dim
+// is always a model error, and kernels need not handle it) and sizes that
+// keep every shape computation far from int64 overflow.
+def Tcc_SupportedShapePred : CPred<[{::mlir::tcc::isSupportedShape(
+    ::llvm::cast<::mlir::ShapedType>($_self).getShape())}]>;
+
+class Tcc_TensorOf<list<Type> types>
+    : Type<And<[StaticShapeTensorOf<types>.predicate, Tcc_SupportedShapePred]>,
+           "statically shaped non-empty tensor (dims <= 2^31, elements <= 2^48) of " # AnyTypeOf<types>.summary,
+           "::mlir::TensorType">;
+
+def Tcc_Tensor : Tcc_TensorOf<[F32, F16, BF16, I64, UI8]>;
+def Tcc_FloatTensor : Tcc_TensorOf<[F32, F16, BF16]>;
+def Tcc_IndexTensor : Tcc_TensorOf<[I64]>;
+def Tcc_ScalarF32 : 0DTensorOf<[F32]>;
+def Tcc_SeedTensor : 0DTensorOf<[I64]>;
+
+#endif // TCC_DIALECT_TD

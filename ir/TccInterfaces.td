@@ -1,0 +1,52 @@
+//===- TccInterfaces.td - What tcc passes ask of an op -----*- tablegen -*-===//
+
+#ifndef TCC_INTERFACES_TD
+#define TCC_INTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Tcc_MonotoneOpInterface : OpInterface<"MonotoneOpInterface"> {
+  let cppNamespace = "::mlir::tcc";
+  let description = [{
+    A unary elementwise op `f` that may be monotone non-decreasing, so that
+    `max_pool(f(x)) == f(max_pool(x))` exactly (ties included). The
+    pool/activation reordering pass moves a max-pool in front of such an op.
+    Whether `f` is monotone can depend on its attributes (a leaky ReLU with a
+    negative slope is not), hence a method rather than a trait.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        True when the op, with its current attributes, is monotone
+        non-decreasing in its (single) tensor operand.
+      }],
+      "bool", "isMonotoneNonDecreasing", (ins), [{}],
+      /*defaultImplementation=*/[{ return true; }]>,
+  ];
+}
+
+def Tcc_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
+  let cppNamespace = "::mlir::tcc";
+  let description = [{
+    An op that knows its vector-Jacobian product: given the gradients of the
+    loss with respect to its results, it builds (at the builder's insertion
+    point) the ops computing the gradients with respect to its operands.
+    Reverse-mode AD (`tcc-build-train-step`) is a reverse walk calling this;
+    the rule of each op lives with the op (ir/TccGradients*.cpp).
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Builds the operand gradients. `resultGrads` has one entry per result,
+        null where no gradient reaches that result (all-null never happens).
+        `operandGrads` is resized to one entry per operand; an entry is left
+        null for an operand that has no gradient (labels, running statistics,
+        seeds). Fails only on an op the rule cannot handle, after emitting an
+        error.
+      }],
+      "::llvm::LogicalResult", "buildGradients",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::mlir::ArrayRef<::mlir::Value>":$resultGrads,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
+  ];
+}
+
+#endif // TCC_INTERFACES_TD

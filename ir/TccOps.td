@@ -1,0 +1,480 @@
+//===- TccOps.td - Forward and loss ops of the tcc dialect -*- tablegen -*-===//
+//
+// Conventions: logical layout NCHW as in PyTorch; every axis attribute is
+// non-negative and counts the batch as dim 0 (the frontend normalises
+// PyTorch's negative axes); spatial attributes are [height, width] pairs.
+// Result types are always inferred (InferTypeOpInterface); the inference
+// functions are where shape errors are reported.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_OPS_TD
+#define TCC_OPS_TD
+
+include "ir/TccDialect.td"
+include "ir/TccInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Convolution and linear
+//===----------------------------------------------------------------------===//
+
+def Tcc_Conv2dOp : Tcc_Op<"conv2d", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "2-D convolution (cross-correlation), as torch.nn.functional.conv2d";
+  let description = [{
+    `input` is [N, C, H, W], `weight` [O, C/groups, kH, kW] and the optional
+    `bias` [O]. Padding is symmetric zero padding of `padding[i]` on both
+    sides of spatial dim `i`. The result is [N, O, Ho, Wo] with
+    `Ho = (H + 2*pad - dil*(kH-1) - 1) / stride + 1` (floor), as in PyTorch.
+
+    ```mlir
+    %y = tcc.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, groups = 1 : i64,
+           padding = array<i64: 1, 1>, stride = array<i64: 1, 1>}
+         : (tensor<8x3x32x32xf32>, tensor<64x3x3x3xf32>, tensor<64xf32>)
+         -> tensor<8x64x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Tcc_FloatTensor:$weight,
+                       Optional<Tcc_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tcc_LinearOp : Tcc_Op<"linear", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Affine map of the last dim, as torch.nn.functional.linear";
+  let description = [{
+    `input` is [..., I], `weight` [O, I] (PyTorch's layout) and the optional
+    `bias` [O]; the result is [..., O] = input * weight^T + bias.
+
+    ```mlir
+    %y = tcc.linear %x, %w : (tensor<8x256xf32>, tensor<10x256xf32>) -> tensor<8x10xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Tcc_FloatTensor:$weight,
+                       Optional<Tcc_FloatTensor>:$bias);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Normalisation
+//===----------------------------------------------------------------------===//
+
+def Tcc_BatchNormOp : Tcc_Op<"batch_norm",
+    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Batch normalisation in training mode, with PyTorch's semantics";
+  let description = [{
+    Normalises `input` ([N, C] or [N, C, H, W]) per channel with the batch's
+    statistics. With `ghost_batch = G > 0` the batch is split into N/G ghost
+    batches of G consecutive samples, each normalised with its own statistics
+    (Hoffer et al.); `ghost_batch = 0` means one batch of N.
+
+    As in PyTorch, the biased variance normalises and the unbiased variance
+    (n/(n-1)) updates `running_var`:
+    `new_running = (1 - momentum) * running + momentum * batch_statistic`;
+    with ghost batches the batch statistic is the mean over the ghost batches.
+    `weight` (scale) and `bias` (shift) are optional; a frozen scale is a
+    `weight` operand that is not trained.
+
+    Results: the normalised tensor; `saved_mean` and `saved_invstd`
+    (1/sqrt(biased_var + eps)), both [N/G, C] in f32, for the backward op;
+    and the updated running statistics [C]. Statistics are always f32.
+
+    ```mlir
+    %y, %mean, %invstd, %rm, %rv = tcc.batch_norm %x weight %g bias %b
+        running %m, %v {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64}
+        : (tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+        -> (tensor<8x16x4x4xf32>, tensor<1x16xf32>, tensor<1x16xf32>, tensor<16xf32>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input,
+                       Optional<Tcc_FloatTensor>:$weight,
+                       Optional<Tcc_FloatTensor>:$bias,
+                       Tcc_FloatTensor:$running_mean,
+                       Tcc_FloatTensor:$running_var,
+                       F64Attr:$momentum, F64Attr:$eps, I64Attr:$ghost_batch);
+  let results = (outs Tcc_FloatTensor:$result, Tcc_FloatTensor:$saved_mean,
+                      Tcc_FloatTensor:$saved_invstd,
+                      Tcc_FloatTensor:$new_running_mean,
+                      Tcc_FloatTensor:$new_running_var);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? `running` $running_mean `,` $running_var
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tcc_BatchNormInferenceOp : Tcc_Op<"batch_norm_inference",
+    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor]> {
+  let summary = "Batch normalisation with running statistics (evaluation)";
+  let description = [{
+    `(input - running_mean) / sqrt(running_var + eps) * weight + bias`, per
+    channel; `weight` and `bias` are optional. This is what `batch_norm`
+    becomes in the evaluation step.
+
+    ```mlir
+    %y = tcc.batch_norm_inference %x running %m, %v {eps = 1.0e-05 : f64}
+        : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input,
+                       Optional<Tcc_FloatTensor>:$weight,
+                       Optional<Tcc_FloatTensor>:$bias,
+                       Tcc_FloatTensor:$running_mean,
+                       Tcc_FloatTensor:$running_var, F64Attr:$eps);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? `running` $running_mean `,` $running_var
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tcc_LayerNormOp : Tcc_Op<"layer_norm",
+    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Layer normalisation over the trailing dims, as torch.nn.LayerNorm";
+  let description = [{
+    Normalises over the last `normalized_dims` dims of `input` with the biased
+    variance; the optional `weight` and `bias` have the shape of those dims.
+    `saved_mean` and `saved_invstd` (f32, shape of the leading dims) are kept
+    for the backward op.
+
+    ```mlir
+    %y, %mean, %invstd = tcc.layer_norm %x weight %g bias %b
+        {eps = 1.0e-05 : f64, normalized_dims = 1 : i64}
+        : (tensor<8x64xf32>, tensor<64xf32>, tensor<64xf32>)
+        -> (tensor<8x64xf32>, tensor<8xf32>, tensor<8xf32>)
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input,
+                       Optional<Tcc_FloatTensor>:$weight,
+                       Optional<Tcc_FloatTensor>:$bias,
+                       I64Attr:$normalized_dims, F64Attr:$eps);
+  let results = (outs Tcc_FloatTensor:$result, Tcc_FloatTensor:$saved_mean,
+                      Tcc_FloatTensor:$saved_invstd);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Activations: unary, elementwise, result type == operand type
+//===----------------------------------------------------------------------===//
+
+class Tcc_ActivationOp<string mnemonic, string formula, list<Trait> traits = []>
+    : Tcc_Op<mnemonic, traits # [Pure, Elementwise, SameOperandsAndResultType,
+                                 InferTypeOpInterface, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Elementwise " # formula;
+  let description = "Applies `" # formula # "` to every element; the result "
+    # "has the operand's type.\n\n```mlir\n%y = tcc." # mnemonic
+    # " %x : tensor<8x16xf32>\n```";
+  let arguments = (ins Tcc_FloatTensor:$input);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Tcc_ReluOp : Tcc_ActivationOp<"relu", "max(x, 0)", [Tcc_MonotoneOpInterface]>;
+
+def Tcc_LeakyReluOp : Tcc_ActivationOp<"leaky_relu",
+    "x if x >= 0 else negative_slope * x",
+    [DeclareOpInterfaceMethods<Tcc_MonotoneOpInterface, ["isMonotoneNonDecreasing"]>]> {
+  let arguments = (ins Tcc_FloatTensor:$input, F64Attr:$negative_slope);
+  let hasVerifier = 1;
+}
+
+def Tcc_EluOp : Tcc_ActivationOp<"elu", "x if x > 0 else alpha * (exp(x) - 1)",
+    [DeclareOpInterfaceMethods<Tcc_MonotoneOpInterface, ["isMonotoneNonDecreasing"]>]> {
+  let arguments = (ins Tcc_FloatTensor:$input, F64Attr:$alpha);
+  let hasVerifier = 1;
+}
+
+def Tcc_CeluOp : Tcc_ActivationOp<"celu",
+    "max(0, x) + min(0, alpha * (exp(x / alpha) - 1))",
+    [Tcc_MonotoneOpInterface]> {
+  let arguments = (ins Tcc_FloatTensor:$input, F64Attr:$alpha);
+  let hasVerifier = 1;
+}
+
+def Tcc_GeluOp : Tcc_ActivationOp<"gelu",
+    "x * Phi(x) (approximate = \"none\") or its tanh approximation (\"tanh\")"> {
+  let arguments = (ins Tcc_FloatTensor:$input,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let hasVerifier = 1;
+}
+
+def Tcc_SiluOp : Tcc_ActivationOp<"silu", "x * sigmoid(x)">;
+def Tcc_SigmoidOp : Tcc_ActivationOp<"sigmoid", "1 / (1 + exp(-x))",
+                                     [Tcc_MonotoneOpInterface]>;
+def Tcc_TanhOp : Tcc_ActivationOp<"tanh", "tanh(x)", [Tcc_MonotoneOpInterface]>;
+
+def Tcc_ScaleOp : Tcc_ActivationOp<"scale", "factor * x",
+    [DeclareOpInterfaceMethods<Tcc_MonotoneOpInterface, ["isMonotoneNonDecreasing"]>]> {
+  let arguments = (ins Tcc_FloatTensor:$input, F64Attr:$factor);
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+def Tcc_MaxPool2dOp : Tcc_Op<"max_pool2d", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "2-D max pooling, as torch.nn.functional.max_pool2d";
+  let description = [{
+    Pools [N, C, H, W] over `kernel` windows moved by `stride`; padding counts
+    as -inf and is at most half the kernel. Output size as PyTorch's floor
+    mode: `(H + 2*pad - kH) / stride + 1`.
+
+    ```mlir
+    %y = tcc.max_pool2d %x {kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>,
+                            stride = array<i64: 2, 2>}
+         : (tensor<8x16x32x32xf32>) -> tensor<8x16x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tcc_AvgPool2dOp : Tcc_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "2-D average pooling, as torch.nn.functional.avg_pool2d";
+  let description = [{
+    Like `max_pool2d`, averaging; padding counts as zeros, and the divisor
+    includes padded positions when `count_include_pad` is true (PyTorch's
+    default).
+
+    ```mlir
+    %y = tcc.avg_pool2d %x {count_include_pad = true, kernel = array<i64: 2, 2>,
+                            padding = array<i64: 0, 0>, stride = array<i64: 2, 2>}
+         : (tensor<8x16x32x32xf32>) -> tensor<8x16x16x16xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, DenseI64ArrayAttr:$kernel,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       BoolAttr:$count_include_pad);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+class Tcc_GlobalPoolOp<string mnemonic, string reduction>
+    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Global " # reduction # " pooling: [N, C, H, W] -> [N, C]";
+  let description = "Takes the " # reduction # " over all spatial positions of "
+    # "each channel. The result is flat ([N, C]), ready for `linear`.\n\n"
+    # "```mlir\n%y = tcc." # mnemonic
+    # " %x : (tensor<8x64x7x7xf32>) -> tensor<8x64xf32>\n```";
+  let arguments = (ins Tcc_FloatTensor:$input);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tcc_GlobalAvgPoolOp : Tcc_GlobalPoolOp<"global_avg_pool", "average">;
+def Tcc_GlobalMaxPoolOp : Tcc_GlobalPoolOp<"global_max_pool", "maximum">;
+
+//===----------------------------------------------------------------------===//
+// Binary elementwise
+//===----------------------------------------------------------------------===//
+
+class Tcc_BinaryOp<string mnemonic, string formula>
+    : Tcc_Op<mnemonic, [Pure, Commutative, Elementwise, InferTypeOpAdaptor,
+                        DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Elementwise " # formula # " of two tensors of one type";
+  let description = "Both operands have the same shape and element type (no "
+    # "broadcasting); so has the result.\n\n```mlir\n%z = tcc." # mnemonic
+    # " %x, %y : tensor<8x16xf32>, tensor<8x16xf32>\n```";
+  let arguments = (ins Tcc_FloatTensor:$lhs, Tcc_FloatTensor:$rhs);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs)";
+}
+
+def Tcc_AddOp : Tcc_BinaryOp<"add", "sum x + y">;
+def Tcc_MulOp : Tcc_BinaryOp<"mul", "product x * y">;
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Concatenation along one axis, as torch.cat";
+  let description = [{
+    All inputs have the same rank and element type and agree on every dim
+    but `axis`.
+
+    ```mlir
+    %y = tcc.concat %a, %b {axis = 1 : i64}
+         : (tensor<8x16x4x4xf32>, tensor<8x8x4x4xf32>) -> tensor<8x24x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tcc_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+}
+
+def Tcc_FlattenOp : Tcc_Op<"flatten", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Flatten every dim after the batch: [N, ...] -> [N, prod(...)]";
+  let description = [{
+    As torch.flatten(x, 1).
+
+    ```mlir
+    %y = tcc.flatten %x : (tensor<8x16x2x2xf32>) -> tensor<8x64xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Reinterpret the elements (row-major) with a new static shape";
+  let description = [{
+    `shape` is the whole result shape (batch included, no -1); it holds as
+    many elements as the input.
+
+    ```mlir
+    %y = tcc.reshape %x {shape = array<i64: 8, 4, 16>}
+         : (tensor<8x64xf32>) -> tensor<8x4x16xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tcc_TransposeOp : Tcc_Op<"transpose", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Permute dims, as torch.permute";
+  let description = [{
+    Result dim `i` is input dim `perm[i]`.
+
+    ```mlir
+    %y = tcc.transpose %x {perm = array<i64: 0, 2, 3, 1>}
+         : (tensor<8x16x4x5xf32>) -> tensor<8x4x5x16xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tcc_CastOp : Tcc_Op<"cast",
+    [Pure, Elementwise, InferTypeOpAdaptor, Tcc_MonotoneOpInterface,
+     DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Convert the element type, keeping the shape";
+  let description = [{
+    Rounds to nearest even between float types; float to integer truncates
+    toward zero. Inserted by precision assignment (mixed precision).
+
+    ```mlir
+    %y = tcc.cast %x to bf16 : (tensor<8x16xf32>) -> tensor<8x16xbf16>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, TypeAttr:$element_type);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = [{
+    $input `to` $element_type attr-dict `:` functional-type(operands, results)
+  }];
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Regularisation and probabilities
+//===----------------------------------------------------------------------===//
+
+def Tcc_DropoutOp : Tcc_Op<"dropout", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Inverted dropout with a counter-based random mask";
+  let description = [{
+    Zeroes each element with probability `p` and scales the others by
+    1/(1-p), as torch.nn.functional.dropout in training. The mask is a pure
+    function of (`seed`, `stream`, element index) — a counter-based generator —
+    so the backward op recomputes it instead of storing it, and a step is
+    reproducible from its seed. `stream` tells the dropouts of one step apart.
+
+    ```mlir
+    %y = tcc.dropout %x, %seed {p = 5.0e-01 : f64, stream = 0 : i64}
+         : (tensor<8x16xf32>, tensor<i64>) -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Tcc_SeedTensor:$seed,
+                       F64Attr:$p, I64Attr:$stream);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $seed attr-dict `:` functional-type(operands, results)";
+}
+
+class Tcc_SoftmaxLikeOp<string mnemonic, string formula>
+    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = formula # " along one axis";
+  let description = "Computes `" # formula # "` over `axis`, with the maximum "
+    # "subtracted first for stability.\n\n```mlir\n%y = tcc." # mnemonic
+    # " %x {axis = 1 : i64} : (tensor<8x10xf32>) -> tensor<8x10xf32>\n```";
+  let arguments = (ins Tcc_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tcc_SoftmaxOp : Tcc_SoftmaxLikeOp<"softmax", "exp(x) / sum(exp(x))">;
+def Tcc_LogSoftmaxOp : Tcc_SoftmaxLikeOp<"log_softmax", "x - log(sum(exp(x)))">;
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def Tcc_CrossEntropyOp : Tcc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Softmax cross-entropy with label smoothing, as torch.nn.CrossEntropyLoss";
+  let description = [{
+    `logits` [N, K] and class indices `labels` [N] in [0, K). With smoothing
+    `s` the target distribution is (1 - s) * one_hot + s / K. `reduction` is
+    "mean" (over N) or "sum". The loss is an f32 scalar whatever the logits'
+    type.
+
+    ```mlir
+    %l = tcc.cross_entropy %logits, %labels {label_smoothing = 2.0e-01 : f64, reduction = "mean"}
+         : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$logits, Tcc_IndexTensor:$labels,
+                       F64Attr:$label_smoothing, StrAttr:$reduction);
+  let results = (outs Tcc_ScalarF32:$result);
+  let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+}
+
+def Tcc_MseLossOp : Tcc_Op<"mse_loss", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Mean squared error, as torch.nn.MSELoss";
+  let description = [{
+    Squared difference of two tensors of one shape, averaged over all
+    elements ("mean") or summed ("sum"); an f32 scalar.
+
+    ```mlir
+    %l = tcc.mse_loss %pred, %target {reduction = "mean"}
+         : (tensor<8x10xf32>, tensor<8x10xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Tcc_FloatTensor:$target,
+                       StrAttr:$reduction);
+  let results = (outs Tcc_ScalarF32:$result);
+  let assemblyFormat = "$input `,` $target attr-dict `:` functional-type(operands, results)";
+}
+
+def Tcc_OneHotOp : Tcc_Op<"one_hot", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Class indices [N] to one-hot f32 rows [N, classes]";
+  let description = [{
+    The regression target of `mse_loss` on a classification dataset.
+
+    ```mlir
+    %t = tcc.one_hot %labels {classes = 10 : i64} : (tensor<8xi64>) -> tensor<8x10xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_IndexTensor:$labels, I64Attr:$classes);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$labels attr-dict `:` functional-type(operands, results)";
+}
+
+// The backward ops share the op list (and generated files) of the forward ops.
+include "ir/TccGradOps.td"
+include "ir/TccTrainOps.td"
+
+#endif // TCC_OPS_TD

@@ -1,0 +1,292 @@
+//===- TccTrainOps.td - Optimizer, schedule and metric ops -*- tablegen -*-===//
+//
+// The rest of a training step after the gradients: learning-rate schedule,
+// gradient clipping, optimizer updates, weight averaging, the step counter,
+// metrics, and the test-time-augmentation views of the evaluation step. All
+// run on the device: nothing here needs the host between steps.
+//
+// Scalars are 0-d tensors: the step counter and run constants are i64, the
+// learning rate and norms f32.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_TRAIN_OPS_TD
+#define TCC_TRAIN_OPS_TD
+
+include "ir/TccDialect.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Tcc_ScalarI64 : 0DTensorOf<[I64]>;
+
+//===----------------------------------------------------------------------===//
+// Step counter, seeds, schedule
+//===----------------------------------------------------------------------===//
+
+def Tcc_IncrementOp : Tcc_Op<"increment",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "The step counter plus one";
+  let description = [{
+    ```mlir
+    %next = tcc.increment %step : tensor<i64>
+    ```
+  }];
+  let arguments = (ins Tcc_ScalarI64:$input);
+  let results = (outs Tcc_ScalarI64:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Tcc_MixSeedOp : Tcc_Op<"mix_seed",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "A per-step random seed from the run's seed and the step";
+  let description = [{
+    A 64-bit hash (splitmix64 of `seed` combined with `step`), so each
+    step's dropout masks differ and a run is reproducible from its seed.
+
+    ```mlir
+    %s = tcc.mix_seed %seed, %step : tensor<i64>
+    ```
+  }];
+  let arguments = (ins Tcc_ScalarI64:$seed, Tcc_ScalarI64:$step);
+  let results = (outs Tcc_ScalarI64:$result);
+  let assemblyFormat = "$seed `,` $step attr-dict `:` type($result)";
+}
+
+def Tcc_LrScheduleOp : Tcc_Op<"lr_schedule", [Pure, InferTypeOpAdaptor]> {
+  let summary = "The learning rate at a step";
+  let description = [{
+    `base_lr * factor(t)` where `t` is the step, or the fractional epoch
+    `step / steps_per_epoch` when `schedule.unit` is "epoch". `schedule` is
+    model.json's `train.schedule` with its defaults filled (type constant,
+    step, linear_warmup, one_cycle, cosine or piecewise_linear;
+    docs/model-format.md). `total_steps` bounds one_cycle and cosine.
+
+    ```mlir
+    %lr = tcc.lr_schedule %step, %steps_per_epoch, %total_steps {base_lr = 4.0e-01 : f64,
+            schedule = {type = "piecewise_linear", unit = "epoch", points = [[0, 0.0], [2, 1.0], [10, 0.0]]}}
+          : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Tcc_ScalarI64:$step, Tcc_ScalarI64:$steps_per_epoch,
+                       Tcc_ScalarI64:$total_steps, F64Attr:$base_lr,
+                       DictionaryAttr:$schedule);
+  let results = (outs Tcc_ScalarF32:$result);
+  let assemblyFormat = [{
+    $step `,` $steps_per_epoch `,` $total_steps attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient clipping
+//===----------------------------------------------------------------------===//
+
+def Tcc_GlobalNormOp : Tcc_Op<"global_norm", [Pure, InferTypeOpAdaptor]> {
+  let summary = "The L2 norm of all its operands together";
+  let description = [{
+    `sqrt(sum over all operands and elements of x^2)`, accumulated in f32,
+    as torch.nn.utils.clip_grad_norm_ computes the total norm.
+
+    ```mlir
+    %n = tcc.global_norm %g1, %g2 : (tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tcc_FloatTensor>:$inputs);
+  let results = (outs Tcc_ScalarF32:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+}
+
+def Tcc_ClipCoefficientOp : Tcc_Op<"clip_coefficient",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "min(1, max_norm / (norm + 1e-6)), as clip_grad_norm_";
+  let description = [{
+    ```mlir
+    %c = tcc.clip_coefficient %norm {max_norm = 1.0 : f64} : tensor<f32>
+    ```
+  }];
+  let arguments = (ins Tcc_ScalarF32:$norm, F64Attr:$max_norm);
+  let results = (outs Tcc_ScalarF32:$result);
+  let assemblyFormat = "$norm attr-dict `:` type($result)";
+}
+
+def Tcc_ScaleByOp : Tcc_Op<"scale_by", [Pure, InferTypeOpAdaptor]> {
+  let summary = "A tensor times a run-time f32 scalar";
+  let description = [{
+    ```mlir
+    %g2 = tcc.scale_by %g, %c : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Tcc_ScalarF32:$factor);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $factor attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizers: one op updates one parameter and its state
+//===----------------------------------------------------------------------===//
+
+def Tcc_SgdUpdateOp : Tcc_Op<"sgd_update",
+    [Pure, InferTypeOpAdaptor]> {
+  let summary = "One torch.optim.SGD step of one parameter";
+  let description = [{
+    With `lr = lr_scale * lr` and `wd = weight_decay`:
+    `g = grad + wd * param`; with momentum, `buf = g` on the first step
+    (`step == 0`) and `momentum * buf + (1 - dampening) * g` after it, and
+    `g = g + momentum * buf` (Nesterov) or `g = buf`;
+    `param = param - lr * g`. Without momentum there is no buffer.
+
+    ```mlir
+    %p2, %b2 = tcc.sgd_update %p, %g, %lr, %step momentum_buffer %b {dampening = 0.0 : f64, lr_scale = 1.0 : f64,
+                 momentum = 9.0e-01 : f64, nesterov = true, weight_decay = 5.0e-04 : f64}
+               : (tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<i64>, tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$param, Tcc_FloatTensor:$grad,
+                       Tcc_ScalarF32:$lr, Tcc_ScalarI64:$step,
+                       Optional<Tcc_FloatTensor>:$momentum_buffer,
+                       F64Attr:$lr_scale, F64Attr:$momentum, F64Attr:$dampening,
+                       BoolAttr:$nesterov, F64Attr:$weight_decay);
+  let results = (outs Tcc_FloatTensor:$new_param,
+                      Optional<Tcc_FloatTensor>:$new_momentum_buffer);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $lr `,` $step (`momentum_buffer` $momentum_buffer^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+class Tcc_AdamLikeUpdateOp<string mnemonic, string summaryText, string formula>
+    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+  let summary = summaryText;
+  let description = formula # [{
+
+    The moments `exp_avg` and `exp_avg_sq` have the parameter's shape; `step`
+    is the number of steps taken before this one (bias correction uses
+    `t = step + 1`).
+
+    ```mlir
+    %p2, %m2, %v2 = tcc.}] # mnemonic # [{ %p, %g, %lr, %step, %m, %v {beta1 = 9.0e-01 : f64,
+        beta2 = 9.990000e-01 : f64, eps = 1.0e-08 : f64, lr_scale = 1.0 : f64, weight_decay = 1.0e-02 : f64}
+      : (tensor<16xf32>, tensor<16xf32>, tensor<f32>, tensor<i64>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$param, Tcc_FloatTensor:$grad,
+                       Tcc_ScalarF32:$lr, Tcc_ScalarI64:$step,
+                       Tcc_FloatTensor:$exp_avg, Tcc_FloatTensor:$exp_avg_sq,
+                       F64Attr:$lr_scale, F64Attr:$beta1, F64Attr:$beta2,
+                       F64Attr:$eps, F64Attr:$weight_decay);
+  let results = (outs Tcc_FloatTensor:$new_param, Tcc_FloatTensor:$new_exp_avg,
+                      Tcc_FloatTensor:$new_exp_avg_sq);
+  let assemblyFormat = [{
+    $param `,` $grad `,` $lr `,` $step `,` $exp_avg `,` $exp_avg_sq
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tcc_AdamwUpdateOp : Tcc_AdamLikeUpdateOp<"adamw_update",
+    "One torch.optim.AdamW step of one parameter",
+    [{`param *= 1 - lr * weight_decay`, then the Adam step with bias-corrected
+    moments: `param -= lr * m_hat / (sqrt(v_hat) + eps)`.}]>;
+
+def Tcc_LambUpdateOp : Tcc_AdamLikeUpdateOp<"lamb_update",
+    "One LAMB step of one parameter (You et al., 2019)",
+    [{`u = m_hat / (sqrt(v_hat) + eps) + weight_decay * param`,
+    `r = |param| / |u|` (1 when either norm is 0),
+    `param -= lr * r * u`: Adam's direction with a per-layer trust ratio.}]>;
+
+//===----------------------------------------------------------------------===//
+// Weight averaging
+//===----------------------------------------------------------------------===//
+
+def Tcc_EmaUpdateOp : Tcc_Op<"ema_update", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Exponential moving average of a weight, every n steps";
+  let description = [{
+    When `(step + 1) % every == 0`: `ema = decay * ema + (1 - decay) * value`;
+    otherwise `ema` is unchanged. `step` is the counter before this step.
+
+    ```mlir
+    %e2 = tcc.ema_update %e, %p, %step {decay = 9.9e-01 : f64, every = 5 : i64}
+          : (tensor<16xf32>, tensor<16xf32>, tensor<i64>) -> tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$ema, Tcc_FloatTensor:$value,
+                       Tcc_ScalarI64:$step, F64Attr:$decay, I64Attr:$every);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$ema `,` $value `,` $step attr-dict `:` functional-type(operands, results)";
+}
+
+def Tcc_LookaheadUpdateOp : Tcc_Op<"lookahead_update", [Pure, InferTypeOpAdaptor]> {
+  let summary = "Lookahead (Zhang et al., 2019) on one parameter";
+  let description = [{
+    When `(step + 1) % every == 0`: `slow += alpha_t * (fast - slow)` and
+    `fast = slow`; otherwise both are unchanged. `alpha_t` is `alpha`, or with
+    `alpha_schedule = "cubic"` `alpha * ((step + 1) / total_steps)^3` as
+    airbench uses it.
+
+    ```mlir
+    %fast2, %slow2 = tcc.lookahead_update %fast, %slow, %step, %total {alpha = 7.7e-01 : f64,
+                       alpha_schedule = "cubic", every = 5 : i64}
+                     : (tensor<16xf32>, tensor<16xf32>, tensor<i64>, tensor<i64>) -> (tensor<16xf32>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$fast, Tcc_FloatTensor:$slow,
+                       Tcc_ScalarI64:$step, Tcc_ScalarI64:$total_steps,
+                       F64Attr:$alpha, StrAttr:$alpha_schedule, I64Attr:$every);
+  let results = (outs Tcc_FloatTensor:$new_fast, Tcc_FloatTensor:$new_slow);
+  let assemblyFormat = [{
+    $fast `,` $slow `,` $step `,` $total_steps attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Metrics and evaluation views
+//===----------------------------------------------------------------------===//
+
+def Tcc_CountCorrectOp : Tcc_Op<"count_correct", [Pure, InferTypeOpAdaptor]> {
+  let summary = "How many of the first `valid` rows have argmax == label";
+  let description = [{
+    The argmax takes the first maximal logit. Rows from `valid` on (padding
+    of a short last batch) are ignored.
+
+    ```mlir
+    %n = tcc.count_correct %logits, %labels, %valid : (tensor<8x10xf32>, tensor<8xi64>, tensor<i64>) -> tensor<i64>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$logits, Tcc_IndexTensor:$labels,
+                       Tcc_ScalarI64:$valid);
+  let results = (outs Tcc_ScalarI64:$result);
+  let assemblyFormat = "$logits `,` $labels `,` $valid attr-dict `:` functional-type(operands, results)";
+}
+
+def Tcc_FlipOp : Tcc_Op<"flip", [Pure, SameOperandsAndResultType,
+                                 InferTypeOpInterface]> {
+  let summary = "Horizontal mirror of [N, C, H, W] images (a TTA view)";
+  let description = [{
+    ```mlir
+    %m = tcc.flip %x : tensor<8x3x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Tcc_ShiftOp : Tcc_Op<"shift", [Pure, SameOperandsAndResultType,
+                                   InferTypeOpInterface]> {
+  let summary = "Images translated by (dy, dx) pixels with reflection (a TTA view)";
+  let description = [{
+    `result[n, c, i, j] = input[n, c, reflect(i - dy), reflect(j - dx)]`,
+    as padding with reflection and cropping at an offset.
+
+    ```mlir
+    %s = tcc.shift %x {dx = 1 : i64, dy = 1 : i64} : tensor<8x3x32x32xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, I64Attr:$dy, I64Attr:$dx);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+#endif // TCC_TRAIN_OPS_TD

@@ -1,0 +1,98 @@
+//===- BuildEvalStep.cpp - @forward + recipe -> @eval_step ----------------===//
+//
+// Evaluation: running BN statistics, no dropout, EMA weights when the recipe
+// keeps them, and the logits averaged over the test-time-augmentation views.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/TccOps.h"
+#include "passes/Recipe.h"
+#include "passes/StepBuilder.h"
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+namespace {
+
+/// The TTA views of eval.tta: the images, their mirror with "flip", and
+/// shifts by (t, t) and (-t, -t) (and their mirrors) with "translate".
+SmallVector<Value> ttaViews(OpBuilder &b, Location loc, Value images,
+                            DictionaryAttr eval) {
+  bool flip = false, translate = false;
+  if (auto tta = eval.getAs<ArrayAttr>("tta"))
+    for (Attribute a : tta) {
+      flip |= cast<StringAttr>(a).getValue() == "flip";
+      translate |= cast<StringAttr>(a).getValue() == "translate";
+    }
+  SmallVector<Value> bases{images};
+  if (int64_t t = recipe::integer(eval, "translate", 2); translate && t > 0)
+    for (int64_t sign : {1, -1})
+      bases.push_back(b.create<ShiftOp>(loc, images, b.getI64IntegerAttr(sign * t),
+                                        b.getI64IntegerAttr(sign * t)));
+  SmallVector<Value> views;
+  for (Value v : bases) {
+    views.push_back(v);
+    if (flip)
+      views.push_back(b.create<FlipOp>(loc, v));
+  }
+  return views;
+}
+
+} // namespace
+
+LogicalResult mlir::tcc::buildEvalStep(ModuleOp module, StepPlan &plan) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  Location loc = plan.forward.getLoc();
+  auto input = cast<RankedTensorType>(plan.forward.getArgument(plan.inputArg).getType());
+  int64_t batch = recipe::integer(plan.eval, "batch_size", input.getDimSize(0));
+  SmallVector<int64_t> imageShape(input.getShape());
+  imageShape[0] = batch;
+  Type i64 = RankedTensorType::get({}, b.getI64Type());
+
+  SmallVector<Type> argTypes{RankedTensorType::get(imageShape, input.getElementType()),
+                             RankedTensorType::get({batch}, b.getI64Type()), i64};
+  SmallVector<Attribute> argAttrs;
+  for (StringRef role : {"input", "labels", "valid"})
+    argAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr("tcc.role", b.getStringAttr(role))));
+  plan.appendStateArgs(argTypes, argAttrs, ctx);
+
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = b.create<func::FuncOp>(loc, "eval_step", b.getFunctionType(argTypes, {}));
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToEnd(entry);
+  ValueRange state = entry->getArguments().drop_front(3);
+
+  // Parameters and buffers, or their EMA copies.
+  SmallVector<Value> args(plan.forward.getNumArguments());
+  for (auto [i, e] : llvm::enumerate(plan.state))
+    if (e.kind == "param" || e.kind == "buffer") {
+      int ema = plan.find("ema." + e.name);
+      args[e.source] = state[ema >= 0 ? ema : static_cast<int>(i)];
+    }
+  if (plan.seedArg >= 0) // dropout is the identity here; any seed will do
+    args[plan.seedArg] = state[0];
+
+  Value sum;
+  SmallVector<Value> views = ttaViews(b, loc, entry->getArgument(0), plan.eval);
+  for (Value view : views) {
+    args[plan.inputArg] = view;
+    FailureOr<SmallVector<Value>> outputs =
+        inlineForward(b, plan.forward, args, /*evalMode=*/true);
+    if (failed(outputs))
+      return failure();
+    Value logits = outputs->front();
+    sum = sum ? b.create<AddOp>(loc, sum, logits).getResult() : logits;
+  }
+  if (views.size() > 1)
+    sum = b.create<ScaleOp>(loc, sum, b.getF64FloatAttr(1.0 / views.size()));
+  Value correct =
+      b.create<CountCorrectOp>(loc, sum, entry->getArgument(1), entry->getArgument(2));
+  b.create<func::ReturnOp>(loc, correct);
+  fn.setFunctionType(b.getFunctionType(argTypes, {correct.getType()}));
+  fn.setAllArgAttrs(argAttrs);
+  fn.setResultAttrs(0, b.getDictionaryAttr(
+                           b.getNamedAttr("tcc.role", b.getStringAttr("correct"))));
+  return success();
+}

@@ -1,0 +1,275 @@
+//===- BuildTrainStep.cpp - @forward + @loss + recipe -> @train_step ------===//
+
+#include "passes/Passes.h"
+
+#include "ir/TccOps.h"
+#include "passes/Autodiff.h"
+#include "passes/Recipe.h"
+#include "passes/StepBuilder.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::tcc {
+#define GEN_PASS_DEF_BUILDTRAINSTEP
+#include "passes/Passes.h.inc"
+} // namespace mlir::tcc
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+namespace {
+
+/// The values of one @train_step under construction.
+struct TrainStep {
+  Value images, labels, stepsPerEpoch, totalSteps, seed;
+  SmallVector<Value> state;    ///< arguments, in StepPlan::state order
+  SmallVector<Value> newState; ///< what each becomes after the step
+};
+
+/// Runs forward, loss and AD over `accumulate` micro-batches. Returns the
+/// summed gradient of every trainable parameter (by state index), and sets
+/// the new buffers, the loss sum and the correct count.
+LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
+                                TrainStep &step, DenseMap<int, Value> &grads,
+                                Value &lossSum, Value &correct) {
+  int64_t accumulate = recipe::integer(plan.train, "accumulate", 1);
+  int64_t micro = cast<ShapedType>(plan.forward.getArgument(plan.inputArg).getType())
+                      .getDimSize(0);
+  std::string reduction = "mean";
+  plan.loss.walk([&](Operation *op) {
+    if (auto r = op->getAttrOfType<StringAttr>("reduction"))
+      reduction = r.str();
+  });
+  Value seed;
+  if (plan.seedArg >= 0)
+    seed = b.create<MixSeedOp>(loc, step.seed, step.state[0]);
+
+  SmallVector<Value> allLogits;
+  for (int64_t k = 0; k < accumulate; ++k) {
+    Value images = step.images, labels = step.labels;
+    if (accumulate > 1) {
+      auto axis = b.getI64IntegerAttr(0), offset = b.getI64IntegerAttr(k * micro),
+           size = b.getI64IntegerAttr(micro);
+      images = b.create<SliceOp>(loc, images, axis, offset, size);
+      labels = b.create<SliceOp>(loc, labels, axis, offset, size);
+    }
+    // @forward's arguments: the images, the seed, then state (whose buffers
+    // carry over from the previous micro-batch).
+    SmallVector<Value> args(plan.forward.getNumArguments());
+    args[plan.inputArg] = images;
+    if (plan.seedArg >= 0)
+      args[plan.seedArg] = seed;
+    for (auto [i, entry] : llvm::enumerate(plan.state))
+      if (entry.kind == "param" || entry.kind == "buffer")
+        args[entry.source] = step.newState[i];
+    FailureOr<SmallVector<Value>> outputs =
+        inlineForward(b, plan.forward, args, /*evalMode=*/false);
+    if (failed(outputs))
+      return failure();
+    Value logits = (*outputs)[0];
+    allLogits.push_back(logits);
+    // The remaining results update the buffers, in argument order.
+    unsigned next = 1;
+    for (auto [i, entry] : llvm::enumerate(plan.state))
+      if (entry.kind == "buffer")
+        step.newState[i] = (*outputs)[next++];
+
+    Value loss = inlineFunction(b, plan.loss, {logits, labels}).front();
+    // Per-sample losses summed, for the metrics.
+    Value sum = reduction == "mean"
+                    ? b.create<ScaleOp>(loc, loss, b.getF64FloatAttr(micro)).getResult()
+                    : loss;
+    lossSum = lossSum ? b.create<AddOp>(loc, lossSum, sum).getResult() : sum;
+    // With a mean loss, accumulation averages over the effective batch.
+    if (accumulate > 1 && reduction == "mean")
+      loss = b.create<ScaleOp>(loc, loss, b.getF64FloatAttr(1.0 / accumulate));
+
+    SmallVector<Value> wrt;
+    SmallVector<int> indices;
+    for (auto [i, entry] : llvm::enumerate(plan.state))
+      if (entry.trainable) {
+        wrt.push_back(args[entry.source]);
+        indices.push_back(i);
+      }
+    FailureOr<SmallVector<Value>> g = buildGradients(b, loss, wrt);
+    if (failed(g))
+      return failure();
+    for (auto [index, grad] : llvm::zip(indices, *g)) {
+      if (!grad)
+        continue;
+      Value &slot = grads[index];
+      slot = slot ? b.create<AddOp>(loc, slot, grad).getResult() : grad;
+    }
+  }
+  Value logits = allLogits.size() == 1
+                     ? allLogits.front()
+                     : b.create<ConcatOp>(loc, allLogits, b.getI64IntegerAttr(0))
+                           .getResult();
+  Value all = scalarConstant(b, loc, b.getI64Type(),
+                             static_cast<double>(micro * accumulate));
+  correct = b.create<CountCorrectOp>(loc, logits, step.labels, all);
+  return success();
+}
+
+/// Clipping, schedule, optimizer, Lookahead, EMA and the counter.
+void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
+                  TrainStep &step, DenseMap<int, Value> &grads) {
+  DictionaryAttr optimizer = plan.train.getAs<DictionaryAttr>("optimizer");
+  StringRef type = recipe::string(optimizer, "type", "sgd");
+  Value counter = step.state[0];
+
+  if (double maxNorm = recipe::number(plan.train, "grad_clip_norm", 0); maxNorm > 0) {
+    SmallVector<Value> all;
+    for (auto &[index, grad] : grads)
+      all.push_back(grad);
+    Value norm = b.create<GlobalNormOp>(loc, all);
+    Value coefficient =
+        b.create<ClipCoefficientOp>(loc, norm, b.getF64FloatAttr(maxNorm));
+    for (auto &[index, grad] : grads)
+      grad = b.create<ScaleByOp>(loc, grad, coefficient);
+  }
+
+  DictionaryAttr schedule = plan.train.getAs<DictionaryAttr>("schedule");
+  if (!schedule)
+    schedule = b.getDictionaryAttr(
+        {b.getNamedAttr("type", b.getStringAttr("constant")),
+         b.getNamedAttr("unit", b.getStringAttr("epoch"))});
+  Value lr = b.create<LrScheduleOp>(
+      loc, counter, step.stepsPerEpoch, step.totalSteps,
+      b.getF64FloatAttr(recipe::number(optimizer, "lr", 0)), schedule);
+
+  double weightDecay = recipe::number(optimizer, "weight_decay", 0);
+  for (auto [i, entry] : llvm::enumerate(plan.state)) {
+    Value grad = grads.lookup(i);
+    if (!entry.trainable || !grad)
+      continue;
+    Value param = step.state[i];
+    auto lrScale = b.getF64FloatAttr(entry.lrScale);
+    auto wd = b.getF64FloatAttr(weightDecay * entry.weightDecayScale);
+    auto slot = [&](StringRef name) {
+      return plan.find("optimizer." + entry.name + "." + name.str());
+    };
+    if (type == "sgd") {
+      int buffer = slot("momentum_buffer");
+      auto update = b.create<SgdUpdateOp>(
+          loc, param, grad, lr, counter,
+          buffer >= 0 ? step.state[buffer] : Value(), lrScale,
+          b.getF64FloatAttr(recipe::number(optimizer, "momentum", 0)),
+          b.getF64FloatAttr(recipe::number(optimizer, "dampening", 0)),
+          b.getBoolAttr(recipe::boolean(optimizer, "nesterov", false)), wd);
+      step.newState[i] = update.getNewParam();
+      if (buffer >= 0)
+        step.newState[buffer] = update.getNewMomentumBuffer();
+    } else {
+      int m = slot("exp_avg"), v = slot("exp_avg_sq");
+      auto betas = recipe::numbers(optimizer, "betas", {0.9, 0.999});
+      double eps = recipe::number(optimizer, "eps", type == "lamb" ? 1e-6 : 1e-8);
+      SmallVector<Value> operands{param, grad, lr, counter, step.state[m],
+                                  step.state[v]};
+      SmallVector<NamedAttribute> attrs{
+          b.getNamedAttr("lr_scale", lrScale),
+          b.getNamedAttr("beta1", b.getF64FloatAttr(betas[0])),
+          b.getNamedAttr("beta2", b.getF64FloatAttr(betas[1])),
+          b.getNamedAttr("eps", b.getF64FloatAttr(eps)),
+          b.getNamedAttr("weight_decay", wd)};
+      Operation *update =
+          type == "lamb"
+              ? b.create<LambUpdateOp>(loc, operands, attrs).getOperation()
+              : b.create<AdamwUpdateOp>(loc, operands, attrs).getOperation();
+      step.newState[i] = update->getResult(0);
+      step.newState[m] = update->getResult(1);
+      step.newState[v] = update->getResult(2);
+    }
+  }
+
+  if (auto lookahead = plan.train.getAs<DictionaryAttr>("lookahead"))
+    for (auto [i, entry] : llvm::enumerate(plan.state)) {
+      if (entry.kind != "lookahead")
+        continue;
+      auto update = b.create<LookaheadUpdateOp>(
+          loc, step.newState[entry.source], step.state[i], counter, step.totalSteps,
+          b.getF64FloatAttr(recipe::number(lookahead, "alpha", 0.5)),
+          b.getStringAttr(recipe::string(lookahead, "alpha_schedule", "constant")),
+          b.getI64IntegerAttr(recipe::integer(lookahead, "every", 5)));
+      step.newState[entry.source] = update.getNewFast();
+      step.newState[i] = update.getNewSlow();
+    }
+
+  if (auto ema = plan.train.getAs<DictionaryAttr>("ema"))
+    for (auto [i, entry] : llvm::enumerate(plan.state))
+      if (entry.kind == "ema")
+        step.newState[i] = b.create<EmaUpdateOp>(
+            loc, step.state[i], step.newState[entry.source], counter,
+            b.getF64FloatAttr(recipe::number(ema, "decay", 0.999)),
+            b.getI64IntegerAttr(recipe::integer(ema, "every", 1)));
+
+  step.newState[0] = b.create<IncrementOp>(loc, counter);
+}
+
+LogicalResult buildTrainStep(ModuleOp module, StepPlan &plan) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  Location loc = plan.forward.getLoc();
+  int64_t accumulate = recipe::integer(plan.train, "accumulate", 1);
+  auto input = cast<RankedTensorType>(plan.forward.getArgument(plan.inputArg).getType());
+  SmallVector<int64_t> imageShape(input.getShape());
+  imageShape[0] *= accumulate;
+  Type i64 = RankedTensorType::get({}, b.getI64Type());
+
+  SmallVector<Type> argTypes{
+      RankedTensorType::get(imageShape, input.getElementType()),
+      RankedTensorType::get({imageShape[0]}, b.getI64Type()), i64, i64, i64};
+  SmallVector<Attribute> argAttrs;
+  for (StringRef role : {"input", "labels", "steps_per_epoch", "total_steps", "seed"})
+    argAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr("tcc.role", b.getStringAttr(role))));
+  plan.appendStateArgs(argTypes, argAttrs, ctx);
+
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = b.create<func::FuncOp>(loc, "train_step",
+                                   b.getFunctionType(argTypes, {}));
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToEnd(entry);
+  TrainStep step{entry->getArgument(0), entry->getArgument(1),
+                 entry->getArgument(2), entry->getArgument(3),
+                 entry->getArgument(4)};
+  for (Value v : entry->getArguments().drop_front(5))
+    step.state.push_back(v);
+  step.newState = step.state;
+
+  DenseMap<int, Value> grads;
+  Value lossSum, correct;
+  if (failed(buildMicroBatches(b, loc, plan, step, grads, lossSum, correct)))
+    return failure();
+  buildUpdates(b, loc, plan, step, grads);
+
+  SmallVector<Value> results{lossSum, correct};
+  SmallVector<Attribute> resultAttrs;
+  for (StringRef role : {"loss_sum", "correct"})
+    resultAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr("tcc.role", b.getStringAttr(role))));
+  for (auto [i, entry] : llvm::enumerate(plan.state)) {
+    results.push_back(step.newState[i]);
+    resultAttrs.push_back(b.getDictionaryAttr(
+        b.getNamedAttr("tcc.state", b.getStringAttr(entry.name))));
+  }
+  b.create<func::ReturnOp>(loc, results);
+  fn.setFunctionType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  fn.setAllArgAttrs(argAttrs);
+  fn.setAllResultAttrs(resultAttrs);
+  return success();
+}
+
+struct BuildTrainStepPass : mlir::tcc::impl::BuildTrainStepBase<BuildTrainStepPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<StepPlan> plan = planSteps(module);
+    if (failed(plan) || failed(buildTrainStep(module, *plan)) ||
+        failed(buildEvalStep(module, *plan)))
+      return signalPassFailure();
+    plan->forward.erase();
+    plan->loss.erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,20 @@
+//===- InitAll.cpp - Register the tcc dialect and passes ------------------===//
+
+#include "passes/InitAll.h"
+#include "passes/Passes.h"
+
+#include "ir/TccDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+void mlir::tcc::registerAllTccDialects(DialectRegistry &registry) {
+  registry.insert<TccDialect, func::FuncDialect, arith::ArithDialect>();
+}
+
+void mlir::tcc::registerAllTccPasses() {
+  registerTccPasses();
+  registerCanonicalizerPass();
+  registerCSEPass();
+}

@@ -1,0 +1,34 @@
+//===- Passes.td - tcc passes ------------------------------*- tablegen -*-===//
+
+#ifndef TCC_PASSES_TD
+#define TCC_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def BuildTrainStep : Pass<"tcc-build-train-step", "::mlir::ModuleOp"> {
+  let summary = "Build @train_step and @eval_step from @forward, @loss and the recipe";
+  let description = [{
+    Replaces the frontend's `@forward` and `@loss` with the two functions a
+    trainer runs (docs/ir.md, "The training step"):
+
+    - `@train_step`: for each of the `train.accumulate` micro-batches the
+      forward pass and the loss, then reverse-mode AD (each op's
+      DifferentiableOpInterface rule, walked in reverse), gradient clipping
+      by global norm, the learning-rate schedule, one optimizer update per
+      trainable parameter (SGD, AdamW or LAMB with the parameter's group
+      scales), Lookahead, EMA of the weights, the step counter, and the
+      step's loss sum and correct count.
+    - `@eval_step`: the forward pass with running BN statistics, no dropout,
+      the EMA weights when the recipe has EMA, averaged over the TTA views
+      of `eval.tta`; returns the number of correct predictions.
+
+    Both take the whole state (parameters, buffers, optimizer state, EMA
+    weights, step counter) as arguments tagged `tcc.state`, and
+    `@train_step` returns each state tensor's new value tagged the same way,
+    so that code generators can update the state in place. Frozen
+    parameters get no gradient and no update.
+  }];
+  let dependentDialects = ["::mlir::tcc::TccDialect", "::mlir::arith::ArithDialect"];
+}
+
+#endif // TCC_PASSES_TD

@@ -1,0 +1,70 @@
+//===- StepBuilder.h - Shared by the train- and eval-step builders -*- C++ -*-//
+#ifndef TCC_PASSES_STEPBUILDER_H
+#define TCC_PASSES_STEPBUILDER_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::tcc {
+
+/// One persistent tensor of the training state, in the order of the step
+/// functions' state arguments: the step counter, then parameters and buffers
+/// (PyTorch state_dict order), optimizer slots, Lookahead's slow weights,
+/// and EMA copies.
+struct StateEntry {
+  std::string name; ///< checkpoint name: "step", "conv1.weight", "ema.conv1.weight"
+  std::string kind; ///< counter | param | buffer | optimizer | lookahead | ema
+  Type type;
+  DictionaryAttr init;
+  bool trainable = false;
+  double lrScale = 1, weightDecayScale = 1;
+  /// For params and buffers: the @forward argument; for the others: the
+  /// state entry they belong to (the parameter or buffer).
+  int source = -1;
+};
+
+/// The recipe and the state layout both step functions share.
+struct StepPlan {
+  func::FuncOp forward, loss;
+  DictionaryAttr train, eval;
+  std::vector<StateEntry> state;
+  int inputArg = 0, seedArg = -1; ///< @forward arguments
+
+  /// Index of the state entry called `name`, or -1.
+  int find(StringRef name) const;
+  /// The state entries' types and argument attributes.
+  void appendStateArgs(SmallVectorImpl<Type> &types,
+                       SmallVectorImpl<Attribute> &attrs, MLIRContext *ctx) const;
+};
+
+/// Reads the recipe and lays out the state. Fails with an error on the
+/// module if @forward, @loss or the recipe is missing or malformed.
+FailureOr<StepPlan> planSteps(ModuleOp module);
+
+/// Clones @forward's ops at the builder with its arguments replaced by
+/// `args`, re-inferring every result type so the batch size may differ.
+/// In eval mode batch_norm uses the running statistics (tcc.batch_norm_inference)
+/// and dropout is the identity. Returns the values @forward returns.
+FailureOr<SmallVector<Value>> inlineForward(OpBuilder &builder,
+                                            func::FuncOp forward,
+                                            ArrayRef<Value> args, bool evalMode);
+
+/// Clones the single-block function `fn` with its arguments replaced;
+/// returns the returned values.
+SmallVector<Value> inlineFunction(OpBuilder &builder, func::FuncOp fn,
+                                  ArrayRef<Value> args);
+
+/// A 0-d tensor constant.
+Value scalarConstant(OpBuilder &builder, Location loc, Type elementType,
+                     double value);
+
+/// Builds @eval_step (BuildEvalStep.cpp).
+LogicalResult buildEvalStep(ModuleOp module, StepPlan &plan);
+
+} // namespace mlir::tcc
+
+#endif // TCC_PASSES_STEPBUILDER_H

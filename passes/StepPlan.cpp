@@ -1,0 +1,212 @@
+//===- StepPlan.cpp - The state layout and the forward inliner ------------===//
+
+#include "passes/StepBuilder.h"
+
+#include "ir/TccOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+namespace {
+
+DictionaryAttr initOf(MLIRContext *ctx, StringRef kind,
+                      ArrayRef<NamedAttribute> extra = {}) {
+  Builder b(ctx);
+  NamedAttrList attrs(extra);
+  attrs.append("kind", b.getStringAttr(kind));
+  return attrs.getDictionary(ctx);
+}
+
+DictionaryAttr copyOf(MLIRContext *ctx, StringRef source) {
+  Builder b(ctx);
+  return initOf(ctx, "copy", {b.getNamedAttr("source", b.getStringAttr(source))});
+}
+
+} // namespace
+
+int StepPlan::find(StringRef name) const {
+  for (auto [i, entry] : llvm::enumerate(state))
+    if (entry.name == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
+void StepPlan::appendStateArgs(SmallVectorImpl<Type> &types,
+                               SmallVectorImpl<Attribute> &attrs,
+                               MLIRContext *ctx) const {
+  Builder b(ctx);
+  for (const StateEntry &entry : state) {
+    types.push_back(entry.type);
+    NamedAttrList list;
+    list.append("tcc.state", b.getStringAttr(entry.name));
+    list.append("tcc.kind", b.getStringAttr(entry.kind));
+    list.append("tcc.init", entry.init);
+    if (entry.kind == "param")
+      list.append("tcc.trainable", b.getBoolAttr(entry.trainable));
+    attrs.push_back(list.getDictionary(ctx));
+  }
+}
+
+FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
+  StepPlan plan;
+  MLIRContext *ctx = module.getContext();
+  plan.forward = module.lookupSymbol<func::FuncOp>("forward");
+  plan.loss = module.lookupSymbol<func::FuncOp>("loss");
+  plan.train = module->getAttrOfType<DictionaryAttr>("tcc.train");
+  plan.eval = module->getAttrOfType<DictionaryAttr>("tcc.eval");
+  if (!plan.forward || !plan.loss || !plan.train || !plan.eval ||
+      !plan.train.getAs<DictionaryAttr>("optimizer"))
+    return module.emitError("needs func @forward, func @loss and the "
+                            "tcc.train (with an optimizer) and tcc.eval "
+                            "attributes that the frontend writes"),
+           failure();
+
+  Builder b(ctx);
+  plan.state.push_back({"step", "counter",
+                        RankedTensorType::get({}, b.getI64Type()),
+                        initOf(ctx, "constant",
+                               {b.getNamedAttr("value", b.getF64FloatAttr(0))})});
+  for (unsigned i = 0, e = plan.forward.getNumArguments(); i < e; ++i) {
+    auto role = plan.forward.getArgAttrOfType<StringAttr>(i, "tcc.role");
+    if (role && role.getValue() == "input")
+      plan.inputArg = i;
+    if (role && role.getValue() == "seed")
+      plan.seedArg = i;
+    StateEntry entry;
+    if (auto name = plan.forward.getArgAttrOfType<StringAttr>(i, "tcc.param")) {
+      entry.name = name.str();
+      entry.kind = "param";
+      auto trainable = plan.forward.getArgAttrOfType<BoolAttr>(i, "tcc.trainable");
+      entry.trainable = trainable && trainable.getValue();
+      if (auto s = plan.forward.getArgAttrOfType<FloatAttr>(i, "tcc.lr_scale"))
+        entry.lrScale = s.getValueAsDouble();
+      if (auto s = plan.forward.getArgAttrOfType<FloatAttr>(i, "tcc.weight_decay_scale"))
+        entry.weightDecayScale = s.getValueAsDouble();
+    } else if (auto buffer = plan.forward.getArgAttrOfType<StringAttr>(i, "tcc.buffer")) {
+      entry.name = buffer.str();
+      entry.kind = "buffer";
+    } else {
+      continue;
+    }
+    entry.type = plan.forward.getArgument(i).getType();
+    entry.init = plan.forward.getArgAttrOfType<DictionaryAttr>(i, "tcc.init");
+    if (!entry.init)
+      entry.init = initOf(ctx, "constant",
+                          {b.getNamedAttr("value", b.getF64FloatAttr(0))});
+    entry.source = i;
+    plan.state.push_back(entry);
+  }
+
+  // Optimizer slots, Lookahead's slow weights, then EMA copies.
+  auto optimizer = plan.train.getAs<DictionaryAttr>("optimizer");
+  StringRef type = optimizer.getAs<StringAttr>("type").getValue();
+  auto momentum = optimizer.getAs<FloatAttr>("momentum");
+  SmallVector<StringRef> slots;
+  if (type == "sgd" && momentum && momentum.getValueAsDouble() > 0)
+    slots = {"momentum_buffer"};
+  else if (type == "adamw" || type == "lamb")
+    slots = {"exp_avg", "exp_avg_sq"};
+  size_t modelEntries = plan.state.size();
+  auto zeros = initOf(ctx, "constant", {b.getNamedAttr("value", b.getF64FloatAttr(0))});
+  for (size_t i = 1; i < modelEntries; ++i) {
+    const StateEntry &p = plan.state[i];
+    if (!p.trainable)
+      continue;
+    for (StringRef slot : slots)
+      plan.state.push_back({"optimizer." + p.name + "." + slot.str(), "optimizer",
+                            p.type, zeros, false, 1, 1, static_cast<int>(i)});
+  }
+  if (plan.train.getAs<DictionaryAttr>("lookahead"))
+    for (size_t i = 1; i < modelEntries; ++i)
+      if (plan.state[i].trainable)
+        plan.state.push_back({"lookahead." + plan.state[i].name, "lookahead",
+                              plan.state[i].type, copyOf(ctx, plan.state[i].name),
+                              false, 1, 1, static_cast<int>(i)});
+  if (plan.train.getAs<DictionaryAttr>("ema"))
+    for (size_t i = 1; i < modelEntries; ++i)
+      plan.state.push_back({"ema." + plan.state[i].name, "ema", plan.state[i].type,
+                            copyOf(ctx, plan.state[i].name), false, 1, 1,
+                            static_cast<int>(i)});
+  return plan;
+}
+
+Value mlir::tcc::scalarConstant(OpBuilder &builder, Location loc,
+                                Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  Attribute element =
+      isa<FloatType>(elementType)
+          ? Attribute(builder.getFloatAttr(elementType, value))
+          : Attribute(builder.getIntegerAttr(elementType, static_cast<int64_t>(value)));
+  return builder.create<arith::ConstantOp>(loc, DenseElementsAttr::get(type, element));
+}
+
+SmallVector<Value> mlir::tcc::inlineFunction(OpBuilder &builder, func::FuncOp fn,
+                                             ArrayRef<Value> args) {
+  IRMapping mapping;
+  mapping.map(fn.getArguments(), args);
+  SmallVector<Value> results;
+  for (Operation &op : fn.front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (Value v : ret.getOperands())
+        results.push_back(mapping.lookup(v));
+      break;
+    }
+    builder.clone(op, mapping);
+  }
+  return results;
+}
+
+FailureOr<SmallVector<Value>> mlir::tcc::inlineForward(OpBuilder &builder,
+                                                       func::FuncOp forward,
+                                                       ArrayRef<Value> args,
+                                                       bool evalMode) {
+  IRMapping mapping;
+  mapping.map(forward.getArguments(), args);
+  for (Operation &op : forward.front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      SmallVector<Value> results;
+      for (Value v : ret.getOperands())
+        results.push_back(mapping.lookup(v));
+      return results;
+    }
+    if (evalMode) {
+      if (auto bn = dyn_cast<BatchNormOp>(op)) {
+        auto lookup = [&](Value v) { return v ? mapping.lookup(v) : Value(); };
+        Value y = builder.create<BatchNormInferenceOp>(
+            bn.getLoc(), lookup(bn.getInput()), lookup(bn.getWeight()),
+            lookup(bn.getBias()), lookup(bn.getRunningMean()),
+            lookup(bn.getRunningVar()), bn.getEpsAttr());
+        mapping.map(bn.getResult(), y);
+        mapping.map(bn.getNewRunningMean(), lookup(bn.getRunningMean()));
+        mapping.map(bn.getNewRunningVar(), lookup(bn.getRunningVar()));
+        continue;
+      }
+      if (auto dropout = dyn_cast<DropoutOp>(op)) {
+        mapping.map(dropout.getResult(), mapping.lookup(dropout.getInput()));
+        continue;
+      }
+    }
+    Operation *clone = builder.clone(op, mapping);
+    // The batch dim of a reshape target follows its input's.
+    if (auto reshape = dyn_cast<ReshapeOp>(clone)) {
+      SmallVector<int64_t> shape(reshape.getShape());
+      shape[0] = cast<ShapedType>(reshape.getInput().getType()).getDimSize(0);
+      reshape.setShape(shape);
+    }
+    auto inference = dyn_cast<InferTypeOpInterface>(clone);
+    if (!inference)
+      continue;
+    SmallVector<Type> types;
+    if (failed(inference.inferReturnTypes(
+            clone->getContext(), clone->getLoc(), clone->getOperands(),
+            clone->getRawDictionaryAttrs(), clone->getPropertiesStorage(),
+            clone->getRegions(), types)))
+      return failure();
+    for (auto [result, type] : llvm::zip(clone->getResults(), types))
+      result.setType(type);
+  }
+  return forward.emitOpError("has no terminator"), failure();
+}

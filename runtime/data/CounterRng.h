@@ -1,0 +1,156 @@
+//===- CounterRng.h - Counter-based random stream for the data path -*- C++
+//-*-//
+//
+// Every random decision of the data path (the epoch's shuffle and each
+// sample's augmentation) is a pure function of (seed, epoch, counter). There
+// is no generator state: a resumed run at (epoch, batch) and a GPU kernel that
+// augments sample `position` compute exactly the bits the CPU loader computes,
+// on every platform. Only 64-bit integer arithmetic is used; no standard
+// library distribution is involved (those are implementation-defined).
+//
+// The scheme (all arithmetic modulo 2^64):
+//
+//   splitmix64(x):  z = x + 0x9E3779B97F4A7C15
+//                   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+//                   z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+//                   return z ^ (z >> 31)
+//   streamKey(seed, stream, epoch)
+//                 = splitmix64(splitmix64(splitmix64(seed) ^ stream) ^ epoch)
+//   counterRandom(key, index, draw)
+//                 = splitmix64(splitmix64(key ^ index) ^ draw)
+//   uniformBelow(r, m) = floor(r * m / 2^64)   (in [0, m), m >= 1)
+//
+// Shuffle (stream 1): perm = [0, 1, ..., n-1]; for i = n-1 down to 1:
+//   j = uniformBelow(counterRandom(streamKey(seed, 1, epoch), i, 0), i + 1);
+//   swap(perm[i], perm[j]).   (Fisher-Yates; position p visits row perm[p].)
+//
+// Augmentation (stream 2): the sample at position p of the epoch (p = batch
+// index * batch size + slot, counted in the shuffled order) uses
+//   r_d = counterRandom(streamKey(seed, 2, epoch), p, d)
+// with a fixed draw number d per decision (see AugmentDrawIndex), so turning
+// one augmentation on or off never changes the others' decisions.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_DATA_COUNTERRNG_H
+#define TCC_RUNTIME_DATA_COUNTERRNG_H
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define TCC_RNG_HD __host__ __device__
+#else
+#define TCC_RNG_HD
+#endif
+
+namespace tcc::rt::rng {
+
+constexpr uint64_t kShuffleStream = 1;
+constexpr uint64_t kAugmentStream = 2;
+
+/// The draw number `d` of each augmentation decision.
+enum AugmentDrawIndex : uint64_t {
+  kDrawCropY = 0,   ///< crop row offset in [0, 2 * cropPadding]
+  kDrawCropX = 1,   ///< crop column offset in [0, 2 * cropPadding]
+  kDrawShiftY = 2,  ///< translate dy in [-translate, translate]
+  kDrawShiftX = 3,  ///< translate dx in [-translate, translate]
+  kDrawFlip = 4,    ///< flip when uniformBelow(r, 2) == 1
+  kDrawCutoutY = 5, ///< cutout centre row in [0, h)
+  kDrawCutoutX = 6, ///< cutout centre column in [0, w)
+};
+
+TCC_RNG_HD inline uint64_t splitmix64(uint64_t x) {
+  uint64_t z = x + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+TCC_RNG_HD inline uint64_t streamKey(uint64_t seed, uint64_t stream,
+                                     uint64_t epoch) {
+  return splitmix64(splitmix64(splitmix64(seed) ^ stream) ^ epoch);
+}
+
+TCC_RNG_HD inline uint64_t counterRandom(uint64_t key, uint64_t index,
+                                         uint64_t draw) {
+  return splitmix64(splitmix64(key ^ index) ^ draw);
+}
+
+/// High 64 bits of the 128-bit product a * b (portable, no __int128).
+TCC_RNG_HD inline uint64_t mulHigh64(uint64_t a, uint64_t b) {
+  uint64_t aLo = a & 0xFFFFFFFFull, aHi = a >> 32;
+  uint64_t bLo = b & 0xFFFFFFFFull, bHi = b >> 32;
+  uint64_t ll = aLo * bLo, lh = aLo * bHi, hl = aHi * bLo, hh = aHi * bHi;
+  uint64_t mid = (ll >> 32) + (lh & 0xFFFFFFFFull) + (hl & 0xFFFFFFFFull);
+  return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+
+/// floor(r * m / 2^64): a value in [0, m) for m >= 1 (0 for m == 0).
+TCC_RNG_HD inline uint64_t uniformBelow(uint64_t r, uint64_t m) {
+  return mulHigh64(r, m);
+}
+
+/// One sample's augmentation decisions.
+struct AugmentDraw {
+  int64_t cropY = 0, cropX = 0;     ///< offsets into the padded image, [0, 2p]
+  int64_t shiftY = 0, shiftX = 0;   ///< translation, [-t, t]
+  bool flip = false;                ///< mirror left-right
+  int64_t cutoutY = 0, cutoutX = 0; ///< cutout centre, [0, h) x [0, w)
+};
+
+/// The decisions for the sample at `position` of `epoch`. Disabled
+/// augmentations (0 / false) get neutral values.
+TCC_RNG_HD inline AugmentDraw drawAugment(uint64_t seed, uint64_t epoch,
+                                          uint64_t position, int64_t h,
+                                          int64_t w, int64_t cropPadding,
+                                          bool flip, int64_t translate,
+                                          int64_t cutout) {
+  const uint64_t key = streamKey(seed, kAugmentStream, epoch);
+  AugmentDraw d;
+  if (cropPadding > 0) {
+    const uint64_t span = 2 * static_cast<uint64_t>(cropPadding) + 1;
+    d.cropY = static_cast<int64_t>(
+        uniformBelow(counterRandom(key, position, kDrawCropY), span));
+    d.cropX = static_cast<int64_t>(
+        uniformBelow(counterRandom(key, position, kDrawCropX), span));
+  }
+  if (translate > 0) {
+    const uint64_t span = 2 * static_cast<uint64_t>(translate) + 1;
+    d.shiftY = static_cast<int64_t>(uniformBelow(
+                   counterRandom(key, position, kDrawShiftY), span)) -
+               translate;
+    d.shiftX = static_cast<int64_t>(uniformBelow(
+                   counterRandom(key, position, kDrawShiftX), span)) -
+               translate;
+  }
+  if (flip)
+    d.flip = uniformBelow(counterRandom(key, position, kDrawFlip), 2) == 1;
+  if (cutout > 0 && h > 0 && w > 0) {
+    d.cutoutY = static_cast<int64_t>(uniformBelow(
+        counterRandom(key, position, kDrawCutoutY), static_cast<uint64_t>(h)));
+    d.cutoutX = static_cast<int64_t>(uniformBelow(
+        counterRandom(key, position, kDrawCutoutX), static_cast<uint64_t>(w)));
+  }
+  return d;
+}
+
+/// Writes the visiting order of `epoch` (a permutation of [0, n)) to
+/// perm[0..n): Fisher-Yates driven by the shuffle stream (see above).
+template <typename Index>
+inline void epochPermutation(uint64_t seed, uint64_t epoch, int64_t n,
+                             Index *perm) {
+  for (int64_t i = 0; i < n; ++i)
+    perm[i] = static_cast<Index>(i);
+  const uint64_t key = streamKey(seed, kShuffleStream, epoch);
+  for (int64_t i = n - 1; i >= 1; --i) {
+    const uint64_t j =
+        uniformBelow(counterRandom(key, static_cast<uint64_t>(i), 0),
+                     static_cast<uint64_t>(i) + 1);
+    Index t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+}
+
+} // namespace tcc::rt::rng
+
+#endif // TCC_RUNTIME_DATA_COUNTERRNG_H

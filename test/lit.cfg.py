@@ -1,0 +1,26 @@
+# lit configuration of the tcc test suite.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "tcc"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tcc_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "unit", "lib", "runtime"]
+
+config.substitutions.append(("%examples", os.path.join(config.tcc_src_root, "examples")))
+# %exit1 CMD: CMD must fail with exactly status 1 (a user error), not crash.
+config.substitutions.append(
+    ("%exit1", "%s %s 1" % (config.python_executable,
+                            os.path.join(config.test_source_root, "lib", "exit-status.py"))))
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(["tcc", "tcc-opt"], [config.tcc_tools_dir])
+if config.tcc_have_cuda:
+    config.available_features.add("cuda")

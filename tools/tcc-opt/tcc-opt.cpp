@@ -1,0 +1,18 @@
+//===- tcc-opt.cpp - Run tcc passes on textual IR -------------------------===//
+//
+// mlir-opt for tcc: parses IR, runs the passes named on the command line,
+// prints the result. The lit tests drive it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "passes/InitAll.h"
+
+int main(int argc, char **argv) {
+  mlir::tcc::registerAllTccPasses();
+  mlir::DialectRegistry registry;
+  mlir::tcc::registerAllTccDialects(registry);
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "tcc optimizer driver\n", registry));
+}

@@ -1,0 +1,205 @@
+//===- CompileOptions.cpp - The command line of `tcc compile` -------------===//
+
+#include "tools/tcc/CompileOptions.h"
+
+#include "frontend/ModelSpec.h"
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+
+using namespace tcc;
+
+namespace {
+
+#ifdef TCC_HAVE_CUDA
+constexpr const char *kDefaultTarget = "cuda";
+#else
+constexpr const char *kDefaultTarget = "cpu";
+#endif
+
+const std::vector<std::string> kOptions = {
+    "-o",          "--output",        "--emit",       "--target", "--precision",
+    "--memory-budget", "--tuning-db", "--report",     "--help"};
+
+std::string join(const std::vector<std::string> &values) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i)
+    out += (i ? ", " : "") + values[i];
+  return out;
+}
+
+bool oneOf(const std::string &option, const std::string &value,
+           const std::vector<std::string> &allowed, std::string &error) {
+  for (const std::string &a : allowed)
+    if (value == a)
+      return true;
+  std::string hint = frontend::closestMatch(value, allowed);
+  error = option + "=" + value + ": expected one of " + join(allowed) +
+          (hint.empty() ? "" : "; did you mean '" + hint + "'?");
+  return false;
+}
+
+bool isDirectory(const std::string &path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string parentOf(const std::string &path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+/// An output path is usable if its directory exists and it is not a
+/// directory itself; checked before compiling so a typo costs nothing.
+bool checkOutputPath(const std::string &option, const std::string &path,
+                     std::string &error) {
+  if (isDirectory(path)) {
+    error = option + " " + path + ": is a directory; give a file name";
+    return false;
+  }
+  if (!isDirectory(parentOf(path))) {
+    error = option + " " + path + ": directory '" + parentOf(path) +
+            "' does not exist";
+    return false;
+  }
+  return true;
+}
+
+bool checkTuningDb(const std::string &path, std::string &error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = "--tuning-db " + path + ": cannot read the file; run 'tcc tune' "
+            "on the target GPU to create it, or leave the option out";
+    return false;
+  }
+  nlohmann::json db = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (db.is_discarded() || !db.is_object()) {
+    error = "--tuning-db " + path + ": not a tuning file (expected a JSON object "
+            "written by 'tcc tune')";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+std::string tcc::compileHelp() {
+  return std::string(R"(Usage: tcc compile MODEL.json [options]
+
+Compiles a model and its training recipe (docs/model-format.md) into a
+standalone trainer, or into an intermediate form.
+
+Options:
+  -o, --output=FILE      where to write the result ('-' = stdout); default:
+                         stdout for --emit=mlir|source, ./NAME for --emit=exe
+  --emit=KIND            mlir   the tcc IR (verified)
+                         source the generated C++/CUDA source
+                         exe    a trainer executable (default)
+  --target=TARGET        cuda | cpu (default: )") +
+         kDefaultTarget + R"()
+  --precision=P          fp32 | fp16-mixed | bf16-mixed; overrides
+                         train.precision of the model
+  --memory-budget=SIZE   device memory the step may use, e.g. 8GiB, 512MiB,
+                         2GB or a byte count; overrides train.memory_budget
+  --tuning-db=FILE       algorithm choices measured by 'tcc tune'
+  --report=FILE          write a JSON report of the compilation
+  -h, --help             show this help
+
+Outputs are written only when compilation succeeds, and atomically.
+)";
+}
+
+ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
+                                     CompileOptions &options,
+                                     std::string &error) {
+  options.target = kDefaultTarget;
+  std::vector<std::string> positional;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (arg == "-h" || arg == "--help")
+      return ParseResult::Help;
+    if (arg.size() < 2 || arg[0] != '-' || arg == "-") {
+      positional.push_back(arg);
+      continue;
+    }
+    std::string name = arg, value;
+    bool hasValue = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+      hasValue = true;
+    }
+    if (std::find(kOptions.begin(), kOptions.end(), name) == kOptions.end()) {
+      std::string hint = frontend::closestMatch(name, kOptions);
+      error = "unknown option '" + name + "'" +
+              (hint.empty() ? "" : "; did you mean '" + hint + "'?") +
+              " (see 'tcc compile --help')";
+      return ParseResult::Error;
+    }
+    if (!hasValue) {
+      if (i + 1 >= args.size()) {
+        error = "option " + name + " needs a value (see 'tcc compile --help')";
+        return ParseResult::Error;
+      }
+      value = args[++i];
+    }
+    if (value.empty()) {
+      error = "option " + name + " needs a non-empty value";
+      return ParseResult::Error;
+    }
+    if (name == "-o" || name == "--output") {
+      options.output = value;
+    } else if (name == "--emit") {
+      if (!oneOf(name, value, {"mlir", "source", "exe"}, error))
+        return ParseResult::Error;
+      options.emit = value;
+    } else if (name == "--target") {
+      if (!oneOf(name, value, {"cuda", "cpu"}, error))
+        return ParseResult::Error;
+      options.target = value;
+    } else if (name == "--precision") {
+      if (!oneOf(name, value, {"fp32", "fp16-mixed", "bf16-mixed"}, error))
+        return ParseResult::Error;
+      options.precision = value;
+    } else if (name == "--memory-budget") {
+      int64_t bytes = 0;
+      if (!frontend::parseByteSize(value, bytes)) {
+        error = "--memory-budget=" + value +
+                ": expected a size such as 8GiB, 512MiB, 2GB or a byte count";
+        return ParseResult::Error;
+      }
+      options.memoryBudget = bytes;
+    } else if (name == "--tuning-db") {
+      options.tuningDb = value;
+    } else if (name == "--report") {
+      options.report = value;
+    }
+  }
+  if (positional.empty()) {
+    error = "no model given; usage: tcc compile MODEL.json [options]";
+    return ParseResult::Error;
+  }
+  if (positional.size() > 1) {
+    error = "one model at a time, got '" + positional[0] + "' and '" +
+            positional[1] + "'";
+    return ParseResult::Error;
+  }
+  options.model = positional[0];
+  if (!options.output.empty() && options.output != "-") {
+    if (options.output == options.model) {
+      error = "-o " + options.output + " would overwrite the model";
+      return ParseResult::Error;
+    }
+    if (!checkOutputPath("-o", options.output, error))
+      return ParseResult::Error;
+  }
+  if (options.report && !checkOutputPath("--report", *options.report, error))
+    return ParseResult::Error;
+  if (options.tuningDb && !checkTuningDb(*options.tuningDb, error))
+    return ParseResult::Error;
+  return ParseResult::Ok;
+}

@@ -1,0 +1,129 @@
+//===- tcc.cpp - The tcc driver -------------------------------------------===//
+//
+// tcc compile MODEL.json: model.json -> ModelSpec -> tcc IR -> (passes,
+// codegen) -> output. Every user mistake ends in one "error:" line and exit
+// status 1, and nothing is written unless the whole compilation succeeded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/ImportModel.h"
+#include "frontend/ModelSpec.h"
+#include "passes/InitAll.h"
+#include "tools/tcc/CompileOptions.h"
+#include "runtime/AtomicFile.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+#include <iostream>
+
+using mlir::DialectRegistry;
+using mlir::MLIRContext;
+using mlir::ModuleOp;
+using mlir::OwningOpRef;
+
+namespace {
+
+constexpr const char *kVersion = "0.1.0";
+
+const char *kTopHelp = R"(tcc - ahead-of-time compiler for neural-network training steps
+
+Usage:
+  tcc compile MODEL.json [options]   compile a model and its training recipe
+  tcc --help                         show this help
+  tcc --version                      show the version
+
+Run 'tcc compile --help' for the compile options. The model format is
+described in docs/model-format.md.
+)";
+
+int fail(const std::string &message) {
+  std::cerr << "error: " << message << "\n";
+  return 1;
+}
+
+std::string printModule(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, mlir::OpPrintingFlags().enableDebugInfo(false));
+  os << "\n";
+  return text;
+}
+
+int runCompile(const tcc::CompileOptions &options) {
+  ::tcc::frontend::ModelSpec spec;
+  std::string error;
+  if (!::tcc::frontend::loadModelSpec(options.model, spec, error))
+    return fail(error);
+  // Command-line settings override the model's recipe.
+  if (options.precision)
+    spec.train["precision"] = *options.precision;
+  if (options.memoryBudget)
+    spec.train["memory_budget"] = *options.memoryBudget;
+
+  DialectRegistry registry;
+  mlir::tcc::registerAllTccDialects(registry);
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module = mlir::tcc::importModel(context, spec, error);
+  if (!module)
+    return fail(error);
+
+  if (options.emit != "mlir")
+    return fail("--emit=" + options.emit + " needs the " + options.target +
+                " code generator, which this version of tcc does not have "
+                "yet; use --emit=mlir");
+
+  std::string text = printModule(*module);
+  if (options.report &&
+      !tcc::writeFileAtomically(*options.report,
+                                tcc::compileReport(*module, options), error))
+    return fail(error);
+  if (options.output.empty() || options.output == "-") {
+    std::cout << text;
+    return 0;
+  }
+  if (!tcc::writeFileAtomically(options.output, text, error))
+    return fail(error);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kTopHelp;
+    return fail("no command given; try 'tcc compile MODEL.json'");
+  }
+  const std::string &command = args[0];
+  if (command == "--help" || command == "-h" || command == "help") {
+    std::cout << kTopHelp;
+    return 0;
+  }
+  if (command == "--version") {
+    std::cout << "tcc " << kVersion << " (MLIR/LLVM " << LLVM_VERSION_STRING
+              << ")\n";
+    return 0;
+  }
+  if (command != "compile")
+    return fail("unknown command '" + command +
+                "'; the command is 'compile' (see 'tcc --help')");
+
+  tcc::CompileOptions options;
+  std::string error;
+  switch (tcc::parseCompileOptions({args.begin() + 1, args.end()}, options,
+                                   error)) {
+  case tcc::ParseResult::Help:
+    std::cout << tcc::compileHelp();
+    return 0;
+  case tcc::ParseResult::Error:
+    return fail(error);
+  case tcc::ParseResult::Ok:
+    return runCompile(options);
+  }
+  return 1;
+}
