@@ -28,6 +28,15 @@ class Tcc_Op<string mnemonic, list<Trait> traits = []>
     : Op<Tcc_Dialect, mnemonic, traits>;
 
 //===----------------------------------------------------------------------===//
+// Traits (ir/TccTraits.h)
+//===----------------------------------------------------------------------===//
+
+// Results that replace state may overwrite the state operand (in place).
+def Tcc_InPlaceStateUpdate : NativeOpTrait<"InPlaceStateUpdate"> {
+  let cppNamespace = "::mlir::tcc::OpTrait";
+}
+
+//===----------------------------------------------------------------------===//
 // Type constraints
 //===----------------------------------------------------------------------===//
 

@@ -68,7 +68,8 @@ def Tcc_LinearOp : Tcc_Op<"linear", [Pure, InferTypeOpAdaptor, DeclareOpInterfac
 //===----------------------------------------------------------------------===//
 
 def Tcc_BatchNormOp : Tcc_Op<"batch_norm",
-    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate,
+     DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Batch normalisation in training mode, with PyTorch's semantics";
   let description = [{
     Normalises `input` ([N, C] or [N, C, H, W]) per channel with the batch's

@@ -24,7 +24,7 @@ def Tcc_ScalarI64 : 0DTensorOf<[I64]>;
 //===----------------------------------------------------------------------===//
 
 def Tcc_IncrementOp : Tcc_Op<"increment",
-    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface, Tcc_InPlaceStateUpdate]> {
   let summary = "The step counter plus one";
   let description = [{
     ```mlir
@@ -126,7 +126,7 @@ def Tcc_ScaleByOp : Tcc_Op<"scale_by", [Pure, InferTypeOpAdaptor]> {
 //===----------------------------------------------------------------------===//
 
 def Tcc_SgdUpdateOp : Tcc_Op<"sgd_update",
-    [Pure, InferTypeOpAdaptor]> {
+    [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate]> {
   let summary = "One torch.optim.SGD step of one parameter";
   let description = [{
     With `lr = lr_scale * lr` and `wd = weight_decay`:
@@ -155,7 +155,7 @@ def Tcc_SgdUpdateOp : Tcc_Op<"sgd_update",
 }
 
 class Tcc_AdamLikeUpdateOp<string mnemonic, string summaryText, string formula>
-    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor]> {
+    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate]> {
   let summary = summaryText;
   let description = formula # [{
 
@@ -198,11 +198,13 @@ def Tcc_LambUpdateOp : Tcc_AdamLikeUpdateOp<"lamb_update",
 // Weight averaging
 //===----------------------------------------------------------------------===//
 
-def Tcc_EmaUpdateOp : Tcc_Op<"ema_update", [Pure, InferTypeOpAdaptor]> {
+def Tcc_EmaUpdateOp : Tcc_Op<"ema_update",
+    [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate]> {
   let summary = "Exponential moving average of a weight, every n steps";
   let description = [{
-    When `(step + 1) % every == 0`: `ema = decay * ema + (1 - decay) * value`;
-    otherwise `ema` is unchanged. `step` is the counter before this step.
+    `decay` is per step: when `(step + 1) % every == 0`,
+    `ema = d * ema + (1 - d) * value` with `d = decay^every`; otherwise `ema`
+    is unchanged. `step` is the counter before this step.
 
     ```mlir
     %e2 = tcc.ema_update %e, %p, %step {decay = 9.9e-01 : f64, every = 5 : i64}
@@ -215,11 +217,13 @@ def Tcc_EmaUpdateOp : Tcc_Op<"ema_update", [Pure, InferTypeOpAdaptor]> {
   let assemblyFormat = "$ema `,` $value `,` $step attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_LookaheadUpdateOp : Tcc_Op<"lookahead_update", [Pure, InferTypeOpAdaptor]> {
+def Tcc_LookaheadUpdateOp : Tcc_Op<"lookahead_update",
+    [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate]> {
   let summary = "Lookahead (Zhang et al., 2019) on one parameter";
   let description = [{
-    When `(step + 1) % every == 0`: `slow += alpha_t * (fast - slow)` and
-    `fast = slow`; otherwise both are unchanged. `alpha_t` is `alpha`, or with
+    When `(step + 1) % every == 0`: `slow = alpha_t * slow + (1 - alpha_t) * fast`
+    and `fast = slow`; otherwise both are unchanged. `alpha_t`, the share the
+    slow weights keep (airbench's "decay"), is `alpha`, or with
     `alpha_schedule = "cubic"` `alpha * ((step + 1) / total_steps)^3` as
     airbench uses it.
 

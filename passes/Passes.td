@@ -31,4 +31,24 @@ def BuildTrainStep : Pass<"tcc-build-train-step", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect", "::mlir::arith::ArithDialect"];
 }
 
+def PlanMemory : Pass<"tcc-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Assign every tensor of the step functions a place in memory";
+  let description = [{
+    The static memory plan that both code generators walk. The training
+    state (the `tcc.state` arguments, identical in `@train_step` and
+    `@eval_step`) is laid out once, 64-byte aligned, in a state arena:
+    `tcc.state_offsets` and `tcc.state_bytes` on the module. Every other
+    tensor an op produces gets an offset in a per-function scratch arena
+    (`tcc.offsets` on the op, one entry per result; `tcc.scratch_bytes` on the
+    function), reusing the memory of tensors that are dead by then (first
+    fit over live ranges in schedule order).
+
+    A result that replaces a state tensor is written in place
+    (`tcc.state_slots` on the op) when its op has the InPlaceStateUpdate
+    trait, reads the slot's current value, and is the last to read it;
+    otherwise it gets scratch memory and the code generator copies it into
+    the state at the end of the step.
+  }];
+}
+
 #endif // TCC_PASSES_TD

@@ -98,6 +98,7 @@ struct StepTotals {
 struct RunConstants {
   int64_t stepsPerEpoch = 0;
   int64_t totalSteps = 0;
+  uint64_t seed = 0; ///< the run's --seed (dropout masks derive from it)
 };
 
 class CompiledModel {

@@ -95,10 +95,12 @@ standalone trainer, or into an intermediate form.
 
 Options:
   -o, --output=FILE      where to write the result ('-' = stdout); default:
-                         stdout for --emit=mlir|source, ./NAME for --emit=exe
-  --emit=KIND            mlir   the tcc IR (verified)
-                         source the generated C++/CUDA source
-                         exe    a trainer executable (default)
+                         stdout, and ./NAME (the model's name) for --emit=exe
+  --emit=KIND            mlir          the frontend's tcc IR (@forward, @loss)
+                         planned-mlir  the IR after autodiff and memory
+                                       planning (@train_step, @eval_step)
+                         source        the generated C++/CUDA source
+                         exe           a trainer executable (default)
   --target=TARGET        cuda | cpu (default: )") +
          kDefaultTarget + R"()
   --precision=P          fp32 | fp16-mixed | bf16-mixed; overrides
@@ -154,7 +156,7 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
     if (name == "-o" || name == "--output") {
       options.output = value;
     } else if (name == "--emit") {
-      if (!oneOf(name, value, {"mlir", "source", "exe"}, error))
+      if (!oneOf(name, value, {"mlir", "planned-mlir", "source", "exe"}, error))
         return ParseResult::Error;
       options.emit = value;
     } else if (name == "--target") {

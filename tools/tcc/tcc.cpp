@@ -8,17 +8,22 @@
 
 #include "frontend/ImportModel.h"
 #include "frontend/ModelSpec.h"
+#include "codegen/Codegen.h"
 #include "passes/InitAll.h"
 #include "tools/tcc/CompileOptions.h"
 #include "runtime/AtomicFile.h"
+#include "tools/tcc/BuildTrainer.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
+#include <unistd.h>
 #include <iostream>
 
 using mlir::DialectRegistry;
@@ -44,6 +49,35 @@ described in docs/model-format.md.
 int fail(const std::string &message) {
   std::cerr << "error: " << message << "\n";
   return 1;
+}
+
+/// The passes from the frontend's IR to the planned step functions; the
+/// first diagnostic becomes the error.
+mlir::LogicalResult runPipeline(ModuleOp module, const std::string &model,
+                                std::string &error) {
+  mlir::PassManager pm(module->getContext());
+  mlir::tcc::buildCompilePipeline(pm);
+  mlir::ScopedDiagnosticHandler handler(
+      module->getContext(), [&](mlir::Diagnostic &diag) {
+        if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && error.empty())
+          error = model + ": " + diag.str();
+        return mlir::success();
+      });
+  if (mlir::succeeded(pm.run(module)))
+    return mlir::success();
+  if (error.empty())
+    error = model + ": compilation failed";
+  return mlir::failure();
+}
+
+bool emitSource(ModuleOp module, llvm::raw_ostream &os, std::string &error) {
+  mlir::ScopedDiagnosticHandler handler(
+      module->getContext(), [&](mlir::Diagnostic &diag) {
+        if (error.empty())
+          error = diag.str();
+        return mlir::success();
+      });
+  return mlir::succeeded(mlir::tcc::emitCpuSource(module, os));
 }
 
 std::string printModule(ModuleOp module) {
@@ -72,10 +106,36 @@ int runCompile(const tcc::CompileOptions &options) {
   if (!module)
     return fail(error);
 
-  if (options.emit != "mlir")
-    return fail("--emit=" + options.emit + " needs the " + options.target +
-                " code generator, which this version of tcc does not have "
-                "yet; use --emit=mlir");
+  if (options.emit != "mlir") {
+    if (failed(runPipeline(*module, options.model, error)))
+      return fail(error);
+  }
+  if (options.emit == "source" || options.emit == "exe") {
+    if (options.target != "cpu")
+      return fail("--target=" + options.target + ": the " + options.target +
+                  " code generator is not available in this version of tcc; "
+                  "use --target=cpu");
+    std::string source;
+    llvm::raw_string_ostream os(source);
+    if (!emitSource(*module, os, error))
+      return fail(options.model + ": " + error);
+    if (options.report &&
+        !tcc::writeFileAtomically(*options.report,
+                                  tcc::compileReport(*module, options), error))
+      return fail(error);
+    if (options.emit == "source") {
+      if (options.output.empty() || options.output == "-") {
+        std::cout << source;
+        return 0;
+      }
+      return tcc::writeFileAtomically(options.output, source, error) ? 0
+                                                                     : fail(error);
+    }
+    std::string output = options.output.empty() ? "./" + spec.name : options.output;
+    if (!tcc::buildCpuTrainer(source, output, isatty(2), error))
+      return fail(error);
+    return 0;
+  }
 
   std::string text = printModule(*module);
   if (options.report &&

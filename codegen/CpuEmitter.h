@@ -1,0 +1,52 @@
+//===- CpuEmitter.h - Printing one op as a runtime kernel call --*- C++ -*-===//
+//
+// Private to codegen/: the walk (CpuEmitter.cpp) names every value; the op
+// printers (CpuOps.cpp) turn one op into calls to runtime/kernels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_CODEGEN_CPUEMITTER_H
+#define TCC_CODEGEN_CPUEMITTER_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mlir::tcc {
+
+struct CpuEmitter {
+  llvm::raw_ostream &os;
+  /// The C++ expression of each value's pointer.
+  llvm::DenseMap<Value, std::string> names;
+
+  const std::string &name(Value v) const { return names.find(v)->second; }
+  /// `name` or `nullptr` typed for the kernel templates.
+  std::string nameOrNull(Value v) const {
+    return v ? name(v) : std::string("static_cast<float *>(nullptr)");
+  }
+};
+
+/// The C++ element type of a tensor: float, int64_t, uint16_t (bf16, f16),
+/// uint8_t.
+std::string cppElementType(Type type);
+
+/// Number of elements and dims of a tensor value.
+int64_t numElements(Value v);
+ArrayRef<int64_t> dimsOf(Value v);
+
+/// The printers of the elementwise, shape, loss, optimizer and evaluation
+/// ops (CpuOpsTrain.cpp); fails without a diagnostic on other ops.
+LogicalResult emitCpuTrainOp(Operation *op, CpuEmitter &emitter);
+
+/// The runtime's ScheduleDesc for a tcc.lr_schedule `schedule` attribute.
+std::string cpuScheduleDesc(DictionaryAttr schedule);
+
+/// Prints the kernel calls of `op`. Fails with an error on the op when the
+/// cpu target cannot run it.
+LogicalResult emitCpuOp(Operation *op, CpuEmitter &emitter);
+
+} // namespace mlir::tcc
+
+#endif // TCC_CODEGEN_CPUEMITTER_H

@@ -1,0 +1,370 @@
+//===- CpuOps.cpp - One tcc op as runtime/kernels calls -------------------===//
+//
+// Shapes are static, so every size is printed as a literal. Results that
+// replace a state operand may share its memory (the memory plan decides);
+// where an update kernel works in place, the operand is first copied into
+// the result unless they already are the same memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CpuEmitter.h"
+
+#include "ir/TccOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+namespace {
+
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+std::string f64(double v) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.17g", v);
+  return s;
+}
+
+std::string f64(const APFloat &v) { return f64(v.convertToDouble()); }
+
+/// Prints calls with the emitter's names.
+struct Printer {
+  CpuEmitter &e;
+  llvm::raw_ostream &os;
+
+  std::string operator()(Value v) const { return e.name(v); }
+  std::string opt(Value v) const { return e.nameOrNull(v); }
+
+  /// Copies `from` into `to` unless they are the same memory, so an in-place
+  /// kernel can then update `to`.
+  void copyInto(Value from, Value to) {
+    if (e.name(from) != e.name(to))
+      os << "  copy<float>(" << numElements(from) << ", " << e.name(from) << ", "
+         << e.name(to) << ");\n";
+  }
+};
+
+std::string convShape(ArrayRef<int64_t> in, ArrayRef<int64_t> w,
+                      ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+                      ArrayRef<int64_t> dilation, int64_t groups) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "make_conv2d_shape(" << in[0] << ", " << in[1] << ", " << in[2] << ", "
+     << in[3] << ", " << w[0] << ", " << w[2] << ", " << w[3] << ", " << stride[0]
+     << ", " << stride[1] << ", " << padding[0] << ", " << padding[1] << ", "
+     << dilation[0] << ", " << dilation[1] << ", " << groups << ")";
+  return s;
+}
+
+std::string poolShape(ArrayRef<int64_t> in, ArrayRef<int64_t> kernel,
+                      ArrayRef<int64_t> stride, ArrayRef<int64_t> padding) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "make_pool2d_shape(" << in[0] << ", " << in[1] << ", " << in[2] << ", "
+     << in[3] << ", " << kernel[0] << ", " << kernel[1] << ", " << stride[0]
+     << ", " << stride[1] << ", " << padding[0] << ", " << padding[1] << ")";
+  return s;
+}
+
+/// BatchNormShape{n, c, hw, ghost}.
+std::string bnShape(ArrayRef<int64_t> in, int64_t ghost) {
+  return "BatchNormShape{" + std::to_string(in[0]) + ", " + std::to_string(in[1]) +
+         ", " + std::to_string(product(in.drop_front(2))) + ", " +
+         std::to_string(ghost) + "}";
+}
+
+std::string reduction(StringRef r) {
+  return r == "sum" ? "Reduction::Sum" : "Reduction::Mean";
+}
+
+/// [outer, axis, inner] view of `dims` around `axis`.
+std::string around(ArrayRef<int64_t> dims, int64_t axis) {
+  return std::to_string(product(dims.take_front(axis))) + ", " +
+         std::to_string(dims[axis]) + ", " +
+         std::to_string(product(dims.drop_front(axis + 1)));
+}
+
+std::string scheduleDesc(DictionaryAttr s) {
+  auto num = [&](StringRef key, double fallback) {
+    if (auto f = s.getAs<FloatAttr>(key))
+      return f.getValueAsDouble();
+    if (auto i = s.getAs<IntegerAttr>(key))
+      return static_cast<double>(i.getInt());
+    return fallback;
+  };
+  StringRef type = s.getAs<StringAttr>("type").getValue();
+  std::string out = "[] { ScheduleDesc s; s.type = ScheduleDesc::";
+  out += llvm::StringSwitch<const char *>(type)
+             .Case("step", "Step")
+             .Case("linear_warmup", "LinearWarmup")
+             .Case("one_cycle", "OneCycle")
+             .Case("cosine", "Cosine")
+             .Case("piecewise_linear", "PiecewiseLinear")
+             .Default("Constant");
+  auto unit = s.getAs<StringAttr>("unit");
+  out += "; s.perEpoch = " +
+         std::string(unit && unit.getValue() == "step" ? "false" : "true");
+  out += "; s.stepSize = " + f64(num("step_size", 1)) + "; s.gamma = " +
+         f64(num("gamma", 0.1)) + "; s.warmup = " + f64(num("warmup", 0)) +
+         "; s.minFactor = " + f64(num("min_factor", 0)) + "; s.pctStart = " +
+         f64(num("pct_start", 0.3)) + "; s.divFactor = " + f64(num("div_factor", 25)) +
+         "; s.finalDivFactor = " + f64(num("final_div_factor", 1e4));
+  auto anneal = s.getAs<StringAttr>("anneal");
+  out += "; s.annealCos = " +
+         std::string(anneal && anneal.getValue() == "linear" ? "false" : "true");
+  if (auto points = s.getAs<ArrayAttr>("points")) {
+    std::string ts, fs;
+    for (Attribute p : points) {
+      auto pair = cast<ArrayAttr>(p);
+      auto value = [](Attribute a) {
+        if (auto f = dyn_cast<FloatAttr>(a))
+          return f.getValueAsDouble();
+        return static_cast<double>(cast<IntegerAttr>(a).getInt());
+      };
+      ts += (ts.empty() ? "" : ", ") + f64(value(pair[0]));
+      fs += (fs.empty() ? "" : ", ") + f64(value(pair[1]));
+    }
+    out += "; s.pointT = {" + ts + "}; s.pointFactor = {" + fs + "}";
+  }
+  return out + "; return s; }()";
+}
+
+LogicalResult emitNN(Operation *op, Printer &p) {
+  llvm::raw_ostream &os = p.os;
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](Conv2dOp o) {
+        os << "  conv2d_forward<float>("
+           << convShape(dimsOf(o.getInput()), dimsOf(o.getWeight()), o.getStride(),
+                        o.getPadding(), o.getDilation(), o.getGroups())
+           << ", " << p(o.getInput()) << ", " << p(o.getWeight()) << ", "
+           << p.opt(o.getBias()) << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](Conv2dBackwardDataOp o) {
+        os << "  conv2d_backward_data<float>("
+           << convShape(o.getInputShape(), dimsOf(o.getWeight()), o.getStride(),
+                        o.getPadding(), o.getDilation(), o.getGroups())
+           << ", " << p(o.getGrad()) << ", " << p(o.getWeight()) << ", "
+           << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](Conv2dBackwardFilterOp o) {
+        os << "  conv2d_backward_filter<float>("
+           << convShape(dimsOf(o.getInput()), dimsOf(o.getResult()), o.getStride(),
+                        o.getPadding(), o.getDilation(), o.getGroups())
+           << ", " << p(o.getInput()) << ", " << p(o.getGrad()) << ", "
+           << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](LinearOp o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        os << "  linear_forward<float>(" << product(in.drop_back()) << ", " << in.back()
+           << ", " << dimsOf(o.getWeight())[0] << ", " << p(o.getInput()) << ", "
+           << p(o.getWeight()) << ", " << p.opt(o.getBias()) << ", "
+           << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](LinearBackwardDataOp o) {
+        ArrayRef<int64_t> w = dimsOf(o.getWeight());
+        os << "  linear_backward_data<float>(" << numElements(o.getGrad()) / w[0]
+           << ", " << w[1] << ", " << w[0] << ", " << p(o.getGrad()) << ", "
+           << p(o.getWeight()) << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](LinearBackwardWeightOp o) {
+        ArrayRef<int64_t> w = dimsOf(o.getResult());
+        os << "  linear_backward_weight<float>(" << numElements(o.getGrad()) / w[0]
+           << ", " << w[1] << ", " << w[0] << ", " << p(o.getGrad()) << ", "
+           << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](ReduceSumOp o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        ArrayRef<int64_t> axes = o.getAxes();
+        if (axes.size() + 1 == in.size()) {
+          int64_t keep = 0;
+          while (llvm::is_contained(axes, keep))
+            ++keep;
+          os << "  reduce_sum_keep<float>(" << around(in, keep) << ", "
+             << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
+          return success();
+        }
+        os << "  { const int64_t shape[] = {";
+        llvm::interleaveComma(in, os);
+        os << "}; const bool reduced[] = {";
+        for (size_t d = 0; d < in.size(); ++d)
+          os << (d ? ", " : "")
+             << (llvm::is_contained(axes, static_cast<int64_t>(d)) ? "true" : "false");
+        os << "}; reduce_sum_dims<float>(" << in.size() << ", shape, reduced, "
+           << p(o.getInput()) << ", " << p(o.getResult()) << ", "
+           << numElements(o.getResult()) << "); }\n";
+        return success();
+      })
+      .Case([&](BatchNormOp o) {
+        // The kernel updates running statistics in place: start the new ones
+        // from the old.
+        p.copyInto(o.getRunningMean(), o.getNewRunningMean());
+        p.copyInto(o.getRunningVar(), o.getNewRunningVar());
+        os << "  batch_norm_forward_train<float>("
+           << bnShape(dimsOf(o.getInput()), o.getGhostBatch()) << ", "
+           << p(o.getInput()) << ", " << p.opt(o.getWeight()) << ", "
+           << p.opt(o.getBias()) << ", " << f64(o.getEps()) << ", "
+           << f64(o.getMomentum()) << ", " << p(o.getResult()) << ", "
+           << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", "
+           << p(o.getNewRunningMean()) << ", " << p(o.getNewRunningVar()) << ");\n";
+        return success();
+      })
+      .Case([&](BatchNormInferenceOp o) {
+        os << "  batch_norm_forward_inference<float>("
+           << bnShape(dimsOf(o.getInput()), 0) << ", " << p(o.getInput()) << ", "
+           << p.opt(o.getWeight()) << ", " << p.opt(o.getBias()) << ", "
+           << p(o.getRunningMean()) << ", " << p(o.getRunningVar()) << ", "
+           << f64(o.getEps()) << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](BatchNormBackwardOp o) {
+        os << "  batch_norm_backward<float>("
+           << bnShape(dimsOf(o.getInput()), o.getGhostBatch()) << ", "
+           << p(o.getGrad()) << ", " << p(o.getInput()) << ", " << p.opt(o.getWeight())
+           << ", " << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", "
+           << p(o.getGradInput()) << ", " << p(o.getGradWeight()) << ", "
+           << p(o.getGradBias()) << ");\n";
+        return success();
+      })
+      .Case([&](LayerNormOp o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        int64_t inner = product(in.take_back(o.getNormalizedDims()));
+        os << "  layer_norm_forward<float>(" << numElements(o.getInput()) / inner
+           << ", " << inner << ", " << p(o.getInput()) << ", " << p.opt(o.getWeight())
+           << ", " << p.opt(o.getBias()) << ", " << f64(o.getEps()) << ", "
+           << p(o.getResult()) << ", " << p(o.getSavedMean()) << ", "
+           << p(o.getSavedInvstd()) << ");\n";
+        return success();
+      })
+      .Case([&](LayerNormBackwardOp o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        int64_t inner = product(in.take_back(o.getNormalizedDims()));
+        os << "  layer_norm_backward<float>(" << numElements(o.getInput()) / inner
+           << ", " << inner << ", " << p(o.getGrad()) << ", " << p(o.getInput()) << ", "
+           << p.opt(o.getWeight()) << ", " << p(o.getSavedMean()) << ", "
+           << p(o.getSavedInvstd()) << ", " << p(o.getGradInput()) << ", "
+           << p(o.getGradWeight()) << ", " << p(o.getGradBias()) << ");\n";
+        return success();
+      })
+      .Case([&](MaxPool2dOp o) {
+        os << "  max_pool2d_forward<float>("
+           << poolShape(dimsOf(o.getInput()), o.getKernel(), o.getStride(), o.getPadding())
+           << ", " << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](MaxPool2dBackwardOp o) {
+        os << "  max_pool2d_backward<float>("
+           << poolShape(dimsOf(o.getInput()), o.getKernel(), o.getStride(), o.getPadding())
+           << ", " << p(o.getInput()) << ", " << p(o.getGrad()) << ", "
+           << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](AvgPool2dOp o) {
+        os << "  avg_pool2d_forward<float>("
+           << poolShape(dimsOf(o.getInput()), o.getKernel(), o.getStride(), o.getPadding())
+           << ", " << (o.getCountIncludePad() ? "true" : "false") << ", "
+           << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](AvgPool2dBackwardOp o) {
+        os << "  avg_pool2d_backward<float>("
+           << poolShape(o.getInputShape(), o.getKernel(), o.getStride(), o.getPadding())
+           << ", " << (o.getCountIncludePad() ? "true" : "false") << ", "
+           << p(o.getGrad()) << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case<GlobalAvgPoolOp, GlobalMaxPoolOp>([&](auto o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        os << "  global_" << (isa<GlobalAvgPoolOp>(op) ? "avg" : "max")
+           << "_pool_forward<float>(" << in[0] << ", " << in[1] << ", "
+           << in[2] * in[3] << ", " << p(o.getInput()) << ", " << p(o.getResult())
+           << ");\n";
+        return success();
+      })
+      .Case([&](GlobalAvgPoolBackwardOp o) {
+        ArrayRef<int64_t> in = o.getInputShape();
+        os << "  global_avg_pool_backward<float>(" << in[0] << ", " << in[1] << ", "
+           << in[2] * in[3] << ", " << p(o.getGrad()) << ", " << p(o.getResult())
+           << ");\n";
+        return success();
+      })
+      .Case([&](GlobalMaxPoolBackwardOp o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        os << "  global_max_pool_backward<float>(" << in[0] << ", " << in[1] << ", "
+           << in[2] * in[3] << ", " << p(o.getInput()) << ", " << p(o.getGrad())
+           << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Default([](Operation *) { return failure(); });
+}
+
+/// Activations: forward `name_forward(n, [attr,] x, y)`, backward
+/// `name_backward(n, [attr,] value, dy, dx)`.
+LogicalResult emitActivation(Operation *op, Printer &p) {
+  llvm::raw_ostream &os = p.os;
+  Value x = op->getOperand(0);
+  std::string n = std::to_string(numElements(op->getResult(0)));
+  auto forward = [&](StringRef name, std::string attr = "") {
+    os << "  " << name << "_forward<float>(" << n << ", " << attr
+       << (attr.empty() ? "" : ", ") << p(x) << ", " << p(op->getResult(0)) << ");\n";
+    return success();
+  };
+  auto backward = [&](StringRef name, std::string attr = "") {
+    os << "  " << name << "_backward<float>(" << n << ", " << attr
+       << (attr.empty() ? "" : ", ") << p(op->getOperand(1)) << ", " << p(x) << ", "
+       << p(op->getResult(0)) << ");\n";
+    return success();
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](ReluOp) { return forward("relu"); })
+      .Case([&](LeakyReluOp o) { return forward("leaky_relu", f64(o.getNegativeSlope())); })
+      .Case([&](EluOp o) { return forward("elu", f64(o.getAlpha())); })
+      .Case([&](CeluOp o) { return forward("celu", f64(o.getAlpha())); })
+      .Case([&](GeluOp o) {
+        return forward(o.getApproximate() == "tanh" ? "gelu_tanh" : "gelu");
+      })
+      .Case([&](SiluOp) { return forward("silu"); })
+      .Case([&](SigmoidOp) { return forward("sigmoid"); })
+      .Case([&](TanhOp) { return forward("tanh"); })
+      .Case([&](ReluBackwardOp) { return backward("relu"); })
+      .Case([&](LeakyReluBackwardOp o) {
+        return backward("leaky_relu", f64(o.getNegativeSlope()));
+      })
+      .Case([&](EluBackwardOp o) { return backward("elu", f64(o.getAlpha())); })
+      .Case([&](CeluBackwardOp o) { return backward("celu", f64(o.getAlpha())); })
+      .Case([&](GeluBackwardOp o) {
+        return backward(o.getApproximate() == "tanh" ? "gelu_tanh" : "gelu");
+      })
+      .Case([&](SiluBackwardOp) { return backward("silu"); })
+      .Case([&](SigmoidBackwardOp) { return backward("sigmoid"); })
+      .Case([&](TanhBackwardOp) { return backward("tanh"); })
+      .Default([](Operation *) { return failure(); });
+}
+
+} // namespace
+
+std::string mlir::tcc::cpuScheduleDesc(DictionaryAttr schedule) {
+  return scheduleDesc(schedule);
+}
+
+LogicalResult mlir::tcc::emitCpuOp(Operation *op, CpuEmitter &e) {
+  Printer p{e, e.os};
+  if (succeeded(emitNN(op, p)) || succeeded(emitActivation(op, p)) ||
+      succeeded(emitCpuTrainOp(op, e)))
+    return success();
+  return op->emitError("the cpu target cannot run this op yet");
+}

@@ -1,0 +1,287 @@
+//===- CpuOpsTrain.cpp - Elementwise, shape, loss and optimizer ops -------===//
+
+#include "codegen/CpuEmitter.h"
+
+#include "ir/TccOps.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+namespace {
+
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+std::string f64(double v) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.17g", v);
+  return s;
+}
+std::string f64(const APFloat &v) { return f64(v.convertToDouble()); }
+
+std::string reduction(StringRef r) {
+  return r == "sum" ? "Reduction::Sum" : "Reduction::Mean";
+}
+
+} // namespace
+
+LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
+  llvm::raw_ostream &os = e.os;
+  auto n = [&](Value v) { return numElements(v); };
+  auto copyInto = [&](Value from, Value to) {
+    if (e.name(from) != e.name(to))
+      os << "  copy<" << cppElementType(from.getType()) << ">(" << n(from) << ", "
+         << e.name(from) << ", " << e.name(to) << ");\n";
+  };
+  auto N = [&](Value v) { return e.name(v); };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      // Elementwise and shape.
+      .Case<AddOp, MulOp>([&](auto o) {
+        os << "  " << (isa<AddOp>(op) ? "add" : "mul") << "<float>(" << n(o.getResult())
+           << ", " << N(o.getLhs()) << ", " << N(o.getRhs()) << ", " << N(o.getResult())
+           << ");\n";
+        return success();
+      })
+      .Case([&](ScaleOp o) {
+        os << "  scale<float>(" << n(o.getResult()) << ", float(" << f64(o.getFactor())
+           << "), " << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](ScaleByOp o) {
+        os << "  scale<float>(" << n(o.getResult()) << ", " << N(o.getFactor())
+           << "[0], " << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case<FlattenOp, ReshapeOp>([&](auto o) {
+        copyInto(o.getInput(), o.getResult());
+        return success();
+      })
+      .Case([&](CastOp o) {
+        if (o.getInput().getType() != o.getType())
+          return failure();
+        copyInto(o.getInput(), o.getResult());
+        return success();
+      })
+      .Case([&](TransposeOp o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        os << "  { const int64_t shape[] = {";
+        llvm::interleaveComma(in, os);
+        os << "}; const int64_t perm[] = {";
+        llvm::interleaveComma(o.getPerm(), os);
+        os << "}; transpose<" << cppElementType(o.getType()) << ">(" << in.size()
+           << ", shape, perm, " << N(o.getInput()) << ", " << N(o.getResult()) << "); }\n";
+        return success();
+      })
+      .Case([&](ConcatOp o) {
+        ArrayRef<int64_t> out = dimsOf(o.getResult());
+        int64_t axis = o.getAxis();
+        std::string type = cppElementType(o.getType());
+        os << "  { const " << type << " *inputs[] = {";
+        llvm::interleaveComma(o.getInputs(), os, [&](Value v) { os << N(v); });
+        os << "}; const int64_t sizes[] = {";
+        llvm::interleaveComma(o.getInputs(), os,
+                              [&](Value v) { os << dimsOf(v)[axis]; });
+        os << "}; concat<" << type << ">(" << product(out.take_front(axis)) << ", "
+           << product(out.drop_front(axis + 1)) << ", " << o.getInputs().size()
+           << ", inputs, sizes, " << N(o.getResult()) << "); }\n";
+        return success();
+      })
+      .Case([&](SliceOp o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        int64_t axis = o.getAxis();
+        os << "  slice<" << cppElementType(o.getType()) << ">("
+           << product(in.take_front(axis)) << ", " << in[axis] << ", "
+           << product(in.drop_front(axis + 1)) << ", " << o.getOffset() << ", "
+           << o.getSize() << ", " << N(o.getInput()) << ", " << N(o.getResult())
+           << ");\n";
+        return success();
+      })
+      .Case([&](DropoutOp o) {
+        os << "  dropout_forward<float>(" << n(o.getResult()) << ", " << f64(o.getP())
+           << ", uint64_t(" << N(o.getSeed()) << "[0]), " << o.getStream() << ", "
+           << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        int64_t axis = o.getAxis();
+        os << "  " << (isa<SoftmaxOp>(op) ? "softmax" : "log_softmax")
+           << "_forward<float>(" << product(in.take_front(axis)) << ", " << in[axis]
+           << ", " << product(in.drop_front(axis + 1)) << ", " << N(o.getInput())
+           << ", " << N(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case<SoftmaxBackwardOp, LogSoftmaxBackwardOp>([&](auto o) {
+        ArrayRef<int64_t> in = dimsOf(o.getGrad());
+        int64_t axis = o.getAxis();
+        os << "  " << (isa<SoftmaxBackwardOp>(op) ? "softmax" : "log_softmax")
+           << "_backward<float>(" << product(in.take_front(axis)) << ", " << in[axis]
+           << ", " << product(in.drop_front(axis + 1)) << ", " << N(o.getResultValue())
+           << ", " << N(o.getGrad()) << ", " << N(o.getResult()) << ");\n";
+        return success();
+      })
+      // Losses and metrics.
+      .Case([&](CrossEntropyOp o) {
+        ArrayRef<int64_t> l = dimsOf(o.getLogits());
+        os << "  cross_entropy_forward<float>(" << l[0] << ", " << l[1] << ", "
+           << N(o.getLogits()) << ", " << N(o.getLabels()) << ", "
+           << f64(o.getLabelSmoothing()) << ", " << reduction(o.getReduction()) << ", "
+           << N(o.getResult()) << ", static_cast<float *>(nullptr));\n";
+        return success();
+      })
+      .Case([&](CrossEntropyBackwardOp o) {
+        ArrayRef<int64_t> l = dimsOf(o.getLogits());
+        os << "  cross_entropy_backward<float>(" << l[0] << ", " << l[1] << ", "
+           << N(o.getLogits()) << ", " << N(o.getLabels()) << ", "
+           << f64(o.getLabelSmoothing()) << ", " << reduction(o.getReduction()) << ", "
+           << N(o.getGrad()) << "[0], " << N(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](MseLossOp o) {
+        os << "  mse_loss_forward<float>(" << n(o.getInput()) << ", " << N(o.getInput())
+           << ", " << N(o.getTarget()) << ", " << reduction(o.getReduction()) << ", "
+           << N(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](MseLossBackwardOp o) {
+        os << "  mse_loss_backward<float>(" << n(o.getInput()) << ", "
+           << N(o.getInput()) << ", " << N(o.getTarget()) << ", "
+           << reduction(o.getReduction()) << ", " << N(o.getGrad()) << "[0], "
+           << N(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](OneHotOp o) {
+        os << "  one_hot<float>(" << dimsOf(o.getLabels())[0] << ", " << o.getClasses()
+           << ", " << N(o.getLabels()) << ", " << N(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](CountCorrectOp o) {
+        ArrayRef<int64_t> l = dimsOf(o.getLogits());
+        os << "  " << N(o.getResult()) << "[0] = count_correct<float>(" << l[0] << ", "
+           << l[1] << ", " << N(o.getLogits()) << ", " << N(o.getLabels()) << ", "
+           << N(o.getValid()) << "[0]);\n";
+        return success();
+      })
+      // Step counter, seeds, schedule, clipping.
+      .Case([&](IncrementOp o) {
+        os << "  " << N(o.getResult()) << "[0] = " << N(o.getInput()) << "[0] + 1;\n";
+        return success();
+      })
+      .Case([&](MixSeedOp o) {
+        os << "  " << N(o.getResult()) << "[0] = mix_seed(" << N(o.getSeed()) << "[0], "
+           << N(o.getStep()) << "[0]);\n";
+        return success();
+      })
+      .Case([&](LrScheduleOp o) {
+        os << "  { static const ScheduleDesc schedule = "
+           << cpuScheduleDesc(o.getSchedule()) << ";\n    " << N(o.getResult())
+           << "[0] = float(" << f64(o.getBaseLr()) << " * lr_factor(schedule, "
+           << N(o.getStep()) << "[0], " << N(o.getStepsPerEpoch()) << "[0], "
+           << N(o.getTotalSteps()) << "[0])); }\n";
+        return success();
+      })
+      .Case([&](GlobalNormOp o) {
+        os << "  { double total = 0; float part[1];\n";
+        for (Value v : o.getInputs())
+          os << "    sum_of_squares<float>(" << n(v) << ", " << N(v)
+             << ", part); total += part[0];\n";
+        os << "    " << N(o.getResult()) << "[0] = float(std::sqrt(total)); }\n";
+        return success();
+      })
+      .Case([&](ClipCoefficientOp o) {
+        os << "  " << N(o.getResult()) << "[0] = float(std::min(1.0, "
+           << f64(o.getMaxNorm()) << " / (double(" << N(o.getNorm())
+           << "[0]) + 1e-6)));\n";
+        return success();
+      })
+      // Optimizers: copy the state into the result unless in place, update it.
+      .Case([&](SgdUpdateOp o) {
+        copyInto(o.getParam(), o.getNewParam());
+        if (o.getMomentumBuffer())
+          copyInto(o.getMomentumBuffer(), o.getNewMomentumBuffer());
+        os << "  sgd_step<float>(" << n(o.getParam()) << ", " << N(o.getNewParam())
+           << ", " << N(o.getGrad()) << ", "
+           << (o.getMomentumBuffer() ? N(o.getNewMomentumBuffer())
+                                     : std::string("static_cast<float *>(nullptr)"))
+           << ", double(" << N(o.getLr()) << "[0]) * " << f64(o.getLrScale()) << ", "
+           << f64(o.getMomentum()) << ", " << f64(o.getDampening()) << ", "
+           << f64(o.getWeightDecay()) << ", " << (o.getNesterov() ? "true" : "false")
+           << ", " << N(o.getStep()) << "[0] == 0);\n";
+        return success();
+      })
+      .Case([&](AdamwUpdateOp o) {
+        copyInto(o.getParam(), o.getNewParam());
+        copyInto(o.getExpAvg(), o.getNewExpAvg());
+        copyInto(o.getExpAvgSq(), o.getNewExpAvgSq());
+        os << "  adamw_step<float>(" << n(o.getParam()) << ", " << N(o.getNewParam())
+           << ", " << N(o.getGrad()) << ", " << N(o.getNewExpAvg()) << ", "
+           << N(o.getNewExpAvgSq()) << ", double(" << N(o.getLr()) << "[0]) * "
+           << f64(o.getLrScale()) << ", " << f64(o.getBeta1()) << ", "
+           << f64(o.getBeta2()) << ", " << f64(o.getEps()) << ", "
+           << f64(o.getWeightDecay()) << ", " << N(o.getStep()) << "[0] + 1);\n";
+        return success();
+      })
+      .Case([&](LambUpdateOp o) {
+        copyInto(o.getParam(), o.getNewParam());
+        copyInto(o.getExpAvg(), o.getNewExpAvg());
+        copyInto(o.getExpAvgSq(), o.getNewExpAvgSq());
+        int64_t count = n(o.getParam());
+        os << "  { std::vector<float> update(" << count
+           << "); float pn[1], un[1];\n    lamb_compute_update<float>(" << count
+           << ", " << N(o.getNewParam()) << ", " << N(o.getGrad()) << ", "
+           << N(o.getNewExpAvg()) << ", " << N(o.getNewExpAvgSq()) << ", "
+           << f64(o.getBeta1()) << ", " << f64(o.getBeta2()) << ", " << f64(o.getEps())
+           << ", " << f64(o.getWeightDecay()) << ", " << N(o.getStep())
+           << "[0] + 1, update.data(), pn, un);\n    lamb_apply<float>(" << count
+           << ", " << N(o.getNewParam()) << ", update.data(), double(" << N(o.getLr())
+           << "[0]) * " << f64(o.getLrScale()) << ", pn[0], un[0]); }\n";
+        return success();
+      })
+      .Case([&](EmaUpdateOp o) {
+        copyInto(o.getEma(), o.getResult());
+        int64_t every = o.getEvery();
+        os << "  if ((" << N(o.getStep()) << "[0] + 1) % " << every
+           << " == 0)\n    ema_update<float>(" << n(o.getEma()) << ", "
+           << f64(std::pow(o.getDecay().convertToDouble(), double(every))) << ", "
+           << N(o.getValue()) << ", " << N(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](LookaheadUpdateOp o) {
+        copyInto(o.getFast(), o.getNewFast());
+        copyInto(o.getSlow(), o.getNewSlow());
+        std::string t = "double(" + N(o.getStep()) + "[0] + 1)";
+        std::string alpha = f64(o.getAlpha());
+        if (o.getAlphaSchedule() == "cubic")
+          alpha += " * std::pow(" + t + " / double(" + N(o.getTotalSteps()) + "[0]), 3.0)";
+        // The kernel moves the slow weights by its alpha towards the fast
+        // ones; alpha_t here is the share the slow weights keep.
+        os << "  if ((" << N(o.getStep()) << "[0] + 1) % " << o.getEvery()
+           << " == 0)\n    lookahead_update<float>(" << n(o.getFast()) << ", 1.0 - "
+           << alpha << ", " << N(o.getNewFast()) << ", " << N(o.getNewSlow()) << ");\n";
+        return success();
+      })
+      // Evaluation views.
+      .Case([&](FlipOp o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        os << "  flip<float>(" << in[0] * in[1] * in[2] << ", " << in[3] << ", 1, "
+           << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](ShiftOp o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        os << "  shift_reflect<float>(" << in[0] * in[1] << ", " << in[2] << ", "
+           << in[3] << ", " << static_cast<int64_t>(o.getDy()) << ", "
+           << static_cast<int64_t>(o.getDx()) << ", " << N(o.getInput()) << ", "
+           << N(o.getResult()) << ");\n";
+        return success();
+      })
+      .Default([](Operation *) { return failure(); });
+}

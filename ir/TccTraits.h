@@ -1,0 +1,21 @@
+//===- TccTraits.h - Op traits of the tcc dialect ---------------*- C++ -*-===//
+#ifndef TCC_IR_TCCTRAITS_H
+#define TCC_IR_TCCTRAITS_H
+
+#include "mlir/IR/OpDefinition.h"
+
+namespace mlir::tcc::OpTrait {
+
+/// The op's results that replace training state (updated parameters,
+/// optimizer slots, running statistics, the step counter) may be written
+/// over the state operand they replace: each element is computed from the
+/// same element of that operand (and values computed before), so memory
+/// planning updates the state in place. Declared in ODS as
+/// `Tcc_InPlaceStateUpdate`.
+template <typename ConcreteType>
+class InPlaceStateUpdate
+    : public mlir::OpTrait::TraitBase<ConcreteType, InPlaceStateUpdate> {};
+
+} // namespace mlir::tcc::OpTrait
+
+#endif // TCC_IR_TCCTRAITS_H

@@ -1,0 +1,63 @@
+//===- Common.h - Shared helpers of the CPU reference kernels ---*- C++ -*-===//
+//
+// Conventions of every header in runtime/kernels/ (namespace tcc::rt::kernels):
+//  - Header-only templates over the element type T (float or double).
+//  - Tensors are contiguous, row-major (NCHW) raw pointers; shapes are int64_t
+//    values or small structs.
+//  - Every kernel writes its whole output. None accumulates into an output
+//    unless its name says `accumulate` (or its comment says "in place").
+//  - Scalar hyper-parameters (eps, momentum, lr, ...) are `double`, as Python
+//    floats are in PyTorch. Scalars that live in buffers of the step (the
+//    upstream gradient of a loss, norms, clip coefficients) are passed by value
+//    as T; scalar outputs are written through a `T *` of one element.
+//  - Parallel with OpenMP over the outermost independent loop. Reductions that
+//    cross threads are summed in a fixed order, so results do not depend on the
+//    number of threads.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_KERNELS_COMMON_H
+#define TCC_RUNTIME_KERNELS_COMMON_H
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace tcc::rt::kernels {
+
+/// Accumulator of long reductions (statistics, losses, norms): double for both
+/// float and double tensors.
+using acc_t = double;
+
+namespace detail {
+
+/// Sum of term(i) for i in [0, n), in double. Chunks of a fixed size are
+/// summed in parallel and the chunk sums are added in order: the result is the
+/// same for any number of threads.
+template <class F> acc_t deterministic_sum(int64_t n, F &&term) {
+  constexpr int64_t kChunk = 4096;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  if (chunks <= 1) {
+    acc_t s = 0;
+    for (int64_t i = 0; i < n; ++i)
+      s += term(i);
+    return s;
+  }
+  std::vector<acc_t> partial(chunks);
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) {
+    acc_t s = 0;
+    const int64_t end = std::min(n, (c + 1) * kChunk);
+    for (int64_t i = c * kChunk; i < end; ++i)
+      s += term(i);
+    partial[c] = s;
+  }
+  acc_t s = 0;
+  for (acc_t p : partial)
+    s += p;
+  return s;
+}
+
+} // namespace detail
+} // namespace tcc::rt::kernels
+
+#endif // TCC_RUNTIME_KERNELS_COMMON_H

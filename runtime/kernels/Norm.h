@@ -1,0 +1,266 @@
+//===- Norm.h - Batch norm (with ghost batches) and layer norm --*- C++ -*-===//
+//
+// Batch norm (torch.nn.functional.batch_norm, training=True), on x [n, C] or
+// [n, C, HW] (hw = 1 for the former). Ghost batch norm: the batch is split
+// into n/G consecutive groups of G samples, each normalized with its own
+// statistics (G = n, or ghost = 0: the whole batch; n % G == 0).
+//   per group g and channel c, over cnt = G*hw elements:
+//     mean = sum x / cnt,  var = sum (x-mean)^2 / cnt        (biased)
+//     invstd = 1 / sqrt(var + eps)
+//     y = (x - mean) * invstd * weight[c] + bias[c]
+//   saved_mean / saved_invstd: [n/G, C].
+//   running stats (if given), with the averages taken over the n/G groups:
+//     running_mean = (1-momentum)*running_mean + momentum * avg_g mean_g
+//     running_var  = (1-momentum)*running_var
+//                    + momentum * avg_g var_g * cnt/(cnt-1)    (unbiased)
+//   This is what the "ghost batch norm" of the myrtle.ai ResNet-9 recipe
+//   computes (one F.batch_norm over the groups viewed as extra channels, then
+//   the per-group running stats averaged).
+// weight / bias may be nullptr: scale 1 / shift 0 ("frozen" or absent).
+//
+// Layer norm (torch.nn.functional.layer_norm) over the trailing `inner`
+// elements of x [outer, inner]; weight / bias [inner], optional.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_KERNELS_NORM_H
+#define TCC_RUNTIME_KERNELS_NORM_H
+
+#include "runtime/kernels/Common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace tcc::rt::kernels {
+
+struct BatchNormShape {
+  int64_t n, c;
+  int64_t hw = 1;    ///< spatial size (h*w); 1 for [n, C]
+  int64_t ghost = 0; ///< ghost batch size G in samples; 0 (or n): whole batch
+  int64_t group_size() const { return ghost <= 0 || ghost >= n ? n : ghost; }
+  int64_t num_groups() const { return n / group_size(); }
+};
+
+/// Training forward. Writes y [n, C, hw], saved_mean and saved_invstd
+/// [num_groups, C]; updates running_mean / running_var [C] in place when they
+/// are not nullptr. weight / bias may be nullptr.
+template <class T>
+void batch_norm_forward_train(const BatchNormShape &s, const T *x,
+                              const T *weight, const T *bias, double eps,
+                              double momentum, T *y, T *saved_mean,
+                              T *saved_invstd, T *running_mean,
+                              T *running_var) {
+  const int64_t G = s.group_size(), groups = s.num_groups(), C = s.c;
+  const int64_t hw = s.hw, cnt = G * hw;
+  const acc_t unbias = cnt > 1 ? acc_t(cnt) / acc_t(cnt - 1) : acc_t(1);
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < C; ++c) {
+    acc_t meanSum = 0, varSum = 0;
+    for (int64_t g = 0; g < groups; ++g) {
+      acc_t sum = 0;
+      for (int64_t i = g * G; i < (g + 1) * G; ++i) {
+        const T *xp = x + (i * C + c) * hw;
+        for (int64_t j = 0; j < hw; ++j)
+          sum += xp[j];
+      }
+      const acc_t mean = sum / acc_t(cnt);
+      acc_t sq = 0;
+      for (int64_t i = g * G; i < (g + 1) * G; ++i) {
+        const T *xp = x + (i * C + c) * hw;
+        for (int64_t j = 0; j < hw; ++j) {
+          const acc_t d = acc_t(xp[j]) - mean;
+          sq += d * d;
+        }
+      }
+      const acc_t var = sq / acc_t(cnt);
+      const acc_t invstd = 1.0 / std::sqrt(var + eps);
+      saved_mean[g * C + c] = T(mean);
+      saved_invstd[g * C + c] = T(invstd);
+      meanSum += mean;
+      varSum += var * unbias;
+
+      const acc_t scale = invstd * (weight ? acc_t(weight[c]) : 1.0);
+      const acc_t shift = (bias ? acc_t(bias[c]) : 0.0) - mean * scale;
+      for (int64_t i = g * G; i < (g + 1) * G; ++i) {
+        const T *xp = x + (i * C + c) * hw;
+        T *yp = y + (i * C + c) * hw;
+        for (int64_t j = 0; j < hw; ++j)
+          yp[j] = T(acc_t(xp[j]) * scale + shift);
+      }
+    }
+    if (running_mean)
+      running_mean[c] = T((1.0 - momentum) * acc_t(running_mean[c]) +
+                          momentum * (meanSum / acc_t(groups)));
+    if (running_var)
+      running_var[c] = T((1.0 - momentum) * acc_t(running_var[c]) +
+                         momentum * (varSum / acc_t(groups)));
+  }
+}
+
+/// Inference forward with the running statistics:
+/// y = (x - running_mean) / sqrt(running_var + eps) * weight + bias.
+/// s.ghost is ignored. weight / bias may be nullptr.
+template <class T>
+void batch_norm_forward_inference(const BatchNormShape &s, const T *x,
+                                  const T *weight, const T *bias,
+                                  const T *running_mean, const T *running_var,
+                                  double eps, T *y) {
+  const int64_t C = s.c, hw = s.hw;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t i = 0; i < s.n; ++i) {
+    for (int64_t c = 0; c < C; ++c) {
+      const acc_t invstd = 1.0 / std::sqrt(acc_t(running_var[c]) + eps);
+      const acc_t scale = invstd * (weight ? acc_t(weight[c]) : 1.0);
+      const acc_t shift =
+          (bias ? acc_t(bias[c]) : 0.0) - acc_t(running_mean[c]) * scale;
+      const T *xp = x + (i * C + c) * hw;
+      T *yp = y + (i * C + c) * hw;
+      for (int64_t j = 0; j < hw; ++j)
+        yp[j] = T(acc_t(xp[j]) * scale + shift);
+    }
+  }
+}
+
+/// Training backward, with the batch statistics as functions of x. Per group
+/// and channel, xhat = (x - mean) * invstd and
+///   dx      = weight * invstd * (dy - mean(dy) - xhat * mean(dy * xhat))
+///   dweight = sum over all groups of sum(dy * xhat)
+///   dbias   = sum over all groups of sum(dy)
+/// (means over the group's cnt elements). Any of dx / dweight / dbias may be
+/// nullptr (not computed); weight may be nullptr (1).
+template <class T>
+void batch_norm_backward(const BatchNormShape &s, const T *dy, const T *x,
+                         const T *weight, const T *saved_mean,
+                         const T *saved_invstd, T *dx, T *dweight, T *dbias) {
+  const int64_t G = s.group_size(), groups = s.num_groups(), C = s.c;
+  const int64_t hw = s.hw, cnt = G * hw;
+#pragma omp parallel for schedule(static)
+  for (int64_t c = 0; c < C; ++c) {
+    acc_t dwSum = 0, dbSum = 0;
+    for (int64_t g = 0; g < groups; ++g) {
+      const acc_t mean = saved_mean[g * C + c];
+      const acc_t invstd = saved_invstd[g * C + c];
+      acc_t sumDy = 0, sumDyXhat = 0;
+      for (int64_t i = g * G; i < (g + 1) * G; ++i) {
+        const T *xp = x + (i * C + c) * hw;
+        const T *dyp = dy + (i * C + c) * hw;
+        for (int64_t j = 0; j < hw; ++j) {
+          sumDy += dyp[j];
+          sumDyXhat += acc_t(dyp[j]) * (acc_t(xp[j]) - mean);
+        }
+      }
+      sumDyXhat *= invstd;
+      dwSum += sumDyXhat;
+      dbSum += sumDy;
+      if (dx) {
+        const acc_t w = weight ? acc_t(weight[c]) : 1.0;
+        const acc_t k1 = sumDy / acc_t(cnt), k2 = sumDyXhat / acc_t(cnt);
+        for (int64_t i = g * G; i < (g + 1) * G; ++i) {
+          const T *xp = x + (i * C + c) * hw;
+          const T *dyp = dy + (i * C + c) * hw;
+          T *dxp = dx + (i * C + c) * hw;
+          for (int64_t j = 0; j < hw; ++j) {
+            const acc_t xhat = (acc_t(xp[j]) - mean) * invstd;
+            dxp[j] = T(w * invstd * (acc_t(dyp[j]) - k1 - xhat * k2));
+          }
+        }
+      }
+    }
+    if (dweight)
+      dweight[c] = T(dwSum);
+    if (dbias)
+      dbias[c] = T(dbSum);
+  }
+}
+
+/// Layer norm forward over rows of x [outer, inner]:
+/// y = (x - mean) * invstd * weight + bias, invstd = 1/sqrt(var_biased + eps).
+/// Writes saved_mean / saved_invstd [outer]. weight / bias may be nullptr.
+template <class T>
+void layer_norm_forward(int64_t outer, int64_t inner, const T *x,
+                        const T *weight, const T *bias, double eps, T *y,
+                        T *saved_mean, T *saved_invstd) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < outer; ++r) {
+    const T *xr = x + r * inner;
+    T *yr = y + r * inner;
+    acc_t sum = 0;
+    for (int64_t j = 0; j < inner; ++j)
+      sum += xr[j];
+    const acc_t mean = sum / acc_t(inner);
+    acc_t sq = 0;
+    for (int64_t j = 0; j < inner; ++j) {
+      const acc_t d = acc_t(xr[j]) - mean;
+      sq += d * d;
+    }
+    const acc_t invstd = 1.0 / std::sqrt(sq / acc_t(inner) + eps);
+    saved_mean[r] = T(mean);
+    saved_invstd[r] = T(invstd);
+    for (int64_t j = 0; j < inner; ++j) {
+      acc_t v = (acc_t(xr[j]) - mean) * invstd;
+      if (weight)
+        v *= acc_t(weight[j]);
+      if (bias)
+        v += acc_t(bias[j]);
+      yr[j] = T(v);
+    }
+  }
+}
+
+/// Layer norm backward. Per row, with xhat = (x - mean) * invstd and
+/// g = dy * weight:
+///   dx = invstd * (g - mean(g) - xhat * mean(g * xhat))
+///   dweight[j] = sum_rows dy * xhat,  dbias[j] = sum_rows dy.
+/// Any of dx / dweight / dbias may be nullptr; weight may be nullptr (1).
+template <class T>
+void layer_norm_backward(int64_t outer, int64_t inner, const T *dy, const T *x,
+                         const T *weight, const T *saved_mean,
+                         const T *saved_invstd, T *dx, T *dweight, T *dbias) {
+  if (dx) {
+#pragma omp parallel for schedule(static)
+    for (int64_t r = 0; r < outer; ++r) {
+      const T *xr = x + r * inner, *dyr = dy + r * inner;
+      const acc_t mean = saved_mean[r], invstd = saved_invstd[r];
+      acc_t sumG = 0, sumGXhat = 0;
+      for (int64_t j = 0; j < inner; ++j) {
+        const acc_t g = acc_t(dyr[j]) * (weight ? acc_t(weight[j]) : 1.0);
+        sumG += g;
+        sumGXhat += g * (acc_t(xr[j]) - mean) * invstd;
+      }
+      const acc_t k1 = sumG / acc_t(inner), k2 = sumGXhat / acc_t(inner);
+      T *dxr = dx + r * inner;
+      for (int64_t j = 0; j < inner; ++j) {
+        const acc_t g = acc_t(dyr[j]) * (weight ? acc_t(weight[j]) : 1.0);
+        const acc_t xhat = (acc_t(xr[j]) - mean) * invstd;
+        dxr[j] = T(invstd * (g - k1 - xhat * k2));
+      }
+    }
+  }
+  if (dweight || dbias) {
+    constexpr int64_t kCols = 64;
+    const int64_t blocks = (inner + kCols - 1) / kCols;
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t j0 = b * kCols, cols = std::min(kCols, inner - j0);
+      acc_t dw[kCols] = {}, db[kCols] = {};
+      for (int64_t r = 0; r < outer; ++r) {
+        const acc_t mean = saved_mean[r], invstd = saved_invstd[r];
+        const T *xr = x + r * inner + j0, *dyr = dy + r * inner + j0;
+        for (int64_t j = 0; j < cols; ++j) {
+          dw[j] += acc_t(dyr[j]) * (acc_t(xr[j]) - mean) * invstd;
+          db[j] += dyr[j];
+        }
+      }
+      for (int64_t j = 0; j < cols; ++j) {
+        if (dweight)
+          dweight[j0 + j] = T(dw[j]);
+        if (dbias)
+          dbias[j0 + j] = T(db[j]);
+      }
+    }
+  }
+}
+
+} // namespace tcc::rt::kernels
+
+#endif // TCC_RUNTIME_KERNELS_NORM_H

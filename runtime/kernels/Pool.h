@@ -1,0 +1,243 @@
+//===- Pool.h - max / average pooling, 2-D and global -----------*- C++ -*-===//
+//
+// torch.nn.functional.max_pool2d / avg_pool2d (no dilation) on NCHW, and the
+// global pools [n, C, H, W] -> [n, C] (adaptive_*_pool2d to 1x1, flattened).
+//
+// Window of output (oy, ox): rows [oy*sh - ph, oy*sh - ph + kh), columns
+// likewise, as PyTorch's CPU kernels compute it:
+//  - max: padding counts as -inf (it never wins). The window's maximum is the
+//    FIRST maximal element in row-major window order; a NaN wins over every
+//    number (each NaN met replaces the current choice, as PyTorch does).
+//    The backward recomputes that choice from x and routes the window's dy to
+//    it; windows may overlap, so dx sums the contributions (it is zeroed
+//    first).
+//  - avg: end = min(start + k, in + p) per axis; pool_size = (hend-hstart) *
+//    (wend-wstart) with that end; then the window is clipped to the input.
+//    divisor = count_include_pad ? pool_size : (clipped rows * clipped cols).
+//    An empty clipped window gives 0.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_KERNELS_POOL_H
+#define TCC_RUNTIME_KERNELS_POOL_H
+
+#include "runtime/kernels/Common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace tcc::rt::kernels {
+
+struct Pool2dShape {
+  int64_t n, c, h, w; ///< input
+  int64_t kh, kw;     ///< kernel
+  int64_t sh, sw;     ///< stride (PyTorch's default stride is the kernel size)
+  int64_t ph, pw;     ///< padding
+  int64_t oh, ow;     ///< output size (see pool_out_size)
+};
+
+/// PyTorch's pooling_output_shape (dilation 1).
+inline int64_t pool_out_size(int64_t in, int64_t k, int64_t s, int64_t p,
+                             bool ceil_mode = false) {
+  int64_t out = (in + 2 * p - k + (ceil_mode ? s - 1 : 0)) / s + 1;
+  if (ceil_mode && (out - 1) * s >= in + p)
+    --out;
+  return out;
+}
+
+/// A Pool2dShape with oh/ow computed (floor mode unless ceil_mode).
+inline Pool2dShape make_pool2d_shape(int64_t n, int64_t c, int64_t h, int64_t w,
+                                     int64_t kh, int64_t kw, int64_t sh,
+                                     int64_t sw, int64_t ph = 0, int64_t pw = 0,
+                                     bool ceil_mode = false) {
+  Pool2dShape s{n, c, h, w, kh, kw, sh, sw, ph, pw, 0, 0};
+  s.oh = pool_out_size(h, kh, sh, ph, ceil_mode);
+  s.ow = pool_out_size(w, kw, sw, pw, ceil_mode);
+  return s;
+}
+
+namespace detail {
+/// Index (within the plane) of the first maximal element of the window of
+/// output (oy, ox), and its value.
+template <class T>
+int64_t max_pool_argmax(const Pool2dShape &s, const T *xp, int64_t oy,
+                        int64_t ox, T &maxval) {
+  const int64_t hs0 = oy * s.sh - s.ph, ws0 = ox * s.sw - s.pw;
+  const int64_t he = std::min(hs0 + s.kh, s.h), we = std::min(ws0 + s.kw, s.w);
+  const int64_t hs = std::max<int64_t>(hs0, 0), ws = std::max<int64_t>(ws0, 0);
+  int64_t best = hs * s.w + ws;
+  maxval = -std::numeric_limits<T>::infinity();
+  for (int64_t iy = hs; iy < he; ++iy)
+    for (int64_t ix = ws; ix < we; ++ix) {
+      const T v = xp[iy * s.w + ix];
+      if (v > maxval || std::isnan(v)) {
+        maxval = v;
+        best = iy * s.w + ix;
+      }
+    }
+  return best;
+}
+
+struct AvgWindow {
+  int64_t hs, he, ws, we, divisor;
+};
+inline AvgWindow avg_pool_window(const Pool2dShape &s, int64_t oy, int64_t ox,
+                                 bool count_include_pad) {
+  int64_t hs = oy * s.sh - s.ph, ws = ox * s.sw - s.pw;
+  int64_t he = std::min(hs + s.kh, s.h + s.ph);
+  int64_t we = std::min(ws + s.kw, s.w + s.pw);
+  const int64_t poolSize = (he - hs) * (we - ws);
+  hs = std::max<int64_t>(hs, 0);
+  ws = std::max<int64_t>(ws, 0);
+  he = std::min(he, s.h);
+  we = std::min(we, s.w);
+  const int64_t divisor = count_include_pad ? poolSize : (he - hs) * (we - ws);
+  return AvgWindow{hs, he, ws, we, divisor};
+}
+} // namespace detail
+
+/// y [n, c, oh, ow] = max over each window.
+template <class T>
+void max_pool2d_forward(const Pool2dShape &s, const T *x, T *y) {
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < s.n * s.c; ++p) {
+    const T *xp = x + p * s.h * s.w;
+    T *yp = y + p * s.oh * s.ow;
+    for (int64_t oy = 0; oy < s.oh; ++oy)
+      for (int64_t ox = 0; ox < s.ow; ++ox) {
+        T v;
+        detail::max_pool_argmax(s, xp, oy, ox, v);
+        yp[oy * s.ow + ox] = v;
+      }
+  }
+}
+
+/// dx [n, c, h, w]: each window's dy goes to its first maximal element of x.
+template <class T>
+void max_pool2d_backward(const Pool2dShape &s, const T *x, const T *dy, T *dx) {
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < s.n * s.c; ++p) {
+    const T *xp = x + p * s.h * s.w;
+    const T *dyp = dy + p * s.oh * s.ow;
+    T *dxp = dx + p * s.h * s.w;
+    std::fill(dxp, dxp + s.h * s.w, T(0));
+    for (int64_t oy = 0; oy < s.oh; ++oy)
+      for (int64_t ox = 0; ox < s.ow; ++ox) {
+        T v;
+        dxp[detail::max_pool_argmax(s, xp, oy, ox, v)] += dyp[oy * s.ow + ox];
+      }
+  }
+}
+
+/// y = window sum / divisor (see the header comment for the divisor).
+template <class T>
+void avg_pool2d_forward(const Pool2dShape &s, bool count_include_pad,
+                        const T *x, T *y) {
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < s.n * s.c; ++p) {
+    const T *xp = x + p * s.h * s.w;
+    T *yp = y + p * s.oh * s.ow;
+    for (int64_t oy = 0; oy < s.oh; ++oy)
+      for (int64_t ox = 0; ox < s.ow; ++ox) {
+        const detail::AvgWindow win =
+            detail::avg_pool_window(s, oy, ox, count_include_pad);
+        if (win.hs >= win.he || win.ws >= win.we) {
+          yp[oy * s.ow + ox] = T(0);
+          continue;
+        }
+        acc_t sum = 0;
+        for (int64_t iy = win.hs; iy < win.he; ++iy)
+          for (int64_t ix = win.ws; ix < win.we; ++ix)
+            sum += xp[iy * s.w + ix];
+        yp[oy * s.ow + ox] = T(sum / acc_t(win.divisor));
+      }
+  }
+}
+
+/// dx: every input element of a window gets dy / divisor (summed over the
+/// windows that contain it).
+template <class T>
+void avg_pool2d_backward(const Pool2dShape &s, bool count_include_pad,
+                         const T *dy, T *dx) {
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < s.n * s.c; ++p) {
+    const T *dyp = dy + p * s.oh * s.ow;
+    T *dxp = dx + p * s.h * s.w;
+    std::fill(dxp, dxp + s.h * s.w, T(0));
+    for (int64_t oy = 0; oy < s.oh; ++oy)
+      for (int64_t ox = 0; ox < s.ow; ++ox) {
+        const detail::AvgWindow win =
+            detail::avg_pool_window(s, oy, ox, count_include_pad);
+        if (win.hs >= win.he || win.ws >= win.we)
+          continue;
+        const T g = dyp[oy * s.ow + ox] / T(win.divisor);
+        for (int64_t iy = win.hs; iy < win.he; ++iy)
+          for (int64_t ix = win.ws; ix < win.we; ++ix)
+            dxp[iy * s.w + ix] += g;
+      }
+  }
+}
+
+/// y [n, c] = mean over the hw elements of each plane of x [n, c, hw].
+template <class T>
+void global_avg_pool_forward(int64_t n, int64_t c, int64_t hw, const T *x,
+                             T *y) {
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < n * c; ++p) {
+    acc_t sum = 0;
+    for (int64_t j = 0; j < hw; ++j)
+      sum += x[p * hw + j];
+    y[p] = T(sum / acc_t(hw));
+  }
+}
+
+/// dx [n, c, hw] = dy / hw broadcast over each plane.
+template <class T>
+void global_avg_pool_backward(int64_t n, int64_t c, int64_t hw, const T *dy,
+                              T *dx) {
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < n * c; ++p) {
+    const T g = dy[p] / T(hw);
+    for (int64_t j = 0; j < hw; ++j)
+      dx[p * hw + j] = g;
+  }
+}
+
+namespace detail {
+template <class T> int64_t plane_argmax(const T *xp, int64_t hw) {
+  int64_t best = 0;
+  T mx = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < hw; ++j)
+    if (xp[j] > mx || std::isnan(xp[j])) {
+      mx = xp[j];
+      best = j;
+    }
+  return best;
+}
+} // namespace detail
+
+/// y [n, c] = max over each plane of x [n, c, hw].
+template <class T>
+void global_max_pool_forward(int64_t n, int64_t c, int64_t hw, const T *x,
+                             T *y) {
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < n * c; ++p)
+    y[p] = x[p * hw + detail::plane_argmax(x + p * hw, hw)];
+}
+
+/// dx [n, c, hw]: dy goes to the first maximal element of each plane, 0
+/// elsewhere.
+template <class T>
+void global_max_pool_backward(int64_t n, int64_t c, int64_t hw, const T *x,
+                              const T *dy, T *dx) {
+#pragma omp parallel for schedule(static)
+  for (int64_t p = 0; p < n * c; ++p) {
+    std::fill(dx + p * hw, dx + (p + 1) * hw, T(0));
+    dx[p * hw + detail::plane_argmax(x + p * hw, hw)] = dy[p];
+  }
+}
+
+} // namespace tcc::rt::kernels
+
+#endif // TCC_RUNTIME_KERNELS_POOL_H
