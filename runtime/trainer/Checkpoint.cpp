@@ -1,0 +1,277 @@
+//===- Checkpoint.cpp - Save and load the state arena ----------------------===//
+
+#include "runtime/trainer/Checkpoint.h"
+
+#include "runtime/trainer/Safetensors.h"
+#include "runtime/trainer/Text.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+
+namespace tcc::rt {
+
+namespace {
+
+const std::string kTracked = ".num_batches_tracked";
+const std::string kRunningMean = ".running_mean";
+
+bool endsWith(const std::string &s, const std::string &suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool isStateDictRole(StateRole role) {
+  return role == StateRole::Parameter || role == StateRole::Buffer;
+}
+
+bool parseInt(const std::string &text, int64_t &out) {
+  if (text.empty())
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno || *end)
+    return false;
+  out = v;
+  return true;
+}
+
+bool parseUnsigned(const std::string &text, uint64_t &out) {
+  if (text.empty() || text[0] == '-')
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (errno || *end)
+    return false;
+  out = v;
+  return true;
+}
+
+bool parseDouble(const std::string &text, double &out) {
+  if (text.empty())
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (errno || *end)
+    return false;
+  out = v;
+  return true;
+}
+
+std::string numberText(double v) { return nlohmann::json(v).dump(); }
+
+std::string roleWord(StateRole role) {
+  return role == StateRole::Buffer ? "buffer" : "parameter";
+}
+
+} // namespace
+
+bool saveCheckpoint(const std::string &path, const ModelInfo &info,
+                    const void *state, const CheckpointMeta &meta,
+                    std::string &error) {
+  const auto *base = static_cast<const uint8_t *>(state);
+  std::vector<TensorRef> tensors;
+  std::set<std::string> names;
+  for (const StateTensor &t : info.state) {
+    if (t.offset + t.numBytes() > info.stateBytes) {
+      error = "cannot write '" + oneLine(path) + "': internal error: state "
+              "tensor '" + t.name + "' lies outside the state arena";
+      return false;
+    }
+    tensors.push_back({t.name, t.dtype, t.shape, base + t.offset,
+                       t.numBytes()});
+    names.insert(t.name);
+  }
+  // PyTorch's BatchNorm has num_batches_tracked; a strict load_state_dict
+  // wants it. One scalar per batch norm (identified by its running_mean).
+  std::vector<int64_t> tracked;
+  std::vector<std::string> trackedNames;
+  for (const StateTensor &t : info.state)
+    if (t.role == StateRole::Buffer && endsWith(t.name, kRunningMean)) {
+      std::string name =
+          t.name.substr(0, t.name.size() - kRunningMean.size()) + kTracked;
+      if (!names.count(name))
+        trackedNames.push_back(name);
+    }
+  tracked.assign(trackedNames.size(), meta.step);
+  for (size_t i = 0; i < trackedNames.size(); ++i)
+    tensors.push_back({trackedNames[i], DType::I64, {}, &tracked[i],
+                       sizeof(int64_t)});
+
+  std::map<std::string, std::string> metadata = {
+      {"format", "pt"},
+      {"producer", "tcc"},
+      {"model", info.name},
+      {"fingerprint", hex64(info.fingerprint)},
+      {"epoch", std::to_string(meta.epoch)},
+      {"step", std::to_string(meta.step)},
+      {"seed", std::to_string(meta.seed)},
+      {"epochs", numberText(meta.epochs)},
+      {"total_steps", std::to_string(meta.totalSteps)},
+  };
+  return writeSafetensors(path, tensors, metadata, error);
+}
+
+bool loadCheckpoint(const std::string &path, const ModelInfo &info,
+                    void *state, CheckpointMeta &meta, std::string &error) {
+  SafetensorsFile file;
+  if (!readSafetensors(path, file, error))
+    return false;
+  const std::string where = oneLine(path) + ": ";
+  auto get = [&](const char *key) -> const std::string * {
+    auto it = file.metadata.find(key);
+    return it == file.metadata.end() ? nullptr : &it->second;
+  };
+  const std::string *fingerprintText = get("fingerprint");
+  uint64_t fingerprint = 0;
+  if (!fingerprintText) {
+    error = where + "not a tcc checkpoint (its metadata has no "
+                    "'fingerprint'); to start from PyTorch weights use --init";
+    return false;
+  }
+  if (!parseHex64(*fingerprintText, fingerprint)) {
+    error = where + "invalid fingerprint '" + oneLine(*fingerprintText) +
+            "' in the metadata";
+    return false;
+  }
+  CheckpointMeta m;
+  m.fingerprint = fingerprint;
+  if (const std::string *v = get("model"))
+    m.model = *v;
+  struct IntField {
+    const char *key;
+    int64_t *value;
+  } ints[] = {{"epoch", &m.epoch}, {"step", &m.step},
+              {"total_steps", &m.totalSteps}};
+  for (const IntField &f : ints)
+    if (const std::string *v = get(f.key); v && !parseInt(*v, *f.value)) {
+      error = where + "invalid '" + f.key + "' '" + oneLine(*v) +
+              "' in the metadata";
+      return false;
+    }
+  if (const std::string *v = get("seed"); v && !parseUnsigned(*v, m.seed)) {
+    error = where + "invalid 'seed' '" + oneLine(*v) + "' in the metadata";
+    return false;
+  }
+  if (const std::string *v = get("epochs"); v && !parseDouble(*v, m.epochs)) {
+    error = where + "invalid 'epochs' '" + oneLine(*v) + "' in the metadata";
+    return false;
+  }
+
+  auto mismatch = [&](const std::string &detail) {
+    error = where + "checkpoint of model '" +
+            oneLine(m.model.empty() ? std::string("?") : m.model) +
+            "' does not match this trainer's model '" + info.name + "' (" +
+            detail + ")";
+    return false;
+  };
+  std::set<std::string> known;
+  for (const StateTensor &t : info.state) {
+    known.insert(t.name);
+    const Tensor *f = file.find(t.name);
+    if (!f)
+      return mismatch("tensor " + t.name + " is missing from the file");
+    if (f->shape != t.shape)
+      return mismatch("tensor " + t.name + " has shape " + shapeText(t.shape) +
+                      " here, " + shapeText(f->shape) + " in the file");
+    if (f->dtype != t.dtype)
+      return mismatch("tensor " + t.name + " is " + dtypeName(t.dtype) +
+                      " here, " + dtypeName(f->dtype) + " in the file");
+  }
+  for (const Tensor &f : file.tensors)
+    if (!known.count(f.name) && !endsWith(f.name, kTracked))
+      return mismatch("the file has tensor " + oneLine(f.name) +
+                      ", which this model does not");
+  if (fingerprint != info.fingerprint)
+    return mismatch("fingerprint " + hex64(info.fingerprint) + " here, " +
+                    hex64(fingerprint) + " in the file");
+
+  auto *base = static_cast<uint8_t *>(state);
+  for (const StateTensor &t : info.state) {
+    const Tensor *f = file.find(t.name);
+    if (t.numBytes())
+      std::memcpy(base + t.offset, f->data.data(), t.numBytes());
+  }
+  meta = m;
+  return true;
+}
+
+bool loadStateDict(const std::string &path, const ModelInfo &info,
+                   void *state, std::vector<std::string> *loaded,
+                   std::string &error) {
+  SafetensorsFile file;
+  if (!readSafetensors(path, file, error))
+    return false;
+  const std::string where = oneLine(path) + ": ";
+  std::map<std::string, const StateTensor *> byName;
+  std::vector<std::string> valid;
+  for (const StateTensor &t : info.state) {
+    byName[t.name] = &t;
+    if (isStateDictRole(t.role))
+      valid.push_back(t.name);
+  }
+
+  // Names the model does not know, in file order.
+  size_t found = 0;
+  for (const Tensor &f : file.tensors) {
+    auto it = byName.find(f.name);
+    if (it == byName.end()) {
+      if (endsWith(f.name, kTracked))
+        continue; // PyTorch's batch-norm counter: tcc has its own "step".
+      std::string closest = closestMatch(f.name, valid);
+      error = where + "tensor '" + oneLine(f.name) +
+              "' is not a parameter or buffer of model '" + info.name + "'" +
+              (closest.empty() ? std::string()
+                               : "; the closest is '" + closest + "'");
+      return false;
+    }
+    found += isStateDictRole(it->second->role);
+  }
+  // Then every parameter and buffer, in the model's order: present, same
+  // shape, same dtype. Optimizer state, EMA and the counter of a tcc
+  // checkpoint are skipped (they keep their initialisation).
+  std::vector<std::pair<const StateTensor *, const Tensor *>> copies;
+  for (const StateTensor &t : info.state) {
+    if (!isStateDictRole(t.role))
+      continue;
+    const Tensor *f = file.find(t.name);
+    if (!f) {
+      error = where + roleWord(t.role) + " '" + t.name + "' of model '" +
+              info.name + "' is missing from the file (" +
+              std::to_string(found) + " of " + std::to_string(valid.size()) +
+              " parameters and buffers found)";
+      return false;
+    }
+    if (f->shape != t.shape) {
+      error = where + "tensor '" + t.name + "' has shape " +
+              shapeText(f->shape) + " in the file, but model '" + info.name +
+              "' needs " + shapeText(t.shape);
+      return false;
+    }
+    if (f->dtype != t.dtype) {
+      error = where + "tensor '" + t.name + "' is " + dtypeName(f->dtype) +
+              " in the file, but model '" + info.name + "' stores it as " +
+              dtypeName(t.dtype) + " (convert it before saving)";
+      return false;
+    }
+    copies.push_back({&t, f});
+  }
+
+  auto *base = static_cast<uint8_t *>(state);
+  for (auto [t, f] : copies) {
+    if (t->numBytes())
+      std::memcpy(base + t->offset, f->data.data(), t->numBytes());
+    if (loaded)
+      loaded->push_back(t->name);
+  }
+  return true;
+}
+
+} // namespace tcc::rt

@@ -1,0 +1,127 @@
+//===- Init.h - Initial values of the state tensors -----------*- C++ -*-===//
+//
+// Every state tensor starts from its InitDesc:
+//
+//   constant         every element = a
+//   uniform          U[a, b)
+//   normal           N(mean a, std b)
+//   dirac            U[a, b), then torch.nn.init.dirac_ on the first
+//                    min(O, I) filters of [O, I, k...]: filter i is zero
+//                    except w[i, i, k/2...] = 1 (airbench's identity init;
+//                    filters i >= I keep their uniform values)
+//   patch_whitening  airbench's init_whitening_conv (see below)
+//   copy             the tensor named `source`, after all the others
+//
+// Random numbers: a counter-based generator, Philox4x32-10 (Salmon et al.,
+// SC'11; the generator of cuRAND and of PyTorch's CUDA RNG), so element i
+// of a tensor is a pure function of (seed, tensor name, i):
+//
+//   key     = (seed & 0xffffffff, seed >> 32)
+//   counter = (i & 0xffffffff, i >> 32, h & 0xffffffff, h >> 32),
+//             h = FNV-1a 64-bit hash of the tensor's name
+//   block   = Philox4x32_10(counter, key) = (w0, w1, w2, w3)
+//   uniform = ((w0 << 32 | w1) >> 11) * 2^-53                  in [0, 1)
+//   normal  = sqrt(-2 ln u1) * cos(2 pi u2) (Box-Muller), with
+//             u1 = (((w0 << 32 | w1) >> 11) + 1) * 2^-53       in (0, 1]
+//             u2 = ((w2 << 32 | w3) >> 11) * 2^-53
+//
+// so adding, removing or reordering tensors never changes another tensor's
+// values, and the GPU can draw the same numbers in parallel. Values are
+// computed in double and rounded once to the tensor's dtype (round to
+// nearest even for F16/BF16).
+//
+// Patch whitening (airbench94's init_whitening_conv, eps = 5e-4): for a conv
+// weight [O, C, kh, kw] with O = 2*C*kh*kw, take every kh x kw patch (all C
+// channels, stride 1, no padding) of the first kWhiteningImages training
+// images (normalised, not augmented), flatten each to C*kh*kw values in
+// (c, i, j) order, form the uncentred second-moment matrix
+// S = sum(p p^T) / #patches (airbench's "covariance", in double), take its
+// eigendecomposition (cyclic Jacobi), order eigenvalues descending, and set
+// filter r = v_r / sqrt(lambda_r + eps) and filter D + r = -filter r.
+// Eigenvector signs are arbitrary in any solver; ours makes each vector's
+// largest-magnitude component positive. Eigenvalues are clamped at 0 before
+// adding eps (the matrix is positive semi-definite; this only guards
+// against rounding).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_TRAINER_INIT_H
+#define TCC_RUNTIME_TRAINER_INIT_H
+
+#include "runtime/CompiledModel.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tcc::rt {
+
+constexpr int64_t kWhiteningImages = 5000;
+constexpr double kWhiteningEps = 5e-4;
+
+/// Philox4x32 with 10 rounds (Random123's philox4x32_10).
+std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter,
+                                      std::array<uint32_t, 2> key);
+
+/// FNV-1a, 64 bits.
+uint64_t fnv1a64(std::string_view text);
+
+/// The random stream of one tensor (see the file comment).
+class TensorRandom {
+public:
+  TensorRandom(uint64_t seed, std::string_view tensorName);
+  /// Element i's uniform number in [0, 1).
+  double uniform(uint64_t i) const;
+  /// Element i's standard normal number.
+  double normal(uint64_t i) const;
+
+private:
+  std::array<uint32_t, 2> key;
+  uint64_t nameHash;
+};
+
+/// Element conversions (F16/BF16: round to nearest even; I64: round to
+/// nearest; U8: round and clamp to [0, 255]).
+void storeValue(DType dtype, void *dst, double value);
+double loadValue(DType dtype, const void *src);
+uint16_t floatToHalf(float value);
+float halfToFloat(uint16_t bits);
+uint16_t floatToBFloat16(float value);
+float bfloat16ToFloat(uint16_t bits);
+
+/// Eigen-decomposition of the symmetric n x n row-major matrix `a` by cyclic
+/// Jacobi rotations. `values` ascending (as torch.linalg.eigh); `vectors`
+/// row-major n x n with eigenvector j in column j.
+void symmetricEigen(std::vector<double> a, int n, std::vector<double> &values,
+                    std::vector<double> &vectors);
+
+/// Normalised training images for patch whitening: [n, c, h, w] float.
+struct WhiteningData {
+  const float *images = nullptr;
+  int64_t n = 0, c = 0, h = 0, w = 0;
+};
+
+/// The whitening conv weight [2*C*kh*kw, C, kh, kw] (row-major, double) of
+/// airbench's init_whitening_conv over all images in `data`. `eigenvalues`
+/// (optional) receives the descending eigenvalues.
+bool patchWhiteningWeights(const WhiteningData &data, int64_t kh, int64_t kw,
+                           std::vector<double> &weights,
+                           std::vector<double> *eigenvalues,
+                           std::string &error);
+
+/// True if some state tensor's init is patch_whitening.
+bool needsWhiteningData(const ModelInfo &info);
+
+/// Fills every state tensor of the host arena `state` from its InitDesc
+/// (copies last). `whitening` may be null when no tensor needs it.
+bool initializeState(const ModelInfo &info, void *state, uint64_t seed,
+                     const WhiteningData *whitening, std::string &error);
+
+/// Re-applies only the "copy" inits (after --init replaced the sources, so
+/// that EMA weights start as the loaded parameters).
+bool applyCopyInits(const ModelInfo &info, void *state, std::string &error);
+
+} // namespace tcc::rt
+
+#endif // TCC_RUNTIME_TRAINER_INIT_H

@@ -1,0 +1,235 @@
+//===- Options.cpp - The trainer's command line ----------------------------===//
+
+#include "runtime/trainer/Options.h"
+
+#include "runtime/trainer/Text.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+namespace tcc::rt {
+
+namespace {
+
+struct OptionSpec {
+  const char *name;
+  const char *metavar; ///< nullptr: a flag without a value
+};
+
+const OptionSpec kOptions[] = {
+    {"--data", "PATH"},       {"--epochs", "N"},
+    {"--steps", "N"},         {"--batch-size", "N"},
+    {"--seed", "S"},          {"--init", "FILE.safetensors"},
+    {"--save", "FILE.safetensors"}, {"--resume", "FILE"},
+    {"--metrics", "FILE.jsonl"},    {"--no-shuffle", nullptr},
+    {"--no-augment", nullptr}, {"--eval-only", nullptr},
+    {"--quiet", nullptr},     {"--help", nullptr},
+};
+
+const OptionSpec *findOption(const std::string &name) {
+  for (const OptionSpec &o : kOptions)
+    if (name == o.name)
+      return &o;
+  return nullptr;
+}
+
+bool parsePositiveInt(const std::string &text, int64_t &out) {
+  if (text.empty() || text[0] == '-' || text[0] == '+' || text[0] == ' ')
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  long long v = std::strtoll(text.c_str(), &end, 10);
+  if (errno || *end || v < 1)
+    return false;
+  out = v;
+  return true;
+}
+
+bool parseSeed(const std::string &text, uint64_t &out) {
+  if (text.empty() || !(text[0] >= '0' && text[0] <= '9'))
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (errno || *end)
+    return false;
+  out = v;
+  return true;
+}
+
+bool parsePositiveNumber(const std::string &text, double &out) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (errno || *end || !std::isfinite(v) || !(v > 0))
+    return false;
+  out = v;
+  return true;
+}
+
+std::string quoteArg(const std::string &s) { return "'" + oneLine(s) + "'"; }
+
+} // namespace
+
+const std::vector<std::string> &optionNames() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const OptionSpec &o : kOptions)
+      v.push_back(o.name);
+    return v;
+  }();
+  return names;
+}
+
+bool parseOptions(const std::vector<std::string> &args, TrainOptions &out,
+                  std::string &error) {
+  out = TrainOptions();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (arg == "-h") {
+      out.help = true;
+      continue;
+    }
+    if (arg.size() < 2 || arg[0] != '-') {
+      error = "unexpected argument " + quoteArg(arg) +
+              " (options start with '--'; see --help)";
+      return false;
+    }
+    std::string name = arg;
+    std::optional<std::string> value;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      value = arg.substr(eq + 1);
+    }
+    const OptionSpec *spec = findOption(name);
+    if (!spec) {
+      error = "unknown option " + quoteArg(name) + "; did you mean '" +
+              closestMatch(name, optionNames()) + "'?";
+      return false;
+    }
+    if (!spec->metavar) {
+      if (value) {
+        error = name + " takes no value, got " + quoteArg(arg);
+        return false;
+      }
+      if (name == "--no-shuffle")
+        out.noShuffle = true;
+      else if (name == "--no-augment")
+        out.noAugment = true;
+      else if (name == "--eval-only")
+        out.evalOnly = true;
+      else if (name == "--quiet")
+        out.quiet = true;
+      else if (name == "--help")
+        out.help = true;
+      continue;
+    }
+    if (!value) {
+      if (i + 1 >= args.size() ||
+          (args[i + 1].size() > 2 && args[i + 1].compare(0, 2, "--") == 0)) {
+        error = name + " needs a value (" + name + " " + spec->metavar +
+                " or " + name + "=" + spec->metavar + ")";
+        return false;
+      }
+      value = args[++i];
+    }
+    const std::string &v = *value;
+    if (name == "--epochs") {
+      double e;
+      if (!parsePositiveNumber(v, e)) {
+        error = "--epochs: expected a positive number, got " + quoteArg(v);
+        return false;
+      }
+      out.epochs = e;
+    } else if (name == "--steps" || name == "--batch-size") {
+      int64_t n;
+      if (!parsePositiveInt(v, n)) {
+        error = name + ": expected a positive integer, got " + quoteArg(v);
+        return false;
+      }
+      (name == "--steps" ? out.steps : out.batchSize) = n;
+    } else if (name == "--seed") {
+      uint64_t s;
+      if (!parseSeed(v, s)) {
+        error = "--seed: expected a non-negative integer below 2^64, got " +
+                quoteArg(v);
+        return false;
+      }
+      out.seed = s;
+    } else {
+      if (v.empty()) {
+        error = name + ": expected a path, got an empty value";
+        return false;
+      }
+      if (name == "--data")
+        out.data = v;
+      else if (name == "--init")
+        out.init = v;
+      else if (name == "--save")
+        out.save = v;
+      else if (name == "--resume")
+        out.resume = v;
+      else if (name == "--metrics")
+        out.metrics = v;
+    }
+  }
+  if (!out.init.empty() && !out.resume.empty()) {
+    error = "--init and --resume exclude each other (--resume restores the "
+            "whole state, weights included)";
+    return false;
+  }
+  return true;
+}
+
+std::string helpText(const std::string &program, const OptionDefaults &d) {
+  std::string epochs = nlohmann::json(d.epochs).dump();
+  std::string out;
+  out += "usage: " + program + " [options]\n";
+  out += "\nTrains the model '" + d.model +
+         "' (compiled by tcc) and evaluates it on the test set after every "
+         "epoch.\n";
+  out += "\noptions:\n";
+  auto line = [&](const std::string &left, const std::string &right) {
+    std::string l = "  " + left;
+    if (l.size() < 30)
+      l += std::string(30 - l.size(), ' ');
+    else
+      l += "\n" + std::string(30, ' ');
+    out += l + right + "\n";
+  };
+  line("--data PATH", "data set directory (default: " + d.dataPath +
+                          ", format " + d.dataFormat + ")");
+  line("--epochs N", "epochs to train, may be fractional; sets the schedule "
+                     "(default: " + epochs + ")");
+  line("--steps N", "stop after N optimizer steps in this run (the schedule "
+                    "still spans --epochs; default: no limit)");
+  line("--batch-size N", "must equal the compiled batch size (default: " +
+                             std::to_string(d.batchSize) +
+                             "; to change it, edit train.batch_size and run "
+                             "`tcc compile` again)");
+  line("--seed S", "seed of initialisation, shuffling and augmentation "
+                   "(default: " + std::to_string(d.seed) +
+                       "; with --resume: the checkpoint's)");
+  line("--init FILE.safetensors", "start from these weights (a PyTorch-style "
+                                  "state_dict) instead of the model's init");
+  line("--save FILE.safetensors", "write a checkpoint at the end of the run "
+                                  "(also when --steps stops it)");
+  line("--resume FILE", "continue the run saved in this checkpoint, exactly "
+                        "as if never interrupted");
+  line("--metrics FILE.jsonl", "append one JSON line of metrics per epoch "
+                               "(a fresh run truncates the file first)");
+  line("--no-shuffle", "keep the training set in file order");
+  line("--no-augment", "turn the recipe's data augmentation off");
+  line("--eval-only", "evaluate on the test set without training");
+  line("--quiet", "print nothing but errors (metrics still go to --metrics)");
+  line("--help", "show this help");
+  out += "\nValues may also be given as --opt=value. Errors print one line "
+         "'error: ...' and exit with status 1.\n";
+  return out;
+}
+
+} // namespace tcc::rt

@@ -1,0 +1,58 @@
+//===- Options.h - The trainer's command line -----------------*- C++ -*-===//
+//
+//   train [--data PATH] [--epochs N] [--steps N] [--batch-size N] [--seed S]
+//         [--init FILE.safetensors] [--save FILE.safetensors]
+//         [--resume FILE] [--metrics FILE.jsonl] [--no-shuffle]
+//         [--no-augment] [--eval-only] [--quiet] [--help]
+//
+// Values are given as "--opt value" or "--opt=value". Parsing checks only
+// the command line itself; checks against the model (batch size) are the
+// trainer's.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_TRAINER_OPTIONS_H
+#define TCC_RUNTIME_TRAINER_OPTIONS_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tcc::rt {
+
+struct TrainOptions {
+  std::optional<std::string> data;   ///< overrides the recipe's data.path
+  std::optional<double> epochs;      ///< > 0, may be fractional
+  std::optional<int64_t> steps;      ///< >= 1: stop after this many steps
+  std::optional<int64_t> batchSize;  ///< must equal the compiled one
+  std::optional<uint64_t> seed;
+  std::string init, save, resume, metrics; ///< empty: not given
+  bool noShuffle = false, noAugment = false, evalOnly = false, quiet = false;
+  bool help = false;
+};
+
+/// What --help shows as defaults (from the compiled model and its recipe).
+struct OptionDefaults {
+  std::string model;
+  std::string dataFormat, dataPath;
+  double epochs = 1;
+  int64_t batchSize = 0;
+  uint64_t seed = 0;
+};
+
+/// The option names, "--data" ... "--help".
+const std::vector<std::string> &optionNames();
+
+/// Parses `args` (without the program name). On failure returns false with
+/// `error` one line (without the "error: " prefix), e.g.
+///   unknown option '--epoch'; did you mean '--epochs'?
+///   --epochs: expected a positive number, got 'x'
+bool parseOptions(const std::vector<std::string> &args, TrainOptions &out,
+                  std::string &error);
+
+/// The --help text (several lines, ends with a newline).
+std::string helpText(const std::string &program, const OptionDefaults &d);
+
+} // namespace tcc::rt
+
+#endif // TCC_RUNTIME_TRAINER_OPTIONS_H

@@ -1,0 +1,686 @@
+//===- Trainer.cpp - The trainer program around a CompiledModel ------------===//
+
+#include "runtime/trainer/Trainer.h"
+
+#include "runtime/trainer/Checkpoint.h"
+#include "runtime/trainer/Init.h"
+#include "runtime/trainer/Metrics.h"
+#include "runtime/trainer/Options.h"
+#include "runtime/trainer/Text.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <new>
+#include <optional>
+#include <cerrno>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tcc::rt {
+
+namespace {
+
+using Json = nlohmann::json;
+
+/// A user error: one line, printed as "error: <message>".
+struct UserError {
+  std::string message;
+};
+
+[[noreturn]] void fail(const std::string &message) { throw UserError{message}; }
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+class HostMemory final : public DeviceMemory {
+public:
+  bool isHost() const override { return true; }
+  void *allocate(size_t bytes) override {
+    size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+    void *p = std::aligned_alloc(64, rounded);
+    if (p)
+      std::memset(p, 0, rounded);
+    return p;
+  }
+  void release(void *pointer) override { std::free(pointer); }
+  void upload(void *device, const void *host, size_t bytes) override {
+    if (device != host && bytes)
+      std::memcpy(device, host, bytes);
+  }
+  void download(void *host, const void *device, size_t bytes) override {
+    if (device != host && bytes)
+      std::memcpy(host, device, bytes);
+  }
+};
+
+/// An allocation that frees itself.
+class Buffer {
+public:
+  Buffer(DeviceMemory &memory, size_t bytes, const char *what)
+      : memory(memory), bytes(bytes) {
+    pointer = memory.allocate(bytes);
+    if (!pointer)
+      fail(std::string("out of memory: cannot allocate ") +
+           std::to_string(bytes) + " bytes for the " + what);
+  }
+  ~Buffer() { memory.release(pointer); }
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+  void *get() const { return pointer; }
+  size_t size() const { return bytes; }
+
+private:
+  DeviceMemory &memory;
+  size_t bytes;
+  void *pointer = nullptr;
+};
+
+//===----------------------------------------------------------------------===//
+// Data checks
+//===----------------------------------------------------------------------===//
+
+void checkDataset(const Dataset &d, const char *which, const std::string &path,
+                  const ModelInfo &info) {
+  const std::string where =
+      std::string("the ") + which + " set in '" + oneLine(path) + "'";
+  const int64_t sample = d.c * d.h * d.w;
+  if (d.n < 0 || d.c < 0 || d.h < 0 || d.w < 0 ||
+      static_cast<int64_t>(d.labels.size()) != d.n ||
+      (d.isFloat ? static_cast<int64_t>(d.f32.size())
+                 : static_cast<int64_t>(d.u8.size())) != d.n * sample)
+    fail("internal error: " + where + " was loaded with inconsistent sizes");
+  std::vector<int64_t> shape = {d.c, d.h, d.w};
+  bool ok;
+  if (info.inputShape.size() == 3) {
+    ok = shape == info.inputShape;
+  } else {
+    int64_t n = 1;
+    for (int64_t x : info.inputShape)
+      n *= x;
+    ok = n == sample;
+  }
+  if (!ok)
+    fail(where + " has images " + shapeText(shape) + ", but model '" +
+         info.name + "' takes input " + shapeText(info.inputShape));
+  for (int64_t i = 0; i < d.n; ++i)
+    if (d.labels[i] < 0 || d.labels[i] >= info.classes)
+      fail(where + " has label " + std::to_string(d.labels[i]) +
+           " (sample " + std::to_string(i) + "), but model '" + info.name +
+           "' has " + std::to_string(info.classes) + " classes [0, " +
+           std::to_string(info.classes) + ")");
+}
+
+//===----------------------------------------------------------------------===//
+// State helpers
+//===----------------------------------------------------------------------===//
+
+const StateTensor *findCounter(const ModelInfo &info) {
+  for (const StateTensor &t : info.state)
+    if (t.name == "step")
+      return &t;
+  return nullptr;
+}
+
+int64_t readCounter(const StateTensor &t, const void *hostState) {
+  return static_cast<int64_t>(
+      loadValue(t.dtype, static_cast<const uint8_t *>(hostState) + t.offset));
+}
+
+void checkLayout(const ModelInfo &info) {
+  if (info.batchSize < 1)
+    fail("internal error: the compiled model has batch size " +
+         std::to_string(info.batchSize));
+  if (info.classes < 1)
+    fail("internal error: the compiled model has " +
+         std::to_string(info.classes) + " classes");
+  for (const StateTensor &t : info.state) {
+    for (int64_t d : t.shape)
+      if (d < 0)
+        fail("internal error: state tensor '" + t.name +
+             "' has a negative dimension");
+    if (t.offset > info.stateBytes || t.numBytes() > info.stateBytes - t.offset)
+      fail("internal error: state tensor '" + t.name +
+           "' lies outside the state arena");
+  }
+}
+
+/// Fails early (before hours of training) if `path` can clearly not be
+/// written: a directory, or in a directory that does not exist or that we
+/// may not write.
+void checkWritable(const std::string &option, const std::string &path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    fail(option + " " + oneLine(path) + ": is a directory");
+  size_t slash = path.find_last_of('/');
+  std::string parent = slash == std::string::npos ? "."
+                       : slash == 0               ? "/"
+                                                  : path.substr(0, slash);
+  if (stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    fail(option + " " + oneLine(path) + ": directory '" + oneLine(parent) +
+         "' does not exist");
+  if (access(parent.c_str(), W_OK | X_OK) != 0)
+    fail(option + " " + oneLine(path) + ": cannot write in directory '" +
+         oneLine(parent) + "': " + std::strerror(errno));
+}
+
+std::string percent(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * x);
+  return buf;
+}
+
+//===----------------------------------------------------------------------===//
+// The run
+//===----------------------------------------------------------------------===//
+
+class Run {
+public:
+  Run(CompiledModel &model, std::ostream &out, std::ostream &err,
+      const TrainerEnv &env)
+      : model(model), info(model.info()), out(out), err(err), env(env),
+        clock(env.clock ? env.clock : steadySeconds),
+        progress(err, false, clock) {}
+
+  int run(const std::vector<std::string> &args);
+
+private:
+  void loadData(const Recipe &recipe);
+  void evaluate(EpochMetrics &m);
+  void emit(EpochMetrics &m);
+  void fillBatch(BatchLoader &loader, int64_t epoch, int64_t index);
+
+  CompiledModel &model;
+  const ModelInfo &info;
+  std::ostream &out, &err;
+  const TrainerEnv &env;
+  std::function<double()> clock;
+  ProgressLine progress; ///< enabled once --quiet is known
+
+  TrainOptions opts;
+  DataSplit ownData;
+  const DataSplit *data = nullptr;
+  std::string dataPath;
+  NormalizeConfig normalize;
+  DeviceMemory *memory = nullptr;
+  void *state = nullptr, *scratch = nullptr;
+  MetricsFile metricsFile;
+
+  std::vector<float> images, fillerImages;
+  std::vector<int64_t> labels, fillerLabels;
+  std::unique_ptr<Buffer> deviceImages, deviceLabels;
+};
+
+void Run::loadData(const Recipe &recipe) {
+  dataPath = opts.data ? *opts.data : recipe.dataPath;
+  if (env.data) {
+    data = env.data;
+  } else {
+    if (recipe.dataFormat.empty())
+      fail("the model's recipe names no data format (data.format)");
+    std::string error;
+    if (!loadDataset(recipe.dataFormat, dataPath, ownData, error))
+      fail(error);
+    data = &ownData;
+  }
+  checkDataset(data->train, "training", dataPath, info);
+  checkDataset(data->test, "test", dataPath, info);
+  if (!opts.evalOnly && data->train.n == 0)
+    fail("the training set in '" + oneLine(dataPath) + "' is empty");
+
+  // Empty: mean 0, std 1; one value: every channel; else one per channel.
+  const size_t channels = static_cast<size_t>(data->train.c);
+  normalize = recipe.normalize;
+  for (const auto *v : {&normalize.mean, &normalize.std})
+    if (v->size() > 1 && v->size() != channels)
+      fail("the recipe's data.normalize has " +
+           std::to_string(normalize.mean.size()) + " means and " +
+           std::to_string(normalize.std.size()) +
+           " stds, but the data set in '" + oneLine(dataPath) + "' has " +
+           std::to_string(channels) + " channels");
+}
+
+void Run::fillBatch(BatchLoader &loader, int64_t epoch, int64_t index) {
+  const int64_t batch = info.batchSize;
+  const int64_t sample = data->train.c * data->train.h * data->train.w;
+  int64_t valid = 0;
+  loader.batch(epoch, index, images.data(), labels.data(), valid);
+  if (valid >= batch)
+    return;
+  // The compiled step has a fixed batch: complete a short last batch with
+  // the first samples of this epoch's first batch (itself when it is the
+  // only one), cyclically.
+  const float *srcImages = images.data();
+  const int64_t *srcLabels = labels.data();
+  int64_t srcValid = valid;
+  if (index != 0) {
+    fillerImages.resize(images.size());
+    fillerLabels.resize(labels.size());
+    loader.batch(epoch, 0, fillerImages.data(), fillerLabels.data(), srcValid);
+    srcImages = fillerImages.data();
+    srcLabels = fillerLabels.data();
+  }
+  if (srcValid <= 0)
+    fail("internal error: the data loader returned an empty batch");
+  for (int64_t k = valid; k < batch; ++k) {
+    int64_t j = (k - valid) % srcValid;
+    std::memmove(images.data() + k * sample, srcImages + j * sample,
+                 sample * sizeof(float));
+    labels[k] = srcLabels[j];
+  }
+}
+
+void Run::evaluate(EpochMetrics &m) {
+  const Dataset &test = data->test;
+  if (test.n == 0)
+    return;
+  const int64_t batch = info.evalBatchSize > 0 ? info.evalBatchSize
+                                               : info.batchSize;
+  BatchLoader loader(test, batch, /*shuffle=*/false, /*augment=*/false,
+                     /*dropLast=*/false, 0, AugmentConfig(), normalize);
+  std::string error;
+  if (!loader.check(error))
+    fail("the test set in '" + oneLine(dataPath) + "': " + error);
+  const int64_t sample = test.c * test.h * test.w;
+  std::vector<float> evalImages(static_cast<size_t>(batch * sample));
+  std::vector<int64_t> evalLabels(static_cast<size_t>(batch));
+  std::unique_ptr<Buffer> dImages, dLabels;
+  if (!memory->isHost()) {
+    dImages = std::make_unique<Buffer>(*memory, evalImages.size() * 4,
+                                       "evaluation images");
+    dLabels = std::make_unique<Buffer>(*memory, evalLabels.size() * 8,
+                                       "evaluation labels");
+  }
+  StepTotals totals;
+  for (int64_t i = 0, n = loader.batchesPerEpoch(); i < n; ++i) {
+    int64_t valid = 0;
+    loader.batch(0, i, evalImages.data(), evalLabels.data(), valid);
+    const float *imagesArg = evalImages.data();
+    const int64_t *labelsArg = evalLabels.data();
+    if (dImages) {
+      memory->upload(dImages->get(), evalImages.data(), dImages->size());
+      memory->upload(dLabels->get(), evalLabels.data(), dLabels->size());
+      imagesArg = static_cast<const float *>(dImages->get());
+      labelsArg = static_cast<const int64_t *>(dLabels->get());
+    }
+    model.evalStep(state, scratch, imagesArg, labelsArg, valid, totals);
+  }
+  if (totals.count > 0) {
+    m.testLoss = totals.lossSum / totals.count;
+    m.testAcc = static_cast<double>(totals.correct) / totals.count;
+  }
+}
+
+void Run::emit(EpochMetrics &m) {
+  std::string line = metricsLine(m);
+  if (metricsFile.isOpen()) {
+    std::string error;
+    if (!metricsFile.writeLine(line, error))
+      fail(error);
+  }
+  if (!opts.quiet) {
+    progress.clear();
+    out << line << '\n';
+    out.flush();
+  }
+}
+
+int Run::run(const std::vector<std::string> &args) {
+  std::string error;
+  if (!parseOptions(args, opts, error))
+    fail(error);
+  progress = ProgressLine(err, env.progress && !opts.quiet, clock);
+  Recipe recipe;
+  if (!parseRecipe(info.recipeJson, recipe, error))
+    fail("internal error: the recipe compiled into the model is invalid: " +
+         error);
+  if (opts.help) {
+    OptionDefaults d;
+    d.model = info.name;
+    d.dataFormat = recipe.dataFormat;
+    d.dataPath = recipe.dataPath;
+    d.epochs = recipe.epochs;
+    d.batchSize = info.batchSize;
+    d.seed = recipe.seed;
+    out << helpText(env.program, d);
+    out.flush();
+    return 0;
+  }
+  checkLayout(info);
+  if (opts.batchSize && *opts.batchSize != info.batchSize)
+    fail("--batch-size " + std::to_string(*opts.batchSize) +
+         " differs from the batch size " + std::to_string(info.batchSize) +
+         " this trainer was compiled for; the step is compiled for one batch "
+         "size: set train.batch_size in the model's JSON and run `tcc "
+         "compile` again");
+
+  if (!opts.save.empty())
+    checkWritable("--save", opts.save);
+  loadData(recipe);
+
+  // --- state ---------------------------------------------------------------
+  memory = env.memory ? env.memory : &hostMemory();
+  Buffer stateBuffer(*memory, info.stateBytes, "state arena");
+  Buffer scratchBuffer(*memory, info.scratchBytes, "scratch arena");
+  state = stateBuffer.get();
+  scratch = scratchBuffer.get();
+  std::unique_ptr<Buffer> hostMirror;
+  void *hostState = state;
+  if (!memory->isHost()) {
+    hostMirror =
+        std::make_unique<Buffer>(hostMemory(), info.stateBytes, "state copy");
+    hostState = hostMirror->get();
+  }
+
+  uint64_t seed = opts.seed ? *opts.seed : recipe.seed;
+  double epochs = opts.epochs ? *opts.epochs : recipe.epochs;
+  int64_t metaStep = 0;
+  if (!opts.resume.empty()) {
+    CheckpointMeta meta;
+    if (!loadCheckpoint(opts.resume, info, hostState, meta, error))
+      fail(error);
+    metaStep = meta.step;
+    if (!opts.seed)
+      seed = meta.seed;
+    if (!opts.epochs && meta.epochs > 0)
+      epochs = meta.epochs;
+  } else {
+    std::vector<float> whiteningImages;
+    WhiteningData whitening;
+    if (needsWhiteningData(info)) {
+      const Dataset &train = data->train;
+      int64_t n = std::min<int64_t>(train.n, kWhiteningImages);
+      if (n == 0)
+        fail("patch-whitening init needs training images, but the training "
+             "set in '" + oneLine(dataPath) + "' is empty");
+      BatchLoader first(train, n, /*shuffle=*/false, /*augment=*/false,
+                        /*dropLast=*/false, seed, AugmentConfig(), normalize);
+      if (!first.check(error))
+        fail("the training set in '" + oneLine(dataPath) + "': " + error);
+      whiteningImages.resize(static_cast<size_t>(n * train.c * train.h * train.w));
+      std::vector<int64_t> ignored(static_cast<size_t>(n));
+      int64_t valid = 0;
+      first.batch(0, 0, whiteningImages.data(), ignored.data(), valid);
+      whitening = {whiteningImages.data(), valid, train.c, train.h, train.w};
+    }
+    if (!initializeState(info, hostState, seed, &whitening, error))
+      fail(error);
+    if (!opts.init.empty()) {
+      if (!loadStateDict(opts.init, info, hostState, nullptr, error))
+        fail(error);
+      if (!applyCopyInits(info, hostState, error))
+        fail(error);
+    }
+  }
+  memory->upload(state, hostState, info.stateBytes);
+
+  // --- schedule ------------------------------------------------------------
+  const Dataset &train = data->train;
+  bool augment = !opts.noAugment;
+  BatchLoader loader(train, info.batchSize, !opts.noShuffle, augment,
+                     recipe.dropLast, seed, recipe.augment, normalize);
+  if (train.n > 0 && !loader.check(error))
+    fail("the training set in '" + oneLine(dataPath) + "': " + error);
+  int64_t stepsPerEpoch = train.n > 0 ? loader.batchesPerEpoch() : 0;
+  if (stepsPerEpoch <= 0 && !opts.evalOnly)
+    fail("the training set in '" + oneLine(dataPath) + "' has " +
+         std::to_string(train.n) + " samples, fewer than one batch of " +
+         std::to_string(info.batchSize) + " (train.drop_last is true)");
+  RunConstants run;
+  run.stepsPerEpoch = std::max<int64_t>(stepsPerEpoch, 1);
+  run.totalSteps = totalStepsFor(epochs, run.stepsPerEpoch);
+
+  const StateTensor *counter = findCounter(info);
+  int64_t step = counter ? readCounter(*counter, hostState) : metaStep;
+  if (step < 0)
+    fail("the step counter in the state is negative (" + std::to_string(step) +
+         ")");
+
+  if (!opts.metrics.empty() &&
+      !metricsFile.open(opts.metrics, !opts.resume.empty(), error))
+    fail(error);
+
+  // --- train ---------------------------------------------------------------
+  const int64_t sample = train.c * train.h * train.w;
+  images.assign(static_cast<size_t>(info.batchSize * sample), 0.0f);
+  labels.assign(static_cast<size_t>(info.batchSize), 0);
+  if (!memory->isHost()) {
+    deviceImages = std::make_unique<Buffer>(*memory, images.size() * 4,
+                                            "training images");
+    deviceLabels = std::make_unique<Buffer>(*memory, labels.size() * 8,
+                                            "training labels");
+  }
+  const double start = clock();
+  double segmentTrain = 0; // training seconds of the current epoch
+  StepTotals totals;
+  int64_t ran = 0;
+  bool emittedFinal = false;
+  auto makeMetrics = [&](bool final) {
+    EpochMetrics m;
+    m.step = step;
+    m.epoch = static_cast<double>(step) / run.stepsPerEpoch;
+    if (totals.count > 0) {
+      m.trainLoss = totals.lossSum / totals.count;
+      m.trainAcc = static_cast<double>(totals.correct) / totals.count;
+      if (segmentTrain > 0)
+        m.imagesPerS = totals.count / segmentTrain;
+    }
+    evaluate(m);
+    m.elapsedS = clock() - start;
+    m.final = final;
+    return m;
+  };
+
+  while (!opts.evalOnly && step < run.totalSteps &&
+         !(opts.steps && ran >= *opts.steps)) {
+    const double t0 = clock();
+    fillBatch(loader, step / run.stepsPerEpoch, step % run.stepsPerEpoch);
+    const float *imagesArg = images.data();
+    const int64_t *labelsArg = labels.data();
+    if (deviceImages) {
+      memory->upload(deviceImages->get(), images.data(), deviceImages->size());
+      memory->upload(deviceLabels->get(), labels.data(), deviceLabels->size());
+      imagesArg = static_cast<const float *>(deviceImages->get());
+      labelsArg = static_cast<const int64_t *>(deviceLabels->get());
+    }
+    model.trainStep(state, scratch, run, imagesArg, labelsArg, totals);
+    ++ran;
+    if (counter && memory->isHost()) {
+      int64_t now = readCounter(*counter, state);
+      if (now != step + 1)
+        fail("internal error: the compiled step moved the step counter from " +
+             std::to_string(step) + " to " + std::to_string(now));
+    }
+    ++step;
+    segmentTrain += clock() - t0;
+
+    bool last = step >= run.totalSteps || (opts.steps && ran >= *opts.steps);
+    if (step % run.stepsPerEpoch == 0 || last) {
+      EpochMetrics m = makeMetrics(last);
+      emit(m);
+      emittedFinal = last;
+      totals = StepTotals();
+      segmentTrain = 0;
+    } else if (progress.enabled()) {
+      std::string text =
+          "epoch " + std::to_string(step / run.stepsPerEpoch + 1) + "/" +
+          std::to_string((run.totalSteps + run.stepsPerEpoch - 1) /
+                         run.stepsPerEpoch) +
+          "  step " + std::to_string(step) + "/" +
+          std::to_string(run.totalSteps);
+      if (totals.count > 0) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "  loss %.4f  acc %s",
+                      totals.lossSum / totals.count,
+                      percent(static_cast<double>(totals.correct) /
+                              totals.count)
+                          .c_str());
+        text += buf;
+        if (segmentTrain > 0) {
+          std::snprintf(buf, sizeof buf, "  %.0f img/s",
+                        totals.count / segmentTrain);
+          text += buf;
+        }
+      }
+      progress.update(text);
+    }
+  }
+  if (!emittedFinal) {
+    EpochMetrics m = makeMetrics(true);
+    emit(m);
+  }
+  progress.clear();
+
+  // --- finish --------------------------------------------------------------
+  if (!memory->isHost() || !opts.save.empty())
+    memory->download(hostState, state, info.stateBytes);
+  if (counter && !memory->isHost()) {
+    int64_t now = readCounter(*counter, hostState);
+    if (now != step)
+      fail("internal error: the step counter is " + std::to_string(now) +
+           " after " + std::to_string(step) + " steps");
+  }
+  if (!opts.save.empty()) {
+    CheckpointMeta meta;
+    meta.model = info.name;
+    meta.fingerprint = info.fingerprint;
+    meta.step = step;
+    meta.epoch = step / run.stepsPerEpoch;
+    meta.seed = seed;
+    meta.epochs = epochs;
+    meta.totalSteps = run.totalSteps;
+    if (!saveCheckpoint(opts.save, info, hostState, meta, error))
+      fail(error);
+  }
+  return 0;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Public entry points
+//===----------------------------------------------------------------------===//
+
+DeviceMemory &hostMemory() {
+  static HostMemory memory;
+  return memory;
+}
+
+int64_t totalStepsFor(double epochs, int64_t stepsPerEpoch) {
+  double x = epochs * static_cast<double>(stepsPerEpoch);
+  if (!(x > 0))
+    return 0;
+  if (x >= 9.2e18)
+    return INT64_MAX;
+  double nearest = std::nearbyint(x);
+  if (std::abs(x - nearest) <= 1e-9 * std::max(1.0, x))
+    return static_cast<int64_t>(nearest);
+  return static_cast<int64_t>(std::ceil(x));
+}
+
+bool parseRecipe(const std::string &text, Recipe &out, std::string &error) {
+  out = Recipe();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    return true;
+  Json j;
+  try {
+    j = Json::parse(text);
+  } catch (const Json::exception &e) {
+    error = oneLine(e.what());
+    return false;
+  }
+  if (!j.is_object()) {
+    error = "not a JSON object";
+    return false;
+  }
+  try {
+    auto section = [&](const char *name) -> Json {
+      auto it = j.find(name);
+      if (it == j.end() || it->is_null())
+        return Json::object();
+      if (!it->is_object())
+        throw std::runtime_error(std::string(name) + " is not an object");
+      return *it;
+    };
+    Json train = section("train"), data = section("data"),
+         eval = section("eval");
+    out.epochs = train.value("epochs", 1.0);
+    if (!(out.epochs > 0) || !std::isfinite(out.epochs))
+      throw std::runtime_error("train.epochs must be positive");
+    out.seed = train.value("seed", uint64_t(0));
+    out.dropLast = train.value("drop_last", true);
+    out.batchSize = train.value("batch_size", int64_t(0));
+    out.dataFormat = data.value("format", std::string());
+    out.dataPath = data.value("path", std::string());
+    if (data.contains("augment") && data["augment"].is_object()) {
+      const Json &a = data["augment"];
+      out.augment.cropPadding = a.value("random_crop_padding", int64_t(0));
+      out.augment.flip = a.value("flip", false);
+      out.augment.translate = a.value("translate", int64_t(0));
+      out.augment.cutout = a.value("cutout", int64_t(0));
+    }
+    if (data.contains("normalize") && data["normalize"].is_object()) {
+      const Json &n = data["normalize"];
+      out.normalize.mean = n.value("mean", std::vector<float>());
+      out.normalize.std = n.value("std", std::vector<float>());
+    }
+    out.evalBatchSize = eval.value("batch_size", int64_t(0));
+  } catch (const std::exception &e) {
+    error = oneLine(e.what());
+    return false;
+  }
+  return true;
+}
+
+int runTrainer(CompiledModel &model, const std::vector<std::string> &args,
+               std::ostream &out, std::ostream &err, const TrainerEnv &env) {
+  std::string message;
+  try {
+    Run run(model, out, err, env);
+    return run.run(args);
+  } catch (const UserError &e) {
+    message = e.message;
+  } catch (const std::bad_alloc &) {
+    message = "out of memory";
+  } catch (const std::exception &e) {
+    message = std::string("internal error: ") + e.what();
+  } catch (...) {
+    message = "internal error: unknown exception";
+  }
+  out.flush();
+  err << "error: " << oneLine(message) << std::endl;
+  return 1;
+}
+
+int trainerMain(CompiledModel &model, int argc, char **argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i)
+    args.push_back(argv[i]);
+  TrainerEnv env;
+  env.progress = isatty(2) == 1;
+  if (argc > 0 && argv[0]) {
+    std::string program = argv[0];
+    env.program = program;
+  }
+  if (model.info().target == "cuda") {
+    env.memory = tccDeviceMemory ? tccDeviceMemory() : nullptr;
+    if (!env.memory) {
+      std::cerr << "error: this trainer was compiled for the cuda target, "
+                   "but its runtime has no CUDA memory provider "
+                   "(tccDeviceMemory)"
+                << std::endl;
+      return 1;
+    }
+  }
+  std::ios::sync_with_stdio(true);
+  return runTrainer(model, args, std::cout, std::cerr, env);
+}
+
+} // namespace tcc::rt

@@ -1,0 +1,112 @@
+//===- Trainer.h - The trainer program around a CompiledModel -*- C++ -*-===//
+//
+// runTrainer() is the whole trainer: it parses the command line, reads the
+// recipe compiled into the model (ModelInfo::recipeJson), loads and checks
+// the data, allocates the arenas (64-byte aligned), initialises the state
+// (or loads --init / --resume), runs trainStep once per batch, evaluates
+// the whole test set at every epoch end and at the end of the run, writes
+// metrics, and saves --save at the end of the run (also when --steps stops
+// it early).
+//
+// Determinism: the state's initial values derive from (seed, tensor name),
+// and the batch of step s is batch s % stepsPerEpoch of epoch
+// s / stepsPerEpoch in the BatchLoader, a pure function of (seed, epoch,
+// index). The step counter is the state tensor "step", so a run resumed
+// from a checkpoint sees exactly the batches, augmentation and schedule of
+// an uninterrupted run with the same seed: the final state is bit-identical.
+// --steps only stops a run early; the schedule always spans --epochs
+// (RunConstants::totalSteps = ceil(epochs * stepsPerEpoch)). On --resume,
+// the seed and epochs default to the checkpoint's.
+//
+// A short last batch (train.drop_last false) is completed with the first
+// samples of the epoch's first batch, since the step is compiled for a
+// fixed batch size.
+//
+// Errors: every user error is one line "error: ..." on stderr and exit
+// status 1; nothing a user can pass crashes the program.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_TRAINER_TRAINER_H
+#define TCC_RUNTIME_TRAINER_TRAINER_H
+
+#include "runtime/CompiledModel.h"
+#include "runtime/data/Dataset.h"
+
+#include <cstddef>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tcc::rt {
+
+/// Where the arenas and the batches live. The cpu target uses hostMemory();
+/// a cuda build supplies device memory through tccDeviceMemory().
+class DeviceMemory {
+public:
+  virtual ~DeviceMemory() = default;
+  /// True if device pointers are host pointers (no copies needed).
+  virtual bool isHost() const = 0;
+  /// `bytes` bytes aligned to at least 64, zero-filled; nullptr on failure.
+  virtual void *allocate(size_t bytes) = 0;
+  virtual void release(void *pointer) = 0;
+  virtual void upload(void *device, const void *host, size_t bytes) = 0;
+  virtual void download(void *host, const void *device, size_t bytes) = 0;
+};
+
+/// Host memory: aligned_alloc(64, ...), memcpy.
+DeviceMemory &hostMemory();
+
+/// What the trainer reads from ModelInfo::recipeJson (sections train, data,
+/// eval); missing fields keep these defaults.
+struct Recipe {
+  double epochs = 1;
+  uint64_t seed = 0;
+  bool dropLast = true;
+  int64_t batchSize = 0; ///< train.batch_size (informational)
+  std::string dataFormat, dataPath;
+  AugmentConfig augment;
+  NormalizeConfig normalize;
+  int64_t evalBatchSize = 0;
+};
+
+/// Parses `json` (empty text counts as {}); false with `error` one line.
+bool parseRecipe(const std::string &json, Recipe &out, std::string &error);
+
+/// ceil(epochs * stepsPerEpoch), where a product within 1e-9 (relative) of
+/// an integer counts as that integer (0.3 * 10 is 3 steps, not 4).
+int64_t totalStepsFor(double epochs, int64_t stepsPerEpoch);
+
+/// Seams for tests and other targets; the defaults are the program's.
+struct TrainerEnv {
+  /// Use this data set instead of loading data.format/data.path (--data is
+  /// then ignored).
+  const DataSplit *data = nullptr;
+  /// Arena memory; nullptr: host memory.
+  DeviceMemory *memory = nullptr;
+  /// Show the progress line on `err` (the program: stderr is a terminal).
+  bool progress = false;
+  /// Seconds of a monotonic clock; nullptr: the steady clock.
+  std::function<double()> clock;
+  /// The program name in --help.
+  std::string program = "train";
+};
+
+/// Runs the trainer with `args` (without the program name), printing
+/// metrics to `out` and errors/progress to `err`. Returns the exit status:
+/// 0, or 1 after printing one "error: ..." line.
+int runTrainer(CompiledModel &model, const std::vector<std::string> &args,
+               std::ostream &out, std::ostream &err,
+               const TrainerEnv &env = TrainerEnv());
+
+/// main() of the trainer program: std::cout, std::cerr, isatty(2), and
+/// tccDeviceMemory() for a cuda model.
+int trainerMain(CompiledModel &model, int argc, char **argv);
+
+} // namespace tcc::rt
+
+/// Defined (strongly) by a cuda build of the runtime; null otherwise. A
+/// model whose ModelInfo::target is "cuda" needs it.
+extern "C" tcc::rt::DeviceMemory *tccDeviceMemory() __attribute__((weak));
+
+#endif // TCC_RUNTIME_TRAINER_TRAINER_H

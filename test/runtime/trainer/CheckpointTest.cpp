@@ -1,0 +1,283 @@
+//===- CheckpointTest.cpp - Checkpoints, --resume and --init loading ------===//
+
+#include "FakeModel.h"
+
+#include "runtime/trainer/Checkpoint.h"
+#include "runtime/trainer/Init.h"
+#include "runtime/trainer/Safetensors.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace tcc::rt;
+using tcc::test::FakeModel;
+using tcc::test::TempDir;
+
+namespace {
+
+struct Arena {
+  explicit Arena(const ModelInfo &info) : bytes(info.stateBytes, 0) {}
+  std::vector<uint8_t> bytes;
+  void *data() { return bytes.data(); }
+};
+
+std::vector<uint8_t> initialised(const ModelInfo &info, uint64_t seed) {
+  Arena a(info);
+  std::string error;
+  EXPECT_TRUE(initializeState(info, a.data(), seed, nullptr, error)) << error;
+  return a.bytes;
+}
+
+const StateTensor &tensor(const ModelInfo &info, const std::string &name) {
+  for (const StateTensor &t : info.state)
+    if (t.name == name)
+      return t;
+  throw std::logic_error("no tensor " + name);
+}
+
+/// Writes a state_dict file of the given tensors (all F32 unless stated).
+void writeStateDict(const std::string &path,
+                    const std::vector<std::pair<std::string, std::vector<int64_t>>> &shapes,
+                    DType dtype = DType::F32) {
+  std::vector<std::vector<uint8_t>> storage;
+  std::vector<TensorRef> refs;
+  storage.reserve(shapes.size());
+  for (const auto &[name, shape] : shapes) {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    storage.emplace_back(n * dtypeSize(dtype));
+    for (int64_t i = 0; i < n; ++i)
+      storeValue(dtype, storage.back().data() + i * dtypeSize(dtype),
+                 0.01 * (i + 1));
+    refs.push_back({name, dtype, shape, storage.back().data(),
+                    storage.back().size()});
+  }
+  std::string error;
+  ASSERT_TRUE(writeSafetensors(path, refs, {}, error)) << error;
+}
+
+std::vector<std::pair<std::string, std::vector<int64_t>>> fullStateDict() {
+  return {{"fc.weight", {3, 16}},        {"fc.bias", {3}},
+          {"norm.weight", {16}},         {"norm.bias", {16}},
+          {"norm.running_mean", {16}},   {"norm.running_var", {16}}};
+}
+
+} // namespace
+
+TEST(Checkpoint, SaveThenResumeRestoresEveryByte) {
+  TempDir dir;
+  FakeModel model;
+  const ModelInfo &info = model.info();
+  std::vector<uint8_t> state = initialised(info, 3);
+  int64_t step = 17;
+  std::memcpy(state.data() + tensor(info, "step").offset, &step, 8);
+  CheckpointMeta meta;
+  meta.step = 17;
+  meta.epoch = 3;
+  meta.seed = 12345678901234ull;
+  meta.epochs = 9.9;
+  meta.totalSteps = 50;
+  std::string error, path = dir.file("c.safetensors");
+  ASSERT_TRUE(saveCheckpoint(path, info, state.data(), meta, error)) << error;
+
+  Arena back(info);
+  CheckpointMeta got;
+  ASSERT_TRUE(loadCheckpoint(path, info, back.data(), got, error)) << error;
+  EXPECT_EQ(back.bytes, state);
+  EXPECT_EQ(got.model, "fake_linear");
+  EXPECT_EQ(got.fingerprint, info.fingerprint);
+  EXPECT_EQ(got.step, 17);
+  EXPECT_EQ(got.epoch, 3);
+  EXPECT_EQ(got.seed, 12345678901234ull);
+  EXPECT_DOUBLE_EQ(got.epochs, 9.9);
+  EXPECT_EQ(got.totalSteps, 50);
+
+  SafetensorsFile f;
+  ASSERT_TRUE(readSafetensors(path, f, error));
+  EXPECT_EQ(f.metadata.at("fingerprint").size(), 16u);
+  EXPECT_EQ(f.metadata.at("format"), "pt");
+  EXPECT_EQ(f.metadata.at("epochs"), "9.9");
+  // Every state tensor under its own name, plus num_batches_tracked.
+  EXPECT_EQ(f.tensors.size(), info.state.size() + 1);
+  const Tensor *tracked = f.find("norm.num_batches_tracked");
+  ASSERT_TRUE(tracked);
+  EXPECT_EQ(tracked->dtype, DType::I64);
+  EXPECT_TRUE(tracked->shape.empty());
+  int64_t v;
+  std::memcpy(&v, tracked->data.data(), 8);
+  EXPECT_EQ(v, 17);
+  EXPECT_TRUE(f.find("optimizer.fc.weight.momentum_buffer"));
+  EXPECT_TRUE(f.find("ema.fc.weight"));
+  EXPECT_TRUE(f.find("step"));
+}
+
+TEST(Checkpoint, ResumeRefusesAnotherModel) {
+  TempDir dir;
+  FakeModel small;                      // input 4x4
+  FakeModel big(tcc::test::fakeRecipe(), 5); // input 5x5
+  big.mi.name = "bigger";
+  std::vector<uint8_t> state = initialised(small.info(), 1);
+  std::string error, path = dir.file("c.safetensors");
+  ASSERT_TRUE(saveCheckpoint(path, small.info(), state.data(), CheckpointMeta{},
+                             error));
+  Arena arena(big.info());
+  std::vector<uint8_t> before = arena.bytes;
+  CheckpointMeta meta;
+  EXPECT_FALSE(loadCheckpoint(path, big.info(), arena.data(), meta, error));
+  EXPECT_EQ(error, path + ": checkpoint of model 'fake_linear' does not match "
+                          "this trainer's model 'bigger' (tensor fc.weight "
+                          "has shape [3, 25] here, [3, 16] in the file)");
+  EXPECT_EQ(arena.bytes, before) << "state must stay untouched";
+}
+
+TEST(Checkpoint, ResumeMismatchDetails) {
+  TempDir dir;
+  FakeModel model;
+  std::vector<uint8_t> state = initialised(model.info(), 1);
+  std::string error, path = dir.file("c.safetensors");
+  ASSERT_TRUE(saveCheckpoint(path, model.info(), state.data(), {}, error));
+  CheckpointMeta meta;
+
+  FakeModel renamed; // a tensor missing from the file
+  renamed.mi.state[1].name = "fc.bias2";
+  Arena a(renamed.info());
+  EXPECT_FALSE(loadCheckpoint(path, renamed.info(), a.data(), meta, error));
+  EXPECT_NE(error.find("(tensor fc.bias2 is missing from the file)"),
+            std::string::npos)
+      << error;
+
+  FakeModel fewer; // the file has a tensor the model lacks
+  fewer.mi.state.erase(fewer.mi.state.begin() + 8); // ema.fc.weight
+  EXPECT_FALSE(loadCheckpoint(path, fewer.info(), a.data(), meta, error));
+  EXPECT_NE(error.find("(the file has tensor ema.fc.weight, which this model "
+                       "does not)"),
+            std::string::npos)
+      << error;
+
+  FakeModel half; // dtype differs
+  half.mi.state[0].dtype = DType::BF16;
+  Arena h(half.info());
+  EXPECT_FALSE(loadCheckpoint(path, half.info(), h.data(), meta, error));
+  EXPECT_NE(error.find("(tensor fc.weight is BF16 here, F32 in the file)"),
+            std::string::npos)
+      << error;
+
+  FakeModel other; // same tensors, other fingerprint
+  other.mi.fingerprint ^= 1;
+  EXPECT_FALSE(loadCheckpoint(path, other.info(), a.data(), meta, error));
+  EXPECT_NE(error.find("fingerprint"), std::string::npos) << error;
+  EXPECT_EQ(error.find('\n'), std::string::npos);
+}
+
+TEST(Checkpoint, ResumeNeedsATccCheckpoint) {
+  TempDir dir;
+  FakeModel model;
+  std::string path = dir.file("torch.safetensors");
+  writeStateDict(path, fullStateDict());
+  Arena a(model.info());
+  CheckpointMeta meta;
+  std::string error;
+  EXPECT_FALSE(loadCheckpoint(path, model.info(), a.data(), meta, error));
+  EXPECT_NE(error.find("not a tcc checkpoint"), std::string::npos) << error;
+  EXPECT_NE(error.find("--init"), std::string::npos) << error;
+}
+
+TEST(Checkpoint, InitLoadsAStateDict) {
+  TempDir dir;
+  FakeModel model;
+  const ModelInfo &info = model.info();
+  std::string path = dir.file("init.safetensors");
+  auto sd = fullStateDict();
+  sd.push_back({"norm.num_batches_tracked", {}}); // ignored
+  writeStateDict(path, sd);
+  std::vector<uint8_t> state = initialised(info, 5);
+  std::vector<uint8_t> before = state;
+  std::vector<std::string> loaded;
+  std::string error;
+  ASSERT_TRUE(loadStateDict(path, info, state.data(), &loaded, error)) << error;
+  EXPECT_EQ(loaded.size(), 6u);
+  float w0;
+  std::memcpy(&w0, state.data() + tensor(info, "fc.weight").offset, 4);
+  EXPECT_FLOAT_EQ(w0, 0.01f);
+  // Optimizer state and the counter keep their initialisation.
+  const StateTensor &m = tensor(info, "optimizer.fc.weight.momentum_buffer");
+  EXPECT_EQ(std::memcmp(state.data() + m.offset, before.data() + m.offset,
+                        m.numBytes()),
+            0);
+}
+
+TEST(Checkpoint, InitAcceptsATccCheckpoint) {
+  TempDir dir;
+  FakeModel model;
+  std::vector<uint8_t> state = initialised(model.info(), 9);
+  std::string error, path = dir.file("c.safetensors");
+  ASSERT_TRUE(saveCheckpoint(path, model.info(), state.data(), {}, error));
+  std::vector<uint8_t> fresh = initialised(model.info(), 10);
+  ASSERT_TRUE(loadStateDict(path, model.info(), fresh.data(), nullptr, error))
+      << error;
+  const StateTensor &w = tensor(model.info(), "fc.weight");
+  EXPECT_EQ(std::memcmp(fresh.data() + w.offset, state.data() + w.offset,
+                        w.numBytes()),
+            0);
+}
+
+TEST(Checkpoint, InitRejectsUnknownNames) {
+  TempDir dir;
+  FakeModel model;
+  std::string path = dir.file("init.safetensors");
+  auto sd = fullStateDict();
+  sd.push_back({"fc.wieght", {3, 16}});
+  writeStateDict(path, sd);
+  std::vector<uint8_t> state = initialised(model.info(), 5), before = state;
+  std::string error;
+  EXPECT_FALSE(loadStateDict(path, model.info(), state.data(), nullptr, error));
+  EXPECT_EQ(error, path + ": tensor 'fc.wieght' is not a parameter or buffer "
+                          "of model 'fake_linear'; the closest is 'fc.weight'");
+  EXPECT_EQ(state, before);
+}
+
+TEST(Checkpoint, InitRejectsMissingParameters) {
+  TempDir dir;
+  FakeModel model;
+  std::string path = dir.file("init.safetensors");
+  auto sd = fullStateDict();
+  sd.erase(sd.begin() + 1); // fc.bias
+  writeStateDict(path, sd);
+  std::vector<uint8_t> state = initialised(model.info(), 5), before = state;
+  std::string error;
+  EXPECT_FALSE(loadStateDict(path, model.info(), state.data(), nullptr, error));
+  EXPECT_EQ(error, path + ": parameter 'fc.bias' of model 'fake_linear' is "
+                          "missing from the file (5 of 6 parameters and "
+                          "buffers found)");
+  EXPECT_EQ(state, before);
+  // A missing buffer too.
+  sd = fullStateDict();
+  sd.pop_back();
+  writeStateDict(path, sd);
+  EXPECT_FALSE(loadStateDict(path, model.info(), state.data(), nullptr, error));
+  EXPECT_NE(error.find("buffer 'norm.running_var'"), std::string::npos)
+      << error;
+}
+
+TEST(Checkpoint, InitRejectsWrongShapesAndDtypes) {
+  TempDir dir;
+  FakeModel model;
+  std::string path = dir.file("init.safetensors");
+  auto sd = fullStateDict();
+  sd[0].second = {16, 3};
+  writeStateDict(path, sd);
+  std::vector<uint8_t> state = initialised(model.info(), 5), before = state;
+  std::string error;
+  EXPECT_FALSE(loadStateDict(path, model.info(), state.data(), nullptr, error));
+  EXPECT_EQ(error, path + ": tensor 'fc.weight' has shape [16, 3] in the "
+                          "file, but model 'fake_linear' needs [3, 16]");
+  writeStateDict(path, fullStateDict(), DType::F16);
+  EXPECT_FALSE(loadStateDict(path, model.info(), state.data(), nullptr, error));
+  EXPECT_NE(error.find("'fc.weight' is F16 in the file, but model "
+                       "'fake_linear' stores it as F32"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(state, before);
+}

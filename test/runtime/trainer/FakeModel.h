@@ -1,0 +1,77 @@
+//===- FakeModel.h - A hand-written CompiledModel for the trainer tests ---===//
+//
+// A linear softmax classifier on flattened inputs (fc.weight [K, D],
+// fc.bias [K]) trained by SGD with momentum (optimizer.fc.*.momentum_buffer)
+// and a linearly decaying learning rate over RunConstants::totalSteps, plus
+// an EMA of the weight (ema.fc.weight, a copy init), a batch-norm-like
+// buffer pair that tracks the input statistics (norm.running_mean,
+// norm.running_var; with norm.weight / norm.bias parameters, so the state
+// looks like a PyTorch BatchNorm1d), and the step counter "step".
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_TEST_RUNTIME_TRAINER_FAKEMODEL_H
+#define TCC_TEST_RUNTIME_TRAINER_FAKEMODEL_H
+
+#include "runtime/CompiledModel.h"
+#include "runtime/data/Dataset.h"
+
+#include <memory>
+#include <string>
+
+namespace tcc::test {
+
+/// The default recipe: 2 epochs, seed 7, drop_last, batch 8, flip and
+/// translate augmentation, normalisation mean 0.5 std 0.25, eval batch 5.
+std::string fakeRecipe(const std::string &dataPath = "/nonexistent",
+                       double epochs = 2);
+
+class FakeModel : public rt::CompiledModel {
+public:
+  /// Input [1, side, side] (D = side*side), `classes` classes.
+  explicit FakeModel(std::string recipeJson = fakeRecipe(), int64_t side = 4,
+                     int64_t classes = 3, int64_t batch = 8,
+                     int64_t evalBatch = 5);
+
+  const rt::ModelInfo &info() const override { return mi; }
+  void trainStep(void *state, void *scratch, const rt::RunConstants &run,
+                 const float *images, const int64_t *labels,
+                 rt::StepTotals &totals) override;
+  void evalStep(void *state, void *scratch, const float *images,
+                const int64_t *labels, int64_t valid,
+                rt::StepTotals &totals) override;
+
+  rt::ModelInfo mi;
+  int64_t trainCalls = 0, evalCalls = 0;
+
+private:
+  template <typename T> T *at(void *state, const char *name);
+  int64_t d, k;
+};
+
+/// A learnable in-memory data set: `train` and `test` samples of
+/// [1, side, side] u8 images, label i % classes.
+rt::DataSplit makeFakeData(int64_t train = 40, int64_t test = 13,
+                           int64_t side = 4, int64_t classes = 3);
+
+/// Writes `data` as the "npy" format of runtime/data (train_x.npy, ...)
+/// into directory `dir`.
+void writeNpyDataset(const std::string &dir, const rt::DataSplit &data);
+
+/// A fresh temporary directory, removed with its contents on destruction.
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  const std::string &path() const { return dir; }
+  std::string file(const std::string &name) const { return dir + "/" + name; }
+
+private:
+  std::string dir;
+};
+
+std::string readFile(const std::string &path);
+void writeFile(const std::string &path, const std::string &contents);
+
+} // namespace tcc::test
+
+#endif // TCC_TEST_RUNTIME_TRAINER_FAKEMODEL_H

@@ -1,0 +1,88 @@
+//===- MetricsTest.cpp - JSON lines and the progress line -----------------===//
+
+#include "FakeModel.h"
+
+#include "runtime/trainer/Metrics.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+using namespace tcc::rt;
+using tcc::test::readFile;
+using tcc::test::TempDir;
+
+TEST(Metrics, LineFormat) {
+  EpochMetrics m;
+  m.epoch = 2;
+  m.step = 10;
+  m.trainLoss = 0.5;
+  m.trainAcc = 0.75;
+  m.testLoss = 0.25;
+  m.testAcc = 0.875;
+  m.elapsedS = 1.5;
+  m.imagesPerS = 1000;
+  EXPECT_EQ(metricsLine(m),
+            R"({"epoch":2,"step":10,"train_loss":0.5,"train_acc":0.75,)"
+            R"("test_loss":0.25,"test_acc":0.875,"elapsed_s":1.5,)"
+            R"("images_per_s":1000.0})");
+  m.final = true;
+  m.epoch = 2.5;
+  m.trainLoss.reset();
+  m.testAcc = std::numeric_limits<double>::quiet_NaN();
+  auto j = nlohmann::json::parse(metricsLine(m));
+  EXPECT_EQ(j["epoch"], 2.5);
+  EXPECT_TRUE(j["train_loss"].is_null());
+  EXPECT_TRUE(j["test_acc"].is_null());
+  EXPECT_EQ(j["final"], true);
+}
+
+TEST(Metrics, FileAppendsWholeLines) {
+  TempDir dir;
+  std::string path = dir.file("m.jsonl"), error;
+  {
+    MetricsFile f;
+    ASSERT_TRUE(f.open(path, false, error)) << error;
+    ASSERT_TRUE(f.writeLine("{\"a\":1}", error));
+    EXPECT_EQ(readFile(path), "{\"a\":1}\n") << "flushed at once";
+    ASSERT_TRUE(f.writeLine("{\"a\":2}", error));
+  }
+  {
+    MetricsFile f;
+    ASSERT_TRUE(f.open(path, true, error));
+    ASSERT_TRUE(f.writeLine("{\"a\":3}", error));
+  }
+  EXPECT_EQ(readFile(path), "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n");
+  {
+    MetricsFile f;
+    ASSERT_TRUE(f.open(path, false, error));
+  }
+  EXPECT_EQ(readFile(path), "");
+  MetricsFile bad;
+  EXPECT_FALSE(bad.open(dir.path(), false, error));
+  EXPECT_NE(error.find(dir.path()), std::string::npos) << error;
+}
+
+TEST(Metrics, ProgressLineIsThrottledAndErasable) {
+  std::ostringstream out;
+  double now = 0;
+  ProgressLine p(out, true, [&] { return now; });
+  p.update("step 1");
+  now = 0.05;
+  p.update("step 2"); // too soon
+  EXPECT_EQ(out.str(), "\rstep 1");
+  now = 0.2;
+  p.update("step 3");
+  EXPECT_EQ(out.str(), "\rstep 1\rstep 3");
+  now = 0.21;
+  p.update("s4", /*force=*/true);
+  EXPECT_EQ(out.str(), "\rstep 1\rstep 3\rs4    ");
+  p.clear();
+  EXPECT_EQ(out.str().substr(out.str().size() - 4), "\r  \r");
+  std::ostringstream quiet;
+  ProgressLine off(quiet, false);
+  off.update("x", true);
+  off.clear();
+  EXPECT_EQ(quiet.str(), "");
+}
