@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 bool tcc::frontend::parseByteSize(std::string_view text, int64_t &bytes) {
@@ -41,7 +42,8 @@ bool tcc::frontend::parseByteSize(std::string_view text, int64_t &bytes) {
     return false;
   if (scale == 1 && number.find('.') != std::string::npos)
     return false; // a fraction of a byte
-  double value = std::stod(number) * scale;
+  // strtod, not stod: an absurdly long number is just out of range.
+  double value = std::strtod(number.c_str(), nullptr) * scale;
   if (!(value >= 1) || value > 9.0e18)
     return false;
   bytes = static_cast<int64_t>(std::llround(value));

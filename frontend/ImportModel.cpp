@@ -161,12 +161,16 @@ LogicalResult ModelImporter::buildLoss(Type outputType) {
 
 LogicalResult ModelImporter::assignParameterGroups() {
   const nlohmann::json &groups = spec.train.at("optimizer").at("groups");
+  // Per group: the index of a parameter it matches that an earlier group
+  // took (for the message when it ends up with none), or -1.
   SmallVector<bool> used(groups.size(), false);
+  SmallVector<std::pair<std::string, size_t>> shadowedBy(groups.size(), {"", 0});
   for (unsigned i = 0, e = forward.getNumArguments(); i < e; ++i) {
     auto name = forward.getArgAttrOfType<StringAttr>(i, "tcc.param");
     if (!name)
       continue;
     double lrScale = 1, wdScale = 1;
+    std::optional<size_t> taken;
     for (size_t g = 0; g < groups.size(); ++g) {
       const nlohmann::json &match = groups[g].at("match");
       std::vector<std::string> patterns =
@@ -183,24 +187,39 @@ LogicalResult ModelImporter::assignParameterGroups() {
         }
         matched |= glob->match(name.getValue());
       }
-      if (matched) {
-        used[g] = true;
-        lrScale = groups[g].at("lr_scale").get<double>();
-        wdScale = groups[g].at("weight_decay_scale").get<double>();
-        break;
+      if (!matched)
+        continue;
+      if (taken) {
+        if (shadowedBy[g].first.empty())
+          shadowedBy[g] = {name.str(), *taken};
+        continue;
       }
+      taken = g;
+      used[g] = true;
+      lrScale = groups[g].at("lr_scale").get<double>();
+      wdScale = groups[g].at("weight_decay_scale").get<double>();
     }
     forward.setArgAttr(i, "tcc.lr_scale", builder.getF64FloatAttr(lrScale));
     forward.setArgAttr(i, "tcc.weight_decay_scale",
                        builder.getF64FloatAttr(wdScale));
   }
-  for (size_t g = 0; g < groups.size(); ++g)
-    if (!used[g])
-      return fail(nullptr, "train.optimizer.groups[" + std::to_string(g) +
-                               "].match " + groups[g].at("match").dump() +
-                               " matches no parameter; parameter names follow "
-                               "PyTorch's state_dict, e.g. 'conv1.weight', "
-                               "'bn1.bias'");
+  for (size_t g = 0; g < groups.size(); ++g) {
+    if (used[g])
+      continue;
+    std::string where = "train.optimizer.groups[" + std::to_string(g) + "].match " +
+                        groups[g].at("match").dump();
+    if (!shadowedBy[g].first.empty())
+      return fail(nullptr, where + " matches only parameters that an earlier "
+                                   "group takes first (e.g. '" +
+                               shadowedBy[g].first + "' goes to groups[" +
+                               std::to_string(shadowedBy[g].second) +
+                               "]); the first matching group wins, so reorder "
+                               "the groups or narrow groups[" +
+                               std::to_string(shadowedBy[g].second) + "]");
+    return fail(nullptr, where + " matches no parameter; parameter names follow "
+                                 "PyTorch's state_dict, e.g. 'conv1.weight', "
+                                 "'bn1.bias'");
+  }
   return success();
 }
 

@@ -54,9 +54,15 @@ ArrayRef<int64_t> shapeOf(Value v) {
   return cast<ShapedType>(v.getType()).getShape();
 }
 
-/// PyTorch allows negative axes; the IR does not.
+/// PyTorch allows negative axes; the IR does not. Out-of-range axes stay
+/// out of range (and are reported as the user wrote them, below).
 int64_t normalizeAxis(int64_t axis, Value v) {
   return axis < 0 ? axis + static_cast<int64_t>(shapeOf(v).size()) : axis;
+}
+
+bool axisInRange(int64_t axis, Value v) {
+  int64_t rank = static_cast<int64_t>(shapeOf(v).size());
+  return axis >= -rank && axis < rank;
 }
 
 /// operandSegmentSizes of the normalisation ops: input, weight?, bias?, then
@@ -85,6 +91,9 @@ LogicalResult ModelImporter::importNode(const NodeSpec &node) {
   NodeAttrs a(builder, node);
   const std::string &kind = node.op;
   Operation *op = nullptr;
+  if (node.attrs.contains("axis") && !axisInRange(a.i64("axis"), x))
+    return fail(&node, "axis " + std::to_string(a.i64("axis")) +
+                           " is out of range for input " + shapeStr(x));
 
   if (kind == "conv2d") {
     if (shapeOf(x).size() != 4)
@@ -106,8 +115,9 @@ LogicalResult ModelImporter::importNode(const NodeSpec &node) {
                           {a.pair("stride"), a.pair("padding"),
                            a.pair("dilation"), a.i64Attr("groups", groups)});
   } else if (kind == "linear") {
-    if (shapeOf(x).size() < 2)
-      return fail(&node, "needs an [N, ..., features] input, got " + shapeStr(x));
+    if (shapeOf(x).size() != 2)
+      return fail(&node, "needs an [N, features] input, got " + shapeStr(x) +
+                             "; add a flatten (or global pool) node before it");
     int64_t out = a.i64("out_features");
     int64_t in = shapeOf(x).back();
     Value w = addParameter(node, "weight", {out, in}, in, out);
@@ -194,20 +204,27 @@ LogicalResult ModelImporter::importNode(const NodeSpec &node) {
   } else if (kind == "reshape") {
     // The user's shape excludes the batch and may hold one -1.
     std::vector<int64_t> sample = a.ints("shape");
-    int64_t known = 1, elements = cast<ShapedType>(x.getType()).getNumElements();
     int64_t batch = shapeOf(x)[0];
+    int64_t perSample = cast<ShapedType>(x.getType()).getNumElements() / batch;
+    std::string target = "[N";
     for (int64_t d : sample)
-      if (d != -1)
-        known *= d;
+      target += ", " + std::to_string(d);
+    target += "]";
+    // The known dims' product, checked: it must divide the sample exactly.
+    int64_t known = 1;
+    for (int64_t d : sample)
+      if (d != -1 && (__builtin_mul_overflow(known, d, &known) || known > perSample))
+        return fail(&node, "cannot reshape " + shapeStr(x) + " to " + target +
+                               ": the shape holds more than the " +
+                               std::to_string(perSample) + " elements of a sample");
     SmallVector<int64_t> shape{batch};
     for (int64_t d : sample) {
-      if (d == -1 && (elements % (batch * known) != 0))
-        return fail(&node, "cannot reshape " + shapeStr(x) + " to [N, " +
-                               node.attrs.at("shape").dump() + "]: " +
-                               std::to_string(elements / batch) +
+      if (d == -1 && perSample % known != 0)
+        return fail(&node, "cannot reshape " + shapeStr(x) + " to " + target + ": " +
+                               std::to_string(perSample) +
                                " elements per sample are not a multiple of " +
                                std::to_string(known));
-      shape.push_back(d == -1 ? elements / (batch * known) : d);
+      shape.push_back(d == -1 ? perSample / known : d);
     }
     op = create<ReshapeOp>(
         node, x, {builder.getNamedAttr("shape", builder.getDenseI64ArrayAttr(shape))});

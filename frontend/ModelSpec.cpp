@@ -25,20 +25,34 @@ namespace {
 
 constexpr const char *kFormat = "tcc-model/1";
 
+/// Bounds that keep every size the compiler computes far from overflow
+/// (the IR's own limits are 2^31 per dim and 2^48 elements per tensor).
+constexpr int64_t kMaxDim = int64_t(1) << 31;
+constexpr int64_t kMaxBatchElements = int64_t(1) << 40;
+
 void parseInput(const ObjectReader &r, ModelSpec &spec) {
   r.allowOnly({"shape", "classes"});
   const Json &shape = r.require("shape");
   bool ok = shape.is_array() && (shape.size() == 1 || shape.size() == 3);
   for (size_t i = 0; ok && i < shape.size(); ++i) {
     std::optional<int64_t> d = asInteger(shape[i]);
-    ok = d && *d > 0;
+    ok = d && *d > 0 && *d <= kMaxDim;
     if (ok)
       spec.inputShape.push_back(*d);
   }
+  int64_t perSample = 1;
+  for (int64_t d : spec.inputShape)
+    perSample *= d; // each <= 2^31, at most 3: checked below before overflow
+  if (ok && (spec.inputShape.size() == 3 &&
+             spec.inputShape[0] * spec.inputShape[1] > kMaxDim))
+    ok = false;
+  if (ok && perSample > kMaxDim)
+    ok = false;
   if (!ok)
     r.failField("shape", "must be [C, H, W] or [F] with positive integers "
-                         "(per sample, without the batch dim), got " +
-                             describe(shape));
+                         "(per sample, without the batch dim) and at most " +
+                             std::to_string(kMaxDim) +
+                             " elements per sample, got " + describe(shape));
   spec.classes = r.integer("classes", std::nullopt, 2);
 }
 
@@ -116,9 +130,27 @@ const NodeSpec *ModelSpec::findNode(std::string_view name) const {
 bool parseModelSpec(std::string_view text, const std::string &path,
                     ModelSpec &spec, std::string &error) {
   try {
+    if (size_t nul = text.find('\0'); nul != std::string_view::npos) {
+      size_t line = 1 + std::count(text.begin(), text.begin() + nul, '\n');
+      size_t lineStart = text.rfind('\n', nul);
+      size_t column = nul - (lineStart == std::string_view::npos ? 0 : lineStart + 1) + 1;
+      error = path + ":" + std::to_string(line) + ":" + std::to_string(column) +
+              ": malformed JSON: a NUL byte (model.json must be plain text)";
+      return false;
+    }
     ModelSpec parsed;
     parsed.path = path;
     parseTop(parseJsonText(text), parsed);
+    int64_t perSample = 1;
+    for (int64_t d : parsed.inputShape)
+      perSample *= d;
+    int64_t batch = parsed.batchSize() *
+                    parsed.train.value("accumulate", static_cast<int64_t>(1));
+    if (batch > kMaxBatchElements / perSample)
+      throw SpecError("train.batch_size " + std::to_string(parsed.batchSize()) +
+                      " is too large: a batch of " + std::to_string(batch) +
+                      " samples of " + std::to_string(perSample) +
+                      " values exceeds 2^40 values");
     spec = std::move(parsed);
     return true;
   } catch (const SpecError &e) {

@@ -14,28 +14,39 @@ using namespace mlir::tcc;
 
 namespace {
 
-/// The TTA views of eval.tta: the images, their mirror with "flip", and
-/// shifts by (t, t) and (-t, -t) (and their mirrors) with "translate".
-SmallVector<Value> ttaViews(OpBuilder &b, Location loc, Value images,
-                            DictionaryAttr eval) {
+/// A group of TTA views whose logits are averaged, and the group's weight.
+struct ViewGroup {
+  SmallVector<Value> views;
+  double weight;
+};
+
+/// The TTA views of eval.tta, weighted as airbench does: the images (and
+/// their mirror with "flip") carry 1/2, and with "translate" the shifts by
+/// (t, t) and (-t, -t) (and their mirrors) 1/4 each; without "translate"
+/// the images carry everything.
+SmallVector<ViewGroup> ttaViews(OpBuilder &b, Location loc, Value images,
+                                DictionaryAttr eval) {
   bool flip = false, translate = false;
   if (auto tta = eval.getAs<ArrayAttr>("tta"))
     for (Attribute a : tta) {
       flip |= cast<StringAttr>(a).getValue() == "flip";
       translate |= cast<StringAttr>(a).getValue() == "translate";
     }
+  int64_t t = recipe::integer(eval, "translate", 2);
+  translate &= t > 0;
   SmallVector<Value> bases{images};
-  if (int64_t t = recipe::integer(eval, "translate", 2); translate && t > 0)
+  if (translate)
     for (int64_t sign : {1, -1})
       bases.push_back(b.create<ShiftOp>(loc, images, b.getI64IntegerAttr(sign * t),
                                         b.getI64IntegerAttr(sign * t)));
-  SmallVector<Value> views;
-  for (Value v : bases) {
-    views.push_back(v);
+  SmallVector<ViewGroup> groups;
+  for (auto [i, v] : llvm::enumerate(bases)) {
+    ViewGroup group{{v}, !translate ? 1.0 : i == 0 ? 0.5 : 0.25};
     if (flip)
-      views.push_back(b.create<FlipOp>(loc, v));
+      group.views.push_back(b.create<FlipOp>(loc, v));
+    groups.push_back(group);
   }
-  return views;
+  return groups;
 }
 
 } // namespace
@@ -74,19 +85,24 @@ LogicalResult mlir::tcc::buildEvalStep(ModuleOp module, StepPlan &plan) {
   if (plan.seedArg >= 0) // dropout is the identity here; any seed will do
     args[plan.seedArg] = state[0];
 
+  // sum over groups of weight * mean of the group's logits
   Value sum;
-  SmallVector<Value> views = ttaViews(b, loc, entry->getArgument(0), plan.eval);
-  for (Value view : views) {
-    args[plan.inputArg] = view;
-    FailureOr<SmallVector<Value>> outputs =
-        inlineForward(b, plan.forward, args, /*evalMode=*/true);
-    if (failed(outputs))
-      return failure();
-    Value logits = outputs->front();
-    sum = sum ? b.create<AddOp>(loc, sum, logits).getResult() : logits;
+  for (const ViewGroup &group : ttaViews(b, loc, entry->getArgument(0), plan.eval)) {
+    Value groupSum;
+    for (Value view : group.views) {
+      args[plan.inputArg] = view;
+      FailureOr<SmallVector<Value>> outputs =
+          inlineForward(b, plan.forward, args, /*evalMode=*/true);
+      if (failed(outputs))
+        return failure();
+      Value logits = outputs->front();
+      groupSum = groupSum ? b.create<AddOp>(loc, groupSum, logits).getResult() : logits;
+    }
+    double scale = group.weight / group.views.size();
+    if (scale != 1.0)
+      groupSum = b.create<ScaleOp>(loc, groupSum, b.getF64FloatAttr(scale));
+    sum = sum ? b.create<AddOp>(loc, sum, groupSum).getResult() : groupSum;
   }
-  if (views.size() > 1)
-    sum = b.create<ScaleOp>(loc, sum, b.getF64FloatAttr(1.0 / views.size()));
   Value correct =
       b.create<CountCorrectOp>(loc, sum, entry->getArgument(1), entry->getArgument(2));
   b.create<func::ReturnOp>(loc, correct);

@@ -62,8 +62,10 @@ LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
     for (auto [i, entry] : llvm::enumerate(plan.state))
       if (entry.kind == "param" || entry.kind == "buffer")
         args[entry.source] = step.newState[i];
-    FailureOr<SmallVector<Value>> outputs =
-        inlineForward(b, plan.forward, args, /*evalMode=*/false);
+    int64_t dropouts = 0;
+    plan.forward.walk([&](DropoutOp) { ++dropouts; });
+    FailureOr<SmallVector<Value>> outputs = inlineForward(
+        b, plan.forward, args, /*evalMode=*/false, /*dropoutStreamOffset=*/k * dropouts);
     if (failed(outputs))
       return failure();
     Value logits = (*outputs)[0];
@@ -115,10 +117,11 @@ LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
 void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
                   TrainStep &step, DenseMap<int, Value> &grads) {
   DictionaryAttr optimizer = plan.train.getAs<DictionaryAttr>("optimizer");
-  StringRef type = recipe::string(optimizer, "type", "sgd");
+  std::string type = recipe::string(optimizer, "type", "sgd");
   Value counter = step.state[0];
 
-  if (double maxNorm = recipe::number(plan.train, "grad_clip_norm", 0); maxNorm > 0) {
+  double maxNorm = recipe::number(plan.train, "grad_clip_norm", 0);
+  if (maxNorm > 0 && !grads.empty()) {
     SmallVector<Value> all;
     for (auto &[index, grad] : grads)
       all.push_back(grad);

@@ -149,7 +149,8 @@ struct PlanMemoryPass : mlir::tcc::impl::PlanMemoryBase<PlanMemoryPass> {
     module->setAttr("tcc.state_offsets", b.getDenseI64ArrayAttr(stateOffsets));
     module->setAttr("tcc.state_bytes", b.getI64IntegerAttr(stateBytes));
     for (auto fn : module.getOps<func::FuncOp>())
-      planFunction(fn);
+      if (!fn.isExternal())
+        planFunction(fn);
   }
 };
 

@@ -64,6 +64,17 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
                             "attributes that the frontend writes"),
            failure();
 
+  auto optimizerType = plan.train.getAs<DictionaryAttr>("optimizer")
+                           .getAs<StringAttr>("type");
+  if (!optimizerType || !llvm::is_contained({StringRef("sgd"), StringRef("adamw"),
+                                             StringRef("lamb")},
+                                            optimizerType.getValue()))
+    return module.emitError("tcc.train.optimizer.type must be \"sgd\", "
+                            "\"adamw\" or \"lamb\""),
+           failure();
+  if (module.lookupSymbol("train_step") || module.lookupSymbol("eval_step"))
+    return module.emitError("already has @train_step or @eval_step"), failure();
+
   Builder b(ctx);
   plan.state.push_back({"step", "counter",
                         RankedTensorType::get({}, b.getI64Type()),
@@ -162,7 +173,8 @@ SmallVector<Value> mlir::tcc::inlineFunction(OpBuilder &builder, func::FuncOp fn
 FailureOr<SmallVector<Value>> mlir::tcc::inlineForward(OpBuilder &builder,
                                                        func::FuncOp forward,
                                                        ArrayRef<Value> args,
-                                                       bool evalMode) {
+                                                       bool evalMode,
+                                                       int64_t dropoutStreamOffset) {
   IRMapping mapping;
   mapping.map(forward.getArguments(), args);
   for (Operation &op : forward.front()) {
@@ -190,6 +202,8 @@ FailureOr<SmallVector<Value>> mlir::tcc::inlineForward(OpBuilder &builder,
       }
     }
     Operation *clone = builder.clone(op, mapping);
+    if (auto dropout = dyn_cast<DropoutOp>(clone))
+      dropout.setStream(dropout.getStream() + dropoutStreamOffset);
     // The batch dim of a reshape target follows its input's.
     if (auto reshape = dyn_cast<ReshapeOp>(clone)) {
       SmallVector<int64_t> shape(reshape.getShape());

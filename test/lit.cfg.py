@@ -9,7 +9,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tcc_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "unit", "lib", "runtime"]
+config.excludes = ["CMakeLists.txt", "check_accuracy.py", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "unit", "lib", "runtime", "gradients", "e2e"]
 
 config.substitutions.append(("%examples", os.path.join(config.tcc_src_root, "examples")))
 # %exit1 CMD: CMD must fail with exactly status 1 (a user error), not crash.

@@ -32,7 +32,8 @@ bool tcc::buildCpuTrainer(const std::string &source, const std::string &output,
   // Link into a temporary beside the output, then rename: never a
   // half-written trainer.
   std::string temp = output + ".tmp." + std::to_string(sys::Process::getProcessId());
-  SmallVector<std::string> args{TCC_CXX, "-std=c++17", "-O2", "-fopenmp",
+  // -march=native: a cpu trainer runs on the machine that builds it.
+  SmallVector<std::string> args{TCC_CXX, "-std=c++17", "-O3", "-march=native", "-fopenmp",
                                 "-I" TCC_RUNTIME_INCLUDE_DIR, sourcePath};
   for (StringRef lib : llvm::split(StringRef(TCC_RUNTIME_LIBS), ';'))
     args.push_back(lib.str());
@@ -51,6 +52,16 @@ bool tcc::buildCpuTrainer(const std::string &source, const std::string &output,
             (message.empty() ? TCC_CXX " exited with " + std::to_string(status)
                              : message) +
             "); the compiler's output is in " + logPath;
+    return false;
+  }
+  // Never rename over a device or a directory (as root, `-o /dev/null`
+  // would replace the device): only a regular file or nothing.
+  sys::fs::file_status existing;
+  if (!sys::fs::status(output, existing) && sys::fs::exists(existing) &&
+      !sys::fs::is_regular_file(existing)) {
+    sys::fs::remove(temp);
+    error = "cannot write the trainer to '" + output +
+            "': it exists and is not a regular file";
     return false;
   }
   if (std::error_code ec = sys::fs::rename(temp, output)) {

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <sys/stat.h>
 
+#include "llvm/Support/FileSystem.h"
+
 using namespace tcc;
 
 namespace {
@@ -67,6 +69,15 @@ bool checkOutputPath(const std::string &option, const std::string &path,
     return false;
   }
   return true;
+}
+
+/// Two paths that name one file (through links, `./`, ...). Only existing
+/// files can be the same file.
+bool sameFile(const std::string &a, const std::string &b) {
+  if (a == b)
+    return true;
+  bool same = false;
+  return !llvm::sys::fs::equivalent(a, b, same) && same;
 }
 
 bool checkTuningDb(const std::string &path, std::string &error) {
@@ -191,16 +202,29 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
     return ParseResult::Error;
   }
   options.model = positional[0];
-  if (!options.output.empty() && options.output != "-") {
-    if (options.output == options.model) {
+  bool toFile = !options.output.empty() && options.output != "-";
+  if (toFile) {
+    if (sameFile(options.output, options.model)) {
       error = "-o " + options.output + " would overwrite the model";
       return ParseResult::Error;
     }
     if (!checkOutputPath("-o", options.output, error))
       return ParseResult::Error;
   }
-  if (options.report && !checkOutputPath("--report", *options.report, error))
-    return ParseResult::Error;
+  if (options.report) {
+    if (sameFile(*options.report, options.model)) {
+      error = "--report " + *options.report + " would overwrite the model";
+      return ParseResult::Error;
+    }
+    if (toFile && (*options.report == options.output ||
+                   sameFile(*options.report, options.output))) {
+      error = "--report and -o name the same file '" + options.output +
+              "'; give the report its own name";
+      return ParseResult::Error;
+    }
+    if (!checkOutputPath("--report", *options.report, error))
+      return ParseResult::Error;
+  }
   if (options.tuningDb && !checkTuningDb(*options.tuningDb, error))
     return ParseResult::Error;
   return ParseResult::Ok;

@@ -88,6 +88,17 @@ std::string printModule(ModuleOp module) {
   return text;
 }
 
+/// The --report file, written last: only a compilation whose outputs were
+/// all written gets one.
+int writeReport(ModuleOp module, const tcc::CompileOptions &options) {
+  std::string error;
+  if (options.report &&
+      !tcc::writeFileAtomically(*options.report,
+                                tcc::compileReport(module, options), error))
+    return fail(error);
+  return 0;
+}
+
 int runCompile(const tcc::CompileOptions &options) {
   ::tcc::frontend::ModelSpec spec;
   std::string error;
@@ -119,36 +130,26 @@ int runCompile(const tcc::CompileOptions &options) {
     llvm::raw_string_ostream os(source);
     if (!emitSource(*module, os, error))
       return fail(options.model + ": " + error);
-    if (options.report &&
-        !tcc::writeFileAtomically(*options.report,
-                                  tcc::compileReport(*module, options), error))
-      return fail(error);
     if (options.emit == "source") {
-      if (options.output.empty() || options.output == "-") {
+      if (options.output.empty() || options.output == "-")
         std::cout << source;
-        return 0;
-      }
-      return tcc::writeFileAtomically(options.output, source, error) ? 0
-                                                                     : fail(error);
+      else if (!tcc::writeFileAtomically(options.output, source, error))
+        return fail(error);
+    } else {
+      std::string output =
+          options.output.empty() ? "./" + spec.name : options.output;
+      if (!tcc::buildCpuTrainer(source, output, isatty(2), error))
+        return fail(error);
     }
-    std::string output = options.output.empty() ? "./" + spec.name : options.output;
-    if (!tcc::buildCpuTrainer(source, output, isatty(2), error))
-      return fail(error);
-    return 0;
+    return writeReport(*module, options);
   }
 
   std::string text = printModule(*module);
-  if (options.report &&
-      !tcc::writeFileAtomically(*options.report,
-                                tcc::compileReport(*module, options), error))
-    return fail(error);
-  if (options.output.empty() || options.output == "-") {
+  if (options.output.empty() || options.output == "-")
     std::cout << text;
-    return 0;
-  }
-  if (!tcc::writeFileAtomically(options.output, text, error))
+  else if (!tcc::writeFileAtomically(options.output, text, error))
     return fail(error);
-  return 0;
+  return writeReport(*module, options);
 }
 
 } // namespace

@@ -1,0 +1,654 @@
+"""A PyTorch reference for tcc models: the network, the loss and the training
+recipe of a tcc model.json (docs/model-format.md), written with torch.nn and
+torch.optim so that a tcc trainer can be checked against it step by step.
+
+Used only by the tests (test/e2e/compare_with_torch.py); needs Debian's
+python3-torch (torch 1.13) and numpy.
+
+What is reproduced, with tcc's semantics (passes/BuildTrainStep.cpp,
+runtime/kernels/Step.h, runtime/kernels/Optimizer.h, codegen/CpuOpsTrain.cpp):
+
+* every graph op of the model format except dropout (its random mask cannot
+  be reproduced; `unsupported_reason` says so);
+* batch norm with PyTorch's momentum convention and unbiased running
+  variance; ghost batch norm: statistics per group of `ghost_batch`
+  consecutive samples, running statistics moved by the mean over the groups
+  of their means and of their unbiased variances;
+* the loss: cross_entropy (label smoothing, mean|sum) or mse_loss against the
+  one-hot labels;
+* one optimizer step per `accumulate` micro-batches of `batch_size` samples
+  (a mean loss is scaled by 1/accumulate per micro-batch; buffers move once
+  per micro-batch), gradient clipping by the global norm, the schedule
+  (`lr_factor`, a copy of Step.h's), parameter groups (first matching glob),
+  frozen parameters, torch.optim.SGD / torch.optim.AdamW / LAMB (tcc's
+  formula), Lookahead and EMA.
+"""
+
+import fnmatch
+import math
+import re
+from collections import OrderedDict
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Unsupported(Exception):
+    """The model uses something the reference cannot reproduce."""
+
+
+# --------------------------------------------------------------------------
+# Model description helpers
+# --------------------------------------------------------------------------
+
+def pair(v):
+    if isinstance(v, (list, tuple)):
+        return (int(v[0]), int(v[1]))
+    return (int(v), int(v))
+
+
+def node_inputs(graph, index):
+    node = graph[index]
+    ins = node.get("inputs")
+    if ins is None:
+        return ["input"] if index == 0 else [graph[index - 1]["name"]]
+    if isinstance(ins, str):
+        return [ins]
+    return list(ins)
+
+
+def topo_order(graph):
+    """Node indices, producers first (stable: graph order where possible)."""
+    names = {n["name"]: i for i, n in enumerate(graph)}
+    done, order, visiting = set(), [], set()
+
+    def visit(i):
+        if i in done:
+            return
+        if i in visiting:
+            raise ValueError("cycle through node " + graph[i]["name"])
+        visiting.add(i)
+        for name in node_inputs(graph, i):
+            if name != "input":
+                visit(names[name])
+        visiting.discard(i)
+        done.add(i)
+        order.append(i)
+
+    for i in range(len(graph)):
+        visit(i)
+    return order
+
+
+def unsupported_reason(spec):
+    for node in spec["graph"]:
+        if node["op"] == "dropout":
+            return ("node '%s' is dropout: its random mask cannot be reproduced "
+                    "in PyTorch" % node["name"])
+    prec = spec["train"].get("precision", "fp32")
+    if prec != "fp32":
+        return "train.precision is %s; the comparison needs fp32" % prec
+    return None
+
+
+def _param_spec(node, role, default_present=True):
+    """(present, init, trainable) of a node's weight/bias field."""
+    v = node.get(role, default_present)
+    if isinstance(v, bool):
+        return v, "default", True
+    if isinstance(v, dict):
+        return True, v.get("init", "default"), bool(v.get("trainable", True))
+    raise ValueError("node %s: bad %s %r" % (node["name"], role, v))
+
+
+def expand_braces(pattern):
+    """'{a,b}x' -> ['ax', 'bx'] (LLVM GlobPattern's brace expansion)."""
+    m = re.search(r"\{([^{}]*)\}", pattern)
+    if not m:
+        return [pattern]
+    out = []
+    for alt in m.group(1).split(","):
+        out.extend(expand_braces(pattern[:m.start()] + alt + pattern[m.end():]))
+    return out
+
+
+def glob_match(pattern, name):
+    for p in expand_braces(pattern):
+        p = p.replace("[^", "[!")
+        if fnmatch.fnmatchcase(name, p):
+            return True
+    return False
+
+
+def group_scales(spec, name):
+    """(lr_scale, weight_decay_scale) of parameter `name`: the first group of
+    train.optimizer.groups whose match (a glob or a list of globs) matches."""
+    for g in spec["train"]["optimizer"].get("groups", []):
+        match = g["match"]
+        patterns = [match] if isinstance(match, str) else list(match)
+        if any(glob_match(p, name) for p in patterns):
+            return float(g.get("lr_scale", 1.0)), float(g.get("weight_decay_scale", 1.0))
+    return 1.0, 1.0
+
+
+# --------------------------------------------------------------------------
+# Initialisation (only to start from sensible values: the tcc trainer gets
+# the very same tensors through --init)
+# --------------------------------------------------------------------------
+
+def patch_whitening_weight(images, kh, kw, eps=5e-4):
+    """airbench's init_whitening_conv on normalised images [n, c, h, w]."""
+    x = images.double()
+    patches = x.unfold(2, kh, 1).unfold(3, kw, 1)          # n c h' w' kh kw
+    patches = patches.permute(0, 2, 3, 1, 4, 5).reshape(-1, x.shape[1] * kh * kw)
+    cov = patches.t() @ patches / patches.shape[0]
+    evals, evecs = torch.linalg.eigh(cov)
+    evals, evecs = evals.flip(0), evecs.t().flip(0)
+    filters = evecs / torch.sqrt(evals + eps)[:, None]
+    filters = filters.reshape(-1, x.shape[1], kh, kw)
+    return torch.cat([filters, -filters]).float()
+
+
+def apply_init(tensor, init, module_default, fan_tensor=None, images=None):
+    """Fills `tensor` per a model.json init; module_default() restores the
+    PyTorch module default."""
+    with torch.no_grad():
+        if isinstance(init, (int, float)) and not isinstance(init, bool):
+            tensor.fill_(float(init))
+        elif isinstance(init, dict):
+            t = init.get("type")
+            if t == "normal":
+                tensor.normal_(init.get("mean", 0.0), init.get("std", 1.0))
+            elif t == "uniform":
+                tensor.uniform_(init.get("low", 0.0), init.get("high", 1.0))
+            elif t == "constant":
+                tensor.fill_(float(init["value"]))
+            else:
+                raise ValueError("unknown init %r" % init)
+        elif init == "default":
+            module_default()
+        elif init == "zeros":
+            tensor.zero_()
+        elif init == "ones":
+            tensor.fill_(1.0)
+        elif init in ("kaiming_uniform", "kaiming_normal", "xavier_uniform",
+                      "xavier_normal"):
+            getattr(nn.init, init + "_")(tensor)
+        elif init == "dirac":
+            module_default()
+            k = min(tensor.shape[0], tensor.shape[1])
+            nn.init.dirac_(tensor[:k])
+        elif init == "patch_whitening":
+            if images is None:
+                module_default()
+            else:
+                w = patch_whitening_weight(images, tensor.shape[2], tensor.shape[3])
+                tensor.copy_(w.reshape(tensor.shape))
+        else:
+            raise ValueError("unknown init %r" % (init,))
+
+
+# --------------------------------------------------------------------------
+# Layers
+# --------------------------------------------------------------------------
+
+class BatchNorm(nn.Module):
+    """torch.nn.BatchNorm{1,2}d with separately optional weight and bias and
+    ghost batches of `ghost_batch` consecutive samples."""
+
+    def __init__(self, channels, momentum, eps, ghost_batch, has_weight, has_bias):
+        super().__init__()
+        self.momentum, self.eps, self.ghost = float(momentum), float(eps), int(ghost_batch or 0)
+        self.weight = nn.Parameter(torch.ones(channels)) if has_weight else None
+        self.bias = nn.Parameter(torch.zeros(channels)) if has_bias else None
+        self.register_buffer("running_mean", torch.zeros(channels))
+        self.register_buffer("running_var", torch.ones(channels))
+        self.register_buffer("num_batches_tracked", torch.tensor(0, dtype=torch.long))
+
+    def forward(self, x):
+        n = x.shape[0]
+        if not self.training:
+            return F.batch_norm(x, self.running_mean, self.running_var, self.weight,
+                                self.bias, False, 0.0, self.eps)
+        self.num_batches_tracked.add_(1)
+        if self.ghost == 0 or self.ghost >= n:
+            return F.batch_norm(x, self.running_mean, self.running_var, self.weight,
+                                self.bias, True, self.momentum, self.eps)
+        if n % self.ghost:
+            raise ValueError("ghost_batch %d does not divide the batch %d" % (self.ghost, n))
+        chunks = x.split(self.ghost)
+        y = torch.cat([F.batch_norm(c, None, None, self.weight, self.bias, True, 0.0,
+                                    self.eps) for c in chunks])
+        with torch.no_grad():
+            dims = [0] + list(range(2, x.dim()))
+            means = torch.stack([c.mean(dim=dims) for c in chunks])
+            variances = torch.stack([c.var(dim=dims, unbiased=True) for c in chunks])
+            m = self.momentum
+            self.running_mean.mul_(1 - m).add_(m * means.mean(0))
+            self.running_var.mul_(1 - m).add_(m * variances.mean(0))
+        return y
+
+
+class LayerNorm(nn.Module):
+    def __init__(self, shape, eps, has_weight, has_bias):
+        super().__init__()
+        self.shape, self.eps = tuple(shape), float(eps)
+        self.weight = nn.Parameter(torch.ones(self.shape)) if has_weight else None
+        self.bias = nn.Parameter(torch.zeros(self.shape)) if has_bias else None
+
+    def forward(self, x):
+        return F.layer_norm(x, self.shape, self.weight, self.bias, self.eps)
+
+
+def _axis(axis, rank):
+    axis = int(axis)
+    return axis + rank if axis < 0 else axis
+
+
+class TccModel(nn.Module):
+    """The network of a model.json. Submodules are nested by the dots of the
+    node names, so state_dict() names are tcc's ('layer1.conv.weight')."""
+
+    def __init__(self, spec, init_images=None):
+        super().__init__()
+        reason = unsupported_reason(spec)
+        if reason and "dropout" in reason:
+            raise Unsupported(reason)
+        self.spec = spec
+        self.graph = spec["graph"]
+        self.order = topo_order(self.graph)
+        self.output_name = spec.get("output") or self.graph[-1]["name"]
+        self.frozen = set()       # names of parameters with trainable false
+        self._nodes = {}          # node name -> module (for nodes with params)
+        self._init_images = init_images
+        with torch.no_grad():
+            self._run(torch.zeros([2] + list(spec["input"]["shape"])), build=True)
+        for name, p in self.named_parameters():
+            if name in self.frozen:
+                p.requires_grad_(False)
+
+    # Nested registration: 'a.b.c' -> self.a.b.c
+    def _register(self, name, module):
+        parts = name.split(".")
+        parent = self
+        for part in parts[:-1]:
+            child = parent._modules.get(part)
+            if child is None:
+                child = nn.Module()
+                parent.add_module(part, child)
+            parent = child
+        if parts[-1] in parent._modules:
+            raise ValueError("node name %s collides with another node" % name)
+        parent.add_module(parts[-1], module)
+        self._nodes[name] = module
+
+    def _make(self, node, x):
+        op, name = node["op"], node["name"]
+        images = self._init_images
+        if op == "conv2d":
+            k = pair(node["kernel"])
+            stride, dil = pair(node.get("stride", 1)), pair(node.get("dilation", 1))
+            pad = node.get("padding", 0)
+            if pad == "same":
+                pad = (dil[0] * (k[0] - 1) // 2, dil[1] * (k[1] - 1) // 2)
+            else:
+                pad = pair(pad)
+            groups = int(node.get("groups", 1))
+            wp, winit, wtrain = _param_spec(node, "weight")
+            bp, binit, btrain = _param_spec(node, "bias")
+            m = nn.Conv2d(x.shape[1], int(node["out_channels"]), k, stride, pad, dil,
+                          groups, bias=bp)
+            reads_input = node_inputs(self.graph, self.graph.index(node)) == ["input"]
+            apply_init(m.weight, winit, lambda: None,
+                       images=images if reads_input else None)
+            if bp:
+                apply_init(m.bias, binit, lambda: None)
+            if not wtrain:
+                self.frozen.add(name + ".weight")
+            if bp and not btrain:
+                self.frozen.add(name + ".bias")
+            return m
+        if op == "linear":
+            wp, winit, wtrain = _param_spec(node, "weight")
+            bp, binit, btrain = _param_spec(node, "bias")
+            if x.dim() != 2:
+                raise ValueError("linear %s on a %d-d value" % (name, x.dim()))
+            m = nn.Linear(x.shape[1], int(node["out_features"]), bias=bp)
+            apply_init(m.weight, winit, lambda: None)
+            if bp:
+                apply_init(m.bias, binit, lambda: None)
+            if not wtrain:
+                self.frozen.add(name + ".weight")
+            if bp and not btrain:
+                self.frozen.add(name + ".bias")
+            return m
+        if op == "batch_norm":
+            wp, winit, wtrain = _param_spec(node, "weight")
+            bp, binit, btrain = _param_spec(node, "bias")
+            m = BatchNorm(x.shape[1], node.get("momentum", 0.1), node.get("eps", 1e-5),
+                          node.get("ghost_batch"), wp, bp)
+            if wp:
+                apply_init(m.weight, winit, lambda: m.weight.fill_(1.0))
+                if not wtrain:
+                    self.frozen.add(name + ".weight")
+            if bp:
+                apply_init(m.bias, binit, lambda: m.bias.zero_())
+                if not btrain:
+                    self.frozen.add(name + ".bias")
+            return m
+        if op == "layer_norm":
+            wp, winit, wtrain = _param_spec(node, "weight")
+            bp, binit, btrain = _param_spec(node, "bias")
+            nd = node.get("normalized_dims")
+            nd = x.dim() - 1 if nd is None else int(nd)
+            m = LayerNorm(list(x.shape[x.dim() - nd:]), node.get("eps", 1e-5), wp, bp)
+            if wp:
+                apply_init(m.weight, winit, lambda: m.weight.fill_(1.0))
+                if not wtrain:
+                    self.frozen.add(name + ".weight")
+            if bp:
+                apply_init(m.bias, binit, lambda: m.bias.zero_())
+                if not btrain:
+                    self.frozen.add(name + ".bias")
+            return m
+        return None
+
+    def _op(self, node, xs):
+        op = node["op"]
+        x = xs[0]
+        if op in ("conv2d", "linear", "batch_norm", "layer_norm"):
+            return self._nodes[node["name"]](x)
+        if op == "relu":
+            return F.relu(x)
+        if op == "sigmoid":
+            return torch.sigmoid(x)
+        if op == "tanh":
+            return torch.tanh(x)
+        if op == "silu":
+            return F.silu(x)
+        if op == "leaky_relu":
+            return F.leaky_relu(x, node.get("negative_slope", 0.01))
+        if op == "elu":
+            return F.elu(x, node.get("alpha", 1.0))
+        if op == "celu":
+            return F.celu(x, node.get("alpha", 1.0))
+        if op == "gelu":
+            return F.gelu(x, approximate=node.get("approximate", "none"))
+        if op == "softmax":
+            return F.softmax(x, dim=_axis(node.get("axis", -1), x.dim()))
+        if op == "log_softmax":
+            return F.log_softmax(x, dim=_axis(node.get("axis", -1), x.dim()))
+        if op in ("max_pool2d", "avg_pool2d"):
+            k = pair(node["kernel"])
+            s = pair(node.get("stride", k))
+            p = pair(node.get("padding", 0))
+            if op == "max_pool2d":
+                return F.max_pool2d(x, k, s, p)
+            return F.avg_pool2d(x, k, s, p, count_include_pad=node.get("count_include_pad", True))
+        if op == "global_avg_pool":
+            return F.adaptive_avg_pool2d(x, 1).flatten(1)
+        if op == "global_max_pool":
+            return F.adaptive_max_pool2d(x, 1).flatten(1)
+        if op == "add":
+            return xs[0] + xs[1]
+        if op == "mul":
+            return xs[0] * xs[1]
+        if op == "scale":
+            return x * float(node["factor"])
+        if op == "concat":
+            return torch.cat(xs, dim=_axis(node.get("axis", 1), x.dim()))
+        if op == "flatten":
+            return x.flatten(1)
+        if op == "reshape":
+            return x.reshape(x.shape[0], *[int(d) for d in node["shape"]])
+        if op == "transpose":
+            return x.permute(*[int(d) for d in node["perm"]])
+        if op == "dropout":
+            raise Unsupported("dropout")
+        raise ValueError("unknown op " + op)
+
+    def _run(self, x, build=False):
+        values = {"input": x}
+        for i in self.order:
+            node = self.graph[i]
+            xs = [values[n] for n in node_inputs(self.graph, i)]
+            if build:
+                m = self._make(node, xs[0])
+                if m is not None:
+                    self._register(node["name"], m)
+                    if isinstance(m, BatchNorm):
+                        values[node["name"]] = xs[0]
+                        continue
+            values[node["name"]] = self._op(node, xs)
+        return values[self.output_name]
+
+    def forward(self, x):
+        return self._run(x)
+
+
+# --------------------------------------------------------------------------
+# Loss, schedule
+# --------------------------------------------------------------------------
+
+def loss_fn(spec, output, labels):
+    loss = spec["loss"]
+    reduction = loss.get("reduction", "mean")
+    if loss["op"] == "cross_entropy":
+        return F.cross_entropy(output, labels, reduction=reduction,
+                               label_smoothing=float(loss.get("label_smoothing", 0.0)))
+    if loss["op"] == "mse_loss":
+        target = F.one_hot(labels, int(spec["input"]["classes"])).to(output.dtype)
+        return F.mse_loss(output, target, reduction=reduction)
+    raise ValueError("unknown loss " + loss["op"])
+
+
+def lr_factor(schedule, step, steps_per_epoch, total_steps):
+    """runtime/kernels/Step.h's lr_factor: `step` counts the optimizer steps
+    taken before this one."""
+    schedule = schedule or {"type": "constant"}
+    kind = schedule.get("type", "constant")
+    per_epoch = schedule.get("unit", "epoch") == "epoch"
+    per_unit = float(max(1, steps_per_epoch)) if per_epoch else 1.0
+    t, total = step / per_unit, total_steps / per_unit
+    if kind == "constant":
+        return 1.0
+    if kind == "step":
+        return float(schedule.get("gamma", 0.1)) ** math.floor(t / float(schedule["step_size"]))
+    if kind == "linear_warmup":
+        return min(1.0, t / float(schedule["warmup"]))
+    if kind == "cosine":
+        warmup = float(schedule.get("warmup", 0))
+        min_factor = float(schedule.get("min_factor", 0))
+        if t < warmup:
+            return t / warmup
+        span = max(total - warmup, 1e-12)
+        p = min(1.0, (t - warmup) / span)
+        return min_factor + (1 - min_factor) * 0.5 * (1 + math.cos(math.pi * p))
+    if kind == "one_cycle":
+        initial = 1.0 / float(schedule.get("div_factor", 25))
+        last = initial / float(schedule.get("final_div_factor", 1e4))
+        end1 = float(schedule.get("pct_start", 0.3)) * total_steps - 1
+        end2 = float(total_steps) - 1
+        x, start, frm, to = float(step), 0.0, initial, 1.0
+        if x > end1:
+            start, frm, to, end1 = end1, 1.0, last, end2
+        pct = min(1.0, (x - start) / (end1 - start)) if end1 > start else 1.0
+        if schedule.get("anneal", "cos") == "cos":
+            return to + (frm - to) / 2.0 * (math.cos(math.pi * pct) + 1.0)
+        return (to - frm) * pct + frm
+    if kind == "piecewise_linear":
+        pts = schedule["points"]
+        ts = [float(p[0]) for p in pts]
+        fs = [float(p[1]) for p in pts]
+        if t >= ts[-1]:
+            return fs[-1]
+        i = 1
+        while ts[i] <= t:
+            i += 1
+        w = (t - ts[i - 1]) / (ts[i] - ts[i - 1])
+        return fs[i - 1] + w * (fs[i] - fs[i - 1])
+    raise ValueError("unknown schedule " + kind)
+
+
+def total_steps_for(epochs, steps_per_epoch):
+    """runtime/trainer/Trainer.cpp's totalStepsFor."""
+    x = float(epochs) * float(steps_per_epoch)
+    if not x > 0:
+        return 0
+    nearest = round(x)
+    if abs(x - nearest) <= 1e-9 * max(1.0, x):
+        return int(nearest)
+    return int(math.ceil(x))
+
+
+# --------------------------------------------------------------------------
+# The trainer
+# --------------------------------------------------------------------------
+
+def _lamb_step(p, grad, state, lr, beta1, beta2, eps, wd, step):
+    """LAMB as runtime/kernels/Optimizer.h defines it; `step` counts this one."""
+    if "exp_avg" not in state:
+        state["exp_avg"] = torch.zeros_like(p)
+        state["exp_avg_sq"] = torch.zeros_like(p)
+    m, v = state["exp_avg"], state["exp_avg_sq"]
+    m.mul_(beta1).add_(grad, alpha=1 - beta1)
+    v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+    bc1, bc2 = 1 - beta1 ** step, 1 - beta2 ** step
+    u = (m / bc1) / ((v / bc2).sqrt() + eps) + wd * p
+    pn, un = p.norm(), u.norm()
+    r = (pn / un).item() if (pn > 0 and un > 0) else 1.0
+    p.add_(u, alpha=-lr * r)
+
+
+class Trainer:
+    """Trains a TccModel with the recipe of its model.json, one optimizer step
+    per call of `step` with the `accumulate * batch_size` samples given."""
+
+    def __init__(self, model, spec, steps_per_epoch, total_steps):
+        self.model, self.spec = model, spec
+        train = spec["train"]
+        self.opt = train["optimizer"]
+        self.kind = self.opt["type"]
+        self.accumulate = int(train.get("accumulate", 1))
+        self.micro = int(train["batch_size"])
+        self.clip = train.get("grad_clip_norm")
+        self.schedule = train.get("schedule") or {"type": "constant"}
+        self.ema_spec = train.get("ema")
+        self.lookahead = self.opt.get("lookahead")
+        self.steps_per_epoch, self.total_steps = steps_per_epoch, total_steps
+        self.count = 0
+        self.base_lr = float(self.opt["lr"])
+        self.base_wd = float(self.opt.get("weight_decay", 0.0))
+        self.params = OrderedDict((n, p) for n, p in model.named_parameters()
+                                  if p.requires_grad)
+        # One torch.optim parameter group per parameter: its lr and weight
+        # decay carry the group scales of model.json.
+        self.groups = []
+        for name, p in self.params.items():
+            lr_s, wd_s = group_scales(spec, name)
+            self.groups.append({"params": [p], "name": name, "lr_scale": lr_s,
+                                "wd": self.base_wd * wd_s, "lr": self.base_lr,
+                                "weight_decay": self.base_wd * wd_s})
+        if self.kind == "sgd":
+            self.optimizer = torch.optim.SGD(
+                self.groups, lr=self.base_lr,
+                momentum=float(self.opt.get("momentum", 0.0)),
+                dampening=float(self.opt.get("dampening", 0.0)),
+                nesterov=bool(self.opt.get("nesterov", False)), foreach=False)
+        elif self.kind == "adamw":
+            self.optimizer = torch.optim.AdamW(
+                self.groups, lr=self.base_lr,
+                betas=tuple(self.opt.get("betas", (0.9, 0.999))),
+                eps=float(self.opt.get("eps", 1e-8)), foreach=False)
+        elif self.kind == "lamb":
+            self.optimizer = None
+            self.lamb_state = {n: {} for n in self.params}
+            self.betas = tuple(float(b) for b in self.opt.get("betas", (0.9, 0.999)))
+            self.eps = float(self.opt.get("eps", 1e-6))
+        else:
+            raise ValueError("unknown optimizer " + self.kind)
+        self.slow = OrderedDict()
+        if self.lookahead:
+            self.slow = OrderedDict((n, p.detach().clone()) for n, p in self.params.items())
+        self.ema = OrderedDict()
+        if self.ema_spec:
+            self.ema = OrderedDict((n, t.detach().clone())
+                                   for n, t in self.model_state().items())
+
+    def model_state(self):
+        """Parameters and buffers, without num_batches_tracked."""
+        return OrderedDict((n, t) for n, t in self.model.state_dict().items()
+                           if not n.endswith("num_batches_tracked"))
+
+    def lr(self):
+        return self.base_lr * lr_factor(self.schedule, self.count, self.steps_per_epoch,
+                                        self.total_steps)
+
+    def step(self, images, labels):
+        model, spec = self.model, self.spec
+        model.train()
+        for p in self.params.values():
+            p.grad = None
+        mean = spec["loss"].get("reduction", "mean") == "mean"
+        total_loss = 0.0
+        for k in range(self.accumulate):
+            x = images[k * self.micro:(k + 1) * self.micro]
+            y = labels[k * self.micro:(k + 1) * self.micro]
+            loss = loss_fn(spec, model(x), y)
+            total_loss += loss.item()
+            if self.accumulate > 1 and mean:
+                loss = loss / self.accumulate
+            loss.backward()
+        if self.clip:
+            torch.nn.utils.clip_grad_norm_(list(self.params.values()), float(self.clip))
+        lr = self.lr()
+        with torch.no_grad():
+            if self.optimizer is not None:
+                for g in self.optimizer.param_groups:
+                    g["lr"] = lr * g["lr_scale"]
+                self.optimizer.step()
+            else:
+                b1, b2 = self.betas
+                for g in self.groups:
+                    p = g["params"][0]
+                    _lamb_step(p, p.grad, self.lamb_state[g["name"]], lr * g["lr_scale"],
+                               b1, b2, self.eps, g["wd"], self.count + 1)
+            s = self.count
+            if self.lookahead and (s + 1) % int(self.lookahead.get("every", 5)) == 0:
+                alpha = float(self.lookahead.get("alpha", 0.5))
+                if self.lookahead.get("alpha_schedule", "constant") == "cubic":
+                    alpha *= ((s + 1) / float(self.total_steps)) ** 3
+                for n, p in self.params.items():
+                    slow = self.slow[n]
+                    slow.mul_(alpha).add_(p, alpha=1 - alpha)
+                    p.copy_(slow)
+            if self.ema_spec:
+                every = int(self.ema_spec.get("every", 1))
+                if (s + 1) % every == 0:
+                    d = float(self.ema_spec["decay"]) ** every
+                    for n, t in self.model_state().items():
+                        self.ema[n].mul_(d).add_(t, alpha=1 - d)
+        self.count += 1
+        return total_loss
+
+    def state(self):
+        """Everything a tcc checkpoint holds, under tcc's names."""
+        out = OrderedDict()
+        for n, t in self.model.state_dict().items():
+            out[n] = t.detach().clone()
+        for n, p in self.params.items():
+            if self.optimizer is not None:
+                st = self.optimizer.state.get(p, {})
+                for slot in ("momentum_buffer", "exp_avg", "exp_avg_sq"):
+                    if st.get(slot) is not None:
+                        out["optimizer.%s.%s" % (n, slot)] = st[slot].detach().clone()
+            else:
+                for slot, t in self.lamb_state[n].items():
+                    out["optimizer.%s.%s" % (n, slot)] = t.detach().clone()
+        for n, t in self.slow.items():
+            out["lookahead." + n] = t.clone()
+        for n, t in self.ema.items():
+            out["ema." + n] = t.clone()
+        out["step"] = torch.tensor(self.count, dtype=torch.long)
+        return out

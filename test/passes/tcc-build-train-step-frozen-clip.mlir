@@ -1,0 +1,34 @@
+// Known bug: with train.grad_clip_norm and no trainable parameter,
+// BuildTrainStep.cpp (buildUpdates) creates tcc.global_norm with no
+// operands; its type inference fails ("needs at least one tensor") and
+// OpBuilder aborts with "LLVM ERROR: Failed to infer result type(s)".
+// `tcc compile` aborts the same way on a model.json whose parameters are all
+// frozen and that sets grad_clip_norm. With no gradient there is nothing to
+// clip: the step should be built without clipping.
+// RUN: tcc-opt %s -tcc-build-train-step | FileCheck %s
+
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[W:[^:]+]]: tensor<2x3xf32> {{[^%>]*}}tcc.state = "fc.weight", tcc.trainable = false}
+// CHECK-NOT: tcc.scale_by
+// CHECK-NOT: tcc.sgd_update
+// CHECK: return %{{.*}}, %{{.*}}, %{{.*}}, %[[W]] :
+// CHECK-LABEL: func.func @eval_step(
+module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "frozen_clip",
+                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
+                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64, grad_clip_norm = 1.0 : f64,
+                                optimizer = {lr = 0.1 : f64, type = "sgd"},
+                                schedule = {type = "constant", unit = "epoch"}}} {
+  func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
+                     %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
+                                          tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
+                                          tcc.trainable = false, tcc.weight_decay_scale = 1.0 : f64})
+      -> (tensor<4x2xf32> {tcc.role = "output"}) {
+    %0 = tcc.linear %x, %w : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+    return %0 : tensor<4x2xf32>
+  }
+  func.func @loss(%out: tensor<4x2xf32>, %labels: tensor<4xi64>) -> tensor<f32> {
+    %0 = tcc.cross_entropy %out, %labels {label_smoothing = 0.0 : f64, reduction = "mean"}
+        : (tensor<4x2xf32>, tensor<4xi64>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+}

@@ -1,0 +1,17 @@
+// Known bug: PlanMemory.cpp plans every func.func of the module, and
+// planFunction calls fn.front() on a declaration, which has no body:
+// tcc-opt crashes (SIGSEGV). Declarations have nothing to plan and should
+// be skipped.
+// RUN: tcc-opt %s -tcc-plan-memory | FileCheck %s
+
+// CHECK: func.func private @external(tensor<16xf32>) -> tensor<16xf32>
+// CHECK-LABEL: func.func @train_step(
+// CHECK: tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>}
+// CHECK: tcc.increment %{{.*}} {tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 0>}
+func.func private @external(tensor<16xf32>) -> tensor<16xf32>
+func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %step: tensor<i64> {tcc.state = "step"})
+    -> (tensor<16xf32> {tcc.role = "output"}, tensor<i64> {tcc.state = "step"}) {
+  %y = tcc.relu %x : tensor<16xf32>
+  %next = tcc.increment %step : tensor<i64>
+  return %y, %next : tensor<16xf32>, tensor<i64>
+}

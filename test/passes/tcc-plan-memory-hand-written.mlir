@@ -1,0 +1,196 @@
+// RUN: tcc-opt %s -split-input-file -tcc-plan-memory -verify-diagnostics | FileCheck %s
+
+// tcc-plan-memory on hand-written step functions: the cases that
+// tcc-build-train-step does not produce (tcc-plan-memory.mlir runs the
+// pipeline on small models).
+
+// The state arena: the tcc.state arguments of @train_step in order, each at
+// a 64-byte boundary (i64: 8 B, 5 x f32: 20 B, 17 x f32: 68 B -> 128,
+// 1 x f16: 2 B, 16 x bf16: 32 B); other arguments take no state memory.
+// @eval_step takes the same state and gets its own scratch plan.
+// CHECK: module attributes {tcc.state_bytes = 384 : i64, tcc.state_offsets = array<i64: 0, 64, 128, 256, 320>}
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: attributes {tcc.scratch_bytes = 64 : i64}
+// CHECK: tcc.increment %{{.*}} {tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 0>}
+// CHECK: tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<5xf32>
+// CHECK-LABEL: func.func @eval_step(
+// CHECK-SAME: attributes {tcc.scratch_bytes = 128 : i64}
+// CHECK: tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<17xf32>
+// CHECK-NOT: tcc.state_slots
+// CHECK: return
+func.func @train_step(%x: tensor<5xf32> {tcc.role = "input"},
+                      %step: tensor<i64> {tcc.state = "step"},
+                      %a: tensor<5xf32> {tcc.state = "a"},
+                      %b: tensor<17xf32> {tcc.state = "b"},
+                      %seed: tensor<i64> {tcc.role = "seed"},
+                      %c: tensor<1xf16> {tcc.state = "c"},
+                      %d: tensor<16xbf16> {tcc.state = "d"})
+    -> (tensor<i64> {tcc.state = "step"}, tensor<5xf32> {tcc.role = "output"}) {
+  %next = tcc.increment %step : tensor<i64>
+  %y = tcc.relu %x : tensor<5xf32>
+  return %next, %y : tensor<i64>, tensor<5xf32>
+}
+func.func @eval_step(%x: tensor<17xf32> {tcc.role = "input"},
+                     %step: tensor<i64> {tcc.state = "step"},
+                     %a: tensor<5xf32> {tcc.state = "a"},
+                     %b: tensor<17xf32> {tcc.state = "b"},
+                     %c: tensor<1xf16> {tcc.state = "c"},
+                     %d: tensor<16xbf16> {tcc.state = "d"}) -> tensor<17xf32> {
+  %0 = tcc.relu %x : tensor<17xf32>
+  return %0 : tensor<17xf32>
+}
+
+// -----
+
+// Scratch reuse. %a dies at %b, so %c (its live range disjoint from %a's)
+// takes %a's offset; %b and %c are both live at %d, so %d takes neither.
+// The 20-byte %s is rounded up to the next 64-byte boundary for %t.
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: attributes {tcc.scratch_bytes = 192 : i64}
+// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>}
+// CHECK: %[[B:.*]] = tcc.relu %[[A]] {tcc.offsets = array<i64: 64>}
+// CHECK: %[[C:.*]] = tcc.relu %[[B]] {tcc.offsets = array<i64: 0>}
+// CHECK: %[[D:.*]] = tcc.add %[[B]], %[[C]] {tcc.offsets = array<i64: 128>}
+// CHECK: %[[S:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<5xf32>
+// CHECK: %[[T:.*]] = tcc.add %[[S]], %[[S]] {tcc.offsets = array<i64: 64>} : tensor<5xf32>
+func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %v: tensor<5xf32> {tcc.role = "input2"},
+                      %step: tensor<i64> {tcc.state = "step"})
+    -> (tensor<16xf32> {tcc.role = "output"}, tensor<5xf32> {tcc.role = "output2"},
+        tensor<i64> {tcc.state = "step"}) {
+  %a = tcc.relu %x : tensor<16xf32>
+  %b = tcc.relu %a : tensor<16xf32>
+  %c = tcc.relu %b : tensor<16xf32>
+  %d = tcc.add %b, %c : tensor<16xf32>, tensor<16xf32>
+  %s = tcc.relu %v : tensor<5xf32>
+  %t = tcc.add %s, %s : tensor<5xf32>, tensor<5xf32>
+  %next = tcc.increment %step : tensor<i64>
+  return %d, %t, %next : tensor<16xf32>, tensor<5xf32>, tensor<i64>
+}
+
+// -----
+
+// First fit finds a hole: %big (128 B) dies at %sum, and %late (64 B) fits
+// below %small, which is still live at 128.
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: attributes {tcc.scratch_bytes = 320 : i64}
+// CHECK: %[[BIG:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<32xf32>
+// CHECK: %[[SMALL:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 128>} : tensor<16xf32>
+// CHECK: %[[SUM:.*]] = tcc.add %[[BIG]], %[[BIG]] {tcc.offsets = array<i64: 192>} : tensor<32xf32>
+// CHECK: %[[LATE:.*]] = tcc.relu %[[SMALL]] {tcc.offsets = array<i64: 0>} : tensor<16xf32>
+// CHECK: tcc.add %[[SMALL]], %[[LATE]] {tcc.offsets = array<i64: 64>} : tensor<16xf32>
+func.func @train_step(%x: tensor<32xf32> {tcc.role = "input"}, %y: tensor<16xf32> {tcc.role = "input2"},
+                      %step: tensor<i64> {tcc.state = "step"})
+    -> (tensor<32xf32> {tcc.role = "output"}, tensor<16xf32> {tcc.role = "output2"},
+        tensor<i64> {tcc.state = "step"}) {
+  %big = tcc.relu %x : tensor<32xf32>
+  %small = tcc.relu %y : tensor<16xf32>
+  %sum = tcc.add %big, %big : tensor<32xf32>, tensor<32xf32>
+  %late = tcc.relu %small : tensor<16xf32>
+  %both = tcc.add %small, %late : tensor<16xf32>, tensor<16xf32>
+  %next = tcc.increment %step : tensor<i64>
+  return %sum, %both, %next : tensor<32xf32>, tensor<16xf32>, tensor<i64>
+}
+
+// -----
+
+// Not in place: the old step counter is read again after the increment
+// (by mix_seed), so the increment must not overwrite it. It gets scratch,
+// and the code generator copies it into the state at the end.
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[NEXT:.*]] = tcc.increment %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<i64>
+// CHECK: tcc.mix_seed {{.*}}tcc.offsets = array<i64: 64>
+// CHECK-NOT: tcc.state_slots
+// CHECK: return
+func.func @train_step(%seed: tensor<i64> {tcc.role = "seed"}, %step: tensor<i64> {tcc.state = "step"})
+    -> (tensor<i64> {tcc.state = "step"}, tensor<i64> {tcc.role = "mixed"}) {
+  %next = tcc.increment %step : tensor<i64>
+  %mixed = tcc.mix_seed %seed, %step : tensor<i64>
+  return %next, %mixed : tensor<i64>, tensor<i64>
+}
+
+// -----
+
+// Not in place: the update does not read the slot it replaces (the counter
+// comes from another value).
+// CHECK-LABEL: func.func @train_step(
+// CHECK: tcc.mix_seed {{.*}}tcc.offsets = array<i64: 0>
+// CHECK: tcc.increment %{{.*}} {tcc.offsets = array<i64: 64>} : tensor<i64>
+// CHECK-NOT: tcc.state_slots
+// CHECK: return
+func.func @train_step(%seed: tensor<i64> {tcc.role = "seed"}, %step: tensor<i64> {tcc.state = "step"})
+    -> (tensor<i64> {tcc.state = "step"}) {
+  %mixed = tcc.mix_seed %seed, %step : tensor<i64>
+  %next = tcc.increment %mixed : tensor<i64>
+  return %next : tensor<i64>
+}
+
+// -----
+
+// Not in place: relu and scale have no InPlaceStateUpdate trait, though they
+// read the slot they replace. A state update in scratch stays live until the
+// end of the step (where it is copied), so neither %tmp nor %out reuses
+// its offset even though nothing reads %new after it.
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: attributes {tcc.scratch_bytes = 192 : i64}
+// CHECK: %[[NEW:.*]] = tcc.scale %{{.*}} {factor = 5.000000e-01 : f64, tcc.offsets = array<i64: 0>}
+// CHECK: %[[TMP:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 64>}
+// CHECK: %[[OUT:.*]] = tcc.relu %[[TMP]] {tcc.offsets = array<i64: 128>}
+// CHECK-NOT: tcc.state_slots
+// CHECK: return %[[NEW]], %[[OUT]]
+func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %w: tensor<16xf32> {tcc.state = "w"})
+    -> (tensor<16xf32> {tcc.state = "w"}, tensor<16xf32> {tcc.role = "output"}) {
+  %new = tcc.scale %w {factor = 0.5 : f64} : tensor<16xf32>
+  %tmp = tcc.relu %x : tensor<16xf32>
+  %out = tcc.relu %tmp : tensor<16xf32>
+  return %new, %out : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// An optimizer update whose parameter is read again after it (a forward pass
+// with the old weights): the new parameter goes to scratch, while the
+// momentum buffer, read last by the update, is still written in place.
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[W:[^:]+]]: tensor<2x3xf32> {tcc.state = "w"}
+// CHECK: %[[NEW_W:.*]], %[[NEW_BUF:.*]] = tcc.sgd_update %[[W]], {{.*}}tcc.offsets = array<i64: 0, -1>, tcc.state_slots = array<i64: -1, 2>
+// CHECK: tcc.linear %{{.*}}, %[[W]] {tcc.offsets = array<i64: 64>}
+// CHECK: tcc.increment {{.*}}tcc.state_slots = array<i64: 0>
+// CHECK: return %{{.*}}, %[[NEW_W]], %[[NEW_BUF]],
+func.func @train_step(%x: tensor<4x3xf32> {tcc.role = "input"}, %g: tensor<2x3xf32> {tcc.role = "grad"},
+                      %lr: tensor<f32> {tcc.role = "lr"},
+                      %step: tensor<i64> {tcc.state = "step"}, %w: tensor<2x3xf32> {tcc.state = "w"},
+                      %buf: tensor<2x3xf32> {tcc.state = "buf"})
+    -> (tensor<i64> {tcc.state = "step"}, tensor<2x3xf32> {tcc.state = "w"},
+        tensor<2x3xf32> {tcc.state = "buf"}, tensor<4x2xf32> {tcc.role = "output"}) {
+  %new_w, %new_buf = tcc.sgd_update %w, %g, %lr, %step momentum_buffer %buf
+      {dampening = 0.0 : f64, lr_scale = 1.0 : f64, momentum = 0.9 : f64, nesterov = false, weight_decay = 0.0 : f64}
+      : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<i64>, tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>)
+  %y = tcc.linear %x, %w : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  %next = tcc.increment %step : tensor<i64>
+  return %next, %new_w, %new_buf, %y : tensor<i64>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+// Not in place: the old value is also returned (for another result), so
+// the function still needs it at the end.
+// CHECK-LABEL: func.func @train_step(
+// CHECK: tcc.increment %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<i64>
+// CHECK-NOT: tcc.state_slots
+// CHECK: return
+func.func @train_step(%step: tensor<i64> {tcc.state = "step"})
+    -> (tensor<i64> {tcc.state = "step"}, tensor<i64> {tcc.role = "previous"}) {
+  %next = tcc.increment %step : tensor<i64>
+  return %next, %step : tensor<i64>, tensor<i64>
+}
+
+// -----
+
+// No @train_step: the pass needs tcc-build-train-step's output.
+// expected-error @+1 {{tcc-plan-memory needs @train_step; run tcc-build-train-step first}}
+module {
+  func.func @eval_step(%x: tensor<16xf32> {tcc.role = "input"}) -> tensor<16xf32> {
+    %0 = tcc.relu %x : tensor<16xf32>
+    return %0 : tensor<16xf32>
+  }
+}

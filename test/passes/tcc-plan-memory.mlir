@@ -1,0 +1,154 @@
+// RUN: tcc-opt %s -split-input-file -tcc-build-train-step -canonicalize -tcc-plan-memory | FileCheck %s
+
+// The memory plan of small models, through the compile pipeline
+// (tcc-compile-pipeline). Hand-written step functions, for the cases the
+// pipeline never builds, are in tcc-plan-memory-hand-written.mlir.
+
+// SGD with momentum. State arena, 64-byte aligned: step (8 B) at 0,
+// fc.weight (72 B) at 64, fc.bias (24 B) at 192, their momentum buffers at 256
+// and 384; 448 bytes in all.
+// CHECK: module attributes {{.*}}tcc.model = "sgd", tcc.state_bytes = 448 : i64, tcc.state_offsets = array<i64: 0, 64, 192, 256, 384>
+
+// Scratch: first fit over live ranges in schedule order. The logits (96 B)
+// at 0 live until count_correct; the loss at 128 dies at the scale, so the
+// bias gradient reuses 128; the loss sum (returned) keeps 192; the logits'
+// gradient, live with both, goes above it to 256, and so on.
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: attributes {tcc.scratch_bytes = 512 : i64}
+// CHECK: %[[LOGITS:.*]] = tcc.linear {{.*}}tcc.offsets = array<i64: 0>}
+// CHECK: %[[LOSS:.*]] = tcc.cross_entropy %[[LOGITS]], {{.*}}tcc.offsets = array<i64: 128>}
+// CHECK: %[[LOSS_SUM:.*]] = tcc.scale %[[LOSS]] {{.*}}tcc.offsets = array<i64: 192>}
+// CHECK: %[[DLOGITS:.*]] = tcc.cross_entropy_backward {{.*}}tcc.offsets = array<i64: 256>}
+// CHECK: %[[GW:.*]] = tcc.linear_backward_weight %[[DLOGITS]], {{.*}}tcc.offsets = array<i64: 384>}
+// CHECK: %[[GB:.*]] = tcc.reduce_sum %[[DLOGITS]] {{.*}}tcc.offsets = array<i64: 128>}
+// CHECK: %[[CORRECT:.*]] = tcc.count_correct %[[LOGITS]], {{.*}}tcc.offsets = array<i64: 256>}
+// CHECK: %[[LR:.*]] = tcc.lr_schedule {{.*}}tcc.offsets = array<i64: 0>}
+// The updates are in place: each reads its state slots last.
+// CHECK: tcc.sgd_update %{{.*}}, %[[GW]], %[[LR]], {{.*}}tcc.offsets = array<i64: -1, -1>, tcc.state_slots = array<i64: 1, 3>
+// CHECK: tcc.sgd_update %{{.*}}, %[[GB]], %[[LR]], {{.*}}tcc.offsets = array<i64: -1, -1>, tcc.state_slots = array<i64: 2, 4>
+// CHECK: tcc.increment %{{.*}} {tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 0>} : tensor<i64>
+// Constants get no memory.
+// CHECK-NOT: arith.constant {{.*}}tcc.offsets
+// CHECK: return %[[LOSS_SUM]], %[[CORRECT]],
+// @eval_step: the same state arena, its own scratch; nothing in place.
+// CHECK-LABEL: func.func @eval_step(
+// CHECK-SAME: attributes {tcc.scratch_bytes = 192 : i64}
+// CHECK: tcc.linear {{.*}}tcc.offsets = array<i64: 0>}
+// CHECK: tcc.count_correct {{.*}}tcc.offsets = array<i64: 128>}
+// CHECK-NOT: tcc.state_slots
+// CHECK: return
+module attributes {tcc.classes = 6 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "sgd",
+                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
+                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
+                                optimizer = {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.9 : f64,
+                                             nesterov = false, type = "sgd", weight_decay = 0.0 : f64},
+                                schedule = {type = "constant", unit = "epoch"}}} {
+  func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
+                     %w: tensor<6x3xf32> {tcc.param = "fc.weight", tcc.trainable = true},
+                     %b: tensor<6xf32> {tcc.param = "fc.bias", tcc.trainable = true})
+      -> (tensor<4x6xf32> {tcc.role = "output"}) {
+    %0 = tcc.linear %x, %w, %b : (tensor<4x3xf32>, tensor<6x3xf32>, tensor<6xf32>) -> tensor<4x6xf32>
+    return %0 : tensor<4x6xf32>
+  }
+  func.func @loss(%out: tensor<4x6xf32>, %labels: tensor<4xi64>) -> tensor<f32> {
+    %0 = tcc.cross_entropy %out, %labels {label_smoothing = 0.0 : f64, reduction = "mean"}
+        : (tensor<4x6xf32>, tensor<4xi64>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+}
+
+// -----
+
+// AdamW and batch norm: adamw_update writes the parameter and both moments
+// in place; batch_norm writes its new running statistics (results 3 and 4)
+// in place and its other results (live at the same time) to three
+// different scratch offsets. The frozen bn.weight is returned as it came.
+// CHECK: module attributes {{.*}}tcc.model = "adamw_bn", tcc.state_bytes = 448 : i64, tcc.state_offsets = array<i64: 0, 64, 128, 192, 256, 320, 384>
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[BN_WEIGHT:[^:]+]]: tensor<2xf32> {{[^%>]*}}tcc.state = "bn.weight"
+// CHECK-SAME: attributes {tcc.scratch_bytes = 576 : i64}
+// CHECK: %[[Y:.*]], %{{.*}}, %{{.*}}, %[[MEAN:.*]], %[[VAR:.*]] = tcc.batch_norm
+// CHECK-SAME: tcc.offsets = array<i64: 64, 128, 192, -1, -1>, tcc.state_slots = array<i64: -1, -1, -1, 3, 4>
+// CHECK: tcc.batch_norm_backward {{.*}}tcc.offsets = array<i64: 384, 448, 512>
+// CHECK: %[[P:.*]], %[[M:.*]], %[[V:.*]] = tcc.adamw_update
+// CHECK-SAME: tcc.offsets = array<i64: -1, -1, -1>, tcc.state_slots = array<i64: 1, 5, 6>
+// CHECK: %[[STEP:.*]] = tcc.increment {{.*}}tcc.state_slots = array<i64: 0>
+// CHECK: return %{{.*}}, %{{.*}}, %[[STEP]], %[[P]], %[[BN_WEIGHT]], %[[MEAN]], %[[VAR]], %[[M]], %[[V]] :
+// CHECK-LABEL: func.func @eval_step(
+// CHECK: tcc.batch_norm_inference {{.*}}tcc.offsets = array<i64: 64>}
+// CHECK-NOT: tcc.state_slots
+// CHECK: return
+module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "adamw_bn",
+                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
+                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
+                                optimizer = {betas = [0.9, 0.999], eps = 1.0e-08 : f64, lr = 1.0e-03 : f64,
+                                             type = "adamw", weight_decay = 1.0e-02 : f64},
+                                schedule = {type = "constant", unit = "epoch"}}} {
+  func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
+                     %w: tensor<2x3xf32> {tcc.param = "fc.weight", tcc.trainable = true},
+                     %g: tensor<2xf32> {tcc.param = "bn.weight", tcc.trainable = false},
+                     %mean: tensor<2xf32> {tcc.buffer = "bn.running_mean"},
+                     %var: tensor<2xf32> {tcc.buffer = "bn.running_var"})
+      -> (tensor<4x2xf32> {tcc.role = "output"}, tensor<2xf32> {tcc.buffer = "bn.running_mean"},
+          tensor<2xf32> {tcc.buffer = "bn.running_var"}) {
+    %0 = tcc.linear %x, %w : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+    %y, %sm, %si, %nm, %nv = tcc.batch_norm %0 weight %g running %mean, %var
+        {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 0.1 : f64}
+        : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)
+        -> (tensor<4x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>)
+    return %y, %nm, %nv : tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>
+  }
+  func.func @loss(%out: tensor<4x2xf32>, %labels: tensor<4xi64>) -> tensor<f32> {
+    %0 = tcc.cross_entropy %out, %labels {label_smoothing = 0.0 : f64, reduction = "mean"}
+        : (tensor<4x2xf32>, tensor<4xi64>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+}
+
+// -----
+
+// Lookahead and EMA: the slow weights and the EMA copies are updated in
+// place. The SGD result is not state (Lookahead's fast result is), so it
+// gets scratch; the fast result is read by the EMA update after it and is
+// not a direct update of the parameter's slot, so it gets scratch too and
+// is copied into the state at the end of the step. The EMA of the frozen
+// bias reads the bias itself.
+// CHECK: module attributes {{.*}}tcc.model = "ema_lookahead", tcc.state_bytes = 384 : i64, tcc.state_offsets = array<i64: 0, 64, 128, 192, 256, 320>
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[STEP:[^:]+]]: tensor<i64> {{[^%>]*}}tcc.state = "step"
+// CHECK-SAME: %[[W:[^:]+]]: tensor<2x3xf32> {{[^%>]*}}tcc.state = "fc.weight"
+// CHECK-SAME: %[[B:[^:]+]]: tensor<2xf32> {{[^%>]*}}tcc.state = "fc.bias"
+// CHECK-SAME: %[[SLOW:[^:]+]]: tensor<2x3xf32> {{[^%>]*}}tcc.state = "lookahead.fc.weight"
+// CHECK-SAME: %[[EW:[^:]+]]: tensor<2x3xf32> {{[^%>]*}}tcc.state = "ema.fc.weight"
+// CHECK-SAME: %[[EB:[^:]+]]: tensor<2xf32> {{[^%>]*}}tcc.state = "ema.fc.bias"
+// CHECK-SAME: attributes {tcc.scratch_bytes = 320 : i64}
+// CHECK: %[[NEW:.*]] = tcc.sgd_update %[[W]], {{.*}}tcc.offsets = array<i64: 256>,
+// CHECK-NOT: tcc.state_slots
+// CHECK-SAME: : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<i64>) -> tensor<2x3xf32>
+// CHECK: %[[FAST:.*]], %[[NEW_SLOW:.*]] = tcc.lookahead_update %[[NEW]], %[[SLOW]], {{.*}}tcc.offsets = array<i64: 0, -1>, tcc.state_slots = array<i64: -1, 3>}
+// CHECK: %[[NEW_EW:.*]] = tcc.ema_update %[[EW]], %[[FAST]], %[[STEP]] {{.*}}tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 4>}
+// CHECK: %[[NEW_EB:.*]] = tcc.ema_update %[[EB]], %[[B]], %[[STEP]] {{.*}}tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 5>}
+// CHECK: %[[NEXT:.*]] = tcc.increment %[[STEP]] {tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 0>}
+// CHECK: return %{{.*}}, %{{.*}}, %[[NEXT]], %[[FAST]], %[[B]], %[[NEW_SLOW]], %[[NEW_EW]], %[[NEW_EB]] :
+// CHECK-LABEL: func.func @eval_step(
+// CHECK-SAME: attributes {tcc.scratch_bytes = 128 : i64}
+module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "ema_lookahead",
+                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
+                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
+                                ema = {decay = 0.99 : f64, every = 1 : i64},
+                                lookahead = {alpha = 0.5 : f64, alpha_schedule = "constant", every = 5 : i64},
+                                optimizer = {lr = 0.1 : f64, type = "sgd"},
+                                schedule = {type = "constant", unit = "epoch"}}} {
+  func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
+                     %w: tensor<2x3xf32> {tcc.param = "fc.weight", tcc.trainable = true},
+                     %b: tensor<2xf32> {tcc.param = "fc.bias", tcc.trainable = false})
+      -> (tensor<4x2xf32> {tcc.role = "output"}) {
+    %0 = tcc.linear %x, %w, %b : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+    return %0 : tensor<4x2xf32>
+  }
+  func.func @loss(%out: tensor<4x2xf32>, %labels: tensor<4xi64>) -> tensor<f32> {
+    %0 = tcc.cross_entropy %out, %labels {label_smoothing = 0.0 : f64, reduction = "mean"}
+        : (tensor<4x2xf32>, tensor<4xi64>) -> tensor<f32>
+    return %0 : tensor<f32>
+  }
+}
