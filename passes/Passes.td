@@ -9,7 +9,7 @@ def BuildTrainStep : Pass<"tcc-build-train-step", "::mlir::ModuleOp"> {
   let summary = "Build @train_step and @eval_step from @forward, @loss and the recipe";
   let description = [{
     Replaces the frontend's `@forward` and `@loss` with the two functions a
-    trainer runs (docs/ir.md, "The training step"):
+    trainer runs (docs/training.md, "The training step"):
 
     - `@train_step`: for each of the `train.accumulate` micro-batches the
       forward pass and the loss, then reverse-mode AD (each op's

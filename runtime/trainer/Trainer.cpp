@@ -312,10 +312,10 @@ void Run::evaluate(EpochMetrics &m) {
     }
     model.evalStep(state, scratch, imagesArg, labelsArg, valid, totals);
   }
-  if (totals.count > 0) {
-    m.testLoss = totals.lossSum / totals.count;
+  // The evaluation step counts correct predictions only; test_loss stays
+  // null rather than a misleading 0.
+  if (totals.count > 0)
     m.testAcc = static_cast<double>(totals.correct) / totals.count;
-  }
 }
 
 void Run::emit(EpochMetrics &m) {
