@@ -9,8 +9,13 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "passes/InitAll.h"
 
+namespace mlir::tcc::test {
+void registerTestOpPropertiesPass();
+} // namespace mlir::tcc::test
+
 int main(int argc, char **argv) {
   mlir::tcc::registerAllTccPasses();
+  mlir::tcc::test::registerTestOpPropertiesPass();
   mlir::DialectRegistry registry;
   mlir::tcc::registerAllTccDialects(registry);
   return mlir::asMainReturnCode(
