@@ -22,6 +22,12 @@ std::string mlir::tcc::cppElementType(Type type) {
   return "int64_t";
 }
 
+std::string mlir::tcc::cppDouble(double value) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.17g", value);
+  return s;
+}
+
 int64_t mlir::tcc::numElements(Value v) {
   return cast<ShapedType>(v.getType()).getNumElements();
 }

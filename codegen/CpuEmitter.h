@@ -32,6 +32,25 @@ struct CpuEmitter {
 /// uint8_t.
 std::string cppElementType(Type type);
 
+/// The product of `dims`.
+inline int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+/// A double as a C++ literal that reads back exactly.
+std::string cppDouble(double value);
+inline std::string cppDouble(const APFloat &value) {
+  return cppDouble(value.convertToDouble());
+}
+
+/// The runtime's Reduction for a loss op's "mean" / "sum".
+inline std::string cppReduction(StringRef reduction) {
+  return reduction == "sum" ? "Reduction::Sum" : "Reduction::Mean";
+}
+
 /// Number of elements and dims of a tensor value.
 int64_t numElements(Value v);
 ArrayRef<int64_t> dimsOf(Value v);

@@ -21,21 +21,6 @@ using namespace mlir::tcc;
 
 namespace {
 
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t p = 1;
-  for (int64_t d : dims)
-    p *= d;
-  return p;
-}
-
-std::string f64(double v) {
-  std::string s;
-  llvm::raw_string_ostream(s) << llvm::format("%.17g", v);
-  return s;
-}
-
-std::string f64(const APFloat &v) { return f64(v.convertToDouble()); }
-
 /// Prints calls with the emitter's names.
 struct Printer {
   CpuEmitter &e;
@@ -82,10 +67,6 @@ std::string bnShape(ArrayRef<int64_t> in, int64_t ghost) {
          std::to_string(ghost) + "}";
 }
 
-std::string reduction(StringRef r) {
-  return r == "sum" ? "Reduction::Sum" : "Reduction::Mean";
-}
-
 /// [outer, axis, inner] view of `dims` around `axis`.
 std::string around(ArrayRef<int64_t> dims, int64_t axis) {
   return std::to_string(product(dims.take_front(axis))) + ", " +
@@ -113,11 +94,11 @@ std::string scheduleDesc(DictionaryAttr s) {
   auto unit = s.getAs<StringAttr>("unit");
   out += "; s.perEpoch = " +
          std::string(unit && unit.getValue() == "step" ? "false" : "true");
-  out += "; s.stepSize = " + f64(num("step_size", 1)) + "; s.gamma = " +
-         f64(num("gamma", 0.1)) + "; s.warmup = " + f64(num("warmup", 0)) +
-         "; s.minFactor = " + f64(num("min_factor", 0)) + "; s.pctStart = " +
-         f64(num("pct_start", 0.3)) + "; s.divFactor = " + f64(num("div_factor", 25)) +
-         "; s.finalDivFactor = " + f64(num("final_div_factor", 1e4));
+  out += "; s.stepSize = " + cppDouble(num("step_size", 1)) + "; s.gamma = " +
+         cppDouble(num("gamma", 0.1)) + "; s.warmup = " + cppDouble(num("warmup", 0)) +
+         "; s.minFactor = " + cppDouble(num("min_factor", 0)) + "; s.pctStart = " +
+         cppDouble(num("pct_start", 0.3)) + "; s.divFactor = " + cppDouble(num("div_factor", 25)) +
+         "; s.finalDivFactor = " + cppDouble(num("final_div_factor", 1e4));
   auto anneal = s.getAs<StringAttr>("anneal");
   out += "; s.annealCos = " +
          std::string(anneal && anneal.getValue() == "linear" ? "false" : "true");
@@ -130,8 +111,8 @@ std::string scheduleDesc(DictionaryAttr s) {
           return f.getValueAsDouble();
         return static_cast<double>(cast<IntegerAttr>(a).getInt());
       };
-      ts += (ts.empty() ? "" : ", ") + f64(value(pair[0]));
-      fs += (fs.empty() ? "" : ", ") + f64(value(pair[1]));
+      ts += (ts.empty() ? "" : ", ") + cppDouble(value(pair[0]));
+      fs += (fs.empty() ? "" : ", ") + cppDouble(value(pair[1]));
     }
     out += "; s.pointT = {" + ts + "}; s.pointFactor = {" + fs + "}";
   }
@@ -217,8 +198,8 @@ LogicalResult emitNN(Operation *op, Printer &p) {
         os << "  batch_norm_forward_train<float>("
            << bnShape(dimsOf(o.getInput()), o.getGhostBatch()) << ", "
            << p(o.getInput()) << ", " << p.opt(o.getWeight()) << ", "
-           << p.opt(o.getBias()) << ", " << f64(o.getEps()) << ", "
-           << f64(o.getMomentum()) << ", " << p(o.getResult()) << ", "
+           << p.opt(o.getBias()) << ", " << cppDouble(o.getEps()) << ", "
+           << cppDouble(o.getMomentum()) << ", " << p(o.getResult()) << ", "
            << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", "
            << p(o.getNewRunningMean()) << ", " << p(o.getNewRunningVar()) << ");\n";
         return success();
@@ -228,7 +209,7 @@ LogicalResult emitNN(Operation *op, Printer &p) {
            << bnShape(dimsOf(o.getInput()), 0) << ", " << p(o.getInput()) << ", "
            << p.opt(o.getWeight()) << ", " << p.opt(o.getBias()) << ", "
            << p(o.getRunningMean()) << ", " << p(o.getRunningVar()) << ", "
-           << f64(o.getEps()) << ", " << p(o.getResult()) << ");\n";
+           << cppDouble(o.getEps()) << ", " << p(o.getResult()) << ");\n";
         return success();
       })
       .Case([&](BatchNormBackwardOp o) {
@@ -245,7 +226,7 @@ LogicalResult emitNN(Operation *op, Printer &p) {
         int64_t inner = product(in.take_back(o.getNormalizedDims()));
         os << "  layer_norm_forward<float>(" << numElements(o.getInput()) / inner
            << ", " << inner << ", " << p(o.getInput()) << ", " << p.opt(o.getWeight())
-           << ", " << p.opt(o.getBias()) << ", " << f64(o.getEps()) << ", "
+           << ", " << p.opt(o.getBias()) << ", " << cppDouble(o.getEps()) << ", "
            << p(o.getResult()) << ", " << p(o.getSavedMean()) << ", "
            << p(o.getSavedInvstd()) << ");\n";
         return success();
@@ -331,9 +312,9 @@ LogicalResult emitActivation(Operation *op, Printer &p) {
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](ReluOp) { return forward("relu"); })
-      .Case([&](LeakyReluOp o) { return forward("leaky_relu", f64(o.getNegativeSlope())); })
-      .Case([&](EluOp o) { return forward("elu", f64(o.getAlpha())); })
-      .Case([&](CeluOp o) { return forward("celu", f64(o.getAlpha())); })
+      .Case([&](LeakyReluOp o) { return forward("leaky_relu", cppDouble(o.getNegativeSlope())); })
+      .Case([&](EluOp o) { return forward("elu", cppDouble(o.getAlpha())); })
+      .Case([&](CeluOp o) { return forward("celu", cppDouble(o.getAlpha())); })
       .Case([&](GeluOp o) {
         return forward(o.getApproximate() == "tanh" ? "gelu_tanh" : "gelu");
       })
@@ -342,10 +323,10 @@ LogicalResult emitActivation(Operation *op, Printer &p) {
       .Case([&](TanhOp) { return forward("tanh"); })
       .Case([&](ReluBackwardOp) { return backward("relu"); })
       .Case([&](LeakyReluBackwardOp o) {
-        return backward("leaky_relu", f64(o.getNegativeSlope()));
+        return backward("leaky_relu", cppDouble(o.getNegativeSlope()));
       })
-      .Case([&](EluBackwardOp o) { return backward("elu", f64(o.getAlpha())); })
-      .Case([&](CeluBackwardOp o) { return backward("celu", f64(o.getAlpha())); })
+      .Case([&](EluBackwardOp o) { return backward("elu", cppDouble(o.getAlpha())); })
+      .Case([&](CeluBackwardOp o) { return backward("celu", cppDouble(o.getAlpha())); })
       .Case([&](GeluBackwardOp o) {
         return backward(o.getApproximate() == "tanh" ? "gelu_tanh" : "gelu");
       })

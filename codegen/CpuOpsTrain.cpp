@@ -11,28 +11,6 @@
 using namespace mlir;
 using namespace mlir::tcc;
 
-namespace {
-
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t p = 1;
-  for (int64_t d : dims)
-    p *= d;
-  return p;
-}
-
-std::string f64(double v) {
-  std::string s;
-  llvm::raw_string_ostream(s) << llvm::format("%.17g", v);
-  return s;
-}
-std::string f64(const APFloat &v) { return f64(v.convertToDouble()); }
-
-std::string reduction(StringRef r) {
-  return r == "sum" ? "Reduction::Sum" : "Reduction::Mean";
-}
-
-} // namespace
-
 LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
   llvm::raw_ostream &os = e.os;
   auto n = [&](Value v) { return numElements(v); };
@@ -51,7 +29,7 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         return success();
       })
       .Case([&](ScaleOp o) {
-        os << "  scale<float>(" << n(o.getResult()) << ", float(" << f64(o.getFactor())
+        os << "  scale<float>(" << n(o.getResult()) << ", float(" << cppDouble(o.getFactor())
            << "), " << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
         return success();
       })
@@ -105,7 +83,7 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         return success();
       })
       .Case([&](DropoutOp o) {
-        os << "  dropout_forward<float>(" << n(o.getResult()) << ", " << f64(o.getP())
+        os << "  dropout_forward<float>(" << n(o.getResult()) << ", " << cppDouble(o.getP())
            << ", uint64_t(" << N(o.getSeed()) << "[0]), " << o.getStream() << ", "
            << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
         return success();
@@ -133,7 +111,7 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         ArrayRef<int64_t> l = dimsOf(o.getLogits());
         os << "  cross_entropy_forward<float>(" << l[0] << ", " << l[1] << ", "
            << N(o.getLogits()) << ", " << N(o.getLabels()) << ", "
-           << f64(o.getLabelSmoothing()) << ", " << reduction(o.getReduction()) << ", "
+           << cppDouble(o.getLabelSmoothing()) << ", " << cppReduction(o.getReduction()) << ", "
            << N(o.getResult()) << ", static_cast<float *>(nullptr));\n";
         return success();
       })
@@ -141,20 +119,20 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         ArrayRef<int64_t> l = dimsOf(o.getLogits());
         os << "  cross_entropy_backward<float>(" << l[0] << ", " << l[1] << ", "
            << N(o.getLogits()) << ", " << N(o.getLabels()) << ", "
-           << f64(o.getLabelSmoothing()) << ", " << reduction(o.getReduction()) << ", "
+           << cppDouble(o.getLabelSmoothing()) << ", " << cppReduction(o.getReduction()) << ", "
            << N(o.getGrad()) << "[0], " << N(o.getResult()) << ");\n";
         return success();
       })
       .Case([&](MseLossOp o) {
         os << "  mse_loss_forward<float>(" << n(o.getInput()) << ", " << N(o.getInput())
-           << ", " << N(o.getTarget()) << ", " << reduction(o.getReduction()) << ", "
+           << ", " << N(o.getTarget()) << ", " << cppReduction(o.getReduction()) << ", "
            << N(o.getResult()) << ");\n";
         return success();
       })
       .Case([&](MseLossBackwardOp o) {
         os << "  mse_loss_backward<float>(" << n(o.getInput()) << ", "
            << N(o.getInput()) << ", " << N(o.getTarget()) << ", "
-           << reduction(o.getReduction()) << ", " << N(o.getGrad()) << "[0], "
+           << cppReduction(o.getReduction()) << ", " << N(o.getGrad()) << "[0], "
            << N(o.getResult()) << ");\n";
         return success();
       })
@@ -183,7 +161,7 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
       .Case([&](LrScheduleOp o) {
         os << "  { static const ScheduleDesc schedule = "
            << cpuScheduleDesc(o.getSchedule()) << ";\n    " << N(o.getResult())
-           << "[0] = float(" << f64(o.getBaseLr()) << " * lr_factor(schedule, "
+           << "[0] = float(" << cppDouble(o.getBaseLr()) << " * lr_factor(schedule, "
            << N(o.getStep()) << "[0], " << N(o.getStepsPerEpoch()) << "[0], "
            << N(o.getTotalSteps()) << "[0])); }\n";
         return success();
@@ -198,7 +176,7 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
       })
       .Case([&](ClipCoefficientOp o) {
         os << "  " << N(o.getResult()) << "[0] = float(std::min(1.0, "
-           << f64(o.getMaxNorm()) << " / (double(" << N(o.getNorm())
+           << cppDouble(o.getMaxNorm()) << " / (double(" << N(o.getNorm())
            << "[0]) + 1e-6)));\n";
         return success();
       })
@@ -211,9 +189,9 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
            << ", " << N(o.getGrad()) << ", "
            << (o.getMomentumBuffer() ? N(o.getNewMomentumBuffer())
                                      : std::string("static_cast<float *>(nullptr)"))
-           << ", double(" << N(o.getLr()) << "[0]) * " << f64(o.getLrScale()) << ", "
-           << f64(o.getMomentum()) << ", " << f64(o.getDampening()) << ", "
-           << f64(o.getWeightDecay()) << ", " << (o.getNesterov() ? "true" : "false")
+           << ", double(" << N(o.getLr()) << "[0]) * " << cppDouble(o.getLrScale()) << ", "
+           << cppDouble(o.getMomentum()) << ", " << cppDouble(o.getDampening()) << ", "
+           << cppDouble(o.getWeightDecay()) << ", " << (o.getNesterov() ? "true" : "false")
            << ", " << N(o.getStep()) << "[0] == 0);\n";
         return success();
       })
@@ -224,9 +202,9 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         os << "  adamw_step<float>(" << n(o.getParam()) << ", " << N(o.getNewParam())
            << ", " << N(o.getGrad()) << ", " << N(o.getNewExpAvg()) << ", "
            << N(o.getNewExpAvgSq()) << ", double(" << N(o.getLr()) << "[0]) * "
-           << f64(o.getLrScale()) << ", " << f64(o.getBeta1()) << ", "
-           << f64(o.getBeta2()) << ", " << f64(o.getEps()) << ", "
-           << f64(o.getWeightDecay()) << ", " << N(o.getStep()) << "[0] + 1);\n";
+           << cppDouble(o.getLrScale()) << ", " << cppDouble(o.getBeta1()) << ", "
+           << cppDouble(o.getBeta2()) << ", " << cppDouble(o.getEps()) << ", "
+           << cppDouble(o.getWeightDecay()) << ", " << N(o.getStep()) << "[0] + 1);\n";
         return success();
       })
       .Case([&](LambUpdateOp o) {
@@ -238,11 +216,11 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
            << "); float pn[1], un[1];\n    lamb_compute_update<float>(" << count
            << ", " << N(o.getNewParam()) << ", " << N(o.getGrad()) << ", "
            << N(o.getNewExpAvg()) << ", " << N(o.getNewExpAvgSq()) << ", "
-           << f64(o.getBeta1()) << ", " << f64(o.getBeta2()) << ", " << f64(o.getEps())
-           << ", " << f64(o.getWeightDecay()) << ", " << N(o.getStep())
+           << cppDouble(o.getBeta1()) << ", " << cppDouble(o.getBeta2()) << ", " << cppDouble(o.getEps())
+           << ", " << cppDouble(o.getWeightDecay()) << ", " << N(o.getStep())
            << "[0] + 1, update.data(), pn, un);\n    lamb_apply<float>(" << count
            << ", " << N(o.getNewParam()) << ", update.data(), double(" << N(o.getLr())
-           << "[0]) * " << f64(o.getLrScale()) << ", pn[0], un[0]); }\n";
+           << "[0]) * " << cppDouble(o.getLrScale()) << ", pn[0], un[0]); }\n";
         return success();
       })
       .Case([&](EmaUpdateOp o) {
@@ -250,7 +228,7 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         int64_t every = o.getEvery();
         os << "  if ((" << N(o.getStep()) << "[0] + 1) % " << every
            << " == 0)\n    ema_update<float>(" << n(o.getEma()) << ", "
-           << f64(std::pow(o.getDecay().convertToDouble(), double(every))) << ", "
+           << cppDouble(std::pow(o.getDecay().convertToDouble(), double(every))) << ", "
            << N(o.getValue()) << ", " << N(o.getResult()) << ");\n";
         return success();
       })
@@ -258,7 +236,7 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         copyInto(o.getFast(), o.getNewFast());
         copyInto(o.getSlow(), o.getNewSlow());
         std::string t = "double(" + N(o.getStep()) + "[0] + 1)";
-        std::string alpha = f64(o.getAlpha());
+        std::string alpha = cppDouble(o.getAlpha());
         if (o.getAlphaSchedule() == "cubic")
           alpha += " * std::pow(" + t + " / double(" + N(o.getTotalSteps()) + "[0]), 3.0)";
         // The kernel moves the slow weights by its alpha towards the fast

@@ -4,6 +4,7 @@
 #include "frontend/ModelImporter.h"
 
 #include "ir/TccOps.h"
+#include "ir/TccTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/GlobPattern.h"
@@ -13,17 +14,6 @@ using namespace mlir;
 using namespace mlir::tcc;
 using ::tcc::frontend::ModelSpec;
 using ::tcc::frontend::NodeSpec;
-
-namespace {
-std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << '[';
-  llvm::interleaveComma(shape, os);
-  os << ']';
-  return s;
-}
-} // namespace
 
 ModelImporter::ModelImporter(MLIRContext &context, const ModelSpec &spec)
     : context(context), spec(spec), builder(&context) {}
@@ -130,8 +120,8 @@ LogicalResult ModelImporter::buildLoss(Type outputType) {
   if (output.getShape() != ArrayRef<int64_t>(expected))
     return fail(nullptr, "loss." + spec.loss.op + " needs the output '" +
                              spec.output + "' to be [batch, classes] = " +
-                             shapeStr(expected) + ", got " +
-                             shapeStr(output.getShape()) +
+                             formatShape(expected) + ", got " +
+                             formatShape(output.getShape()) +
                              "; end the graph with a linear layer of " +
                              std::to_string(spec.classes) + " outputs");
   auto labelsType = RankedTensorType::get({spec.batchSize()}, builder.getI64Type());

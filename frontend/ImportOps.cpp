@@ -42,12 +42,7 @@ private:
 };
 
 std::string shapeStr(Value v) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << '[';
-  llvm::interleaveComma(cast<ShapedType>(v.getType()).getShape(), os);
-  os << ']';
-  return s;
+  return formatShape(cast<ShapedType>(v.getType()).getShape());
 }
 
 ArrayRef<int64_t> shapeOf(Value v) {

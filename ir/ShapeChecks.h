@@ -7,6 +7,7 @@
 #ifndef TCC_IR_SHAPECHECKS_H
 #define TCC_IR_SHAPECHECKS_H
 
+#include "ir/TccTypes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Value.h"
@@ -18,15 +19,7 @@
 
 namespace mlir::tcc::shape {
 
-/// "[8, 16, 4, 4]": shapes as a model author writes them.
-inline std::string shapeStr(ArrayRef<int64_t> shape) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << '[';
-  llvm::interleaveComma(shape, os);
-  os << ']';
-  return s;
-}
+inline std::string shapeStr(ArrayRef<int64_t> shape) { return formatShape(shape); }
 
 inline std::string shapeStr(Value v) {
   return shapeStr(cast<ShapedType>(v.getType()).getShape());

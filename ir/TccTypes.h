@@ -3,8 +3,11 @@
 #define TCC_IR_TCCTYPES_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <string>
 
 namespace mlir::tcc {
 
@@ -25,6 +28,16 @@ inline bool isSupportedShape(llvm::ArrayRef<int64_t> shape) {
       return false;
   }
   return true;
+}
+
+/// "[8, 16, 4, 4]": a shape as a model author writes it, for messages.
+inline std::string formatShape(llvm::ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << '[';
+  llvm::interleaveComma(shape, os);
+  os << ']';
+  return s;
 }
 
 } // namespace mlir::tcc
