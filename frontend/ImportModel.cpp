@@ -168,7 +168,8 @@ LogicalResult ModelImporter::assignParameterGroups() {
                             : match.get<std::vector<std::string>>();
       bool matched = false;
       for (const std::string &pattern : patterns) {
-        auto glob = llvm::GlobPattern::create(pattern);
+        // A limit enables brace expansion ("fc.{weight,bias}").
+        auto glob = llvm::GlobPattern::create(pattern, /*MaxSubPatterns=*/1024);
         if (!glob) {
           llvm::consumeError(glob.takeError());
           return fail(nullptr, "train.optimizer.groups[" + std::to_string(g) +

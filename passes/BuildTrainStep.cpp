@@ -185,7 +185,7 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
     }
   }
 
-  if (auto lookahead = plan.train.getAs<DictionaryAttr>("lookahead"))
+  if (auto lookahead = optimizer.getAs<DictionaryAttr>("lookahead"))
     for (auto [i, entry] : llvm::enumerate(plan.state)) {
       if (entry.kind != "lookahead")
         continue;

@@ -123,14 +123,14 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
   size_t modelEntries = plan.state.size();
   auto zeros = initOf(ctx, "constant", {b.getNamedAttr("value", b.getF64FloatAttr(0))});
   for (size_t i = 1; i < modelEntries; ++i) {
-    const StateEntry &p = plan.state[i];
+    StateEntry p = plan.state[i]; // a copy: push_back below reallocates
     if (!p.trainable)
       continue;
     for (StringRef slot : slots)
       plan.state.push_back({"optimizer." + p.name + "." + slot.str(), "optimizer",
                             p.type, zeros, false, 1, 1, static_cast<int>(i)});
   }
-  if (plan.train.getAs<DictionaryAttr>("lookahead"))
+  if (optimizer.getAs<DictionaryAttr>("lookahead"))
     for (size_t i = 1; i < modelEntries; ++i)
       if (plan.state[i].trainable)
         plan.state.push_back({"lookahead." + plan.state[i].name, "lookahead",

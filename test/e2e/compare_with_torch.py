@@ -5,47 +5,60 @@
                           [--batch N] [--set PATH=JSON]... [--tcc PATH]
 
 1. Writes a variant of MODEL.json into a temporary directory: the recipe
-   variants named with --variant (see VARIANTS below), the width divided by
-   --width-div, the batch size set by --batch, fp32 precision, and data that
-   the test can read itself: Fashion-MNIST models ([1, 28, 28] with idx data)
-   keep the real files of /usr/share/datasets/fashion-mnist; every other model
-   gets synthetic uint8 images and int64 labels (numpy seed 0) as
-   {"format": "npy"} files.
+   variants named with --variant (VARIANTS below; several compose), every
+   conv2d's width divided by --width-div, train.batch_size set by --batch,
+   fields set by --set, and fp32 precision (the comparison is of fp32
+   training). Data: a Fashion-MNIST model ([1, 28, 28], idx data) gets the
+   first 2 * steps * batch real training images and as many real test images
+   of /usr/share/datasets/fashion-mnist (read from the gz IDX files here and
+   written as npy, so that the schedule moves within the run and the trainer's
+   evaluation at the end is short; --full-data trains on the idx files
+   themselves); every other model gets synthetic uint8 images and int64 labels
+   (numpy seed 0). Both as {"format": "npy", "path": TMP/data}.
 2. Compiles it with `tcc compile --target=cpu`.
-3. Builds the PyTorch reference (torch_reference.py) with torch.manual_seed,
-   writes its parameters and buffers as init.safetensors (written here: the
-   `safetensors` module is not needed) and runs
+3. Builds the PyTorch reference (torch_reference.py) after
+   torch.manual_seed(--seed), writes its parameters and buffers as
+   init.safetensors (the format is written here: no `safetensors` module) and
+   runs
        ./train --init init.safetensors --no-shuffle --no-augment --steps S
-               --epochs E --save out.safetensors --metrics m.jsonl --quiet
-   with E chosen so that the schedule spans --total-steps (default 8 > S)
-   optimizer steps.
-4. Trains the reference for the same S steps on the same batches (the first
+               --epochs E --save out.safetensors --metrics metrics.jsonl --quiet
+   with E = --total-steps / steps_per_epoch, so that the schedule spans
+   --total-steps (default 8) optimizer steps, more than the S (default 5) run.
+4. Trains the reference for the same S steps on the same batches: the first
    S * accumulate * batch_size training samples in file order, scaled by 1/255
-   and normalized with data.normalize in float32).
-5. Compares every tensor of out.safetensors (parameters, buffers, optimizer
-   state, Lookahead's slow weights, EMA copies, the step counter and
-   num_batches_tracked) with the reference's, and the mean training loss of
-   the metrics file with the reference's.
+   and normalized with data.normalize in float32.
+5. Compares every tensor of out.safetensors with the reference's: parameters,
+   buffers, optimizer state (optimizer.<param>.momentum_buffer / exp_avg /
+   exp_avg_sq), Lookahead's slow weights (lookahead.*), EMA copies (ema.*),
+   the step counter and num_batches_tracked (both must equal S), plus the mean
+   training loss of the metrics file and, where torch.optim.lr_scheduler has
+   an equivalent (one_cycle, step in steps, cosine without warmup), the
+   schedule's factors against PyTorch's scheduler.
 
-Tolerance, per tensor: max|tcc - ref| <= RTOL * max(max|ref|, FLOOR) with
-RTOL = 1e-4 and FLOOR = 1e-3 (so the absolute tolerance is 1e-7 for tensors
-whose largest element is below 1e-3: zero-initialised biases or Adam's
-second moments early in training are not held to a relative bound on values
-that are pure round-off). Integer tensors (the step counter,
-num_batches_tracked) must be equal. A tensor that exists on one side only is
-a mismatch.
+Tolerance, per tensor: max|tcc - torch| <= RTOL * max(max|torch|, FLOOR) with
+RTOL = 1e-4 and FLOOR = 1e-3, i.e. 1e-4 relative to the tensor's largest
+element, and an absolute 1e-7 for tensors whose largest element is below 1e-3
+(zero-initialised biases, Adam's second moments: values at that scale are
+round-off). Integers must be equal; a tensor present on one side only is a
+mismatch.
 
-Exit status: 0 all match; 1 a mismatch (each one named with its error);
-2 the run itself failed (tcc or the trainer); 77 skipped (torch missing, a
-model the reference cannot reproduce, or a known tcc bug given with
---known-bug that still shows: the message names it).
+Reference precision (--reference, default auto): PyTorch in float32 first;
+if that does not match, PyTorch in float64 from the same initial state, and
+the run passes when every tensor matches one of the two references. A
+float32 PyTorch run carries round-off of its own (MKL-DNN convolutions,
+other summation orders) that 5 steps of training can amplify past 1e-4; the
+float64 run is then the better reference for tcc's float32 result. A real
+semantic difference fails against both.
+
+Exit status: 0 all match; 1 a mismatch (each named with its error);
+2 the run itself failed (tcc or the trainer); 77 skipped (torch or the data
+missing, or a model the reference cannot reproduce).
 """
 
 import argparse
 import copy
 import gzip
 import json
-import math
 import os
 import shutil
 import struct
@@ -67,6 +80,7 @@ except ImportError as e:  # pragma: no cover
     print("SKIPPED: needs numpy and torch for /usr/bin/python3 (%s)" % e)
     sys.exit(SKIP)
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
 import torch_reference as ref  # noqa: E402
 
@@ -280,6 +294,8 @@ VARIANTS = {
     "schedule_one_cycle_linear": _schedule(type="one_cycle", pct_start=0.4, div_factor=5,
                                            final_div_factor=10, anneal="linear"),
     "schedule_cosine": _schedule(type="cosine", unit="step", warmup=2, min_factor=0.1),
+    "schedule_cosine_epoch": _schedule(type="cosine", unit="epoch", min_factor=0.2),
+    "schedule_cosine_nowarmup": _schedule(type="cosine", unit="step", min_factor=0.05),
     "schedule_piecewise": _schedule(type="piecewise_linear", unit="epoch",
                                     points=[[0, 0.1], [0.3, 1], [0.6, 0.5], [0.7, 0.2]]),
 }
@@ -343,14 +359,17 @@ def set_path(spec, assignment):
 # Running
 # --------------------------------------------------------------------------
 
+class RunFailed(Exception):
+    """tcc or the trainer failed; the message says how."""
+
+
 def run(cmd, cwd, what):
     t0 = time.time()
     p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        universal_newlines=True)
     if p.returncode != 0:
-        print("FAILED: %s (exit %d): %s\n%s" % (what, p.returncode, " ".join(cmd),
-                                                p.stdout[-4000:]))
-        sys.exit(2)
+        raise RunFailed("%s (exit %d): %s\n%s" % (what, p.returncode, " ".join(cmd),
+                                                  p.stdout[-4000:]))
     return time.time() - t0
 
 
@@ -359,58 +378,297 @@ def wait_for(path, seconds=120):
     deadline = time.time() + seconds
     while not (os.path.isfile(path) and os.access(path, os.X_OK)):
         if time.time() > deadline:
-            print("FAILED: no tcc binary at %s" % path)
-            sys.exit(2)
+            raise RunFailed("no tcc binary at %s" % path)
         time.sleep(2)
 
 
-def compare(tcc_state, ref_state, init_state, steps):
-    """Rows (name, shape, max|ref|, err, bound, update, ok, note)."""
+# --------------------------------------------------------------------------
+# Comparison
+# --------------------------------------------------------------------------
+
+class Row:
+    """One compared tensor (or scalar)."""
+
+    def __init__(self, name, shape="", scale=None, err=None, bound=None, moved="",
+                 ok=True, note=""):
+        self.name, self.shape, self.scale, self.err = name, shape, scale, err
+        self.bound, self.moved, self.ok, self.note = bound, moved, ok, note
+
+    def ratio(self):
+        if self.err is None or not self.bound:
+            return 0.0 if self.ok else float("inf")
+        return self.err / self.bound
+
+
+def compare_tensors(tcc_state, ref_state, init_state, steps):
     rows = []
     for name in sorted(set(tcc_state) | set(ref_state)):
-        a = tcc_state.get(name)
-        b = ref_state.get(name)
+        a, b = tcc_state.get(name), ref_state.get(name)
         if name.endswith("num_batches_tracked") or name == "step":
             if a is None:
                 if name == "step":
-                    rows.append((name, "", "", "", "", "", False, "missing in tcc's checkpoint"))
-                continue  # the reference's module buffer; tcc need not have it
+                    rows.append(Row(name, ok=False, note="missing in tcc's checkpoint"))
+                continue  # the reference module's buffer; tcc need not write it
             ok = a.shape == () and int(a) == steps
-            rows.append((name, "[]", "", "", "", "", ok,
-                         "" if ok else "is %s, expected the step count %d" % (a, steps)))
+            rows.append(Row(name, "[]", ok=ok, note="" if ok else
+                            "is %s, expected the step count %d" % (a, steps)))
             continue
         if a is None:
-            rows.append((name, str(list(b.shape)), "", "", "", "", False,
-                         "missing in tcc's checkpoint"))
+            rows.append(Row(name, str(list(b.shape)), ok=False,
+                            note="missing in tcc's checkpoint"))
             continue
         if b is None:
-            rows.append((name, str(list(a.shape)), "", "", "", "", False,
-                         "tcc has it, the reference does not"))
+            rows.append(Row(name, str(list(a.shape)), ok=False,
+                            note="in tcc's checkpoint, not in the reference"))
             continue
         if a.shape != b.shape:
-            rows.append((name, str(list(a.shape)), "", "", "", "", False,
-                         "shape %s in tcc, %s in the reference" % (list(a.shape),
-                                                                  list(b.shape))))
+            rows.append(Row(name, str(list(a.shape)), ok=False,
+                            note="shape %s in tcc, %s in the reference"
+                            % (list(a.shape), list(b.shape))))
             continue
         a64, b64 = a.astype(np.float64), b.astype(np.float64)
         scale = float(np.max(np.abs(b64))) if b64.size else 0.0
-        err = float(np.max(np.abs(a64 - b64))) if b64.size else 0.0
+        diff = np.abs(a64 - b64)
+        err = float(np.max(diff)) if b64.size else 0.0
         if not np.all(np.isfinite(a64)):
             err = float("inf")
         bound = RTOL * max(scale, FLOOR)
         base = init_state.get(name)
         if base is None and name.startswith(("ema.", "lookahead.")):
             base = init_state.get(name.split(".", 1)[1])
-        update = ("%.3e" % float(np.max(np.abs(b64 - base.astype(np.float64))))
-                  if base is not None and base.shape == b.shape else "-")
+        moved = ("%.2e" % float(np.max(np.abs(b64 - base.astype(np.float64))))
+                 if base is not None and base.shape == b.shape else "-")
         ok = err <= bound
         note = ""
         if not ok:
-            idx = np.unravel_index(int(np.argmax(np.abs(a64 - b64))), a.shape)
+            idx = np.unravel_index(int(np.nanargmax(np.where(np.isfinite(diff), diff,
+                                                             np.inf))), a.shape)
             note = "worst at %s: tcc %.9g, torch %.9g" % (list(idx), a64[idx], b64[idx])
-        rows.append((name, str(list(a.shape)), "%.3e" % scale, "%.3e" % err,
-                     "%.1e" % bound, update, ok, note))
+        rows.append(Row(name, str(list(a.shape)), scale, err, bound, moved, ok, note))
     return rows
+
+
+def compare_loss(tcc_loss, ref_loss):
+    if tcc_loss is None:
+        return Row("metrics.train_loss", ok=False, note="no train_loss in the metrics file")
+    err = abs(tcc_loss - ref_loss)
+    bound = RTOL * max(abs(ref_loss), FLOOR)
+    return Row("metrics.train_loss", "[]", abs(ref_loss), err, bound, "", err <= bound,
+               "" if err <= bound else "tcc %.9g, torch %.9g" % (tcc_loss, ref_loss))
+
+
+def torch_scheduler_factors(schedule, steps_per_epoch, total_steps, steps):
+    """The factors of torch.optim.lr_scheduler's equivalent of `schedule`, for
+    the first `steps` steps, or None where PyTorch has no equivalent."""
+    kind = schedule.get("type", "constant")
+    unit = schedule.get("unit", "epoch")
+    p = torch.nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([p], lr=1.0)
+    S = torch.optim.lr_scheduler
+    if kind == "one_cycle":
+        sched = S.OneCycleLR(opt, max_lr=1.0, total_steps=total_steps,
+                             pct_start=float(schedule.get("pct_start", 0.3)),
+                             anneal_strategy=schedule.get("anneal", "cos"),
+                             cycle_momentum=False,
+                             div_factor=float(schedule.get("div_factor", 25)),
+                             final_div_factor=float(schedule.get("final_div_factor", 1e4)))
+    elif kind == "step" and unit == "step" and float(schedule["step_size"]).is_integer():
+        sched = S.StepLR(opt, int(schedule["step_size"]), float(schedule.get("gamma", 0.1)))
+    elif kind == "cosine" and unit == "step" and not schedule.get("warmup", 0):
+        opt.param_groups[0]["lr"] = 1.0
+        sched = S.CosineAnnealingLR(opt, total_steps,
+                                    eta_min=float(schedule.get("min_factor", 0)))
+    elif kind == "constant":
+        sched = S.ConstantLR(opt, factor=1.0, total_iters=0)
+    else:
+        return None
+    out = []
+    for _ in range(steps):
+        out.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    return out
+
+
+# --------------------------------------------------------------------------
+# The run
+# --------------------------------------------------------------------------
+
+def train_reference(spec, model, images, labels, steps, steps_per_epoch, total_steps,
+                    dtype):
+    """Trains `model` (changed in place) in `dtype`; returns (state as float32
+    numpy, per-sample loss sum, the lr of each step, grad norms)."""
+    train = spec["train"]
+    batch = int(train["batch_size"])
+    effective = batch * int(train.get("accumulate", 1))
+    model.to(dtype)
+    images = images.to(dtype)
+    trainer = ref.Trainer(model, spec, steps_per_epoch, total_steps)
+    mean = spec["loss"].get("reduction", "mean") == "mean"
+    loss_sum, lrs = 0.0, []
+    for s in range(steps):
+        lo, hi = s * effective, (s + 1) * effective
+        lrs.append(trainer.lr())
+        loss = trainer.step(images[lo:hi], labels[lo:hi])
+        # the metrics sum the per-sample losses
+        loss_sum += loss * batch if mean else loss
+    state = {n: (t.float() if t.is_floating_point() else t).numpy()
+             for n, t in trainer.state().items()}
+    return state, loss_sum, lrs, trainer.grad_norms
+
+
+def compare_run(args, spec, tmp):
+    train = spec["train"]
+    batch = int(train["batch_size"])
+    accumulate = int(train.get("accumulate", 1))
+    effective = batch * accumulate
+    n_train = args.train_samples or 2 * args.steps * effective
+    x_u8, y = load_train_data(spec, tmp, n_train, args.full_data)
+    n_train = x_u8.shape[0]
+    steps_per_epoch = n_train // effective
+    if not train.get("drop_last", True) and n_train % effective:
+        steps_per_epoch += 1
+    if steps_per_epoch < args.steps:
+        raise RunFailed("%d training samples make %d steps per epoch, fewer than --steps %d"
+                        % (n_train, steps_per_epoch, args.steps))
+    epochs = args.total_steps / steps_per_epoch
+    total_steps = ref.total_steps_for(epochs, steps_per_epoch)
+    train["epochs"] = epochs
+
+    model_path = os.path.join(tmp, "model.json")
+    with open(model_path, "w") as f:
+        json.dump(spec, f, indent=1)
+
+    # tcc
+    wait_for(args.tcc)
+    exe = os.path.join(tmp, "train")
+    t_compile = run([args.tcc, "compile", model_path, "--target=cpu", "-o", exe], tmp,
+                    "tcc compile")
+
+    # the reference's initial state, which the trainer starts from
+    torch.manual_seed(args.seed)
+    whiten = normalize(spec, x_u8[:min(n_train, 5000)])
+    model = ref.TccModel(spec, init_images=whiten)
+    init = {n: t.detach().numpy().copy() for n, t in model.state_dict().items()}
+    write_safetensors(os.path.join(tmp, "init.safetensors"), init,
+                      {"format": "pt", "producer": "compare_with_torch.py"})
+
+    t_train = run([exe, "--init", "init.safetensors", "--no-shuffle", "--no-augment",
+                   "--steps", str(args.steps), "--epochs", repr(epochs),
+                   "--save", "out.safetensors", "--metrics", "metrics.jsonl", "--quiet"],
+                  tmp, "the tcc trainer")
+    tcc_state, meta = read_safetensors(os.path.join(tmp, "out.safetensors"))
+    tcc_loss = None
+    with open(os.path.join(tmp, "metrics.jsonl")) as f:
+        for line in f:
+            if line.strip():
+                tcc_loss = json.loads(line).get("train_loss")
+
+    used = args.steps * effective
+    images = normalize(spec, x_u8[:used])
+    labels = torch.from_numpy(np.array(y[:used], copy=True))
+
+    # PyTorch in float32 and, when that does not match (or when asked), float64
+    dtypes = {"fp32": [torch.float32], "fp64": [torch.float64],
+              "auto": [torch.float32, torch.float64]}[args.reference]
+    results = []
+    for dtype in dtypes:
+        t0 = time.time()
+        state, loss_sum, lrs, norms = train_reference(
+            spec, copy.deepcopy(model), images, labels, args.steps, steps_per_epoch,
+            total_steps, dtype)
+        rows = compare_tensors(tcc_state, state, init, args.steps)
+        rows.append(compare_loss(tcc_loss, loss_sum / used))
+        results.append((dtype, rows, time.time() - t0, lrs, norms))
+        if all(r.ok for r in rows):
+            break
+
+    # checks that do not depend on the reference's precision
+    extra = []
+    if int(meta.get("total_steps", total_steps)) != total_steps:
+        extra.append(Row("total_steps", ok=False,
+                         note="tcc's schedule spans %s steps, the reference's %d"
+                         % (meta.get("total_steps"), total_steps)))
+    lrs = results[0][3]
+    base_lr = float(train["optimizer"]["lr"])
+    theirs = torch_scheduler_factors(train.get("schedule") or {"type": "constant"},
+                                     steps_per_epoch, total_steps, args.steps)
+    if theirs is not None:
+        err = max(abs(a / base_lr - b) for a, b in zip(lrs, theirs))
+        extra.append(Row("schedule vs torch.optim.lr_scheduler", "[%d]" % args.steps,
+                         max(abs(v) for v in theirs), err, 1e-6, "", err <= 1e-6,
+                         "" if err <= 1e-6 else "reference factors %s, PyTorch's %s"
+                         % (["%.6g" % (v / base_lr) for v in lrs],
+                            ["%.6g" % v for v in theirs])))
+
+    return report(args, spec, results, extra, steps_per_epoch, total_steps, t_compile,
+                  t_train)
+
+
+def _fmt(v, f="%.2e"):
+    return "" if v is None else f % v
+
+
+def report(args, spec, results, extra, steps_per_epoch, total_steps, t_compile, t_train):
+    train = spec["train"]
+    batch = int(train["batch_size"])
+    accumulate = int(train.get("accumulate", 1))
+    desc = os.path.basename(args.model)
+    extras = args.variant + (["width/%d" % args.width_div] if args.width_div > 1 else []) + \
+        (["batch %d" % batch] if args.batch else []) + args.set
+    lrs, norms = results[0][3], results[0][4]
+    print("%s%s: %d steps of %d samples (batch %d x accumulate %d), %d steps/epoch, "
+          "schedule over %d steps" % (desc, " [" + ", ".join(extras) + "]" if extras else "",
+                                      args.steps, batch * accumulate, batch, accumulate,
+                                      steps_per_epoch, total_steps))
+    print("lr per step: " + ", ".join("%.4g" % v for v in lrs))
+    if norms:
+        print("gradient norms before clipping to %g: %s"
+              % (train["grad_clip_norm"], ", ".join("%.4g" % v for v in norms)))
+    print("compile %.1fs, tcc trainer %.1fs, torch %s" % (
+        t_compile, t_train, ", ".join("%s %.1fs" % (str(d).replace("torch.", ""), t)
+                                      for d, _, t, _, _ in results)))
+    print("tolerance per tensor: max|tcc - torch| <= %g * max(max|torch|, %g)"
+          % (RTOL, FLOOR))
+    names = [str(d).replace("torch.", "") for d, _, _, _, _ in results]
+    first = results[0][1]
+    others = [dict((r.name, r) for r in rows) for _, rows, _, _, _ in results[1:]]
+    width = max(len(r.name) for r in first + extra)
+    print("%-*s  %-16s %10s %s %8s %9s  %s" % (
+        width, "tensor", "shape", "max|torch|",
+        " ".join("%10s" % ("err " + n) for n in names), "bound", "moved", "status"))
+    for r in first + extra:
+        errs = [r] + [o.get(r.name) for o in others] if r in first else [r]
+        status = "ok" if any(e is not None and e.ok for e in errs) else "MISMATCH " + r.note
+        print("%-*s  %-16s %10s %s %8s %9s  %s" % (
+            width, r.name, r.shape[:16], _fmt(r.scale),
+            " ".join("%10s" % _fmt(e.err if e is not None else None) for e in errs)
+            + " " * (11 * (len(names) - len(errs))),
+            _fmt(r.bound, "%.1e"), r.moved, status))
+
+    passed = [(n, rows) for n, (_, rows, _, _, _) in zip(names, results)
+              if all(r.ok for r in rows)]
+    bad_extra = [r for r in extra if not r.ok]
+    if passed and not bad_extra:
+        n, rows = passed[0]
+        worst = max(rows + extra, key=lambda r: r.ratio())
+        print("PASS: all %d tensors match the %s reference (worst: %s at %.2f of its bound)"
+              % (len(rows) + len(extra), n, worst.name, worst.ratio()))
+        if len(results) > 1:
+            print("      (the float32 reference differs in %d tensors: round-off that the "
+                  "float64 run shows to be PyTorch's)"
+                  % sum(not r.ok for r in results[0][1]))
+        return 0
+    bad = [r for r in first if not r.ok] + bad_extra
+    print("FAIL: %d of %d mismatch%s:" % (len(bad), len(first) + len(extra),
+                                         " the float32 reference" if len(results) > 1
+                                         else ""))
+    for r in bad:
+        print("  %s: %s%s" % (r.name, ("max err %.3e > %.1e; " % (r.err, r.bound))
+                              if r.err is not None else "", r.note))
+    if len(results) > 1:
+        print("  (the float64 reference: %d mismatch)" % sum(not r.ok for r in results[1][1]))
+    return 1
 
 
 def main():
@@ -429,18 +687,17 @@ def main():
     ap.add_argument("--total-steps", type=int, default=8,
                     help="optimizer steps the schedule spans (--epochs is set from it)")
     ap.add_argument("--train-samples", type=int,
-                    help="synthetic training set size (default: 2 * steps * effective batch)")
-    ap.add_argument("--seed", type=int, default=0, help="torch.manual_seed")
+                    help="training set size (default: 2 * steps * effective batch)")
     ap.add_argument("--full-data", action="store_true",
                     help="Fashion-MNIST models: train on the idx files themselves (60000 "
                          "images; the trainer then also evaluates all 10000 test images)")
-    ap.add_argument("--known-bug", metavar="MESSAGE",
-                    help="a known tcc bug: a mismatch skips (exit 77) with MESSAGE")
+    ap.add_argument("--seed", type=int, default=0, help="torch.manual_seed")
+    ap.add_argument("--reference", choices=["auto", "fp32", "fp64"], default="auto",
+                    help="PyTorch's precision; auto: float32, and float64 when float32 "
+                         "does not match")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--workdir", help="use this directory (kept) instead of a temporary one")
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
-    ap.add_argument("--double", action="store_true",
-                    help="run the reference in float64 (to tell round-off from a bug)")
     args = ap.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -449,7 +706,6 @@ def main():
     for v in args.variant:
         if v not in VARIANTS:
             ap.error("unknown variant %r; known: %s" % (v, ", ".join(sorted(VARIANTS))))
-    spec = copy.deepcopy(spec)
     if args.width_div > 1:
         reduce_width(spec, args.width_div)
     if args.batch:
@@ -468,135 +724,20 @@ def main():
     os.makedirs(tmp, exist_ok=True)
     try:
         return compare_run(args, spec, tmp)
+    except RunFailed as e:
+        print("FAILED: %s" % e)
+        return 2
+    except ref.Unsupported as e:
+        print("SKIPPED: %s" % e)
+        return SKIP
+    except FileNotFoundError as e:
+        print("FAILED: %s" % e)
+        return 2
     finally:
         if not (args.keep or args.workdir):
             shutil.rmtree(tmp, ignore_errors=True)
         else:
             print("kept " + tmp)
-
-
-def compare_run(args, spec, tmp):
-    train = spec["train"]
-    batch = int(train["batch_size"])
-    accumulate = int(train.get("accumulate", 1))
-    effective = batch * accumulate
-    n_train = args.train_samples or 2 * args.steps * effective
-    x_u8, y = load_train_data(spec, tmp, n_train, args.full_data)
-    n_train = x_u8.shape[0]
-    steps_per_epoch = n_train // effective
-    if not train.get("drop_last", True) and n_train % effective:
-        steps_per_epoch += 1
-    if steps_per_epoch < args.steps:
-        print("FAILED: %d training samples make %d steps per epoch, fewer than --steps %d"
-              % (n_train, steps_per_epoch, args.steps))
-        return 2
-    epochs = args.total_steps / steps_per_epoch
-    total_steps = ref.total_steps_for(epochs, steps_per_epoch)
-    train["epochs"] = epochs
-
-    model_path = os.path.join(tmp, "model.json")
-    with open(model_path, "w") as f:
-        json.dump(spec, f, indent=1)
-
-    # tcc
-    wait_for(args.tcc)
-    exe = os.path.join(tmp, "train")
-    t_compile = run([args.tcc, "compile", model_path, "--target=cpu", "-o", exe], tmp,
-                    "tcc compile")
-
-    # the reference and its initial state
-    torch.manual_seed(args.seed)
-    used = args.steps * effective
-    whiten = normalize(spec, x_u8[:min(n_train, 5000)])
-    model = ref.TccModel(spec, init_images=whiten)
-    init = {n: t.detach().numpy().copy() for n, t in model.state_dict().items()}
-    write_safetensors(os.path.join(tmp, "init.safetensors"), init,
-                      {"format": "pt", "producer": "compare_with_torch.py"})
-
-    t_train = run([exe, "--init", "init.safetensors", "--no-shuffle", "--no-augment",
-                   "--steps", str(args.steps), "--epochs", repr(epochs),
-                   "--save", "out.safetensors", "--metrics", "metrics.jsonl", "--quiet"],
-                  tmp, "the tcc trainer")
-    tcc_state, meta = read_safetensors(os.path.join(tmp, "out.safetensors"))
-
-    images = normalize(spec, x_u8[:used])
-    if args.double:
-        model.double()
-        images = images.double()
-    trainer = ref.Trainer(model, spec, steps_per_epoch, total_steps)
-    labels = torch.from_numpy(np.array(y[:used], copy=True))
-    t0 = time.time()
-    loss_sum, lrs = 0.0, []
-    mean = spec["loss"].get("reduction", "mean") == "mean"
-    for s in range(args.steps):
-        lo, hi = s * effective, (s + 1) * effective
-        lrs.append(trainer.lr())
-        loss = trainer.step(images[lo:hi], labels[lo:hi])
-        # per-sample loss summed over the step's samples, as the metrics count
-        loss_sum += loss * batch if mean else loss
-    t_ref = time.time() - t0
-    ref_state = {n: (t.float() if t.is_floating_point() else t).numpy()
-                 for n, t in trainer.state().items()}
-
-    rows = compare(tcc_state, ref_state, init, args.steps)
-
-    # the metrics file's mean training loss over the run
-    final = None
-    with open(os.path.join(tmp, "metrics.jsonl")) as f:
-        for line in f:
-            if line.strip():
-                final = json.loads(line)
-    ref_loss = loss_sum / used
-    if final is None or final.get("train_loss") is None:
-        rows.append(("metrics.train_loss", "", "", "", "", "", False,
-                     "no train_loss in the metrics file"))
-    else:
-        err = abs(final["train_loss"] - ref_loss)
-        bound = RTOL * max(abs(ref_loss), FLOOR)
-        rows.append(("metrics.train_loss", "[]", "%.3e" % abs(ref_loss), "%.3e" % err,
-                     "%.1e" % bound, "", err <= bound,
-                     "" if err <= bound else "tcc %.9g, torch %.9g" % (final["train_loss"],
-                                                                      ref_loss)))
-    if int(meta.get("total_steps", total_steps)) != total_steps:
-        rows.append(("total_steps", "", "", "", "", "", False,
-                     "tcc's schedule spans %s steps, the reference's %d"
-                     % (meta.get("total_steps"), total_steps)))
-
-    # report
-    desc = os.path.basename(args.model)
-    extras = args.variant + (["width/%d" % args.width_div] if args.width_div > 1 else []) + \
-        (["batch %d" % batch] if args.batch else []) + args.set
-    print("%s%s: %d steps of %d samples (batch %d x accumulate %d), %d steps/epoch, "
-          "schedule over %d steps, lr %s" % (desc, " [" + ", ".join(extras) + "]" if extras else "",
-                                             args.steps, effective, batch, accumulate,
-                                             steps_per_epoch, total_steps,
-                                             ", ".join("%.4g" % v for v in lrs)))
-    print("compile %.1fs, tcc trainer %.1fs, torch %.1fs; tolerance max|tcc-torch| <= "
-          "%g * max(max|torch|, %g)" % (t_compile, t_train, t_ref, RTOL, FLOOR))
-    width = max(len(r[0]) for r in rows)
-    print("%-*s  %-16s %10s %10s %8s %10s  %s" % (width, "tensor", "shape", "max|torch|",
-                                                 "max err", "bound", "moved", "status"))
-    bad = []
-    for r in rows:
-        status = "ok" if r[6] else "MISMATCH " + r[7]
-        print("%-*s  %-16s %10s %10s %8s %10s  %s" % (width, r[0], r[1][:16], r[2], r[3],
-                                                     r[4], r[5], status))
-        if not r[6]:
-            bad.append(r)
-    if not bad:
-        print("PASS: all %d tensors match" % len(rows))
-        if args.known_bug:
-            print("NOTE: the known bug given with --known-bug (%s) no longer shows; "
-                  "remove it from KNOWN_BUGS in test/e2e/CMakeLists.txt" % args.known_bug)
-        return 0
-    print("FAIL: %d of %d mismatch:" % (len(bad), len(rows)))
-    for r in bad:
-        print("  %s: %s%s" % (r[0], ("max err %s > %s; " % (r[3], r[4])) if r[3] else "",
-                              r[7]))
-    if args.known_bug:
-        print("SKIPPED: known tcc bug: " + args.known_bug)
-        return SKIP
-    return 1
 
 
 if __name__ == "__main__":

@@ -150,7 +150,7 @@ def patch_whitening_weight(images, kh, kw, eps=5e-4):
     return torch.cat([filters, -filters]).float()
 
 
-def apply_init(tensor, init, module_default, fan_tensor=None, images=None):
+def apply_init(tensor, init, module_default, images=None):
     """Fills `tensor` per a model.json init; module_default() restores the
     PyTorch module default."""
     with torch.no_grad():
@@ -538,6 +538,7 @@ class Trainer:
         self.lookahead = self.opt.get("lookahead")
         self.steps_per_epoch, self.total_steps = steps_per_epoch, total_steps
         self.count = 0
+        self.grad_norms = []      # global norms before clipping, per step
         self.base_lr = float(self.opt["lr"])
         self.base_wd = float(self.opt.get("weight_decay", 0.0))
         self.params = OrderedDict((n, p) for n, p in model.named_parameters()
@@ -601,7 +602,9 @@ class Trainer:
                 loss = loss / self.accumulate
             loss.backward()
         if self.clip:
-            torch.nn.utils.clip_grad_norm_(list(self.params.values()), float(self.clip))
+            norm = torch.nn.utils.clip_grad_norm_(list(self.params.values()),
+                                                  float(self.clip))
+            self.grad_norms.append(float(norm))
         lr = self.lr()
         with torch.no_grad():
             if self.optimizer is not None:

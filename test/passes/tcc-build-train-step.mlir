@@ -523,8 +523,8 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "lookahead",
                    tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
                    tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                lookahead = {alpha = 0.5 : f64, alpha_schedule = "cubic", every = 5 : i64},
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
+                                optimizer = {lookahead = {alpha = 0.5 : f64, alpha_schedule = "cubic", every = 5 : i64},
+                                             lr = 0.1 : f64, type = "sgd"},
                                 schedule = {type = "constant", unit = "epoch"}}} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
