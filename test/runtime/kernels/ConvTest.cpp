@@ -196,18 +196,24 @@ TEST(Conv, BackwardBiasFiniteDifferences) {
 /// Shapes that are awkward for the GEMM paths: channel counts that are not
 /// multiples of the register tiles, groups, strides, dilations, big padding,
 /// more samples than filter-gradient chunks, more positions than one column
-/// block, more output channels than one filter work item, long k.
+/// block, more output channels than one filter work item, long k; with few
+/// and with enough input channels per group for the flipped-kernel
+/// backward_data of Padded.
 std::vector<ConvCase> odd_cases() {
   return {
       {"odd channels", make_conv2d_shape(3, 5, 9, 11, 7, 3, 3, 1, 1, 1, 1)},
       {"groups3 stride2",
        make_conv2d_shape(2, 6, 11, 10, 9, 3, 3, 2, 2, 1, 1, 1, 1, 3)},
-      {"dilation2 pad2", make_conv2d_shape(2, 3, 10, 9, 5, 3, 3, 1, 1, 2, 2, 2, 2)},
-      {"5x3 dil 1x2", make_conv2d_shape(2, 4, 12, 9, 6, 5, 3, 1, 1, 2, 0, 1, 2)},
+      {"dilation2 pad2",
+       make_conv2d_shape(2, 3, 10, 9, 5, 3, 3, 1, 1, 2, 2, 2, 2)},
+      {"5x3 dil 1x2",
+       make_conv2d_shape(2, 4, 12, 9, 6, 5, 3, 1, 1, 2, 0, 1, 2)},
       {"stride 3x2 dil 2x1",
        make_conv2d_shape(1, 3, 13, 12, 4, 3, 2, 3, 2, 1, 2, 2, 1)},
-      {"depthwise x2", make_conv2d_shape(2, 4, 7, 7, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4)},
-      {"depthwise", make_conv2d_shape(2, 4, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4)},
+      {"depthwise x2",
+       make_conv2d_shape(2, 4, 7, 7, 8, 3, 3, 1, 1, 1, 1, 1, 1, 4)},
+      {"depthwise",
+       make_conv2d_shape(2, 4, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4)},
       {"1x1", make_conv2d_shape(3, 10, 5, 6, 17, 1, 1)},
       {"pad > kernel", make_conv2d_shape(1, 2, 4, 5, 3, 3, 3, 1, 1, 3, 4)},
       {"kernel > input", make_conv2d_shape(2, 3, 2, 3, 4, 5, 5, 1, 1, 2, 2)},
@@ -217,6 +223,8 @@ std::vector<ConvCase> odd_cases() {
        make_conv2d_shape(1, 2, 131, 129, 3, 3, 3, 2, 2, 1, 1)},
       {"130 channels", make_conv2d_shape(2, 3, 4, 4, 130, 3, 3, 1, 1, 1, 1)},
       {"k 360", make_conv2d_shape(2, 40, 6, 6, 5, 3, 3, 1, 1, 1, 1)},
+      {"groups2 dilation 2x1 pad 1x2",
+       make_conv2d_shape(2, 8, 9, 10, 6, 3, 3, 1, 1, 1, 2, 2, 1, 2)},
   };
 }
 
@@ -301,7 +309,7 @@ std::vector<float> random_floats(size_t n, uint64_t seed) {
 
 TEST(Conv, ResultsDoNotDependOnThreadCount) {
   const Conv2dShape shapes[] = {
-      make_conv2d_shape(37, 6, 9, 8, 10, 3, 3, 1, 1, 1, 1, 1, 1, 2),
+      make_conv2d_shape(37, 8, 9, 8, 10, 3, 3, 1, 1, 1, 1, 1, 1, 2),
       make_conv2d_shape(19, 5, 11, 10, 7, 3, 3, 2, 2, 1, 1),
       make_conv2d_shape(5, 3, 6, 6, 130, 3, 3, 1, 1, 1, 1),
       make_conv2d_shape(6, 4, 7, 7, 4, 3, 3, 1, 1, 1, 1, 1, 1, 4),

@@ -73,8 +73,10 @@ template <class F> void bench(const std::string &what, double flops, F &&f) {
   std::fflush(stdout);
 }
 
-void bench_conv(int64_t n, int64_t c, int64_t hw, int64_t o) {
-  const Conv2dShape s = make_conv2d_shape(n, c, hw, hw, o, 3, 3, 1, 1, 1, 1);
+void bench_conv(int64_t n, int64_t c, int64_t hw, int64_t o,
+                int64_t stride = 1) {
+  const Conv2dShape s =
+      make_conv2d_shape(n, c, hw, hw, o, 3, 3, stride, stride, 1, 1);
   auto x = random_floats(s.n * s.c * s.h * s.w, 1);
   auto w = random_floats(s.o * s.c * s.kh * s.kw, 2);
   auto b = random_floats(s.o, 3);
@@ -84,16 +86,14 @@ void bench_conv(int64_t n, int64_t c, int64_t hw, int64_t o) {
       2.0 * s.n * s.o * s.oh * s.ow * (s.c / s.groups) * s.kh * s.kw;
   const std::string tag = "[" + std::to_string(n) + "," + std::to_string(c) +
                           "," + std::to_string(hw) + "," + std::to_string(hw) +
-                          "]->" + std::to_string(o);
-  bench("conv fwd    " + tag, flops, [&] {
-    conv2d_forward(s, x.data(), w.data(), b.data(), y.data());
-  });
-  bench("conv bwd dx " + tag, flops, [&] {
-    conv2d_backward_data(s, dy.data(), w.data(), dx.data());
-  });
-  bench("conv bwd dw " + tag, flops, [&] {
-    conv2d_backward_filter(s, x.data(), dy.data(), dw.data());
-  });
+                          "]->" + std::to_string(o) +
+                          (stride > 1 ? " s" + std::to_string(stride) : "");
+  bench("conv fwd    " + tag, flops,
+        [&] { conv2d_forward(s, x.data(), w.data(), b.data(), y.data()); });
+  bench("conv bwd dx " + tag, flops,
+        [&] { conv2d_backward_data(s, dy.data(), w.data(), dx.data()); });
+  bench("conv bwd dw " + tag, flops,
+        [&] { conv2d_backward_filter(s, x.data(), dy.data(), dw.data()); });
 }
 
 void bench_linear(int64_t m, int64_t k, int64_t n) {
@@ -107,9 +107,8 @@ void bench_linear(int64_t m, int64_t k, int64_t n) {
   bench("linear fwd  " + tag, flops, [&] {
     linear_forward(m, k, n, x.data(), w.data(), b.data(), y.data());
   });
-  bench("linear bwd dx " + tag, flops, [&] {
-    linear_backward_data(m, k, n, dy.data(), w.data(), dx.data());
-  });
+  bench("linear bwd dx " + tag, flops,
+        [&] { linear_backward_data(m, k, n, dy.data(), w.data(), dx.data()); });
   bench("linear bwd dw " + tag, flops, [&] {
     linear_backward_weight(m, k, n, dy.data(), x.data(), dw.data());
   });
@@ -124,9 +123,15 @@ int main(int argc, char **argv) {
     g_filter = argv[2];
   std::printf("tcc-kernel-bench: %d OpenMP threads, float\n",
               omp_get_max_threads());
+  // The conv shapes of examples/fashion_cnn.json, then a linear layer.
   bench_conv(256, 16, 28, 32);
   bench_conv(256, 32, 14, 32);
   bench_conv(256, 32, 14, 64);
   bench_linear(256, 784, 256);
+  // Also in fashion_cnn.json: the first conv and the classifier.
+  bench_conv(256, 1, 28, 16);
+  bench_linear(256, 64, 10);
+  // A strided convolution (the Im2col algorithm).
+  bench_conv(256, 32, 28, 64, 2);
   return 0;
 }

@@ -69,8 +69,8 @@ TEST(Linear, BiasGradientManyColumns) {
 /// Sizes that span several register tiles and k blocks of the GEMM, none a
 /// multiple of the tile sizes; and an empty k.
 TEST(Linear, LargerShapesMatchDefinition) {
-  const LinearCase cases[] = {{37, 300, 53}, {130, 17, 9}, {5, 600, 70},
-                              {6, 0, 3}};
+  const LinearCase cases[] = {
+      {37, 300, 53}, {130, 17, 9}, {5, 600, 70}, {6, 0, 3}};
   uint64_t seed = 80;
   for (const LinearCase &c : cases) {
     Vec x = random_vec(c.m * c.k, seed++), w = random_vec(c.n * c.k, seed++);
