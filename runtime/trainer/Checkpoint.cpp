@@ -41,18 +41,6 @@ bool parseInt(const std::string &text, int64_t &out) {
   return true;
 }
 
-bool parseUnsigned(const std::string &text, uint64_t &out) {
-  if (text.empty() || text[0] == '-')
-    return false;
-  errno = 0;
-  char *end = nullptr;
-  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (errno || *end)
-    return false;
-  out = v;
-  return true;
-}
-
 bool parseDouble(const std::string &text, double &out) {
   if (text.empty())
     return false;

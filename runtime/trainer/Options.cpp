@@ -47,18 +47,6 @@ bool parsePositiveInt(const std::string &text, int64_t &out) {
   return true;
 }
 
-bool parseSeed(const std::string &text, uint64_t &out) {
-  if (text.empty() || !(text[0] >= '0' && text[0] <= '9'))
-    return false;
-  errno = 0;
-  char *end = nullptr;
-  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-  if (errno || *end)
-    return false;
-  out = v;
-  return true;
-}
-
 bool parsePositiveNumber(const std::string &text, double &out) {
   if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
     return false;
@@ -154,7 +142,7 @@ bool parseOptions(const std::vector<std::string> &args, TrainOptions &out,
       (name == "--steps" ? out.steps : out.batchSize) = n;
     } else if (name == "--seed") {
       uint64_t s;
-      if (!parseSeed(v, s)) {
+      if (!parseUnsigned(v, s)) {
         error = "--seed: expected a non-negative integer below 2^64, got " +
                 quoteArg(v);
         return false;

@@ -2,6 +2,9 @@
 
 #include "runtime/trainer/Text.h"
 
+#include <cerrno>
+#include <cstdlib>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -97,3 +100,15 @@ bool parseHex64(std::string_view text, uint64_t &value) {
 }
 
 } // namespace tcc::rt
+
+bool tcc::rt::parseUnsigned(const std::string &text, uint64_t &out) {
+  if (text.empty() || !(text[0] >= '0' && text[0] <= '9'))
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+  if (errno || *end)
+    return false;
+  out = v;
+  return true;
+}

@@ -28,6 +28,9 @@ std::string closestMatch(std::string_view name,
 /// error message always stays on one line.
 std::string oneLine(std::string_view text);
 
+/// A decimal unsigned integer, the whole text (no sign, no spaces).
+bool parseUnsigned(const std::string &text, uint64_t &out);
+
 /// "0123456789abcdef": 16 lower-case hex digits.
 std::string hex64(uint64_t value);
 /// Parses what hex64 writes (1 to 16 hex digits); false otherwise.
