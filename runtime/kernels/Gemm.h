@@ -28,8 +28,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
-#include <new>
 
 namespace tcc::rt::kernels::detail {
 
@@ -101,8 +101,13 @@ public:
       std::free(data_);
       const size_t bytes = (size_t(n) * sizeof(T) + 63) / 64 * 64;
       data_ = static_cast<T *>(std::aligned_alloc(64, bytes));
-      if (!data_)
-        throw std::bad_alloc();
+      // Kernels run inside OpenMP regions, where an exception could not
+      // propagate anyway; out of memory here ends the program with a line.
+      if (!data_) {
+        std::fprintf(stderr, "error: out of memory for a kernel's scratch "
+                             "buffer (%zu bytes)\n", bytes);
+        std::abort();
+      }
       capacity_ = n;
     }
     return data_;
