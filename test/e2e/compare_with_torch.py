@@ -66,6 +66,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import OrderedDict
 
 SKIP = 77
 RTOL = 1e-4
@@ -165,15 +166,23 @@ def idx_file(directory, stem):
     raise FileNotFoundError("%s: no %s[.gz]" % (directory, stem))
 
 
-def load_train_data(spec, tmp, n_train, full_data=False):
+def load_train_data(spec, tmp, n_train, full_data=False, source="auto", seed=0):
     """(uint8 images [N, C, H, W], int64 labels [N]) of the training split, in
     file order. Writes npy files and points spec['data'] at them unless the
-    model reads the Fashion-MNIST idx files and full_data is set."""
+    model reads the Fashion-MNIST idx files and full_data is set.
+
+    source: "real" (the Fashion-MNIST files, for a model reading them),
+    "synthetic" (uniform uint8 noise from numpy seed `seed`), or "auto": real
+    for a Fashion-MNIST model without max reductions, synthetic otherwise.
+    Real images have flat backgrounds: a max-pool window over one then holds
+    values equal up to round-off, a near-tie that two correct
+    implementations break differently (see max_margin_rows)."""
     shape = list(spec["input"]["shape"])
     data = spec.setdefault("data", {})
     fmt = data.get("format", "idx" if shape == [1, 28, 28] else
                    "cifar10" if shape == [3, 32, 32] else None)
-    if fmt == "idx":
+    source = resolve_source(spec, source)
+    if fmt == "idx" and (source == "real" or full_data):
         directory = data.get("path", FASHION)
         x = read_idx(idx_file(directory, "train-images-idx3-ubyte"))
         y = read_idx(idx_file(directory, "train-labels-idx1-ubyte")).astype(np.int64)
@@ -190,7 +199,7 @@ def load_train_data(spec, tmp, n_train, full_data=False):
         return write_npy(spec, tmp, x[:n_train], y[:n_train], xt[:n_test], yt[:n_test])
     if len(shape) != 3:
         raise ref.Unsupported("synthetic data needs an image input [C, H, W]")
-    rng = np.random.RandomState(0)
+    rng = np.random.RandomState(seed)
     classes = int(spec["input"]["classes"])
     x = rng.randint(0, 256, size=[n_train] + shape, dtype=np.uint8)
     y = rng.randint(0, classes, size=[n_train]).astype(np.int64)
@@ -198,6 +207,14 @@ def load_train_data(spec, tmp, n_train, full_data=False):
     xt = rng.randint(0, 256, size=[n_test] + shape, dtype=np.uint8)
     yt = rng.randint(0, classes, size=[n_test]).astype(np.int64)
     return write_npy(spec, tmp, x, y, xt, yt)
+
+
+def resolve_source(spec, source):
+    """--data auto: real images for a Fashion-MNIST model without max
+    reductions, synthetic ones otherwise (load_train_data)."""
+    if source == "auto":
+        return "synthetic" if has_max_reduction(spec) else "real"
+    return source
 
 
 def write_npy(spec, tmp, x, y, xt, yt):
@@ -359,14 +376,40 @@ def set_path(spec, assignment):
 # Running
 # --------------------------------------------------------------------------
 
+# /proc/cpuinfo flags an x86-64 level needs (GCC's -march=x86-64-vN).
+_LEVEL_FLAGS = {
+    "x86-64-v2": ["cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3"],
+    "x86-64-v3": ["cx16", "lahf_lm", "popcnt", "sse4_1", "sse4_2", "ssse3", "avx",
+                  "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"],
+}
+
+
+def missing_cpu_features(march):
+    """The flags this CPU lacks to run code built for `march` (empty for a
+    level it has, and for names other than the x86-64 levels)."""
+    need = _LEVEL_FLAGS.get(march or "", [])
+    if not need:
+        return []
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((l.split(":", 1)[1].split() for l in f if l.startswith("flags")),
+                         [])
+    except OSError:
+        return need
+    return [flag for flag in need if flag not in flags]
+
+
 class RunFailed(Exception):
     """tcc or the trainer failed; the message says how."""
 
 
-def run(cmd, cwd, what):
+def run(cmd, cwd, what, threads=None):
     t0 = time.time()
+    env = dict(os.environ)
+    if threads:
+        env["OMP_NUM_THREADS"] = str(threads)
     p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       universal_newlines=True)
+                       universal_newlines=True, env=env)
     if p.returncode != 0:
         raise RunFailed("%s (exit %d): %s\n%s" % (what, p.returncode, " ".join(cmd),
                                                   p.stdout[-4000:]))
@@ -491,17 +534,75 @@ def torch_scheduler_factors(schedule, steps_per_epoch, total_steps, steps):
 
 
 # --------------------------------------------------------------------------
+# Near-ties in max reductions
+# --------------------------------------------------------------------------
+
+MAX_OPS = ("max_pool2d", "global_max_pool")
+# tcc's float32 round-off at a max reduction's input is taken to be at most
+# MARGIN_ROUNDOFF times PyTorch's float32 round-off there (measured as
+# |float32 run - float64 run|: both sum the same products in some order, and
+# the error bound of a sum does not depend on its order), and never below
+# MARGIN_FLOOR of the tensor's largest element (a few float32 ulps).
+MARGIN_ROUNDOFF = 8.0
+MARGIN_FLOOR = 2.0 ** -22
+
+
+def has_max_reduction(spec):
+    return any(node["op"] in MAX_OPS for node in spec["graph"])
+
+
+def max_margin_rows(probe32, probe64, micro_per_step):
+    """One row per max-reduction node: every window of every forward pass must
+    have its largest element ahead of the second by more than the round-off
+    of two float32 implementations; otherwise the two may route the gradient
+    to different elements and the comparison says nothing about
+    correctness. The float64 run gives the gaps, the float32 run the
+    round-off."""
+    if len(probe32) != len(probe64):
+        return [Row("max-reduction probe", ok=False,
+                    note="%d float32 and %d float64 forward records"
+                    % (len(probe32), len(probe64)))]
+    per_node, passes = OrderedDict(), {}
+    for a, b in zip(probe32, probe64):
+        i = passes[b.name] = passes.get(b.name, -1) + 1
+        roundoff = b.window_max(a.x.double() - b.x.double())
+        margin = torch.clamp(MARGIN_ROUNDOFF * roundoff,
+                             min=MARGIN_FLOOR * float(b.x.abs().max()))
+        gaps = b.gaps()
+        ratio = gaps / margin
+        k = int(ratio.argmin())
+        smallest, at_margin = float(gaps.flatten()[k]), float(margin.flatten()[k])
+        near = int((ratio <= 1).sum())
+        worst = per_node.get(b.name)
+        record = (float(ratio.min()), smallest, at_margin, near, gaps.numel(),
+                  i // micro_per_step)
+        if worst is None or record[0] < worst[0]:
+            per_node[b.name] = record
+    rows = []
+    for name, (ratio, smallest, margin, near, windows, step) in per_node.items():
+        ok = near == 0
+        rows.append(Row("max windows of " + name, "[%d]" % windows, smallest, margin,
+                        smallest, "", ok,
+                        "" if ok else "%d near-ties at step %d: a gap of %.3g under the "
+                        "margin %.3g (8x float32 round-off); change the data "
+                        "(--data-seed) or the model" % (near, step + 1, smallest, margin)))
+    return rows
+
+
+# --------------------------------------------------------------------------
 # The run
 # --------------------------------------------------------------------------
 
 def train_reference(spec, model, images, labels, steps, steps_per_epoch, total_steps,
                     dtype):
     """Trains `model` (changed in place) in `dtype`; returns (state as float32
-    numpy, per-sample loss sum, the lr of each step, grad norms)."""
+    numpy, per-sample loss sum, the lr of each step, grad norms, the inputs of
+    every max reduction as ref.MaxWindow in forward order)."""
     train = spec["train"]
     batch = int(train["batch_size"])
     effective = batch * int(train.get("accumulate", 1))
     model.to(dtype)
+    model.max_probe = []
     images = images.to(dtype)
     trainer = ref.Trainer(model, spec, steps_per_epoch, total_steps)
     mean = spec["loss"].get("reduction", "mean") == "mean"
@@ -514,25 +615,80 @@ def train_reference(spec, model, images, labels, steps, steps_per_epoch, total_s
         loss_sum += loss * batch if mean else loss
     state = {n: (t.float() if t.is_floating_point() else t).numpy()
              for n, t in trainer.state().items()}
-    return state, loss_sum, lrs, trainer.grad_norms
+    return state, loss_sum, lrs, trainer.grad_norms, model.max_probe
+
+
+class Reference:
+    """The data, PyTorch's initial state and the runs of the reference."""
+
+    def __init__(self, args, spec, tmp, data_seed):
+        train = spec["train"]
+        self.args, self.spec = args, spec
+        self.batch = int(train["batch_size"])
+        self.effective = self.batch * int(train.get("accumulate", 1))
+        n_train = args.train_samples or 2 * args.steps * self.effective
+        x_u8, y = load_train_data(spec, tmp, n_train, args.full_data, args.data,
+                                  data_seed)
+        self.data_seed = data_seed
+        n_train = x_u8.shape[0]
+        self.steps_per_epoch = n_train // self.effective
+        if not train.get("drop_last", True) and n_train % self.effective:
+            self.steps_per_epoch += 1
+        if self.steps_per_epoch < args.steps:
+            raise RunFailed("%d training samples make %d steps per epoch, fewer than "
+                            "--steps %d" % (n_train, self.steps_per_epoch, args.steps))
+        self.epochs = args.total_steps / self.steps_per_epoch
+        self.total_steps = ref.total_steps_for(self.epochs, self.steps_per_epoch)
+        # the reference's initial state, which the trainer starts from
+        torch.manual_seed(args.seed)
+        whiten = normalize(spec, x_u8[:min(n_train, 5000)])
+        self.model = ref.TccModel(spec, init_images=whiten)
+        self.init = {n: t.detach().numpy().copy()
+                     for n, t in self.model.state_dict().items()}
+        self.used = args.steps * self.effective
+        self.images = normalize(spec, x_u8[:self.used])
+        self.labels = torch.from_numpy(np.array(y[:self.used], copy=True))
+        self.runs = {}  # dtype -> (state, loss_sum, lrs, norms, probe, seconds)
+
+    def run(self, dtype):
+        if dtype not in self.runs:
+            t0 = time.time()
+            out = train_reference(self.spec, copy.deepcopy(self.model), self.images,
+                                  self.labels, self.args.steps, self.steps_per_epoch,
+                                  self.total_steps, dtype)
+            self.runs[dtype] = out + (time.time() - t0,)
+        return self.runs[dtype]
+
+    def margin_rows(self):
+        """The near-tie check of max_margin_rows (needs both precisions)."""
+        return max_margin_rows(self.run(torch.float32)[4], self.run(torch.float64)[4],
+                               self.effective // self.batch)
+
+
+def choose_reference(args, spec, tmp):
+    """The reference on the data of --data-seed or, for a model with max
+    reductions on synthetic data, of the first of --data-tries seeds from it
+    whose max windows all have a margin above round-off (max_margin_rows):
+    data chosen, and asserted, to be free of near-ties on this machine. The
+    other checks need no choice; they use the first seed."""
+    if not (has_max_reduction(spec) and args.reference == "auto"):
+        return Reference(args, spec, tmp, args.data_seed), []
+    for attempt in range(max(1, args.data_tries)):
+        reference = Reference(args, spec, tmp, args.data_seed + attempt)
+        rows = reference.margin_rows()
+        synthetic = resolve_source(spec, args.data) == "synthetic" and not args.full_data
+        if all(r.ok for r in rows) or not synthetic:
+            return reference, rows
+        print("data seed %d: near-ties in %s; trying the next seed"
+              % (reference.data_seed, ", ".join(r.name for r in rows if not r.ok)))
+    return reference, rows
 
 
 def compare_run(args, spec, tmp):
+    reference, margin_rows = choose_reference(args, spec, tmp)
     train = spec["train"]
-    batch = int(train["batch_size"])
-    accumulate = int(train.get("accumulate", 1))
-    effective = batch * accumulate
-    n_train = args.train_samples or 2 * args.steps * effective
-    x_u8, y = load_train_data(spec, tmp, n_train, args.full_data)
-    n_train = x_u8.shape[0]
-    steps_per_epoch = n_train // effective
-    if not train.get("drop_last", True) and n_train % effective:
-        steps_per_epoch += 1
-    if steps_per_epoch < args.steps:
-        raise RunFailed("%d training samples make %d steps per epoch, fewer than --steps %d"
-                        % (n_train, steps_per_epoch, args.steps))
-    epochs = args.total_steps / steps_per_epoch
-    total_steps = ref.total_steps_for(epochs, steps_per_epoch)
+    steps_per_epoch, total_steps = reference.steps_per_epoch, reference.total_steps
+    epochs = reference.epochs
     train["epochs"] = epochs
 
     model_path = os.path.join(tmp, "model.json")
@@ -542,49 +698,51 @@ def compare_run(args, spec, tmp):
     # tcc
     wait_for(args.tcc)
     exe = os.path.join(tmp, "train")
-    t_compile = run([args.tcc, "compile", model_path, "--target=cpu", "-o", exe], tmp,
-                    "tcc compile")
-
-    # the reference's initial state, which the trainer starts from
-    torch.manual_seed(args.seed)
-    whiten = normalize(spec, x_u8[:min(n_train, 5000)])
-    model = ref.TccModel(spec, init_images=whiten)
-    init = {n: t.detach().numpy().copy() for n, t in model.state_dict().items()}
-    write_safetensors(os.path.join(tmp, "init.safetensors"), init,
+    march = ["--march=" + args.march] if args.march else []
+    t_compile = run([args.tcc, "compile", model_path, "--target=cpu", "-o", exe] + march,
+                    tmp, "tcc compile")
+    write_safetensors(os.path.join(tmp, "init.safetensors"), reference.init,
                       {"format": "pt", "producer": "compare_with_torch.py"})
 
-    t_train = run([exe, "--init", "init.safetensors", "--no-shuffle", "--no-augment",
-                   "--steps", str(args.steps), "--epochs", repr(epochs),
-                   "--save", "out.safetensors", "--metrics", "metrics.jsonl", "--quiet"],
-                  tmp, "the tcc trainer")
+    def run_trainer(save, threads=None):
+        return run([exe, "--init", "init.safetensors", "--no-shuffle", "--no-augment",
+                    "--steps", str(args.steps), "--epochs", repr(epochs),
+                    "--save", save, "--metrics", save + ".jsonl", "--quiet"],
+                   tmp, "the tcc trainer", threads)
+
+    t_train = run_trainer("out.safetensors", 3 if args.check_threads else None)
     tcc_state, meta = read_safetensors(os.path.join(tmp, "out.safetensors"))
+    extra = []
+    if args.check_threads:
+        # The kernels sum in a fixed order (runtime/kernels/Common.h): the
+        # same trainer gives the same bits on any number of threads.
+        run_trainer("one-thread.safetensors", 1)
+        one, _ = read_safetensors(os.path.join(tmp, "one-thread.safetensors"))
+        differ = sorted(n for n in tcc_state
+                        if n not in one or not np.array_equal(tcc_state[n], one[n]))
+        extra.append(Row("3 threads == 1 thread, bit for bit", "[%d]" % len(tcc_state),
+                         ok=not differ and len(one) == len(tcc_state),
+                         note="differ in " + ", ".join(differ[:5])))
     tcc_loss = None
-    with open(os.path.join(tmp, "metrics.jsonl")) as f:
+    with open(os.path.join(tmp, "out.safetensors.jsonl")) as f:
         for line in f:
             if line.strip():
                 tcc_loss = json.loads(line).get("train_loss")
-
-    used = args.steps * effective
-    images = normalize(spec, x_u8[:used])
-    labels = torch.from_numpy(np.array(y[:used], copy=True))
 
     # PyTorch in float32 and, when that does not match (or when asked), float64
     dtypes = {"fp32": [torch.float32], "fp64": [torch.float64],
               "auto": [torch.float32, torch.float64]}[args.reference]
     results = []
     for dtype in dtypes:
-        t0 = time.time()
-        state, loss_sum, lrs, norms = train_reference(
-            spec, copy.deepcopy(model), images, labels, args.steps, steps_per_epoch,
-            total_steps, dtype)
-        rows = compare_tensors(tcc_state, state, init, args.steps)
-        rows.append(compare_loss(tcc_loss, loss_sum / used))
-        results.append((dtype, rows, time.time() - t0, lrs, norms))
+        state, loss_sum, lrs, norms, _, seconds = reference.run(dtype)
+        rows = compare_tensors(tcc_state, state, reference.init, args.steps)
+        rows.append(compare_loss(tcc_loss, loss_sum / reference.used))
+        results.append((dtype, rows, seconds, lrs, norms))
         if all(r.ok for r in rows):
             break
 
     # checks that do not depend on the reference's precision
-    extra = []
+    extra += margin_rows
     if int(meta.get("total_steps", total_steps)) != total_steps:
         extra.append(Row("total_steps", ok=False,
                          note="tcc's schedule spans %s steps, the reference's %d"
@@ -602,14 +760,15 @@ def compare_run(args, spec, tmp):
                             ["%.6g" % v for v in theirs])))
 
     return report(args, spec, results, extra, steps_per_epoch, total_steps, t_compile,
-                  t_train)
+                  t_train, reference.data_seed)
 
 
 def _fmt(v, f="%.2e"):
     return "" if v is None else f % v
 
 
-def report(args, spec, results, extra, steps_per_epoch, total_steps, t_compile, t_train):
+def report(args, spec, results, extra, steps_per_epoch, total_steps, t_compile, t_train,
+           data_seed):
     train = spec["train"]
     batch = int(train["batch_size"])
     accumulate = int(train.get("accumulate", 1))
@@ -621,6 +780,8 @@ def report(args, spec, results, extra, steps_per_epoch, total_steps, t_compile, 
           "schedule over %d steps" % (desc, " [" + ", ".join(extras) + "]" if extras else "",
                                       args.steps, batch * accumulate, batch, accumulate,
                                       steps_per_epoch, total_steps))
+    if spec["data"].get("format") == "npy" and resolve_source(spec, args.data) == "synthetic":
+        print("data: synthetic images of numpy seed %d" % data_seed)
     print("lr per step: " + ", ".join("%.4g" % v for v in lrs))
     if norms:
         print("gradient norms before clipping to %g: %s"
@@ -692,9 +853,21 @@ def main():
                     help="Fashion-MNIST models: train on the idx files themselves (60000 "
                          "images; the trainer then also evaluates all 10000 test images)")
     ap.add_argument("--seed", type=int, default=0, help="torch.manual_seed")
+    ap.add_argument("--data", choices=["auto", "real", "synthetic"], default="auto",
+                    help="training images: real Fashion-MNIST ones or uniform noise; "
+                         "auto: real for a Fashion-MNIST model without max pooling")
+    ap.add_argument("--data-seed", type=int, default=0,
+                    help="numpy seed of the synthetic images and labels")
+    ap.add_argument("--data-tries", type=int, default=24,
+                    help="a model with max reductions on synthetic data: seeds tried "
+                         "from --data-seed until one has no near-ties")
     ap.add_argument("--reference", choices=["auto", "fp32", "fp64"], default="auto",
                     help="PyTorch's precision; auto: float32, and float64 when float32 "
                          "does not match")
+    ap.add_argument("--march", help="tcc compile --march (default: tcc's, native); "
+                    "skipped where this CPU cannot run the instruction set")
+    ap.add_argument("--check-threads", action="store_true",
+                    help="also train on 1 thread (3 otherwise) and require the same bits")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     ap.add_argument("--workdir", help="use this directory (kept) instead of a temporary one")
     ap.add_argument("--threads", type=int, default=1, help="torch threads")
@@ -715,6 +888,11 @@ def main():
     for s in args.set:
         set_path(spec, s)
     spec["train"]["precision"] = "fp32"
+    missing = missing_cpu_features(args.march)
+    if missing:
+        print("SKIPPED: this CPU cannot run --march=%s code (no %s)"
+              % (args.march, ", ".join(missing)))
+        return SKIP
     reason = ref.unsupported_reason(spec)
     if reason:
         print("SKIPPED: " + reason)

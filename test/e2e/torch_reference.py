@@ -262,6 +262,9 @@ class TccModel(nn.Module):
         self.frozen = set()       # names of parameters with trainable false
         self._nodes = {}          # node name -> module (for nodes with params)
         self._init_images = init_images
+        # When a list, every max-reduction's input is appended to it (see
+        # MaxWindow): the test checks that no window holds a near-tie.
+        self.max_probe = None
         with torch.no_grad():
             self._run(torch.zeros([2] + list(spec["input"]["shape"])), build=True)
         for name, p in self.named_parameters():
@@ -384,11 +387,13 @@ class TccModel(nn.Module):
             s = pair(node.get("stride", k))
             p = pair(node.get("padding", 0))
             if op == "max_pool2d":
+                self._probe_max(node, x, k, s, p)
                 return F.max_pool2d(x, k, s, p)
             return F.avg_pool2d(x, k, s, p, count_include_pad=node.get("count_include_pad", True))
         if op == "global_avg_pool":
             return F.adaptive_avg_pool2d(x, 1).flatten(1)
         if op == "global_max_pool":
+            self._probe_max(node, x, tuple(x.shape[2:]), tuple(x.shape[2:]), (0, 0))
             return F.adaptive_max_pool2d(x, 1).flatten(1)
         if op == "add":
             return xs[0] + xs[1]
@@ -408,6 +413,11 @@ class TccModel(nn.Module):
             raise Unsupported("dropout")
         raise ValueError("unknown op " + op)
 
+    def _probe_max(self, node, x, kernel, stride, padding):
+        if self.max_probe is not None:
+            self.max_probe.append(MaxWindow(node["name"], x.detach().clone(), kernel,
+                                            stride, padding))
+
     def _run(self, x, build=False):
         values = {"input": x}
         for i in self.order:
@@ -425,6 +435,40 @@ class TccModel(nn.Module):
 
     def forward(self, x):
         return self._run(x)
+
+
+class MaxWindow:
+    """The input of one max reduction (max_pool2d, global_max_pool) in one
+    forward pass. Where the two largest elements of a window differ by less
+    than the round-off of the implementations compared, each may pick a
+    different one and route the gradient elsewhere: a near-tie, which makes a
+    comparison of two correct implementations fail."""
+
+    def __init__(self, name, x, kernel, stride, padding):
+        self.name, self.x = name, x
+        self.kernel, self.stride, self.padding = kernel, stride, padding
+
+    def windows(self, x, fill):
+        """x [N, C, H, W] as [N, C, Ho, Wo, window elements], padded with fill."""
+        ph, pw = self.padding
+        if ph or pw:
+            x = F.pad(x, (pw, pw, ph, ph), value=fill)
+        (kh, kw), (sh, sw) = self.kernel, self.stride
+        w = x.unfold(2, kh, sh).unfold(3, kw, sw)
+        return w.reshape(*w.shape[:4], kh * kw)
+
+    def gaps(self):
+        """Per window, the largest element minus the second largest (inf for
+        a window of one element), in float64."""
+        w = self.windows(self.x.double(), float("-inf"))
+        if w.shape[-1] < 2:
+            return torch.full(w.shape[:4], float("inf"), dtype=torch.float64)
+        top = w.topk(2, dim=-1).values
+        return top[..., 0] - top[..., 1]
+
+    def window_max(self, x):
+        """Per window, the largest |x| (x the same shape as self.x)."""
+        return self.windows(x.double().abs(), 0.0).amax(dim=-1)
 
 
 # --------------------------------------------------------------------------

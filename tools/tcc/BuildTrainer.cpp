@@ -11,47 +11,89 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstdio>
+#include <chrono>
 
 using namespace llvm;
 
-bool tcc::buildCpuTrainer(const std::string &source, const std::string &output,
-                          bool progress, std::string &error) {
-  SmallString<128> dir;
-  if (sys::fs::createUniqueDirectory("tcc-build", dir)) {
-    error = "cannot create a temporary directory to build the trainer";
+namespace {
+
+/// A temporary file that is removed when this object goes away and, through
+/// LLVM's signal handlers, when tcc is interrupted (SIGINT, SIGTERM).
+class TempFile {
+public:
+  explicit TempFile(std::string path) : path(std::move(path)) {
+    sys::RemoveFileOnSignal(this->path);
+  }
+  ~TempFile() {
+    if (!kept)
+      sys::fs::remove(path);
+    sys::DontRemoveFileOnSignal(path);
+  }
+  /// Leaves the file in place (the log of a failed build).
+  void keep() { kept = true; }
+  const std::string path;
+
+private:
+  bool kept = false;
+};
+
+/// A fresh name "<tmp>/tcc-build-XXXXXX.<suffix>" (created empty, so that no
+/// other process gets it).
+bool createTemp(StringRef suffix, std::string &path, std::string &error) {
+  SmallString<128> name;
+  int fd = -1;
+  if (std::error_code ec = sys::fs::createTemporaryFile("tcc-build", suffix, fd, name)) {
+    error = "cannot create a temporary file to build the trainer: " + ec.message();
     return false;
   }
-  std::string sourcePath = (dir + "/model.cpp").str();
-  std::string logPath = (dir + "/build.log").str();
-  if (!writeFileAtomically(sourcePath, source, error))
+  sys::Process::SafelyCloseFileDescriptor(fd);
+  path = name.str().str();
+  return true;
+}
+
+} // namespace
+
+bool tcc::buildCpuTrainer(const std::string &source, const std::string &output,
+                          const std::string &march, bool progress,
+                          std::string &error) {
+  std::string sourceName, logName;
+  if (!createTemp("cpp", sourceName, error))
+    return false;
+  TempFile sourceFile(sourceName);
+  if (!createTemp("log", logName, error))
+    return false;
+  TempFile log(logName);
+  if (!writeFileAtomically(sourceFile.path, source, error))
     return false;
 
   // Link into a temporary beside the output, then rename: never a
   // half-written trainer.
-  std::string temp = output + ".tmp." + std::to_string(sys::Process::getProcessId());
-  // -march=native: a cpu trainer runs on the machine that builds it.
-  SmallVector<std::string> args{TCC_CXX, "-std=c++17", "-O3", "-march=native", "-fopenmp",
-                                "-I" TCC_RUNTIME_INCLUDE_DIR, sourcePath};
+  TempFile linked(output + ".tmp." + std::to_string(sys::Process::getProcessId()));
+  std::string marchFlag = "-march=" + march;
+  SmallVector<std::string> args{TCC_CXX, "-std=c++17", "-O3", marchFlag, "-fopenmp",
+                                "-I" TCC_RUNTIME_INCLUDE_DIR, sourceFile.path};
   for (StringRef lib : llvm::split(StringRef(TCC_RUNTIME_LIBS), ';'))
     args.push_back(lib.str());
-  args.append({"-lz", "-o", temp});
+  args.append({"-lz", "-o", linked.path});
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   if (progress)
-    errs() << "tcc: building the trainer with " << TCC_CXX << " ...\n";
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(logPath),
-                                          StringRef(logPath)};
+    errs() << "tcc: building the trainer (" << TCC_CXX << " -O3 " << marchFlag
+           << ") ...\n";
+  auto start = std::chrono::steady_clock::now();
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log.path),
+                                          StringRef(log.path)};
   std::string message;
   int status = sys::ExecuteAndWait(TCC_CXX, argRefs, std::nullopt, redirects, 0, 0,
                                    &message);
   if (status != 0) {
-    sys::fs::remove(temp);
+    log.keep();
     error = "building the trainer failed (" +
             (message.empty() ? TCC_CXX " exited with " + std::to_string(status)
                              : message) +
-            "); the compiler's output is in " + logPath;
+            "); the compiler's output is in " + log.path;
     return false;
   }
   // Never rename over a device or a directory (as root, `-o /dev/null`
@@ -59,16 +101,18 @@ bool tcc::buildCpuTrainer(const std::string &source, const std::string &output,
   sys::fs::file_status existing;
   if (!sys::fs::status(output, existing) && sys::fs::exists(existing) &&
       !sys::fs::is_regular_file(existing)) {
-    sys::fs::remove(temp);
     error = "cannot write the trainer to '" + output +
             "': it exists and is not a regular file";
     return false;
   }
-  if (std::error_code ec = sys::fs::rename(temp, output)) {
-    sys::fs::remove(temp);
+  if (std::error_code ec = sys::fs::rename(linked.path, output)) {
     error = "cannot write '" + output + "': " + ec.message();
     return false;
   }
-  sys::fs::remove_directories(dir);
+  if (progress) {
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start).count();
+    errs() << "tcc: built " << output << " in " << format("%.1f", seconds) << " s\n";
+  }
   return true;
 }

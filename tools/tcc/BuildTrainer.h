@@ -6,12 +6,14 @@
 
 namespace tcc {
 
-/// Compiles the generated cpu `source` with the host C++ compiler and links
-/// it with the runtime into the executable `output`, which appears only
-/// when everything succeeded. On failure returns false with `error` one
-/// line (naming a log file with the compiler's output).
+/// Compiles the generated cpu `source` with the host C++ compiler for the
+/// instruction set `march` (its -march) and links it with the runtime into
+/// the executable `output`, which appears only when everything succeeded.
+/// Temporary files are removed on every path, Ctrl-C included; a failed
+/// build keeps only its log. On failure returns false with `error` one line
+/// (naming the log file with the compiler's output).
 bool buildCpuTrainer(const std::string &source, const std::string &output,
-                     bool progress, std::string &error);
+                     const std::string &march, bool progress, std::string &error);
 
 } // namespace tcc
 

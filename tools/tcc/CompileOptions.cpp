@@ -4,6 +4,7 @@
 
 #include "frontend/ModelSpec.h"
 
+#include <cctype>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -15,15 +16,24 @@ using namespace tcc;
 
 namespace {
 
-#ifdef TCC_HAVE_CUDA
-constexpr const char *kDefaultTarget = "cuda";
-#else
+// cpu until the cuda code generator exists; then cuda where the toolkit is.
 constexpr const char *kDefaultTarget = "cpu";
-#endif
 
 const std::vector<std::string> kOptions = {
-    "-o",          "--output",        "--emit",       "--target", "--precision",
-    "--memory-budget", "--tuning-db", "--report",     "--help"};
+    "-o",          "--output",        "--emit",       "--target", "--march",
+    "--precision", "--memory-budget", "--tuning-db",  "--report", "--help"};
+
+/// A -march value for the C++ compiler: a plain word, so that it cannot
+/// smuggle another option in.
+bool isMarchName(const std::string &value) {
+  if (value.empty() || value.size() > 64 || value[0] == '-')
+    return false;
+  for (char c : value)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' &&
+        c != '.')
+      return false;
+  return true;
+}
 
 std::string join(const std::vector<std::string> &values) {
   std::string out;
@@ -113,12 +123,21 @@ Options:
                          source        the generated C++/CUDA source
                          exe           a trainer executable (default)
   --target=TARGET        cuda | cpu (default: )") +
-         kDefaultTarget + R"()
+         kDefaultTarget + R"(; the cuda code generator is not
+                         available yet)
+  --march=ARCH           instruction set of a cpu trainer, as the C++
+                         compiler's -march (default: native, the machine
+                         that compiles it; x86-64 or x86-64-v3 for a
+                         trainer that runs on other machines)
   --precision=P          fp32 | fp16-mixed | bf16-mixed; overrides
-                         train.precision of the model
-  --memory-budget=SIZE   device memory the step may use, e.g. 8GiB, 512MiB,
-                         2GB or a byte count; overrides train.memory_budget
-  --tuning-db=FILE       algorithm choices measured by 'tcc tune'
+                         train.precision of the model (only fp32 is
+                         implemented: another precision warns and runs fp32)
+  --memory-budget=SIZE   memory the step may use, e.g. 8GiB, 512MiB, 2GB or
+                         a byte count; overrides train.memory_budget (checked
+                         against the memory plan; recompute to fit it is not
+                         implemented yet)
+  --tuning-db=FILE       algorithm choices measured by 'tcc tune' (cuda
+                         target only)
   --report=FILE          write a JSON report of the compilation
   -h, --help             show this help
 
@@ -174,6 +193,16 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
       if (!oneOf(name, value, {"cuda", "cpu"}, error))
         return ParseResult::Error;
       options.target = value;
+      options.targetGiven = true;
+    } else if (name == "--march") {
+      if (!isMarchName(value)) {
+        error = "--march=" + value +
+                ": expected an instruction-set name such as native, x86-64 or "
+                "x86-64-v3";
+        return ParseResult::Error;
+      }
+      options.march = value;
+      options.marchGiven = true;
     } else if (name == "--precision") {
       if (!oneOf(name, value, {"fp32", "fp16-mixed", "bf16-mixed"}, error))
         return ParseResult::Error;
@@ -224,6 +253,20 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
     }
     if (!checkOutputPath("--report", *options.report, error))
       return ParseResult::Error;
+  }
+  if (options.marchGiven && options.emit != "exe") {
+    error = "--march applies to the trainer's build (--emit=exe), not to "
+            "--emit=" + options.emit + "; remove it";
+    return ParseResult::Error;
+  }
+  if (options.marchGiven && options.target != "cpu") {
+    error = "--march applies to the cpu target, not --target=" + options.target;
+    return ParseResult::Error;
+  }
+  if (options.tuningDb && options.target != "cuda") {
+    error = "--tuning-db applies to the cuda target; the cpu target has no "
+            "algorithms to choose: remove it";
+    return ParseResult::Error;
   }
   if (options.tuningDb && !checkTuningDb(*options.tuningDb, error))
     return ParseResult::Error;

@@ -16,6 +16,9 @@ struct CompileOptions {
   std::string output;         ///< -o; "" = the default for the emit kind
   std::string emit = "exe";   ///< mlir | source | exe
   std::string target;         ///< cuda | cpu
+  bool targetGiven = false;   ///< --target was on the command line
+  std::string march = "native"; ///< -march of a cpu trainer's C++ build
+  bool marchGiven = false;
   std::optional<std::string> precision; ///< overrides train.precision
   std::optional<int64_t> memoryBudget;  ///< bytes; overrides train.memory_budget
   std::optional<std::string> tuningDb;
@@ -32,8 +35,19 @@ ParseResult parseCompileOptions(const std::vector<std::string> &args,
 /// The text of `tcc compile --help`.
 std::string compileHelp();
 
-/// The --report file: what was compiled and what it contains, as JSON.
-std::string compileReport(mlir::ModuleOp module, const CompileOptions &options);
+/// What the compilation did, beyond the IR: for the report.
+struct CompileFacts {
+  std::string precision = "fp32";       ///< the precision the step runs in
+  std::vector<std::string> passes;      ///< in the order they ran
+  std::vector<std::string> warnings;    ///< as printed, without "warning: "
+};
+
+/// The --report file, as JSON: the model's parameters (counted on the
+/// frontend's IR `model`), the planned step's state and scratch bytes (on
+/// `planned`, the IR after the compile pipeline), the passes that ran and
+/// the precision actually used.
+std::string compileReport(mlir::ModuleOp model, mlir::ModuleOp planned,
+                          const CompileOptions &options, const CompileFacts &facts);
 
 } // namespace tcc
 

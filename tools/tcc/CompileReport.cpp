@@ -2,6 +2,8 @@
 
 #include "tools/tcc/CompileOptions.h"
 
+#include "passes/MemoryPlan.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -10,40 +12,74 @@
 
 using namespace mlir;
 
-std::string tcc::compileReport(ModuleOp module, const CompileOptions &options) {
-  nlohmann::json report;
-  report["model"] = options.model;
-  if (auto name = module->getAttrOfType<StringAttr>("tcc.model"))
-    report["name"] = name.str();
-  report["emit"] = options.emit;
-  report["target"] = options.target;
-  if (auto train = module->getAttrOfType<DictionaryAttr>("tcc.train"))
-    if (auto precision = train.getAs<StringAttr>("precision"))
-      report["precision"] = precision.str();
+namespace {
 
-  int64_t parameters = 0, trainable = 0, buffers = 0;
+/// The tcc ops of `fn` by name, with their counts.
+std::map<std::string, int64_t> countOps(func::FuncOp fn) {
   std::map<std::string, int64_t> ops;
-  module.walk([&](func::FuncOp fn) {
-    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-      int64_t n = cast<ShapedType>(fn.getArgument(i).getType()).getNumElements();
-      if (fn.getArgAttr(i, "tcc.param")) {
-        parameters += n;
-        if (auto t = fn.getArgAttrOfType<BoolAttr>(i, "tcc.trainable");
-            t && t.getValue())
-          trainable += n;
-      } else if (fn.getArgAttr(i, "tcc.buffer")) {
-        buffers += n;
-      }
-    }
+  if (fn)
     fn.walk([&](Operation *op) {
       if (op->getDialect() && op->getDialect()->getNamespace() == "tcc")
         ++ops[op->getName().getStringRef().str()];
     });
-  });
+  return ops;
+}
+
+} // namespace
+
+namespace tcc {
+
+std::string compileReport(ModuleOp model, ModuleOp planned,
+                               const CompileOptions &options,
+                               const CompileFacts &facts) {
+  nlohmann::json report;
+  report["model"] = options.model;
+  if (auto name = model->getAttrOfType<StringAttr>("tcc.model"))
+    report["name"] = name.str();
+  report["emit"] = options.emit;
+  report["target"] = options.target;
+  if (options.emit == "exe")
+    report["march"] = options.march;
+  // What ran, not what was asked for: the warnings say where they differ.
+  report["precision"] = facts.precision;
+  if (auto train = model->getAttrOfType<DictionaryAttr>("tcc.train"))
+    if (auto precision = train.getAs<StringAttr>("precision"))
+      report["precision_requested"] = precision.str();
+
+  // Parameters and buffers are the arguments of the frontend's @forward.
+  int64_t parameters = 0, trainable = 0, buffers = 0;
+  auto forward = model.lookupSymbol<func::FuncOp>("forward");
+  for (unsigned i = 0; forward && i < forward.getNumArguments(); ++i) {
+    int64_t n = cast<ShapedType>(forward.getArgument(i).getType()).getNumElements();
+    if (forward.getArgAttr(i, "tcc.param")) {
+      parameters += n;
+      if (auto t = forward.getArgAttrOfType<BoolAttr>(i, "tcc.trainable");
+          t && t.getValue())
+        trainable += n;
+    } else if (forward.getArgAttr(i, "tcc.buffer")) {
+      buffers += n;
+    }
+  }
   report["parameters"] = parameters;
   report["trainable_parameters"] = trainable;
   report["buffer_elements"] = buffers;
-  report["ops"] = ops;
-  report["passes"] = nlohmann::json::array();
+  report["ops"] = countOps(forward);
+
+  if (FailureOr<::mlir::tcc::MemoryPlanSizes> plan = ::mlir::tcc::readMemoryPlan(planned);
+      succeeded(plan)) {
+    report["state_bytes"] = plan->stateBytes;
+    report["scratch_bytes"] = {{"train_step", plan->trainScratchBytes},
+                               {"eval_step", plan->evalScratchBytes}};
+    report["batch_bytes"] = plan->batchBytes;
+    report["step_bytes"] = plan->stepBytes();
+  }
+  report["train_step_ops"] = countOps(planned.lookupSymbol<func::FuncOp>("train_step"));
+  if (auto train = model->getAttrOfType<DictionaryAttr>("tcc.train"))
+    if (auto budget = train.getAs<IntegerAttr>("memory_budget"))
+      report["memory_budget"] = budget.getInt();
+  report["passes"] = facts.passes;
+  report["warnings"] = facts.warnings;
   return report.dump(2) + "\n";
 }
+
+} // namespace tcc

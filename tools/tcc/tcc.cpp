@@ -10,6 +10,7 @@
 #include "frontend/ModelSpec.h"
 #include "codegen/Codegen.h"
 #include "passes/InitAll.h"
+#include "passes/MemoryPlan.h"
 #include "tools/tcc/CompileOptions.h"
 #include "runtime/AtomicFile.h"
 #include "tools/tcc/BuildTrainer.h"
@@ -18,9 +19,14 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Config/llvm-config.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
 
 #include <cstdio>
 #include <unistd.h>
@@ -51,12 +57,26 @@ int fail(const std::string &message) {
   return 1;
 }
 
+/// Records the name of every pass that ran, once, in order: the report's
+/// "passes".
+struct RecordPasses : public mlir::PassInstrumentation {
+  explicit RecordPasses(std::vector<std::string> &names) : names(names) {}
+  void runAfterPass(mlir::Pass *pass, mlir::Operation *) override {
+    std::string name = pass->getArgument().str();
+    if (!name.empty() && std::find(names.begin(), names.end(), name) == names.end())
+      names.push_back(name);
+  }
+  std::vector<std::string> &names;
+};
+
 /// The passes from the frontend's IR to the planned step functions; the
 /// first diagnostic becomes the error.
 mlir::LogicalResult runPipeline(ModuleOp module, const std::string &model,
+                                std::vector<std::string> &passes,
                                 std::string &error) {
   mlir::PassManager pm(module->getContext());
   mlir::tcc::buildCompilePipeline(pm);
+  pm.addInstrumentation(std::make_unique<RecordPasses>(passes));
   mlir::ScopedDiagnosticHandler handler(
       module->getContext(), [&](mlir::Diagnostic &diag) {
         if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && error.empty())
@@ -68,6 +88,58 @@ mlir::LogicalResult runPipeline(ModuleOp module, const std::string &model,
   if (error.empty())
     error = model + ": compilation failed";
   return mlir::failure();
+}
+
+void warn(tcc::CompileFacts &facts, const std::string &message) {
+  std::cerr << "warning: " << message << "\n";
+  facts.warnings.push_back(message);
+}
+
+std::string mebibytes(int64_t bytes) {
+  return llvm::formatv("{0:F1} MiB", bytes / 1048576.0).str();
+}
+
+/// Settings that no pass implements yet are said to be so, not dropped:
+/// the precision warns and the step runs fp32.
+void checkPrecision(const ::tcc::frontend::ModelSpec &spec,
+                    const tcc::CompileOptions &options, tcc::CompileFacts &facts) {
+  std::string precision = spec.train.value("precision", std::string("fp32"));
+  if (precision == "fp32")
+    return;
+  warn(facts, std::string(options.precision ? "--precision" : "train.precision") +
+                  " " + precision +
+                  " is not implemented yet (no precision-assignment pass): the "
+                  "step runs in fp32");
+}
+
+/// The memory budget is checked against the memory plan: there is no
+/// recompute pass yet to bring a step under it.
+mlir::LogicalResult checkMemoryBudget(const ::tcc::frontend::ModelSpec &spec,
+                                      const tcc::CompileOptions &options,
+                                      ModuleOp planned, tcc::CompileFacts &facts,
+                                      std::string &error) {
+  if (!spec.train.contains("memory_budget") || spec.train["memory_budget"].is_null())
+    return mlir::success();
+  int64_t budget = spec.train["memory_budget"].get<int64_t>();
+  mlir::FailureOr<mlir::tcc::MemoryPlanSizes> plan = mlir::tcc::readMemoryPlan(planned);
+  if (failed(plan)) {
+    error = options.model + ": internal error: the step has no memory plan";
+    return mlir::failure();
+  }
+  int64_t needed = plan->stepBytes();
+  std::string setting = options.memoryBudget ? "--memory-budget" : "train.memory_budget";
+  if (needed > budget) {
+    error = options.model + ": " + setting + " " + mebibytes(budget) +
+            " is less than the step needs (" + mebibytes(needed) +
+            ": state, the larger scratch arena, and the data batches); recompute "
+            "to fit a budget is not implemented yet: raise the budget or make the "
+            "batch smaller";
+    return mlir::failure();
+  }
+  warn(facts, setting + " " + mebibytes(budget) +
+                  " is checked, not acted on (no recompute pass yet): the step "
+                  "needs " + mebibytes(needed) + " and fits");
+  return mlir::success();
 }
 
 bool emitSource(ModuleOp module, llvm::raw_ostream &os, std::string &error) {
@@ -90,11 +162,23 @@ std::string printModule(ModuleOp module) {
 
 /// The --report file, written last: only a compilation whose outputs were
 /// all written gets one.
-int writeReport(ModuleOp module, const tcc::CompileOptions &options) {
+int writeReport(ModuleOp model, ModuleOp planned, const tcc::CompileOptions &options,
+                const tcc::CompileFacts &facts) {
   std::string error;
   if (options.report &&
       !tcc::writeFileAtomically(*options.report,
-                                tcc::compileReport(module, options), error))
+                                tcc::compileReport(model, planned, options, facts),
+                                error))
+    return fail(error);
+  return 0;
+}
+
+/// Writes `text` to -o, or to stdout without one.
+int writeOutput(const tcc::CompileOptions &options, const std::string &text) {
+  std::string error;
+  if (options.output.empty() || options.output == "-")
+    std::cout << text;
+  else if (!tcc::writeFileAtomically(options.output, text, error))
     return fail(error);
   return 0;
 }
@@ -113,43 +197,47 @@ int runCompile(const tcc::CompileOptions &options) {
   DialectRegistry registry;
   mlir::tcc::registerAllTccDialects(registry);
   MLIRContext context(registry);
-  OwningOpRef<ModuleOp> module = mlir::tcc::importModel(context, spec, error);
-  if (!module)
+  OwningOpRef<ModuleOp> model = mlir::tcc::importModel(context, spec, error);
+  if (!model)
     return fail(error);
 
-  if (options.emit != "mlir") {
-    if (failed(runPipeline(*module, options.model, error)))
+  bool generates = options.emit == "source" || options.emit == "exe";
+  if (generates && options.target != "cpu")
+    return fail("--target=" + options.target + ": the " + options.target +
+                " code generator is not available in this version of tcc; "
+                "use --target=cpu");
+  if (generates && !options.targetGiven)
+    std::cerr << "tcc: compiling for --target=" << options.target
+              << " (the default: the cuda code generator is not available yet)\n";
+
+  // Every emit kind plans the step: the report and the memory budget need
+  // the plan even when only the frontend's IR is printed.
+  tcc::CompileFacts facts;
+  checkPrecision(spec, options, facts);
+  OwningOpRef<ModuleOp> planned = model->clone();
+  if (failed(runPipeline(*planned, options.model, facts.passes, error)) ||
+      failed(checkMemoryBudget(spec, options, *planned, facts, error)))
+    return fail(error);
+
+  if (options.emit == "mlir" || options.emit == "planned-mlir") {
+    if (int status = writeOutput(options, printModule(
+                                              options.emit == "mlir" ? *model : *planned)))
+      return status;
+    return writeReport(*model, *planned, options, facts);
+  }
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  if (!emitSource(*planned, os, error))
+    return fail(options.model + ": " + error);
+  if (options.emit == "source") {
+    if (int status = writeOutput(options, source))
+      return status;
+  } else {
+    std::string output = options.output.empty() ? "./" + spec.name : options.output;
+    if (!tcc::buildCpuTrainer(source, output, options.march, isatty(2), error))
       return fail(error);
   }
-  if (options.emit == "source" || options.emit == "exe") {
-    if (options.target != "cpu")
-      return fail("--target=" + options.target + ": the " + options.target +
-                  " code generator is not available in this version of tcc; "
-                  "use --target=cpu");
-    std::string source;
-    llvm::raw_string_ostream os(source);
-    if (!emitSource(*module, os, error))
-      return fail(options.model + ": " + error);
-    if (options.emit == "source") {
-      if (options.output.empty() || options.output == "-")
-        std::cout << source;
-      else if (!tcc::writeFileAtomically(options.output, source, error))
-        return fail(error);
-    } else {
-      std::string output =
-          options.output.empty() ? "./" + spec.name : options.output;
-      if (!tcc::buildCpuTrainer(source, output, isatty(2), error))
-        return fail(error);
-    }
-    return writeReport(*module, options);
-  }
-
-  std::string text = printModule(*module);
-  if (options.output.empty() || options.output == "-")
-    std::cout << text;
-  else if (!tcc::writeFileAtomically(options.output, text, error))
-    return fail(error);
-  return writeReport(*module, options);
+  return writeReport(*model, *planned, options, facts);
 }
 
 } // namespace
