@@ -315,6 +315,9 @@ VARIANTS = {
     "schedule_cosine_nowarmup": _schedule(type="cosine", unit="step", min_factor=0.05),
     "schedule_piecewise": _schedule(type="piecewise_linear", unit="epoch",
                                     points=[[0, 0.1], [0.3, 1], [0.6, 0.5], [0.7, 0.2]]),
+    # points that end before the run: the last factor holds (documented)
+    "schedule_piecewise_short": _schedule(type="piecewise_linear", unit="step",
+                                          points=[[0, 0.2], [1, 1], [2.5, 0.3]]),
 }
 
 
@@ -501,8 +504,9 @@ def compare_loss(tcc_loss, ref_loss):
 
 
 def torch_scheduler_factors(schedule, steps_per_epoch, total_steps, steps):
-    """The factors of torch.optim.lr_scheduler's equivalent of `schedule`, for
-    the first `steps` steps, or None where PyTorch has no equivalent."""
+    """The factors of torch.optim.lr_scheduler's equivalent of `schedule` (or
+    numpy's, for piecewise_linear), for the first `steps` steps, or None where
+    there is no equivalent."""
     kind = schedule.get("type", "constant")
     unit = schedule.get("unit", "epoch")
     p = torch.nn.Parameter(torch.zeros(1))
@@ -523,6 +527,14 @@ def torch_scheduler_factors(schedule, steps_per_epoch, total_steps, steps):
                                     eta_min=float(schedule.get("min_factor", 0)))
     elif kind == "constant":
         sched = S.ConstantLR(opt, factor=1.0, total_iters=0)
+    elif kind == "piecewise_linear":
+        # As the originals compute it (airbench, cifar10-fast): np.interp of
+        # the time in the schedule's unit, which holds the last factor after
+        # the last point.
+        per_unit = float(steps_per_epoch) if unit == "epoch" else 1.0
+        xs = [float(p[0]) for p in schedule["points"]]
+        ys = [float(p[1]) for p in schedule["points"]]
+        return [float(np.interp(s / per_unit, xs, ys)) for s in range(steps)]
     else:
         return None
     out = []
@@ -753,7 +765,7 @@ def compare_run(args, spec, tmp):
                                      steps_per_epoch, total_steps, args.steps)
     if theirs is not None:
         err = max(abs(a / base_lr - b) for a, b in zip(lrs, theirs))
-        extra.append(Row("schedule vs torch.optim.lr_scheduler", "[%d]" % args.steps,
+        extra.append(Row("schedule vs torch.optim.lr_scheduler or np.interp", "[%d]" % args.steps,
                          max(abs(v) for v in theirs), err, 1e-6, "", err <= 1e-6,
                          "" if err <= 1e-6 else "reference factors %s, PyTorch's %s"
                          % (["%.6g" % (v / base_lr) for v in lrs],

@@ -31,6 +31,7 @@
 #include <cstdio>
 #include <unistd.h>
 #include <iostream>
+#include <sstream>
 
 using mlir::DialectRegistry;
 using mlir::MLIRContext;
@@ -110,6 +111,33 @@ void checkPrecision(const ::tcc::frontend::ModelSpec &spec,
                   " " + precision +
                   " is not implemented yet (no precision-assignment pass): the "
                   "step runs in fp32");
+}
+
+/// A piecewise-linear schedule in epochs whose points do not span the run
+/// is legal (the last factor holds after the last point, as np.interp does)
+/// but rarely meant: say what will happen.
+void checkScheduleSpan(const ::tcc::frontend::ModelSpec &spec,
+                       tcc::CompileFacts &facts) {
+  const auto &schedule = spec.train["schedule"];
+  if (schedule.value("type", "") != "piecewise_linear" ||
+      schedule.value("unit", "epoch") != "epoch")
+    return;
+  double last = schedule["points"].back()[0].get<double>();
+  double factor = schedule["points"].back()[1].get<double>();
+  double epochs = spec.train["epochs"].get<double>();
+  auto text = [](double v) {
+    std::ostringstream os;
+    os << v;
+    return os.str();
+  };
+  if (last < epochs)
+    warn(facts, "train.schedule.points end at epoch " + text(last) + " of " +
+                    text(epochs) + ": the factor " + text(factor) +
+                    " holds for the rest of the run");
+  else if (last > epochs)
+    warn(facts, "train.schedule.points reach epoch " + text(last) + ", beyond the run's " +
+                    text(epochs) + " epochs: the points after epoch " + text(epochs) +
+                    " are never used");
 }
 
 /// The memory budget is checked against the memory plan: there is no
@@ -214,6 +242,7 @@ int runCompile(const tcc::CompileOptions &options) {
   // the plan even when only the frontend's IR is printed.
   tcc::CompileFacts facts;
   checkPrecision(spec, options, facts);
+  checkScheduleSpan(spec, facts);
   OwningOpRef<ModuleOp> planned = model->clone();
   if (failed(runPipeline(*planned, options.model, facts.passes, error)) ||
       failed(checkMemoryBudget(spec, options, *planned, facts, error)))
