@@ -1,0 +1,298 @@
+#!/usr/bin/env python3
+"""Nothing in model.json is silently ignored: every field of the schema
+(frontend/model.schema.json) either changes what tcc compiles, or warns, or
+is refused.
+
+    schema_audit.py TCC SCHEMA BASE_MODEL
+
+For each field the schema declares, MUTATIONS below sets it to a
+non-default value in BASE_MODEL (test/e2e/models/op_zoo.json, every op) and
+compiles with --emit=planned-mlir. Each entry expects one outcome: "ir" (the
+default: the planned IR, its recipe attributes included, differs from the
+base model's), "warns" (a setting not implemented yet says so) or "refused"
+(one `error:` line, exit 1); any other outcome fails. A field of the
+schema with no entry here fails the audit: a new field is audited when it is
+added. `description` is the only field that documents and does nothing.
+"""
+
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def fields_of(schema):
+    """Every property the schema declares, as "<definition>.<property>"
+    ("model.<property>" at the top level)."""
+    out = set()
+
+    def walk(node, prefix):
+        if not isinstance(node, dict):
+            return
+        for name, sub in node.get("properties", {}).items():
+            out.add(prefix + "." + name)
+            walk(sub, prefix + "." + name)
+        for key in ("items", "anyOf", "oneOf", "allOf", "then", "else"):
+            sub = node.get(key)
+            for s in (sub if isinstance(sub, list) else [sub]):
+                walk(s, prefix)
+
+    walk({"properties": schema["properties"]}, "model")
+    for name, definition in schema["$defs"].items():
+        walk(definition, name)
+    return out
+
+
+def node(spec, op):
+    return next(n for n in spec["graph"] if n["op"] == op)
+
+
+def named(spec, name):
+    return next(n for n in spec["graph"] if n["name"] == name)
+
+
+def setter(path, value):
+    """A mutation setting spec[path...] = value; path elements are keys, or
+    "op:<op>" / "node:<name>" for a graph node."""
+    def apply(spec):
+        target = spec
+        for key in path[:-1]:
+            if key.startswith("op:"):
+                target = node(spec, key[3:])
+            elif key.startswith("node:"):
+                target = named(spec, key[5:])
+            else:
+                target = target.setdefault(key, {})
+        target[path[-1]] = value
+    return apply
+
+
+def schedule(**fields):
+    return setter(["train", "schedule"], fields)
+
+
+def optimizer(**fields):
+    def apply(spec):
+        spec["train"]["optimizer"].update(fields)
+    return apply
+
+
+def chain(*mutations):
+    def apply(spec):
+        for m in mutations:
+            m(spec)
+    return apply
+
+
+def with_ema(**fields):
+    return setter(["train", "ema"], dict({"decay": 0.9}, **fields))
+
+
+UNIFORM = {"init": {"type": "uniform", "low": -0.2, "high": 0.3}}
+
+MUTATIONS = {
+    "model.format": (setter(["format"], "tcc-model/2"), "refused"),
+    "model.name": setter(["name"], "renamed"),
+    "model.description": "documentation only",
+    "model.input": setter(["input", "shape"], [3, 16, 16]),
+    "model.graph": lambda s: s["graph"].insert(
+        s["graph"].index(named(s, "r")) + 1, {"name": "r2", "op": "relu"}),
+    "model.output": chain(lambda s: s["graph"].pop(), setter(["output"], "sc")),
+    "model.loss": setter(["loss"], {"op": "mse_loss"}),
+    "model.train": setter(["train", "epochs"], 3),
+    "model.data": lambda s: s["data"].pop("normalize"),
+    "model.eval": setter(["eval"], {"tta": ["flip"]}),
+    "input.shape": setter(["input", "shape"], [3, 16, 16]),
+    "input.classes": chain(setter(["input", "classes"], 7),
+                           setter(["node:fc2", "out_features"], 7),
+                           setter(["node:fc3", "out_features"], 7)),
+    "node.name": setter(["node:c1", "name"], "renamed"),
+    "node.op": setter(["node:sig", "op"], "tanh"),
+    "node.inputs": setter(["node:gap", "inputs"], "g"),
+    "op.add.inputs": setter(["node:add2", "inputs"], ["sig", "th"]),
+    "op.mul.inputs": setter(["node:m", "inputs"], ["a2", "p1"]),
+    "op.concat.inputs": setter(["node:cat", "inputs"], ["a2", "m"]),
+    "op.concat.axis": setter(["node:cat", "axis"], 2),
+    "op.conv2d.out_channels": chain(setter(["node:c1", "out_channels"], 12),
+                                    setter(["node:c2", "out_channels"], 12)),
+    "op.conv2d.kernel": setter(["node:c1", "kernel"], 5),
+    "op.conv2d.stride": setter(["node:c1", "stride"], 2),
+    "op.conv2d.padding": setter(["node:c1", "padding"], 2),
+    "op.conv2d.dilation": setter(["node:c1", "dilation"], 2),
+    "op.conv2d.groups": setter(["node:c1", "groups"], 1),
+    "op.conv2d.bias": setter(["node:c1", "bias"], False),
+    "op.conv2d.weight": setter(["node:c1", "weight"], UNIFORM),
+    "op.linear.out_features": setter(["node:fc1", "out_features"], 24),
+    "op.linear.bias": setter(["node:fc1", "bias"], True),
+    "op.linear.weight": setter(["node:fc1", "weight"], {"trainable": False}),
+    "op.batch_norm.momentum": setter(["node:bn", "momentum"], 0.3),
+    "op.batch_norm.eps": setter(["node:bn", "eps"], 1e-3),
+    "op.batch_norm.ghost_batch": setter(["node:bn", "ghost_batch"], 8),
+    "op.batch_norm.weight": setter(["node:bn", "weight"], False),
+    "op.batch_norm.bias": setter(["node:bn", "bias"], False),
+    "op.layer_norm.normalized_dims": setter(["node:ln", "normalized_dims"], 1),
+    "op.layer_norm.eps": setter(["node:ln", "eps"], 1e-3),
+    "op.layer_norm.weight": setter(["node:ln", "weight"], False),
+    "op.layer_norm.bias": setter(["node:ln", "bias"], False),
+    "op.leaky_relu.negative_slope": setter(["node:a1", "negative_slope"], 0.2),
+    "op.elu.alpha": setter(["node:a2", "alpha"], 0.5),
+    "op.celu.alpha": setter(["node:cel", "alpha"], 0.7),
+    "op.gelu.approximate": setter(["node:g", "approximate"], "none"),
+    "op.max_pool2d.kernel": setter(["node:mp", "kernel"], 2),
+    "op.max_pool2d.stride": setter(["node:mp", "stride"], 1),
+    "op.max_pool2d.padding": setter(["node:mp", "padding"], 0),
+    "op.avg_pool2d.kernel": setter(["node:ap", "kernel"], 5),
+    "op.avg_pool2d.stride": setter(["node:ap", "stride"], 2),
+    "op.avg_pool2d.padding": setter(["node:ap", "padding"], 0),
+    "op.avg_pool2d.count_include_pad": setter(["node:ap", "count_include_pad"], True),
+    "op.scale.factor": setter(["node:sc", "factor"], 2.5),
+    "op.reshape.shape": setter(["node:rs", "shape"], [-1, 12]),
+    "op.transpose.perm": setter(["node:tr", "perm"], [0, 2, 1, 3]),
+    "op.dropout.p": setter(["node:drop", "p"], 0.3),
+    "op.softmax.axis": setter(["node:sm", "axis"], 1),
+    # lsm is 2-d: axis 1 is its only valid axis, and the batch axis is refused
+    "op.log_softmax.axis": (setter(["node:lsm", "axis"], 0), "refused"),
+    "param.init": setter(["node:fc3", "bias"], {"init": {"type": "constant", "value": 0.5}}),
+    "param.trainable": setter(["node:fc3", "bias"], {"trainable": False}),
+    "init.type": setter(["node:fc3", "bias"], {"init": {"type": "constant", "value": 0.1}}),
+    "init.value": setter(["node:fc3", "bias"], {"init": {"type": "constant", "value": 2}}),
+    "init.low": setter(["node:bn", "weight"], {"init": {"type": "uniform", "low": 0.1,
+                                                        "high": 1.5}}),
+    "init.high": setter(["node:bn", "weight"], {"init": {"type": "uniform", "low": 0.5,
+                                                         "high": 2.5}}),
+    "init.mean": setter(["node:bn", "bias"], {"init": {"type": "normal", "mean": 1,
+                                                       "std": 0.1}}),
+    "init.std": setter(["node:bn", "bias"], {"init": {"type": "normal", "mean": 0,
+                                                      "std": 0.5}}),
+    "loss.op": setter(["loss", "op"], "mse_loss"),
+    "loss.label_smoothing": setter(["loss", "label_smoothing"], 0.1),
+    "loss.reduction": setter(["loss", "reduction"], "sum"),
+    "train.batch_size": setter(["train", "batch_size"], 8),
+    "train.epochs": setter(["train", "epochs"], 2),
+    "train.seed": setter(["train", "seed"], 5),
+    "train.drop_last": setter(["train", "drop_last"], False),
+    "train.optimizer": setter(["train", "optimizer"], {"type": "adamw", "lr": 1e-3}),
+    "train.schedule": schedule(type="constant"),
+    "train.precision": (setter(["train", "precision"], "bf16-mixed"), "warns"),
+    "train.ema": with_ema(),
+    "train.grad_clip_norm": setter(["train", "grad_clip_norm"], 1.0),
+    "train.accumulate": setter(["train", "accumulate"], 2),
+    "train.memory_budget": (setter(["train", "memory_budget"], "64GiB"), "warns"),
+    "train.deterministic": setter(["train", "deterministic"], True),
+    "optimizer.type": setter(["train", "optimizer"], {"type": "lamb", "lr": 0.02}),
+    "optimizer.lr": optimizer(lr=0.05),
+    "optimizer.weight_decay": optimizer(weight_decay=0.01),
+    "optimizer.momentum": optimizer(momentum=0.8),
+    "optimizer.nesterov": optimizer(nesterov=False),
+    "optimizer.dampening": optimizer(nesterov=False, dampening=0.1),
+    "optimizer.betas": lambda s: s["train"].__setitem__(
+        "optimizer", {"type": "adamw", "lr": 1e-3, "betas": [0.8, 0.9]}),
+    "optimizer.eps": lambda s: s["train"].__setitem__(
+        "optimizer", {"type": "adamw", "lr": 1e-3, "eps": 1e-6}),
+    "optimizer.groups": optimizer(groups=[{"match": "*.bias", "lr_scale": 2}]),
+    "optimizer.groups.match": optimizer(groups=[{"match": "fc*", "lr_scale": 2}]),
+    "optimizer.groups.lr_scale": optimizer(groups=[{"match": "*", "lr_scale": 3}]),
+    "optimizer.groups.weight_decay_scale": optimizer(
+        groups=[{"match": "*", "weight_decay_scale": 0}]),
+    "optimizer.lookahead": optimizer(lookahead={"every": 5, "alpha": 0.5}),
+    "optimizer.lookahead.every": optimizer(lookahead={"every": 3}),
+    "optimizer.lookahead.alpha": optimizer(lookahead={"alpha": 0.7}),
+    "optimizer.lookahead.alpha_schedule": optimizer(lookahead={"alpha_schedule": "cubic"}),
+    "schedule.type": schedule(type="linear_warmup", warmup=2),
+    "schedule.unit": schedule(type="cosine", unit="epoch", warmup=1),
+    "schedule.warmup": schedule(type="cosine", unit="step", warmup=3),
+    "schedule.min_factor": schedule(type="cosine", unit="step", warmup=1, min_factor=0.1),
+    "schedule.step_size": schedule(type="step", step_size=2),
+    "schedule.gamma": schedule(type="step", step_size=1, gamma=0.5),
+    "schedule.pct_start": schedule(type="one_cycle", pct_start=0.4),
+    "schedule.div_factor": schedule(type="one_cycle", div_factor=10),
+    "schedule.final_div_factor": schedule(type="one_cycle", final_div_factor=100),
+    "schedule.anneal": schedule(type="one_cycle", anneal="linear"),
+    "schedule.points": schedule(type="piecewise_linear", points=[[0, 1], [1, 0]]),
+    "ema.decay": with_ema(decay=0.5),
+    "ema.every": with_ema(every=3),
+    # the npy base has a [3, 12, 12] input: CIFAR-10's files are [3, 32, 32]
+    "data.format": (setter(["data", "format"], "cifar10"), "refused"),
+    "data.path": setter(["data", "path"], "elsewhere"),
+    "data.augment": setter(["data", "augment"], {"flip": True}),
+    "data.augment.random_crop_padding": setter(["data", "augment"], {"random_crop_padding": 2}),
+    "data.augment.flip": setter(["data", "augment"], {"flip": True}),
+    "data.augment.translate": setter(["data", "augment"], {"translate": 2}),
+    "data.augment.cutout": setter(["data", "augment"], {"cutout": 4}),
+    "data.normalize": lambda s: s["data"].pop("normalize"),
+    "data.normalize.mean": setter(["data", "normalize", "mean"], [0.4, 0.4, 0.4]),
+    "data.normalize.std": setter(["data", "normalize", "std"], [0.5, 0.5, 0.5]),
+    "eval.tta": setter(["eval", "tta"], ["flip"]),
+    "eval.translate": setter(["eval", "translate"], 3),
+    "eval.batch_size": setter(["eval", "batch_size"], 32),
+}
+
+
+def compile_model(tcc, spec, tmp, name):
+    path = os.path.join(tmp, name + ".json")
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    p = subprocess.run([tcc, "compile", path, "--emit=planned-mlir"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def main():
+    tcc, schema_path, base_path = sys.argv[1:4]
+    with open(schema_path) as f:
+        schema = json.load(f)
+    with open(base_path) as f:
+        base = json.load(f)
+    base["graph"].insert(base["graph"].index(named(base, "r")) + 1,
+                         {"name": "drop", "op": "dropout"})
+    problems = []
+    fields = fields_of(schema)
+    for extra in sorted(set(MUTATIONS) - fields):
+        problems.append("%s: audited here but not in the schema" % extra)
+    with tempfile.TemporaryDirectory(prefix="tcc-audit-") as tmp:
+        base["data"]["path"] = tmp
+        status, base_ir, base_err = compile_model(tcc, base, tmp, "base")
+        if status != 0 or "warning:" in base_err:
+            print("FAIL: the base model does not compile cleanly:\n" + base_err)
+            return 1
+        for field in sorted(fields):
+            mutation = MUTATIONS.get(field)
+            if mutation is None:
+                problems.append("%s: in the schema, not audited (add it to MUTATIONS)"
+                                % field)
+                continue
+            if isinstance(mutation, str):
+                print("%-40s %s" % (field, mutation))
+                continue
+            mutation, expected = mutation if isinstance(mutation, tuple) else (mutation, "ir")
+            spec = copy.deepcopy(base)
+            mutation(spec)
+            status, ir, err = compile_model(tcc, spec, tmp, "mutated")
+            errors = [l for l in err.splitlines() if l.startswith("error:")]
+            if status == 1 and len(errors) == 1:
+                verdict, text = "refused", errors[0]
+            elif status != 0:
+                verdict, text = "crashed", "exit %d: %s" % (status, err.strip()[:300])
+            elif "warning:" in err:
+                verdict, text = "warns", err.strip().splitlines()[0]
+            elif ir != base_ir:
+                verdict, text = "ir", "changes the planned IR"
+            else:
+                verdict, text = "ignored", "nothing compiled changed"
+            print("%-40s %-8s %s" % (field, verdict, text[:90]))
+            if verdict != expected:
+                problems.append("%s: expected %s, got %s: %s" % (field, expected, verdict,
+                                                                 text))
+    if problems:
+        print("FAIL:\n  " + "\n  ".join(problems))
+        return 1
+    print("PASS: all %d fields of the schema take effect, warn or are refused"
+          % len(fields))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
