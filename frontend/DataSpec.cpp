@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontend/Limits.h"
 #include "frontend/SpecSections.h"
 
 #include <algorithm>
@@ -56,6 +57,11 @@ Json parseNormalize(const ObjectReader &r, const ModelSpec &spec) {
           {"std", read("std", 1.0, Range::positive())}};
 }
 
+/// The smaller side of an image input, 0 for a flat one.
+int64_t smallerSide(const ModelSpec &spec) {
+  return isImage(spec) ? std::min(spec.inputShape[1], spec.inputShape[2]) : 0;
+}
+
 Json parseAugment(const ObjectReader &r, const ModelSpec &spec) {
   r.allowOnly({"random_crop_padding", "flip", "translate", "cutout"});
   Json out = {{"random_crop_padding", r.integer("random_crop_padding", 0, 0)},
@@ -68,6 +74,14 @@ Json parseAugment(const ObjectReader &r, const ModelSpec &spec) {
         r.failField(item.key(), "needs an image input [C, H, W], but "
                                 "input.shape is " +
                                     shapeText(spec.inputShape));
+  // Beyond the image's side every pixel is already filled or cut out; the
+  // bound also keeps the trainer's padded buffers small.
+  for (const char *key : {"random_crop_padding", "translate", "cutout"})
+    if (out[key].get<int64_t>() > smallerSide(spec))
+      r.failField(key, "must be at most the image's smaller side " +
+                           std::to_string(smallerSide(spec)) +
+                           " (input.shape " + shapeText(spec.inputShape) +
+                           "), got " + describe(*r.find(key)));
   return out;
 }
 
@@ -146,11 +160,20 @@ Json parseEval(const Json *eval, const ModelSpec &spec) {
     }
   }
   int64_t translate = r.integer("translate", 2, 0);
-  if (translate == 0 && std::find(tta.begin(), tta.end(), "translate") != tta.end())
+  bool translated = std::find(tta.begin(), tta.end(), "translate") != tta.end();
+  if (translate == 0 && translated)
     r.failField("translate", "must be > 0 when eval.tta has \"translate\"");
+  // The views are reflected at the border, which needs a shift smaller than
+  // the image.
+  if (translated && translate >= smallerSide(spec))
+    r.failField("translate", "must be smaller than the image's smaller side " +
+                                 std::to_string(smallerSide(spec)) +
+                                 " (input.shape " + shapeText(spec.inputShape) +
+                                 "), got " + std::to_string(translate));
   return {{"tta", tta},
           {"translate", translate},
-          {"batch_size", r.integer("batch_size", spec.batchSize(), 1)}};
+          {"batch_size",
+           r.integer("batch_size", spec.batchSize(), 1, limits::kMaxBatch)}};
 }
 
 } // namespace tcc::frontend::detail

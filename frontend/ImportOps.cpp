@@ -100,6 +100,10 @@ LogicalResult ModelImporter::importNode(const NodeSpec &node) {
                              std::to_string(channels) + ")");
     std::vector<int64_t> kernel = a.ints("kernel");
     int64_t out = a.i64("out_channels");
+    // Bounding the weight first bounds every product below by it.
+    if (failed(checkWeightSize(node, {out, channels / groups, kernel[0], kernel[1]},
+                               "lower out_channels or kernel, or raise groups")))
+      return failure();
     int64_t area = kernel[0] * kernel[1];
     int64_t fanIn = channels / groups * area, fanOut = out * area;
     Value w = addParameter(node, "weight",
@@ -115,6 +119,9 @@ LogicalResult ModelImporter::importNode(const NodeSpec &node) {
                              "; add a flatten (or global pool) node before it");
     int64_t out = a.i64("out_features");
     int64_t in = shapeOf(x).back();
+    if (failed(checkWeightSize(node, {out, in},
+                               "lower out_features or the input's features")))
+      return failure();
     Value w = addParameter(node, "weight", {out, in}, in, out);
     Value b = addParameter(node, "bias", {out}, in, out);
     op = create<LinearOp>(node, present({x, w, b}), {});
@@ -239,6 +246,9 @@ LogicalResult ModelImporter::importNode(const NodeSpec &node) {
   }
   if (!op)
     return failure(); // the op's inference reported why
+  for (Value result : op->getResults())
+    if (failed(checkActivationSize(node, result)))
+      return failure();
   values[node.name] = op->getResult(0);
   return success();
 }

@@ -305,6 +305,13 @@ int64_t ObjectReader::checkInteger(std::string_view key, const Json &v,
                                    int64_t min, int64_t max,
                                    const std::string &expected) const {
   std::optional<int64_t> i = asInteger(v);
+  std::optional<double> d = asNumber(v);
+  // Above a finite max (one of tcc's limits) say so, whether or not the
+  // number still fits an int64: "2^64" is too large, not "not an integer".
+  if (max != std::numeric_limits<int64_t>::max() && d &&
+      (i ? *i > max : *d > static_cast<double>(max)))
+    failField(key, "must be at most " + std::to_string(max) + kLimitNote +
+                       ", got " + describe(v));
   if (!i || *i < min || *i > max)
     failField(key, "must be " + expected + ", got " + describe(v));
   return *i;
@@ -316,7 +323,10 @@ int64_t ObjectReader::integer(std::string_view key,
   const Json *v = dflt ? find(key) : &require(key);
   if (!v)
     return *dflt;
-  return checkInteger(key, *v, min, max, integerKind(min, max));
+  // The lower bound is the rule people read; the upper one has its own
+  // message above.
+  return checkInteger(key, *v, min, max,
+                      integerKind(min, std::numeric_limits<int64_t>::max()));
 }
 
 double ObjectReader::number(std::string_view key, std::optional<double> dflt,

@@ -15,6 +15,8 @@
 #ifndef TCC_FRONTEND_JSONREADER_H
 #define TCC_FRONTEND_JSONREADER_H
 
+#include "frontend/Limits.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -39,6 +41,8 @@ public:
 };
 
 [[noreturn]] void fail(const std::string &message);
+
+using limits::kLimitNote;
 
 /// Parses `text` as strict JSON (no comments, no duplicate keys, no
 /// non-finite numbers, nesting at most 64 deep). Throws SpecError with a
@@ -150,7 +154,9 @@ public:
                       const std::vector<std::string> &common,
                       std::string_view typeNoun) const;
 
-  /// Checks an integer value that came from `key` (for pairs and lists).
+  /// Checks an integer value that came from `key` (for pairs and lists). A
+  /// finite `max` is one of tcc's limits: a larger value is reported as
+  /// "must be at most MAX (a limit of tcc ...)".
   int64_t checkInteger(std::string_view key, const Json &v, int64_t min,
                        int64_t max, const std::string &expected) const;
 

@@ -56,6 +56,16 @@ private:
   /// Reports a model.json problem at `node` (or at the top level if null).
   LogicalResult fail(const ::tcc::frontend::NodeSpec *node, const Twine &message);
 
+  // ImportSizes.cpp
+  /// Fails at `node` unless a weight of `shape` fits one tensor; `fix` says
+  /// which fields to change.
+  LogicalResult checkWeightSize(const ::tcc::frontend::NodeSpec &node,
+                                ArrayRef<int64_t> shape, StringRef fix);
+  /// Fails at `node` unless `value` (a batch of train.batch_size samples)
+  /// fits one tensor at train.batch_size and at eval.batch_size.
+  LogicalResult checkActivationSize(const ::tcc::frontend::NodeSpec &node,
+                                    Value value);
+
   // ImportOps.cpp
   /// Emits the ops of one node; its value is recorded under its name.
   LogicalResult importNode(const ::tcc::frontend::NodeSpec &node);

@@ -8,15 +8,11 @@
 
 #include "frontend/ModelSpec.h"
 
+#include "frontend/Limits.h"
 #include "frontend/SpecSections.h"
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace tcc::frontend {
 using namespace detail;
@@ -25,42 +21,54 @@ namespace {
 
 constexpr const char *kFormat = "tcc-model/1";
 
-/// Bounds that keep every size the compiler computes far from overflow
-/// (the IR's own limits are 2^31 per dim and 2^48 elements per tensor).
-constexpr int64_t kMaxDim = int64_t(1) << 31;
-constexpr int64_t kMaxBatchElements = int64_t(1) << 40;
-
 void parseInput(const ObjectReader &r, ModelSpec &spec) {
   r.allowOnly({"shape", "classes"});
   const Json &shape = r.require("shape");
   bool ok = shape.is_array() && (shape.size() == 1 || shape.size() == 3);
+  std::optional<int64_t> perSample = 1;
   for (size_t i = 0; ok && i < shape.size(); ++i) {
     std::optional<int64_t> d = asInteger(shape[i]);
-    ok = d && *d > 0 && *d <= kMaxDim;
-    if (ok)
+    ok = d && *d > 0;
+    if (ok) {
       spec.inputShape.push_back(*d);
+      perSample = limits::mul(*perSample, *d);
+      ok = perSample && *perSample <= limits::kMaxTensorElements;
+    }
   }
-  int64_t perSample = 1;
-  for (int64_t d : spec.inputShape)
-    perSample *= d; // each <= 2^31, at most 3: checked below before overflow
-  if (ok && (spec.inputShape.size() == 3 &&
-             spec.inputShape[0] * spec.inputShape[1] > kMaxDim))
-    ok = false;
-  if (ok && perSample > kMaxDim)
-    ok = false;
   if (!ok)
     r.failField("shape", "must be [C, H, W] or [F] with positive integers "
                          "(per sample, without the batch dim) and at most " +
-                             std::to_string(kMaxDim) +
+                             std::to_string(limits::kMaxTensorElements) +
                              " elements per sample, got " + describe(shape));
-  spec.classes = r.integer("classes", std::nullopt, 2);
+  if (spec.inputShape.size() == 3 &&
+      spec.inputShape[0] > limits::kMaxInputChannels)
+    r.failField("shape", "has " + std::to_string(spec.inputShape[0]) +
+                             " channels, more than " +
+                             std::to_string(limits::kMaxInputChannels) +
+                             kLimitNote);
+  spec.classes = r.integer("classes", std::nullopt, 2, limits::kMaxFeatures);
 }
 
-bool isValidModelName(const std::string &name) {
-  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+/// What is wrong with `name` as the file ./NAME (and the stem of checkpoint
+/// names), or "" when nothing is.
+std::string badModelName(const std::string &name) {
+  bool charsOk = std::all_of(name.begin(), name.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
            c == '.' || c == '-';
   });
+  std::string got = ", got " + describe(Json(name));
+  if (name.empty() || !charsOk)
+    return "must hold only letters, digits, '_', '.' and '-'" + got;
+  if (name == "." || name == "..")
+    return "must not be '.' or '..': it names the trainer file ./NAME" + got;
+  if (name[0] == '-')
+    return "must not start with '-': the trainer file ./NAME would read as a "
+           "command-line option" + got;
+  if (name.size() > limits::kMaxNameLength)
+    return "must be at most " + std::to_string(limits::kMaxNameLength) +
+           " characters (it names the trainer file ./NAME), got " +
+           std::to_string(name.size()) + " characters";
+  return "";
 }
 
 void parseTop(const Json &doc, ModelSpec &spec) {
@@ -76,10 +84,8 @@ void parseTop(const Json &doc, ModelSpec &spec) {
     fail("format " + describe(format) + " is not supported; this tcc reads \"" +
          kFormat + "\"");
   spec.name = top.string("name", std::nullopt);
-  if (!isValidModelName(spec.name))
-    top.failField("name", "must hold only letters, digits, '_', '.' and '-', "
-                          "got " +
-                              describe(*top.find("name")));
+  if (std::string why = badModelName(spec.name); !why.empty())
+    top.failField("name", why);
   spec.description = top.string("description", std::string());
   parseInput(top.object("input"), spec);
   parseGraph(top.require("graph"), top.find("output"), spec);
@@ -118,6 +124,37 @@ void checkRecipeAgainstGraph(const ModelSpec &spec) {
   }
 }
 
+void checkBatchTensors(const ModelSpec &spec) {
+  int64_t perSample = 1;
+  for (int64_t d : spec.inputShape)
+    perSample *= d; // parseInput bounded the product
+  auto check = [&](int64_t samples, const std::string &what,
+                   const std::string &fix) {
+    std::optional<int64_t> values = limits::mul(samples, perSample);
+    if (!values || *values > limits::kMaxTensorElements)
+      fail(what + " samples of input.shape " + shapeText(spec.inputShape) +
+           " hold " + (values ? std::to_string(*values) : "more than 2^63") +
+           " values, more than the " +
+           std::to_string(limits::kMaxTensorElements) + " of one tensor" +
+           kLimitNote + "; " + fix);
+  };
+  int64_t batch = spec.batchSize();
+  int64_t accumulate = spec.train.at("accumulate").get<int64_t>();
+  // The train step reads all `accumulate` micro-batches as one tensor.
+  if (accumulate == 1)
+    check(batch, "train.batch_size " + std::to_string(batch),
+          "lower train.batch_size");
+  else
+    check(batch * accumulate,
+          "train.batch_size " + std::to_string(batch) + " * train.accumulate " +
+              std::to_string(accumulate) + " = " +
+              std::to_string(batch * accumulate),
+          "lower train.batch_size or train.accumulate");
+  int64_t evalBatch = spec.eval.at("batch_size").get<int64_t>();
+  check(evalBatch, "eval.batch_size " + std::to_string(evalBatch),
+        "lower eval.batch_size");
+}
+
 } // namespace detail
 
 const NodeSpec *ModelSpec::findNode(std::string_view name) const {
@@ -141,16 +178,7 @@ bool parseModelSpec(std::string_view text, const std::string &path,
     ModelSpec parsed;
     parsed.path = path;
     parseTop(parseJsonText(text), parsed);
-    int64_t perSample = 1;
-    for (int64_t d : parsed.inputShape)
-      perSample *= d;
-    int64_t batch = parsed.batchSize() *
-                    parsed.train.value("accumulate", static_cast<int64_t>(1));
-    if (batch > kMaxBatchElements / perSample)
-      throw SpecError("train.batch_size " + std::to_string(parsed.batchSize()) +
-                      " is too large: a batch of " + std::to_string(batch) +
-                      " samples of " + std::to_string(perSample) +
-                      " values exceeds 2^40 values");
+    checkBatchTensors(parsed);
     spec = std::move(parsed);
     return true;
   } catch (const SpecError &e) {
@@ -163,27 +191,6 @@ bool parseModelSpec(std::string_view text, const std::string &path,
     error = path + ": internal error while reading the model";
   }
   return false;
-}
-
-bool loadModelSpec(const std::string &path, ModelSpec &spec,
-                   std::string &error) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    error = path + ": cannot read the model: it is a directory";
-    return false;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot read the model: " + std::strerror(errno);
-    return false;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) {
-    error = path + ": cannot read the model: read failed";
-    return false;
-  }
-  return parseModelSpec(text.str(), path, spec, error);
 }
 
 std::string closestMatch(std::string_view word,

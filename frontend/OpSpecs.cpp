@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontend/Limits.h"
 #include "frontend/SpecSections.h"
 
 #include <array>
@@ -25,8 +26,9 @@ struct OpReader {
   NodeSpec &node;
   const ModelSpec &spec;
 
-  int64_t integer(const char *key, std::optional<int64_t> dflt, int64_t min) {
-    int64_t v = r.integer(key, dflt, min);
+  int64_t integer(const char *key, std::optional<int64_t> dflt, int64_t min,
+                  int64_t max = INT64_MAX) {
+    int64_t v = r.integer(key, dflt, min, max);
     node.attrs[key] = v;
     return v;
   }
@@ -58,27 +60,29 @@ struct OpReader {
                        "batch first, as in PyTorch)");
     node.attrs[key] = a;
   }
-  /// An int or [h, w], each >= min; stored as [h, w].
+  /// An int or [h, w], each in [min, kMaxWindow]; stored as [h, w].
   Pair pair(const char *key, std::optional<Pair> dflt, int64_t min,
             std::string expected = "") {
     if (expected.empty())
       expected = ObjectReader::integerKind(min, INT64_MAX) + " or a pair of them";
     const Json *v = dflt ? r.find(key) : &r.require(key);
     Pair p = dflt ? *dflt : Pair{0, 0};
+    auto entry = [&](const Json &e) {
+      std::optional<int64_t> i = asInteger(e);
+      std::optional<double> d = asNumber(e);
+      if (d && *d > static_cast<double>(limits::kMaxWindow))
+        r.failField(key, "must be at most " +
+                             std::to_string(limits::kMaxWindow) + kLimitNote +
+                             ", got " + describe(*v));
+      if (!i || *i < min)
+        r.failField(key, "must be " + expected + ", got " + describe(*v));
+      return *i;
+    };
     if (v) {
-      if (v->is_array() && v->size() == 2) {
-        for (int i = 0; i < 2; ++i) {
-          std::optional<int64_t> e = asInteger((*v)[i]);
-          if (!e || *e < min)
-            r.failField(key, "must be " + expected + ", got " + describe(*v));
-          p[i] = *e;
-        }
-      } else {
-        std::optional<int64_t> i = asInteger(*v);
-        if (!i || *i < min)
-          r.failField(key, "must be " + expected + ", got " + describe(*v));
-        p = {*i, *i};
-      }
+      if (v->is_array() && v->size() == 2)
+        p = {entry((*v)[0]), entry((*v)[1])};
+      else
+        p = {entry(*v), entry(*v)};
     }
     node.attrs[key] = {p[0], p[1]};
     return p;
@@ -93,7 +97,7 @@ std::string pairText(const Pair &p) {
 }
 
 void conv2d(OpReader &o) {
-  int64_t out = o.integer("out_channels", std::nullopt, 1);
+  int64_t out = o.integer("out_channels", std::nullopt, 1, limits::kMaxFeatures);
   Pair kernel = o.pair("kernel", std::nullopt, 1);
   Pair stride = o.pair("stride", Pair{1, 1}, 1);
   Pair dilation = o.pair("dilation", Pair{1, 1}, 1);
@@ -141,10 +145,17 @@ void conv2d(OpReader &o) {
     failWhiten("needs the node to read \"input\" directly (the whitening is "
                "computed on the data)");
   if (o.spec.inputShape.size() == 3) {
-    int64_t want = 2 * o.spec.inputShape[0] * kernel[0] * kernel[1];
-    if (out != want)
+    // in_channels < 2^31 and kh, kw <= 2^24: the product may overflow.
+    std::optional<int64_t> want = limits::mul(2, o.spec.inputShape[0]);
+    for (int64_t k : kernel)
+      want = want ? limits::mul(*want, k) : std::nullopt;
+    if (want != out)
       failWhiten("needs out_channels = 2 * in_channels * kh * kw = " +
-                 std::to_string(want) + ", got " + std::to_string(out));
+                 (want ? std::to_string(*want)
+                       : "2 * " + std::to_string(o.spec.inputShape[0]) +
+                             " * " + std::to_string(kernel[0]) + " * " +
+                             std::to_string(kernel[1])) +
+                 ", got " + std::to_string(out));
   }
 }
 
@@ -218,7 +229,7 @@ const std::vector<OpDef> &opTable() {
        {"out_features", "bias", "weight"},
        {1, 1},
        [](OpReader &o) {
-         o.integer("out_features", std::nullopt, 1);
+         o.integer("out_features", std::nullopt, 1, limits::kMaxFeatures);
          o.param("weight", false);
          o.param("bias", true);
        }},
@@ -231,7 +242,8 @@ const std::vector<OpDef> &opTable() {
          const Json *ghost = o.r.find("ghost_batch");
          o.node.attrs["ghost_batch"] =
              ghost && !ghost->is_null()
-                 ? o.r.checkInteger("ghost_batch", *ghost, 1, INT64_MAX,
+                 ? o.r.checkInteger("ghost_batch", *ghost, 1,
+                                    limits::kMaxBatch,
                                     "null or a positive integer")
                  : 0;
          o.param("weight", true);

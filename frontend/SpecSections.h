@@ -48,6 +48,10 @@ Json parseEval(const Json *eval, const ModelSpec &spec);
 /// importer, which names the parameters.
 void checkRecipeAgainstGraph(const ModelSpec &spec);
 
+/// Checks that a batch of inputs fits one tensor, for the train step (all
+/// micro-batches of train.accumulate) and the eval step.
+void checkBatchTensors(const ModelSpec &spec);
+
 /// "[3, 32, 32]".
 std::string shapeText(const std::vector<int64_t> &shape);
 

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontend/Limits.h"
 #include "frontend/SpecSections.h"
-
 
 namespace tcc::frontend::detail {
 namespace {
@@ -212,9 +212,16 @@ Json parseTrain(const ObjectReader &r) {
                "schedule", "precision", "ema", "grad_clip_norm", "accumulate",
                "memory_budget", "deterministic"});
   static const Json constantSchedule = {{"type", "constant"}};
+  int64_t batch = r.integer("batch_size", std::nullopt, 1, limits::kMaxBatch);
+  double epochs = r.number("epochs", std::nullopt, Range::positive());
+  // The trainer counts ceil(epochs * steps_per_epoch) steps in an int64.
+  if (epochs > limits::kMaxEpochs)
+    r.failField("epochs", "must be at most " +
+                              formatNumber(limits::kMaxEpochs) + kLimitNote +
+                              ", got " + describe(*r.find("epochs")));
   Json train = {
-      {"batch_size", r.integer("batch_size", std::nullopt, 1)},
-      {"epochs", r.number("epochs", std::nullopt, Range::positive())},
+      {"batch_size", batch},
+      {"epochs", epochs},
       {"seed", r.integer("seed", 0, 0)},
       {"drop_last", r.boolean("drop_last", true)}};
   train["optimizer"] = parseOptimizer(r.object("optimizer"));
@@ -228,7 +235,16 @@ Json parseTrain(const ObjectReader &r) {
       nullable(r, "grad_clip_norm")
           ? Json(r.number("grad_clip_norm", std::nullopt, Range::positive()))
           : Json(nullptr);
-  train["accumulate"] = r.integer("accumulate", 1, 1);
+  int64_t accumulate = r.integer("accumulate", 1, 1, limits::kMaxAccumulate);
+  // Both are bounded, so the product cannot overflow.
+  if (batch * accumulate > limits::kMaxBatch)
+    r.failField("accumulate",
+                std::to_string(accumulate) + " times train.batch_size " +
+                    std::to_string(batch) + " is an effective batch of " +
+                    std::to_string(batch * accumulate) +
+                    " samples, more than " + std::to_string(limits::kMaxBatch) +
+                    kLimitNote + "; lower one of them");
+  train["accumulate"] = accumulate;
   train["memory_budget"] = parseMemoryBudget(r);
   train["deterministic"] = r.boolean("deterministic", false);
   return train;

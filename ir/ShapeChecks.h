@@ -12,6 +12,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -88,8 +89,17 @@ inline LogicalResult checkBias(std::optional<Location> loc, Value bias, int64_t 
   return success();
 }
 
+/// The span of a dilated window, dilation * (k - 1) + 1, or nullopt when it
+/// overflows (shapes built by a pass are not verified yet when inferred).
+inline std::optional<int64_t> dilatedExtent(int64_t dilation, int64_t k) {
+  if (k < 1)
+    return std::nullopt;
+  return llvm::checkedMulAdd(dilation, k - 1, int64_t(1));
+}
+
 /// Output size of a sliding window of effective extent `extent` over `size`
 /// padded by `pad` on both sides, as PyTorch's floor mode computes it.
+/// The callers bound pad by checkPair and extent by the padded size first.
 inline int64_t windowOutput(int64_t size, int64_t pad, int64_t extent,
                      int64_t stride) {
   return (size + 2 * pad - extent) / stride + 1;

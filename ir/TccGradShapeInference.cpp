@@ -29,8 +29,15 @@ LogicalResult checkWindowGrad(std::optional<Location> loc, Value grad,
                               ArrayRef<int64_t> extent, ArrayRef<int64_t> stride,
                               ArrayRef<int64_t> padding) {
   SmallVector<int64_t> expected{input[0], channels, 0, 0};
-  for (int i = 0; i < 2; ++i)
+  for (int i = 0; i < 2; ++i) {
+    // input is a verified shape attribute and padding a checked pair; only
+    // the extent (from an unverified weight type) may be out of range.
+    if (extent[i] < 1 || extent[i] > input[2 + i] + 2 * padding[i])
+      return emitOptionalError(loc, "the window (extent ", extent[i],
+                               ") does not fit the padded input ",
+                               shapeStr(input));
     expected[2 + i] = windowOutput(input[2 + i], padding[i], extent[i], stride[i]);
+  }
   if (shapeOf(grad) != ArrayRef<int64_t>(expected))
     return emitOptionalError(loc, "grad must have the forward result's shape ",
                              shapeStr(expected), ", got ", shapeStr(grad));
@@ -71,13 +78,15 @@ LogicalResult Conv2dBackwardDataOp::inferReturnTypes(
                             adaptor.getDilation(), adaptor.getGroups())))
     return failure();
   ArrayRef<int64_t> w = shapeOf(weight);
-  if (w[1] * adaptor.getGroups() != in[1] || w[0] % adaptor.getGroups())
+  // I64Attr reads back as uint64_t; checkConvAttrs made it positive.
+  int64_t groups = static_cast<int64_t>(adaptor.getGroups());
+  if (llvm::checkedMul(w[1], groups) != in[1] || w[0] % groups)
     return emitOptionalError(loc, "weight ", shapeStr(weight), " with groups ",
                              adaptor.getGroups(), " does not fit input_shape ",
                              shapeStr(in));
   SmallVector<int64_t> extent;
   for (int i = 0; i < 2; ++i)
-    extent.push_back(adaptor.getDilation()[i] * (w[2 + i] - 1) + 1);
+    extent.push_back(dilatedExtent(adaptor.getDilation()[i], w[2 + i]).value_or(-1));
   if (failed(checkWindowGrad(loc, grad, in, w[0], extent, adaptor.getStride(),
                              adaptor.getPadding())))
     return failure();
@@ -104,7 +113,7 @@ LogicalResult Conv2dBackwardFilterOp::inferReturnTypes(
                              ") and the output channels (", out, ")");
   SmallVector<int64_t> extent;
   for (int i = 0; i < 2; ++i)
-    extent.push_back(adaptor.getDilation()[i] * (kernel[i] - 1) + 1);
+    extent.push_back(dilatedExtent(adaptor.getDilation()[i], kernel[i]).value_or(-1));
   if (failed(checkWindowGrad(loc, grad, in, out, extent, adaptor.getStride(),
                              adaptor.getPadding())))
     return failure();

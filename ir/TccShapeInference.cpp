@@ -40,9 +40,11 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
     return emitOptionalError(loc, "groups ", groups,
                              " must divide both the input channels (", in[1],
                              ") and the output channels (", w[0], ")");
-  if (w[1] * groups != in[1])
+  std::optional<int64_t> expected = llvm::checkedMul(w[1], groups);
+  if (expected != in[1])
     return emitOptionalError(loc, "weight ", shapeStr(weight), " with groups ",
-                             groups, " expects ", w[1] * groups,
+                             groups, " expects ",
+                             expected ? std::to_string(*expected) : "over 2^63",
                              " input channels, got input ", shapeStr(input));
   if (elementTypeOf(input) != elementTypeOf(weight))
     return emitOptionalError(loc, "input and weight element types differ: ",
@@ -52,14 +54,16 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   SmallVector<int64_t> out{in[0], w[0], 0, 0};
   for (int i = 0; i < 2; ++i) {
     int64_t pad = adaptor.getPadding()[i];
-    int64_t extent = adaptor.getDilation()[i] * (w[2 + i] - 1) + 1;
-    if (extent > in[2 + i] + 2 * pad)
+    std::optional<int64_t> extent =
+        dilatedExtent(adaptor.getDilation()[i], w[2 + i]);
+    if (!extent || *extent > in[2 + i] + 2 * pad)
       return emitOptionalError(loc, "kernel [", w[2], ", ", w[3],
-                               "] (dilated extent ", extent,
+                               "] (dilated extent ",
+                               extent ? std::to_string(*extent) : "over 2^63",
                                ") is larger than the padded input (input ",
                                shapeStr(input), ", padding ",
                                shapeStr(adaptor.getPadding()), ")");
-    out[2 + i] = windowOutput(in[2 + i], pad, extent, adaptor.getStride()[i]);
+    out[2 + i] = windowOutput(in[2 + i], pad, *extent, adaptor.getStride()[i]);
   }
   inferred.push_back(RankedTensorType::get(out, elementTypeOf(input)));
   return success();
@@ -132,10 +136,13 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *ctx,
                              " must be 0 (whole batch) or divide the batch size ",
                              n);
   int64_t groupSize = ghost ? ghost : n;
-  int64_t perChannel = groupSize;
+  std::optional<int64_t> perChannel = groupSize;
   for (int64_t d : in.drop_front(2))
-    perChannel *= d;
-  if (perChannel < 2)
+    perChannel = perChannel ? llvm::checkedMul(*perChannel, d) : std::nullopt;
+  if (!perChannel)
+    return emitOptionalError(loc, "input ", shapeStr(input),
+                             " has more than 2^63 values per channel");
+  if (*perChannel < 2)
     return emitOptionalError(
         loc, "needs more than one value per channel in each (ghost) batch to "
              "compute a variance, got input ",
@@ -278,7 +285,11 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
       return emitOptionalError(loc, "inputs must agree on every dim but axis ",
                                axis, " and on the element type, got ",
                                inputs[0].getType(), " and ", v.getType());
-    out[axis] += s[axis];
+    std::optional<int64_t> sum = llvm::checkedAdd(out[axis], s[axis]);
+    if (!sum)
+      return emitOptionalError(loc, "the inputs' dims ", axis,
+                               " add up to more than 2^63");
+    out[axis] = *sum;
   }
   inferred.push_back(RankedTensorType::get(out, elementTypeOf(inputs[0])));
   return success();
@@ -292,10 +303,13 @@ LogicalResult FlattenOp::inferReturnTypes(MLIRContext *, std::optional<Location>
     return emitOptionalError(loc, "input must be [N, ...] with at least one "
                                   "dim after the batch, got ",
                              shapeStr(in));
-  int64_t features = 1;
+  std::optional<int64_t> features = 1;
   for (int64_t d : in.drop_front())
-    features *= d;
-  inferred.push_back(RankedTensorType::get({in[0], features},
+    features = features ? llvm::checkedMul(*features, d) : std::nullopt;
+  if (!features)
+    return emitOptionalError(loc, "input ", shapeStr(in),
+                             " has more than 2^63 values per sample");
+  inferred.push_back(RankedTensorType::get({in[0], *features},
                                            elementTypeOf(adaptor.getInput())));
   return success();
 }

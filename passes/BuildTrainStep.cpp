@@ -3,11 +3,13 @@
 #include "passes/Passes.h"
 
 #include "ir/TccOps.h"
+#include "ir/TccTypes.h"
 #include "passes/Autodiff.h"
 #include "passes/Recipe.h"
 #include "passes/StepBuilder.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace mlir::tcc {
 #define GEN_PASS_DEF_BUILDTRAINSTEP
@@ -216,7 +218,18 @@ LogicalResult buildTrainStep(ModuleOp module, StepPlan &plan) {
   int64_t accumulate = recipe::integer(plan.train, "accumulate", 1);
   auto input = cast<RankedTensorType>(plan.forward.getArgument(plan.inputArg).getType());
   SmallVector<int64_t> imageShape(input.getShape());
-  imageShape[0] *= accumulate;
+  // The frontend bounds accumulate; hand-written IR (tcc-opt) is not, and a
+  // wrapped product would abort in the ops' type inference below.
+  std::optional<int64_t> samples =
+      accumulate >= 1 ? llvm::checkedMul(imageShape[0], accumulate) : std::nullopt;
+  if (samples)
+    imageShape[0] = *samples;
+  if (!samples || !isSupportedShape(imageShape))
+    return emitError(loc) << "tcc.train accumulate " << accumulate
+                          << " must be >= 1, and that many micro-batches of "
+                          << formatShape(input.getShape())
+                          << " must fit one tensor (dims <= 2^31, elements "
+                             "<= 2^48)";
   Type i64 = RankedTensorType::get({}, b.getI64Type());
 
   SmallVector<Type> argTypes{
