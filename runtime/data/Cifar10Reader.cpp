@@ -1,5 +1,4 @@
-//===- Cifar10Reader.cpp - CIFAR-10 binary batches
-//-------------------------===//
+//===- Cifar10Reader.cpp - CIFAR-10 binary batches ------------------------===//
 //
 // Each record is 1 label byte (0..9) and 3072 pixel bytes: the 32x32 red
 // plane, then green, then blue (row-major), i.e. [3, 32, 32].
@@ -76,7 +75,7 @@ bool loadCifar10Files(const std::vector<std::string> &paths, Dataset &out,
 
 bool loadCifar10(const std::string &path, DataSplit &out, std::string &error) {
   if (!isDirectory(path)) {
-    error = path + ": no such directory " + kExpected;
+    error = path + ": " + notDirectoryReason(path) + " " + kExpected;
     return false;
   }
   // Accept the directory that holds the extracted archive as well.
@@ -91,7 +90,9 @@ bool loadCifar10(const std::string &path, DataSplit &out, std::string &error) {
   std::vector<std::string> train;
   for (const char *name : names) {
     std::string file = joinPath(dir, name);
-    if (!isRegularFile(file)) {
+    // Anything there counts as found: reading it says what is wrong with,
+    // say, a symlink to /dev/zero.
+    if (!pathExists(file)) {
       error = dir + ": " + name + " is missing " + kExpected;
       return false;
     }

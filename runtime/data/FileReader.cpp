@@ -1,4 +1,4 @@
-//===- FileReader.cpp - Whole-file reads, gzip-aware ----------------------===//
+//===- FileReader.cpp - Data files read front to back, gzip-aware ---------===//
 
 #include "runtime/data/FileReader.h"
 
@@ -6,10 +6,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
-#include <limits>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace tcc::rt::data {
 
@@ -25,6 +28,46 @@ bool isDirectory(const std::string &path) {
   return fs::is_directory(fs::path(path), ec);
 }
 
+bool pathExists(const std::string &path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+std::string notRegularReason(const std::string &path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0)
+    return "does not exist";
+  std::string link;
+  if (S_ISLNK(st.st_mode)) {
+    char target[PATH_MAX];
+    ssize_t n = readlink(path.c_str(), target, sizeof target - 1);
+    link = n > 0 ? std::string(target, static_cast<size_t>(n)) : "?";
+    if (char *real = realpath(path.c_str(), nullptr)) {
+      link = real;
+      std::free(real);
+    }
+    if (stat(path.c_str(), &st) != 0)
+      return "is a symlink to '" + link + "', which does not exist";
+  }
+  if (S_ISREG(st.st_mode))
+    return "";
+  const char *kind = S_ISDIR(st.st_mode)    ? "a directory"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISBLK(st.st_mode)  ? "a block device"
+                     : S_ISFIFO(st.st_mode) ? "a FIFO"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "not a regular file";
+  return std::string("is ") + kind +
+         (link.empty() ? "" : " (a symlink to " + link + ")");
+}
+
+std::string notDirectoryReason(const std::string &dir) {
+  if (!pathExists(dir))
+    return "no such directory";
+  std::string why = notRegularReason(dir);
+  return (why.empty() ? "is a regular file" : why) + ", expected a directory";
+}
+
 std::string joinPath(const std::string &dir, const std::string &name) {
   if (dir.empty())
     return name;
@@ -33,126 +76,191 @@ std::string joinPath(const std::string &dir, const std::string &name) {
   return dir + "/" + name;
 }
 
-namespace {
+//===----------------------------------------------------------------------===//
+// DataFile
+//===----------------------------------------------------------------------===//
 
-bool readRaw(const std::string &path, std::vector<uint8_t> &out,
-             std::string &error) {
-  std::error_code ec;
-  fs::file_status st = fs::status(fs::path(path), ec);
-  if (ec || !fs::exists(st)) {
-    error = path + ": no such file";
+struct DataFile::Impl {
+  std::string path;
+  int fd = -1;
+  uint64_t size = 0;
+  bool gzip = false;
+  z_stream zs;
+  bool zInit = false;
+  std::vector<uint8_t> in = std::vector<uint8_t>(1 << 16);
+  bool inEof = false;
+  bool done = false;     ///< the last gzip member ended
+  uint64_t produced = 0; ///< data bytes handed out so far
+
+  ~Impl() {
+    if (zInit)
+      inflateEnd(&zs);
+    if (fd >= 0)
+      close(fd);
+  }
+
+  bool fail(std::string &error, const std::string &message) {
+    error = path + ": " + message;
     return false;
   }
-  if (fs::is_directory(st)) {
-    error = path + ": is a directory, expected a file";
-    return false;
-  }
-  std::FILE *f = std::fopen(path.c_str(), "rb");
-  if (!f) {
-    error = path + ": cannot open: " + std::strerror(errno);
-    return false;
-  }
-  out.clear();
-  // Size hint for regular files; reading to EOF is what counts.
-  if (fs::is_regular_file(st)) {
-    uintmax_t size = fs::file_size(fs::path(path), ec);
-    if (!ec && size < std::numeric_limits<size_t>::max() / 2)
-      out.reserve(static_cast<size_t>(size));
-  }
-  uint8_t chunk[1 << 16];
-  for (;;) {
-    size_t got = std::fread(chunk, 1, sizeof chunk, f);
-    out.insert(out.end(), chunk, chunk + got);
-    if (got < sizeof chunk) {
-      if (std::ferror(f)) {
-        error = path + ": read error: " + std::strerror(errno);
-        std::fclose(f);
-        return false;
-      }
-      break;
+
+  /// Appends file bytes after the unconsumed input.
+  bool refill(std::string &error) {
+    size_t left = zs.avail_in;
+    if (left > 0 && zs.next_in != in.data())
+      std::memmove(in.data(), zs.next_in, left);
+    zs.next_in = in.data();
+    for (;;) {
+      ssize_t n = ::read(fd, in.data() + left, in.size() - left);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        return fail(error, std::string("read error: ") + std::strerror(errno));
+      inEof = n == 0;
+      zs.avail_in = static_cast<uInt>(left + static_cast<size_t>(n));
+      return true;
     }
   }
-  std::fclose(f);
+
+  /// Reads up to `len` bytes into `dst`; `got` < `len` only at the end.
+  bool fill(uint8_t *dst, size_t len, size_t &got, std::string &error) {
+    got = 0;
+    if (!gzip) {
+      while (got < len) {
+        ssize_t n = ::read(fd, dst + got, len - got);
+        if (n < 0 && errno == EINTR)
+          continue;
+        if (n < 0)
+          return fail(error,
+                      std::string("read error: ") + std::strerror(errno));
+        if (n == 0)
+          break;
+        got += static_cast<size_t>(n);
+      }
+      produced += got;
+      return true;
+    }
+    while (got < len && !done) {
+      if (zs.avail_in == 0 && !inEof && !refill(error))
+        return false;
+      zs.next_out = dst + got;
+      zs.avail_out = static_cast<uInt>(std::min<size_t>(len - got, 1u << 30));
+      uInt before = zs.avail_out;
+      int rc = inflate(&zs, Z_NO_FLUSH);
+      got += before - zs.avail_out;
+      produced += before - zs.avail_out;
+      if (rc == Z_OK)
+        continue;
+      if (rc == Z_STREAM_END) {
+        // Another gzip member follows? (gzip -d concatenates them.)
+        // Anything else after the stream is ignored, as gzip does.
+        if (zs.avail_in < 2 && !inEof && !refill(error))
+          return false;
+        if (zs.avail_in >= 2 && zs.next_in[0] == 0x1f && zs.next_in[1] == 0x8b) {
+          if (inflateReset(&zs) != Z_OK)
+            return fail(error, "cannot reset zlib");
+          continue;
+        }
+        done = true;
+        break;
+      }
+      if (rc == Z_BUF_ERROR && zs.avail_in == 0 && !inEof)
+        continue; // needs more input
+      if (rc == Z_BUF_ERROR)
+        return fail(error, "truncated gzip data (the stream ends after " +
+                               std::to_string(produced) +
+                               " decompressed bytes)");
+      return fail(error, "corrupt gzip data (" +
+                             (zs.msg ? std::string(zs.msg)
+                                     : "zlib error " + std::to_string(rc)) +
+                             ")");
+    }
+    return true;
+  }
+};
+
+DataFile::DataFile() : impl(std::make_unique<Impl>()) {}
+DataFile::~DataFile() = default;
+
+bool DataFile::open(const std::string &path, std::string &error) {
+  Impl &f = *impl;
+  f.path = path;
+  if (!pathExists(path))
+    return f.fail(error, "no such file");
+  if (std::string why = notRegularReason(path); !why.empty())
+    return f.fail(error, why + ", expected a regular file");
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f.fd < 0)
+    return f.fail(error, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st;
+  if (fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return f.fail(error, "changed while being opened, expected a regular file");
+  f.size = static_cast<uint64_t>(st.st_size);
+  uint8_t magic[2];
+  ssize_t n = pread(f.fd, magic, 2, 0);
+  if (n < 0)
+    return f.fail(error, std::string("read error: ") + std::strerror(errno));
+  f.gzip = n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  if (f.gzip) {
+    std::memset(&f.zs, 0, sizeof f.zs);
+    if (inflateInit2(&f.zs, 16 + MAX_WBITS) != Z_OK)
+      return f.fail(error, "cannot initialise zlib");
+    f.zInit = true;
+  }
   return true;
 }
 
-bool gunzip(const std::string &path, const std::vector<uint8_t> &in,
-            std::vector<uint8_t> &out, std::string &error) {
-  out.clear();
-  // The last member's trailer holds its size mod 2^32: a fine first guess.
-  if (in.size() >= 18) {
-    const uint8_t *t = in.data() + in.size() - 4;
-    uint32_t isize = uint32_t(t[0]) | uint32_t(t[1]) << 8 |
-                     uint32_t(t[2]) << 16 | uint32_t(t[3]) << 24;
-    if (isize > in.size())
-      out.reserve(isize);
-  }
-  z_stream zs;
-  std::memset(&zs, 0, sizeof zs);
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
-    error = path + ": cannot initialise zlib";
-    return false;
-  }
-  size_t inPos = 0;
-  uint8_t chunk[1 << 16];
-  bool ok = true;
-  for (;;) {
-    // avail_in is 32-bit: feed at most 1 GiB at a time.
-    size_t feed = std::min<size_t>(in.size() - inPos, size_t(1) << 30);
-    zs.next_in = const_cast<Bytef *>(in.data() + inPos);
-    zs.avail_in = static_cast<uInt>(feed);
-    zs.next_out = chunk;
-    zs.avail_out = sizeof chunk;
-    int rc = inflate(&zs, Z_NO_FLUSH);
-    size_t consumed = feed - zs.avail_in;
-    inPos += consumed;
-    size_t produced = sizeof chunk - zs.avail_out;
-    out.insert(out.end(), chunk, chunk + produced);
-    if (rc == Z_STREAM_END) {
-      // Another gzip member follows? (gzip -d concatenates them.) Anything
-      // else after the stream is ignored, as gzip does.
-      if (in.size() - inPos >= 2 && in[inPos] == 0x1f &&
-          in[inPos + 1] == 0x8b) {
-        if (inflateReset(&zs) != Z_OK) {
-          error = path + ": cannot reset zlib";
-          ok = false;
-          break;
-        }
-        continue;
-      }
+bool DataFile::read(uint64_t n, std::vector<uint8_t> &out,
+                    std::string &error) {
+  // Grow step by step: `n` comes from a header and may be a lie.
+  while (n > 0) {
+    size_t chunk = static_cast<size_t>(std::min<uint64_t>(n, 1u << 24));
+    size_t base = out.size();
+    out.resize(base + chunk);
+    size_t got = 0;
+    bool ok = impl->fill(out.data() + base, chunk, got, error);
+    out.resize(base + got);
+    if (!ok)
+      return false;
+    if (got < chunk)
       break;
-    }
-    if (rc == Z_OK)
-      continue;
-    if (rc == Z_BUF_ERROR) { // no progress possible: the input ran out
-      error = path + ": truncated gzip data (the stream ends after " +
-              std::to_string(out.size()) + " decompressed bytes)";
-      ok = false;
-      break;
-    }
-    error =
-        path + ": corrupt gzip data (" +
-        (zs.msg ? std::string(zs.msg) : "zlib error " + std::to_string(rc)) +
-        ")";
-    ok = false;
-    break;
+    n -= got;
   }
-  inflateEnd(&zs);
-  return ok;
+  return true;
 }
 
-} // namespace
+bool DataFile::hasMore(bool &more, std::string &error) {
+  uint8_t byte;
+  size_t got = 0;
+  if (!impl->fill(&byte, 1, got, error))
+    return false;
+  more = got > 0;
+  return true;
+}
+
+bool DataFile::isGzip() const { return impl->gzip; }
+uint64_t DataFile::fileSize() const { return impl->size; }
+
+uint64_t DataFile::maxDataSize() const {
+  if (!impl->gzip)
+    return impl->size;
+  uint64_t bound;
+  if (__builtin_mul_overflow(impl->size, uint64_t(1032), &bound))
+    return UINT64_MAX;
+  return bound + 1024;
+}
 
 bool readWholeFile(const std::string &path, std::vector<uint8_t> &out,
                    std::string &error) {
+  out.clear();
   try {
-    std::vector<uint8_t> raw;
-    if (!readRaw(path, raw, error))
+    DataFile file;
+    if (!file.open(path, error))
       return false;
-    if (raw.size() >= 2 && raw[0] == 0x1f && raw[1] == 0x8b)
-      return gunzip(path, raw, out, error);
-    out = std::move(raw);
-    return true;
+    if (!file.isGzip())
+      out.reserve(static_cast<size_t>(file.fileSize()));
+    if (file.read(UINT64_MAX, out, error))
+      return true;
   } catch (const std::bad_alloc &) {
     error = path + ": out of memory while reading the file";
   } catch (const std::exception &e) {

@@ -1,5 +1,4 @@
-//===- IdxReader.cpp - MNIST-style IDX files
-//-------------------------------===//
+//===- IdxReader.cpp - MNIST-style IDX files ------------------------------===//
 //
 // An IDX file is a big-endian header, magic 0x000008NN (type 0x08: unsigned
 // bytes, NN dimensions), NN 32-bit dimensions, then the data. Images are
@@ -31,10 +30,15 @@ std::string hex32(uint32_t v) {
   return buf;
 }
 
-/// Checks the magic and that the header fits; `what` is "image" or "label".
-bool checkHeader(const std::string &path, const std::vector<uint8_t> &bytes,
-                 uint32_t expected, const char *what, std::string &error) {
+/// Reads and checks the magic and the dimensions that follow it into
+/// `dims`; `what` is "image" or "label".
+bool readHeader(DataFile &file, const std::string &path, uint32_t expected,
+                const char *what, std::vector<uint64_t> &dims,
+                std::string &error) {
   const size_t headerSize = 4 + 4 * (expected & 0xff);
+  std::vector<uint8_t> bytes;
+  if (!file.read(4, bytes, error))
+    return false;
   if (bytes.size() < 4) {
     error = path + ": not an IDX " + what + " file (" +
             std::to_string(bytes.size()) + " bytes, too short for a header)";
@@ -46,83 +50,115 @@ bool checkHeader(const std::string &path, const std::vector<uint8_t> &bytes,
             ", expected " + hex32(expected) + ")";
     return false;
   }
+  if (!file.read(headerSize - 4, bytes, error))
+    return false;
   if (bytes.size() < headerSize) {
     error = path + ": truncated: the IDX " + what + " header needs " +
             std::to_string(headerSize) + " bytes but the file holds " +
             std::to_string(bytes.size());
     return false;
   }
+  dims.clear();
+  for (size_t i = 4; i < headerSize; i += 4)
+    dims.push_back(readBE32(bytes.data() + i));
+  return true;
+}
+
+/// Reads exactly the `need` data bytes the header of `file` declares into
+/// `out`, and not one byte further: the header fixes the size, so a
+/// compressed file that holds more (a gzip bomb) is refused without being
+/// inflated to its end. `declared` says what the header promises, `unit`
+/// what the bytes are ("pixels", "labels").
+bool readBody(DataFile &file, const std::string &path, uint64_t headerSize,
+              uint64_t need, bool overflow, const std::string &declared,
+              const char *unit, std::vector<uint8_t> &out,
+              std::string &error) {
+  const uint64_t room =
+      file.maxDataSize() > headerSize ? file.maxDataSize() - headerSize : 0;
+  if (overflow || need > room) {
+    error = path + ": truncated: header says " + declared + " but the " +
+            (file.isGzip() ? "gzip file of " + std::to_string(file.fileSize()) +
+                                 " bytes can hold at most " +
+                                 std::to_string(room)
+                           : "file holds " + std::to_string(room)) +
+            " bytes of " + unit;
+    return false;
+  }
+  out.clear();
+  if (!file.read(need, out, error))
+    return false;
+  if (out.size() < need) {
+    error = path + ": truncated: header says " + declared +
+            " but the file holds " + std::to_string(out.size()) +
+            " bytes of " + unit;
+    return false;
+  }
+  bool more = false;
+  if (!file.hasMore(more, error))
+    return false;
+  if (more) {
+    error = path + ": header says " + declared + " (" + std::to_string(need) +
+            " bytes of " + unit + ") but the " +
+            (file.isGzip()
+                 ? std::string("decompressed file holds more data after them "
+                               "(stopped reading there)")
+                 : "file holds " +
+                       std::to_string(file.fileSize() - headerSize) +
+                       " bytes after the header");
+    return false;
+  }
   return true;
 }
 
 bool readImages(const std::string &path, Dataset &out, std::string &error) {
-  std::vector<uint8_t> bytes;
-  if (!readWholeFile(path, bytes, error))
+  DataFile file;
+  std::vector<uint64_t> dims;
+  if (!file.open(path, error) ||
+      !readHeader(file, path, kImagesMagic, "image", dims, error))
     return false;
-  if (!checkHeader(path, bytes, kImagesMagic, "image", error))
-    return false;
-  const uint64_t n = readBE32(bytes.data() + 4);
-  const uint64_t rows = readBE32(bytes.data() + 8);
-  const uint64_t cols = readBE32(bytes.data() + 12);
-  const std::string dims = std::to_string(n) + " images of " +
-                           std::to_string(rows) + "x" + std::to_string(cols);
+  const uint64_t n = dims[0], rows = dims[1], cols = dims[2];
+  const std::string declared = std::to_string(n) + " images of " +
+                               std::to_string(rows) + "x" +
+                               std::to_string(cols);
   if (n == 0 || rows == 0 || cols == 0) {
-    error = path + ": header says " + dims + " (an empty dataset)";
+    error = path + ": header says " + declared + " (an empty dataset)";
     return false;
   }
   // rows * cols < 2^64; the product with n may overflow.
   const uint64_t plane = rows * cols;
-  const uint64_t held = bytes.size() - 16;
-  if (n > std::numeric_limits<uint64_t>::max() / plane || n * plane > held) {
-    error = path + ": truncated: header says " + dims + " but the file holds " +
-            std::to_string(held) + " bytes of pixels";
+  const bool overflow = n > std::numeric_limits<uint64_t>::max() / plane;
+  std::vector<uint8_t> pixels;
+  if (!readBody(file, path, 16, overflow ? 0 : n * plane, overflow, declared,
+                "pixels", pixels, error))
     return false;
-  }
-  const uint64_t need = n * plane;
-  if (held != need) {
-    error = path + ": header says " + dims + " (" + std::to_string(need) +
-            " bytes of pixels) but the file holds " + std::to_string(held) +
-            " bytes after the header";
-    return false;
-  }
-  bytes.erase(bytes.begin(), bytes.begin() + 16);
   out.n = static_cast<int64_t>(n);
   out.c = 1;
   out.h = static_cast<int64_t>(rows);
   out.w = static_cast<int64_t>(cols);
   out.isFloat = false;
   out.f32.clear();
-  out.u8 = std::move(bytes);
+  out.u8 = std::move(pixels);
   return true;
 }
 
 bool readLabels(const std::string &path, std::vector<int64_t> &labels,
                 std::string &error) {
-  std::vector<uint8_t> bytes;
-  if (!readWholeFile(path, bytes, error))
+  DataFile file;
+  std::vector<uint64_t> dims;
+  if (!file.open(path, error) ||
+      !readHeader(file, path, kLabelsMagic, "label", dims, error))
     return false;
-  if (!checkHeader(path, bytes, kLabelsMagic, "label", error))
-    return false;
-  const uint64_t n = readBE32(bytes.data() + 4);
-  const uint64_t held = bytes.size() - 8;
+  const uint64_t n = dims[0];
   if (n == 0) {
     error = path + ": header says 0 labels (an empty dataset)";
     return false;
   }
-  if (held < n) {
-    error = path + ": truncated: header says " + std::to_string(n) +
-            " labels but the file holds " + std::to_string(held) +
-            " bytes of labels";
+  std::vector<uint8_t> bytes;
+  if (!readBody(file, path, 8, n, false, std::to_string(n) + " labels",
+                "labels", bytes, error))
     return false;
-  }
-  if (held > n) {
-    error = path + ": header says " + std::to_string(n) +
-            " labels but the file holds " + std::to_string(held) +
-            " bytes after the header";
-    return false;
-  }
   // Labels are single bytes, so always < 256.
-  labels.assign(bytes.begin() + 8, bytes.end());
+  labels.assign(bytes.begin(), bytes.end());
   return true;
 }
 
@@ -132,9 +168,11 @@ const char *const kIdxFiles =
 
 bool findIdxFile(const std::string &dir, const std::string &name,
                  std::string &path, std::string &error) {
+  // Anything at the name counts as found: opening it says what is wrong
+  // with a symlink to /dev/zero, which is not "missing".
   for (const std::string &candidate :
        {joinPath(dir, name), joinPath(dir, name + ".gz")}) {
-    if (isRegularFile(candidate)) {
+    if (pathExists(candidate)) {
       path = candidate;
       return true;
     }
@@ -164,7 +202,7 @@ bool loadIdxPair(const std::string &imagesPath, const std::string &labelsPath,
 
 bool loadIdx(const std::string &dir, DataSplit &out, std::string &error) {
   if (!isDirectory(dir)) {
-    error = dir + ": no such directory (expected IDX files " +
+    error = dir + ": " + notDirectoryReason(dir) + " (expected IDX files " +
             std::string(kIdxFiles) + ")";
     return false;
   }

@@ -1,5 +1,4 @@
-//===- NpyReader.cpp - NumPy .npy arrays
-//-----------------------------------===//
+//===- NpyReader.cpp - NumPy .npy arrays ----------------------------------===//
 //
 // Format: "\x93NUMPY", major, minor, header length (uint16 LE for 1.0,
 // uint32 LE for 2.0 and 3.0), then a Python dict literal such as
@@ -191,14 +190,39 @@ uint64_t readLE64(const uint8_t *p) {
   return uint64_t(readLE32(p)) | uint64_t(readLE32(p + 4)) << 32;
 }
 
+/// Longest header accepted (numpy's own np.load refuses more than 10000
+/// bytes by default).
+constexpr uint64_t kMaxNpyHeader = 1 << 20;
+
 /// Reads `path` and parses its header; checks fortran_order, the dtype
 /// against `dtypes`, and that the data length matches the shape.
 bool readNpy(const std::string &path, const char *role,
              std::initializer_list<const char *> dtypes,
              std::vector<uint8_t> &bytes, NpyHeader &header, size_t &itemSize,
              std::string &error) {
-  if (!readWholeFile(path, bytes, error))
+  // Read the preamble, then exactly the header it announces, then exactly
+  // the data the header's shape needs: a gzip bomb is never inflated past
+  // what the header declares.
+  DataFile file;
+  bytes.clear();
+  if (!file.open(path, error) || !file.read(12, bytes, error))
     return false;
+  static const uint8_t magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  const bool npy = bytes.size() >= 10 && std::memcmp(bytes.data(), magic, 6) == 0;
+  const int major = npy ? bytes[6] : 0;
+  if (major == 1 || ((major == 2 || major == 3) && bytes.size() >= 12)) {
+    uint64_t end = major == 1
+                       ? 10 + (uint64_t(bytes[8]) | uint64_t(bytes[9]) << 8)
+                       : 12 + uint64_t(readLE32(bytes.data() + 8));
+    if (end > kMaxNpyHeader) {
+      error = path + ": NPY header of " + std::to_string(end) +
+              " bytes exceeds the limit of " + std::to_string(kMaxNpyHeader) +
+              " (numpy writes a few hundred)";
+      return false;
+    }
+    if (end > bytes.size() && !file.read(end - bytes.size(), bytes, error))
+      return false;
+  }
   if (!parseNpyHeader(bytes.data(), bytes.size(), header, error)) {
     error = path + ": " + error;
     return false;
@@ -229,19 +253,43 @@ bool readNpy(const std::string &path, const char *role,
     else
       count *= static_cast<uint64_t>(d);
   }
-  const uint64_t held = bytes.size() - header.dataOffset;
-  if (overflow || count * itemSize > held) {
-    error =
-        path + ": truncated: shape " + shapeString(header.shape) + " of '" +
-        header.descr + "' needs " +
-        (overflow ? std::string("more") : std::to_string(count * itemSize)) +
-        " bytes of data but the file holds " + std::to_string(held);
+  const uint64_t need = overflow ? 0 : count * itemSize;
+  const uint64_t have = bytes.size() - header.dataOffset;
+  const uint64_t room = file.maxDataSize() > header.dataOffset
+                            ? file.maxDataSize() - header.dataOffset
+                            : 0;
+  auto needs = [&] {
+    return path + ": shape " + shapeString(header.shape) + " of '" +
+           header.descr + "' needs " +
+           (overflow ? std::string("more") : std::to_string(need)) +
+           " bytes of data but the ";
+  };
+  if (overflow || need > room) {
+    error = needs() +
+            (file.isGzip() ? "gzip file of " + std::to_string(file.fileSize()) +
+                                 " bytes can hold at most " +
+                                 std::to_string(room)
+                           : "file holds " + std::to_string(room));
+    error.insert(path.size() + 2, "truncated: ");
     return false;
   }
-  if (count * itemSize != held) {
-    error = path + ": shape " + shapeString(header.shape) + " of '" +
-            header.descr + "' needs " + std::to_string(count * itemSize) +
-            " bytes of data but the file holds " + std::to_string(held);
+  if (need > have && !file.read(need - have, bytes, error))
+    return false;
+  const uint64_t held = bytes.size() - header.dataOffset;
+  if (held < need) {
+    error = needs() + "file holds " + std::to_string(held);
+    error.insert(path.size() + 2, "truncated: ");
+    return false;
+  }
+  bool more = held > need;
+  if (!more && !file.hasMore(more, error))
+    return false;
+  if (more) {
+    error = needs() + (file.isGzip()
+                           ? std::string("decompressed file holds more after "
+                                         "it (stopped reading there)")
+                           : "file holds " + std::to_string(file.fileSize() -
+                                                            header.dataOffset));
     return false;
   }
   return true;
@@ -431,12 +479,14 @@ bool loadNpy(const std::string &dir, DataSplit &out, std::string &error) {
   const char *const expected =
       "(expected train_x.npy, train_y.npy, test_x.npy, test_y.npy)";
   if (!isDirectory(dir)) {
-    error = dir + ": no such directory " + expected;
+    error = dir + ": " + notDirectoryReason(dir) + " " + expected;
     return false;
   }
   for (const char *name :
        {"train_x.npy", "train_y.npy", "test_x.npy", "test_y.npy"}) {
-    if (!isRegularFile(joinPath(dir, name))) {
+    // Anything there counts as found: reading it says what is wrong with,
+    // say, a symlink to /dev/zero.
+    if (!pathExists(joinPath(dir, name))) {
       error = dir + ": " + name + " is missing " + expected;
       return false;
     }

@@ -2,12 +2,14 @@
 
 #include "runtime/trainer/Checkpoint.h"
 
+#include "runtime/trainer/Init.h"
 #include "runtime/trainer/Safetensors.h"
 #include "runtime/trainer/Text.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -59,12 +61,68 @@ std::string roleWord(StateRole role) {
   return role == StateRole::Buffer ? "buffer" : "parameter";
 }
 
+/// "nan", "inf" or "-inf".
+std::string nonFiniteText(DType dtype, const void *element) {
+  double v = loadValue(dtype, element);
+  return std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+}
+
+/// "<name> holds nan (element 3)" when tensor data is not finite, else "".
+std::string nonFiniteTensor(const std::string &name, DType dtype,
+                            const void *data, int64_t count) {
+  int64_t i = firstNonFinite(dtype, data, count);
+  if (i < 0)
+    return "";
+  return name + " holds " +
+         nonFiniteText(dtype, static_cast<const uint8_t *>(data) +
+                                  i * dtypeSize(dtype)) +
+         " (element " + std::to_string(i) + ")";
+}
+
 } // namespace
+
+int64_t firstNonFinite(DType dtype, const void *data, int64_t count) {
+  // An all-ones exponent is infinity or NaN in each format.
+  const auto *bytes = static_cast<const uint8_t *>(data);
+  for (int64_t i = 0; i < count; ++i) {
+    if (dtype == DType::F32) {
+      uint32_t bits;
+      std::memcpy(&bits, bytes + 4 * i, 4);
+      if ((bits & 0x7f800000u) == 0x7f800000u)
+        return i;
+    } else if (dtype == DType::F16 || dtype == DType::BF16) {
+      uint16_t bits;
+      std::memcpy(&bits, bytes + 2 * i, 2);
+      uint16_t exponent = dtype == DType::F16 ? 0x7c00 : 0x7f80;
+      if ((bits & exponent) == exponent)
+        return i;
+    } else {
+      return -1;
+    }
+  }
+  return -1;
+}
+
+std::string nonFiniteStateTensor(const ModelInfo &info, const void *state) {
+  const auto *base = static_cast<const uint8_t *>(state);
+  for (const StateTensor &t : info.state)
+    if (std::string found = nonFiniteTensor(t.name, t.dtype, base + t.offset,
+                                            t.numElements());
+        !found.empty())
+      return found;
+  return "";
+}
 
 bool saveCheckpoint(const std::string &path, const ModelInfo &info,
                     const void *state, const CheckpointMeta &meta,
                     std::string &error) {
   const auto *base = static_cast<const uint8_t *>(state);
+  if (std::string bad = nonFiniteStateTensor(info, state); !bad.empty()) {
+    error = "not writing '" + oneLine(path) + "': state tensor " + bad +
+            "; a checkpoint never holds NaN or infinity (the file keeps its "
+            "previous contents)";
+    return false;
+  }
   std::vector<TensorRef> tensors;
   std::set<std::string> names;
   for (const StateTensor &t : info.state) {
@@ -180,6 +238,32 @@ bool loadCheckpoint(const std::string &path, const ModelInfo &info,
   if (fingerprint != info.fingerprint)
     return mismatch("fingerprint " + hex64(info.fingerprint) + " here, " +
                     hex64(fingerprint) + " in the file");
+  // Same architecture, another model: resuming would mix two runs. --init
+  // takes the weights alone.
+  if (!m.model.empty() && m.model != info.name)
+    return mismatch("the same tensors, but its metadata names another "
+                    "model; to start from its weights use --init");
+  for (const StateTensor &t : info.state) {
+    const Tensor *f = file.find(t.name);
+    if (std::string bad = nonFiniteTensor(t.name, t.dtype, f->data.data(),
+                                          t.numElements());
+        !bad.empty()) {
+      error = where + "tensor " + bad +
+              ": the checkpoint comes from a diverged run; resume from an "
+              "earlier checkpoint";
+      return false;
+    }
+    if (t.role == StateRole::Counter && get("step")) {
+      double counter = loadValue(t.dtype, f->data.data());
+      if (counter != static_cast<double>(m.step)) {
+        error = where + "its metadata says step " + std::to_string(m.step) +
+                " but tensor '" + t.name + "' holds " +
+                std::to_string(static_cast<long long>(counter)) +
+                " (an edited or corrupt checkpoint)";
+        return false;
+      }
+    }
+  }
 
   auto *base = static_cast<uint8_t *>(state);
   for (const StateTensor &t : info.state) {
@@ -247,6 +331,14 @@ bool loadStateDict(const std::string &path, const ModelInfo &info,
       error = where + "tensor '" + t.name + "' is " + dtypeName(f->dtype) +
               " in the file, but model '" + info.name + "' stores it as " +
               dtypeName(t.dtype) + " (convert it before saving)";
+      return false;
+    }
+    if (std::string bad = nonFiniteTensor(t.name, t.dtype, f->data.data(),
+                                          t.numElements());
+        !bad.empty()) {
+      error = where + "tensor " + bad +
+              ": these weights come from a diverged run; start from other "
+              "weights";
       return false;
     }
     copies.push_back({&t, f});

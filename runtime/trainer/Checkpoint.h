@@ -16,6 +16,10 @@
 //   epochs       the run's epoch count (may be fractional)
 //   total_steps  ceil(epochs * steps per epoch)
 //
+// Values: a checkpoint never holds NaN or infinity. saveCheckpoint refuses
+// to write such a state (the file at the path keeps its previous contents),
+// and --resume / --init refuse such a file, naming the tensor.
+//
 // PyTorch compatibility: for every buffer "X.running_mean" whose model has
 // no "X.num_batches_tracked", the file also gets "X.num_batches_tracked", an
 // I64 scalar equal to the step count, so that a batch-norm module's strict
@@ -49,14 +53,24 @@ struct CheckpointMeta {
   int64_t totalSteps = 0; ///< 0 when the file does not say
 };
 
+/// Index of the first NaN or infinite element among the `count` elements of
+/// `dtype` at `data`, or -1 (always -1 for the integer dtypes).
+int64_t firstNonFinite(DType dtype, const void *data, int64_t count);
+
+/// The first state tensor of `state` that holds a NaN or an infinity, with
+/// a description such as "fc.weight holds nan (element 3)"; empty if none.
+std::string nonFiniteStateTensor(const ModelInfo &info, const void *state);
+
 /// Writes the host copy of the state arena `state` (ModelInfo::stateBytes
-/// bytes laid out as info.state says) atomically to `path`.
+/// bytes laid out as info.state says) atomically to `path`. Refuses (false,
+/// `path` untouched) a state with a non-finite value.
 bool saveCheckpoint(const std::string &path, const ModelInfo &info,
                     const void *state, const CheckpointMeta &meta,
                     std::string &error);
 
 /// --resume: the file must be a tcc checkpoint of this very model (same
-/// fingerprint, every name, shape and dtype). Fills every state tensor and
+/// fingerprint, every name, shape and dtype; its metadata names this model
+/// and its step agrees with the tensor "step"), with finite values. Fills every state tensor and
 /// `meta`; on failure leaves `state` untouched and sets `error` to e.g.
 ///   FILE: checkpoint of model 'X' does not match this trainer's model 'Y'
 ///   (tensor conv1.weight has shape [..] here, [..] in the file)
@@ -69,6 +83,7 @@ bool loadCheckpoint(const std::string &path, const ModelInfo &info,
 /// "*.num_batches_tracked" entries the model does not have are ignored, and
 /// so are the model's own optimizer/EMA/step entries (when the file is a tcc
 /// checkpoint): optimizer state and the counter keep their initialization.
+/// The tensors copied must hold finite values.
 /// On failure leaves `state` untouched. `loaded` (optional) receives the
 /// names of the tensors copied.
 bool loadStateDict(const std::string &path, const ModelInfo &info,

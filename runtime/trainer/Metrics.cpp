@@ -18,10 +18,20 @@ namespace tcc::rt {
 using Json = nlohmann::ordered_json;
 
 std::string metricsLine(const EpochMetrics &m) {
-  auto opt = [](const std::optional<double> &v) -> Json {
-    if (!v || !std::isfinite(*v))
+  // JSON has no NaN or infinity; null would read as "does not apply", so
+  // non-finite values are spelled as the strings Python's json module and
+  // JavaScript use for them.
+  auto number = [](double v) -> Json {
+    if (std::isnan(v))
+      return "NaN";
+    if (std::isinf(v))
+      return v > 0 ? "Infinity" : "-Infinity";
+    return v;
+  };
+  auto opt = [&](const std::optional<double> &v) -> Json {
+    if (!v)
       return nullptr;
-    return *v;
+    return number(*v);
   };
   Json j;
   if (m.epoch == std::floor(m.epoch) && std::abs(m.epoch) < 9e15)
@@ -33,7 +43,7 @@ std::string metricsLine(const EpochMetrics &m) {
   j["train_acc"] = opt(m.trainAcc);
   j["test_loss"] = opt(m.testLoss);
   j["test_acc"] = opt(m.testAcc);
-  j["elapsed_s"] = m.elapsedS;
+  j["elapsed_s"] = number(m.elapsedS);
   j["images_per_s"] = opt(m.imagesPerS);
   if (m.final)
     j["final"] = true;

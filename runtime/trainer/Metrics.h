@@ -7,7 +7,9 @@
 //    "test_loss":1.31,"test_acc":0.53,"elapsed_s":3.2,"images_per_s":31000.5}
 //
 // and on the last line of a run also "final":true. Fields that do not apply
-// are null (train_* under --eval-only, test_* with an empty test set).
+// are null (train_* under --eval-only, test_* with an empty test set). A
+// value that is not finite (the train_loss of a diverged run) is written as
+// the string "NaN", "Infinity" or "-Infinity", never as null.
 // "epoch" is completed epochs, step / steps_per_epoch: an integer at epoch
 // ends, fractional where a run stops inside an epoch.
 //

@@ -130,13 +130,23 @@ bool parseOptions(const std::vector<std::string> &args, TrainOptions &out,
       double e;
       if (!parsePositiveNumber(v, e)) {
         error = "--epochs: expected a positive number, got " + quoteArg(v);
+        errno = 0;
+        if (std::strtod(v.c_str(), nullptr) > 0 && errno == ERANGE)
+          error += " (out of range)";
         return false;
       }
       out.epochs = e;
     } else if (name == "--steps" || name == "--batch-size") {
       int64_t n;
       if (!parsePositiveInt(v, n)) {
-        error = name + ": expected a positive integer, got " + quoteArg(v);
+        // Only digits, not zero, and still refused: beyond int64.
+        const bool digits =
+            !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+        if (digits && v.find_first_not_of('0') != std::string::npos)
+          error = name + ": " + v + " is more than the trainer can count "
+                  "(at most 9223372036854775807)";
+        else
+          error = name + ": expected a positive integer, got " + quoteArg(v);
         return false;
       }
       (name == "--steps" ? out.steps : out.batchSize) = n;

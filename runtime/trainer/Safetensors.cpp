@@ -3,6 +3,7 @@
 #include "runtime/trainer/Safetensors.h"
 
 #include "runtime/AtomicFile.h"
+#include "runtime/data/FileReader.h"
 #include "runtime/trainer/Text.h"
 
 #include <nlohmann/json.hpp>
@@ -174,9 +175,27 @@ bool decodeSafetensors(std::string_view bytes, const std::string &what,
   if (headerText[0] != '{')
     return fail("not a safetensors file: the header does not start with '{'");
 
+  // nlohmann keeps one of two equal keys silently; a header that lists a
+  // tensor twice is corrupt (which of the two is meant?), so track the keys
+  // of every open object.
+  std::vector<std::set<std::string>> openObjects;
+  std::string duplicate;
+  bool duplicateTopLevel = false;
+  auto trackKeys = [&](int, Json::parse_event_t event, Json &parsed) {
+    if (event == Json::parse_event_t::object_start) {
+      openObjects.emplace_back();
+    } else if (event == Json::parse_event_t::object_end) {
+      openObjects.pop_back();
+    } else if (event == Json::parse_event_t::key && duplicate.empty() &&
+               !openObjects.back().insert(parsed.get<std::string>()).second) {
+      duplicate = parsed.get<std::string>();
+      duplicateTopLevel = openObjects.size() == 1;
+    }
+    return true;
+  };
   Json header;
   try {
-    header = Json::parse(headerText);
+    header = Json::parse(headerText, trackKeys);
   } catch (const Json::exception &e) {
     std::string message = e.what();
     // "[json.exception.parse_error.101] parse error at ..." -> "parse error at ..."
@@ -187,6 +206,14 @@ bool decodeSafetensors(std::string_view bytes, const std::string &what,
   }
   if (!header.is_object())
     return fail("header is not a JSON object");
+  if (!duplicate.empty())
+    return fail(duplicateTopLevel
+                    ? "the header lists '" + oneLine(duplicate) +
+                          "' twice (a duplicate JSON key): the file is corrupt"
+                    : "an object in the header has the key '" +
+                          oneLine(duplicate) +
+                          "' twice (a duplicate JSON key): the file is "
+                          "corrupt");
 
   const uint64_t dataSize = bytes.size() - 8 - n;
   const char *data = bytes.data() + 8 + n;
@@ -328,9 +355,13 @@ bool readWholeFile(const std::string &path, std::string &out,
     close(fd);
     return fail("it is a directory");
   }
+  // /dev/zero or a FIFO would be read until memory runs out.
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return fail(data::notRegularReason(path) + ", not a regular file");
+  }
   out.clear();
-  if (S_ISREG(st.st_mode))
-    out.reserve(static_cast<size_t>(st.st_size));
+  out.reserve(static_cast<size_t>(st.st_size));
   char buffer[1 << 16];
   for (;;) {
     ssize_t got = read(fd, buffer, sizeof buffer);

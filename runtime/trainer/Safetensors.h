@@ -92,7 +92,8 @@ bool writeSafetensors(const std::string &path,
 bool readSafetensors(const std::string &path, SafetensorsFile &out,
                      std::string &error);
 
-/// Reads a whole file into `out`; false with "cannot read 'PATH': reason".
+/// Reads a whole regular file into `out` (a device or FIFO is refused: it
+/// might never end); false with "cannot read 'PATH': reason".
 bool readWholeFile(const std::string &path, std::string &out,
                    std::string &error);
 

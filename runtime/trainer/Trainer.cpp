@@ -4,8 +4,10 @@
 
 #include "runtime/trainer/Checkpoint.h"
 #include "runtime/trainer/Init.h"
+#include "runtime/trainer/Interrupt.h"
 #include "runtime/trainer/Metrics.h"
 #include "runtime/trainer/Options.h"
+#include "runtime/trainer/SaveTarget.h"
 #include "runtime/trainer/Text.h"
 
 #include <nlohmann/json.hpp>
@@ -152,23 +154,33 @@ void checkLayout(const ModelInfo &info) {
   }
 }
 
-/// Fails early (before hours of training) if `path` can clearly not be
-/// written: a directory, or in a directory that does not exist or that we
-/// may not write.
-void checkWritable(const std::string &option, const std::string &path) {
+/// The largest step count a counter of `dtype` holds exactly.
+int64_t largestCount(DType dtype) {
+  switch (dtype) {
+  case DType::I64:
+    return INT64_MAX;
+  case DType::F32:
+    return int64_t(1) << 24;
+  case DType::F16:
+    return 2048;
+  case DType::BF16:
+    return 256;
+  case DType::U8:
+    return 255;
+  }
+  return INT64_MAX;
+}
+
+/// "2", "0.3", "1e+30".
+std::string numberText(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", x);
+  return buf;
+}
+
+bool fileExists(const std::string &path) {
   struct stat st;
-  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    fail(option + " " + oneLine(path) + ": is a directory");
-  size_t slash = path.find_last_of('/');
-  std::string parent = slash == std::string::npos ? "."
-                       : slash == 0               ? "/"
-                                                  : path.substr(0, slash);
-  if (stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    fail(option + " " + oneLine(path) + ": directory '" + oneLine(parent) +
-         "' does not exist");
-  if (access(parent.c_str(), W_OK | X_OK) != 0)
-    fail(option + " " + oneLine(path) + ": cannot write in directory '" +
-         oneLine(parent) + "': " + std::strerror(errno));
+  return stat(path.c_str(), &st) == 0;
 }
 
 std::string percent(double x) {
@@ -192,10 +204,24 @@ public:
   int run(const std::vector<std::string> &args);
 
 private:
+  void checkTargets();
   void loadData(const Recipe &recipe);
+  void initState(void *hostState);
+  void resumeState(void *hostState, int64_t &metaStep);
+  void checkCounts();
+  void checkStep();
   void evaluate(EpochMetrics &m);
   void emit(EpochMetrics &m);
   void fillBatch(BatchLoader &loader, int64_t epoch, int64_t index);
+  EpochMetrics trainMetrics(const StepTotals &totals, double segmentTrain,
+                            double start, bool final);
+  void stopIfDiverged(const StepTotals &totals, double segmentTrain,
+                      double start);
+  std::string save(const std::string &path, const void *hostState,
+                   std::string &failure);
+  std::string resumeCommand(const std::string &checkpoint) const;
+  void warn(const std::string &message);
+  int interrupted() const { return env.interrupted ? env.interrupted() : 0; }
 
   CompiledModel &model;
   const ModelInfo &info;
@@ -213,10 +239,35 @@ private:
   void *state = nullptr, *scratch = nullptr;
   MetricsFile metricsFile;
 
+  uint64_t seed = 0;
+  double epochs = 1;
+  std::string epochsSource; ///< names where `epochs` came from, for errors
+  RunConstants constants;
+  const StateTensor *counter = nullptr;
+  int64_t step = 0;
+
   std::vector<float> images, fillerImages;
   std::vector<int64_t> labels, fillerLabels;
   std::unique_ptr<Buffer> deviceImages, deviceLabels;
 };
+
+void Run::warn(const std::string &message) {
+  progress.clear();
+  err << "warning: " << oneLine(message) << std::endl;
+}
+
+/// Everything the run will write is checked before the first step: a typo
+/// or a full disk must not cost a run, and nothing is created or truncated
+/// here.
+void Run::checkTargets() {
+  std::string error;
+  if (!opts.save.empty() &&
+      !checkSaveTarget(opts.save, checkpointSizeBound(info), env.freeSpace,
+                       error))
+    fail(error);
+  if (!opts.metrics.empty() && !checkMetricsTarget(opts.metrics, error))
+    fail(error);
+}
 
 void Run::loadData(const Recipe &recipe) {
   dataPath = opts.data ? *opts.data : recipe.dataPath;
@@ -245,6 +296,114 @@ void Run::loadData(const Recipe &recipe) {
            std::to_string(normalize.std.size()) +
            " stds, but the data set in '" + oneLine(dataPath) + "' has " +
            std::to_string(channels) + " channels");
+}
+
+void Run::initState(void *hostState) {
+  std::string error;
+  std::vector<float> whiteningImages;
+  WhiteningData whitening;
+  if (needsWhiteningData(info)) {
+    const Dataset &train = data->train;
+    int64_t n = std::min<int64_t>(train.n, kWhiteningImages);
+    if (n == 0)
+      fail("patch-whitening init needs training images, but the training "
+           "set in '" + oneLine(dataPath) + "' is empty");
+    BatchLoader first(train, n, /*shuffle=*/false, /*augment=*/false,
+                      /*dropLast=*/false, seed, AugmentConfig(), normalize);
+    if (!first.check(error))
+      fail("the training set in '" + oneLine(dataPath) + "': " + error);
+    whiteningImages.resize(
+        static_cast<size_t>(n * train.c * train.h * train.w));
+    std::vector<int64_t> ignored(static_cast<size_t>(n));
+    int64_t valid = 0;
+    first.batch(0, 0, whiteningImages.data(), ignored.data(), valid);
+    whitening = {whiteningImages.data(), valid, train.c, train.h, train.w};
+  }
+  if (!initializeState(info, hostState, seed, &whitening, error))
+    fail(error);
+  if (!opts.init.empty()) {
+    if (!loadStateDict(opts.init, info, hostState, nullptr, error))
+      fail(error);
+    if (!applyCopyInits(info, hostState, error))
+      fail(error);
+  }
+}
+
+/// The seed and the epoch count default to the checkpoint's; given
+/// explicitly and different, they win with a warning, since they change the
+/// rest of the run (another data order; another schedule).
+void Run::resumeState(void *hostState, int64_t &metaStep) {
+  CheckpointMeta meta;
+  std::string error;
+  if (!loadCheckpoint(opts.resume, info, hostState, meta, error))
+    fail(error);
+  metaStep = meta.step;
+  const std::string file = "'" + oneLine(opts.resume) + "'";
+  if (!opts.seed)
+    seed = meta.seed;
+  else if (*opts.seed != meta.seed)
+    warn("--seed " + std::to_string(*opts.seed) + " differs from seed " +
+         std::to_string(meta.seed) + " saved in " + file + "; using " +
+         std::to_string(*opts.seed) +
+         ": the remaining steps see another data order and augmentation "
+         "than the saved run would have (omit --seed to continue it exactly)");
+  if (meta.epochs > 0) {
+    if (!opts.epochs) {
+      epochs = meta.epochs;
+      epochsSource = "the epochs saved in " + file;
+    } else if (*opts.epochs != meta.epochs) {
+      warn("--epochs " + numberText(*opts.epochs) + " differs from the " +
+           numberText(meta.epochs) + " epochs saved in " + file + "; using " +
+           numberText(*opts.epochs) +
+           ": the learning-rate schedule now spans " +
+           numberText(*opts.epochs) + " epochs instead of " +
+           numberText(meta.epochs) + " (omit --epochs to continue exactly)");
+    }
+  }
+}
+
+/// The run's step count must fit int64 and the step counter's dtype (an F32
+/// counter counts exactly only up to 2^24).
+void Run::checkCounts() {
+  const int64_t limit = counter ? largestCount(counter->dtype) : INT64_MAX;
+  const std::string countable =
+      "this trainer counts at most " + std::to_string(limit) + " steps" +
+      (counter ? std::string(" (its step counter '") + counter->name +
+                     "' is " + dtypeName(counter->dtype) + ")"
+               : std::string());
+  const double perEpoch = static_cast<double>(constants.stepsPerEpoch);
+  const double steps = epochs * perEpoch;
+  // totalStepsFor saturates at INT64_MAX: that value means "too many".
+  const int64_t total = totalStepsFor(epochs, constants.stepsPerEpoch);
+  if (!(steps <= static_cast<double>(limit)) || total > limit ||
+      total == INT64_MAX)
+    fail(epochsSource + " " + numberText(epochs) + ": " + numberText(epochs) +
+         " epochs of " + std::to_string(constants.stepsPerEpoch) +
+         " steps are " + numberText(steps) + " steps, but " + countable +
+         "; use at most " +
+         numberText(std::floor(static_cast<double>(limit) / perEpoch)) +
+         " epochs");
+  if (opts.steps && *opts.steps > limit)
+    fail("--steps " + std::to_string(*opts.steps) + ": " + countable);
+}
+
+/// A checkpoint past the end of the run would train nothing.
+void Run::checkStep() {
+  if (step < 0)
+    fail("the step counter in the state is negative (" + std::to_string(step) +
+         ")");
+  if (step <= constants.totalSteps)
+    return;
+  const int64_t perEpoch = constants.stepsPerEpoch;
+  fail((opts.resume.empty() ? std::string("the state")
+                            : "'" + oneLine(opts.resume) + "'") +
+       " is at step " + std::to_string(step) + " (epoch " +
+       numberText(static_cast<double>(step) / perEpoch) +
+       "), beyond the end of this run at step " +
+       std::to_string(constants.totalSteps) + " (" + numberText(epochs) +
+       " epochs of " + std::to_string(perEpoch) + " steps, from " +
+       epochsSource + "); to train on, pass --epochs " +
+       std::to_string(step / perEpoch + 1) + " or more");
 }
 
 void Run::fillBatch(BatchLoader &loader, int64_t epoch, int64_t index) {
@@ -332,6 +491,105 @@ void Run::emit(EpochMetrics &m) {
   }
 }
 
+/// A metrics line of the training totals since the last one (no test
+/// fields yet).
+EpochMetrics Run::trainMetrics(const StepTotals &totals, double segmentTrain,
+                               double start, bool final) {
+  EpochMetrics m;
+  m.step = step;
+  m.epoch = static_cast<double>(step) / constants.stepsPerEpoch;
+  if (totals.count > 0) {
+    m.trainLoss = totals.lossSum / totals.count;
+    m.trainAcc = static_cast<double>(totals.correct) / totals.count;
+    if (segmentTrain > 0)
+      m.imagesPerS = totals.count / segmentTrain;
+  }
+  m.elapsedS = clock() - start;
+  m.final = final;
+  return m;
+}
+
+/// A loss that is NaN or infinite never recovers: stop at once, write the
+/// metrics line that shows it, and keep --save's last good checkpoint (no
+/// evaluation and no save of a state that is garbage).
+void Run::stopIfDiverged(const StepTotals &totals, double segmentTrain,
+                         double start) {
+  if (totals.count == 0 || std::isfinite(totals.lossSum))
+    return;
+  EpochMetrics m = trainMetrics(totals, segmentTrain, start, /*final=*/true);
+  emit(m);
+  const double loss = *m.trainLoss;
+  const int64_t epoch = (step - 1) / constants.stepsPerEpoch + 1;
+  std::string message =
+      "training diverged at epoch " + std::to_string(epoch) + " step " +
+      std::to_string(step) + " (train_loss is " +
+      (std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf") +
+      "): lower the learning rate (train.optimizer.lr) or set "
+      "train.grad_clip_norm in the model's JSON and run `tcc compile` again";
+  if (!opts.save.empty())
+    message += "; --save '" + oneLine(opts.save) + "' was not written" +
+               (fileExists(opts.save) ? " and keeps the last good checkpoint"
+                                      : "");
+  fail(message);
+}
+
+/// Writes the checkpoint to `path`; when that fails, to the first fallback
+/// path that takes it. Returns the path written, with `failure` saying why
+/// `path` failed. Fails when the state is not finite or nothing takes it.
+std::string Run::save(const std::string &path, const void *hostState,
+                      std::string &failure) {
+  if (std::string bad = nonFiniteStateTensor(info, hostState); !bad.empty())
+    fail("the trained state is not finite (state tensor " + bad +
+         "): not writing '" + oneLine(path) + "'" +
+         (fileExists(path) ? ", which keeps the last good checkpoint" : "") +
+         "; lower the learning rate (train.optimizer.lr) or set "
+         "train.grad_clip_norm in the model's JSON and run `tcc compile` "
+         "again");
+  CheckpointMeta meta;
+  meta.model = info.name;
+  meta.fingerprint = info.fingerprint;
+  meta.step = step;
+  meta.epoch = step / constants.stepsPerEpoch;
+  meta.seed = seed;
+  meta.epochs = epochs;
+  meta.totalSteps = constants.totalSteps;
+  // Signals that arrive now are recorded and change nothing; blocking them
+  // keeps EINTR away from the writes.
+  blockInterruptSignals();
+  std::string error;
+  if (saveCheckpoint(path, info, hostState, meta, error))
+    return path;
+  failure = error;
+  std::string others;
+  for (const std::string &fallback : fallbackSavePaths(info.name)) {
+    std::string why;
+    if (saveCheckpoint(fallback, info, hostState, meta, why))
+      return fallback;
+    others += "; " + why;
+  }
+  fail(failure + "; the fallback paths failed too" + others +
+       ": the trained state is lost");
+}
+
+/// The command that continues this run from `checkpoint`.
+std::string Run::resumeCommand(const std::string &checkpoint) const {
+  std::string command =
+      shellQuote(env.program) + " --resume " + shellQuote(checkpoint);
+  if (opts.data)
+    command += " --data " + shellQuote(*opts.data);
+  if (!opts.save.empty())
+    command += " --save " + shellQuote(opts.save);
+  if (!opts.metrics.empty())
+    command += " --metrics " + shellQuote(opts.metrics);
+  if (opts.noShuffle)
+    command += " --no-shuffle";
+  if (opts.noAugment)
+    command += " --no-augment";
+  if (opts.quiet)
+    command += " --quiet";
+  return command;
+}
+
 int Run::run(const std::vector<std::string> &args) {
   std::string error;
   if (!parseOptions(args, opts, error))
@@ -360,9 +618,7 @@ int Run::run(const std::vector<std::string> &args) {
          " this trainer was compiled for; the step is compiled for one batch "
          "size: set train.batch_size in the model's JSON and run `tcc "
          "compile` again");
-
-  if (!opts.save.empty())
-    checkWritable("--save", opts.save);
+  checkTargets();
   loadData(recipe);
 
   // --- state ---------------------------------------------------------------
@@ -379,46 +635,14 @@ int Run::run(const std::vector<std::string> &args) {
     hostState = hostMirror->get();
   }
 
-  uint64_t seed = opts.seed ? *opts.seed : recipe.seed;
-  double epochs = opts.epochs ? *opts.epochs : recipe.epochs;
+  seed = opts.seed ? *opts.seed : recipe.seed;
+  epochs = opts.epochs ? *opts.epochs : recipe.epochs;
+  epochsSource = opts.epochs ? "--epochs" : "train.epochs";
   int64_t metaStep = 0;
-  if (!opts.resume.empty()) {
-    CheckpointMeta meta;
-    if (!loadCheckpoint(opts.resume, info, hostState, meta, error))
-      fail(error);
-    metaStep = meta.step;
-    if (!opts.seed)
-      seed = meta.seed;
-    if (!opts.epochs && meta.epochs > 0)
-      epochs = meta.epochs;
-  } else {
-    std::vector<float> whiteningImages;
-    WhiteningData whitening;
-    if (needsWhiteningData(info)) {
-      const Dataset &train = data->train;
-      int64_t n = std::min<int64_t>(train.n, kWhiteningImages);
-      if (n == 0)
-        fail("patch-whitening init needs training images, but the training "
-             "set in '" + oneLine(dataPath) + "' is empty");
-      BatchLoader first(train, n, /*shuffle=*/false, /*augment=*/false,
-                        /*dropLast=*/false, seed, AugmentConfig(), normalize);
-      if (!first.check(error))
-        fail("the training set in '" + oneLine(dataPath) + "': " + error);
-      whiteningImages.resize(static_cast<size_t>(n * train.c * train.h * train.w));
-      std::vector<int64_t> ignored(static_cast<size_t>(n));
-      int64_t valid = 0;
-      first.batch(0, 0, whiteningImages.data(), ignored.data(), valid);
-      whitening = {whiteningImages.data(), valid, train.c, train.h, train.w};
-    }
-    if (!initializeState(info, hostState, seed, &whitening, error))
-      fail(error);
-    if (!opts.init.empty()) {
-      if (!loadStateDict(opts.init, info, hostState, nullptr, error))
-        fail(error);
-      if (!applyCopyInits(info, hostState, error))
-        fail(error);
-    }
-  }
+  if (!opts.resume.empty())
+    resumeState(hostState, metaStep);
+  else
+    initState(hostState);
   memory->upload(state, hostState, info.stateBytes);
 
   // --- schedule ------------------------------------------------------------
@@ -433,16 +657,18 @@ int Run::run(const std::vector<std::string> &args) {
     fail("the training set in '" + oneLine(dataPath) + "' has " +
          std::to_string(train.n) + " samples, fewer than one batch of " +
          std::to_string(info.batchSize) + " (train.drop_last is true)");
-  RunConstants run;
-  run.stepsPerEpoch = std::max<int64_t>(stepsPerEpoch, 1);
-  run.totalSteps = totalStepsFor(epochs, run.stepsPerEpoch);
+  constants.stepsPerEpoch = std::max<int64_t>(stepsPerEpoch, 1);
+  constants.seed = seed; // dropout masks derive from it
+  counter = findCounter(info);
+  if (!opts.evalOnly)
+    checkCounts();
+  constants.totalSteps = totalStepsFor(epochs, constants.stepsPerEpoch);
+  step = counter ? readCounter(*counter, hostState) : metaStep;
+  if (!opts.evalOnly)
+    checkStep();
 
-  const StateTensor *counter = findCounter(info);
-  int64_t step = counter ? readCounter(*counter, hostState) : metaStep;
-  if (step < 0)
-    fail("the step counter in the state is negative (" + std::to_string(step) +
-         ")");
-
+  // Every check has passed: only now may a fresh run truncate the metrics
+  // file (a resumed run appends to it).
   if (!opts.metrics.empty() &&
       !metricsFile.open(opts.metrics, !opts.resume.empty(), error))
     fail(error);
@@ -462,26 +688,15 @@ int Run::run(const std::vector<std::string> &args) {
   StepTotals totals;
   int64_t ran = 0;
   bool emittedFinal = false;
-  auto makeMetrics = [&](bool final) {
-    EpochMetrics m;
-    m.step = step;
-    m.epoch = static_cast<double>(step) / run.stepsPerEpoch;
-    if (totals.count > 0) {
-      m.trainLoss = totals.lossSum / totals.count;
-      m.trainAcc = static_cast<double>(totals.correct) / totals.count;
-      if (segmentTrain > 0)
-        m.imagesPerS = totals.count / segmentTrain;
-    }
-    evaluate(m);
-    m.elapsedS = clock() - start;
-    m.final = final;
-    return m;
-  };
-
-  while (!opts.evalOnly && step < run.totalSteps &&
+  int signal = 0;
+  while (!opts.evalOnly && step < constants.totalSteps &&
          !(opts.steps && ran >= *opts.steps)) {
+    // Between steps: a signal ends the run here, with a checkpoint.
+    if ((signal = interrupted()))
+      break;
     const double t0 = clock();
-    fillBatch(loader, step / run.stepsPerEpoch, step % run.stepsPerEpoch);
+    fillBatch(loader, step / constants.stepsPerEpoch,
+              step % constants.stepsPerEpoch);
     const float *imagesArg = images.data();
     const int64_t *labelsArg = labels.data();
     if (deviceImages) {
@@ -490,7 +705,7 @@ int Run::run(const std::vector<std::string> &args) {
       imagesArg = static_cast<const float *>(deviceImages->get());
       labelsArg = static_cast<const int64_t *>(deviceLabels->get());
     }
-    model.trainStep(state, scratch, run, imagesArg, labelsArg, totals);
+    model.trainStep(state, scratch, constants, imagesArg, labelsArg, totals);
     ++ran;
     if (counter && memory->isHost()) {
       int64_t now = readCounter(*counter, state);
@@ -500,21 +715,29 @@ int Run::run(const std::vector<std::string> &args) {
     }
     ++step;
     segmentTrain += clock() - t0;
+    // On the host the totals are already here after every step, so the
+    // check costs nothing; a device target is checked where it reads them.
+    if (memory->isHost())
+      stopIfDiverged(totals, segmentTrain, start);
 
-    bool last = step >= run.totalSteps || (opts.steps && ran >= *opts.steps);
-    if (step % run.stepsPerEpoch == 0 || last) {
-      EpochMetrics m = makeMetrics(last);
+    bool last =
+        step >= constants.totalSteps || (opts.steps && ran >= *opts.steps);
+    if (step % constants.stepsPerEpoch == 0 || last) {
+      stopIfDiverged(totals, segmentTrain, start);
+      EpochMetrics m = trainMetrics(totals, segmentTrain, start, last);
+      evaluate(m);
+      m.elapsedS = clock() - start;
       emit(m);
       emittedFinal = last;
       totals = StepTotals();
       segmentTrain = 0;
     } else if (progress.enabled()) {
       std::string text =
-          "epoch " + std::to_string(step / run.stepsPerEpoch + 1) + "/" +
-          std::to_string((run.totalSteps + run.stepsPerEpoch - 1) /
-                         run.stepsPerEpoch) +
+          "epoch " + std::to_string(step / constants.stepsPerEpoch + 1) + "/" +
+          std::to_string((constants.totalSteps + constants.stepsPerEpoch - 1) /
+                         constants.stepsPerEpoch) +
           "  step " + std::to_string(step) + "/" +
-          std::to_string(run.totalSteps);
+          std::to_string(constants.totalSteps);
       if (totals.count > 0) {
         char buf[96];
         std::snprintf(buf, sizeof buf, "  loss %.4f  acc %s",
@@ -532,14 +755,27 @@ int Run::run(const std::vector<std::string> &args) {
       progress.update(text);
     }
   }
-  if (!emittedFinal) {
-    EpochMetrics m = makeMetrics(true);
+  if (!signal)
+    signal = interrupted();
+  if (!emittedFinal && !signal) {
+    EpochMetrics m = trainMetrics(totals, segmentTrain, start, true);
+    evaluate(m);
+    m.elapsedS = clock() - start;
     emit(m);
   }
   progress.clear();
+  if (signal && ran == 0) {
+    err << "interrupted by " << signalName(signal)
+        << " before the first step of this run: nothing to save" << std::endl;
+    return 128 + signal;
+  }
 
   // --- finish --------------------------------------------------------------
-  if (!memory->isHost() || !opts.save.empty())
+  // Interrupted without --save: the state still goes somewhere.
+  const std::string target = signal && opts.save.empty()
+                                 ? interruptedSavePath(info.name)
+                                 : opts.save;
+  if (!memory->isHost() || !target.empty())
     memory->download(hostState, state, info.stateBytes);
   if (counter && !memory->isHost()) {
     int64_t now = readCounter(*counter, hostState);
@@ -547,17 +783,20 @@ int Run::run(const std::vector<std::string> &args) {
       fail("internal error: the step counter is " + std::to_string(now) +
            " after " + std::to_string(step) + " steps");
   }
-  if (!opts.save.empty()) {
-    CheckpointMeta meta;
-    meta.model = info.name;
-    meta.fingerprint = info.fingerprint;
-    meta.step = step;
-    meta.epoch = step / run.stepsPerEpoch;
-    meta.seed = seed;
-    meta.epochs = epochs;
-    meta.totalSteps = run.totalSteps;
-    if (!saveCheckpoint(opts.save, info, hostState, meta, error))
-      fail(error);
+  if (!target.empty()) {
+    std::string failure;
+    std::string written = save(target, hostState, failure);
+    if (written != target)
+      fail(failure + "; the trained state was saved to '" + oneLine(written) +
+           "' instead (move it into place, or continue with: " +
+           resumeCommand(written) + ")");
+  }
+  if (signal) {
+    err << "interrupted by " << signalName(signal) << " after step " << step
+        << " of " << constants.totalSteps << ": saved the state to '"
+        << oneLine(target) << "'; resume with: " << resumeCommand(target)
+        << std::endl;
+    return 128 + signal;
   }
   return 0;
 }
@@ -679,6 +918,8 @@ int trainerMain(CompiledModel &model, int argc, char **argv) {
       return 1;
     }
   }
+  installInterruptHandlers();
+  env.interrupted = interruptSignal;
   std::ios::sync_with_stdio(true);
   return runTrainer(model, args, std::cout, std::cerr, env);
 }

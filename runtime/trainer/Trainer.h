@@ -31,6 +31,7 @@
 
 #include "runtime/CompiledModel.h"
 #include "runtime/data/Dataset.h"
+#include "runtime/trainer/SaveTarget.h"
 
 #include <cstddef>
 #include <functional>
@@ -88,19 +89,27 @@ struct TrainerEnv {
   bool progress = false;
   /// Seconds of a monotonic clock; nullptr: the steady clock.
   std::function<double()> clock;
-  /// The program name in --help.
+  /// The program name in --help and in the resume command printed after an
+  /// interruption.
   std::string program = "train";
+  /// 0, or the signal (SIGINT, SIGTERM) that asks the run to stop after the
+  /// current step; nullptr: never. The program: interruptSignal().
+  std::function<int()> interrupted;
+  /// Free bytes in a directory, for the --save check; nullptr: statvfs.
+  FreeSpaceFn freeSpace;
 };
 
 /// Runs the trainer with `args` (without the program name), printing
 /// metrics to `out` and errors/progress to `err`. Returns the exit status:
-/// 0, or 1 after printing one "error: ..." line.
+/// 0; 1 after printing one "error: ..." line; 128 + the signal (130 for
+/// SIGINT, 143 for SIGTERM) after an interruption that saved the state.
 int runTrainer(CompiledModel &model, const std::vector<std::string> &args,
                std::ostream &out, std::ostream &err,
                const TrainerEnv &env = TrainerEnv());
 
-/// main() of the trainer program: std::cout, std::cerr, isatty(2), and
-/// tccDeviceMemory() for a cuda model.
+/// main() of the trainer program: std::cout, std::cerr, isatty(2),
+/// SIGINT/SIGTERM handlers (Interrupt.h), and tccDeviceMemory() for a cuda
+/// model.
 int trainerMain(CompiledModel &model, int argc, char **argv);
 
 } // namespace tcc::rt

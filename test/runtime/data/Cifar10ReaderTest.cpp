@@ -1,5 +1,4 @@
-//===- Cifar10ReaderTest.cpp - CIFAR-10 binary batches and their errors
-//----===//
+//===- Cifar10ReaderTest.cpp - CIFAR-10 binary batches and their errors -===//
 
 #include "DataTestUtil.h"
 #include "runtime/data/Dataset.h"
@@ -132,4 +131,15 @@ TEST(Cifar10Reader, GzippedBatchesAreRead) {
   std::string error;
   ASSERT_TRUE(loadDataset("cifar10", dir.str(), split, error)) << error;
   expectRecords(split.train, 8, 0);
+}
+
+TEST(Cifar10Reader, NonRegularFilesAreNamedNotMissing) {
+  TempDir dir;
+  writeCifarDir(dir.str());
+  std::filesystem::remove(dir.file("data_batch_3.bin"));
+  std::filesystem::create_symlink("/dev/zero", dir.file("data_batch_3.bin"));
+  EXPECT_EQ(loadError(dir.str()),
+            dir.file("data_batch_3.bin") +
+                ": is a character device (a symlink to /dev/zero), expected "
+                "a regular file");
 }

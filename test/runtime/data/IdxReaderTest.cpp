@@ -1,5 +1,4 @@
-//===- IdxReaderTest.cpp - IDX files, gzip, and their errors
-//---------------===//
+//===- IdxReaderTest.cpp - IDX files, gzip, and their errors --------------===//
 
 #include "DataTestUtil.h"
 #include "runtime/data/Dataset.h"
@@ -272,6 +271,134 @@ TEST(IdxReader, EveryTruncationFailsCleanly) {
       ASSERT_FALSE(error.empty());
     }
   }
+}
+
+/// Bytes that deflate cannot shrink.
+Bytes noise(size_t n) {
+  Bytes b(n);
+  uint32_t x = 2463534242u;
+  for (uint8_t &v : b) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    v = uint8_t(x);
+  }
+  return b;
+}
+
+TEST(IdxReader, GzipIsInflatedOnlyAsFarAsTheHeaderDeclares) {
+  // A gzip bomb: the header declares 60 bytes of pixels, the stream holds
+  // 4 MiB more. Its tail is cut off, so a reader that inflated to the end
+  // would report truncated gzip data; stopping one byte past the declared
+  // size reports the surplus instead.
+  TempDir dir;
+  writeIdxDir(dir, true);
+  Bytes images = idxImages(5, 4, 3);
+  Bytes tail = noise(4 << 20);
+  images.insert(images.end(), tail.begin(), tail.end());
+  Bytes gz = gzipBytes(images);
+  gz.resize(gz.size() / 2);
+  writeFile(dir.file("train-images-idx3-ubyte.gz"), gz);
+  EXPECT_EQ(loadError(dir.str()),
+            dir.file("train-images-idx3-ubyte.gz") +
+                ": header says 5 images of 4x3 (60 bytes of pixels) but the "
+                "decompressed file holds more data after them (stopped "
+                "reading there)");
+  // The same for labels.
+  writeIdxDir(dir, true);
+  Bytes labels = idxLabels(5);
+  labels.insert(labels.end(), tail.begin(), tail.end());
+  gz = gzipBytes(labels);
+  gz.resize(gz.size() / 2);
+  writeFile(dir.file("train-labels-idx1-ubyte.gz"), gz);
+  EXPECT_EQ(loadError(dir.str()),
+            dir.file("train-labels-idx1-ubyte.gz") +
+                ": header says 5 labels (5 bytes of labels) but the "
+                "decompressed file holds more data after them (stopped "
+                "reading there)");
+}
+
+TEST(IdxReader, GzipHeaderPromisingMoreThanDeflateCanHoldIsTruncation) {
+  // 2^32-1 images of 2^32-1 x 2^32-1 cannot come out of a few bytes of gzip
+  // (deflate's largest ratio is 1032:1): refused before any allocation.
+  TempDir dir;
+  writeIdxDir(dir, true);
+  Bytes images;
+  putBE32(images, 0x00000803);
+  putBE32(images, 0xffffffffu);
+  putBE32(images, 0xffffffffu);
+  putBE32(images, 0xffffffffu);
+  writeFile(dir.file("train-images-idx3-ubyte.gz"), gzipBytes(images));
+  std::string error = loadError(dir.str());
+  EXPECT_NE(error.find(": truncated: header says 4294967295 images of "
+                       "4294967295x4294967295 but the gzip file of "),
+            std::string::npos)
+      << error;
+  // Declared sizes within reach but beyond the data: truncation, counted.
+  Bytes small = idxImages(5, 4, 3);
+  small.resize(16 + 7);
+  writeFile(dir.file("train-images-idx3-ubyte.gz"), gzipBytes(small));
+  EXPECT_EQ(loadError(dir.str()),
+            dir.file("train-images-idx3-ubyte.gz") +
+                ": truncated: header says 5 images of 4x3 but the file holds "
+                "7 bytes of pixels");
+}
+
+TEST(IdxReader, NonRegularFilesAreNamedNotMissing) {
+  TempDir dir;
+  writeIdxDir(dir, false);
+  std::filesystem::remove(dir.file("train-images-idx3-ubyte"));
+  std::filesystem::create_symlink("/dev/zero",
+                                  dir.file("train-images-idx3-ubyte"));
+  EXPECT_EQ(loadError(dir.str()),
+            dir.file("train-images-idx3-ubyte") +
+                ": is a character device (a symlink to /dev/zero), expected "
+                "a regular file");
+  std::filesystem::remove(dir.file("train-images-idx3-ubyte"));
+  std::filesystem::create_symlink(dir.file("gone"),
+                                  dir.file("train-images-idx3-ubyte"));
+  EXPECT_EQ(loadError(dir.str()),
+            dir.file("train-images-idx3-ubyte") + ": is a symlink to '" +
+                dir.file("gone") +
+                "', which does not exist, expected a regular file");
+  std::filesystem::remove(dir.file("train-images-idx3-ubyte"));
+  std::filesystem::create_directory(dir.file("train-images-idx3-ubyte"));
+  EXPECT_EQ(loadError(dir.str()), dir.file("train-images-idx3-ubyte") +
+                                      ": is a directory, expected a regular "
+                                      "file");
+  // The data directory itself.
+  std::string error = loadError(dir.file("t10k-labels-idx1-ubyte"));
+  EXPECT_EQ(error.rfind(dir.file("t10k-labels-idx1-ubyte") +
+                            ": is a regular file, expected a directory",
+                        0),
+            0u)
+      << error;
+  error = loadError("/dev/zero");
+  EXPECT_EQ(error.rfind("/dev/zero: is a character device, expected a "
+                        "directory",
+                        0),
+            0u)
+      << error;
+}
+
+TEST(FileReader, DataFileStopsWhereAsked) {
+  TempDir dir;
+  Bytes data = noise(300000);
+  writeFile(dir.file("packed"), gzipBytes(data));
+  data::DataFile file;
+  std::string error;
+  ASSERT_TRUE(file.open(dir.file("packed"), error)) << error;
+  EXPECT_TRUE(file.isGzip());
+  EXPECT_GE(file.maxDataSize(), data.size());
+  std::vector<uint8_t> out;
+  ASSERT_TRUE(file.read(1000, out, error)) << error;
+  ASSERT_EQ(out, Bytes(data.begin(), data.begin() + 1000));
+  bool more = false;
+  ASSERT_TRUE(file.hasMore(more, error)) << error; // consumes byte 1000
+  EXPECT_TRUE(more);
+  out.clear();
+  ASSERT_TRUE(file.read(1u << 30, out, error)) << error;
+  EXPECT_EQ(out, Bytes(data.begin() + 1001, data.end()));
+  ASSERT_TRUE(file.hasMore(more, error)) << error;
+  EXPECT_FALSE(more);
 }
 
 TEST(FileReader, ReadsPlainAndGzipAndReportsMissing) {

@@ -1,5 +1,4 @@
-//===- NpyReaderTest.cpp - NumPy .npy files and their errors
-//---------------===//
+//===- NpyReaderTest.cpp - NumPy .npy files and their errors --------------===//
 
 #include "DataTestUtil.h"
 #include "runtime/data/Dataset.h"
@@ -333,4 +332,53 @@ TEST(NpyReader, MutatedFilesNeverCrash) {
     ASSERT_FALSE(loadDataset("npy", dir.str(), split, error)) << len;
     ASSERT_TRUE(startsWith(error, dir.file("train_y.npy") + ": ")) << error;
   }
+}
+
+TEST(NpyReader, GzipIsInflatedOnlyAsFarAsTheHeaderDeclares) {
+  // Incompressible surplus after the declared data, and the gzip stream cut
+  // off in it: only a reader that stops at the declared size reports the
+  // surplus (one inflating to the end would find truncated gzip data).
+  TempDir dir;
+  writeNpyDir(dir);
+  Bytes surplus(1 << 20);
+  uint32_t x = 88172645u;
+  for (uint8_t &v : surplus) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    v = uint8_t(x);
+  }
+  Bytes file = npyFile(npyDict("|u1", "(4, 2, 3, 3)"), u8Images(4, 2, 3, 3));
+  file.insert(file.end(), surplus.begin(), surplus.end());
+  Bytes gz = gzipBytes(file);
+  gz.resize(gz.size() / 2);
+  writeFile(dir.file("train_x.npy"), gz);
+  std::string error = loadError(dir.str());
+  EXPECT_EQ(error, dir.file("train_x.npy") +
+                       ": shape (4, 2, 3, 3) of '|u1' needs 72 bytes of data "
+                       "but the decompressed file holds more after it "
+                       "(stopped reading there)");
+  // A plain file with surplus says how much.
+  file.resize(file.size() - surplus.size() + 3);
+  writeFile(dir.file("train_x.npy"), file);
+  EXPECT_EQ(loadError(dir.str()),
+            dir.file("train_x.npy") +
+                ": shape (4, 2, 3, 3) of '|u1' needs 72 bytes of data but the "
+                "file holds 75");
+  // A header length beyond any real .npy file.
+  Bytes huge = {0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0, 0xff, 0xff, 0xff, 0x7f};
+  writeFile(dir.file("train_x.npy"), huge);
+  error = loadError(dir.str());
+  EXPECT_NE(error.find("NPY header of 2147483659 bytes exceeds the limit"),
+            std::string::npos)
+      << error;
+}
+
+TEST(NpyReader, NonRegularFilesAreNamedNotMissing) {
+  TempDir dir;
+  writeNpyDir(dir);
+  std::filesystem::remove(dir.file("test_y.npy"));
+  std::filesystem::create_symlink("/dev/zero", dir.file("test_y.npy"));
+  EXPECT_EQ(loadError(dir.str()),
+            dir.file("test_y.npy") +
+                ": is a character device (a symlink to /dev/zero), expected "
+                "a regular file");
 }

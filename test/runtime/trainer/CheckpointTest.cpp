@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 
 using namespace tcc::rt;
 using tcc::test::FakeModel;
@@ -280,4 +281,116 @@ TEST(Checkpoint, InitRejectsWrongShapesAndDtypes) {
             std::string::npos)
       << error;
   EXPECT_EQ(state, before);
+}
+
+TEST(Checkpoint, NonFiniteValuesAreFoundInEveryFloatDtype) {
+  std::vector<float> f32 = {1, 2, std::numeric_limits<float>::infinity(), 4};
+  EXPECT_EQ(firstNonFinite(DType::F32, f32.data(), 4), 2);
+  EXPECT_EQ(firstNonFinite(DType::F32, f32.data(), 2), -1);
+  f32[1] = -std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(firstNonFinite(DType::F32, f32.data(), 4), 1);
+  std::vector<uint16_t> f16 = {floatToHalf(65504.0f), 0x7c00, 0xfe00};
+  EXPECT_EQ(firstNonFinite(DType::F16, f16.data(), 1), -1) << "largest half";
+  EXPECT_EQ(firstNonFinite(DType::F16, f16.data(), 3), 1);
+  std::vector<uint16_t> bf16 = {floatToBFloat16(3e38f), 0xff80};
+  EXPECT_EQ(firstNonFinite(DType::BF16, bf16.data(), 2), 1);
+  std::vector<int64_t> i64 = {-1, INT64_MAX};
+  EXPECT_EQ(firstNonFinite(DType::I64, i64.data(), 2), -1);
+}
+
+namespace {
+/// A saved state of `model` whose `name` element `index` is `value`.
+std::string saveWith(const TempDir &dir, FakeModel &model,
+                     const std::string &name, int index, float value) {
+  const ModelInfo &info = model.info();
+  std::vector<uint8_t> state = initialised(info, 1);
+  std::string error, path = dir.file("c.safetensors");
+  EXPECT_TRUE(saveCheckpoint(path, info, state.data(), {}, error)) << error;
+  // Poke the value into the file (saveCheckpoint itself refuses it).
+  SafetensorsFile f;
+  EXPECT_TRUE(readSafetensors(path, f, error)) << error;
+  std::vector<TensorRef> refs;
+  for (Tensor &t : f.tensors) {
+    if (t.name == name)
+      std::memcpy(t.data.data() + 4 * index, &value, 4);
+    refs.push_back({t.name, t.dtype, t.shape, t.data.data(), t.data.size()});
+  }
+  EXPECT_TRUE(writeSafetensors(path, refs, f.metadata, error)) << error;
+  return path;
+}
+} // namespace
+
+TEST(Checkpoint, NonFiniteStateIsNeverSavedNorLoaded) {
+  TempDir dir;
+  FakeModel model;
+  const ModelInfo &info = model.info();
+  std::string error, path = dir.file("c.safetensors");
+  std::vector<uint8_t> state = initialised(info, 1);
+  ASSERT_TRUE(saveCheckpoint(path, info, state.data(), {}, error)) << error;
+  const std::string good = tcc::test::readFile(path);
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  std::memcpy(state.data() + tensor(info, "ema.fc.weight").offset + 12, &nan,
+              4);
+  EXPECT_EQ(nonFiniteStateTensor(info, state.data()),
+            "ema.fc.weight holds nan (element 3)");
+  EXPECT_FALSE(saveCheckpoint(path, info, state.data(), {}, error));
+  EXPECT_EQ(error, "not writing '" + path +
+                       "': state tensor ema.fc.weight holds nan (element 3); "
+                       "a checkpoint never holds NaN or infinity (the file "
+                       "keeps its previous contents)");
+  EXPECT_EQ(tcc::test::readFile(path), good);
+
+  // --resume and --init refuse such files, naming the tensor.
+  path = saveWith(dir, model, "fc.bias", 2,
+                  -std::numeric_limits<float>::infinity());
+  Arena a(info);
+  std::vector<uint8_t> before = a.bytes;
+  CheckpointMeta meta;
+  EXPECT_FALSE(loadCheckpoint(path, info, a.data(), meta, error));
+  EXPECT_EQ(error, path + ": tensor fc.bias holds -inf (element 2): the "
+                          "checkpoint comes from a diverged run; resume from "
+                          "an earlier checkpoint");
+  EXPECT_FALSE(loadStateDict(path, info, a.data(), nullptr, error));
+  EXPECT_EQ(error, path + ": tensor fc.bias holds -inf (element 2): these "
+                          "weights come from a diverged run; start from other "
+                          "weights");
+  EXPECT_EQ(a.bytes, before);
+  // --init ignores the optimizer state: NaN there does not matter to it.
+  path = saveWith(dir, model, "optimizer.fc.bias.momentum_buffer", 0, nan);
+  EXPECT_TRUE(loadStateDict(path, info, a.data(), nullptr, error)) << error;
+  EXPECT_FALSE(loadCheckpoint(path, info, a.data(), meta, error));
+  EXPECT_NE(error.find("optimizer.fc.bias.momentum_buffer holds nan"),
+            std::string::npos)
+      << error;
+}
+
+TEST(Checkpoint, ResumeRefusesAnotherModelsNameAndAnEditedStep) {
+  TempDir dir;
+  FakeModel model;
+  std::vector<uint8_t> state = initialised(model.info(), 1);
+  std::string error, path = dir.file("c.safetensors");
+  ASSERT_TRUE(saveCheckpoint(path, model.info(), state.data(), {}, error));
+  // The same architecture under another name: another model's run.
+  FakeModel twin;
+  twin.mi.name = "twin";
+  Arena a(twin.info());
+  CheckpointMeta meta;
+  EXPECT_FALSE(loadCheckpoint(path, twin.info(), a.data(), meta, error));
+  EXPECT_EQ(error, path + ": checkpoint of model 'fake_linear' does not match "
+                          "this trainer's model 'twin' (the same tensors, but "
+                          "its metadata names another model; to start from "
+                          "its weights use --init)");
+  EXPECT_TRUE(loadStateDict(path, twin.info(), a.data(), nullptr, error))
+      << error;
+  // Metadata step and the counter disagree.
+  SafetensorsFile f;
+  ASSERT_TRUE(readSafetensors(path, f, error));
+  f.metadata["step"] = "12";
+  std::vector<TensorRef> refs;
+  for (const Tensor &t : f.tensors)
+    refs.push_back({t.name, t.dtype, t.shape, t.data.data(), t.data.size()});
+  ASSERT_TRUE(writeSafetensors(path, refs, f.metadata, error)) << error;
+  EXPECT_FALSE(loadCheckpoint(path, model.info(), a.data(), meta, error));
+  EXPECT_EQ(error, path + ": its metadata says step 12 but tensor 'step' "
+                          "holds 0 (an edited or corrupt checkpoint)");
 }

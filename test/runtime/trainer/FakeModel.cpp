@@ -142,7 +142,8 @@ void FakeModel::trainStep(void *state, void *scratch, const RunConstants &run,
     }
   }
   const float lr = static_cast<float>(
-      0.1 * (1.0 - static_cast<double>(*step) / std::max<int64_t>(run.totalSteps, 1)));
+      learningRate *
+      (1.0 - static_cast<double>(*step) / std::max<int64_t>(run.totalSteps, 1)));
   for (int64_t i = 0; i < k * d; ++i) {
     mw[i] = 0.9f * mw[i] + grad[i];
     w[i] -= lr * mw[i];
@@ -164,6 +165,8 @@ void FakeModel::trainStep(void *state, void *scratch, const RunConstants &run,
     rv[i] = 0.9f * rv[i] + 0.1f * static_cast<float>(var);
   }
   *step += 1;
+  if (afterStep)
+    afterStep(*step);
 }
 
 void FakeModel::evalStep(void *state, void *scratch, const float *images,

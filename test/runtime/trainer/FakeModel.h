@@ -15,6 +15,7 @@
 #include "runtime/CompiledModel.h"
 #include "runtime/data/Dataset.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -42,6 +43,12 @@ public:
 
   rt::ModelInfo mi;
   int64_t trainCalls = 0, evalCalls = 0;
+  /// The base learning rate; 1e38 makes the weights overflow and the loss
+  /// NaN within a few steps (a diverging run).
+  float learningRate = 0.1f;
+  /// Called at the end of every train step with the new step count (tests
+  /// interrupt the run, or take its save directory away, from here).
+  std::function<void(int64_t step)> afterStep;
 
 private:
   template <typename T> T *at(void *state, const char *name);

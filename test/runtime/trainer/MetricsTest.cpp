@@ -33,9 +33,22 @@ TEST(Metrics, LineFormat) {
   m.testAcc = std::numeric_limits<double>::quiet_NaN();
   auto j = nlohmann::json::parse(metricsLine(m));
   EXPECT_EQ(j["epoch"], 2.5);
-  EXPECT_TRUE(j["train_loss"].is_null());
-  EXPECT_TRUE(j["test_acc"].is_null());
+  EXPECT_TRUE(j["train_loss"].is_null()) << "does not apply: null";
+  EXPECT_EQ(j["test_acc"], "NaN") << "not finite: said so, never null";
   EXPECT_EQ(j["final"], true);
+}
+
+TEST(Metrics, NonFiniteValuesAreStringsNotNull) {
+  EpochMetrics m;
+  m.step = 3;
+  m.trainLoss = std::numeric_limits<double>::quiet_NaN();
+  m.trainAcc = 0.25;
+  m.imagesPerS = std::numeric_limits<double>::infinity();
+  m.testAcc = -std::numeric_limits<double>::infinity();
+  EXPECT_EQ(metricsLine(m),
+            R"({"epoch":0,"step":3,"train_loss":"NaN","train_acc":0.25,)"
+            R"("test_loss":null,"test_acc":"-Infinity","elapsed_s":0.0,)"
+            R"("images_per_s":"Infinity"})");
 }
 
 TEST(Metrics, FileAppendsWholeLines) {

@@ -280,3 +280,41 @@ TEST(Safetensors, FailedWriteLeavesTheTargetUntouched) {
   SafetensorsFile f;
   EXPECT_TRUE(readSafetensors(ro + "/ckpt.safetensors", f, error)) << error;
 }
+
+TEST(Safetensors, DuplicateKeysAreRefused) {
+  // nlohmann would keep one entry silently: which tensor is meant?
+  std::string e = decodeError(rawFile(
+      R"({"a": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]},
+          "a": {"dtype": "U8", "shape": [4], "data_offsets": [4, 8]}})",
+      std::string(8, 'x')));
+  EXPECT_EQ(e, "bad.safetensors: the header lists 'a' twice (a duplicate "
+               "JSON key): the file is corrupt");
+  e = decodeError(rawFile(
+      R"({"a": {"dtype": "U8", "dtype": "F32", "shape": [4], "data_offsets": [0, 4]}})",
+      std::string(4, 'x')));
+  EXPECT_NE(e.find("has the key 'dtype' twice"), std::string::npos) << e;
+  e = decodeError(rawFile(R"({"__metadata__": {"model": "a", "model": "b"}})",
+                          ""));
+  EXPECT_NE(e.find("has the key 'model' twice"), std::string::npos) << e;
+  // Equal keys in different objects are fine.
+  SafetensorsFile f;
+  std::string error;
+  EXPECT_TRUE(decodeSafetensors(
+      rawFile(R"({"__metadata__": {"dtype": "x"},
+                  "dtype": {"dtype": "U8", "shape": [2], "data_offsets": [0, 2]}})",
+              "xy"),
+      "ok.safetensors", f, error))
+      << error;
+}
+
+TEST(Safetensors, DevicesAreNotRead) {
+  // /dev/zero would be read until memory runs out.
+  TempDir dir;
+  std::filesystem::create_symlink("/dev/zero", dir.file("z.safetensors"));
+  SafetensorsFile f;
+  std::string error;
+  EXPECT_FALSE(readSafetensors(dir.file("z.safetensors"), f, error));
+  EXPECT_EQ(error, "cannot read '" + dir.file("z.safetensors") +
+                       "': is a character device (a symlink to /dev/zero), "
+                       "not a regular file");
+}

@@ -3,13 +3,17 @@
 #include "FakeModel.h"
 
 #include "runtime/trainer/Safetensors.h"
+#include "runtime/trainer/SaveTarget.h"
 #include "runtime/trainer/Trainer.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <sstream>
+#include <unistd.h>
 
 using namespace tcc::rt;
 using tcc::test::FakeModel;
@@ -412,4 +416,323 @@ TEST(Trainer, LoadsTheRecipesDataFromDisk) {
   EXPECT_EQ(runTrainer(other, {}, out3, err3), 1);
   EXPECT_EQ(err3.str().rfind("error: ", 0), 0u) << err3.str();
   EXPECT_EQ(err3.str().find('\n'), err3.str().size() - 1) << err3.str();
+}
+
+//===----------------------------------------------------------------------===//
+// Keeping the user's work: divergence, counts, checkpoints, interruptions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+Result trainWith(FakeModel &model, const DataSplit &data,
+                 std::vector<std::string> args, TrainerEnv env) {
+  std::ostringstream out, err;
+  env.data = &data;
+  double now = 0;
+  env.clock = [&] { return now += 0.001; };
+  int status = runTrainer(model, args, out, err, env);
+  return {status, out.str(), err.str()};
+}
+
+/// Device memory that is not the host's (but host RAM underneath): the
+/// trainer must treat the totals as read only at epoch ends.
+class FakeDevice final : public DeviceMemory {
+public:
+  bool isHost() const override { return false; }
+  void *allocate(size_t bytes) override {
+    return hostMemory().allocate(bytes);
+  }
+  void release(void *p) override { hostMemory().release(p); }
+  void upload(void *d, const void *h, size_t n) override {
+    std::memcpy(d, h, n);
+  }
+  void download(void *h, const void *d, size_t n) override {
+    std::memcpy(h, d, n);
+  }
+};
+
+int64_t savedStep(const std::string &path) {
+  int64_t step = -1;
+  auto t = tensors(path);
+  std::memcpy(&step, t["step"].data(), 8);
+  return step;
+}
+
+} // namespace
+
+TEST(Trainer, DivergenceStopsTheRunAndKeepsTheLastGoodCheckpoint) {
+  TempDir dir;
+  DataSplit data = makeFakeData();
+  std::string save = dir.file("c.safetensors"),
+              metrics = dir.file("m.jsonl");
+  FakeModel good;
+  ASSERT_EQ(train(good, data, {"--steps", "2", "--save", save}).status, 0);
+  const std::string lastGood = readFile(save);
+  // A learning rate of 1e38 overflows the weights: the loss of step 6 is NaN.
+  FakeModel model;
+  model.learningRate = 1e38f;
+  Result r = train(model, data, {"--save", save, "--metrics", metrics});
+  expectOneErrorLine(r, "training diverged at epoch 2 step 6 (train_loss is "
+                        "nan): lower the learning rate (train.optimizer.lr) "
+                        "or set train.grad_clip_norm in the model's JSON and "
+                        "run `tcc compile` again; --save '" +
+                            save +
+                            "' was not written and keeps the last good "
+                            "checkpoint");
+  EXPECT_EQ(model.trainCalls, 6) << "stopped at once, not at the end";
+  EXPECT_EQ(readFile(save), lastGood);
+  auto ls = lines(readFile(metrics));
+  ASSERT_EQ(ls.size(), 2u);
+  EXPECT_TRUE(ls[0]["train_loss"].is_number());
+  EXPECT_EQ(ls[1]["step"], 6);
+  EXPECT_EQ(ls[1]["train_loss"], "NaN") << "never null";
+  EXPECT_TRUE(ls[1]["test_acc"].is_null()) << "a diverged state is not evaluated";
+  EXPECT_EQ(ls[1]["final"], true);
+  EXPECT_EQ(readFile(metrics), r.out);
+}
+
+TEST(Trainer, DivergenceOnADeviceIsFoundWhereTheTotalsAreRead) {
+  // No per-step read of the totals on a device: the NaN of step 6 shows at
+  // the end of epoch 2 (step 10).
+  DataSplit data = makeFakeData();
+  FakeModel model;
+  model.learningRate = 1e38f;
+  FakeDevice device;
+  TrainerEnv env;
+  env.memory = &device;
+  Result r = trainWith(model, data, {}, env);
+  expectOneErrorLine(r, "training diverged at epoch 2 step 10 (train_loss is "
+                        "nan)");
+  EXPECT_EQ(model.trainCalls, 10);
+  FakeModel fine;
+  r = trainWith(fine, data, {}, env);
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+TEST(Trainer, CountsBeyondTheStepCounterAreRefused) {
+  TempDir dir;
+  DataSplit data = makeFakeData();
+  FakeModel model;
+  expectOneErrorLine(
+      train(model, data, {"--epochs", "1e30"}),
+      "--epochs 1e+30: 1e+30 epochs of 5 steps are 5e+30 steps, but this "
+      "trainer counts at most 9223372036854775807 steps (its step counter "
+      "'step' is I64); use at most 1.84467440737096e+18 epochs");
+  expectOneErrorLine(train(model, data, {"--epochs", "1844674407370955200"}),
+                     "this trainer counts at most 9223372036854775807 steps");
+  EXPECT_EQ(train(model, data, {"--epochs", "1e18", "--steps", "1"}).status, 0)
+      << "5e18 steps still count";
+  FakeModel recipe(tcc::test::fakeRecipe("/nonexistent", 1e300));
+  expectOneErrorLine(train(recipe, data, {}), "train.epochs 1e+300: ");
+  // A counter stored as F32 counts exactly only up to 2^24.
+  FakeModel f32;
+  for (StateTensor &t : f32.mi.state)
+    if (t.name == "step")
+      t.dtype = DType::F32;
+  expectOneErrorLine(train(f32, data, {"--epochs", "4e6"}),
+                     "this trainer counts at most 16777216 steps (its step "
+                     "counter 'step' is F32); use at most 3355443 epochs");
+  expectOneErrorLine(train(f32, data, {"--steps", "20000000"}),
+                     "--steps 20000000: this trainer counts at most 16777216 "
+                     "steps");
+  EXPECT_EQ(model.trainCalls + recipe.trainCalls + f32.trainCalls, 1);
+}
+
+TEST(Trainer, CheckpointBeyondTheRunIsRefused) {
+  TempDir dir;
+  DataSplit data = makeFakeData();
+  std::string save = dir.file("c.safetensors"), metrics = dir.file("m.jsonl");
+  FakeModel a;
+  ASSERT_EQ(train(a, data, {"--steps", "7", "--save", save}).status, 0);
+  tcc::test::writeFile(metrics, "{\"earlier\":1}\n");
+  FakeModel b;
+  Result r = train(b, data, {"--resume", save, "--epochs", "1", "--metrics",
+                             metrics});
+  // --epochs differs from the checkpoint's: a warning line comes first.
+  size_t warning = r.err.find('\n');
+  ASSERT_NE(warning, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.rfind("warning: --epochs 1 differs", 0), 0u) << r.err;
+  r.err = r.err.substr(warning + 1);
+  expectOneErrorLine(r, "'" + save + "' is at step 7 (epoch 1.4), beyond the "
+                        "end of this run at step 5 (1 epochs of 5 steps, from "
+                        "--epochs); to train on, pass --epochs 2 or more");
+  EXPECT_EQ(b.trainCalls, 0);
+  EXPECT_EQ(readFile(metrics), "{\"earlier\":1}\n");
+  // At the very end is fine: nothing to train, one line.
+  FakeModel c;
+  r = train(c, data, {"--resume", save, "--epochs", "1.4"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(c.trainCalls, 0);
+}
+
+TEST(Trainer, ResumeWithAnotherSeedOrEpochsWarnsAndUsesThem) {
+  TempDir dir;
+  DataSplit data = makeFakeData();
+  std::string save = dir.file("c.safetensors");
+  FakeModel a;
+  ASSERT_EQ(train(a, data, {"--steps", "3", "--save", save}).status, 0);
+  RecordingModel same;
+  Result r = train(same, data, {"--resume", save, "--seed", "7", "--epochs",
+                                "2", "--steps", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "") << "the checkpoint's own values: no warning";
+  RecordingModel changed;
+  r = train(changed, data, {"--resume", save, "--seed", "5", "--epochs", "3",
+                            "--steps", "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "warning: --seed 5 differs from seed 7 saved in '" + save +
+                "'; using 5: the remaining steps see another data order and "
+                "augmentation than the saved run would have (omit --seed to "
+                "continue it exactly)\n"
+                "warning: --epochs 3 differs from the 2 epochs saved in '" +
+                save +
+                "'; using 3: the learning-rate schedule now spans 3 epochs "
+                "instead of 2 (omit --epochs to continue exactly)\n");
+  ASSERT_EQ(changed.runs.size(), 1u);
+  EXPECT_EQ(changed.runs[0].seed, 5u);
+  EXPECT_EQ(changed.runs[0].totalSteps, 15);
+  EXPECT_NE(changed.seenLabels[0], same.seenLabels[0]) << "seed 5 is used";
+}
+
+TEST(Trainer, TheRunsSeedReachesTheStep) {
+  // Dropout masks derive from RunConstants::seed: --seed must reach it.
+  DataSplit data = makeFakeData();
+  RecordingModel a, b;
+  ASSERT_EQ(train(a, data, {"--steps", "1"}).status, 0);
+  ASSERT_EQ(train(b, data, {"--steps", "1", "--seed", "99"}).status, 0);
+  EXPECT_EQ(a.runs[0].seed, 7u);
+  EXPECT_EQ(b.runs[0].seed, 99u);
+}
+
+TEST(Trainer, SaveTargetIsCheckedBeforeTraining) {
+  TempDir dir;
+  DataSplit data = makeFakeData();
+  FakeModel model;
+  expectOneErrorLine(train(model, data, {"--save", "/dev/full"}),
+                     "--save /dev/full: is a character device, not a regular "
+                     "file");
+  TrainerEnv env;
+  env.freeSpace = [](const std::string &) -> std::optional<uint64_t> {
+    return 1000;
+  };
+  expectOneErrorLine(
+      trainWith(model, data, {"--save", dir.file("c.safetensors")}, env),
+      "--save " + dir.file("c.safetensors") + ": the checkpoint needs about "
+      "8.1 kB, but the file system of '" + dir.path() + "' has 1.0 kB free; "
+      "free some space or save elsewhere");
+  EXPECT_EQ(model.trainCalls, 0);
+  // The estimate is an upper bound of what a save writes.
+  std::string written = dir.file("written.safetensors");
+  ASSERT_EQ(train(model, data, {"--steps", "1", "--save", written}).status, 0);
+  EXPECT_LE(std::filesystem::file_size(written),
+            checkpointSizeBound(model.info()));
+  model.trainCalls = 0;
+  // A bad command line never truncates an existing metrics file.
+  std::string metrics = dir.file("m.jsonl");
+  tcc::test::writeFile(metrics, "{\"earlier\":1}\n");
+  expectOneErrorLine(train(model, data, {"--metrics", metrics, "--save",
+                                         "/dev/full"}),
+                     "/dev/full");
+  expectOneErrorLine(train(model, data, {"--metrics", metrics, "--epochs",
+                                         "1e30"}),
+                     "--epochs");
+  expectOneErrorLine(train(model, data, {"--metrics", metrics, "--resume",
+                                         dir.file("none")}),
+                     "none");
+  EXPECT_EQ(readFile(metrics), "{\"earlier\":1}\n");
+  EXPECT_EQ(model.trainCalls, 0);
+}
+
+TEST(Trainer, AFailedFinalSaveGoesToAFallbackPath) {
+  TempDir dir, tmp;
+  DataSplit data = makeFakeData();
+  std::string sub = dir.file("sub");
+  std::filesystem::create_directory(sub);
+  std::string save = sub + "/c.safetensors";
+  // The save directory disappears during training.
+  FakeModel model;
+  model.afterStep = [&](int64_t step) {
+    if (step == 2)
+      std::filesystem::remove_all(sub);
+  };
+  const char *oldTmp = std::getenv("TMPDIR");
+  std::string savedTmp = oldTmp ? oldTmp : "";
+  setenv("TMPDIR", tmp.path().c_str(), 1);
+  Result r = train(model, data, {"--steps", "3", "--save", save});
+  if (oldTmp)
+    setenv("TMPDIR", savedTmp.c_str(), 1);
+  else
+    unsetenv("TMPDIR");
+  std::string fallback = tmp.file("fake_linear.rescued-" +
+                                  std::to_string(getpid()) + ".safetensors");
+  expectOneErrorLine(r, "cannot write '" + save + "': ");
+  EXPECT_NE(r.err.find("; the trained state was saved to '" + fallback +
+                       "' instead (move it into place, or continue with: "
+                       "train --resume " +
+                       fallback + " --save " + save + ")"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(savedStep(fallback), 3);
+}
+
+TEST(Trainer, InterruptFinishesTheStepSavesAndResumesBitIdentically) {
+  TempDir dir;
+  DataSplit data = makeFakeData();
+  std::string full = dir.file("full.safetensors"),
+              save = dir.file("c.safetensors"),
+              metrics = dir.file("m.jsonl");
+  FakeModel whole;
+  ASSERT_EQ(train(whole, data, {"--save", full}).status, 0);
+
+  FakeModel model;
+  TrainerEnv env;
+  env.interrupted = [&] { return model.trainCalls >= 7 ? SIGINT : 0; };
+  Result r = trainWith(model, data, {"--save", save, "--metrics", metrics},
+                       env);
+  EXPECT_EQ(r.status, 130);
+  EXPECT_EQ(r.err, "interrupted by SIGINT after step 7 of 10: saved the state "
+                   "to '" + save + "'; resume with: train --resume " + save +
+                   " --save " + save + " --metrics " + metrics + "\n");
+  EXPECT_EQ(model.trainCalls, 7);
+  EXPECT_EQ(savedStep(save), 7);
+  EXPECT_EQ(lines(readFile(metrics)).size(), 1u) << "epoch 1 only";
+
+  FakeModel resumed;
+  r = train(resumed, data, {"--resume", save, "--save", save, "--metrics",
+                            metrics});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(resumed.trainCalls, 3);
+  EXPECT_EQ(tensors(save), tensors(full));
+  auto ls = lines(readFile(metrics));
+  ASSERT_EQ(ls.size(), 2u) << "appended on resume";
+  EXPECT_EQ(ls[1]["step"], 10);
+}
+
+TEST(Trainer, InterruptWithoutSaveUsesTheDefaultPath) {
+  TempDir dir;
+  DataSplit data = makeFakeData();
+  std::string cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  FakeModel model;
+  TrainerEnv env;
+  env.interrupted = [&] { return model.trainCalls >= 2 ? SIGTERM : 0; };
+  Result r = trainWith(model, data, {"--quiet"}, env);
+  FakeModel early;
+  TrainerEnv before;
+  before.interrupted = [] { return SIGINT; };
+  Result none = trainWith(early, data, {"--save", "x.safetensors"}, before);
+  std::filesystem::current_path(cwd);
+  EXPECT_EQ(r.status, 143);
+  EXPECT_EQ(r.err, "interrupted by SIGTERM after step 2 of 10: saved the "
+                   "state to 'fake_linear.interrupted.safetensors'; resume "
+                   "with: train --resume fake_linear.interrupted.safetensors "
+                   "--quiet\n");
+  EXPECT_EQ(savedStep(dir.file("fake_linear.interrupted.safetensors")), 2);
+  // Interrupted before its first step, a run has nothing to save.
+  EXPECT_EQ(none.status, 130);
+  EXPECT_EQ(none.err, "interrupted by SIGINT before the first step of this "
+                      "run: nothing to save\n");
+  EXPECT_EQ(early.trainCalls, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("x.safetensors")));
 }
