@@ -3,9 +3,13 @@
 #include "codegen/Codegen.h"
 #include "codegen/CpuEmitter.h"
 
+#include "ir/TccOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 
 using namespace mlir;
@@ -114,22 +118,13 @@ void emitModelInfo(ModuleOp module, func::FuncOp train, func::FuncOp eval,
   auto scratch = [](func::FuncOp fn) {
     return fn->getAttrOfType<IntegerAttr>("tcc.scratch_bytes").getInt();
   };
-  os << "Model::Model() {\n"
-     << "  info_.name = " << quoted(module->getAttrOfType<StringAttr>("tcc.model").getValue())
-     << ";\n  info_.target = \"cpu\";\n  info_.inputShape = {";
-  llvm::interleaveComma(module->getAttrOfType<DenseI64ArrayAttr>("tcc.input_shape").asArrayRef(), os);
-  os << "};\n  info_.classes = "
-     << module->getAttrOfType<IntegerAttr>("tcc.classes").getInt() << ";\n"
-     << "  info_.batchSize = " << dimsOf(train.getArgument(0))[0] << ";\n"
-     << "  info_.evalBatchSize = " << dimsOf(eval.getArgument(0))[0] << ";\n"
-     << "  info_.stateBytes = "
-     << module->getAttrOfType<IntegerAttr>("tcc.state_bytes").getInt() << ";\n"
-     << "  info_.scratchBytes = " << std::max(scratch(train), scratch(eval)) << ";\n"
-     << "  info_.fingerprint = " << fingerprint(train) << "ull;\n";
-  std::string recipe = "{\"train\":" + attributeToJson(module->getAttr("tcc.train")) +
-                       ",\"data\":" + attributeToJson(module->getAttr("tcc.data")) +
-                       ",\"eval\":" + attributeToJson(module->getAttr("tcc.eval")) + "}";
-  os << "  info_.recipeJson = " << quoted(recipe) << ";\n";
+  // The state as a table read by a loop: one statement per tensor would
+  // make a constructor whose build time grows faster than the model.
+  os << "struct StateRow {\n  const char *name;\n  int rank;\n  int64_t dims[8];\n"
+     << "  DType dtype;\n  StateRole role;\n  bool trainable;\n  const char *init;\n"
+     << "  double a, b;\n  const char *source;\n  size_t offset;\n};\n\n"
+     << "// name, rank, shape, dtype, role, trainable, init (kind, a, b, source), offset\n"
+     << "const StateRow kStateRows[] = {\n";
   int slot = 0;
   for (BlockArgument arg : train.getArguments()) {
     unsigned i = arg.getArgNumber();
@@ -148,106 +143,360 @@ void emitModelInfo(ModuleOp module, func::FuncOp train, func::FuncOp eval,
     else if (initKind == "normal")
       a = number(init, "mean"), b = number(init, "std");
     auto source = init.getAs<StringAttr>("source");
-    os << "  info_.state.push_back({" << quoted(name.getValue()) << ", {";
+    os << "    {" << quoted(name.getValue()) << ", " << dimsOf(arg).size() << ", {";
     llvm::interleaveComma(dimsOf(arg), os);
     os << "}, " << dtypeOf(arg.getType()) << ", " << roleOf(kind) << ", "
-       << (trainable && trainable.getValue() ? "true" : "false") << ", {"
+       << (trainable && trainable.getValue() ? "true" : "false") << ", "
        << quoted(initKind) << ", " << llvm::format("%.17g", a) << ", "
        << llvm::format("%.17g", b) << ", "
-       << quoted(source ? source.getValue() : "") << "}, "
-       << stateOffsets[slot++] << "});\n";
+       << quoted(source ? source.getValue() : "") << ", " << stateOffsets[slot++]
+       << "},\n";
   }
+  os << "};\n\n";
+  os << "Model::Model() {\n"
+     << "  info_.name = " << quoted(module->getAttrOfType<StringAttr>("tcc.model").getValue())
+     << ";\n  info_.target = \"cpu\";\n  info_.inputShape = {";
+  llvm::interleaveComma(module->getAttrOfType<DenseI64ArrayAttr>("tcc.input_shape").asArrayRef(), os);
+  os << "};\n  info_.classes = "
+     << module->getAttrOfType<IntegerAttr>("tcc.classes").getInt() << ";\n"
+     << "  info_.batchSize = " << dimsOf(train.getArgument(0))[0] << ";\n"
+     << "  info_.evalBatchSize = " << dimsOf(eval.getArgument(0))[0] << ";\n"
+     << "  info_.stateBytes = "
+     << module->getAttrOfType<IntegerAttr>("tcc.state_bytes").getInt() << ";\n"
+     << "  info_.scratchBytes = " << std::max(scratch(train), scratch(eval)) << ";\n"
+     << "  info_.fingerprint = " << fingerprint(train) << "ull;\n";
+  std::string recipe = "{\"train\":" + attributeToJson(module->getAttr("tcc.train")) +
+                       ",\"data\":" + attributeToJson(module->getAttr("tcc.data")) +
+                       ",\"eval\":" + attributeToJson(module->getAttr("tcc.eval")) + "}";
+  os << "  info_.recipeJson = " << quoted(recipe) << ";\n";
+  os << "  for (const StateRow &r : kStateRows)\n"
+     << "    info_.state.push_back({r.name, std::vector<int64_t>(r.dims, r.dims + r.rank),\n"
+     << "                           r.dtype, r.role, r.trainable,\n"
+     << "                           {r.init, r.a, r.b, r.source}, r.offset});\n";
   os << "}\n\n";
 }
 
-/// Prints one step function's body: names every value after the memory plan,
-/// prints each op, then copies state results that were not updated in place.
-LogicalResult emitBody(func::FuncOp fn, CpuEmitter &e) {
-  llvm::raw_ostream &os = e.os;
+/// Ops per generated function. The C++ compiler's time grows faster than
+/// linearly with the size of one function (register allocation, scheduling),
+/// so a step is printed as a sequence of small parts: the build time then
+/// grows linearly with the model.
+constexpr int kOpsPerPart = 32;
+
+/// The functions that run each distinct op. Ops that differ only in the
+/// buffers they read and write (the blocks of a deep model, a layer's
+/// forward in the train and the eval step) share one function: the C++
+/// compiler, which inlines the kernels into it, does that work once per
+/// distinct op rather than once per op.
+struct OpFunctions {
+  std::string text; ///< their definitions
+  llvm::StringMap<std::string> names; ///< by parameter list and body
+
+  /// The name of the function `void NAME(const StepArgs &args, PARAMS)`
+  /// whose body is `body`.
+  StringRef get(const std::string &params, const std::string &body) {
+    auto [it, inserted] = names.try_emplace(params + "\n" + body);
+    if (inserted) {
+      it->second = "op" + std::to_string(names.size() - 1);
+      text += "[[gnu::noinline]] void " + it->second + "(const StepArgs &args" +
+              params + ") {\n" + body + "}\n\n";
+    }
+    return it->second;
+  }
+};
+
+/// Prints one step function as parts `<prefix>Part<k>(const StepArgs &)`,
+/// each declaring the values it uses; `calls` receives the calls in order.
+/// Every value is named after the memory plan (an offset into the state or
+/// scratch arena), so a part needs nothing from the one before it.
+class StepPrinter {
+public:
+  StepPrinter(func::FuncOp fn, CpuEmitter &e, OpFunctions &functions,
+              StringRef prefix)
+      : fn(fn), e(e), functions(functions), prefix(prefix.str()) {}
+
+  LogicalResult print(std::string &calls);
+
+private:
+  void nameArguments();
+  /// Prints the ops of `block` into parts; their calls go to `calls`, each
+  /// line starting with `indent`.
+  LogicalResult printOps(Block &block, std::string &calls, const std::string &indent);
+  LogicalResult printLoop(MicroBatchesOp loop, std::string &calls,
+                          const std::string &indent);
+  void printYield(YieldOp yield);
+  LogicalResult printOp(Operation &op);
+  void openPart(std::string &calls, const std::string &indent);
+  void closePart();
+  /// Names the value `name`, declared in each part that uses it by `decl`
+  /// (empty: an expression that needs no declaration).
+  void define(Value v, std::string name, std::string decl) {
+    e.names[v] = std::move(name);
+    if (!decl.empty())
+      decls[v] = std::move(decl);
+  }
+  void declare(ValueRange values) {
+    for (Value v : values) {
+      if (Value base = dependsOn.lookup(v))
+        declare(base);
+      auto it = decls.find(v);
+      // In-place results share their state slot's name: declare names once.
+      if (it != decls.end() && declared.insert(e.name(v)).second)
+        e.os << "  " << it->second << "\n";
+    }
+  }
+  LogicalResult printConstant(arith::ConstantOp constant);
+  LogicalResult printResults(Operation &op);
+  void printReturn(func::ReturnOp ret);
+
+  func::FuncOp fn;
+  CpuEmitter &e;
+  OpFunctions &functions;
+  std::string prefix;
+  DenseMap<Value, std::string> decls;
+  DenseMap<Value, Value> dependsOn; ///< a declaration that names another value
+  llvm::StringSet<> declared; ///< names declared in the part being printed
+  SmallVector<Value> slotArguments;        ///< by state slot
+  DenseMap<StringRef, Value> slotArgument; ///< by state name
+  int counter = 0;
+  int part = 0, opsInPart = 0;
+  bool inPart = false;
+};
+
+void StepPrinter::nameArguments() {
   auto offsets = fn->getParentOfType<ModuleOp>()->getAttrOfType<DenseI64ArrayAttr>(
       "tcc.state_offsets");
   int slot = 0;
-  DenseMap<StringRef, std::string> slotNames;
   for (BlockArgument arg : fn.getArguments()) {
     unsigned i = arg.getArgNumber();
     std::string type = cppElementType(arg.getType());
     if (auto state = fn.getArgAttrOfType<StringAttr>(i, "tcc.state")) {
       std::string name = "s" + std::to_string(slot);
-      os << "  " << type << " *" << name << " = reinterpret_cast<" << type
-         << " *>(state + " << offsets[slot] << "); // " << state.getValue() << "\n";
-      e.names[arg] = name;
-      slotNames[state.getValue()] = name;
+      define(arg, name,
+             type + " *" + name + " = reinterpret_cast<" + type + " *>(args.state + " +
+                 std::to_string(offsets[slot]) + "); // " + state.getValue().str());
+      slotArgument[state.getValue()] = arg;
+      slotArguments.push_back(arg);
       ++slot;
       continue;
     }
     StringRef role = fn.getArgAttrOfType<StringAttr>(i, "tcc.role").getValue();
     if (role == "input" || role == "labels") {
-      e.names[arg] = "const_cast<" + type + " *>(" + (role == "input" ? "images" : "labels") + ")";
+      define(arg, "const_cast<" + type + " *>(args." +
+                      (role == "input" ? "images" : "labels") + ")", "");
       continue;
     }
     // Run constants and the valid count: one-element arrays, like any scalar.
-    std::string source = role == "steps_per_epoch" ? "run.stepsPerEpoch"
-                         : role == "total_steps"   ? "run.totalSteps"
-                         : role == "seed"          ? "int64_t(run.seed)"
-                                                   : "valid";
-    os << "  int64_t arg_" << role << "[1] = {" << source << "};\n";
-    e.names[arg] = "arg_" + role.str();
+    std::string source = role == "steps_per_epoch" ? "args.run->stepsPerEpoch"
+                         : role == "total_steps"   ? "args.run->totalSteps"
+                         : role == "seed"          ? "int64_t(args.run->seed)"
+                                                   : "args.valid";
+    std::string name = "arg_" + role.str();
+    define(arg, name, "int64_t " + name + "[1] = {" + source + "};");
   }
+}
 
-  int counter = 0;
-  for (Operation &op : fn.front()) {
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-        if (auto state = fn.getResultAttrOfType<StringAttr>(i, "tcc.state")) {
-          const std::string &target = slotNames[state.getValue()];
-          if (e.name(v) != target)
-            os << "  copy<" << cppElementType(v.getType()) << ">(" << numElements(v)
-               << ", " << e.name(v) << ", " << target << ");\n";
-          continue;
-        }
-        StringRef role = fn.getResultAttrOfType<StringAttr>(i, "tcc.role").getValue();
-        if (role == "loss_sum")
-          os << "  totals.lossSum += double(" << e.name(v) << "[0]);\n";
-        else if (role == "correct")
-          os << "  totals.correct += " << e.name(v) << "[0];\n";
-      }
+LogicalResult StepPrinter::printConstant(arith::ConstantOp constant) {
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat() || numElements(constant.getResult()) != 1)
+    return constant.emitError("the cpu target supports scalar constants only");
+  std::string name = "c" + std::to_string(counter++);
+  std::string decl;
+  llvm::raw_string_ostream os(decl);
+  os << cppElementType(constant.getType()) << " " << name << "[1] = {";
+  if (isa<FloatType>(dense.getElementType()))
+    os << "float(" << llvm::format("%.9g", dense.getSplatValue<APFloat>().convertToDouble())
+       << ")";
+  else
+    os << dense.getSplatValue<APInt>().getSExtValue();
+  os << "};";
+  define(constant.getResult(), name, decl);
+  return success();
+}
+
+LogicalResult StepPrinter::printResults(Operation &op) {
+  auto scratch = op.getAttrOfType<DenseI64ArrayAttr>("tcc.offsets");
+  auto slots = op.getAttrOfType<DenseI64ArrayAttr>("tcc.state_slots");
+  if (!scratch)
+    return op.emitError("has no memory plan; run tcc-plan-memory first");
+  for (auto [r, result] : llvm::enumerate(op.getResults())) {
+    if (slots && slots[r] >= 0) {
+      // Updated in place: the state slot's own pointer.
+      Value arg = slotArguments[slots[r]];
+      define(result, e.name(arg), decls.lookup(arg));
       continue;
     }
-    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-      if (!dense || !dense.isSplat() || numElements(constant.getResult()) != 1)
-        return op.emitError("the cpu target supports scalar constants only");
-      std::string name = "c" + std::to_string(counter++);
-      std::string type = cppElementType(constant.getType());
-      os << "  " << type << " " << name << "[1] = {";
-      if (isa<FloatType>(dense.getElementType()))
-        os << "float(" << llvm::format("%.9g", dense.getSplatValue<APFloat>().convertToDouble()) << ")";
-      else
-        os << dense.getSplatValue<APInt>().getSExtValue();
-      os << "};\n";
-      e.names[constant.getResult()] = name;
-      continue;
-    }
-    auto scratch = op.getAttrOfType<DenseI64ArrayAttr>("tcc.offsets");
-    auto slots = op.getAttrOfType<DenseI64ArrayAttr>("tcc.state_slots");
-    if (!scratch)
-      return op.emitError("has no memory plan; run tcc-plan-memory first");
-    for (auto [r, result] : llvm::enumerate(op.getResults())) {
-      if (slots && slots[r] >= 0) {
-        e.names[result] = "s" + std::to_string(slots[r]);
-        continue;
-      }
-      std::string name = "v" + std::to_string(counter++);
-      std::string type = cppElementType(result.getType());
-      os << "  " << type << " *" << name << " = reinterpret_cast<" << type
-         << " *>(scratch + " << scratch[r] << ");\n";
-      e.names[result] = name;
-    }
-    os << "  // " << op.getName() << "\n";
-    if (failed(emitCpuOp(&op, e)))
-      return failure();
+    std::string name = "v" + std::to_string(counter++);
+    std::string type = cppElementType(result.getType());
+    define(result, name,
+           type + " *" + name + " = reinterpret_cast<" + type + " *>(args.scratch + " +
+               std::to_string(scratch[r]) + ");");
   }
   return success();
+}
+
+/// Copies state results that were not updated in place, and adds the
+/// metric sums to the totals.
+void StepPrinter::printReturn(func::ReturnOp ret) {
+  declare(ret.getOperands());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    if (auto state = fn.getResultAttrOfType<StringAttr>(i, "tcc.state")) {
+      Value target = slotArgument.lookup(state.getValue());
+      declare(target);
+      if (e.name(v) != e.name(target))
+        e.os << "  copy<" << cppElementType(v.getType()) << ">(" << numElements(v)
+             << ", " << e.name(v) << ", " << e.name(target) << ");\n";
+      continue;
+    }
+    StringRef role = fn.getResultAttrOfType<StringAttr>(i, "tcc.role").getValue();
+    if (role == "loss_sum")
+      e.os << "  args.totals->lossSum += double(" << e.name(v) << "[0]);\n";
+    else if (role == "correct")
+      e.os << "  args.totals->correct += " << e.name(v) << "[0];\n";
+  }
+}
+
+void StepPrinter::openPart(std::string &calls, const std::string &indent) {
+  if (inPart)
+    return;
+  std::string name = prefix + "Part" + std::to_string(part++);
+  // noinline: a part called once would otherwise be inlined back into one
+  // large function.
+  e.os << "[[gnu::noinline]] void " << name << "(const StepArgs &args) {\n";
+  calls += indent + name + "(args);\n";
+  declared.clear();
+  inPart = true;
+  opsInPart = 0;
+}
+
+void StepPrinter::closePart() {
+  if (!inPart)
+    return;
+  e.os << "}\n\n";
+  inPart = false;
+}
+
+/// The loop runs its body's parts once per micro-batch; the body's scratch
+/// was planned once for all iterations.
+LogicalResult StepPrinter::printLoop(MicroBatchesOp loop, std::string &calls,
+                                     const std::string &indent) {
+  if (failed(printResults(*loop)))
+    return failure();
+  Block &body = loop.getBody().front();
+  // The carried values live in the loop's results from the start.
+  if (!loop.getInits().empty()) {
+    openPart(calls, indent);
+    for (auto [init, result] : llvm::zip(loop.getInits(), loop.getResults())) {
+      declare({init, result});
+      e.os << "  copy<" << cppElementType(init.getType()) << ">(" << numElements(init)
+           << ", " << e.name(init) << ", " << e.name(result) << ");\n";
+    }
+  }
+  closePart();
+  int64_t count = static_cast<int64_t>(loop.getCount());
+  for (auto [k, operand] : llvm::enumerate(loop.getBatched())) {
+    BlockArgument slice = body.getArgument(k);
+    std::string name = "b" + std::to_string(counter++);
+    std::string type = cppElementType(slice.getType());
+    define(slice, name,
+           type + " *" + name + " = " + e.name(operand) + " + args.micro * " +
+               std::to_string(numElements(slice)) + ";");
+    dependsOn[slice] = operand;
+  }
+  for (auto [k, result] : llvm::enumerate(loop.getResults().take_front(loop.getInits().size()))) {
+    BlockArgument carried = loop.getCarriedArgument(k);
+    define(carried, e.name(result), decls.lookup(result));
+  }
+  calls += indent + "for (args.micro = 0; args.micro < " + std::to_string(count) +
+           "; ++args.micro) {\n";
+  if (failed(printOps(body, calls, indent + "  ")))
+    return failure();
+  calls += indent + "}\n" + indent + "args.micro = 0;\n";
+  return success();
+}
+
+/// The end of an iteration: the carried values move to the loop's results,
+/// the summands are added to them (the first iteration's are copied).
+void StepPrinter::printYield(YieldOp yield) {
+  auto loop = cast<MicroBatchesOp>(yield->getParentOp());
+  size_t carried = loop.getInits().size();
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(yield.getValues(), loop.getResults()))) {
+    auto [value, result] = pair;
+    declare({value, result});
+    std::string type = cppElementType(value.getType());
+    std::string n = std::to_string(numElements(value));
+    if (i < carried) {
+      if (e.name(value) != e.name(result))
+        e.os << "  copy<" << type << ">(" << n << ", " << e.name(value) << ", "
+             << e.name(result) << ");\n";
+      continue;
+    }
+    e.os << "  if (args.micro == 0)\n    copy<" << type << ">(" << n << ", "
+         << e.name(value) << ", " << e.name(result) << ");\n  else\n"
+         << "    add_accumulate<" << type << ">(" << n << ", " << e.name(value)
+         << ", " << e.name(result) << ");\n";
+  }
+}
+
+/// A call of the op's function, with the op's buffers as arguments.
+LogicalResult StepPrinter::printOp(Operation &op) {
+  if (failed(printResults(op)))
+    return failure();
+  declare(op.getOperands());
+  declare(op.getResults());
+  // The op printed with its buffers named p0, p1, ... is the function body.
+  // Values that share a buffer (a state slot updated in place) share a
+  // parameter, so the printers still see that they alias.
+  std::string body, params, arguments;
+  llvm::raw_string_ostream bodyOs(body);
+  CpuEmitter generic{bodyOs, DenseMap<Value, std::string>()};
+  llvm::StringMap<std::string> parameterOf;
+  for (ValueRange values : {ValueRange(op.getOperands()), ValueRange(op.getResults())})
+    for (Value v : values) {
+      auto [it, inserted] =
+          parameterOf.try_emplace(e.name(v), "p" + std::to_string(parameterOf.size()));
+      generic.names[v] = it->second;
+      if (inserted) {
+        params += ", " + cppElementType(v.getType()) + " *" + it->second;
+        arguments += ", " + e.name(v);
+      }
+    }
+  if (failed(emitCpuOp(&op, generic)))
+    return failure();
+  e.os << "  " << functions.get(params, body) << "(args" << arguments << "); // "
+       << op.getName() << "\n";
+  return success();
+}
+
+LogicalResult StepPrinter::printOps(Block &block, std::string &calls,
+                                    const std::string &indent) {
+  for (Operation &op : block) {
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      if (failed(printConstant(constant)))
+        return failure();
+      continue;
+    }
+    if (auto loop = dyn_cast<MicroBatchesOp>(op)) {
+      if (failed(printLoop(loop, calls, indent)))
+        return failure();
+      continue;
+    }
+    openPart(calls, indent);
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      printReturn(ret);
+    } else if (auto yield = dyn_cast<YieldOp>(op)) {
+      printYield(yield);
+    } else if (failed(printOp(op))) {
+      return failure();
+    }
+    if (++opsInPart == kOpsPerPart || op.hasTrait<mlir::OpTrait::IsTerminator>())
+      closePart();
+  }
+  return success();
+}
+
+LogicalResult StepPrinter::print(std::string &calls) {
+  nameArguments();
+  return printOps(fn.front(), calls, "  ");
 }
 
 } // namespace
@@ -268,34 +517,46 @@ LogicalResult mlir::tcc::emitCpuSource(ModuleOp module, llvm::raw_ostream &os) {
      << "namespace {\nusing namespace tcc::rt;\nusing namespace tcc::rt::kernels;\n\n"
      << "class Model final : public CompiledModel {\npublic:\n  Model();\n"
      << "  const ModelInfo &info() const override { return info_; }\n"
-     << "  void trainStep(void *state_, void *scratch_, const RunConstants &run,\n"
+     << "  void trainStep(void *state, void *scratch, const RunConstants &run,\n"
      << "                 const float *images, const int64_t *labels,\n"
      << "                 StepTotals &totals) override;\n"
-     << "  void evalStep(void *state_, void *scratch_, const float *images,\n"
+     << "  void evalStep(void *state, void *scratch, const float *images,\n"
      << "                const int64_t *labels, int64_t valid,\n"
      << "                StepTotals &totals) override;\n\nprivate:\n"
      << "  ModelInfo info_;\n};\n\n";
   emitModelInfo(module, train, eval, os);
 
-  CpuEmitter trainEmitter{os, {}};
-  os << "void Model::trainStep(void *state_, void *scratch_, const RunConstants &run,\n"
+  // What every part of a step reads: the arenas, the run constants, the
+  // batch and the totals (one pointer each, so parts stay independent).
+  os << "struct StepArgs {\n  char *state;\n  char *scratch;\n"
+     << "  const RunConstants *run;\n  const float *images;\n"
+     << "  const int64_t *labels;\n  int64_t valid;\n  StepTotals *totals;\n"
+     << "  int64_t micro; // the micro-batch a tcc.micro_batches loop is at\n};\n\n";
+  std::string trainCalls, evalCalls, trainParts, evalParts;
+  OpFunctions functions;
+  llvm::raw_string_ostream trainOs(trainParts), evalOs(evalParts);
+  CpuEmitter trainEmitter{trainOs, {}};
+  if (failed(StepPrinter(train, trainEmitter, functions, "train").print(trainCalls)))
+    return failure();
+  CpuEmitter evalEmitter{evalOs, {}};
+  if (failed(StepPrinter(eval, evalEmitter, functions, "eval").print(evalCalls)))
+    return failure();
+  os << functions.text << trainParts << evalParts;
+
+  os << "void Model::trainStep(void *state, void *scratch, const RunConstants &run,\n"
      << "                      const float *images, const int64_t *labels,\n"
      << "                      StepTotals &totals) {\n"
-     << "  char *state = static_cast<char *>(state_);\n"
-     << "  char *scratch = static_cast<char *>(scratch_);\n";
-  if (failed(emitBody(train, trainEmitter)))
-    return failure();
-  os << "  totals.count += " << dimsOf(train.getArgument(0))[0] << ";\n}\n\n";
-
-  CpuEmitter evalEmitter{os, {}};
-  os << "void Model::evalStep(void *state_, void *scratch_, const float *images,\n"
+     << "  StepArgs args{static_cast<char *>(state), static_cast<char *>(scratch),\n"
+     << "                &run, images, labels, "
+     << dimsOf(train.getArgument(0))[0] << ", &totals, 0};\n"
+     << trainCalls << "  totals.count += " << dimsOf(train.getArgument(0))[0]
+     << ";\n}\n\n";
+  os << "void Model::evalStep(void *state, void *scratch, const float *images,\n"
      << "                     const int64_t *labels, int64_t valid,\n"
      << "                     StepTotals &totals) {\n"
-     << "  char *state = static_cast<char *>(state_);\n"
-     << "  char *scratch = static_cast<char *>(scratch_);\n";
-  if (failed(emitBody(eval, evalEmitter)))
-    return failure();
-  os << "  totals.count += valid;\n}\n\n} // namespace\n\n"
+     << "  StepArgs args{static_cast<char *>(state), static_cast<char *>(scratch),\n"
+     << "                nullptr, images, labels, valid, &totals, 0};\n"
+     << evalCalls << "  totals.count += valid;\n}\n\n} // namespace\n\n"
      << "extern \"C\" tcc::rt::CompiledModel *tccCreateModel() { return new Model(); }\n";
   return success();
 }

@@ -83,8 +83,12 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         return success();
       })
       .Case([&](DropoutOp o) {
+        // In a micro-batch loop each iteration draws streams of its own.
+        std::string stream = std::to_string(o.getStream());
+        if (auto loop = o->getParentOfType<MicroBatchesOp>())
+          stream += " + uint64_t(args.micro) * " + std::to_string(loop.getDropoutStreams());
         os << "  dropout_forward<float>(" << n(o.getResult()) << ", " << cppDouble(o.getP())
-           << ", uint64_t(" << N(o.getSeed()) << "[0]), " << o.getStream() << ", "
+           << ", uint64_t(" << N(o.getSeed()) << "[0]), " << stream << ", "
            << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
         return success();
       })

@@ -181,3 +181,51 @@ LogicalResult FlipOp::verify() {
     return emitOpError("input must be [N, C, H, W]");
   return success();
 }
+
+LogicalResult MicroBatchesOp::verify() {
+  int64_t count = static_cast<int64_t>(getCount());
+  if (count < 1)
+    return emitOpError("count must be >= 1, got ") << count;
+  Block &body = getBody().front();
+  size_t nBatched = getBatched().size(), nCarried = getInits().size();
+  if (body.getNumArguments() != nBatched + nCarried)
+    return emitOpError("body needs ") << nBatched + nCarried
+                                      << " arguments (a slice of each batched "
+                                         "operand, then the carried values), got "
+                                      << body.getNumArguments();
+  for (auto [i, operand] : llvm::enumerate(getBatched())) {
+    ArrayRef<int64_t> shape = cast<ShapedType>(operand.getType()).getShape();
+    if (shape.empty() || shape[0] % count)
+      return emitOpError("batched operand #")
+             << i << " " << operand.getType() << " must split into " << count
+             << " equal slices along dim 0";
+    SmallVector<int64_t> slice(shape);
+    slice[0] /= count;
+    auto expected = RankedTensorType::get(
+        slice, cast<ShapedType>(operand.getType()).getElementType());
+    if (body.getArgument(i).getType() != expected)
+      return emitOpError("body argument #")
+             << i << " must be the slice " << expected << ", got "
+             << body.getArgument(i).getType();
+  }
+  for (auto [i, init] : llvm::enumerate(getInits()))
+    if (getCarriedArgument(i).getType() != init.getType())
+      return emitOpError("carried body argument #")
+             << i << " must have its init's type " << init.getType();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError("body must end with tcc.yield");
+  if (yield.getValues().size() != getNumResults())
+    return emitOpError("yields ") << yield.getValues().size()
+                                  << " values for " << getNumResults()
+                                  << " results";
+  for (auto [i, pair] : llvm::enumerate(llvm::zip(yield.getValues(), getResults()))) {
+    auto [yielded, result] = pair;
+    Type expected = i < nCarried ? getInits()[i].getType() : yielded.getType();
+    if (yielded.getType() != expected || result.getType() != expected)
+      return emitOpError("result #") << i << " must have type " << expected
+                                     << " (a carried value keeps its init's type; "
+                                        "a sum its summand's)";
+  }
+  return success();
+}

@@ -293,4 +293,71 @@ def Tcc_ShiftOp : Tcc_Op<"shift", [Pure, SameOperandsAndResultType,
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Gradient accumulation
+//===----------------------------------------------------------------------===//
+
+def Tcc_MicroBatchesOp : Tcc_Op<"micro_batches",
+    [AttrSizedOperandSegments, RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "The forward and backward pass of each micro-batch, as one loop";
+  let description = [{
+    Gradient accumulation (`train.accumulate`) without copying the model once
+    per micro-batch: the body runs `count` times, so the IR and the generated
+    code stay the size of one micro-batch whatever `count` is.
+
+    Iteration `k` receives, as the body's first arguments, the k-th of
+    `count` equal slices along dim 0 of each `batched` operand (the images
+    and labels of the step), then the carried values: `inits` in the first
+    iteration, what the previous iteration yielded after that (the
+    batch-norm running statistics). The body yields the new carried values,
+    then the summands: per-micro-batch gradients, loss sums and correct
+    counts. The results are the last carried values, then the sum over the
+    iterations of each summand, added in iteration order (so the result is
+    bit-identical to the unrolled sum `((s0 + s1) + s2) + ...`).
+
+    A dropout in the body draws stream `stream + k * dropout_streams` in
+    iteration `k`, so no two micro-batches share a mask.
+
+    ```mlir
+    %rm, %gw, %loss = tcc.micro_batches 4 (%images, %labels : tensor<32x3xf32>, tensor<32xi64>)
+        carry (%running_mean : tensor<3xf32>) {dropout_streams = 0 : i64}
+        -> (tensor<3xf32>, tensor<2x3xf32>, tensor<f32>) {
+    ^bb0(%x: tensor<8x3xf32>, %y: tensor<8xi64>, %mean: tensor<3xf32>):
+      ...
+      tcc.yield %new_mean, %grad_w, %loss_sum : tensor<3xf32>, tensor<2x3xf32>, tensor<f32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Tcc_Tensor>:$batched, Variadic<Tcc_Tensor>:$inits,
+                       I64Attr:$count, I64Attr:$dropout_streams);
+  let results = (outs Variadic<Tcc_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $count `(` $batched `:` type($batched) `)` (`carry` `(` $inits^ `:` type($inits) `)`)?
+    attr-dict `->` `(` type($results) `)` $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The body's argument of the k-th batched operand, and of the k-th carried value.
+    BlockArgument getBatchedArgument(unsigned k) { return getBody().getArgument(k); }
+    BlockArgument getCarriedArgument(unsigned k) {
+      return getBody().getArgument(getBatched().size() + k);
+    }
+    /// The results that sum a summand (after the carried ones).
+    ResultRange getSums() { return getResults().drop_front(getInits().size()); }
+  }];
+}
+
+def Tcc_YieldOp : Tcc_Op<"yield",
+    [Pure, Terminator, HasParent<"MicroBatchesOp">]> {
+  let summary = "The carried values and the summands of one micro-batch";
+  let description = [{
+    ```mlir
+    tcc.yield %new_mean, %grad_w : tensor<3xf32>, tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tcc_Tensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+}
+
 #endif // TCC_TRAIN_OPS_TD

@@ -28,90 +28,156 @@ struct TrainStep {
   SmallVector<Value> newState; ///< what each becomes after the step
 };
 
-/// Runs forward, loss and AD over `accumulate` micro-batches. Returns the
-/// summed gradient of every trainable parameter (by state index), and sets
-/// the new buffers, the loss sum and the correct count.
-LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
-                                TrainStep &step, DenseMap<int, Value> &grads,
-                                Value &lossSum, Value &correct) {
-  int64_t accumulate = recipe::integer(plan.train, "accumulate", 1);
-  int64_t micro = cast<ShapedType>(plan.forward.getArgument(plan.inputArg).getType())
-                      .getDimSize(0);
+/// What one micro-batch contributes to the step.
+struct MicroBatch {
+  SmallVector<Value> buffers; ///< new buffer values, in StepPlan::state order
+  SmallVector<std::pair<int, Value>> grads; ///< (state index, gradient)
+  Value lossSum, correct; ///< per-sample loss sum, correct count
+};
+
+/// The state indices of the buffers (batch-norm running statistics).
+SmallVector<int> bufferIndices(const StepPlan &plan) {
+  SmallVector<int> out;
+  for (auto [i, entry] : llvm::enumerate(plan.state))
+    if (entry.kind == "buffer")
+      out.push_back(static_cast<int>(i));
+  return out;
+}
+
+/// Forward, loss and AD of one micro-batch: `buffers` are the current values
+/// of the buffers (bufferIndices order), `scale` multiplies a mean loss
+/// before AD (1 / accumulate).
+FailureOr<MicroBatch> buildMicroBatch(OpBuilder &b, Location loc, StepPlan &plan,
+                                      TrainStep &step, Value images, Value labels,
+                                      Value seed, ValueRange buffers, double scale) {
+  int64_t micro = cast<ShapedType>(images.getType()).getDimSize(0);
   std::string reduction = "mean";
   plan.loss.walk([&](Operation *op) {
     if (auto r = op->getAttrOfType<StringAttr>("reduction"))
       reduction = r.str();
   });
+  // @forward's arguments: the images, the seed, the parameters and buffers.
+  SmallVector<Value> args(plan.forward.getNumArguments());
+  args[plan.inputArg] = images;
+  if (plan.seedArg >= 0)
+    args[plan.seedArg] = seed;
+  SmallVector<int> bufferIndex = bufferIndices(plan);
+  for (auto [i, entry] : llvm::enumerate(plan.state))
+    if (entry.kind == "param")
+      args[entry.source] = step.state[i];
+  for (auto [k, i] : llvm::enumerate(bufferIndex))
+    args[plan.state[i].source] = buffers[k];
+  FailureOr<SmallVector<Value>> outputs =
+      inlineForward(b, plan.forward, args, /*evalMode=*/false);
+  if (failed(outputs))
+    return failure();
+  MicroBatch result;
+  Value logits = (*outputs)[0];
+  // The remaining results update the buffers, in argument order.
+  result.buffers.assign(outputs->begin() + 1, outputs->end());
+
+  Value loss = inlineFunction(b, plan.loss, {logits, labels}).front();
+  // Per-sample losses summed, for the metrics.
+  result.lossSum = reduction == "mean"
+                       ? b.create<ScaleOp>(loc, loss, b.getF64FloatAttr(micro)).getResult()
+                       : loss;
+  // With a mean loss, accumulation averages over the effective batch.
+  if (scale != 1.0 && reduction == "mean")
+    loss = b.create<ScaleOp>(loc, loss, b.getF64FloatAttr(scale));
+
+  SmallVector<Value> wrt;
+  SmallVector<int> indices;
+  for (auto [i, entry] : llvm::enumerate(plan.state))
+    if (entry.trainable) {
+      wrt.push_back(args[entry.source]);
+      indices.push_back(i);
+    }
+  FailureOr<SmallVector<Value>> g = buildGradients(b, loss, wrt);
+  if (failed(g))
+    return failure();
+  for (auto [index, grad] : llvm::zip(indices, *g))
+    if (grad)
+      result.grads.push_back({index, grad});
+  Value all = scalarConstant(b, loc, b.getI64Type(), static_cast<double>(micro));
+  result.correct = b.create<CountCorrectOp>(loc, logits, labels, all);
+  return result;
+}
+
+/// Runs forward, loss and AD over `accumulate` micro-batches: straight-line
+/// code for one, a tcc.micro_batches loop over one copy of the model for
+/// more. Returns the summed gradient of every trainable parameter (by state
+/// index), and sets the new buffers, the loss sum and the correct count.
+LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
+                                TrainStep &step, DenseMap<int, Value> &grads,
+                                Value &lossSum, Value &correct) {
+  int64_t accumulate = recipe::integer(plan.train, "accumulate", 1);
   Value seed;
   if (plan.seedArg >= 0)
     seed = b.create<MixSeedOp>(loc, step.seed, step.state[0]);
+  SmallVector<int> bufferIndex = bufferIndices(plan);
+  SmallVector<Value> buffers;
+  for (int i : bufferIndex)
+    buffers.push_back(step.state[i]);
 
-  SmallVector<Value> allLogits;
-  for (int64_t k = 0; k < accumulate; ++k) {
-    Value images = step.images, labels = step.labels;
-    if (accumulate > 1) {
-      auto axis = b.getI64IntegerAttr(0), offset = b.getI64IntegerAttr(k * micro),
-           size = b.getI64IntegerAttr(micro);
-      images = b.create<SliceOp>(loc, images, axis, offset, size);
-      labels = b.create<SliceOp>(loc, labels, axis, offset, size);
-    }
-    // @forward's arguments: the images, the seed, then state (whose buffers
-    // carry over from the previous micro-batch).
-    SmallVector<Value> args(plan.forward.getNumArguments());
-    args[plan.inputArg] = images;
-    if (plan.seedArg >= 0)
-      args[plan.seedArg] = seed;
-    for (auto [i, entry] : llvm::enumerate(plan.state))
-      if (entry.kind == "param" || entry.kind == "buffer")
-        args[entry.source] = step.newState[i];
-    int64_t dropouts = 0;
-    plan.forward.walk([&](DropoutOp) { ++dropouts; });
-    FailureOr<SmallVector<Value>> outputs = inlineForward(
-        b, plan.forward, args, /*evalMode=*/false, /*dropoutStreamOffset=*/k * dropouts);
-    if (failed(outputs))
+  auto apply = [&](ArrayRef<Value> newBuffers, ArrayRef<std::pair<int, Value>> sums,
+                   Value loss, Value count) {
+    for (auto [k, i] : llvm::enumerate(bufferIndex))
+      step.newState[i] = newBuffers[k];
+    for (auto [index, grad] : sums)
+      grads[index] = grad;
+    lossSum = loss;
+    correct = count;
+  };
+  if (accumulate == 1) {
+    FailureOr<MicroBatch> one = buildMicroBatch(b, loc, plan, step, step.images,
+                                                step.labels, seed, buffers, 1.0);
+    if (failed(one))
       return failure();
-    Value logits = (*outputs)[0];
-    allLogits.push_back(logits);
-    // The remaining results update the buffers, in argument order.
-    unsigned next = 1;
-    for (auto [i, entry] : llvm::enumerate(plan.state))
-      if (entry.kind == "buffer")
-        step.newState[i] = (*outputs)[next++];
-
-    Value loss = inlineFunction(b, plan.loss, {logits, labels}).front();
-    // Per-sample losses summed, for the metrics.
-    Value sum = reduction == "mean"
-                    ? b.create<ScaleOp>(loc, loss, b.getF64FloatAttr(micro)).getResult()
-                    : loss;
-    lossSum = lossSum ? b.create<AddOp>(loc, lossSum, sum).getResult() : sum;
-    // With a mean loss, accumulation averages over the effective batch.
-    if (accumulate > 1 && reduction == "mean")
-      loss = b.create<ScaleOp>(loc, loss, b.getF64FloatAttr(1.0 / accumulate));
-
-    SmallVector<Value> wrt;
-    SmallVector<int> indices;
-    for (auto [i, entry] : llvm::enumerate(plan.state))
-      if (entry.trainable) {
-        wrt.push_back(args[entry.source]);
-        indices.push_back(i);
-      }
-    FailureOr<SmallVector<Value>> g = buildGradients(b, loss, wrt);
-    if (failed(g))
-      return failure();
-    for (auto [index, grad] : llvm::zip(indices, *g)) {
-      if (!grad)
-        continue;
-      Value &slot = grads[index];
-      slot = slot ? b.create<AddOp>(loc, slot, grad).getResult() : grad;
-    }
+    apply(one->buffers, one->grads, one->lossSum, one->correct);
+    return success();
   }
-  Value logits = allLogits.size() == 1
-                     ? allLogits.front()
-                     : b.create<ConcatOp>(loc, allLogits, b.getI64IntegerAttr(0))
-                           .getResult();
-  Value all = scalarConstant(b, loc, b.getI64Type(),
-                             static_cast<double>(micro * accumulate));
-  correct = b.create<CountCorrectOp>(loc, logits, step.labels, all);
+
+  // The body: one micro-batch, built in a block of its own.
+  auto slice = [&](Value v) {
+    auto type = cast<RankedTensorType>(v.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] /= accumulate;
+    return RankedTensorType::get(shape, type.getElementType());
+  };
+  auto body = std::make_unique<Block>();
+  Value images = body->addArgument(slice(step.images), loc);
+  Value labels = body->addArgument(slice(step.labels), loc);
+  SmallVector<Value> carried;
+  for (Value v : buffers)
+    carried.push_back(body->addArgument(v.getType(), loc));
+  FailureOr<MicroBatch> one;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(body.get());
+    one = buildMicroBatch(b, loc, plan, step, images, labels, seed, carried,
+                          1.0 / static_cast<double>(accumulate));
+    if (failed(one))
+      return failure();
+    SmallVector<Value> yielded(one->buffers);
+    for (auto &[index, grad] : one->grads)
+      yielded.push_back(grad);
+    yielded.append({one->lossSum, one->correct});
+    b.create<YieldOp>(loc, yielded);
+  }
+  int64_t dropouts = 0;
+  plan.forward.walk([&](DropoutOp) { ++dropouts; });
+  auto loop = b.create<MicroBatchesOp>(
+      loc, body->getTerminator()->getOperandTypes(),
+      ValueRange{step.images, step.labels}, buffers, accumulate, dropouts);
+  loop.getBody().push_back(body.release());
+
+  ResultRange results = loop.getResults();
+  SmallVector<std::pair<int, Value>> sums;
+  size_t next = buffers.size();
+  for (auto &[index, grad] : one->grads)
+    sums.push_back({index, results[next++]});
+  SmallVector<Value> newBuffers(results.take_front(buffers.size()));
+  apply(newBuffers, sums, results[next], results[next + 1]);
   return success();
 }
 

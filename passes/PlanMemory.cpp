@@ -52,6 +52,60 @@ int64_t assignOffsets(MutableArrayRef<Interval> intervals) {
   return alignUp(total);
 }
 
+/// The op of `block` that is or holds `user`.
+int64_t positionIn(Block &block, const DenseMap<Operation *, int64_t> &index,
+                   Operation *user) {
+  return index.lookup(block.findAncestorOpInBlock(*user));
+}
+
+/// Plans the values a tcc.micro_batches body defines, at offsets relative to
+/// the body's own region of scratch, and returns its size. The region is
+/// reused by every iteration. The body's arguments take no memory: the
+/// slices point into the batch, the carried values are the loop's results.
+int64_t planLoopBody(MicroBatchesOp loop) {
+  Block &block = loop.getBody().front();
+  DenseMap<Operation *, int64_t> index;
+  for (Operation &op : block)
+    index[&op] = static_cast<int64_t>(index.size());
+  Builder b(loop.getContext());
+  SmallVector<Interval> intervals;
+  SmallVector<std::pair<Operation *, unsigned>> owners;
+  for (Operation &op : block) {
+    if (isa<YieldOp, arith::ConstantOp>(op))
+      continue;
+    int64_t t = index[&op];
+    for (auto [r, result] : llvm::enumerate(op.getResults())) {
+      int64_t last = t;
+      for (Operation *user : result.getUsers())
+        last = std::max(last, positionIn(block, index, user));
+      intervals.push_back({t, last, byteSize(result.getType())});
+      owners.push_back({&op, static_cast<unsigned>(r)});
+    }
+    op.setAttr("tcc.offsets",
+               b.getDenseI64ArrayAttr(SmallVector<int64_t>(op.getNumResults(), -1)));
+  }
+  int64_t bytes = assignOffsets(intervals);
+  for (auto [interval, owner] : llvm::zip(intervals, owners)) {
+    auto [op, r] = owner;
+    SmallVector<int64_t> offsets(op->getAttrOfType<DenseI64ArrayAttr>("tcc.offsets").asArrayRef());
+    offsets[r] = interval.offset;
+    op->setAttr("tcc.offsets", b.getDenseI64ArrayAttr(offsets));
+  }
+  return bytes;
+}
+
+/// Moves the offsets of a loop body planned by planLoopBody to `base`.
+void placeLoopBody(MicroBatchesOp loop, int64_t base) {
+  Builder b(loop.getContext());
+  for (Operation &op : loop.getBody().front())
+    if (auto offsets = op.getAttrOfType<DenseI64ArrayAttr>("tcc.offsets")) {
+      SmallVector<int64_t> moved(offsets.asArrayRef());
+      for (int64_t &offset : moved)
+        offset += base;
+      op.setAttr("tcc.offsets", b.getDenseI64ArrayAttr(moved));
+    }
+}
+
 /// Plans one step function whose `tcc.state` arguments are state slots.
 void planFunction(func::FuncOp fn) {
   Block &block = fn.front();
@@ -77,7 +131,7 @@ void planFunction(func::FuncOp fn) {
   auto lastUse = [&](Value v) {
     int64_t last = -1;
     for (Operation *user : v.getUsers())
-      last = std::max(last, index[user]);
+      last = std::max(last, positionIn(block, index, user));
     return last;
   };
 
@@ -98,7 +152,7 @@ void planFunction(func::FuncOp fn) {
       Value current = slotContent[slot];
       bool reads = llvm::is_contained(op.getOperands(), current);
       bool lastReader = llvm::all_of(current.getUsers(), [&](Operation *user) {
-        return user == &op || index[user] < t;
+        return user == &op || positionIn(block, index, user) < t;
       });
       if (reads && lastReader) {
         slots[r] = slot;
@@ -117,10 +171,20 @@ void planFunction(func::FuncOp fn) {
     op.setAttr("tcc.offsets", b.getDenseI64ArrayAttr(offsets));
     if (llvm::any_of(slots, [](int64_t s) { return s >= 0; }))
       op.setAttr("tcc.state_slots", b.getDenseI64ArrayAttr(slots));
+    // A loop's body region is live while the loop runs (owner: the result
+    // index past the last).
+    if (auto loop = dyn_cast<MicroBatchesOp>(op)) {
+      intervals.push_back({t, t, planLoopBody(loop)});
+      owners.push_back({&op, op.getNumResults()});
+    }
   }
   int64_t scratch = assignOffsets(intervals);
   for (auto [interval, owner] : llvm::zip(intervals, owners)) {
     auto [op, r] = owner;
+    if (r == op->getNumResults()) {
+      placeLoopBody(cast<MicroBatchesOp>(op), interval.offset);
+      continue;
+    }
     SmallVector<int64_t> offsets(op->getAttrOfType<DenseI64ArrayAttr>("tcc.offsets").asArrayRef());
     offsets[r] = interval.offset;
     op->setAttr("tcc.offsets", b.getDenseI64ArrayAttr(offsets));

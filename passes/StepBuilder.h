@@ -48,13 +48,10 @@ FailureOr<StepPlan> planSteps(ModuleOp module);
 /// Clones @forward's ops at the builder with its arguments replaced by
 /// `args`, re-inferring every result type so the batch size may differ.
 /// In eval mode batch_norm uses the running statistics (tcc.batch_norm_inference)
-/// and dropout is the identity. Dropout streams are shifted by
-/// `dropoutStreamOffset`, so that copies of the forward pass (micro-batches)
-/// draw different masks. Returns the values @forward returns.
+/// and dropout is the identity. Returns the values @forward returns.
 FailureOr<SmallVector<Value>> inlineForward(OpBuilder &builder,
                                             func::FuncOp forward,
-                                            ArrayRef<Value> args, bool evalMode,
-                                            int64_t dropoutStreamOffset = 0);
+                                            ArrayRef<Value> args, bool evalMode);
 
 /// Clones the single-block function `fn` with its arguments replaced;
 /// returns the returned values.

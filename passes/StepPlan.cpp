@@ -173,8 +173,7 @@ SmallVector<Value> mlir::tcc::inlineFunction(OpBuilder &builder, func::FuncOp fn
 FailureOr<SmallVector<Value>> mlir::tcc::inlineForward(OpBuilder &builder,
                                                        func::FuncOp forward,
                                                        ArrayRef<Value> args,
-                                                       bool evalMode,
-                                                       int64_t dropoutStreamOffset) {
+                                                       bool evalMode) {
   IRMapping mapping;
   mapping.map(forward.getArguments(), args);
   for (Operation &op : forward.front()) {
@@ -202,8 +201,6 @@ FailureOr<SmallVector<Value>> mlir::tcc::inlineForward(OpBuilder &builder,
       }
     }
     Operation *clone = builder.clone(op, mapping);
-    if (auto dropout = dyn_cast<DropoutOp>(clone))
-      dropout.setStream(dropout.getStream() + dropoutStreamOffset);
     // The batch dim of a reshape target follows its input's.
     if (auto reshape = dyn_cast<ReshapeOp>(clone)) {
       SmallVector<int64_t> shape(reshape.getShape());

@@ -1,25 +1,17 @@
-// Known bug: with train.accumulate > 1, BuildTrainStep.cpp
-// (buildMicroBatches) mixes the dropout seed once per step and gives every
-// micro-batch the same seed and stream. A dropout mask is a function of
-// (seed, stream, element index) only, so sample i of every micro-batch
-// drops the same units: the masks of an accumulated step are not
-// independent, unlike the one big batch that accumulation stands for
-// (docs/model-format.md, train.accumulate) and unlike PyTorch, which draws
-// fresh masks for each micro-batch. Each micro-batch needs its own
-// (seed, stream) pair.
+// With train.accumulate > 1 every micro-batch draws dropout masks of its
+// own, as PyTorch does for each micro-batch of an accumulated step: the
+// loop body holds one forward and one backward dropout with the same
+// stream, and the loop declares how many streams an iteration uses, so
+// iteration k draws stream + k * dropout_streams (codegen/CpuOpsTrain.cpp;
+// the dropout e2e variants check the masks against PyTorch).
 // RUN: tcc-opt %s -tcc-build-train-step | FileCheck %s
 
 // CHECK-LABEL: func.func @train_step(
-// First micro-batch: its forward dropout.
-// CHECK: tcc.slice %{{.*}} {axis = 0 : i64, offset = 0 : i64, size = 4 : i64}
-// CHECK: tcc.dropout %{{[^,]*}}, %[[SEED0:[^ ]+]] {p = 2.500000e-01 : f64, stream = [[STREAM0:[0-9]+]] : i64}
-// Second micro-batch: neither its forward nor its backward dropout may reuse
-// the first one's (seed, stream).
-// CHECK: tcc.slice %{{.*}} {axis = 0 : i64, offset = 4 : i64, size = 4 : i64}
-// CHECK-NOT: tcc.dropout %{{[^,]*}}, %[[SEED0]] {p = 2.500000e-01 : f64, stream = [[STREAM0]] : i64}
-// CHECK: tcc.dropout
-// CHECK-NOT: tcc.dropout %{{[^,]*}}, %[[SEED0]] {p = 2.500000e-01 : f64, stream = [[STREAM0]] : i64}
-// CHECK: tcc.count_correct
+// CHECK: tcc.micro_batches 2({{.*}}) {dropout_streams = 1 : i64}
+// CHECK: tcc.dropout %{{[^,]*}}, %[[SEED:[^ ]+]] {p = 2.500000e-01 : f64, stream = 0 : i64}
+// CHECK: tcc.dropout %{{[^,]*}}, %[[SEED]] {p = 2.500000e-01 : f64, stream = 0 : i64}
+// CHECK-NOT: tcc.dropout
+// CHECK: tcc.yield
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "accumulate_dropout",
                    tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
                    tcc.train = {accumulate = 2 : i64, batch_size = 4 : i64,

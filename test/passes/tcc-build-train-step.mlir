@@ -354,45 +354,36 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 
 // -----
 
-// accumulate = 2 with a mean loss: @train_step takes 2 x 4 images, runs the
-// forward and backward pass on each half, scales each half's loss gradient
-// by 1/2 (the step equals one on the effective batch of 8), sums the
-// gradients, and counts the correct predictions over all 8.
+// accumulate = 2 with a mean loss: one tcc.micro_batches loop over the
+// 2 x 4 images (the model appears once, whatever accumulate is). Its body
+// runs the forward and backward pass on a slice of 4, scales the loss
+// gradient by 1/2 (the step equals one on the effective batch of 8), and
+// yields the gradients, the loss sum and the correct count, which the loop
+// sums over the micro-batches.
 
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %[[IMAGES:[^:]+]]: tensor<8x3xf32> {tcc.role = "input"}
 // CHECK-SAME: %[[LABELS:[^:]+]]: tensor<8xi64> {tcc.role = "labels"}
 // CHECK-SAME: %[[W:[^:]+]]: tensor<2x3xf32> {{[^%>]*}}tcc.state = "fc.weight"
 // CHECK-SAME: %[[B:[^:]+]]: tensor<2xf32> {{[^%>]*}}tcc.state = "fc.bias"
-// CHECK: %[[X0:.*]] = tcc.slice %[[IMAGES]] {axis = 0 : i64, offset = 0 : i64, size = 4 : i64} : (tensor<8x3xf32>) -> tensor<4x3xf32>
-// CHECK: %[[L0:.*]] = tcc.slice %[[LABELS]] {axis = 0 : i64, offset = 0 : i64, size = 4 : i64} : (tensor<8xi64>) -> tensor<4xi64>
-// CHECK: %[[Y0:.*]] = tcc.linear %[[X0]], %[[W]], %[[B]]
-// CHECK: %[[LOSS0:.*]] = tcc.cross_entropy %[[Y0]], %[[L0]]
-// CHECK: %[[SUM0:.*]] = tcc.scale %[[LOSS0]] {factor = 4.000000e+00 : f64}
-// CHECK: %[[ONE0:.*]] = arith.constant dense<1.000000e+00> : tensor<f32>
-// CHECK: %[[SEED0:.*]] = tcc.scale %[[ONE0]] {factor = 5.000000e-01 : f64} : tensor<f32>
-// CHECK: %[[D0:.*]] = tcc.cross_entropy_backward %[[SEED0]], %[[Y0]], %[[L0]]
-// CHECK: %[[GW0:.*]] = tcc.linear_backward_weight %[[D0]], %[[X0]]
-// CHECK: %[[GB0:.*]] = tcc.reduce_sum %[[D0]]
-// CHECK: %[[X1:.*]] = tcc.slice %[[IMAGES]] {axis = 0 : i64, offset = 4 : i64, size = 4 : i64}
-// CHECK: %[[L1:.*]] = tcc.slice %[[LABELS]] {axis = 0 : i64, offset = 4 : i64, size = 4 : i64}
-// CHECK: %[[Y1:.*]] = tcc.linear %[[X1]], %[[W]], %[[B]]
-// CHECK: %[[LOSS1:.*]] = tcc.cross_entropy %[[Y1]], %[[L1]]
-// CHECK: %[[SUM1:.*]] = tcc.scale %[[LOSS1]] {factor = 4.000000e+00 : f64}
-// CHECK: %[[LOSS_SUM:.*]] = tcc.add %[[SUM0]], %[[SUM1]] : tensor<f32>, tensor<f32>
-// CHECK: %[[ONE1:.*]] = arith.constant dense<1.000000e+00> : tensor<f32>
-// CHECK: %[[SEED1:.*]] = tcc.scale %[[ONE1]] {factor = 5.000000e-01 : f64} : tensor<f32>
-// CHECK: %[[D1:.*]] = tcc.cross_entropy_backward %[[SEED1]], %[[Y1]], %[[L1]]
-// CHECK: %[[GW1:.*]] = tcc.linear_backward_weight %[[D1]], %[[X1]]
-// CHECK: %[[GB1:.*]] = tcc.reduce_sum %[[D1]]
-// CHECK-DAG: %[[GW:.*]] = tcc.add %[[GW0]], %[[GW1]] : tensor<2x3xf32>, tensor<2x3xf32>
-// CHECK-DAG: %[[GB:.*]] = tcc.add %[[GB0]], %[[GB1]] : tensor<2xf32>, tensor<2xf32>
-// CHECK: %[[LOGITS:.*]] = tcc.concat %[[Y0]], %[[Y1]] {axis = 0 : i64} : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
-// CHECK: %[[ALL:.*]] = arith.constant dense<8> : tensor<i64>
-// CHECK: %[[CORRECT:.*]] = tcc.count_correct %[[LOGITS]], %[[LABELS]], %[[ALL]]
-// CHECK: tcc.sgd_update %[[W]], %[[GW]],
-// CHECK: tcc.sgd_update %[[B]], %[[GB]],
-// CHECK: return %[[LOSS_SUM]], %[[CORRECT]],
+// CHECK: %[[SUMS:.*]]:4 = tcc.micro_batches 2(%[[IMAGES]], %[[LABELS]] : tensor<8x3xf32>, tensor<8xi64>) {dropout_streams = 0 : i64} -> (tensor<2x3xf32>, tensor<2xf32>, tensor<f32>, tensor<i64>) {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x3xf32>, %[[L:.*]]: tensor<4xi64>):
+// CHECK-NEXT: %[[Y:.*]] = tcc.linear %[[X]], %[[W]], %[[B]]
+// CHECK-NEXT: %[[LOSS:.*]] = tcc.cross_entropy %[[Y]], %[[L]]
+// CHECK-NEXT: %[[SUM:.*]] = tcc.scale %[[LOSS]] {factor = 4.000000e+00 : f64}
+// CHECK: %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[SEED:.*]] = tcc.scale %[[ONE]] {factor = 5.000000e-01 : f64} : tensor<f32>
+// CHECK: %[[D:.*]] = tcc.cross_entropy_backward %[[SEED]], %[[Y]], %[[L]]
+// CHECK: %[[GW:.*]] = tcc.linear_backward_weight %[[D]], %[[X]]
+// CHECK: %[[GB:.*]] = tcc.reduce_sum %[[D]]
+// CHECK: %[[FOUR:.*]] = arith.constant dense<4> : tensor<i64>
+// CHECK: %[[CORRECT:.*]] = tcc.count_correct %[[Y]], %[[L]], %[[FOUR]]
+// CHECK: tcc.yield %[[GW]], %[[GB]], %[[SUM]], %[[CORRECT]]
+// CHECK-NEXT: }
+// CHECK-NOT: tcc.linear
+// CHECK: tcc.sgd_update %[[W]], %[[SUMS]]#0,
+// CHECK: tcc.sgd_update %[[B]], %[[SUMS]]#1,
+// CHECK: return %[[SUMS]]#2, %[[SUMS]]#3,
 // Evaluation is not accumulated: eval.batch_size images at once.
 // CHECK-LABEL: func.func @eval_step(
 // CHECK-SAME: tensor<4x3xf32> {tcc.role = "input"}
@@ -428,12 +419,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: tensor<8x3xf32> {tcc.role = "input"}
-// CHECK: %[[LOSS0:.*]] = tcc.cross_entropy {{.*}}reduction = "sum"
+// CHECK: %[[SUMS:.*]]:3 = tcc.micro_batches 2
+// CHECK: %[[LOSS:.*]] = tcc.cross_entropy {{.*}}reduction = "sum"
 // CHECK-NOT: tcc.scale
-// CHECK: %[[LOSS1:.*]] = tcc.cross_entropy {{.*}}reduction = "sum"
-// CHECK-NEXT: %[[LOSS_SUM:.*]] = tcc.add %[[LOSS0]], %[[LOSS1]]
+// CHECK: tcc.yield %{{.*}}, %[[LOSS]], %{{.*}} :
 // CHECK-NOT: tcc.scale
-// CHECK: return %[[LOSS_SUM]],
+// CHECK: return %[[SUMS]]#1,
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "accumulate_sum",
                    tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
                    tcc.train = {accumulate = 2 : i64, batch_size = 4 : i64,
@@ -605,15 +596,18 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 
 // -----
 
-// Batch norm with accumulate = 2: the second micro-batch's batch_norm
-// starts from the first one's running statistics.
+// Batch norm with accumulate = 2: the running statistics are carried
+// through the loop, so each micro-batch's batch_norm starts from the
+// previous one's, and the step returns the last.
 
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %[[MEAN:[^:]+]]: tensor<2xf32> {{[^%>]*}}tcc.state = "bn.running_mean"
 // CHECK-SAME: %[[VAR:[^:]+]]: tensor<2xf32> {{[^%>]*}}tcc.state = "bn.running_var"
-// CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %[[MEAN0:.*]], %[[VAR0:.*]] = tcc.batch_norm %{{.*}} running %[[MEAN]], %[[VAR]]
-// CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %[[MEAN1:.*]], %[[VAR1:.*]] = tcc.batch_norm %{{.*}} running %[[MEAN0]], %[[VAR0]]
-// CHECK: return {{.*}}, %[[MEAN1]], %[[VAR1]] :
+// CHECK: %[[LOOP:.*]]:5 = tcc.micro_batches 2(%{{.*}}, %{{.*}} : tensor<8x3xf32>, tensor<8xi64>) carry(%[[MEAN]], %[[VAR]] : tensor<2xf32>, tensor<2xf32>)
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<4x3xf32>, %{{.*}}: tensor<4xi64>, %[[M:.*]]: tensor<2xf32>, %[[V:.*]]: tensor<2xf32>):
+// CHECK: %{{.*}}, %{{.*}}, %{{.*}}, %[[M1:.*]], %[[V1:.*]] = tcc.batch_norm %{{.*}} running %[[M]], %[[V]]
+// CHECK: tcc.yield %[[M1]], %[[V1]],
+// CHECK: return {{.*}}, %[[LOOP]]#0, %[[LOOP]]#1 :
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "bn_accumulate",
                    tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
                    tcc.train = {accumulate = 2 : i64, batch_size = 4 : i64,
