@@ -52,6 +52,13 @@ int64_t assignOffsets(MutableArrayRef<Interval> intervals) {
   return alignUp(total);
 }
 
+/// Records `offset` as where result `r` of `op` lives (tcc.offsets).
+void setOffset(Operation *op, unsigned r, int64_t offset) {
+  SmallVector<int64_t> offsets(op->getAttrOfType<DenseI64ArrayAttr>("tcc.offsets").asArrayRef());
+  offsets[r] = offset;
+  op->setAttr("tcc.offsets", Builder(op->getContext()).getDenseI64ArrayAttr(offsets));
+}
+
 /// The op of `block` that is or holds `user`.
 int64_t positionIn(Block &block, const DenseMap<Operation *, int64_t> &index,
                    Operation *user) {
@@ -87,9 +94,7 @@ int64_t planLoopBody(MicroBatchesOp loop) {
   int64_t bytes = assignOffsets(intervals);
   for (auto [interval, owner] : llvm::zip(intervals, owners)) {
     auto [op, r] = owner;
-    SmallVector<int64_t> offsets(op->getAttrOfType<DenseI64ArrayAttr>("tcc.offsets").asArrayRef());
-    offsets[r] = interval.offset;
-    op->setAttr("tcc.offsets", b.getDenseI64ArrayAttr(offsets));
+    setOffset(op, r, interval.offset);
   }
   return bytes;
 }
@@ -185,9 +190,7 @@ void planFunction(func::FuncOp fn) {
       placeLoopBody(cast<MicroBatchesOp>(op), interval.offset);
       continue;
     }
-    SmallVector<int64_t> offsets(op->getAttrOfType<DenseI64ArrayAttr>("tcc.offsets").asArrayRef());
-    offsets[r] = interval.offset;
-    op->setAttr("tcc.offsets", b.getDenseI64ArrayAttr(offsets));
+    setOffset(op, r, interval.offset);
   }
   fn->setAttr("tcc.scratch_bytes", b.getI64IntegerAttr(scratch));
 }
