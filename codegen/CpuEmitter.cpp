@@ -113,11 +113,8 @@ uint64_t fingerprint(func::FuncOp train) {
 
 /// The constructor that fills ModelInfo.
 void emitModelInfo(ModuleOp module, func::FuncOp train, func::FuncOp eval,
-                   llvm::raw_ostream &os) {
+                   int64_t scratchBytes, llvm::raw_ostream &os) {
   auto stateOffsets = module->getAttrOfType<DenseI64ArrayAttr>("tcc.state_offsets");
-  auto scratch = [](func::FuncOp fn) {
-    return fn->getAttrOfType<IntegerAttr>("tcc.scratch_bytes").getInt();
-  };
   // The state as a table read by a loop: one statement per tensor would
   // make a constructor whose build time grows faster than the model.
   os << "struct StateRow {\n  const char *name;\n  int rank;\n  int64_t dims[8];\n"
@@ -163,7 +160,7 @@ void emitModelInfo(ModuleOp module, func::FuncOp train, func::FuncOp eval,
      << "  info_.evalBatchSize = " << dimsOf(eval.getArgument(0))[0] << ";\n"
      << "  info_.stateBytes = "
      << module->getAttrOfType<IntegerAttr>("tcc.state_bytes").getInt() << ";\n"
-     << "  info_.scratchBytes = " << std::max(scratch(train), scratch(eval)) << ";\n"
+     << "  info_.scratchBytes = " << scratchBytes << ";\n"
      << "  info_.fingerprint = " << fingerprint(train) << "ull;\n";
   std::string recipe = "{\"train\":" + attributeToJson(module->getAttr("tcc.train")) +
                        ",\"data\":" + attributeToJson(module->getAttr("tcc.data")) +
@@ -181,6 +178,11 @@ void emitModelInfo(ModuleOp module, func::FuncOp train, func::FuncOp eval,
 /// so a step is printed as a sequence of small parts: the build time then
 /// grows linearly with the model.
 constexpr int kOpsPerPart = 32;
+
+/// Where the step's batch lives: the scratch arena past the memory plan.
+struct BatchBuffers {
+  int64_t imagesOffset = 0, labelsOffset = 0, endOffset = 0;
+};
 
 /// The functions that run each distinct op. Ops that differ only in the
 /// buffers they read and write (the blocks of a deep model, a layer's
@@ -211,8 +213,8 @@ struct OpFunctions {
 class StepPrinter {
 public:
   StepPrinter(func::FuncOp fn, CpuEmitter &e, OpFunctions &functions,
-              StringRef prefix)
-      : fn(fn), e(e), functions(functions), prefix(prefix.str()) {}
+              StringRef prefix, const BatchBuffers &batch)
+      : fn(fn), e(e), functions(functions), prefix(prefix.str()), batch(batch) {}
 
   LogicalResult print(std::string &calls);
 
@@ -252,6 +254,7 @@ private:
   CpuEmitter &e;
   OpFunctions &functions;
   std::string prefix;
+  const BatchBuffers &batch;
   DenseMap<Value, std::string> decls;
   DenseMap<Value, Value> dependsOn; ///< a declaration that names another value
   llvm::StringSet<> declared; ///< names declared in the part being printed
@@ -279,19 +282,22 @@ void StepPrinter::nameArguments() {
       ++slot;
       continue;
     }
+    // The batch (gathered into scratch by the step), the run constants and
+    // the valid count: pointers into device memory, never host copies.
     StringRef role = fn.getArgAttrOfType<StringAttr>(i, "tcc.role").getValue();
     if (role == "input" || role == "labels") {
-      define(arg, "const_cast<" + type + " *>(args." +
-                      (role == "input" ? "images" : "labels") + ")", "");
+      std::string name = role == "input" ? "images" : "labels";
+      int64_t offset = role == "input" ? batch.imagesOffset : batch.labelsOffset;
+      define(arg, name,
+             type + " *" + name + " = reinterpret_cast<" + type + " *>(args.scratch + " +
+                 std::to_string(offset) + ");");
       continue;
     }
-    // Run constants and the valid count: one-element arrays, like any scalar.
-    std::string source = role == "steps_per_epoch" ? "args.run->stepsPerEpoch"
-                         : role == "total_steps"   ? "args.run->totalSteps"
-                         : role == "seed"          ? "int64_t(args.run->seed)"
-                                                   : "args.valid";
-    std::string name = "arg_" + role.str();
-    define(arg, name, "int64_t " + name + "[1] = {" + source + "};");
+    std::string source = role == "steps_per_epoch" ? "&args.control->run.stepsPerEpoch"
+                         : role == "total_steps"   ? "&args.control->run.totalSteps"
+                         : role == "seed" ? "reinterpret_cast<int64_t *>(&args.control->run.seed)"
+                                          : "&args.control->valid";
+    define(arg, source, "");
   }
 }
 
@@ -335,9 +341,11 @@ LogicalResult StepPrinter::printResults(Operation &op) {
 }
 
 /// Copies state results that were not updated in place, and adds the
-/// metric sums to the totals.
+/// metric sums and the batch's real samples to the totals.
 void StepPrinter::printReturn(func::ReturnOp ret) {
   declare(ret.getOperands());
+  std::string lossSum = "static_cast<const float *>(nullptr)";
+  std::string correct = "static_cast<const int64_t *>(nullptr)";
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (auto state = fn.getResultAttrOfType<StringAttr>(i, "tcc.state")) {
       Value target = slotArgument.lookup(state.getValue());
@@ -349,10 +357,11 @@ void StepPrinter::printReturn(func::ReturnOp ret) {
     }
     StringRef role = fn.getResultAttrOfType<StringAttr>(i, "tcc.role").getValue();
     if (role == "loss_sum")
-      e.os << "  args.totals->lossSum += double(" << e.name(v) << "[0]);\n";
+      lossSum = e.name(v);
     else if (role == "correct")
-      e.os << "  args.totals->correct += " << e.name(v) << "[0];\n";
+      correct = e.name(v);
   }
+  e.os << "  cpu::add_step_totals(args.control, " << lossSum << ", " << correct << ");\n";
 }
 
 void StepPrinter::openPart(std::string &calls, const std::string &indent) {
@@ -499,6 +508,40 @@ LogicalResult StepPrinter::print(std::string &calls) {
   return printOps(fn.front(), calls, "  ");
 }
 
+/// The batch buffers go after the larger of the two steps' plans, images
+/// then labels, each 64-byte aligned.
+BatchBuffers placeBatch(func::FuncOp train, func::FuncOp eval) {
+  auto align = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
+  int64_t planned = 0, images = 0, labels = 0;
+  for (func::FuncOp fn : {train, eval}) {
+    planned = std::max<int64_t>(
+        planned, fn->getAttrOfType<IntegerAttr>("tcc.scratch_bytes").getInt());
+    images = std::max<int64_t>(images, numElements(fn.getArgument(0)) * 4);
+    labels = std::max<int64_t>(labels, numElements(fn.getArgument(1)) * 8);
+  }
+  BatchBuffers batch;
+  batch.imagesOffset = align(planned);
+  batch.labelsOffset = align(batch.imagesOffset + images);
+  batch.endOffset = batch.labelsOffset + labels;
+  return batch;
+}
+
+/// The state offset of the step counter, which says which batch to gather.
+FailureOr<int64_t> counterOffset(ModuleOp module, func::FuncOp train) {
+  auto offsets = module->getAttrOfType<DenseI64ArrayAttr>("tcc.state_offsets");
+  int slot = 0;
+  for (BlockArgument arg : train.getArguments()) {
+    auto name = train.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tcc.state");
+    if (!name)
+      continue;
+    if (name.getValue() == "step" &&
+        cast<ShapedType>(arg.getType()).getElementType().isInteger(64))
+      return offsets[slot];
+    ++slot;
+  }
+  return train.emitError("has no i64 step counter 'step' in its state");
+}
+
 } // namespace
 
 LogicalResult mlir::tcc::emitCpuSource(ModuleOp module, llvm::raw_ostream &os) {
@@ -507,56 +550,59 @@ LogicalResult mlir::tcc::emitCpuSource(ModuleOp module, llvm::raw_ostream &os) {
   if (!train || !eval || !module->getAttr("tcc.state_offsets"))
     return module.emitError("the cpu code generator needs @train_step, "
                             "@eval_step and the memory plan");
+  FailureOr<int64_t> counter = counterOffset(module, train);
+  if (failed(counter))
+    return failure();
+  BatchBuffers batch = placeBatch(train, eval);
   os << "// Generated by tcc from model '"
      << module->getAttrOfType<StringAttr>("tcc.model").getValue()
      << "' for the cpu target. Do not edit.\n"
      << "#include \"runtime/CompiledModel.h\"\n"
+     << "#include \"runtime/cpu/Batch.h\"\n"
+     << "#include \"runtime/cpu/CpuModel.h\"\n"
+     << "#include \"runtime/cpu/StepOps.h\"\n"
      << "#include \"runtime/kernels/Kernels.h\"\n"
      << "#include \"runtime/kernels/Step.h\"\n\n"
      << "#include <cmath>\n#include <cstdint>\n#include <vector>\n\n"
      << "namespace {\nusing namespace tcc::rt;\nusing namespace tcc::rt::kernels;\n\n"
-     << "class Model final : public CompiledModel {\npublic:\n  Model();\n"
+     << "class Model final : public CpuModel {\npublic:\n  Model();\n"
      << "  const ModelInfo &info() const override { return info_; }\n"
-     << "  void trainStep(void *state, void *scratch, const RunConstants &run,\n"
-     << "                 const float *images, const int64_t *labels,\n"
-     << "                 StepTotals &totals) override;\n"
-     << "  void evalStep(void *state, void *scratch, const float *images,\n"
-     << "                const int64_t *labels, int64_t valid,\n"
-     << "                StepTotals &totals) override;\n\nprivate:\n"
+     << "  void trainStep() override;\n  void evalStep() override;\n\nprivate:\n"
      << "  ModelInfo info_;\n};\n\n";
-  emitModelInfo(module, train, eval, os);
+  emitModelInfo(module, train, eval, batch.endOffset, os);
 
-  // What every part of a step reads: the arenas, the run constants, the
-  // batch and the totals (one pointer each, so parts stay independent).
+  // What every part of a step reads: the arenas and the control block (one
+  // pointer each, so parts stay independent).
   os << "struct StepArgs {\n  char *state;\n  char *scratch;\n"
-     << "  const RunConstants *run;\n  const float *images;\n"
-     << "  const int64_t *labels;\n  int64_t valid;\n  StepTotals *totals;\n"
+     << "  StepControl *control;\n"
      << "  int64_t micro; // the micro-batch a tcc.micro_batches loop is at\n};\n\n";
   std::string trainCalls, evalCalls, trainParts, evalParts;
   OpFunctions functions;
   llvm::raw_string_ostream trainOs(trainParts), evalOs(evalParts);
   CpuEmitter trainEmitter{trainOs, {}};
-  if (failed(StepPrinter(train, trainEmitter, functions, "train").print(trainCalls)))
+  if (failed(StepPrinter(train, trainEmitter, functions, "train", batch).print(trainCalls)))
     return failure();
   CpuEmitter evalEmitter{evalOs, {}};
-  if (failed(StepPrinter(eval, evalEmitter, functions, "eval").print(evalCalls)))
+  if (failed(StepPrinter(eval, evalEmitter, functions, "eval", batch).print(evalCalls)))
     return failure();
   os << functions.text << trainParts << evalParts;
 
-  os << "void Model::trainStep(void *state, void *scratch, const RunConstants &run,\n"
-     << "                      const float *images, const int64_t *labels,\n"
-     << "                      StepTotals &totals) {\n"
-     << "  StepArgs args{static_cast<char *>(state), static_cast<char *>(scratch),\n"
-     << "                &run, images, labels, "
-     << dimsOf(train.getArgument(0))[0] << ", &totals, 0};\n"
-     << trainCalls << "  totals.count += " << dimsOf(train.getArgument(0))[0]
-     << ";\n}\n\n";
-  os << "void Model::evalStep(void *state, void *scratch, const float *images,\n"
-     << "                     const int64_t *labels, int64_t valid,\n"
-     << "                     StepTotals &totals) {\n"
-     << "  StepArgs args{static_cast<char *>(state), static_cast<char *>(scratch),\n"
-     << "                nullptr, images, labels, valid, &totals, 0};\n"
-     << evalCalls << "  totals.count += valid;\n}\n\n} // namespace\n\n"
+  std::string argsInit =
+      "  const StepBuffers &b = buffers();\n"
+      "  StepArgs args{static_cast<char *>(b.state), static_cast<char *>(b.scratch),\n"
+      "                b.control, 0};\n";
+  std::string images = "reinterpret_cast<float *>(args.scratch + " +
+                       std::to_string(batch.imagesOffset) + ")";
+  std::string labels = "reinterpret_cast<int64_t *>(args.scratch + " +
+                       std::to_string(batch.labelsOffset) + ")";
+  os << "void Model::trainStep() {\n" << argsInit
+     << "  cpu::gather_train_batch(b, reinterpret_cast<const int64_t *>(args.state + "
+     << *counter << "), " << dimsOf(train.getArgument(0))[0] << ", " << images << ", "
+     << labels << ");\n"
+     << trainCalls << "}\n\n";
+  os << "void Model::evalStep() {\n" << argsInit << "  cpu::gather_eval_batch(b, "
+     << dimsOf(eval.getArgument(0))[0] << ", " << images << ", " << labels << ");\n"
+     << evalCalls << "}\n\n} // namespace\n\n"
      << "extern \"C\" tcc::rt::CompiledModel *tccCreateModel() { return new Model(); }\n";
   return success();
 }

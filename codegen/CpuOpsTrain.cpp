@@ -34,8 +34,8 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         return success();
       })
       .Case([&](ScaleByOp o) {
-        os << "  scale<float>(" << n(o.getResult()) << ", " << N(o.getFactor())
-           << "[0], " << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
+        os << "  cpu::scale_by<float>(" << n(o.getResult()) << ", " << N(o.getFactor())
+           << ", " << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
         return success();
       })
       .Case<FlattenOp, ReshapeOp>([&](auto o) {
@@ -87,8 +87,8 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         std::string stream = std::to_string(o.getStream());
         if (auto loop = o->getParentOfType<MicroBatchesOp>())
           stream += " + uint64_t(args.micro) * " + std::to_string(loop.getDropoutStreams());
-        os << "  dropout_forward<float>(" << n(o.getResult()) << ", " << cppDouble(o.getP())
-           << ", uint64_t(" << N(o.getSeed()) << "[0]), " << stream << ", "
+        os << "  cpu::dropout_forward<float>(" << n(o.getResult()) << ", "
+           << cppDouble(o.getP()) << ", " << N(o.getSeed()) << ", " << stream << ", "
            << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
         return success();
       })
@@ -121,10 +121,10 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
       })
       .Case([&](CrossEntropyBackwardOp o) {
         ArrayRef<int64_t> l = dimsOf(o.getLogits());
-        os << "  cross_entropy_backward<float>(" << l[0] << ", " << l[1] << ", "
+        os << "  cpu::cross_entropy_backward<float>(" << l[0] << ", " << l[1] << ", "
            << N(o.getLogits()) << ", " << N(o.getLabels()) << ", "
            << cppDouble(o.getLabelSmoothing()) << ", " << cppReduction(o.getReduction()) << ", "
-           << N(o.getGrad()) << "[0], " << N(o.getResult()) << ");\n";
+           << N(o.getGrad()) << ", " << N(o.getResult()) << ");\n";
         return success();
       })
       .Case([&](MseLossOp o) {
@@ -134,9 +134,9 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         return success();
       })
       .Case([&](MseLossBackwardOp o) {
-        os << "  mse_loss_backward<float>(" << n(o.getInput()) << ", "
+        os << "  cpu::mse_loss_backward<float>(" << n(o.getInput()) << ", "
            << N(o.getInput()) << ", " << N(o.getTarget()) << ", "
-           << cppReduction(o.getReduction()) << ", " << N(o.getGrad()) << "[0], "
+           << cppReduction(o.getReduction()) << ", " << N(o.getGrad()) << ", "
            << N(o.getResult()) << ");\n";
         return success();
       })
@@ -147,41 +147,41 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
       })
       .Case([&](CountCorrectOp o) {
         ArrayRef<int64_t> l = dimsOf(o.getLogits());
-        os << "  " << N(o.getResult()) << "[0] = count_correct<float>(" << l[0] << ", "
-           << l[1] << ", " << N(o.getLogits()) << ", " << N(o.getLabels()) << ", "
-           << N(o.getValid()) << "[0]);\n";
+        os << "  cpu::count_correct<float>(" << l[0] << ", " << l[1] << ", "
+           << N(o.getLogits()) << ", " << N(o.getLabels()) << ", " << N(o.getValid())
+           << ", " << N(o.getResult()) << ");\n";
         return success();
       })
       // Step counter, seeds, schedule, clipping.
       .Case([&](IncrementOp o) {
-        os << "  " << N(o.getResult()) << "[0] = " << N(o.getInput()) << "[0] + 1;\n";
+        os << "  cpu::increment(" << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
         return success();
       })
       .Case([&](MixSeedOp o) {
-        os << "  " << N(o.getResult()) << "[0] = mix_seed(" << N(o.getSeed()) << "[0], "
-           << N(o.getStep()) << "[0]);\n";
+        os << "  cpu::mix_seed(" << N(o.getSeed()) << ", " << N(o.getStep()) << ", "
+           << N(o.getResult()) << ");\n";
         return success();
       })
       .Case([&](LrScheduleOp o) {
         os << "  { static const ScheduleDesc schedule = "
-           << cpuScheduleDesc(o.getSchedule()) << ";\n    " << N(o.getResult())
-           << "[0] = float(" << cppDouble(o.getBaseLr()) << " * lr_factor(schedule, "
-           << N(o.getStep()) << "[0], " << N(o.getStepsPerEpoch()) << "[0], "
-           << N(o.getTotalSteps()) << "[0])); }\n";
+           << cpuScheduleDesc(o.getSchedule()) << ";\n    cpu::lr_schedule(schedule, "
+           << cppDouble(o.getBaseLr()) << ", " << N(o.getStep()) << ", "
+           << N(o.getStepsPerEpoch()) << ", " << N(o.getTotalSteps()) << ", "
+           << N(o.getResult()) << "); }\n";
         return success();
       })
       .Case([&](GlobalNormOp o) {
-        os << "  { double total = 0; float part[1];\n";
-        for (Value v : o.getInputs())
-          os << "    sum_of_squares<float>(" << n(v) << ", " << N(v)
-             << ", part); total += part[0];\n";
-        os << "    " << N(o.getResult()) << "[0] = float(std::sqrt(total)); }\n";
+        os << "  { const float *tensors[] = {";
+        llvm::interleaveComma(o.getInputs(), os, [&](Value v) { os << N(v); });
+        os << "}; const int64_t sizes[] = {";
+        llvm::interleaveComma(o.getInputs(), os, [&](Value v) { os << n(v); });
+        os << "};\n    cpu::global_norm<float>(" << o.getInputs().size()
+           << ", tensors, sizes, " << N(o.getResult()) << "); }\n";
         return success();
       })
       .Case([&](ClipCoefficientOp o) {
-        os << "  " << N(o.getResult()) << "[0] = float(std::min(1.0, "
-           << cppDouble(o.getMaxNorm()) << " / (double(" << N(o.getNorm())
-           << "[0]) + 1e-6)));\n";
+        os << "  cpu::clip_coefficient<float>(" << cppDouble(o.getMaxNorm()) << ", "
+           << N(o.getNorm()) << ", " << N(o.getResult()) << ");\n";
         return success();
       })
       // Optimizers: copy the state into the result unless in place, update it.
@@ -189,65 +189,46 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         copyInto(o.getParam(), o.getNewParam());
         if (o.getMomentumBuffer())
           copyInto(o.getMomentumBuffer(), o.getNewMomentumBuffer());
-        os << "  sgd_step<float>(" << n(o.getParam()) << ", " << N(o.getNewParam())
+        os << "  cpu::sgd_update<float>(" << n(o.getParam()) << ", " << N(o.getNewParam())
            << ", " << N(o.getGrad()) << ", "
            << (o.getMomentumBuffer() ? N(o.getNewMomentumBuffer())
                                      : std::string("static_cast<float *>(nullptr)"))
-           << ", double(" << N(o.getLr()) << "[0]) * " << cppDouble(o.getLrScale()) << ", "
+           << ", " << N(o.getLr()) << ", " << cppDouble(o.getLrScale()) << ", "
            << cppDouble(o.getMomentum()) << ", " << cppDouble(o.getDampening()) << ", "
            << cppDouble(o.getWeightDecay()) << ", " << (o.getNesterov() ? "true" : "false")
-           << ", " << N(o.getStep()) << "[0] == 0);\n";
+           << ", " << N(o.getStep()) << ");\n";
         return success();
       })
-      .Case([&](AdamwUpdateOp o) {
+      .Case<AdamwUpdateOp, LambUpdateOp>([&](auto o) {
         copyInto(o.getParam(), o.getNewParam());
         copyInto(o.getExpAvg(), o.getNewExpAvg());
         copyInto(o.getExpAvgSq(), o.getNewExpAvgSq());
-        os << "  adamw_step<float>(" << n(o.getParam()) << ", " << N(o.getNewParam())
-           << ", " << N(o.getGrad()) << ", " << N(o.getNewExpAvg()) << ", "
-           << N(o.getNewExpAvgSq()) << ", double(" << N(o.getLr()) << "[0]) * "
-           << cppDouble(o.getLrScale()) << ", " << cppDouble(o.getBeta1()) << ", "
-           << cppDouble(o.getBeta2()) << ", " << cppDouble(o.getEps()) << ", "
-           << cppDouble(o.getWeightDecay()) << ", " << N(o.getStep()) << "[0] + 1);\n";
-        return success();
-      })
-      .Case([&](LambUpdateOp o) {
-        copyInto(o.getParam(), o.getNewParam());
-        copyInto(o.getExpAvg(), o.getNewExpAvg());
-        copyInto(o.getExpAvgSq(), o.getNewExpAvgSq());
-        int64_t count = n(o.getParam());
-        os << "  { std::vector<float> update(" << count
-           << "); float pn[1], un[1];\n    lamb_compute_update<float>(" << count
-           << ", " << N(o.getNewParam()) << ", " << N(o.getGrad()) << ", "
-           << N(o.getNewExpAvg()) << ", " << N(o.getNewExpAvgSq()) << ", "
-           << cppDouble(o.getBeta1()) << ", " << cppDouble(o.getBeta2()) << ", " << cppDouble(o.getEps())
-           << ", " << cppDouble(o.getWeightDecay()) << ", " << N(o.getStep())
-           << "[0] + 1, update.data(), pn, un);\n    lamb_apply<float>(" << count
-           << ", " << N(o.getNewParam()) << ", update.data(), double(" << N(o.getLr())
-           << "[0]) * " << cppDouble(o.getLrScale()) << ", pn[0], un[0]); }\n";
+        os << "  cpu::" << (isa<AdamwUpdateOp>(op) ? "adamw" : "lamb") << "_update<float>("
+           << n(o.getParam()) << ", " << N(o.getNewParam()) << ", " << N(o.getGrad())
+           << ", " << N(o.getNewExpAvg()) << ", " << N(o.getNewExpAvgSq()) << ", "
+           << N(o.getLr()) << ", " << cppDouble(o.getLrScale()) << ", "
+           << cppDouble(o.getBeta1()) << ", " << cppDouble(o.getBeta2()) << ", "
+           << cppDouble(o.getEps()) << ", " << cppDouble(o.getWeightDecay()) << ", "
+           << N(o.getStep()) << ");\n";
         return success();
       })
       .Case([&](EmaUpdateOp o) {
         copyInto(o.getEma(), o.getResult());
         int64_t every = o.getEvery();
-        os << "  if ((" << N(o.getStep()) << "[0] + 1) % " << every
-           << " == 0)\n    ema_update<float>(" << n(o.getEma()) << ", "
+        os << "  cpu::ema_update<float>(" << n(o.getEma()) << ", "
            << cppDouble(std::pow(o.getDecay().convertToDouble(), double(every))) << ", "
-           << N(o.getValue()) << ", " << N(o.getResult()) << ");\n";
+           << every << ", " << N(o.getStep()) << ", " << N(o.getValue()) << ", "
+           << N(o.getResult()) << ");\n";
         return success();
       })
       .Case([&](LookaheadUpdateOp o) {
         copyInto(o.getFast(), o.getNewFast());
         copyInto(o.getSlow(), o.getNewSlow());
-        std::string t = "double(" + N(o.getStep()) + "[0] + 1)";
-        std::string alpha = cppDouble(o.getAlpha());
-        if (o.getAlphaSchedule() == "cubic")
-          alpha += " * std::pow(" + t + " / double(" + N(o.getTotalSteps()) + "[0]), 3.0)";
-        // The kernel moves the slow weights by its alpha towards the fast
-        // ones; alpha_t here is the share the slow weights keep.
-        os << "  if ((" << N(o.getStep()) << "[0] + 1) % " << o.getEvery()
-           << " == 0)\n    lookahead_update<float>(" << n(o.getFast()) << ", 1.0 - "
-           << alpha << ", " << N(o.getNewFast()) << ", " << N(o.getNewSlow()) << ");\n";
+        os << "  cpu::lookahead_update<float>(" << n(o.getFast()) << ", "
+           << cppDouble(o.getAlpha()) << ", "
+           << (o.getAlphaSchedule() == "cubic" ? "true" : "false") << ", "
+           << o.getEvery() << ", " << N(o.getStep()) << ", " << N(o.getTotalSteps())
+           << ", " << N(o.getNewFast()) << ", " << N(o.getNewSlow()) << ");\n";
         return success();
       })
       // Evaluation views.

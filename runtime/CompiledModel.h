@@ -8,15 +8,19 @@
 //
 // Memory: all persistent tensors live in one "state" arena (parameters,
 // buffers, optimizer state, EMA weights, the step counter), laid out by the
-// compiler and described by ModelInfo::state; temporaries live in a
-// "scratch" arena of ModelInfo::scratchBytes. Both are allocated by the
-// trainer (host memory for the cpu target, device memory for cuda).
+// compiler and described by ModelInfo::state; temporaries, the batch among
+// them, live in a "scratch" arena of ModelInfo::scratchBytes. The trainer
+// allocates both, the StepControl block and the resident data set (host
+// memory for the cpu target, device memory for cuda) and binds them once
+// (StepBuffers); docs/step-contract.md describes the contract.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_COMPILEDMODEL_H
 #define TCC_RUNTIME_COMPILEDMODEL_H
 
 #include <cstddef>
+#include "runtime/common/Batch.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -86,39 +90,90 @@ struct ModelInfo {
   uint64_t fingerprint = 0;
 };
 
-/// What a step adds up on the device; the host reads it once per epoch.
+/// What the steps add up on the device since the last resetTotals().
 struct StepTotals {
   double lossSum = 0;  ///< sum over samples of the per-sample loss
   int64_t correct = 0; ///< samples whose argmax matches the label
   int64_t count = 0;   ///< samples seen
 };
 
-/// Values that are constant for a whole run and that the step's schedule
-/// needs; set once before the first step.
+/// Values constant for a whole run that the step reads.
 struct RunConstants {
   int64_t stepsPerEpoch = 0;
   int64_t totalSteps = 0;
-  uint64_t seed = 0; ///< the run's --seed (dropout masks derive from it)
+  uint64_t seed = 0; ///< the run's --seed: data order, augmentation, dropout
 };
 
+/// The block of device memory the steps read and write besides the arenas:
+/// the trainer writes `run` before bind(); the steps keep the rest.
+struct StepControl {
+  RunConstants run;
+  StepTotals totals;     ///< added to by every step since resetTotals()
+  int64_t evalBatch = 0; ///< the test batch the next evalStep() evaluates
+  int64_t valid = 0;     ///< real samples in the batch being processed
+};
+
+/// One split of the data set, resident where the step runs.
+struct DataView {
+  const void *pixels = nullptr;    ///< [n, c, h, w]: uint8 or float32
+  bool isFloat = false;            ///< pixels are float32 (else uint8)
+  const int64_t *labels = nullptr; ///< [n], each in [0, classes)
+  int64_t n = 0;
+};
+
+/// How samples become the batch a step trains on
+/// (runtime/common/Batch.h).
+struct BatchSpec {
+  int64_t c = 0, h = 0, w = 0;  ///< the image shape of both splits
+  AugmentConfig augment;        ///< training samples only
+  bool shuffle = true;          ///< a new order every epoch (CounterRng.h)
+  bool augmentOn = true;        ///< false: --no-augment
+  /// [c] each, resident: normalisation (x - mean[c]) / std[c].
+  const float *mean = nullptr, *std = nullptr;
+};
+
+/// Everything a step touches, bound once (pointers into the target's
+/// memory: host memory for the cpu target, device memory for cuda). None
+/// of it is copied: it must outlive every step.
+struct StepBuffers {
+  void *state = nullptr;   ///< ModelInfo::stateBytes
+  void *scratch = nullptr; ///< ModelInfo::scratchBytes
+  DataView train, test;
+  BatchSpec batch;
+  StepControl *control = nullptr;
+};
+
+/// The step contract. The host binds the buffers once, then calls
+/// trainStep() and evalStep() with nothing else: the step counter, the
+/// learning rate, the EMA cadence, which batch to gather and the metric
+/// sums all live in device memory and are computed inside the step, so a
+/// device target can replay a captured step (one CUDA graph) without
+/// synchronising with the host. The host reads the totals at the points it
+/// reports them (readTotals(), a synchronisation on a device).
 class CompiledModel {
 public:
   virtual ~CompiledModel() = default;
   virtual const ModelInfo &info() const = 0;
 
-  /// One optimizer step (forward, loss, backward, update, schedule, EMA) on
-  /// `images` ([batchSize, C, H, W], normalised f32) and `labels`
-  /// ([batchSize] i64). Reads and updates the state arena in place.
-  virtual void trainStep(void *state, void *scratch, const RunConstants &run,
-                         const float *images, const int64_t *labels,
-                         StepTotals &totals) = 0;
+  /// Binds the buffers every later call uses.
+  virtual void bind(const StepBuffers &buffers) = 0;
 
-  /// Evaluation of one batch with the running BN statistics (and EMA weights
-  /// if the recipe has EMA), averaging the logits over the recipe's TTA
-  /// views. Only the first `valid` samples count (the last batch is padded).
-  virtual void evalStep(void *state, void *scratch, const float *images,
-                        const int64_t *labels, int64_t valid,
-                        StepTotals &totals) = 0;
+  /// One optimizer step: gathers batch `step % stepsPerEpoch` of epoch
+  /// `step / stepsPerEpoch` (the state's step counter) from the training
+  /// split, augmented; forward, loss, backward, update, schedule, EMA; adds
+  /// the batch's loss, correct predictions and samples to the totals.
+  virtual void trainStep() = 0;
+
+  /// Evaluates test batch `evalBatch` (then advances it) with the running
+  /// BN statistics (and the EMA weights if the recipe has EMA), averaging the
+  /// logits over the recipe's TTA views, and adds its real samples (the last
+  /// batch is padded) to the totals.
+  virtual void evalStep() = 0;
+
+  /// The totals since the last resetTotals().
+  virtual StepTotals readTotals() = 0;
+  /// Zeroes the totals and rewinds evalBatch to the first test batch.
+  virtual void resetTotals() = 0;
 };
 
 } // namespace tcc::rt

@@ -1,14 +1,11 @@
-//===- BatchLoader.cpp - Shuffled, augmented, normalised batches
-//-----------===//
+//===- BatchLoader.cpp - Shuffled, augmented, normalised batches -----------===//
 //
-// See Dataset.h for the augmentation order and CounterRng.h for the random
-// stream. batch() keeps no state between calls except a per-thread cache of
-// the current epoch's permutation, which is a pure function of
-// (seed, epoch, n) and so can never be stale.
+// The samples are made by runtime/common/Batch.h, element by element, as
+// the compiled step's gather makes them; the random stream is CounterRng.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/data/CounterRng.h"
+#include "runtime/common/CounterRng.h"
 #include "runtime/data/Dataset.h"
 
 #include <algorithm>
@@ -32,87 +29,6 @@ int64_t planeSize(const Dataset &d) {
   if (d.c > max / d.h || d.c * d.h > max / d.w)
     return -1;
   return d.c * d.h * d.w;
-}
-
-/// The epoch's order, cached per thread: the permutation depends only on
-/// (seed, epoch, n), so a cached one is right for any loader.
-const int64_t *cachedPermutation(uint64_t seed, int64_t epoch, int64_t n) {
-  struct Cache {
-    bool filled = false;
-    uint64_t seed = 0;
-    int64_t epoch = 0, n = 0;
-    std::vector<int64_t> perm;
-  };
-  thread_local Cache cache;
-  if (!cache.filled || cache.seed != seed || cache.epoch != epoch ||
-      cache.n != n) {
-    cache.filled = false;
-    cache.perm.resize(static_cast<size_t>(n));
-    rng::epochPermutation(seed, static_cast<uint64_t>(epoch), n,
-                          cache.perm.data());
-    cache.seed = seed;
-    cache.epoch = epoch;
-    cache.n = n;
-    cache.filled = true;
-  }
-  return cache.perm.data();
-}
-
-/// Writes one sample [c, h, w] to `dst`: the augmentation of Dataset.h (when
-/// `draw` is given) and the pixel map `map(channel, value)`; `zero[ch]` is
-/// the mapped value of a zero pixel.
-template <typename Src, typename Map>
-void fillSample(const Src *src, float *dst, int64_t c, int64_t h, int64_t w,
-                const rng::AugmentDraw *draw, int64_t cropPadding,
-                int64_t cutout, const Map &map, const float *zero) {
-  const int64_t plane = h * w;
-  if (!draw) {
-    for (int64_t ch = 0; ch < c; ++ch) {
-      const Src *s = src + ch * plane;
-      float *o = dst + ch * plane;
-      for (int64_t i = 0; i < plane; ++i)
-        o[i] = map(ch, s[i]);
-    }
-    return;
-  }
-  // Crop then translate: out(y, x) = src(y - dy + a, x - dx + b) where
-  // (a, b) = crop offset - padding, defined when both the translated
-  // position (y - dy, x - dx) and the source lie inside the image.
-  const int64_t a = draw->cropY - cropPadding, b = draw->cropX - cropPadding;
-  const int64_t dy = draw->shiftY, dx = draw->shiftX;
-  const int64_t yLo = std::max<int64_t>({0, dy, dy - a});
-  const int64_t yHi = std::min<int64_t>({h, dy + h, dy - a + h});
-  const int64_t xLo = std::max<int64_t>({0, dx, dx - b});
-  const int64_t xHi = std::min<int64_t>({w, dx + w, dx - b + w});
-  // Cutout square, clipped.
-  int64_t cy0 = 0, cy1 = 0, cx0 = 0, cx1 = 0;
-  if (cutout > 0) {
-    cy0 = std::max<int64_t>(0, draw->cutoutY - cutout / 2);
-    cy1 = std::min<int64_t>(h, draw->cutoutY - cutout / 2 + cutout);
-    cx0 = std::max<int64_t>(0, draw->cutoutX - cutout / 2);
-    cx1 = std::min<int64_t>(w, draw->cutoutX - cutout / 2 + cutout);
-  }
-  for (int64_t ch = 0; ch < c; ++ch) {
-    const Src *s = src + ch * plane;
-    const float z = zero[ch];
-    for (int64_t y = 0; y < h; ++y) {
-      float *row = dst + ch * plane + y * w;
-      if (y < yLo || y >= yHi || xLo >= xHi) {
-        std::fill(row, row + w, z);
-      } else {
-        const Src *srow = s + (y - dy + a) * w;
-        const int64_t shift = b - dx; // source column = x + shift
-        std::fill(row, row + xLo, z);
-        for (int64_t x = xLo; x < xHi; ++x)
-          row[x] = map(ch, srow[x + shift]);
-        std::fill(row + xHi, row + w, z);
-      }
-      if (draw->flip)
-        std::reverse(row, row + w);
-      if (y >= cy0 && y < cy1)
-        std::fill(row + cx0, row + cx1, z);
-    }
-  }
 }
 
 } // namespace
@@ -230,8 +146,8 @@ void BatchLoader::batch(int64_t epoch, int64_t index, float *images,
     zeroFrom(0);
     return;
   }
-  // Only allocation can throw here (the per-thread permutation, the
-  // normalisation tables); out of memory leaves an empty batch.
+  // Only allocation can throw here (the normalisation tables); out of
+  // memory leaves an empty batch.
   try {
     const int64_t c = data.c, h = data.h, w = data.w;
     const int64_t start = index * batchSize;
@@ -246,50 +162,32 @@ void BatchLoader::batch(int64_t epoch, int64_t index, float *images,
     };
     std::vector<float> mean(static_cast<size_t>(c)),
         stdev(static_cast<size_t>(c));
-    std::vector<float> zero(static_cast<size_t>(c));
     for (int64_t ch = 0; ch < c; ++ch) {
       mean[ch] = channelValue(normalize.mean, ch, 0.0f);
       stdev[ch] = channelValue(normalize.std, ch, 1.0f);
-      zero[ch] = (0.0f - mean[ch]) / stdev[ch];
     }
-    std::vector<float> lut;
-    if (!data.isFloat) {
-      lut.resize(static_cast<size_t>(c) * 256);
-      for (int64_t ch = 0; ch < c; ++ch)
-        for (int v = 0; v < 256; ++v)
-          lut[ch * 256 + v] =
-              (static_cast<float>(v) / 255.0f - mean[ch]) / stdev[ch];
-    }
-
-    const int64_t *order =
-        shuffle ? cachedPermutation(seed, epoch, data.n) : nullptr;
+    const void *pixels = data.isFloat ? static_cast<const void *>(data.f32.data())
+                                      : static_cast<const void *>(data.u8.data());
     const AugmentConfig &ac = augmentConfig;
     for (int64_t k = 0; k < count; ++k) {
       const int64_t position = start + k;
-      const int64_t row = order ? order[position] : position;
+      const int64_t row =
+          shuffle ? rng::shuffledRow(seed, static_cast<uint64_t>(epoch),
+                                     position, data.n)
+                  : position;
       labels[k] = data.labels[static_cast<size_t>(row)];
       rng::AugmentDraw draw;
       if (augment)
         draw = rng::drawAugment(
             seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(position),
             h, w, ac.cropPadding, ac.flip, ac.translate, ac.cutout);
-      const rng::AugmentDraw *d = augment ? &draw : nullptr;
       float *dst = images + k * plane;
-      if (data.isFloat) {
-        const float *m = mean.data(), *s = stdev.data();
-        fillSample(
-            data.f32.data() + row * plane, dst, c, h, w, d, ac.cropPadding,
-            ac.cutout,
-            [m, s](int64_t ch, float v) { return (v - m[ch]) / s[ch]; },
-            zero.data());
-      } else {
-        const float *table = lut.data();
-        fillSample(
-            data.u8.data() + row * plane, dst, c, h, w, d, ac.cropPadding,
-            ac.cutout,
-            [table](int64_t ch, uint8_t v) { return table[ch * 256 + v]; },
-            zero.data());
-      }
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t y = 0; y < h; ++y)
+          for (int64_t x = 0; x < w; ++x)
+            *dst++ = batch::samplePixel(pixels, data.isFloat, row, c, h, w,
+                                        augment ? &draw : nullptr, ac, ch, y,
+                                        x, mean[ch], stdev[ch]);
     }
     zeroFrom(count);
     valid = count;

@@ -1,12 +1,15 @@
 //===- Dataset.h - Training data: loading, shuffling, augmentation -*- C++ -*-//
 //
-// The trainer's data path for the cpu target (the cuda target keeps the
-// dataset on the GPU and augments there, with the same semantics and the
-// same seeded random stream).
+// The data sets as the trainer loads them. The compiled step gathers its
+// batches itself from the resident data (runtime/common/Batch.h); the
+// BatchLoader makes the same batches on the host for the trainer's own use
+// (patch-whitening statistics) and for tests.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_DATA_DATASET_H
 #define TCC_RUNTIME_DATA_DATASET_H
+
+#include "runtime/common/Batch.h"
 
 #include <cstdint>
 #include <string>
@@ -37,25 +40,7 @@ struct DataSplit {
 bool loadDataset(const std::string &format, const std::string &path,
                  DataSplit &out, std::string &error);
 
-/// Per-sample augmentation, applied (when the loader's `augment` is on) in
-/// this fixed order to the raw image, before scaling and normalisation:
-///   1. random crop: pad by `cropPadding` zeros on every side, take the h x w
-///      window at offset (oy, ox), each uniform in [0, 2 * cropPadding];
-///   2. random translate: shift the content by (dy, dx), each uniform in
-///      [-translate, translate] (out[y][x] = in[y - dy][x - dx]), zero fill;
-///   3. horizontal flip with probability 1/2;
-///   4. cutout: zero the `cutout` x `cutout` square whose centre (cy, cx) is
-///      uniform over the image (rows cy - cutout/2 .. cy - cutout/2 +
-///      cutout - 1, likewise columns), clipped at the borders.
-/// "Zero" is a raw pixel value of 0, so after normalisation it reads
-/// -mean[c] / std[c]. The random draws come from the counter-based stream of
-/// runtime/data/CounterRng.h, keyed on (seed, epoch, sample position).
-struct AugmentConfig {
-  int64_t cropPadding = 0; ///< random crop after zero padding by this much
-  bool flip = false;       ///< random horizontal flip with probability 1/2
-  int64_t translate = 0;   ///< random shift by up to this many pixels
-  int64_t cutout = 0;      ///< zero a random square of this side
-};
+/// AugmentConfig and the augmentation's semantics: runtime/common/Batch.h.
 
 /// out = (x - mean[c]) / std[c], computed in float32, where x = v / 255.0f
 /// for uint8 data and x = v for float data. Empty: mean 0, std 1; one value:
@@ -67,15 +52,16 @@ struct NormalizeConfig {
 /// Produces batches of normalised float images [batch, c, h, w] and labels.
 /// Shuffling and augmentation are a pure function of (seed, epoch, sample
 /// index), so a resumed run sees exactly the batches of an uninterrupted one.
-/// The shuffle is a Fisher-Yates permutation per epoch driven by the counter
-/// stream of runtime/data/CounterRng.h (identical on every platform).
+/// The shuffle is the per-position bijection of runtime/common/CounterRng.h
+/// (identical on every platform and device); the samples are made by the
+/// per-element functions of runtime/common/Batch.h, which the compiled
+/// step's gather uses too.
 /// A sample's position is index * batchSize + slot (its place in the epoch's
 /// order), so the augmentation draws depend on the batch size as well.
 /// Padding slots of a short last batch hold 0.0f (not a normalised zero).
 /// The loader refers to `data`, which must outlive it. batch() is const and
-/// touches no shared mutable state (each thread caches the current epoch's
-/// permutation, n int64 values, for itself): any number of threads may call
-/// it at once.
+/// touches no shared mutable state: any number of threads may call it at
+/// once.
 class BatchLoader {
 public:
   BatchLoader(const Dataset &data, int64_t batchSize, bool shuffle,

@@ -212,7 +212,7 @@ private:
   void checkStep();
   void evaluate(EpochMetrics &m);
   void emit(EpochMetrics &m);
-  void fillBatch(BatchLoader &loader, int64_t epoch, int64_t index);
+  void bindBuffers(const Recipe &recipe);
   EpochMetrics trainMetrics(const StepTotals &totals, double segmentTrain,
                             double start, bool final);
   void stopIfDiverged(const StepTotals &totals, double segmentTrain,
@@ -246,9 +246,12 @@ private:
   const StateTensor *counter = nullptr;
   int64_t step = 0;
 
-  std::vector<float> images, fillerImages;
-  std::vector<int64_t> labels, fillerLabels;
-  std::unique_ptr<Buffer> deviceImages, deviceLabels;
+  /// Device copies of what the step reads besides the arenas (none on the
+  /// host, where the step reads the loaded data set in place).
+  std::vector<std::unique_ptr<Buffer>> resident;
+  std::vector<float> mean, stdev; ///< per channel, for the host
+  StepControl hostControl;
+  StepControl *control = nullptr;
 };
 
 void Run::warn(const std::string &message) {
@@ -406,34 +409,59 @@ void Run::checkStep() {
        std::to_string(step / perEpoch + 1) + " or more");
 }
 
-void Run::fillBatch(BatchLoader &loader, int64_t epoch, int64_t index) {
-  const int64_t batch = info.batchSize;
-  const int64_t sample = data->train.c * data->train.h * data->train.w;
-  int64_t valid = 0;
-  loader.batch(epoch, index, images.data(), labels.data(), valid);
-  if (valid >= batch)
-    return;
-  // The compiled step has a fixed batch: complete a short last batch with
-  // the first samples of this epoch's first batch (itself when it is the
-  // only one), cyclically.
-  const float *srcImages = images.data();
-  const int64_t *srcLabels = labels.data();
-  int64_t srcValid = valid;
-  if (index != 0) {
-    fillerImages.resize(images.size());
-    fillerLabels.resize(labels.size());
-    loader.batch(epoch, 0, fillerImages.data(), fillerLabels.data(), srcValid);
-    srcImages = fillerImages.data();
-    srcLabels = fillerLabels.data();
+/// Makes the data set and the normalisation resident where the step runs,
+/// writes the run constants to the control block, and binds it all.
+void Run::bindBuffers(const Recipe &recipe) {
+  // Returns `bytes` of `host` as the step sees them: in place on the host,
+  // a device copy otherwise.
+  auto place = [&](const void *host, size_t bytes, const char *what) {
+    if (memory->isHost())
+      return const_cast<void *>(host);
+    resident.push_back(std::make_unique<Buffer>(*memory, bytes, what));
+    memory->upload(resident.back()->get(), host, bytes);
+    return resident.back()->get();
+  };
+  auto view = [&](const Dataset &d, const char *pixelsWhat,
+                  const char *labelsWhat) {
+    DataView v;
+    v.isFloat = d.isFloat;
+    v.n = d.n;
+    v.pixels = d.isFloat ? place(d.f32.data(), d.f32.size() * sizeof(float),
+                                 pixelsWhat)
+                         : place(d.u8.data(), d.u8.size(), pixelsWhat);
+    v.labels = static_cast<const int64_t *>(
+        place(d.labels.data(), d.labels.size() * sizeof(int64_t), labelsWhat));
+    return v;
+  };
+  const Dataset &train = data->train;
+  StepBuffers b;
+  b.state = state;
+  b.scratch = scratch;
+  b.train = view(train, "training images", "training labels");
+  b.test = view(data->test, "test images", "test labels");
+  b.batch.c = train.c;
+  b.batch.h = train.h;
+  b.batch.w = train.w;
+  b.batch.augment = recipe.augment;
+  b.batch.shuffle = !opts.noShuffle;
+  b.batch.augmentOn = !opts.noAugment;
+  // Empty: mean 0, std 1; one value: every channel; else one per channel.
+  for (int64_t ch = 0; ch < train.c; ++ch) {
+    auto pick = [&](const std::vector<float> &v, float fallback) {
+      return v.empty() ? fallback : v[v.size() == 1 ? 0 : ch];
+    };
+    mean.push_back(pick(normalize.mean, 0.0f));
+    stdev.push_back(pick(normalize.std, 1.0f));
   }
-  if (srcValid <= 0)
-    fail("internal error: the data loader returned an empty batch");
-  for (int64_t k = valid; k < batch; ++k) {
-    int64_t j = (k - valid) % srcValid;
-    std::memmove(images.data() + k * sample, srcImages + j * sample,
-                 sample * sizeof(float));
-    labels[k] = srcLabels[j];
-  }
+  b.batch.mean = static_cast<const float *>(
+      place(mean.data(), mean.size() * sizeof(float), "normalisation"));
+  b.batch.std = static_cast<const float *>(
+      place(stdev.data(), stdev.size() * sizeof(float), "normalisation"));
+  hostControl.run = constants;
+  control = static_cast<StepControl *>(
+      place(&hostControl, sizeof hostControl, "step control block"));
+  b.control = control;
+  model.bind(b);
 }
 
 void Run::evaluate(EpochMetrics &m) {
@@ -442,35 +470,11 @@ void Run::evaluate(EpochMetrics &m) {
     return;
   const int64_t batch = info.evalBatchSize > 0 ? info.evalBatchSize
                                                : info.batchSize;
-  BatchLoader loader(test, batch, /*shuffle=*/false, /*augment=*/false,
-                     /*dropLast=*/false, 0, AugmentConfig(), normalize);
-  std::string error;
-  if (!loader.check(error))
-    fail("the test set in '" + oneLine(dataPath) + "': " + error);
-  const int64_t sample = test.c * test.h * test.w;
-  std::vector<float> evalImages(static_cast<size_t>(batch * sample));
-  std::vector<int64_t> evalLabels(static_cast<size_t>(batch));
-  std::unique_ptr<Buffer> dImages, dLabels;
-  if (!memory->isHost()) {
-    dImages = std::make_unique<Buffer>(*memory, evalImages.size() * 4,
-                                       "evaluation images");
-    dLabels = std::make_unique<Buffer>(*memory, evalLabels.size() * 8,
-                                       "evaluation labels");
-  }
-  StepTotals totals;
-  for (int64_t i = 0, n = loader.batchesPerEpoch(); i < n; ++i) {
-    int64_t valid = 0;
-    loader.batch(0, i, evalImages.data(), evalLabels.data(), valid);
-    const float *imagesArg = evalImages.data();
-    const int64_t *labelsArg = evalLabels.data();
-    if (dImages) {
-      memory->upload(dImages->get(), evalImages.data(), dImages->size());
-      memory->upload(dLabels->get(), evalLabels.data(), dLabels->size());
-      imagesArg = static_cast<const float *>(dImages->get());
-      labelsArg = static_cast<const int64_t *>(dLabels->get());
-    }
-    model.evalStep(state, scratch, imagesArg, labelsArg, valid, totals);
-  }
+  model.resetTotals();
+  for (int64_t i = 0, n = (test.n + batch - 1) / batch; i < n; ++i)
+    model.evalStep();
+  StepTotals totals = model.readTotals();
+  model.resetTotals();
   // The evaluation step counts correct predictions only; test_loss stays
   // null rather than a misleading 0.
   if (totals.count > 0)
@@ -674,15 +678,8 @@ int Run::run(const std::vector<std::string> &args) {
     fail(error);
 
   // --- train ---------------------------------------------------------------
-  const int64_t sample = train.c * train.h * train.w;
-  images.assign(static_cast<size_t>(info.batchSize * sample), 0.0f);
-  labels.assign(static_cast<size_t>(info.batchSize), 0);
-  if (!memory->isHost()) {
-    deviceImages = std::make_unique<Buffer>(*memory, images.size() * 4,
-                                            "training images");
-    deviceLabels = std::make_unique<Buffer>(*memory, labels.size() * 8,
-                                            "training labels");
-  }
+  bindBuffers(recipe);
+  model.resetTotals();
   const double start = clock();
   double segmentTrain = 0; // training seconds of the current epoch
   StepTotals totals;
@@ -695,17 +692,7 @@ int Run::run(const std::vector<std::string> &args) {
     if ((signal = interrupted()))
       break;
     const double t0 = clock();
-    fillBatch(loader, step / constants.stepsPerEpoch,
-              step % constants.stepsPerEpoch);
-    const float *imagesArg = images.data();
-    const int64_t *labelsArg = labels.data();
-    if (deviceImages) {
-      memory->upload(deviceImages->get(), images.data(), deviceImages->size());
-      memory->upload(deviceLabels->get(), labels.data(), deviceLabels->size());
-      imagesArg = static_cast<const float *>(deviceImages->get());
-      labelsArg = static_cast<const int64_t *>(deviceLabels->get());
-    }
-    model.trainStep(state, scratch, constants, imagesArg, labelsArg, totals);
+    model.trainStep();
     ++ran;
     if (counter && memory->isHost()) {
       int64_t now = readCounter(*counter, state);
@@ -715,13 +702,15 @@ int Run::run(const std::vector<std::string> &args) {
     }
     ++step;
     segmentTrain += clock() - t0;
-    // On the host the totals are already here after every step, so the
-    // check costs nothing; a device target is checked where it reads them.
+    const bool last =
+        step >= constants.totalSteps || (opts.steps && ran >= *opts.steps);
+    // On the host reading the totals costs nothing, so the check runs
+    // after every step; a device target is checked where it reads them.
+    if (memory->isHost() || step % constants.stepsPerEpoch == 0 || last)
+      totals = model.readTotals();
     if (memory->isHost())
       stopIfDiverged(totals, segmentTrain, start);
 
-    bool last =
-        step >= constants.totalSteps || (opts.steps && ran >= *opts.steps);
     if (step % constants.stepsPerEpoch == 0 || last) {
       stopIfDiverged(totals, segmentTrain, start);
       EpochMetrics m = trainMetrics(totals, segmentTrain, start, last);
@@ -730,6 +719,7 @@ int Run::run(const std::vector<std::string> &args) {
       emit(m);
       emittedFinal = last;
       totals = StepTotals();
+      model.resetTotals();
       segmentTrain = 0;
     } else if (progress.enabled()) {
       std::string text =

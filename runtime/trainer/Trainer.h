@@ -3,18 +3,21 @@
 // runTrainer() is the whole trainer: it parses the command line, reads the
 // recipe compiled into the model (ModelInfo::recipeJson), loads and checks
 // the data, allocates the arenas (64-byte aligned), initialises the state
-// (or loads --init / --resume), runs trainStep once per batch, evaluates
-// the whole test set at every epoch end and at the end of the run, writes
-// metrics, and saves --save at the end of the run (also when --steps stops
-// it early).
+// (or loads --init / --resume), makes the data set resident and binds it
+// with the arenas and the control block (CompiledModel::bind), then calls
+// trainStep() once per step, evaluates the whole test set at every epoch
+// end and at the end of the run, writes metrics, and saves --save at the
+// end of the run (also when --steps stops it early). Nothing goes to the
+// model per step: the step gathers its own batch.
 //
 // Determinism: the state's initial values derive from (seed, tensor name),
 // and the batch of step s is batch s % stepsPerEpoch of epoch
-// s / stepsPerEpoch in the BatchLoader, a pure function of (seed, epoch,
-// index). The step counter is the state tensor "step", so a run resumed
-// from a checkpoint sees exactly the batches, augmentation and schedule of
-// an uninterrupted run with the same seed: the final state is bit-identical.
-// --steps only stops a run early; the schedule always spans --epochs
+// s / stepsPerEpoch, a pure function of (seed, epoch, position)
+// (runtime/common/Batch.h) that the BatchLoader computes too. The step
+// counter is the state tensor "step", so a run resumed from a checkpoint
+// sees exactly the batches, augmentation and schedule of an uninterrupted
+// run with the same seed: the final state is bit-identical. --steps only
+// stops a run early; the schedule always spans --epochs
 // (RunConstants::totalSteps = ceil(epochs * stepsPerEpoch)). On --resume,
 // the seed and epochs default to the checkpoint's.
 //
@@ -41,8 +44,9 @@
 
 namespace tcc::rt {
 
-/// Where the arenas and the batches live. The cpu target uses hostMemory();
-/// a cuda build supplies device memory through tccDeviceMemory().
+/// Where the arenas, the control block and the resident data set live. The
+/// cpu target uses hostMemory(); a cuda build supplies device memory through
+/// tccDeviceMemory().
 class DeviceMemory {
 public:
   virtual ~DeviceMemory() = default;

@@ -1,7 +1,7 @@
 //===- BatchLoaderTest.cpp - Shuffle, augmentation, normalisation
 //----------===//
 
-#include "runtime/data/CounterRng.h"
+#include "runtime/common/CounterRng.h"
 #include "runtime/data/Dataset.h"
 
 #include <gtest/gtest.h>

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/data/CounterRng.h"
+#include "runtime/common/CounterRng.h"
 
 #include <gtest/gtest.h>
 
@@ -36,11 +36,27 @@ TEST(CounterRng, MulHigh64MatchesWideMultiply) {
 }
 
 TEST(CounterRng, PinnedPermutation) {
+  // Computed by a Python transcription of the Feistel shuffle in the header
+  // comment of CounterRng.h, not by this code.
   std::vector<int> perm(10);
   epochPermutation(42, 0, 10, perm.data());
-  EXPECT_EQ(perm, (std::vector<int>{0, 9, 4, 8, 3, 6, 2, 7, 5, 1}));
+  EXPECT_EQ(perm, (std::vector<int>{3, 8, 4, 6, 0, 7, 1, 5, 2, 9}));
   epochPermutation(42, 1, 10, perm.data());
-  EXPECT_EQ(perm, (std::vector<int>{2, 0, 9, 6, 1, 4, 7, 3, 8, 5}));
+  EXPECT_EQ(perm, (std::vector<int>{7, 5, 1, 4, 9, 3, 2, 8, 0, 6}));
+}
+
+TEST(CounterRng, ShuffleIsABijectionForEverySize) {
+  // Sizes around the powers of 4 where the network widens, and odd ones.
+  for (int64_t n : {1, 2, 3, 4, 5, 15, 16, 17, 63, 64, 65, 255, 256, 257,
+                    1000, 4096, 4097, 60000}) {
+    std::vector<char> seen(static_cast<size_t>(n), 0);
+    for (int64_t p = 0; p < n; ++p) {
+      int64_t row = shuffledRow(9, 2, p, n);
+      ASSERT_TRUE(row >= 0 && row < n) << "n " << n << " position " << p;
+      ASSERT_FALSE(seen[row]) << "n " << n << " row " << row << " twice";
+      seen[row] = 1;
+    }
+  }
 }
 
 TEST(CounterRng, PinnedAugmentDraws) {

@@ -2,6 +2,8 @@
 
 #include "FakeModel.h"
 
+#include "runtime/cpu/Batch.h"
+
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -111,10 +113,15 @@ double softmaxLoss(const float *w, const float *b, const float *x, int64_t d,
 }
 } // namespace
 
-void FakeModel::trainStep(void *state, void *scratch, const RunConstants &run,
-                          const float *images, const int64_t *labels,
-                          StepTotals &totals) {
+void FakeModel::trainStep() {
   ++trainCalls;
+  void *state = buffers().state, *scratch = buffers().scratch;
+  const RunConstants &run = buffers().control->run;
+  StepTotals &totals = buffers().control->totals;
+  images.resize(static_cast<size_t>(mi.batchSize * d));
+  labels.resize(static_cast<size_t>(mi.batchSize));
+  cpu::gather_train_batch(buffers(), at<int64_t>(state, "step"), mi.batchSize,
+                          images.data(), labels.data());
   float *w = at<float>(state, "fc.weight");
   float *b = at<float>(state, "fc.bias");
   float *mw = at<float>(state, "optimizer.fc.weight.momentum_buffer");
@@ -129,7 +136,7 @@ void FakeModel::trainStep(void *state, void *scratch, const RunConstants &run,
   const int64_t batch = mi.batchSize;
   std::vector<double> p(k);
   for (int64_t n = 0; n < batch; ++n) {
-    const float *x = images + n * d;
+    const float *x = images.data() + n * d;
     int64_t argmax;
     totals.lossSum += softmaxLoss(w, b, x, d, k, labels[n], p, argmax);
     totals.correct += argmax == labels[n];
@@ -169,17 +176,22 @@ void FakeModel::trainStep(void *state, void *scratch, const RunConstants &run,
     afterStep(*step);
 }
 
-void FakeModel::evalStep(void *state, void *scratch, const float *images,
-                         const int64_t *labels, int64_t valid,
-                         StepTotals &totals) {
+void FakeModel::evalStep() {
   ++evalCalls;
+  void *state = buffers().state;
+  StepTotals &totals = buffers().control->totals;
+  images.resize(static_cast<size_t>(mi.evalBatchSize * d));
+  labels.resize(static_cast<size_t>(mi.evalBatchSize));
+  cpu::gather_eval_batch(buffers(), mi.evalBatchSize, images.data(),
+                         labels.data());
+  const int64_t valid = buffers().control->valid;
   float *w = at<float>(state, "fc.weight");
   float *b = at<float>(state, "fc.bias");
   std::vector<double> p(k);
   for (int64_t n = 0; n < valid; ++n) {
     int64_t argmax;
-    totals.lossSum += softmaxLoss(w, b, images + n * d, d, k, labels[n], p,
-                                  argmax);
+    totals.lossSum += softmaxLoss(w, b, images.data() + n * d, d, k,
+                                  labels[n], p, argmax);
     totals.correct += argmax == labels[n];
     totals.count += 1;
   }

@@ -13,11 +13,13 @@
 #define TCC_TEST_RUNTIME_TRAINER_FAKEMODEL_H
 
 #include "runtime/CompiledModel.h"
+#include "runtime/cpu/CpuModel.h"
 #include "runtime/data/Dataset.h"
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tcc::test {
 
@@ -26,7 +28,10 @@ namespace tcc::test {
 std::string fakeRecipe(const std::string &dataPath = "/nonexistent",
                        double epochs = 2);
 
-class FakeModel : public rt::CompiledModel {
+/// Follows the step contract as generated code does: it gathers its own
+/// batches from the bound data (runtime/cpu/Batch.h) and keeps its totals in
+/// the bound control block.
+class FakeModel : public rt::CpuModel {
 public:
   /// Input [1, side, side] (D = side*side), `classes` classes.
   explicit FakeModel(std::string recipeJson = fakeRecipe(), int64_t side = 4,
@@ -34,12 +39,8 @@ public:
                      int64_t evalBatch = 5);
 
   const rt::ModelInfo &info() const override { return mi; }
-  void trainStep(void *state, void *scratch, const rt::RunConstants &run,
-                 const float *images, const int64_t *labels,
-                 rt::StepTotals &totals) override;
-  void evalStep(void *state, void *scratch, const float *images,
-                const int64_t *labels, int64_t valid,
-                rt::StepTotals &totals) override;
+  void trainStep() override;
+  void evalStep() override;
 
   rt::ModelInfo mi;
   int64_t trainCalls = 0, evalCalls = 0;
@@ -49,6 +50,9 @@ public:
   /// Called at the end of every train step with the new step count (tests
   /// interrupt the run, or take its save directory away, from here).
   std::function<void(int64_t step)> afterStep;
+  /// The batch the last step gathered.
+  std::vector<float> images;
+  std::vector<int64_t> labels;
 
 private:
   template <typename T> T *at(void *state, const char *name);

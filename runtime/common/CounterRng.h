@@ -1,5 +1,4 @@
-//===- CounterRng.h - Counter-based random stream for the data path -*- C++
-//-*-//
+//===- CounterRng.h - Counter-based random stream of the data path -*- C++ -*-//
 //
 // Every random decision of the data path (the epoch's shuffle and each
 // sample's augmentation) is a pure function of (seed, epoch, counter). There
@@ -20,9 +19,16 @@
 //                 = splitmix64(splitmix64(key ^ index) ^ draw)
 //   uniformBelow(r, m) = floor(r * m / 2^64)   (in [0, m), m >= 1)
 //
-// Shuffle (stream 1): perm = [0, 1, ..., n-1]; for i = n-1 down to 1:
-//   j = uniformBelow(counterRandom(streamKey(seed, 1, epoch), i, 0), i + 1);
-//   swap(perm[i], perm[j]).   (Fisher-Yates; position p visits row perm[p].)
+// Shuffle (stream 1): position p of an epoch of n samples visits row
+//   shuffledRow(seed, epoch, p, n)
+// a bijection of [0, n) computed for each position on its own, so the step
+// that gathers a batch (on the CPU or in a GPU kernel) needs no permutation
+// table. It is a balanced Feistel network on 2k bits (the smallest k >= 1
+// with 4^k >= n; halves L, R of k bits, mask M = 2^k - 1), of kFeistelRounds
+// rounds, with key = streamKey(seed, 1, epoch):
+//   round r: (L, R) = (R, L ^ (counterRandom(key, R, r) & M))
+// applied to p, and re-applied ("cycle walking") while the value is >= n;
+// since 4^k < 4n, fewer than 4 applications are expected.
 //
 // Augmentation (stream 2): the sample at position p of the epoch (p = batch
 // index * batch size + slot, counted in the shuffled order) uses
@@ -31,16 +37,13 @@
 // one augmentation on or off never changes the others' decisions.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TCC_RUNTIME_DATA_COUNTERRNG_H
-#define TCC_RUNTIME_DATA_COUNTERRNG_H
+#ifndef TCC_RUNTIME_COMMON_COUNTERRNG_H
+#define TCC_RUNTIME_COMMON_COUNTERRNG_H
+
+#include "runtime/common/HostDevice.h"
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define TCC_RNG_HD __host__ __device__
-#else
-#define TCC_RNG_HD
-#endif
 
 namespace tcc::rt::rng {
 
@@ -58,25 +61,25 @@ enum AugmentDrawIndex : uint64_t {
   kDrawCutoutX = 6, ///< cutout centre column in [0, w)
 };
 
-TCC_RNG_HD inline uint64_t splitmix64(uint64_t x) {
+TCC_HOST_DEVICE inline uint64_t splitmix64(uint64_t x) {
   uint64_t z = x + 0x9E3779B97F4A7C15ull;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
 
-TCC_RNG_HD inline uint64_t streamKey(uint64_t seed, uint64_t stream,
+TCC_HOST_DEVICE inline uint64_t streamKey(uint64_t seed, uint64_t stream,
                                      uint64_t epoch) {
   return splitmix64(splitmix64(splitmix64(seed) ^ stream) ^ epoch);
 }
 
-TCC_RNG_HD inline uint64_t counterRandom(uint64_t key, uint64_t index,
+TCC_HOST_DEVICE inline uint64_t counterRandom(uint64_t key, uint64_t index,
                                          uint64_t draw) {
   return splitmix64(splitmix64(key ^ index) ^ draw);
 }
 
 /// High 64 bits of the 128-bit product a * b (portable, no __int128).
-TCC_RNG_HD inline uint64_t mulHigh64(uint64_t a, uint64_t b) {
+TCC_HOST_DEVICE inline uint64_t mulHigh64(uint64_t a, uint64_t b) {
   uint64_t aLo = a & 0xFFFFFFFFull, aHi = a >> 32;
   uint64_t bLo = b & 0xFFFFFFFFull, bHi = b >> 32;
   uint64_t ll = aLo * bLo, lh = aLo * bHi, hl = aHi * bLo, hh = aHi * bHi;
@@ -85,7 +88,7 @@ TCC_RNG_HD inline uint64_t mulHigh64(uint64_t a, uint64_t b) {
 }
 
 /// floor(r * m / 2^64): a value in [0, m) for m >= 1 (0 for m == 0).
-TCC_RNG_HD inline uint64_t uniformBelow(uint64_t r, uint64_t m) {
+TCC_HOST_DEVICE inline uint64_t uniformBelow(uint64_t r, uint64_t m) {
   return mulHigh64(r, m);
 }
 
@@ -99,7 +102,7 @@ struct AugmentDraw {
 
 /// The decisions for the sample at `position` of `epoch`. Disabled
 /// augmentations (0 / false) get neutral values.
-TCC_RNG_HD inline AugmentDraw drawAugment(uint64_t seed, uint64_t epoch,
+TCC_HOST_DEVICE inline AugmentDraw drawAugment(uint64_t seed, uint64_t epoch,
                                           uint64_t position, int64_t h,
                                           int64_t w, int64_t cropPadding,
                                           bool flip, int64_t translate,
@@ -133,24 +136,41 @@ TCC_RNG_HD inline AugmentDraw drawAugment(uint64_t seed, uint64_t epoch,
   return d;
 }
 
-/// Writes the visiting order of `epoch` (a permutation of [0, n)) to
-/// perm[0..n): Fisher-Yates driven by the shuffle stream (see above).
+/// Rounds of the shuffle's Feistel network (4 make a pseudo-random
+/// permutation from a pseudo-random round function; 6 leave a margin).
+constexpr int kFeistelRounds = 6;
+
+/// The row that position `position` (in [0, n)) of `epoch` visits.
+TCC_HOST_DEVICE inline int64_t shuffledRow(uint64_t seed, uint64_t epoch,
+                                           int64_t position, int64_t n) {
+  int bits = 1; // k: half the width of the network
+  while (bits < 31 && (uint64_t(1) << (2 * bits)) < static_cast<uint64_t>(n))
+    ++bits;
+  const uint64_t mask = (uint64_t(1) << bits) - 1;
+  const uint64_t key = streamKey(seed, kShuffleStream, epoch);
+  uint64_t x = static_cast<uint64_t>(position);
+  do {
+    uint64_t left = x >> bits, right = x & mask;
+    for (int r = 0; r < kFeistelRounds; ++r) {
+      const uint64_t next =
+          left ^ (counterRandom(key, right, static_cast<uint64_t>(r)) & mask);
+      left = right;
+      right = next;
+    }
+    x = (left << bits) | right;
+  } while (x >= static_cast<uint64_t>(n));
+  return static_cast<int64_t>(x);
+}
+
+/// Writes the visiting order of `epoch` to perm[0..n): perm[p] =
+/// shuffledRow(seed, epoch, p, n).
 template <typename Index>
 inline void epochPermutation(uint64_t seed, uint64_t epoch, int64_t n,
                              Index *perm) {
-  for (int64_t i = 0; i < n; ++i)
-    perm[i] = static_cast<Index>(i);
-  const uint64_t key = streamKey(seed, kShuffleStream, epoch);
-  for (int64_t i = n - 1; i >= 1; --i) {
-    const uint64_t j =
-        uniformBelow(counterRandom(key, static_cast<uint64_t>(i), 0),
-                     static_cast<uint64_t>(i) + 1);
-    Index t = perm[i];
-    perm[i] = perm[j];
-    perm[j] = t;
-  }
+  for (int64_t p = 0; p < n; ++p)
+    perm[p] = static_cast<Index>(shuffledRow(seed, epoch, p, n));
 }
 
 } // namespace tcc::rt::rng
 
-#endif // TCC_RUNTIME_DATA_COUNTERRNG_H
+#endif // TCC_RUNTIME_COMMON_COUNTERRNG_H

@@ -1,0 +1,98 @@
+//===- Batch.h - The step's gather of its batch, on the host -----*- C++ -*-===//
+//
+// The first thing a cpu step does: fill the batch buffers (in the scratch
+// arena) from the bound, resident data set, sample by sample in parallel,
+// with the per-element functions of runtime/common/Batch.h. The result is a
+// pure function of (seed, epoch, position): the same for any thread count,
+// and the same as a device gather.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_CPU_BATCH_H
+#define TCC_RUNTIME_CPU_BATCH_H
+
+#include "runtime/CompiledModel.h"
+#include "runtime/common/Batch.h"
+
+#include <cstdint>
+
+namespace tcc::rt::cpu {
+
+/// Sample `slot` of a batch: row `row` of `data`, augmented by `draw` (or
+/// not, when null), written to `image` ([c, h, w]) and `label`.
+inline void gather_sample(const DataView &data, const BatchSpec &spec,
+                          int64_t row, const rng::AugmentDraw *draw,
+                          float *image, int64_t *label) {
+  *label = data.labels[row];
+  for (int64_t ch = 0; ch < spec.c; ++ch)
+    for (int64_t y = 0; y < spec.h; ++y)
+      for (int64_t x = 0; x < spec.w; ++x)
+        *image++ = batch::samplePixel(data.pixels, data.isFloat, row, spec.c,
+                                      spec.h, spec.w, draw, spec.augment, ch,
+                                      y, x, spec.mean[ch], spec.std[ch]);
+}
+
+/// The training batch of step `*step` (batch step % stepsPerEpoch of epoch
+/// step / stepsPerEpoch), `size` samples, shuffled and augmented as the
+/// bound BatchSpec says. Sets control->valid to `size`.
+inline void gather_train_batch(const StepBuffers &b, const int64_t *step,
+                               int64_t size, float *images, int64_t *labels) {
+  const RunConstants &run = b.control->run;
+  const int64_t epoch = *step / run.stepsPerEpoch;
+  const int64_t index = *step % run.stepsPerEpoch;
+  const int64_t plane = b.batch.c * b.batch.h * b.batch.w;
+  const AugmentConfig &ac = b.batch.augment;
+#pragma omp parallel for schedule(static)
+  for (int64_t slot = 0; slot < size; ++slot) {
+    const int64_t position = batch::trainPosition(index, slot, size, b.train.n);
+    const int64_t row =
+        b.batch.shuffle ? rng::shuffledRow(run.seed, uint64_t(epoch), position,
+                                           b.train.n)
+                        : position;
+    rng::AugmentDraw draw;
+    if (b.batch.augmentOn)
+      draw = rng::drawAugment(run.seed, uint64_t(epoch), uint64_t(position),
+                              b.batch.h, b.batch.w, ac.cropPadding, ac.flip,
+                              ac.translate, ac.cutout);
+    gather_sample(b.train, b.batch, row, b.batch.augmentOn ? &draw : nullptr,
+                  images + slot * plane, labels + slot);
+  }
+  b.control->valid = size;
+}
+
+/// Test batch control->evalBatch (then advanced), `size` samples in file
+/// order, not augmented; slots past the end of the test set hold zeros and
+/// label 0. Sets control->valid to the number of real samples.
+inline void gather_eval_batch(const StepBuffers &b, int64_t size,
+                              float *images, int64_t *labels) {
+  const int64_t first = b.control->evalBatch++ * size;
+  const int64_t left = b.test.n - first;
+  const int64_t valid = left < 0 ? 0 : left < size ? left : size;
+  const int64_t plane = b.batch.c * b.batch.h * b.batch.w;
+#pragma omp parallel for schedule(static)
+  for (int64_t slot = 0; slot < size; ++slot) {
+    if (slot < valid) {
+      gather_sample(b.test, b.batch, first + slot, nullptr,
+                    images + slot * plane, labels + slot);
+      continue;
+    }
+    for (int64_t i = 0; i < plane; ++i)
+      images[slot * plane + i] = 0.0f;
+    labels[slot] = 0;
+  }
+  b.control->valid = valid;
+}
+
+/// Adds the step's sums (either may be null) and its real samples to the
+/// totals.
+inline void add_step_totals(StepControl *control, const float *lossSum,
+                            const int64_t *correct) {
+  if (lossSum)
+    control->totals.lossSum += double(*lossSum);
+  if (correct)
+    control->totals.correct += *correct;
+  control->totals.count += control->valid;
+}
+
+} // namespace tcc::rt::cpu
+
+#endif // TCC_RUNTIME_CPU_BATCH_H

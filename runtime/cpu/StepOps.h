@@ -1,0 +1,152 @@
+//===- StepOps.h - Kernels that read the step's values themselves -*- C++ -*-===//
+//
+// The ops whose inputs include values computed by the step (the learning
+// rate, the step counter, the seed, a loss gradient, a norm, the valid
+// count) take them as pointers and read them inside the kernel, never in
+// the generated code: on a device those values live in device memory, and a
+// step that read them on the host would synchronise every step and could
+// not be replayed as one CUDA graph. The cpu target keeps the same rule, so
+// both targets' printers pass the same operands. Each function here reads
+// its scalars and calls the reference kernel of runtime/kernels/.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_CPU_STEPOPS_H
+#define TCC_RUNTIME_CPU_STEPOPS_H
+
+#include "runtime/kernels/Kernels.h"
+#include "runtime/kernels/Step.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace tcc::rt::cpu {
+
+using kernels::Reduction;
+
+/// y = factor * x, the factor a value of the step.
+template <class T>
+void scale_by(int64_t n, const T *factor, const T *x, T *y) {
+  kernels::scale<T>(n, *factor, x, y);
+}
+
+template <class T>
+void dropout_forward(int64_t n, double p, const int64_t *seed, uint64_t stream,
+                     const T *x, T *y) {
+  kernels::dropout_forward<T>(n, p, uint64_t(*seed), stream, x, y);
+}
+
+template <class T>
+void cross_entropy_backward(int64_t n, int64_t k, const T *logits,
+                            const int64_t *labels, double labelSmoothing,
+                            Reduction reduction, const T *dloss, T *dlogits) {
+  kernels::cross_entropy_backward<T>(n, k, logits, labels, labelSmoothing,
+                                     reduction, *dloss, dlogits);
+}
+
+template <class T>
+void mse_loss_backward(int64_t n, const T *x, const T *target,
+                       Reduction reduction, const T *dloss, T *dx) {
+  kernels::mse_loss_backward<T>(n, x, target, reduction, *dloss, dx);
+}
+
+/// *correct = rows i < *valid whose argmax is labels[i].
+template <class T>
+void count_correct(int64_t n, int64_t k, const T *logits, const int64_t *labels,
+                   const int64_t *valid, int64_t *correct) {
+  *correct = kernels::count_correct<T>(n, k, logits, labels, *valid);
+}
+
+inline void increment(const int64_t *in, int64_t *out) { *out = *in + 1; }
+
+inline void mix_seed(const int64_t *seed, const int64_t *step, int64_t *out) {
+  *out = kernels::mix_seed(*seed, *step);
+}
+
+/// *lr = baseLr * factor(step) of the schedule.
+inline void lr_schedule(const kernels::ScheduleDesc &schedule, double baseLr,
+                        const int64_t *step, const int64_t *stepsPerEpoch,
+                        const int64_t *totalSteps, float *lr) {
+  *lr = float(baseLr *
+              kernels::lr_factor(schedule, *step, *stepsPerEpoch, *totalSteps));
+}
+
+/// *norm = sqrt of the sum of squares of `count` tensors.
+template <class T>
+void global_norm(int64_t count, const T *const *tensors, const int64_t *sizes,
+                 T *norm) {
+  double total = 0;
+  for (int64_t k = 0; k < count; ++k) {
+    T part;
+    kernels::sum_of_squares<T>(sizes[k], tensors[k], &part);
+    total += part;
+  }
+  *norm = T(std::sqrt(total));
+}
+
+/// *coefficient = min(1, maxNorm / (norm + 1e-6)).
+template <class T>
+void clip_coefficient(double maxNorm, const T *norm, T *coefficient) {
+  *coefficient = T(std::min(1.0, maxNorm / (double(*norm) + 1e-6)));
+}
+
+/// One SGD step at learning rate *lr * lrScale; *step == 0 is the first.
+template <class T>
+void sgd_update(int64_t n, T *param, const T *grad, T *momentumBuffer,
+                const T *lr, double lrScale, double momentum, double dampening,
+                double weightDecay, bool nesterov, const int64_t *step) {
+  kernels::sgd_step<T>(n, param, grad, momentumBuffer, double(*lr) * lrScale,
+                       momentum, dampening, weightDecay, nesterov, *step == 0);
+}
+
+template <class T>
+void adamw_update(int64_t n, T *param, const T *grad, T *expAvg, T *expAvgSq,
+                  const T *lr, double lrScale, double beta1, double beta2,
+                  double eps, double weightDecay, const int64_t *step) {
+  kernels::adamw_step<T>(n, param, grad, expAvg, expAvgSq,
+                         double(*lr) * lrScale, beta1, beta2, eps, weightDecay,
+                         *step + 1);
+}
+
+template <class T>
+void lamb_update(int64_t n, T *param, const T *grad, T *expAvg, T *expAvgSq,
+                 const T *lr, double lrScale, double beta1, double beta2,
+                 double eps, double weightDecay, const int64_t *step) {
+  std::vector<T> update(n);
+  T paramNorm, updateNorm;
+  kernels::lamb_compute_update<T>(n, param, grad, expAvg, expAvgSq, beta1,
+                                  beta2, eps, weightDecay, *step + 1,
+                                  update.data(), &paramNorm, &updateNorm);
+  kernels::lamb_apply<T>(n, param, update.data(), double(*lr) * lrScale,
+                         paramNorm, updateNorm);
+}
+
+/// After every `every`-th step: ema = decay * ema + (1 - decay) * value,
+/// where `decay` is the per-step decay to the power `every`.
+template <class T>
+void ema_update(int64_t n, double decay, int64_t every, const int64_t *step,
+                const T *value, T *ema) {
+  if ((*step + 1) % every == 0)
+    kernels::ema_update<T>(n, decay, value, ema);
+}
+
+/// After every `every`-th step the slow weights keep the share alpha_t and
+/// take 1 - alpha_t of the fast ones, and the fast ones restart from them;
+/// alpha_t = alpha, or alpha * ((step + 1) / totalSteps)^3 when `cubic`.
+template <class T>
+void lookahead_update(int64_t n, double alpha, bool cubic, int64_t every,
+                      const int64_t *step, const int64_t *totalSteps, T *fast,
+                      T *slow) {
+  if ((*step + 1) % every != 0)
+    return;
+  const double alphaT =
+      cubic ? alpha * std::pow(double(*step + 1) / double(*totalSteps), 3.0)
+            : alpha;
+  // The kernel moves the slow weights by its alpha towards the fast ones.
+  kernels::lookahead_update<T>(n, 1.0 - alphaT, fast, slow);
+}
+
+} // namespace tcc::rt::cpu
+
+#endif // TCC_RUNTIME_CPU_STEPOPS_H
