@@ -1,7 +1,9 @@
 //===- CpuEmitter.h - Printing one op as a runtime kernel call --*- C++ -*-===//
 //
-// Private to codegen/: the walk (CpuEmitter.cpp) names every value; the op
-// printers (CpuOps.cpp) turn one op into calls to runtime/kernels.
+// Private to codegen/: the walk (StepWalker.cpp) names every value; the op
+// printers (CpuOps.cpp, CpuOpsTrain.cpp) turn one op into calls to
+// runtime/kernels and runtime/cpu/StepOps.h. C++ spellings shared by the
+// targets are in CppText.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_CODEGEN_CPUEMITTER_H
@@ -50,6 +52,10 @@ inline std::string cppDouble(const APFloat &value) {
 inline std::string cppReduction(StringRef reduction) {
   return reduction == "sum" ? "Reduction::Sum" : "Reduction::Mean";
 }
+
+/// The value of a splat constant as a C++ literal: `float(...)` (9
+/// significant digits read back exactly as a float) or an integer.
+std::string cppScalarLiteral(DenseElementsAttr splat);
 
 /// Number of elements and dims of a tensor value.
 int64_t numElements(Value v);

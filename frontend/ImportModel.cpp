@@ -1,7 +1,7 @@
 //===- ImportModel.cpp - ModelSpec -> @forward and @loss ------------------===//
 
 #include "frontend/ImportModel.h"
-#include "frontend/ModelImporter.h"
+#include "frontend/ImportOps.h"
 
 #include "ir/TccOps.h"
 #include "ir/TccTypes.h"
@@ -15,63 +15,26 @@ using namespace mlir::tcc;
 using ::tcc::frontend::ModelSpec;
 using ::tcc::frontend::NodeSpec;
 
-ModelImporter::ModelImporter(MLIRContext &context, const ModelSpec &spec)
-    : context(context), spec(spec), builder(&context) {}
+namespace {
 
-Location ModelImporter::nodeLoc(const NodeSpec &node) {
-  return NameLoc::get(builder.getStringAttr(node.name),
-                      FileLineColLoc::get(&context, spec.path, 0, 0));
-}
+/// Builds the module: @forward node by node, @loss, the parameter groups.
+class ForwardImporter : public NodeImporter {
+public:
+  ForwardImporter(MLIRContext &context, const ModelSpec &spec)
+      : NodeImporter(context, spec) {}
 
-LogicalResult ModelImporter::fail(const NodeSpec *node, const Twine &message) {
-  if (!error.empty())
-    return failure();
-  error = spec.path + ": ";
-  if (node)
-    error += "node '" + node->name + "' (graph[" + std::to_string(node->index) +
-             "], " + node->op + "): ";
-  error += message.str();
-  return failure();
-}
+  /// Builds the module; on failure returns null with `error` set.
+  OwningOpRef<ModuleOp> run(std::string &errorOut);
 
-Value ModelImporter::addArgument(Type type, DictionaryAttr attrs) {
-  argAttrs.push_back(attrs);
-  return forward.front().addArgument(type, forward.getLoc());
-}
+private:
+  LogicalResult buildForward();
+  LogicalResult buildLoss(Type outputType);
+  LogicalResult assignParameterGroups();
+};
 
-Value ModelImporter::addParameter(const NodeSpec &node, StringRef role,
-                                  ArrayRef<int64_t> shape, int64_t fanIn,
-                                  int64_t fanOut) {
-  auto it = node.params.find(role.str());
-  if (it == node.params.end() || !it->second.present)
-    return {};
-  const ::tcc::frontend::ParamSpec &param = it->second;
-  NamedAttrList attrs;
-  attrs.append("tcc.param", builder.getStringAttr(node.name + "." + role));
-  attrs.append("tcc.init", resolveInit(&context, param.init, node.op, role,
-                                       fanIn, fanOut));
-  attrs.append("tcc.trainable", builder.getBoolAttr(param.trainable));
-  return addArgument(RankedTensorType::get(shape, builder.getF32Type()),
-                     attrs.getDictionary(&context));
-}
+} // namespace
 
-Value ModelImporter::addBuffer(const NodeSpec &node, StringRef role,
-                               ArrayRef<int64_t> shape, double fill) {
-  NamedAttrList init;
-  init.append("kind", builder.getStringAttr("constant"));
-  init.append("value", builder.getF64FloatAttr(fill));
-  NamedAttrList attrs;
-  attrs.append("tcc.buffer", builder.getStringAttr(node.name + "." + role));
-  attrs.append("tcc.init", init.getDictionary(&context));
-  return addArgument(RankedTensorType::get(shape, builder.getF32Type()),
-                     attrs.getDictionary(&context));
-}
-
-void ModelImporter::setBufferUpdate(Value buffer, Value update) {
-  bufferUpdates.push_back({buffer, update});
-}
-
-LogicalResult ModelImporter::buildForward() {
+LogicalResult ForwardImporter::buildForward() {
   SmallVector<int64_t> inputShape{spec.batchSize()};
   llvm::append_range(inputShape, spec.inputShape);
   auto inputType = RankedTensorType::get(inputShape, builder.getF32Type());
@@ -114,7 +77,7 @@ LogicalResult ModelImporter::buildForward() {
   return buildLoss(output.getType());
 }
 
-LogicalResult ModelImporter::buildLoss(Type outputType) {
+LogicalResult ForwardImporter::buildLoss(Type outputType) {
   auto output = cast<RankedTensorType>(outputType);
   SmallVector<int64_t> expected{spec.batchSize(), spec.classes};
   if (output.getShape() != ArrayRef<int64_t>(expected))
@@ -149,7 +112,7 @@ LogicalResult ModelImporter::buildLoss(Type outputType) {
   return success();
 }
 
-LogicalResult ModelImporter::assignParameterGroups() {
+LogicalResult ForwardImporter::assignParameterGroups() {
   const nlohmann::json &groups = spec.train.at("optimizer").at("groups");
   // Per group: the index of a parameter it matches that an earlier group
   // took (for the message when it ends up with none), or -1.
@@ -214,7 +177,7 @@ LogicalResult ModelImporter::assignParameterGroups() {
   return success();
 }
 
-OwningOpRef<ModuleOp> ModelImporter::run(std::string &errorOut) {
+OwningOpRef<ModuleOp> ForwardImporter::run(std::string &errorOut) {
   // Shape errors come from the ops' type inference as diagnostics; report the
   // first with the model.json node it belongs to.
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
@@ -251,5 +214,5 @@ OwningOpRef<ModuleOp> mlir::tcc::importModel(MLIRContext &context,
                                              const ModelSpec &spec,
                                              std::string &error) {
   context.loadDialect<TccDialect, func::FuncDialect>();
-  return ModelImporter(context, spec).run(error);
+  return ForwardImporter(context, spec).run(error);
 }

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontend/ModelImporter.h"
+#include "frontend/ImportOps.h"
 
 #include "ir/TccOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -78,7 +78,7 @@ SmallVector<Value> present(std::initializer_list<Value> values) {
 
 } // namespace
 
-LogicalResult ModelImporter::importNode(const NodeSpec &node) {
+LogicalResult NodeImporter::importNode(const NodeSpec &node) {
   SmallVector<Value> inputs;
   for (const std::string &name : node.inputs)
     inputs.push_back(values.lookup(name));

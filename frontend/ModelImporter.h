@@ -1,8 +1,14 @@
 //===- ModelImporter.h - State of one model.json import ---------*- C++ -*-===//
 //
-// Private to frontend/: ImportModel.cpp builds the functions and arguments,
-// ImportOps.cpp maps each model.json op to tcc ops, ParamInit.cpp turns init
-// specs into concrete distributions.
+// Private to frontend/. The importer in three layers, each depending only on
+// those below it:
+//
+//   ImportModel.cpp   @forward, @loss, parameter groups (ForwardImporter)
+//   ImportOps.h/.cpp  one model.json node -> tcc ops (NodeImporter)
+//   this header       the module being built, @forward's arguments, errors
+//                     (ModelImporter.cpp), size checks (ImportSizes.cpp),
+//                     init specs (ParamInit.cpp), JSON attributes
+//                     (JsonAttribute.cpp)
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_FRONTEND_MODELIMPORTER_H
@@ -28,18 +34,14 @@ DictionaryAttr resolveInit(MLIRContext *ctx, const ::tcc::frontend::InitSpec &in
 /// f64.
 Attribute jsonToAttribute(MLIRContext *ctx, const nlohmann::json &value);
 
+/// The state of one import and the ways to add to @forward's arguments.
+/// A base: NodeImporter (ImportOps.h) adds the ops, ImportModel.cpp's
+/// ForwardImporter the functions.
 class ModelImporter {
-public:
+protected:
   ModelImporter(MLIRContext &context, const ::tcc::frontend::ModelSpec &spec);
 
-  /// Builds the module; on failure returns null with `error` set.
-  OwningOpRef<ModuleOp> run(std::string &error);
-
-private:
-  // ImportModel.cpp
-  LogicalResult buildForward();
-  LogicalResult buildLoss(Type outputType);
-  LogicalResult assignParameterGroups();
+  // ModelImporter.cpp
   Value addArgument(Type type, DictionaryAttr attrs);
   /// A parameter of `node` (`role` is "weight" or "bias"); null if absent.
   /// `fanIn`/`fanOut` are those of the node's weight, as torch.nn.init
@@ -65,10 +67,6 @@ private:
   /// fits one tensor at train.batch_size and at eval.batch_size.
   LogicalResult checkActivationSize(const ::tcc::frontend::NodeSpec &node,
                                     Value value);
-
-  // ImportOps.cpp
-  /// Emits the ops of one node; its value is recorded under its name.
-  LogicalResult importNode(const ::tcc::frontend::NodeSpec &node);
 
   /// Creates `OpTy` with the result types its inference gives; on an
   /// inference error returns null, the diagnostic having been reported with

@@ -21,6 +21,10 @@ static LogicalResult verifyFinite(Operation *op, StringRef name,
   return op->emitOpError(name) << " must be finite";
 }
 
+// Views: the result is the input's bytes in another shape.
+Value FlattenOp::getViewSource() { return getInput(); }
+Value ReshapeOp::getViewSource() { return getInput(); }
+
 LogicalResult LeakyReluOp::verify() {
   return verifyFinite(*this, "negative_slope", getNegativeSlope());
 }

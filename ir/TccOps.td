@@ -15,6 +15,7 @@ include "ir/TccDialect.td"
 include "ir/TccInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ViewLikeInterface.td"
 
 //===----------------------------------------------------------------------===//
 // Convolution and linear
@@ -317,10 +318,12 @@ def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, InferTypeOpAdaptor, DeclareOpInterfac
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_FlattenOp : Tcc_Op<"flatten", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_FlattenOp : Tcc_Op<"flatten", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
+    DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
   let summary = "Flatten every dim after the batch: [N, ...] -> [N, prod(...)]";
   let description = [{
-    As torch.flatten(x, 1).
+    As torch.flatten(x, 1). A view (ViewLikeOpInterface): the memory plan
+    lets the result share its input's bytes.
 
     ```mlir
     %y = tcc.flatten %x : (tensor<8x16x2x2xf32>) -> tensor<8x64xf32>
@@ -331,11 +334,13 @@ def Tcc_FlattenOp : Tcc_Op<"flatten", [Pure, InferTypeOpAdaptor, DeclareOpInterf
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
+    DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
   let summary = "Reinterpret the elements (row-major) with a new static shape";
   let description = [{
     `shape` is the whole result shape (batch included, no -1); it holds as
-    many elements as the input.
+    many elements as the input. A view (ViewLikeOpInterface): the memory plan
+    lets the result share its input's bytes.
 
     ```mlir
     %y = tcc.reshape %x {shape = array<i64: 8, 4, 16>}

@@ -2,6 +2,7 @@
 
 #include "passes/MemoryPlan.h"
 
+#include "ir/TccAttrNames.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -16,11 +17,11 @@ int64_t tcc::MemoryPlanSizes::stepBytes() const {
 FailureOr<tcc::MemoryPlanSizes> tcc::readMemoryPlan(ModuleOp module) {
   auto train = module.lookupSymbol<func::FuncOp>("train_step");
   auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
-  auto state = module->getAttrOfType<IntegerAttr>("tcc.state_bytes");
+  auto state = module->getAttrOfType<IntegerAttr>(tcc::kStateBytesAttr);
   if (!train || !eval || !state)
     return failure();
   auto scratch = [](func::FuncOp fn) -> int64_t {
-    auto bytes = fn->getAttrOfType<IntegerAttr>("tcc.scratch_bytes");
+    auto bytes = fn->getAttrOfType<IntegerAttr>(tcc::kScratchBytesAttr);
     return bytes ? bytes.getInt() : 0;
   };
   MemoryPlanSizes sizes;
@@ -28,7 +29,7 @@ FailureOr<tcc::MemoryPlanSizes> tcc::readMemoryPlan(ModuleOp module) {
   sizes.trainScratchBytes = scratch(train);
   sizes.evalScratchBytes = scratch(eval);
   for (unsigned i = 0; i < train.getNumArguments(); ++i) {
-    auto role = train.getArgAttrOfType<StringAttr>(i, "tcc.role");
+    auto role = train.getArgAttrOfType<StringAttr>(i, tcc::kRoleAttr);
     if (!role || (role.getValue() != "input" && role.getValue() != "labels"))
       continue;
     auto type = cast<ShapedType>(train.getArgument(i).getType());

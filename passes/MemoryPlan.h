@@ -16,7 +16,8 @@ namespace mlir::tcc {
 
 struct MemoryPlanSizes {
   int64_t stateBytes = 0;        ///< the state arena (tcc.state_bytes)
-  int64_t trainScratchBytes = 0; ///< @train_step's scratch (tcc.scratch_bytes)
+  int64_t trainScratchBytes = 0; ///< @train_step's scratch (tcc.scratch_bytes,
+                                 ///< op workspaces included)
   int64_t evalScratchBytes = 0;  ///< @eval_step's scratch
   int64_t batchBytes = 0;        ///< one training batch: images and labels
 

@@ -43,11 +43,32 @@ def PlanMemory : Pass<"tcc-plan-memory", "::mlir::ModuleOp"> {
     function), reusing the memory of tensors that are dead by then (first
     fit over live ranges in schedule order).
 
+    A value is live from its op to the last op of its block that reads it
+    or holds (in a region) an op that reads it: a value read inside a
+    `tcc.micro_batches` body lives until the loop ends. The body is planned
+    on its own and placed as one region of scratch, live while the loop
+    runs, reused by every iteration.
+
     A result that replaces a state tensor is written in place
     (`tcc.state_slots` on the op) when its op has the InPlaceStateUpdate
     trait, reads the slot's current value, and is the last to read it;
     otherwise it gets scratch memory and the code generator copies it into
     the state at the end of the step.
+
+    Workspace: an op with an i64 attribute `tcc.workspace_bytes` > 0 (set
+    by a target before planning, e.g. for cuDNN or cuBLASLt; the CPU target
+    sets none) gets that many bytes of scratch live during the op only,
+    aligned like every allocation, at `tcc.workspace_offset` (i64) on the
+    op. It may share bytes with any value not live at the op and with other
+    ops' workspaces; `tcc.scratch_bytes` counts it. Another value (negative,
+    not an i64, over 2^48) is an error.
+
+    Views: the result of `tcc.flatten` or `tcc.reshape` whose input has
+    scratch memory of the same block (not a function or loop-body argument,
+    not a state slot updated in place, not a constant) takes the input's
+    offset, and the input's bytes stay live until the view's last use
+    (transitively: a reshape of a flatten of `x` has `x`'s offset). Equal
+    entries in `tcc.offsets` tell a code generator that no copy is needed.
   }];
 }
 

@@ -21,6 +21,6 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["tcc", "tcc-opt"], [config.tcc_tools_dir])
+llvm_config.add_tool_substitutions(["tcc", "tcc-opt", "tcc-translate"], [config.tcc_tools_dir])
 if config.tcc_have_cuda:
     config.available_features.add("cuda")

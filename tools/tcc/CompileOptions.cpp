@@ -2,6 +2,7 @@
 
 #include "tools/tcc/CompileOptions.h"
 
+#include "codegen/Codegen.h"
 #include "frontend/ModelSpec.h"
 
 #include <cctype>
@@ -15,9 +16,6 @@
 using namespace tcc;
 
 namespace {
-
-// cpu until the cuda code generator exists; then cuda where the toolkit is.
-constexpr const char *kDefaultTarget = "cpu";
 
 const std::vector<std::string> kOptions = {
     "-o",          "--output",        "--emit",       "--target", "--march",
@@ -51,6 +49,15 @@ bool oneOf(const std::string &option, const std::string &value,
   error = option + "=" + value + ": expected one of " + join(allowed) +
           (hint.empty() ? "" : "; did you mean '" + hint + "'?");
   return false;
+}
+
+/// The names of the registered targets for which `takes` holds.
+std::vector<std::string> targetNames(bool (*takes)(const mlir::tcc::Target &)) {
+  std::vector<std::string> names;
+  for (const mlir::tcc::Target &target : mlir::tcc::registeredTargets())
+    if (takes(target))
+      names.push_back(target.name.str());
+  return names;
 }
 
 bool isDirectory(const std::string &path) {
@@ -108,6 +115,18 @@ bool checkTuningDb(const std::string &path, std::string &error) {
 
 } // namespace
 
+namespace {
+/// The --target lines of the help, from the target registry.
+std::string targetHelp() {
+  std::string names, lines;
+  for (const mlir::tcc::Target &target : mlir::tcc::registeredTargets()) {
+    names += (names.empty() ? "" : " | ") + target.name.str();
+    lines += "\n                         " + target.name.str() + ": " + target.summary.str();
+  }
+  return names + " (default: " + mlir::tcc::defaultTarget().name.str() + ")" + lines;
+}
+} // namespace
+
 std::string tcc::compileHelp() {
   return std::string(R"(Usage: tcc compile MODEL.json [options]
 
@@ -122,9 +141,7 @@ Options:
                                        planning (@train_step, @eval_step)
                          source        the generated C++/CUDA source
                          exe           a trainer executable (default)
-  --target=TARGET        cuda | cpu (default: )") +
-         kDefaultTarget + R"(; the cuda code generator is not
-                         available yet)
+  --target=TARGET        )") + targetHelp() + R"(
   --march=ARCH           instruction set of a cpu trainer, as the C++
                          compiler's -march (default: native, the machine
                          that compiles it; x86-64 or x86-64-v3 for a
@@ -148,7 +165,7 @@ Outputs are written only when compilation succeeds, and atomically.
 ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
                                      CompileOptions &options,
                                      std::string &error) {
-  options.target = kDefaultTarget;
+  options.target = mlir::tcc::defaultTarget().name.str();
   std::vector<std::string> positional;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
@@ -190,7 +207,7 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
         return ParseResult::Error;
       options.emit = value;
     } else if (name == "--target") {
-      if (!oneOf(name, value, {"cuda", "cpu"}, error))
+      if (!oneOf(name, value, targetNames([](const auto &) { return true; }), error))
         return ParseResult::Error;
       options.target = value;
       options.targetGiven = true;
@@ -259,13 +276,18 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
             "--emit=" + options.emit + "; remove it";
     return ParseResult::Error;
   }
-  if (options.marchGiven && options.target != "cpu") {
-    error = "--march applies to the cpu target, not --target=" + options.target;
+  const mlir::tcc::Target &target = *mlir::tcc::lookupTarget(options.target);
+  if (options.marchGiven && !target.takesMarch) {
+    error = "--march applies to the " +
+            join(targetNames([](const auto &t) { return t.takesMarch; })) +
+            " target, not --target=" + options.target;
     return ParseResult::Error;
   }
-  if (options.tuningDb && options.target != "cuda") {
-    error = "--tuning-db applies to the cuda target; the cpu target has no "
-            "algorithms to choose: remove it";
+  if (options.tuningDb && !target.takesTuningDb) {
+    error = "--tuning-db applies to the " +
+            join(targetNames([](const auto &t) { return t.takesTuningDb; })) +
+            " target; the " + options.target +
+            " target has no algorithms to choose: remove it";
     return ParseResult::Error;
   }
   if (options.tuningDb && !checkTuningDb(*options.tuningDb, error))

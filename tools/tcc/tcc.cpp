@@ -170,14 +170,15 @@ mlir::LogicalResult checkMemoryBudget(const ::tcc::frontend::ModelSpec &spec,
   return mlir::success();
 }
 
-bool emitSource(ModuleOp module, llvm::raw_ostream &os, std::string &error) {
+bool emitSource(const mlir::tcc::Target &target, ModuleOp module, llvm::raw_ostream &os,
+                std::string &error) {
   mlir::ScopedDiagnosticHandler handler(
       module->getContext(), [&](mlir::Diagnostic &diag) {
         if (error.empty())
           error = diag.str();
         return mlir::success();
       });
-  return mlir::succeeded(mlir::tcc::emitCpuSource(module, os));
+  return mlir::succeeded(target.emitSource(module, os));
 }
 
 std::string printModule(ModuleOp module) {
@@ -230,10 +231,12 @@ int runCompile(const tcc::CompileOptions &options) {
     return fail(error);
 
   bool generates = options.emit == "source" || options.emit == "exe";
-  if (generates && options.target != "cpu")
+  const mlir::tcc::Target &target = *mlir::tcc::lookupTarget(options.target);
+  const mlir::tcc::Target &fallback = mlir::tcc::defaultTarget();
+  if (generates && !target.emitSource)
     return fail("--target=" + options.target + ": the " + options.target +
                 " code generator is not available in this version of tcc; "
-                "use --target=cpu");
+                "use --target=" + fallback.name.str());
   if (generates && !options.targetGiven)
     std::cerr << "tcc: compiling for --target=" << options.target
               << " (the default: the cuda code generator is not available yet)\n";
@@ -256,7 +259,7 @@ int runCompile(const tcc::CompileOptions &options) {
   }
   std::string source;
   llvm::raw_string_ostream os(source);
-  if (!emitSource(*planned, os, error))
+  if (!emitSource(target, *planned, os, error))
     return fail(options.model + ": " + error);
   if (options.emit == "source") {
     if (int status = writeOutput(options, source))

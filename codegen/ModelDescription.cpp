@@ -1,0 +1,154 @@
+//===- ModelDescription.cpp - ModelInfo, the same for every target --------===//
+//
+// The part of a generated source that describes the model to the trainer:
+// the state tensors (names, shapes, dtypes, roles, initialisers, offsets),
+// the arenas' sizes, the recipe and the fingerprint. Every target prints it
+// with this code, so a checkpoint does not depend on the target.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/ModelDescription.h"
+
+#include "codegen/Codegen.h"
+#include "codegen/CpuEmitter.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+namespace {
+
+std::string quoted(StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string dtypeOf(Type type) {
+  Type element = cast<ShapedType>(type).getElementType();
+  if (element.isF32())
+    return "DType::F32";
+  if (element.isF16())
+    return "DType::F16";
+  if (element.isBF16())
+    return "DType::BF16";
+  if (element.isUnsignedInteger(8))
+    return "DType::U8";
+  return "DType::I64";
+}
+
+std::string roleOf(StringRef kind) {
+  if (kind == "param")
+    return "StateRole::Parameter";
+  if (kind == "buffer")
+    return "StateRole::Buffer";
+  if (kind == "optimizer")
+    return "StateRole::OptimizerState";
+  if (kind == "ema")
+    return "StateRole::Ema";
+  if (kind == "lookahead")
+    return "StateRole::OptimizerState";
+  return "StateRole::Counter";
+}
+
+double number(DictionaryAttr dict, StringRef key) {
+  if (auto f = dict.getAs<FloatAttr>(key))
+    return f.getValueAsDouble();
+  if (auto i = dict.getAs<IntegerAttr>(key))
+    return static_cast<double>(i.getInt());
+  return 0;
+}
+
+/// FNV-1a over the state layout: what a checkpoint must agree with.
+uint64_t fingerprint(func::FuncOp train) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](StringRef s) {
+    for (char c : s) {
+      h ^= static_cast<unsigned char>(c);
+      h *= 1099511628211ull;
+    }
+  };
+  for (BlockArgument arg : train.getArguments())
+    if (auto name = train.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tcc.state")) {
+      mix(name.getValue());
+      std::string type;
+      llvm::raw_string_ostream os(type);
+      os << arg.getType();
+      mix(type);
+    }
+  return h;
+}
+
+} // namespace
+
+void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
+                                     func::FuncOp eval, StringRef target,
+                                     int64_t scratchBytes, llvm::raw_ostream &os) {
+  auto stateOffsets = module->getAttrOfType<DenseI64ArrayAttr>("tcc.state_offsets");
+  // The state as a table read by a loop: one statement per tensor would
+  // make a constructor whose build time grows faster than the model.
+  os << "struct StateRow {\n  const char *name;\n  int rank;\n  int64_t dims[8];\n"
+     << "  DType dtype;\n  StateRole role;\n  bool trainable;\n  const char *init;\n"
+     << "  double a, b;\n  const char *source;\n  size_t offset;\n};\n\n"
+     << "// name, rank, shape, dtype, role, trainable, init (kind, a, b, source), offset\n"
+     << "const StateRow kStateRows[] = {\n";
+  int slot = 0;
+  for (BlockArgument arg : train.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto name = train.getArgAttrOfType<StringAttr>(i, "tcc.state");
+    if (!name)
+      continue;
+    auto init = train.getArgAttrOfType<DictionaryAttr>(i, "tcc.init");
+    auto kind = train.getArgAttrOfType<StringAttr>(i, "tcc.kind").getValue();
+    auto trainable = train.getArgAttrOfType<BoolAttr>(i, "tcc.trainable");
+    StringRef initKind = init.getAs<StringAttr>("kind").getValue();
+    double a = 0, b = 0;
+    if (initKind == "constant")
+      a = number(init, "value");
+    else if (initKind == "uniform" || initKind == "dirac")
+      a = number(init, "low"), b = number(init, "high");
+    else if (initKind == "normal")
+      a = number(init, "mean"), b = number(init, "std");
+    auto source = init.getAs<StringAttr>("source");
+    os << "    {" << quoted(name.getValue()) << ", " << dimsOf(arg).size() << ", {";
+    llvm::interleaveComma(dimsOf(arg), os);
+    os << "}, " << dtypeOf(arg.getType()) << ", " << roleOf(kind) << ", "
+       << (trainable && trainable.getValue() ? "true" : "false") << ", "
+       << quoted(initKind) << ", " << llvm::format("%.17g", a) << ", "
+       << llvm::format("%.17g", b) << ", "
+       << quoted(source ? source.getValue() : "") << ", " << stateOffsets[slot++]
+       << "},\n";
+  }
+  os << "};\n\n";
+  os << "Model::Model() {\n"
+     << "  info_.name = " << quoted(module->getAttrOfType<StringAttr>("tcc.model").getValue())
+     << ";\n  info_.target = " << quoted(target) << ";\n  info_.inputShape = {";
+  llvm::interleaveComma(module->getAttrOfType<DenseI64ArrayAttr>("tcc.input_shape").asArrayRef(), os);
+  os << "};\n  info_.classes = "
+     << module->getAttrOfType<IntegerAttr>("tcc.classes").getInt() << ";\n"
+     << "  info_.batchSize = " << dimsOf(train.getArgument(0))[0] << ";\n"
+     << "  info_.evalBatchSize = " << dimsOf(eval.getArgument(0))[0] << ";\n"
+     << "  info_.stateBytes = "
+     << module->getAttrOfType<IntegerAttr>("tcc.state_bytes").getInt() << ";\n"
+     << "  info_.scratchBytes = " << scratchBytes << ";\n"
+     << "  info_.fingerprint = " << fingerprint(train) << "ull;\n";
+  std::string recipe = "{\"train\":" + attributeToJson(module->getAttr("tcc.train")) +
+                       ",\"data\":" + attributeToJson(module->getAttr("tcc.data")) +
+                       ",\"eval\":" + attributeToJson(module->getAttr("tcc.eval")) + "}";
+  os << "  info_.recipeJson = " << quoted(recipe) << ";\n";
+  os << "  for (const StateRow &r : kStateRows)\n"
+     << "    info_.state.push_back({r.name, std::vector<int64_t>(r.dims, r.dims + r.rank),\n"
+     << "                           r.dtype, r.role, r.trainable,\n"
+     << "                           {r.init, r.a, r.b, r.source}, r.offset});\n";
+  os << "}\n\n";
+}

@@ -1,0 +1,24 @@
+//===- ModelDescription.h - ModelInfo, the same for every target -*- C++ -*-===//
+//
+// Private to codegen/.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_CODEGEN_MODELDESCRIPTION_H
+#define TCC_CODEGEN_MODELDESCRIPTION_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::tcc {
+
+/// Prints the table of state tensors and `Model::Model()`, which fills the
+/// model's `info_` (runtime/CompiledModel.h's ModelInfo) for `target`, with
+/// a scratch arena of `scratchBytes`.
+void emitModelDescription(ModuleOp module, func::FuncOp train, func::FuncOp eval,
+                          StringRef target, int64_t scratchBytes,
+                          llvm::raw_ostream &os);
+
+} // namespace mlir::tcc
+
+#endif // TCC_CODEGEN_MODELDESCRIPTION_H

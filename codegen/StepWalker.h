@@ -1,0 +1,88 @@
+//===- StepWalker.h - The walk shared by the targets -------------*- C++ -*-===//
+//
+// Private to codegen/. A planned step (@train_step or @eval_step after
+// tcc-plan-memory) becomes host code the same way for every target: the
+// walk visits its ops once, in schedule order, names every value after the
+// memory plan (an offset into the state or scratch arena, or a field of the
+// bound StepControl block), and prints the step as small parts that call
+// one function per distinct op. What those functions contain (kernel calls
+// on the host, launches on a device) is the target's: a TargetEmitter.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_CODEGEN_STEPWALKER_H
+#define TCC_CODEGEN_STEPWALKER_H
+
+#include "codegen/CpuEmitter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+
+namespace mlir::tcc {
+
+/// What differs between targets inside a step. Every string it returns is
+/// one complete statement or declaration of the generated host code.
+class TargetEmitter {
+public:
+  virtual ~TargetEmitter() = default;
+
+  /// Prints the statements that run `op`, its buffers named in `names`
+  /// (function parameters p0, p1, ...). Fails with an error on the op when
+  /// the target cannot run it.
+  virtual LogicalResult emitOp(Operation *op, CpuEmitter &names) = 0;
+
+  /// Declares `name` as a one-element buffer holding `value` (a C++
+  /// literal of `type`) that kernels can read.
+  virtual std::string scalarConstant(StringRef type, StringRef name,
+                                     StringRef value) = 0;
+
+  /// to[0..n) = from[0..n), elements of C++ type `type`.
+  virtual std::string copy(StringRef type, int64_t n, StringRef from,
+                           StringRef to) = 0;
+
+  /// to[0..n) += from[0..n).
+  virtual std::string accumulate(StringRef type, int64_t n, StringRef from,
+                                 StringRef to) = 0;
+
+  /// Adds the step's loss sum and correct count (either may be empty: the
+  /// step has none) and its real samples to the bound totals.
+  virtual std::string addTotals(StringRef lossSum, StringRef correct) = 0;
+};
+
+/// Where the step's batch lives: the scratch arena past the memory plan.
+struct BatchBuffers {
+  int64_t imagesOffset = 0, labelsOffset = 0, endOffset = 0;
+};
+
+/// The functions that run each distinct op. Ops that differ only in the
+/// buffers they read and write (the blocks of a deep model, a layer's
+/// forward in the train and the eval step) share one function: the C++
+/// compiler, which inlines the kernels into it, does that work once per
+/// distinct op rather than once per op.
+struct OpFunctions {
+  std::string text;                   ///< their definitions
+  llvm::StringMap<std::string> names; ///< by parameter list and body
+
+  /// The name of the function `void NAME(const StepArgs &args PARAMS)`
+  /// whose body is `body`.
+  StringRef get(const std::string &params, const std::string &body);
+};
+
+/// One walked step: the definitions of its parts
+/// (`<prefix>Part<k>(const StepArgs &)`) and the statements that call them
+/// in order (the micro-batch loop among them).
+struct WalkedStep {
+  std::string parts, calls;
+};
+
+/// Walks `fn` with `target`, adding the functions of its ops to
+/// `functions`. The generated code must define `struct StepArgs` with
+/// `char *state, *scratch; StepControl *control; int64_t micro;`.
+LogicalResult walkStep(func::FuncOp fn, TargetEmitter &target,
+                       OpFunctions &functions, StringRef prefix,
+                       const BatchBuffers &batch, WalkedStep &out);
+
+} // namespace mlir::tcc
+
+#endif // TCC_CODEGEN_STEPWALKER_H

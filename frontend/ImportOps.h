@@ -1,0 +1,26 @@
+//===- ImportOps.h - One model.json node -> tcc ops -------------*- C++ -*-===//
+//
+// Private to frontend/: the middle layer of the importer (ModelImporter.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_FRONTEND_IMPORTOPS_H
+#define TCC_FRONTEND_IMPORTOPS_H
+
+#include "frontend/ModelImporter.h"
+
+namespace mlir::tcc {
+
+/// Adds the ops of model.json nodes to @forward, with their parameters and
+/// buffers as arguments.
+class NodeImporter : public ModelImporter {
+protected:
+  NodeImporter(MLIRContext &context, const ::tcc::frontend::ModelSpec &spec)
+      : ModelImporter(context, spec) {}
+
+  /// Emits the ops of one node; its value is recorded under its name.
+  LogicalResult importNode(const ::tcc::frontend::NodeSpec &node);
+};
+
+} // namespace mlir::tcc
+
+#endif // TCC_FRONTEND_IMPORTOPS_H

@@ -1,0 +1,58 @@
+//===- TccAttrNames.h - Names of tcc's discardable attributes ---*- C++ -*-===//
+//
+// The attributes that passes put on ops, functions and the module for later
+// passes and the code generators to read, named once. docs/ir.md says what
+// each holds.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_IR_TCCATTRNAMES_H
+#define TCC_IR_TCCATTRNAMES_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::tcc {
+
+//===----------------------------------------------------------------------===//
+// The memory plan (tcc-plan-memory, passes/PlanMemory.cpp)
+//===----------------------------------------------------------------------===//
+
+/// On the module: the state arena, one offset per `tcc.state` argument of
+/// @train_step in argument order (dense i64 array), and its size (i64).
+inline constexpr llvm::StringLiteral kStateOffsetsAttr = "tcc.state_offsets";
+inline constexpr llvm::StringLiteral kStateBytesAttr = "tcc.state_bytes";
+/// On each step function: the size of its scratch arena (i64).
+inline constexpr llvm::StringLiteral kScratchBytesAttr = "tcc.scratch_bytes";
+/// On each planned op: the scratch offset of each result, -1 for none (dense
+/// i64 array). A tcc.flatten or tcc.reshape whose entry equals its input's
+/// is a view: it shares the input's bytes and needs no copy.
+inline constexpr llvm::StringLiteral kOffsetsAttr = "tcc.offsets";
+/// On ops that update state in place: the state slot of each result, -1 for
+/// none (dense i64 array).
+inline constexpr llvm::StringLiteral kStateSlotsAttr = "tcc.state_slots";
+/// Set by a target before planning: the scratch bytes an op needs for
+/// itself while it runs (a cuDNN or cuBLASLt workspace; i64).
+inline constexpr llvm::StringLiteral kWorkspaceBytesAttr = "tcc.workspace_bytes";
+/// Set by the plan on each op with a non-zero `tcc.workspace_bytes`: where
+/// that workspace starts in the scratch arena (i64).
+inline constexpr llvm::StringLiteral kWorkspaceOffsetAttr = "tcc.workspace_offset";
+
+//===----------------------------------------------------------------------===//
+// The step functions' arguments and results (tcc-build-train-step)
+//===----------------------------------------------------------------------===//
+
+/// The checkpoint name of a state argument, or of the state tensor a result
+/// is the new value of (string).
+inline constexpr llvm::StringLiteral kStateAttr = "tcc.state";
+/// What a state argument is: "counter", "param", "buffer", "optimizer",
+/// "lookahead" or "ema" (string).
+inline constexpr llvm::StringLiteral kKindAttr = "tcc.kind";
+/// What a non-state argument or result is (string). Arguments: "input",
+/// "labels", "steps_per_epoch", "total_steps", "seed" (@train_step;
+/// passes/BuildTrainStep.cpp), "input", "labels", "valid" (@eval_step;
+/// passes/BuildEvalStep.cpp). Results: "loss_sum", "correct" (@train_step),
+/// "correct" (@eval_step). @forward's (frontend): "input", "seed", "output".
+inline constexpr llvm::StringLiteral kRoleAttr = "tcc.role";
+
+} // namespace mlir::tcc
+
+#endif // TCC_IR_TCCATTRNAMES_H

@@ -1,0 +1,106 @@
+// RUN: tcc-opt %s -split-input-file -tcc-plan-memory -verify-diagnostics | FileCheck %s
+
+// Per-op workspace: an op with tcc.workspace_bytes (set by a target, e.g.
+// for cuDNN or cuBLASLt) gets that many scratch bytes, live during the op
+// only, at tcc.workspace_offset.
+
+// Each 64-byte value lives from its op to its last reader. %a's workspace
+// (128 B) must avoid %a (0) and goes to 64; it is dead after %a, so %b
+// reuses 64. %b's workspace avoids %a and %b (both live at %b): 128. At %c,
+// %a is dead: %c takes 0 and its workspace reuses %b's bytes at 128 (%b at
+// 64 is still live, so not lower).
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: attributes {tcc.scratch_bytes = 256 : i64}
+// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>, tcc.workspace_bytes = 128 : i64, tcc.workspace_offset = 64 : i64}
+// CHECK: %[[B:.*]] = tcc.relu %[[A]] {tcc.offsets = array<i64: 64>, tcc.workspace_bytes = 128 : i64, tcc.workspace_offset = 128 : i64}
+// CHECK: tcc.relu %[[B]] {tcc.offsets = array<i64: 0>, tcc.workspace_bytes = 128 : i64, tcc.workspace_offset = 128 : i64}
+func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %step: tensor<i64> {tcc.state = "step"})
+    -> (tensor<16xf32> {tcc.role = "output"}, tensor<i64> {tcc.state = "step"}) {
+  %a = tcc.relu %x {tcc.workspace_bytes = 128 : i64} : tensor<16xf32>
+  %b = tcc.relu %a {tcc.workspace_bytes = 128 : i64} : tensor<16xf32>
+  %c = tcc.relu %b {tcc.workspace_bytes = 128 : i64} : tensor<16xf32>
+  %next = tcc.increment %step : tensor<i64>
+  return %c, %next : tensor<16xf32>, tensor<i64>
+}
+
+// -----
+
+// A workspace may take the bytes of values dead at its op, never those of
+// values live at it. At %u, %keep (0, read at the end), %t (64) and %u
+// (128) are live: the 100-byte workspace goes above them, to 192 (300 bytes
+// in all, rounded up to 320). At the increment (in place: no scratch
+// result), %t is dead and its 8-byte workspace takes 64.
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: attributes {tcc.scratch_bytes = 320 : i64}
+// CHECK: %[[KEEP:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<16xf32>
+// CHECK: %[[T:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 64>} : tensor<16xf32>
+// CHECK: %[[U:.*]] = tcc.add %[[T]], %[[T]] {tcc.offsets = array<i64: 128>, tcc.workspace_bytes = 100 : i64, tcc.workspace_offset = 192 : i64}
+// CHECK: tcc.increment %{{.*}} {tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 0>, tcc.workspace_bytes = 8 : i64, tcc.workspace_offset = 64 : i64}
+// CHECK: tcc.add %[[KEEP]], %[[U]] {tcc.offsets = array<i64: 64>}
+func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %step: tensor<i64> {tcc.state = "step"})
+    -> (tensor<16xf32> {tcc.role = "output"}, tensor<i64> {tcc.state = "step"}) {
+  %keep = tcc.relu %x : tensor<16xf32>
+  %t = tcc.relu %x : tensor<16xf32>
+  %u = tcc.add %t, %t {tcc.workspace_bytes = 100 : i64} : tensor<16xf32>, tensor<16xf32>
+  %next = tcc.increment %step {tcc.workspace_bytes = 8 : i64} : tensor<i64>
+  %out = tcc.add %keep, %u : tensor<16xf32>, tensor<16xf32>
+  return %out, %next : tensor<16xf32>, tensor<i64>
+}
+
+// -----
+
+// Inside a tcc.micro_batches body: planned with the body's values (%b
+// reuses the bytes of %a's workspace), then moved with them to the body
+// region's offset (64, above the loop's result).
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: attributes {tcc.scratch_bytes = 256 : i64}
+// CHECK: tcc.micro_batches 2({{.*}}) {dropout_streams = 0 : i64, tcc.offsets = array<i64: 0>}
+// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 64>, tcc.workspace_bytes = 100 : i64, tcc.workspace_offset = 128 : i64}
+// CHECK: tcc.relu %[[A]] {tcc.offsets = array<i64: 128>, tcc.workspace_bytes = 16 : i64, tcc.workspace_offset = 192 : i64}
+// CHECK: tcc.yield
+func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %step: tensor<i64> {tcc.state = "step"})
+    -> (tensor<4x4xf32> {tcc.role = "output"}, tensor<i64> {tcc.state = "step"}) {
+  %sum = tcc.micro_batches 2(%x : tensor<8x4xf32>) {dropout_streams = 0 : i64} -> (tensor<4x4xf32>) {
+  ^bb0(%s: tensor<4x4xf32>):
+    %a = tcc.relu %s {tcc.workspace_bytes = 100 : i64} : tensor<4x4xf32>
+    %b = tcc.relu %a {tcc.workspace_bytes = 16 : i64} : tensor<4x4xf32>
+    tcc.yield %b : tensor<4x4xf32>
+  }
+  %next = tcc.increment %step : tensor<i64>
+  return %sum, %next : tensor<4x4xf32>, tensor<i64>
+}
+
+// -----
+
+// No op asks for a workspace (or one asks for 0 bytes): no
+// tcc.workspace_offset anywhere, and the plan is as without the attribute.
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: attributes {tcc.scratch_bytes = 192 : i64}
+// CHECK-NOT: tcc.workspace_offset
+// CHECK: tcc.relu %{{.*}} {tcc.offsets = array<i64: 64>, tcc.workspace_bytes = 0 : i64}
+// CHECK-NOT: tcc.workspace_offset
+// CHECK: return
+func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %step: tensor<i64> {tcc.state = "step"})
+    -> (tensor<16xf32> {tcc.role = "output"}, tensor<i64> {tcc.state = "step"}) {
+  %a = tcc.relu %x : tensor<16xf32>
+  %b = tcc.relu %a {tcc.workspace_bytes = 0 : i64} : tensor<16xf32>
+  %c = tcc.add %a, %b : tensor<16xf32>, tensor<16xf32>
+  %next = tcc.increment %step : tensor<i64>
+  return %c, %next : tensor<16xf32>, tensor<i64>
+}
+
+// -----
+
+func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}) -> (tensor<16xf32> {tcc.role = "output"}) {
+  // expected-error @+1 {{'tcc.workspace_bytes' must be an i64 in [0, 2^48], got -1 : i64}}
+  %a = tcc.relu %x {tcc.workspace_bytes = -1 : i64} : tensor<16xf32>
+  return %a : tensor<16xf32>
+}
+
+// -----
+
+func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}) -> (tensor<16xf32> {tcc.role = "output"}) {
+  // expected-error @+1 {{'tcc.workspace_bytes' must be an i64 in [0, 2^48], got "big"}}
+  %a = tcc.relu %x {tcc.workspace_bytes = "big"} : tensor<16xf32>
+  return %a : tensor<16xf32>
+}

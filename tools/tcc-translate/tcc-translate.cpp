@@ -1,0 +1,36 @@
+//===- tcc-translate.cpp - What a target makes of each op -----------------===//
+//
+// mlir-translate for tcc: `tcc-translate --emit-cpu FILE.mlir` prints the
+// statements the cpu target emits for every op of every function, so that
+// lit + FileCheck test the emitters op by op. One --emit-NAME per target of
+// the registry (codegen/Targets.cpp) that generates code.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Codegen.h"
+#include "passes/InitAll.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+
+#include <deque>
+#include <string>
+
+int main(int argc, char **argv) {
+  // Registrations keep a reference to their names.
+  static std::deque<std::string> names, descriptions;
+  for (const mlir::tcc::Target &target : mlir::tcc::registeredTargets()) {
+    if (!target.emitOps)
+      continue;
+    names.push_back("emit-" + target.name.str());
+    descriptions.push_back("print each op as the " + target.name.str() +
+                           " target emits it");
+    new mlir::TranslateFromMLIRRegistration(
+        names.back(), descriptions.back(), target.emitOps,
+        [](mlir::DialectRegistry &registry) {
+          mlir::tcc::registerAllTccDialects(registry);
+        });
+  }
+  return mlir::failed(mlir::mlirTranslateMain(argc, argv, "tcc translation driver\n"));
+}
