@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/CpuEmitter.h"
+#include "codegen/KernelArgs.h"
 
 #include "ir/TccOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,6 +19,8 @@
 
 using namespace mlir;
 using namespace mlir::tcc;
+using kernel_args::around;
+using kernel_args::cpp;
 
 namespace {
 
@@ -37,42 +40,6 @@ struct Printer {
          << e.name(to) << ");\n";
   }
 };
-
-std::string convShape(ArrayRef<int64_t> in, ArrayRef<int64_t> w,
-                      ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
-                      ArrayRef<int64_t> dilation, int64_t groups) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "make_conv2d_shape(" << in[0] << ", " << in[1] << ", " << in[2] << ", "
-     << in[3] << ", " << w[0] << ", " << w[2] << ", " << w[3] << ", " << stride[0]
-     << ", " << stride[1] << ", " << padding[0] << ", " << padding[1] << ", "
-     << dilation[0] << ", " << dilation[1] << ", " << groups << ")";
-  return s;
-}
-
-std::string poolShape(ArrayRef<int64_t> in, ArrayRef<int64_t> kernel,
-                      ArrayRef<int64_t> stride, ArrayRef<int64_t> padding) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "make_pool2d_shape(" << in[0] << ", " << in[1] << ", " << in[2] << ", "
-     << in[3] << ", " << kernel[0] << ", " << kernel[1] << ", " << stride[0]
-     << ", " << stride[1] << ", " << padding[0] << ", " << padding[1] << ")";
-  return s;
-}
-
-/// BatchNormShape{n, c, hw, ghost}.
-std::string bnShape(ArrayRef<int64_t> in, int64_t ghost) {
-  return "BatchNormShape{" + std::to_string(in[0]) + ", " + std::to_string(in[1]) +
-         ", " + std::to_string(product(in.drop_front(2))) + ", " +
-         std::to_string(ghost) + "}";
-}
-
-/// [outer, axis, inner] view of `dims` around `axis`.
-std::string around(ArrayRef<int64_t> dims, int64_t axis) {
-  return std::to_string(product(dims.take_front(axis))) + ", " +
-         std::to_string(dims[axis]) + ", " +
-         std::to_string(product(dims.drop_front(axis + 1)));
-}
 
 std::string scheduleDesc(DictionaryAttr s) {
   auto num = [&](StringRef key, double fallback) {
@@ -124,24 +91,21 @@ LogicalResult emitNN(Operation *op, Printer &p) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](Conv2dOp o) {
         os << "  conv2d_forward<float>("
-           << convShape(dimsOf(o.getInput()), dimsOf(o.getWeight()), o.getStride(),
-                        o.getPadding(), o.getDilation(), o.getGroups())
+           << cpp(kernel_args::conv2d(o))
            << ", " << p(o.getInput()) << ", " << p(o.getWeight()) << ", "
            << p.opt(o.getBias()) << ", " << p(o.getResult()) << ");\n";
         return success();
       })
       .Case([&](Conv2dBackwardDataOp o) {
         os << "  conv2d_backward_data<float>("
-           << convShape(o.getInputShape(), dimsOf(o.getWeight()), o.getStride(),
-                        o.getPadding(), o.getDilation(), o.getGroups())
+           << cpp(kernel_args::conv2d(o))
            << ", " << p(o.getGrad()) << ", " << p(o.getWeight()) << ", "
            << p(o.getResult()) << ");\n";
         return success();
       })
       .Case([&](Conv2dBackwardFilterOp o) {
         os << "  conv2d_backward_filter<float>("
-           << convShape(dimsOf(o.getInput()), dimsOf(o.getResult()), o.getStride(),
-                        o.getPadding(), o.getDilation(), o.getGroups())
+           << cpp(kernel_args::conv2d(o))
            << ", " << p(o.getInput()) << ", " << p(o.getGrad()) << ", "
            << p(o.getResult()) << ");\n";
         return success();
@@ -175,7 +139,7 @@ LogicalResult emitNN(Operation *op, Printer &p) {
           int64_t keep = 0;
           while (llvm::is_contained(axes, keep))
             ++keep;
-          os << "  reduce_sum_keep<float>(" << around(in, keep) << ", "
+          os << "  reduce_sum_keep<float>(" << cpp(around(in, keep)) << ", "
              << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
           return success();
         }
@@ -196,7 +160,7 @@ LogicalResult emitNN(Operation *op, Printer &p) {
         p.copyInto(o.getRunningMean(), o.getNewRunningMean());
         p.copyInto(o.getRunningVar(), o.getNewRunningVar());
         os << "  batch_norm_forward_train<float>("
-           << bnShape(dimsOf(o.getInput()), o.getGhostBatch()) << ", "
+           << cpp(kernel_args::batchNorm(o)) << ", "
            << p(o.getInput()) << ", " << p.opt(o.getWeight()) << ", "
            << p.opt(o.getBias()) << ", " << cppDouble(o.getEps()) << ", "
            << cppDouble(o.getMomentum()) << ", " << p(o.getResult()) << ", "
@@ -206,7 +170,7 @@ LogicalResult emitNN(Operation *op, Printer &p) {
       })
       .Case([&](BatchNormInferenceOp o) {
         os << "  batch_norm_forward_inference<float>("
-           << bnShape(dimsOf(o.getInput()), 0) << ", " << p(o.getInput()) << ", "
+           << cpp(kernel_args::batchNorm(o)) << ", " << p(o.getInput()) << ", "
            << p.opt(o.getWeight()) << ", " << p.opt(o.getBias()) << ", "
            << p(o.getRunningMean()) << ", " << p(o.getRunningVar()) << ", "
            << cppDouble(o.getEps()) << ", " << p(o.getResult()) << ");\n";
@@ -214,7 +178,7 @@ LogicalResult emitNN(Operation *op, Printer &p) {
       })
       .Case([&](BatchNormBackwardOp o) {
         os << "  batch_norm_backward<float>("
-           << bnShape(dimsOf(o.getInput()), o.getGhostBatch()) << ", "
+           << cpp(kernel_args::batchNorm(o)) << ", "
            << p(o.getGrad()) << ", " << p(o.getInput()) << ", " << p.opt(o.getWeight())
            << ", " << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", "
            << p(o.getGradInput()) << ", " << p(o.getGradWeight()) << ", "
@@ -243,27 +207,27 @@ LogicalResult emitNN(Operation *op, Printer &p) {
       })
       .Case([&](MaxPool2dOp o) {
         os << "  max_pool2d_forward<float>("
-           << poolShape(dimsOf(o.getInput()), o.getKernel(), o.getStride(), o.getPadding())
+           << cpp(kernel_args::pool2d(o))
            << ", " << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
         return success();
       })
       .Case([&](MaxPool2dBackwardOp o) {
         os << "  max_pool2d_backward<float>("
-           << poolShape(dimsOf(o.getInput()), o.getKernel(), o.getStride(), o.getPadding())
+           << cpp(kernel_args::pool2d(o))
            << ", " << p(o.getInput()) << ", " << p(o.getGrad()) << ", "
            << p(o.getResult()) << ");\n";
         return success();
       })
       .Case([&](AvgPool2dOp o) {
         os << "  avg_pool2d_forward<float>("
-           << poolShape(dimsOf(o.getInput()), o.getKernel(), o.getStride(), o.getPadding())
+           << cpp(kernel_args::pool2d(o))
            << ", " << (o.getCountIncludePad() ? "true" : "false") << ", "
            << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
         return success();
       })
       .Case([&](AvgPool2dBackwardOp o) {
         os << "  avg_pool2d_backward<float>("
-           << poolShape(o.getInputShape(), o.getKernel(), o.getStride(), o.getPadding())
+           << cpp(kernel_args::pool2d(o))
            << ", " << (o.getCountIncludePad() ? "true" : "false") << ", "
            << p(o.getGrad()) << ", " << p(o.getResult()) << ");\n";
         return success();

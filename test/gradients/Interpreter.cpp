@@ -8,6 +8,7 @@
 
 #include "test/gradients/Interpreter.h"
 
+#include "codegen/KernelArgs.h"
 #include "ir/TccOps.h"
 #include "runtime/kernels/Kernels.h"
 #include "runtime/kernels/Step.h"
@@ -83,32 +84,8 @@ k::Reduction reduction(StringRef r) {
   return r == "sum" ? k::Reduction::Sum : k::Reduction::Mean;
 }
 
-k::Conv2dShape convShape(ArrayRef<int64_t> in, ArrayRef<int64_t> w,
-                         ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
-                         ArrayRef<int64_t> dilation, int64_t groups) {
-  return k::make_conv2d_shape(in[0], in[1], in[2], in[3], w[0], w[2], w[3],
-                              stride[0], stride[1], padding[0], padding[1],
-                              dilation[0], dilation[1], groups);
-}
-
-k::Pool2dShape poolShape(ArrayRef<int64_t> in, ArrayRef<int64_t> kernel,
-                         ArrayRef<int64_t> stride, ArrayRef<int64_t> padding) {
-  return k::make_pool2d_shape(in[0], in[1], in[2], in[3], kernel[0], kernel[1],
-                              stride[0], stride[1], padding[0], padding[1]);
-}
-
-k::BatchNormShape bnShape(ArrayRef<int64_t> in, int64_t ghost) {
-  return k::BatchNormShape{in[0], in[1], product(in.drop_front(2)), ghost};
-}
-
-/// [outer, axis, inner] sizes around `axis`.
-struct Around {
-  int64_t outer, axis, inner;
-};
-Around around(ArrayRef<int64_t> dims, int64_t axis) {
-  return {product(dims.take_front(axis)), dims[axis],
-          product(dims.drop_front(axis + 1))};
-}
+using kernel_args::around;
+using kernel_args::Around;
 
 class Run {
 public:
@@ -253,23 +230,20 @@ private:
     return llvm::TypeSwitch<Operation *, bool>(op)
         .Case([&](Conv2dOp o) {
           k::conv2d_forward<double>(
-              convShape(dimsOf(o.getInput()), dimsOf(o.getWeight()), o.getStride(),
-                        o.getPadding(), o.getDilation(), o.getGroups()),
+              kernel_args::conv2d(o),
               in(o.getInput()), in(o.getWeight()), in(o.getBias()),
               res(o.getResult()));
           return true;
         })
         .Case([&](Conv2dBackwardDataOp o) {
           k::conv2d_backward_data<double>(
-              convShape(o.getInputShape(), dimsOf(o.getWeight()), o.getStride(),
-                        o.getPadding(), o.getDilation(), o.getGroups()),
+              kernel_args::conv2d(o),
               in(o.getGrad()), in(o.getWeight()), res(o.getResult()));
           return true;
         })
         .Case([&](Conv2dBackwardFilterOp o) {
           k::conv2d_backward_filter<double>(
-              convShape(dimsOf(o.getInput()), dimsOf(o.getResult()), o.getStride(),
-                        o.getPadding(), o.getDilation(), o.getGroups()),
+              kernel_args::conv2d(o),
               in(o.getInput()), in(o.getGrad()), res(o.getResult()));
           return true;
         })
@@ -324,7 +298,7 @@ private:
           std::copy_n(in(o.getRunningVar()), numElementsOf(o.getRunningVar()),
                       res(o.getNewRunningVar()));
           k::batch_norm_forward_train<double>(
-              bnShape(dimsOf(o.getInput()), o.getGhostBatch()), in(o.getInput()),
+              kernel_args::batchNorm(o), in(o.getInput()),
               in(o.getWeight()), in(o.getBias()), f64(o.getEps()),
               f64(o.getMomentum()), res(o.getResult()), res(o.getSavedMean()),
               res(o.getSavedInvstd()), res(o.getNewRunningMean()),
@@ -333,14 +307,14 @@ private:
         })
         .Case([&](BatchNormInferenceOp o) {
           k::batch_norm_forward_inference<double>(
-              bnShape(dimsOf(o.getInput()), 0), in(o.getInput()), in(o.getWeight()),
+              kernel_args::batchNorm(o), in(o.getInput()), in(o.getWeight()),
               in(o.getBias()), in(o.getRunningMean()), in(o.getRunningVar()),
               f64(o.getEps()), res(o.getResult()));
           return true;
         })
         .Case([&](BatchNormBackwardOp o) {
           k::batch_norm_backward<double>(
-              bnShape(dimsOf(o.getInput()), o.getGhostBatch()), in(o.getGrad()),
+              kernel_args::batchNorm(o), in(o.getGrad()),
               in(o.getInput()), in(o.getWeight()), in(o.getSavedMean()),
               in(o.getSavedInvstd()), res(o.getGradInput()),
               res(o.getGradWeight()), res(o.getGradBias()));
@@ -366,29 +340,25 @@ private:
           return true;
         })
         .Case([&](MaxPool2dOp o) {
-          k::max_pool2d_forward<double>(poolShape(dimsOf(o.getInput()), o.getKernel(),
-                                                  o.getStride(), o.getPadding()),
+          k::max_pool2d_forward<double>(kernel_args::pool2d(o),
                                         in(o.getInput()), res(o.getResult()));
           return true;
         })
         .Case([&](MaxPool2dBackwardOp o) {
           k::max_pool2d_backward<double>(
-              poolShape(dimsOf(o.getInput()), o.getKernel(), o.getStride(),
-                        o.getPadding()),
+              kernel_args::pool2d(o),
               in(o.getInput()), in(o.getGrad()), res(o.getResult()));
           return true;
         })
         .Case([&](AvgPool2dOp o) {
-          k::avg_pool2d_forward<double>(poolShape(dimsOf(o.getInput()), o.getKernel(),
-                                                  o.getStride(), o.getPadding()),
+          k::avg_pool2d_forward<double>(kernel_args::pool2d(o),
                                         o.getCountIncludePad(), in(o.getInput()),
                                         res(o.getResult()));
           return true;
         })
         .Case([&](AvgPool2dBackwardOp o) {
           k::avg_pool2d_backward<double>(
-              poolShape(o.getInputShape(), o.getKernel(), o.getStride(),
-                        o.getPadding()),
+              kernel_args::pool2d(o),
               o.getCountIncludePad(), in(o.getGrad()), res(o.getResult()));
           return true;
         })

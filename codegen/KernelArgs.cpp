@@ -1,0 +1,101 @@
+//===- KernelArgs.cpp - An op's kernel arguments, built once --------------===//
+
+#include "codegen/KernelArgs.h"
+
+using namespace mlir;
+using namespace mlir::tcc;
+using namespace mlir::tcc::kernel_args;
+
+namespace {
+
+ArrayRef<int64_t> dims(Value v) { return cast<ShapedType>(v.getType()).getShape(); }
+
+int64_t product(ArrayRef<int64_t> values) {
+  int64_t p = 1;
+  for (int64_t v : values)
+    p *= v;
+  return p;
+}
+
+k::Conv2dShape conv(ArrayRef<int64_t> in, ArrayRef<int64_t> w, ArrayRef<int64_t> stride,
+                    ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation, int64_t groups) {
+  return k::make_conv2d_shape(in[0], in[1], in[2], in[3], w[0], w[2], w[3], stride[0],
+                              stride[1], padding[0], padding[1], dilation[0], dilation[1],
+                              groups);
+}
+
+k::Pool2dShape pool(ArrayRef<int64_t> in, ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
+                    ArrayRef<int64_t> padding) {
+  return k::make_pool2d_shape(in[0], in[1], in[2], in[3], kernel[0], kernel[1], stride[0],
+                              stride[1], padding[0], padding[1]);
+}
+
+k::BatchNormShape norm(ArrayRef<int64_t> in, int64_t ghost) {
+  return k::BatchNormShape{in[0], in[1], product(in.drop_front(2)), ghost};
+}
+
+} // namespace
+
+k::Conv2dShape kernel_args::conv2d(Conv2dOp o) {
+  return conv(dims(o.getInput()), dims(o.getWeight()), o.getStride(), o.getPadding(),
+              o.getDilation(), o.getGroups());
+}
+k::Conv2dShape kernel_args::conv2d(Conv2dBackwardDataOp o) {
+  return conv(o.getInputShape(), dims(o.getWeight()), o.getStride(), o.getPadding(),
+              o.getDilation(), o.getGroups());
+}
+k::Conv2dShape kernel_args::conv2d(Conv2dBackwardFilterOp o) {
+  return conv(dims(o.getInput()), dims(o.getResult()), o.getStride(), o.getPadding(),
+              o.getDilation(), o.getGroups());
+}
+
+k::Pool2dShape kernel_args::pool2d(MaxPool2dOp o) {
+  return pool(dims(o.getInput()), o.getKernel(), o.getStride(), o.getPadding());
+}
+k::Pool2dShape kernel_args::pool2d(MaxPool2dBackwardOp o) {
+  return pool(dims(o.getInput()), o.getKernel(), o.getStride(), o.getPadding());
+}
+k::Pool2dShape kernel_args::pool2d(AvgPool2dOp o) {
+  return pool(dims(o.getInput()), o.getKernel(), o.getStride(), o.getPadding());
+}
+k::Pool2dShape kernel_args::pool2d(AvgPool2dBackwardOp o) {
+  return pool(o.getInputShape(), o.getKernel(), o.getStride(), o.getPadding());
+}
+
+k::BatchNormShape kernel_args::batchNorm(BatchNormOp o) {
+  return norm(dims(o.getInput()), o.getGhostBatch());
+}
+k::BatchNormShape kernel_args::batchNorm(BatchNormInferenceOp o) {
+  return norm(dims(o.getInput()), 0);
+}
+k::BatchNormShape kernel_args::batchNorm(BatchNormBackwardOp o) {
+  return norm(dims(o.getInput()), o.getGhostBatch());
+}
+
+Around kernel_args::around(ArrayRef<int64_t> dims, int64_t axis) {
+  return {product(dims.take_front(axis)), dims[axis], product(dims.drop_front(axis + 1))};
+}
+
+std::string kernel_args::cpp(const k::Conv2dShape &s) {
+  std::string out = "make_conv2d_shape(";
+  for (int64_t v : {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.dh, s.dw})
+    out += std::to_string(v) + ", ";
+  return out + std::to_string(s.groups) + ")";
+}
+
+std::string kernel_args::cpp(const k::Pool2dShape &s) {
+  std::string out = "make_pool2d_shape(";
+  for (int64_t v : {s.n, s.c, s.h, s.w, s.kh, s.kw, s.sh, s.sw, s.ph})
+    out += std::to_string(v) + ", ";
+  return out + std::to_string(s.pw) + ")";
+}
+
+std::string kernel_args::cpp(const k::BatchNormShape &s) {
+  return "BatchNormShape{" + std::to_string(s.n) + ", " + std::to_string(s.c) + ", " +
+         std::to_string(s.hw) + ", " + std::to_string(s.ghost) + "}";
+}
+
+std::string kernel_args::cpp(const Around &a) {
+  return std::to_string(a.outer) + ", " + std::to_string(a.axis) + ", " +
+         std::to_string(a.inner);
+}
