@@ -34,6 +34,8 @@
 
 #include "runtime/CompiledModel.h"
 #include "runtime/data/Dataset.h"
+#include "runtime/trainer/Memory.h"
+#include "runtime/trainer/Recipe.h"
 #include "runtime/trainer/SaveTarget.h"
 
 #include <cstddef>
@@ -43,44 +45,6 @@
 #include <vector>
 
 namespace tcc::rt {
-
-/// Where the arenas, the control block and the resident data set live. The
-/// cpu target uses hostMemory(); a cuda build supplies device memory through
-/// tccDeviceMemory().
-class DeviceMemory {
-public:
-  virtual ~DeviceMemory() = default;
-  /// True if device pointers are host pointers (no copies needed).
-  virtual bool isHost() const = 0;
-  /// `bytes` bytes aligned to at least 64, zero-filled; nullptr on failure.
-  virtual void *allocate(size_t bytes) = 0;
-  virtual void release(void *pointer) = 0;
-  virtual void upload(void *device, const void *host, size_t bytes) = 0;
-  virtual void download(void *host, const void *device, size_t bytes) = 0;
-};
-
-/// Host memory: aligned_alloc(64, ...), memcpy.
-DeviceMemory &hostMemory();
-
-/// What the trainer reads from ModelInfo::recipeJson (sections train, data,
-/// eval); missing fields keep these defaults.
-struct Recipe {
-  double epochs = 1;
-  uint64_t seed = 0;
-  bool dropLast = true;
-  int64_t batchSize = 0; ///< train.batch_size (informational)
-  std::string dataFormat, dataPath;
-  AugmentConfig augment;
-  NormalizeConfig normalize;
-  int64_t evalBatchSize = 0;
-};
-
-/// Parses `json` (empty text counts as {}); false with `error` one line.
-bool parseRecipe(const std::string &json, Recipe &out, std::string &error);
-
-/// ceil(epochs * stepsPerEpoch), where a product within 1e-9 (relative) of
-/// an integer counts as that integer (0.3 * 10 is 3 steps, not 4).
-int64_t totalStepsFor(double epochs, int64_t stepsPerEpoch);
 
 /// Seams for tests and other targets; the defaults are the program's.
 struct TrainerEnv {

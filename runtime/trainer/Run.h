@@ -1,0 +1,137 @@
+//===- Run.h - One run of the trainer, in parts ------------------*- C++ -*-===//
+//
+// Private to runtime/trainer/: the Run class behind runTrainer(), whose
+// phases live in RunSetup.cpp (data, state, checks, bind) and RunLoop.cpp
+// (steps, evaluation, metrics, save), and the checks they share
+// (RunChecks.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_TRAINER_RUN_H
+#define TCC_RUNTIME_TRAINER_RUN_H
+
+#include "runtime/trainer/Metrics.h"
+#include "runtime/trainer/Options.h"
+#include "runtime/trainer/Trainer.h"
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tcc::rt::detail {
+
+/// A user error: one line, printed as "error: <message>".
+struct UserError {
+  std::string message;
+};
+
+[[noreturn]] inline void fail(const std::string &message) { throw UserError{message}; }
+
+/// An allocation that frees itself.
+class Buffer {
+public:
+  Buffer(DeviceMemory &memory, size_t bytes, const char *what)
+      : memory(memory), bytes(bytes) {
+    pointer = memory.allocate(bytes);
+    if (!pointer)
+      fail(std::string("out of memory: cannot allocate ") +
+           std::to_string(bytes) + " bytes for the " + what);
+  }
+  ~Buffer() { memory.release(pointer); }
+  Buffer(const Buffer &) = delete;
+  Buffer &operator=(const Buffer &) = delete;
+  void *get() const { return pointer; }
+  size_t size() const { return bytes; }
+
+private:
+  DeviceMemory &memory;
+  size_t bytes;
+  void *pointer = nullptr;
+};
+
+/// Fails unless `d` (the `which` split loaded from `path`) is consistent and
+/// fits the model's input shape and classes.
+void checkDataset(const Dataset &d, const char *which, const std::string &path,
+                  const ModelInfo &info);
+/// Fails unless the compiled layout is sane (batch, classes, state inside
+/// the arena).
+void checkLayout(const ModelInfo &info);
+
+/// The state tensor "step", or null.
+const StateTensor *findCounter(const ModelInfo &info);
+/// The counter's value in a host copy of the state.
+int64_t readCounter(const StateTensor &t, const void *hostState);
+/// The largest step count a counter of `dtype` holds exactly.
+int64_t largestCount(DType dtype);
+
+/// "2", "0.3", "1e+30".
+std::string numberText(double x);
+/// "12.34%".
+std::string percent(double x);
+bool fileExists(const std::string &path);
+
+class Run {
+public:
+  Run(CompiledModel &model, std::ostream &out, std::ostream &err,
+      const TrainerEnv &env)
+      : model(model), info(model.info()), out(out), err(err), env(env),
+        clock(env.clock ? env.clock : steadySeconds),
+        progress(err, false, clock) {}
+
+  int run(const std::vector<std::string> &args);
+
+private:
+  void checkTargets();
+  void loadData(const Recipe &recipe);
+  void initState(void *hostState);
+  void resumeState(void *hostState, int64_t &metaStep);
+  void checkCounts();
+  void checkStep();
+  void evaluate(EpochMetrics &m);
+  void emit(EpochMetrics &m);
+  void bindBuffers(const Recipe &recipe);
+  EpochMetrics trainMetrics(const StepTotals &totals, double segmentTrain,
+                            double start, bool final);
+  void stopIfDiverged(const StepTotals &totals, double segmentTrain,
+                      double start);
+  std::string save(const std::string &path, const void *hostState,
+                   std::string &failure);
+  std::string resumeCommand(const std::string &checkpoint) const;
+  void warn(const std::string &message);
+  int interrupted() const { return env.interrupted ? env.interrupted() : 0; }
+
+  CompiledModel &model;
+  const ModelInfo &info;
+  std::ostream &out, &err;
+  const TrainerEnv &env;
+  std::function<double()> clock;
+  ProgressLine progress; ///< enabled once --quiet is known
+
+  TrainOptions opts;
+  DataSplit ownData;
+  const DataSplit *data = nullptr;
+  std::string dataPath;
+  NormalizeConfig normalize;
+  DeviceMemory *memory = nullptr;
+  void *state = nullptr, *scratch = nullptr;
+  MetricsFile metricsFile;
+
+  uint64_t seed = 0;
+  double epochs = 1;
+  std::string epochsSource; ///< names where `epochs` came from, for errors
+  RunConstants constants;
+  const StateTensor *counter = nullptr;
+  int64_t step = 0;
+
+  /// Device copies of what the step reads besides the arenas (none on the
+  /// host, where the step reads the loaded data set in place).
+  std::vector<std::unique_ptr<Buffer>> resident;
+  std::vector<float> mean, stdev; ///< per channel, for the host
+  StepControl hostControl;
+  StepControl *control = nullptr;
+};
+
+} // namespace tcc::rt::detail
+
+#endif // TCC_RUNTIME_TRAINER_RUN_H

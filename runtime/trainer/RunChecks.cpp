@@ -1,0 +1,124 @@
+//===- RunChecks.cpp - Checks and helpers shared by the run's phases ------===//
+
+#include "runtime/trainer/Run.h"
+
+#include "runtime/trainer/Checkpoint.h"
+#include "runtime/trainer/Init.h"
+#include "runtime/trainer/Interrupt.h"
+#include "runtime/trainer/SaveTarget.h"
+#include "runtime/trainer/Text.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sys/stat.h>
+
+namespace tcc::rt::detail {
+
+//===----------------------------------------------------------------------===//
+// Data checks
+//===----------------------------------------------------------------------===//
+
+void checkDataset(const Dataset &d, const char *which, const std::string &path,
+                  const ModelInfo &info) {
+  const std::string where =
+      std::string("the ") + which + " set in '" + oneLine(path) + "'";
+  const int64_t sample = d.c * d.h * d.w;
+  if (d.n < 0 || d.c < 0 || d.h < 0 || d.w < 0 ||
+      static_cast<int64_t>(d.labels.size()) != d.n ||
+      (d.isFloat ? static_cast<int64_t>(d.f32.size())
+                 : static_cast<int64_t>(d.u8.size())) != d.n * sample)
+    fail("internal error: " + where + " was loaded with inconsistent sizes");
+  std::vector<int64_t> shape = {d.c, d.h, d.w};
+  bool ok;
+  if (info.inputShape.size() == 3) {
+    ok = shape == info.inputShape;
+  } else {
+    int64_t n = 1;
+    for (int64_t x : info.inputShape)
+      n *= x;
+    ok = n == sample;
+  }
+  if (!ok)
+    fail(where + " has images " + shapeText(shape) + ", but model '" +
+         info.name + "' takes input " + shapeText(info.inputShape));
+  for (int64_t i = 0; i < d.n; ++i)
+    if (d.labels[i] < 0 || d.labels[i] >= info.classes)
+      fail(where + " has label " + std::to_string(d.labels[i]) +
+           " (sample " + std::to_string(i) + "), but model '" + info.name +
+           "' has " + std::to_string(info.classes) + " classes [0, " +
+           std::to_string(info.classes) + ")");
+}
+
+//===----------------------------------------------------------------------===//
+// State helpers
+//===----------------------------------------------------------------------===//
+
+const StateTensor *findCounter(const ModelInfo &info) {
+  for (const StateTensor &t : info.state)
+    if (t.name == "step")
+      return &t;
+  return nullptr;
+}
+
+int64_t readCounter(const StateTensor &t, const void *hostState) {
+  return static_cast<int64_t>(
+      loadValue(t.dtype, static_cast<const uint8_t *>(hostState) + t.offset));
+}
+
+void checkLayout(const ModelInfo &info) {
+  if (info.batchSize < 1)
+    fail("internal error: the compiled model has batch size " +
+         std::to_string(info.batchSize));
+  if (info.classes < 1)
+    fail("internal error: the compiled model has " +
+         std::to_string(info.classes) + " classes");
+  for (const StateTensor &t : info.state) {
+    for (int64_t d : t.shape)
+      if (d < 0)
+        fail("internal error: state tensor '" + t.name +
+             "' has a negative dimension");
+    if (t.offset > info.stateBytes || t.numBytes() > info.stateBytes - t.offset)
+      fail("internal error: state tensor '" + t.name +
+           "' lies outside the state arena");
+  }
+}
+
+/// The largest step count a counter of `dtype` holds exactly.
+int64_t largestCount(DType dtype) {
+  switch (dtype) {
+  case DType::I64:
+    return INT64_MAX;
+  case DType::F32:
+    return int64_t(1) << 24;
+  case DType::F16:
+    return 2048;
+  case DType::BF16:
+    return 256;
+  case DType::U8:
+    return 255;
+  }
+  return INT64_MAX;
+}
+
+/// "2", "0.3", "1e+30".
+std::string numberText(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", x);
+  return buf;
+}
+
+bool fileExists(const std::string &path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string percent(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100 * x);
+  return buf;
+}
+
+} // namespace tcc::rt::detail

@@ -1,0 +1,347 @@
+//===- RunLoop.cpp - A run's steps, evaluation, metrics and save ----------===//
+
+#include "runtime/trainer/Run.h"
+
+#include "runtime/trainer/Checkpoint.h"
+#include "runtime/trainer/Init.h"
+#include "runtime/trainer/Interrupt.h"
+#include "runtime/trainer/SaveTarget.h"
+#include "runtime/trainer/Text.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sys/stat.h>
+
+namespace tcc::rt::detail {
+
+void Run::evaluate(EpochMetrics &m) {
+  const Dataset &test = data->test;
+  if (test.n == 0)
+    return;
+  const int64_t batch = info.evalBatchSize > 0 ? info.evalBatchSize
+                                               : info.batchSize;
+  model.resetTotals();
+  for (int64_t i = 0, n = (test.n + batch - 1) / batch; i < n; ++i)
+    model.evalStep();
+  StepTotals totals = model.readTotals();
+  model.resetTotals();
+  // The evaluation step counts correct predictions only; test_loss stays
+  // null rather than a misleading 0.
+  if (totals.count > 0)
+    m.testAcc = static_cast<double>(totals.correct) / totals.count;
+}
+
+void Run::emit(EpochMetrics &m) {
+  std::string line = metricsLine(m);
+  if (metricsFile.isOpen()) {
+    std::string error;
+    if (!metricsFile.writeLine(line, error))
+      fail(error);
+  }
+  if (!opts.quiet) {
+    progress.clear();
+    out << line << '\n';
+    out.flush();
+  }
+}
+
+/// A metrics line of the training totals since the last one (no test
+/// fields yet).
+EpochMetrics Run::trainMetrics(const StepTotals &totals, double segmentTrain,
+                               double start, bool final) {
+  EpochMetrics m;
+  m.step = step;
+  m.epoch = static_cast<double>(step) / constants.stepsPerEpoch;
+  if (totals.count > 0) {
+    m.trainLoss = totals.lossSum / totals.count;
+    m.trainAcc = static_cast<double>(totals.correct) / totals.count;
+    if (segmentTrain > 0)
+      m.imagesPerS = totals.count / segmentTrain;
+  }
+  m.elapsedS = clock() - start;
+  m.final = final;
+  return m;
+}
+
+/// A loss that is NaN or infinite never recovers: stop at once, write the
+/// metrics line that shows it, and keep --save's last good checkpoint (no
+/// evaluation and no save of a state that is garbage).
+void Run::stopIfDiverged(const StepTotals &totals, double segmentTrain,
+                         double start) {
+  if (totals.count == 0 || std::isfinite(totals.lossSum))
+    return;
+  EpochMetrics m = trainMetrics(totals, segmentTrain, start, /*final=*/true);
+  emit(m);
+  const double loss = *m.trainLoss;
+  const int64_t epoch = (step - 1) / constants.stepsPerEpoch + 1;
+  std::string message =
+      "training diverged at epoch " + std::to_string(epoch) + " step " +
+      std::to_string(step) + " (train_loss is " +
+      (std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf") +
+      "): lower the learning rate (train.optimizer.lr) or set "
+      "train.grad_clip_norm in the model's JSON and run `tcc compile` again";
+  if (!opts.save.empty())
+    message += "; --save '" + oneLine(opts.save) + "' was not written" +
+               (fileExists(opts.save) ? " and keeps the last good checkpoint"
+                                      : "");
+  fail(message);
+}
+
+/// Writes the checkpoint to `path`; when that fails, to the first fallback
+/// path that takes it. Returns the path written, with `failure` saying why
+/// `path` failed. Fails when the state is not finite or nothing takes it.
+std::string Run::save(const std::string &path, const void *hostState,
+                      std::string &failure) {
+  if (std::string bad = nonFiniteStateTensor(info, hostState); !bad.empty())
+    fail("the trained state is not finite (state tensor " + bad +
+         "): not writing '" + oneLine(path) + "'" +
+         (fileExists(path) ? ", which keeps the last good checkpoint" : "") +
+         "; lower the learning rate (train.optimizer.lr) or set "
+         "train.grad_clip_norm in the model's JSON and run `tcc compile` "
+         "again");
+  CheckpointMeta meta;
+  meta.model = info.name;
+  meta.fingerprint = info.fingerprint;
+  meta.step = step;
+  meta.epoch = step / constants.stepsPerEpoch;
+  meta.seed = seed;
+  meta.epochs = epochs;
+  meta.totalSteps = constants.totalSteps;
+  // Signals that arrive now are recorded and change nothing; blocking them
+  // keeps EINTR away from the writes.
+  blockInterruptSignals();
+  std::string error;
+  if (saveCheckpoint(path, info, hostState, meta, error))
+    return path;
+  failure = error;
+  std::string others;
+  for (const std::string &fallback : fallbackSavePaths(info.name)) {
+    std::string why;
+    if (saveCheckpoint(fallback, info, hostState, meta, why))
+      return fallback;
+    others += "; " + why;
+  }
+  fail(failure + "; the fallback paths failed too" + others +
+       ": the trained state is lost");
+}
+
+/// The command that continues this run from `checkpoint`.
+std::string Run::resumeCommand(const std::string &checkpoint) const {
+  std::string command =
+      shellQuote(env.program) + " --resume " + shellQuote(checkpoint);
+  if (opts.data)
+    command += " --data " + shellQuote(*opts.data);
+  if (!opts.save.empty())
+    command += " --save " + shellQuote(opts.save);
+  if (!opts.metrics.empty())
+    command += " --metrics " + shellQuote(opts.metrics);
+  if (opts.noShuffle)
+    command += " --no-shuffle";
+  if (opts.noAugment)
+    command += " --no-augment";
+  if (opts.quiet)
+    command += " --quiet";
+  return command;
+}
+
+int Run::run(const std::vector<std::string> &args) {
+  std::string error;
+  if (!parseOptions(args, opts, error))
+    fail(error);
+  progress = ProgressLine(err, env.progress && !opts.quiet, clock);
+  Recipe recipe;
+  if (!parseRecipe(info.recipeJson, recipe, error))
+    fail("internal error: the recipe compiled into the model is invalid: " +
+         error);
+  if (opts.help) {
+    OptionDefaults d;
+    d.model = info.name;
+    d.dataFormat = recipe.dataFormat;
+    d.dataPath = recipe.dataPath;
+    d.epochs = recipe.epochs;
+    d.batchSize = info.batchSize;
+    d.seed = recipe.seed;
+    out << helpText(env.program, d);
+    out.flush();
+    return 0;
+  }
+  checkLayout(info);
+  if (opts.batchSize && *opts.batchSize != info.batchSize)
+    fail("--batch-size " + std::to_string(*opts.batchSize) +
+         " differs from the batch size " + std::to_string(info.batchSize) +
+         " this trainer was compiled for; the step is compiled for one batch "
+         "size: set train.batch_size in the model's JSON and run `tcc "
+         "compile` again");
+  checkTargets();
+  loadData(recipe);
+
+  // --- state ---------------------------------------------------------------
+  memory = env.memory ? env.memory : &hostMemory();
+  Buffer stateBuffer(*memory, info.stateBytes, "state arena");
+  Buffer scratchBuffer(*memory, info.scratchBytes, "scratch arena");
+  state = stateBuffer.get();
+  scratch = scratchBuffer.get();
+  std::unique_ptr<Buffer> hostMirror;
+  void *hostState = state;
+  if (!memory->isHost()) {
+    hostMirror =
+        std::make_unique<Buffer>(hostMemory(), info.stateBytes, "state copy");
+    hostState = hostMirror->get();
+  }
+
+  seed = opts.seed ? *opts.seed : recipe.seed;
+  epochs = opts.epochs ? *opts.epochs : recipe.epochs;
+  epochsSource = opts.epochs ? "--epochs" : "train.epochs";
+  int64_t metaStep = 0;
+  if (!opts.resume.empty())
+    resumeState(hostState, metaStep);
+  else
+    initState(hostState);
+  memory->upload(state, hostState, info.stateBytes);
+
+  // --- schedule ------------------------------------------------------------
+  const Dataset &train = data->train;
+  bool augment = !opts.noAugment;
+  BatchLoader loader(train, info.batchSize, !opts.noShuffle, augment,
+                     recipe.dropLast, seed, recipe.augment, normalize);
+  if (train.n > 0 && !loader.check(error))
+    fail("the training set in '" + oneLine(dataPath) + "': " + error);
+  int64_t stepsPerEpoch = train.n > 0 ? loader.batchesPerEpoch() : 0;
+  if (stepsPerEpoch <= 0 && !opts.evalOnly)
+    fail("the training set in '" + oneLine(dataPath) + "' has " +
+         std::to_string(train.n) + " samples, fewer than one batch of " +
+         std::to_string(info.batchSize) + " (train.drop_last is true)");
+  constants.stepsPerEpoch = std::max<int64_t>(stepsPerEpoch, 1);
+  constants.seed = seed; // dropout masks derive from it
+  counter = findCounter(info);
+  if (!opts.evalOnly)
+    checkCounts();
+  constants.totalSteps = totalStepsFor(epochs, constants.stepsPerEpoch);
+  step = counter ? readCounter(*counter, hostState) : metaStep;
+  if (!opts.evalOnly)
+    checkStep();
+
+  // Every check has passed: only now may a fresh run truncate the metrics
+  // file (a resumed run appends to it).
+  if (!opts.metrics.empty() &&
+      !metricsFile.open(opts.metrics, !opts.resume.empty(), error))
+    fail(error);
+
+  // --- train ---------------------------------------------------------------
+  bindBuffers(recipe);
+  model.resetTotals();
+  const double start = clock();
+  double segmentTrain = 0; // training seconds of the current epoch
+  StepTotals totals;
+  int64_t ran = 0;
+  bool emittedFinal = false;
+  int signal = 0;
+  while (!opts.evalOnly && step < constants.totalSteps &&
+         !(opts.steps && ran >= *opts.steps)) {
+    // Between steps: a signal ends the run here, with a checkpoint.
+    if ((signal = interrupted()))
+      break;
+    const double t0 = clock();
+    model.trainStep();
+    ++ran;
+    if (counter && memory->isHost()) {
+      int64_t now = readCounter(*counter, state);
+      if (now != step + 1)
+        fail("internal error: the compiled step moved the step counter from " +
+             std::to_string(step) + " to " + std::to_string(now));
+    }
+    ++step;
+    segmentTrain += clock() - t0;
+    const bool last =
+        step >= constants.totalSteps || (opts.steps && ran >= *opts.steps);
+    // On the host reading the totals costs nothing, so the check runs
+    // after every step; a device target is checked where it reads them.
+    if (memory->isHost() || step % constants.stepsPerEpoch == 0 || last)
+      totals = model.readTotals();
+    if (memory->isHost())
+      stopIfDiverged(totals, segmentTrain, start);
+
+    if (step % constants.stepsPerEpoch == 0 || last) {
+      stopIfDiverged(totals, segmentTrain, start);
+      EpochMetrics m = trainMetrics(totals, segmentTrain, start, last);
+      evaluate(m);
+      m.elapsedS = clock() - start;
+      emit(m);
+      emittedFinal = last;
+      totals = StepTotals();
+      model.resetTotals();
+      segmentTrain = 0;
+    } else if (progress.enabled()) {
+      std::string text =
+          "epoch " + std::to_string(step / constants.stepsPerEpoch + 1) + "/" +
+          std::to_string((constants.totalSteps + constants.stepsPerEpoch - 1) /
+                         constants.stepsPerEpoch) +
+          "  step " + std::to_string(step) + "/" +
+          std::to_string(constants.totalSteps);
+      if (totals.count > 0) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "  loss %.4f  acc %s",
+                      totals.lossSum / totals.count,
+                      percent(static_cast<double>(totals.correct) /
+                              totals.count)
+                          .c_str());
+        text += buf;
+        if (segmentTrain > 0) {
+          std::snprintf(buf, sizeof buf, "  %.0f img/s",
+                        totals.count / segmentTrain);
+          text += buf;
+        }
+      }
+      progress.update(text);
+    }
+  }
+  if (!signal)
+    signal = interrupted();
+  if (!emittedFinal && !signal) {
+    EpochMetrics m = trainMetrics(totals, segmentTrain, start, true);
+    evaluate(m);
+    m.elapsedS = clock() - start;
+    emit(m);
+  }
+  progress.clear();
+  if (signal && ran == 0) {
+    err << "interrupted by " << signalName(signal)
+        << " before the first step of this run: nothing to save" << std::endl;
+    return 128 + signal;
+  }
+
+  // --- finish --------------------------------------------------------------
+  // Interrupted without --save: the state still goes somewhere.
+  const std::string target = signal && opts.save.empty()
+                                 ? interruptedSavePath(info.name)
+                                 : opts.save;
+  if (!memory->isHost() || !target.empty())
+    memory->download(hostState, state, info.stateBytes);
+  if (counter && !memory->isHost()) {
+    int64_t now = readCounter(*counter, hostState);
+    if (now != step)
+      fail("internal error: the step counter is " + std::to_string(now) +
+           " after " + std::to_string(step) + " steps");
+  }
+  if (!target.empty()) {
+    std::string failure;
+    std::string written = save(target, hostState, failure);
+    if (written != target)
+      fail(failure + "; the trained state was saved to '" + oneLine(written) +
+           "' instead (move it into place, or continue with: " +
+           resumeCommand(written) + ")");
+  }
+  if (signal) {
+    err << "interrupted by " << signalName(signal) << " after step " << step
+        << " of " << constants.totalSteps << ": saved the state to '"
+        << oneLine(target) << "'; resume with: " << resumeCommand(target)
+        << std::endl;
+    return 128 + signal;
+  }
+  return 0;
+}
+
+} // namespace tcc::rt::detail

@@ -1,0 +1,230 @@
+//===- RunSetup.cpp - A run's data, state, checks and bind ----------------===//
+
+#include "runtime/trainer/Run.h"
+
+#include "runtime/trainer/Checkpoint.h"
+#include "runtime/trainer/Init.h"
+#include "runtime/trainer/Interrupt.h"
+#include "runtime/trainer/SaveTarget.h"
+#include "runtime/trainer/Text.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sys/stat.h>
+
+namespace tcc::rt::detail {
+
+void Run::warn(const std::string &message) {
+  progress.clear();
+  err << "warning: " << oneLine(message) << std::endl;
+}
+
+/// Everything the run will write is checked before the first step: a typo
+/// or a full disk must not cost a run, and nothing is created or truncated
+/// here.
+void Run::checkTargets() {
+  std::string error;
+  if (!opts.save.empty() &&
+      !checkSaveTarget(opts.save, checkpointSizeBound(info), env.freeSpace,
+                       error))
+    fail(error);
+  if (!opts.metrics.empty() && !checkMetricsTarget(opts.metrics, error))
+    fail(error);
+}
+
+void Run::loadData(const Recipe &recipe) {
+  dataPath = opts.data ? *opts.data : recipe.dataPath;
+  if (env.data) {
+    data = env.data;
+  } else {
+    if (recipe.dataFormat.empty())
+      fail("the model's recipe names no data format (data.format)");
+    std::string error;
+    if (!loadDataset(recipe.dataFormat, dataPath, ownData, error))
+      fail(error);
+    data = &ownData;
+  }
+  checkDataset(data->train, "training", dataPath, info);
+  checkDataset(data->test, "test", dataPath, info);
+  if (!opts.evalOnly && data->train.n == 0)
+    fail("the training set in '" + oneLine(dataPath) + "' is empty");
+
+  // Empty: mean 0, std 1; one value: every channel; else one per channel.
+  const size_t channels = static_cast<size_t>(data->train.c);
+  normalize = recipe.normalize;
+  for (const auto *v : {&normalize.mean, &normalize.std})
+    if (v->size() > 1 && v->size() != channels)
+      fail("the recipe's data.normalize has " +
+           std::to_string(normalize.mean.size()) + " means and " +
+           std::to_string(normalize.std.size()) +
+           " stds, but the data set in '" + oneLine(dataPath) + "' has " +
+           std::to_string(channels) + " channels");
+}
+
+void Run::initState(void *hostState) {
+  std::string error;
+  std::vector<float> whiteningImages;
+  WhiteningData whitening;
+  if (needsWhiteningData(info)) {
+    const Dataset &train = data->train;
+    int64_t n = std::min<int64_t>(train.n, kWhiteningImages);
+    if (n == 0)
+      fail("patch-whitening init needs training images, but the training "
+           "set in '" + oneLine(dataPath) + "' is empty");
+    BatchLoader first(train, n, /*shuffle=*/false, /*augment=*/false,
+                      /*dropLast=*/false, seed, AugmentConfig(), normalize);
+    if (!first.check(error))
+      fail("the training set in '" + oneLine(dataPath) + "': " + error);
+    whiteningImages.resize(
+        static_cast<size_t>(n * train.c * train.h * train.w));
+    std::vector<int64_t> ignored(static_cast<size_t>(n));
+    int64_t valid = 0;
+    first.batch(0, 0, whiteningImages.data(), ignored.data(), valid);
+    whitening = {whiteningImages.data(), valid, train.c, train.h, train.w};
+  }
+  if (!initializeState(info, hostState, seed, &whitening, error))
+    fail(error);
+  if (!opts.init.empty()) {
+    if (!loadStateDict(opts.init, info, hostState, nullptr, error))
+      fail(error);
+    if (!applyCopyInits(info, hostState, error))
+      fail(error);
+  }
+}
+
+/// The seed and the epoch count default to the checkpoint's; given
+/// explicitly and different, they win with a warning, since they change the
+/// rest of the run (another data order; another schedule).
+void Run::resumeState(void *hostState, int64_t &metaStep) {
+  CheckpointMeta meta;
+  std::string error;
+  if (!loadCheckpoint(opts.resume, info, hostState, meta, error))
+    fail(error);
+  metaStep = meta.step;
+  const std::string file = "'" + oneLine(opts.resume) + "'";
+  if (!opts.seed)
+    seed = meta.seed;
+  else if (*opts.seed != meta.seed)
+    warn("--seed " + std::to_string(*opts.seed) + " differs from seed " +
+         std::to_string(meta.seed) + " saved in " + file + "; using " +
+         std::to_string(*opts.seed) +
+         ": the remaining steps see another data order and augmentation "
+         "than the saved run would have (omit --seed to continue it exactly)");
+  if (meta.epochs > 0) {
+    if (!opts.epochs) {
+      epochs = meta.epochs;
+      epochsSource = "the epochs saved in " + file;
+    } else if (*opts.epochs != meta.epochs) {
+      warn("--epochs " + numberText(*opts.epochs) + " differs from the " +
+           numberText(meta.epochs) + " epochs saved in " + file + "; using " +
+           numberText(*opts.epochs) +
+           ": the learning-rate schedule now spans " +
+           numberText(*opts.epochs) + " epochs instead of " +
+           numberText(meta.epochs) + " (omit --epochs to continue exactly)");
+    }
+  }
+}
+
+/// The run's step count must fit int64 and the step counter's dtype (an F32
+/// counter counts exactly only up to 2^24).
+void Run::checkCounts() {
+  const int64_t limit = counter ? largestCount(counter->dtype) : INT64_MAX;
+  const std::string countable =
+      "this trainer counts at most " + std::to_string(limit) + " steps" +
+      (counter ? std::string(" (its step counter '") + counter->name +
+                     "' is " + dtypeName(counter->dtype) + ")"
+               : std::string());
+  const double perEpoch = static_cast<double>(constants.stepsPerEpoch);
+  const double steps = epochs * perEpoch;
+  // totalStepsFor saturates at INT64_MAX: that value means "too many".
+  const int64_t total = totalStepsFor(epochs, constants.stepsPerEpoch);
+  if (!(steps <= static_cast<double>(limit)) || total > limit ||
+      total == INT64_MAX)
+    fail(epochsSource + " " + numberText(epochs) + ": " + numberText(epochs) +
+         " epochs of " + std::to_string(constants.stepsPerEpoch) +
+         " steps are " + numberText(steps) + " steps, but " + countable +
+         "; use at most " +
+         numberText(std::floor(static_cast<double>(limit) / perEpoch)) +
+         " epochs");
+  if (opts.steps && *opts.steps > limit)
+    fail("--steps " + std::to_string(*opts.steps) + ": " + countable);
+}
+
+/// A checkpoint past the end of the run would train nothing.
+void Run::checkStep() {
+  if (step < 0)
+    fail("the step counter in the state is negative (" + std::to_string(step) +
+         ")");
+  if (step <= constants.totalSteps)
+    return;
+  const int64_t perEpoch = constants.stepsPerEpoch;
+  fail((opts.resume.empty() ? std::string("the state")
+                            : "'" + oneLine(opts.resume) + "'") +
+       " is at step " + std::to_string(step) + " (epoch " +
+       numberText(static_cast<double>(step) / perEpoch) +
+       "), beyond the end of this run at step " +
+       std::to_string(constants.totalSteps) + " (" + numberText(epochs) +
+       " epochs of " + std::to_string(perEpoch) + " steps, from " +
+       epochsSource + "); to train on, pass --epochs " +
+       std::to_string(step / perEpoch + 1) + " or more");
+}
+
+/// Makes the data set and the normalisation resident where the step runs,
+/// writes the run constants to the control block, and binds it all.
+void Run::bindBuffers(const Recipe &recipe) {
+  // Returns `bytes` of `host` as the step sees them: in place on the host,
+  // a device copy otherwise.
+  auto place = [&](const void *host, size_t bytes, const char *what) {
+    if (memory->isHost())
+      return const_cast<void *>(host);
+    resident.push_back(std::make_unique<Buffer>(*memory, bytes, what));
+    memory->upload(resident.back()->get(), host, bytes);
+    return resident.back()->get();
+  };
+  auto view = [&](const Dataset &d, const char *pixelsWhat,
+                  const char *labelsWhat) {
+    DataView v;
+    v.isFloat = d.isFloat;
+    v.n = d.n;
+    v.pixels = d.isFloat ? place(d.f32.data(), d.f32.size() * sizeof(float),
+                                 pixelsWhat)
+                         : place(d.u8.data(), d.u8.size(), pixelsWhat);
+    v.labels = static_cast<const int64_t *>(
+        place(d.labels.data(), d.labels.size() * sizeof(int64_t), labelsWhat));
+    return v;
+  };
+  const Dataset &train = data->train;
+  StepBuffers b;
+  b.state = state;
+  b.scratch = scratch;
+  b.train = view(train, "training images", "training labels");
+  b.test = view(data->test, "test images", "test labels");
+  b.batch.c = train.c;
+  b.batch.h = train.h;
+  b.batch.w = train.w;
+  b.batch.augment = recipe.augment;
+  b.batch.shuffle = !opts.noShuffle;
+  b.batch.augmentOn = !opts.noAugment;
+  // Empty: mean 0, std 1; one value: every channel; else one per channel.
+  for (int64_t ch = 0; ch < train.c; ++ch) {
+    auto pick = [&](const std::vector<float> &v, float fallback) {
+      return v.empty() ? fallback : v[v.size() == 1 ? 0 : ch];
+    };
+    mean.push_back(pick(normalize.mean, 0.0f));
+    stdev.push_back(pick(normalize.std, 1.0f));
+  }
+  b.batch.mean = static_cast<const float *>(
+      place(mean.data(), mean.size() * sizeof(float), "normalisation"));
+  b.batch.std = static_cast<const float *>(
+      place(stdev.data(), stdev.size() * sizeof(float), "normalisation"));
+  hostControl.run = constants;
+  control = static_cast<StepControl *>(
+      place(&hostControl, sizeof hostControl, "step control block"));
+  b.control = control;
+  model.bind(b);
+}
+
+} // namespace tcc::rt::detail
