@@ -21,6 +21,16 @@ def Tcc_MonotoneOpInterface : OpInterface<"MonotoneOpInterface"> {
       }],
       "bool", "isMonotoneNonDecreasing", (ins), [{}],
       /*defaultImplementation=*/[{ return true; }]>,
+    InterfaceMethod<[{
+        True when `max_pool(f(x))` and `f(max_pool(x))` agree bit for bit in
+        value and gradient: `f` is monotone non-decreasing, and wherever it
+        maps two floats to one output its gradient is zero (ReLU: only at
+        0). A strictly increasing `f` that rounds neighbouring inputs to one
+        output where its slope is not zero would send the gradient of such a
+        near-tie to another element of the pooling window.
+      }],
+      "bool", "keepsMaxPoolTies", (ins), [{}],
+      /*defaultImplementation=*/[{ return false; }]>,
   ];
 }
 

@@ -48,6 +48,9 @@ LogicalResult GeluOp::verify() {
 
 // With a negative slope (or alpha, or factor) these map larger inputs to
 // smaller outputs on part of the line, so max-pool no longer commutes.
+// ReLU is the identity where its gradient is non-zero: no new ties there.
+bool ReluOp::keepsMaxPoolTies() { return true; }
+
 bool LeakyReluOp::isMonotoneNonDecreasing() {
   return !getNegativeSlope().isNegative();
 }

@@ -180,7 +180,8 @@ class Tcc_ActivationOp<string mnemonic, string formula, list<Trait> traits = []>
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def Tcc_ReluOp : Tcc_ActivationOp<"relu", "max(x, 0)", [Tcc_MonotoneOpInterface]>;
+def Tcc_ReluOp : Tcc_ActivationOp<"relu", "max(x, 0)",
+    [DeclareOpInterfaceMethods<Tcc_MonotoneOpInterface, ["keepsMaxPoolTies"]>]>;
 
 def Tcc_LeakyReluOp : Tcc_ActivationOp<"leaky_relu",
     "x if x >= 0 else negative_slope * x",

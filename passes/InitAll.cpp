@@ -10,12 +10,27 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 
 void mlir::tcc::registerAllTccDialects(DialectRegistry &registry) {
   registry.insert<TccDialect, func::FuncDialect, arith::ArithDialect>();
 }
 
-void mlir::tcc::buildCompilePipeline(OpPassManager &pm) {
+namespace {
+/// The optimization passes, in pipeline order. The names are the flags
+/// without "tcc-".
+constexpr llvm::StringLiteral kPoolActivationReorder = "pool-activation-reorder";
+const mlir::StringRef kOptimizationPasses[] = {kPoolActivationReorder};
+} // namespace
+
+mlir::ArrayRef<mlir::StringRef> mlir::tcc::optimizationPassNames() { return kOptimizationPasses; }
+
+void mlir::tcc::buildCompilePipeline(OpPassManager &pm,
+                                     const CompilePipelineOptions &options) {
+  auto enabled = [&](StringRef name) { return !llvm::is_contained(options.disable, name); };
+  if (enabled(kPoolActivationReorder))
+    pm.addPass(createPoolActivationReorder());
   pm.addPass(createBuildTrainStep());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createPlanMemory());
@@ -23,10 +38,28 @@ void mlir::tcc::buildCompilePipeline(OpPassManager &pm) {
 
 void mlir::tcc::registerAllTccPasses() {
   registerTccPasses();
-  PassPipelineRegistration<>("tcc-compile-pipeline",
-                             "From the frontend's IR to the planned step "
-                             "functions the code generators walk",
-                             buildCompilePipeline);
+  // Registered by hand (not PassPipelineRegistration) so that an unknown
+  // name in disable= is an error rather than ignored.
+  registerPassPipeline(
+      "tcc-compile-pipeline",
+      "From the frontend's IR to the planned step functions the code "
+      "generators walk",
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        CompilePipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        for (const std::string &name : options.disable)
+          if (!llvm::is_contained(optimizationPassNames(), name))
+            return errorHandler("tcc-compile-pipeline: disable=" + name +
+                                ": not an optimization pass; expected one of " +
+                                llvm::join(optimizationPassNames(), ", "));
+        buildCompilePipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> optionsHandler) {
+        optionsHandler(CompilePipelineOptions());
+      });
   registerCanonicalizerPass();
   registerCSEPass();
 }

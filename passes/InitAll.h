@@ -7,10 +7,28 @@
 #ifndef TCC_PASSES_INITALL_H
 #define TCC_PASSES_INITALL_H
 
+#include "mlir/Pass/PassOptions.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
 namespace mlir {
 class DialectRegistry;
 class OpPassManager;
 namespace tcc {
+
+/// The settings of the compile pipeline, shared by `tcc compile` (which
+/// fills them from its command line) and `tcc-opt
+/// -tcc-compile-pipeline='disable=NAME,...'`.
+struct CompilePipelineOptions : PassPipelineOptions<CompilePipelineOptions> {
+  ListOption<std::string> disable{
+      *this, "disable",
+      llvm::cl::desc("optimization passes to leave out, named as in "
+                     "optimizationPassNames() (the flag without 'tcc-')")};
+};
+
+/// The optimization passes the pipeline runs by default, in pipeline order
+/// (docs/passes.md): the names --disable-pass takes.
+ArrayRef<StringRef> optimizationPassNames();
 
 /// The tcc dialect and the upstream dialects tcc IR contains (func, arith).
 void registerAllTccDialects(DialectRegistry &registry);
@@ -20,9 +38,11 @@ void registerAllTccDialects(DialectRegistry &registry);
 void registerAllTccPasses();
 
 /// The passes from the frontend's IR to what the code generators walk:
-/// build-train-step, canonicalize, plan-memory. Registered as the pipeline
-/// `tcc-compile-pipeline`.
-void buildCompilePipeline(OpPassManager &pm);
+/// pool-activation-reorder, build-train-step, canonicalize, plan-memory
+/// (docs/passes.md), less the optimization passes `options` disables.
+/// Registered as the pipeline `tcc-compile-pipeline`.
+void buildCompilePipeline(OpPassManager &pm,
+                          const CompilePipelineOptions &options = {});
 
 } // namespace tcc
 } // namespace mlir

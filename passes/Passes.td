@@ -5,6 +5,32 @@
 
 include "mlir/Pass/PassBase.td"
 
+def PoolActivationReorder : Pass<"tcc-pool-activation-reorder", "::mlir::ModuleOp"> {
+  let summary = "Max-pool before the activation: max_pool(f(x)) -> f(max_pool(x))";
+  let description = [{
+    Runs on `@forward`, before the training step is built, so the backward
+    is derived from the reordered forward. Where a `tcc.max_pool2d` or
+    `tcc.global_max_pool` is the only user of an activation `f` whose
+    MonotoneOpInterface says it keeps max-pool ties
+    (`keepsMaxPoolTies()`), the pool moves in front of `f`: `f` then runs
+    on the pooled tensor, 4x smaller behind a 2x2 pool, forward and
+    backward.
+
+    The rewrite is exact, ties and gradients included (docs/passes.md):
+    `f` is monotone non-decreasing, so the pooled maximum is the same value;
+    and `f` maps two inputs to one output only where its gradient is zero,
+    so a tie that `f` creates cannot route a non-zero gradient to another
+    element of the window. ReLU qualifies. Monotone activations that round
+    neighbouring inputs to one output where their slope is not zero (a
+    leaky ReLU's negative side, ELU, CELU, sigmoid, tanh) do not, and GELU,
+    SiLU (not monotone) and average pooling never do. Nor does it fire when
+    the activation has another user (it would run twice).
+
+    Report (`tcc.pass_report`): `moved`, the number of pools moved.
+  }];
+  let dependentDialects = ["::mlir::tcc::TccDialect"];
+}
+
 def BuildTrainStep : Pass<"tcc-build-train-step", "::mlir::ModuleOp"> {
   let summary = "Build @train_step and @eval_step from @forward, @loss and the recipe";
   let description = [{

@@ -4,6 +4,7 @@
 
 #include "codegen/Codegen.h"
 #include "frontend/ModelSpec.h"
+#include "passes/InitAll.h"
 
 #include <cctype>
 #include <fstream>
@@ -19,7 +20,8 @@ namespace {
 
 const std::vector<std::string> kOptions = {
     "-o",          "--output",        "--emit",       "--target", "--march",
-    "--precision", "--memory-budget", "--tuning-db",  "--report", "--help"};
+    "--precision", "--memory-budget", "--tuning-db",  "--report", "--help",
+    "--disable-pass"};
 
 /// A -march value for the C++ compiler: a plain word, so that it cannot
 /// smuggle another option in.
@@ -116,6 +118,14 @@ bool checkTuningDb(const std::string &path, std::string &error) {
 } // namespace
 
 namespace {
+/// The optimization passes' names, for the help.
+std::string passNames() {
+  std::string names;
+  for (llvm::StringRef pass : mlir::tcc::optimizationPassNames())
+    names += (names.empty() ? "" : ", ") + pass.str();
+  return names;
+}
+
 /// The --target lines of the help, from the target registry.
 std::string targetHelp() {
   std::string names, lines;
@@ -155,6 +165,9 @@ Options:
                          implemented yet)
   --tuning-db=FILE       algorithm choices measured by 'tcc tune' (cuda
                          target only)
+  --disable-pass=NAME    leave out an optimization pass (repeatable): )" +
+         passNames() + R"(
+                         (docs/passes.md)
   --report=FILE          write a JSON report of the compilation
   -h, --help             show this help
 
@@ -206,6 +219,13 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
       if (!oneOf(name, value, {"mlir", "planned-mlir", "source", "exe"}, error))
         return ParseResult::Error;
       options.emit = value;
+    } else if (name == "--disable-pass") {
+      std::vector<std::string> passes;
+      for (llvm::StringRef pass : mlir::tcc::optimizationPassNames())
+        passes.push_back(pass.str());
+      if (!oneOf(name, value, passes, error))
+        return ParseResult::Error;
+      options.disabledPasses.push_back(value);
     } else if (name == "--target") {
       if (!oneOf(name, value, targetNames([](const auto &) { return true; }), error))
         return ParseResult::Error;

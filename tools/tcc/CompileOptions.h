@@ -23,6 +23,8 @@ struct CompileOptions {
   std::optional<int64_t> memoryBudget;  ///< bytes; overrides train.memory_budget
   std::optional<std::string> tuningDb;
   std::optional<std::string> report;
+  /// --disable-pass (repeatable): optimization passes to leave out.
+  std::vector<std::string> disabledPasses;
 };
 
 enum class ParseResult { Ok, Help, Error };

@@ -72,11 +72,14 @@ struct RecordPasses : public mlir::PassInstrumentation {
 
 /// The passes from the frontend's IR to the planned step functions; the
 /// first diagnostic becomes the error.
-mlir::LogicalResult runPipeline(ModuleOp module, const std::string &model,
+mlir::LogicalResult runPipeline(ModuleOp module, const tcc::CompileOptions &options,
                                 std::vector<std::string> &passes,
                                 std::string &error) {
+  const std::string &model = options.model;
   mlir::PassManager pm(module->getContext());
-  mlir::tcc::buildCompilePipeline(pm);
+  mlir::tcc::CompilePipelineOptions pipeline;
+  pipeline.disable = options.disabledPasses;
+  mlir::tcc::buildCompilePipeline(pm, pipeline);
   pm.addInstrumentation(std::make_unique<RecordPasses>(passes));
   mlir::ScopedDiagnosticHandler handler(
       module->getContext(), [&](mlir::Diagnostic &diag) {
@@ -247,7 +250,7 @@ int runCompile(const tcc::CompileOptions &options) {
   checkPrecision(spec, options, facts);
   checkScheduleSpan(spec, facts);
   OwningOpRef<ModuleOp> planned = model->clone();
-  if (failed(runPipeline(*planned, options.model, facts.passes, error)) ||
+  if (failed(runPipeline(*planned, options, facts.passes, error)) ||
       failed(checkMemoryBudget(spec, options, *planned, facts, error)))
     return fail(error);
 

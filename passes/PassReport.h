@@ -1,0 +1,28 @@
+//===- PassReport.h - What each optimization pass did -------------*- C++ -*-===//
+//
+// Each optimization pass records what it did on the module, under
+// `tcc.pass_report`: a dictionary from the pass's name (the flag without
+// "tcc-") to a dictionary of its results, e.g.
+//   tcc.pass_report = {"pool-activation-reorder" = {moved = 2 : i64}}
+// `tcc compile --report` copies it into the report's `passes` section; lit
+// tests read it from `--emit=planned-mlir` or tcc-opt's output. (MLIR's pass
+// statistics would be the natural place, but release builds of LLVM compile
+// them out.)
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_PASSES_PASSREPORT_H
+#define TCC_PASSES_PASSREPORT_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringRef.h"
+
+namespace mlir::tcc {
+
+inline constexpr llvm::StringLiteral kPassReportAttr = "tcc.pass_report";
+
+/// Sets `key` = `value` in pass `pass`'s entry of the module's report.
+void recordPassResult(ModuleOp module, StringRef pass, StringRef key, Attribute value);
+
+} // namespace mlir::tcc
+
+#endif // TCC_PASSES_PASSREPORT_H
