@@ -65,9 +65,6 @@ ArrayRef<int64_t> dimsOf(Value v);
 /// ops (CpuOpsTrain.cpp); fails without a diagnostic on other ops.
 LogicalResult emitCpuTrainOp(Operation *op, CpuEmitter &emitter);
 
-/// The runtime's ScheduleDesc for a tcc.lr_schedule `schedule` attribute.
-std::string cpuScheduleDesc(DictionaryAttr schedule);
-
 /// Prints the kernel calls of `op`. Fails with an error on the op when the
 /// cpu target cannot run it.
 LogicalResult emitCpuOp(Operation *op, CpuEmitter &emitter);

@@ -41,51 +41,6 @@ struct Printer {
   }
 };
 
-std::string scheduleDesc(DictionaryAttr s) {
-  auto num = [&](StringRef key, double fallback) {
-    if (auto f = s.getAs<FloatAttr>(key))
-      return f.getValueAsDouble();
-    if (auto i = s.getAs<IntegerAttr>(key))
-      return static_cast<double>(i.getInt());
-    return fallback;
-  };
-  StringRef type = s.getAs<StringAttr>("type").getValue();
-  std::string out = "[] { ScheduleDesc s; s.type = ScheduleDesc::";
-  out += llvm::StringSwitch<const char *>(type)
-             .Case("step", "Step")
-             .Case("linear_warmup", "LinearWarmup")
-             .Case("one_cycle", "OneCycle")
-             .Case("cosine", "Cosine")
-             .Case("piecewise_linear", "PiecewiseLinear")
-             .Default("Constant");
-  auto unit = s.getAs<StringAttr>("unit");
-  out += "; s.perEpoch = " +
-         std::string(unit && unit.getValue() == "step" ? "false" : "true");
-  out += "; s.stepSize = " + cppDouble(num("step_size", 1)) + "; s.gamma = " +
-         cppDouble(num("gamma", 0.1)) + "; s.warmup = " + cppDouble(num("warmup", 0)) +
-         "; s.minFactor = " + cppDouble(num("min_factor", 0)) + "; s.pctStart = " +
-         cppDouble(num("pct_start", 0.3)) + "; s.divFactor = " + cppDouble(num("div_factor", 25)) +
-         "; s.finalDivFactor = " + cppDouble(num("final_div_factor", 1e4));
-  auto anneal = s.getAs<StringAttr>("anneal");
-  out += "; s.annealCos = " +
-         std::string(anneal && anneal.getValue() == "linear" ? "false" : "true");
-  if (auto points = s.getAs<ArrayAttr>("points")) {
-    std::string ts, fs;
-    for (Attribute p : points) {
-      auto pair = cast<ArrayAttr>(p);
-      auto value = [](Attribute a) {
-        if (auto f = dyn_cast<FloatAttr>(a))
-          return f.getValueAsDouble();
-        return static_cast<double>(cast<IntegerAttr>(a).getInt());
-      };
-      ts += (ts.empty() ? "" : ", ") + cppDouble(value(pair[0]));
-      fs += (fs.empty() ? "" : ", ") + cppDouble(value(pair[1]));
-    }
-    out += "; s.pointT = {" + ts + "}; s.pointFactor = {" + fs + "}";
-  }
-  return out + "; return s; }()";
-}
-
 LogicalResult emitNN(Operation *op, Printer &p) {
   llvm::raw_ostream &os = p.os;
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
@@ -301,10 +256,6 @@ LogicalResult emitActivation(Operation *op, Printer &p) {
 }
 
 } // namespace
-
-std::string mlir::tcc::cpuScheduleDesc(DictionaryAttr schedule) {
-  return scheduleDesc(schedule);
-}
 
 LogicalResult mlir::tcc::emitCpuOp(Operation *op, CpuEmitter &e) {
   Printer p{e, e.os};

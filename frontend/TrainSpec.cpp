@@ -8,6 +8,7 @@
 
 #include "frontend/Limits.h"
 #include "frontend/SpecSections.h"
+#include "runtime/common/Schedule.h"
 
 namespace tcc::frontend::detail {
 namespace {
@@ -105,10 +106,11 @@ Json parseOptimizer(const ObjectReader &r) {
 
 Json parsePoints(const ObjectReader &r) {
   const Json &points = r.require("points");
-  if (!points.is_array() || points.size() < 2)
-    r.failField("points", "must be an array of at least 2 [t, factor] pairs, "
-                          "got " +
-                              describe(points));
+  if (!points.is_array() || points.size() < 2 ||
+      points.size() > static_cast<size_t>(rt::kMaxSchedulePoints))
+    r.failField("points", "must be an array of 2 to " +
+                              std::to_string(rt::kMaxSchedulePoints) +
+                              " [t, factor] pairs, got " + describe(points));
   Json out = Json::array();
   double previous = 0;
   for (size_t i = 0; i < points.size(); ++i) {

@@ -11,6 +11,7 @@
 #ifndef TCC_RUNTIME_KERNELS_DROPOUT_H
 #define TCC_RUNTIME_KERNELS_DROPOUT_H
 
+#include "runtime/common/DropoutMask.h"
 #include "runtime/kernels/Random.h"
 
 #include <array>
@@ -18,10 +19,10 @@
 
 namespace tcc::rt::kernels {
 
-/// Whether element `index` is kept.
+/// Whether element `index` is kept (runtime/common/DropoutMask.h).
 inline bool dropout_keep(double p, uint64_t seed, uint64_t stream,
                          uint64_t index) {
-  return random_uniform(seed, stream, index) >= float(p);
+  return dropout::keep(p, seed, stream, index);
 }
 
 namespace detail {
@@ -42,7 +43,7 @@ void dropout_apply(int64_t n, double p, uint64_t seed, uint64_t stream,
     const std::array<uint32_t, 4> r = random_block(seed, stream, uint64_t(b));
     for (int64_t j = 0; j < 4 && b * 4 + j < n; ++j) {
       const int64_t i = b * 4 + j;
-      y[i] = u32_to_uniform(r[j]) >= pf ? x[i] * scale : T(0);
+      y[i] = dropout::keeps(r[j], pf) ? x[i] * scale : T(0);
     }
   }
 }

@@ -13,6 +13,7 @@
 #ifndef TCC_RUNTIME_KERNELS_ELEMENTWISE_H
 #define TCC_RUNTIME_KERNELS_ELEMENTWISE_H
 
+#include "runtime/common/Float16.h"
 #include "runtime/kernels/Common.h"
 
 #include <algorithm>
@@ -235,66 +236,11 @@ template <class From, class To> void cast(int64_t n, const From *x, To *y) {
     y[i] = static_cast<To>(x[i]);
 }
 
-inline uint32_t float_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-inline float bits_float(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-/// float -> bfloat16 bits, round to nearest even.
-inline uint16_t float_to_bf16(float f) {
-  const uint32_t u = float_bits(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep sign, set the quiet bit
-    return uint16_t((u >> 16) | 0x0040u);
-  const uint32_t bias = 0x7fffu + ((u >> 16) & 1u);
-  return uint16_t((u + bias) >> 16);
-}
-
-/// bfloat16 bits -> float (exact).
-inline float bf16_to_float(uint16_t h) { return bits_float(uint32_t(h) << 16); }
-
-/// float -> IEEE binary16 bits, round to nearest even.
-inline uint16_t float_to_f16(float f) {
-  uint32_t x = float_bits(f);
-  const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
-  x &= 0x7fffffffu;
-  if (x > 0x7f800000u) // NaN: quiet, keep the top payload bits
-    return uint16_t(sign | 0x7e00u | ((x >> 13) & 0x3ffu));
-  if (x >= 0x477ff000u) // >= 65520 (incl. inf): rounds to inf
-    return uint16_t(sign | 0x7c00u);
-  if (x >= 0x38800000u) { // normal half: rebias exponent by -112, round
-    x += 0xc8000fffu + ((x >> 13) & 1u);
-    return uint16_t(sign | (x >> 13));
-  }
-  if (x <= 0x33000000u) // <= 2^-25: rounds to (signed) zero
-    return sign;
-  // Subnormal half: value = m * 2^(e-150), half unit 2^-24.
-  const uint32_t e = x >> 23, m = (x & 0x7fffffu) | 0x800000u;
-  const uint32_t shift = 126 - e; // in [14, 24]
-  uint32_t hm = m >> shift;
-  const uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-  if (rem > half || (rem == half && (hm & 1u)))
-    ++hm; // may carry into the smallest normal, which is the right encoding
-  return uint16_t(sign | hm);
-}
-
-/// IEEE binary16 bits -> float (exact).
-inline float f16_to_float(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  const uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-  if (e == 0) { // zero or subnormal: m * 2^-24
-    const float v = float(m) * 5.9604644775390625e-8f;
-    return bits_float(float_bits(v) | sign);
-  }
-  if (e == 31)
-    return bits_float(sign | 0x7f800000u | (m << 13));
-  return bits_float(sign | ((e + 112) << 23) | (m << 13));
-}
+/// 16-bit conversions (runtime/common/Float16.h), under the kernels' names.
+inline uint16_t float_to_bf16(float f) { return half::floatToBf16(f); }
+inline float bf16_to_float(uint16_t h) { return half::bf16ToFloat(h); }
+inline uint16_t float_to_f16(float f) { return half::floatToF16(f); }
+inline float f16_to_float(uint16_t h) { return half::f16ToFloat(h); }
 
 inline void cast_f32_to_bf16(int64_t n, const float *x, uint16_t *y) {
 #pragma omp parallel for schedule(static)

@@ -4,6 +4,9 @@
 
 #include "runtime/trainer/Text.h"
 
+#include "runtime/common/Float16.h"
+#include "runtime/common/Philox.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -19,20 +22,9 @@ namespace tcc::rt {
 
 std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> ctr,
                                       std::array<uint32_t, 2> key) {
-  constexpr uint32_t M0 = 0xD2511F53, M1 = 0xCD9E8D57;
-  constexpr uint32_t W0 = 0x9E3779B9, W1 = 0xBB67AE85;
-  for (int round = 0; round < 10; ++round) {
-    if (round > 0) {
-      key[0] += W0;
-      key[1] += W1;
-    }
-    uint64_t p0 = static_cast<uint64_t>(M0) * ctr[0];
-    uint64_t p1 = static_cast<uint64_t>(M1) * ctr[2];
-    uint32_t hi0 = static_cast<uint32_t>(p0 >> 32), lo0 = static_cast<uint32_t>(p0);
-    uint32_t hi1 = static_cast<uint32_t>(p1 >> 32), lo1 = static_cast<uint32_t>(p1);
-    ctr = {hi1 ^ ctr[1] ^ key[0], lo1, hi0 ^ ctr[3] ^ key[1], lo0};
-  }
-  return ctr;
+  const philox::Words r =
+      philox::philox4x32_10(philox::Words{{ctr[0], ctr[1], ctr[2], ctr[3]}}, key[0], key[1]);
+  return {r.w[0], r.w[1], r.w[2], r.w[3]};
 }
 
 uint64_t fnv1a64(std::string_view text) {
@@ -80,64 +72,11 @@ double TensorRandom::normal(uint64_t i) const {
 // Element conversions
 //===----------------------------------------------------------------------===//
 
-uint16_t floatToHalf(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, 4);
-  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000);
-  uint32_t absx = x & 0x7fffffff;
-  if (absx > 0x7f800000) // NaN: keep it quiet and a NaN
-    return sign | 0x7e00 | static_cast<uint16_t>((absx >> 13) & 0x3ff);
-  if (absx >= 0x47800000) // >= 65536 (and inf): inf
-    return sign | 0x7c00;
-  if (absx < 0x38800000) { // below the smallest normal half, 2^-14
-    float a;
-    std::memcpy(&a, &absx, 4);
-    // Exact scaling; nearbyint rounds to nearest even. 1024 is 0x0400, the
-    // smallest normal, which is the right encoding too.
-    return sign | static_cast<uint16_t>(std::nearbyint(a * 16777216.0f));
-  }
-  uint32_t h = ((((absx >> 23) - 127 + 15) << 10) | ((absx & 0x7fffff) >> 13));
-  uint32_t rest = absx & 0x1fff;
-  if (rest > 0x1000 || (rest == 0x1000 && (h & 1)))
-    ++h; // may carry into the exponent, up to inf: correct
-  return sign | static_cast<uint16_t>(h);
-}
-
-float halfToFloat(uint16_t bits) {
-  uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
-  uint32_t exponent = (bits >> 10) & 0x1f;
-  uint32_t mantissa = bits & 0x3ff;
-  float out;
-  if (exponent == 0) {
-    out = std::ldexp(static_cast<float>(mantissa), -24);
-    if (sign)
-      out = -out;
-    return out;
-  }
-  uint32_t x;
-  if (exponent == 31)
-    x = sign | 0x7f800000 | (mantissa << 13);
-  else
-    x = sign | ((exponent - 15 + 127) << 23) | (mantissa << 13);
-  std::memcpy(&out, &x, 4);
-  return out;
-}
-
-uint16_t floatToBFloat16(float value) {
-  uint32_t x;
-  std::memcpy(&x, &value, 4);
-  if ((x & 0x7fffffff) > 0x7f800000)
-    return static_cast<uint16_t>((x >> 16) | 0x40);
-  x += 0x7fff + ((x >> 16) & 1);
-  return static_cast<uint16_t>(x >> 16);
-}
-
-float bfloat16ToFloat(uint16_t bits) {
-  uint32_t x = static_cast<uint32_t>(bits) << 16;
-  float out;
-  std::memcpy(&out, &x, 4);
-  return out;
-}
+// runtime/common/Float16.h, under the trainer's names.
+uint16_t floatToHalf(float value) { return half::floatToF16(value); }
+float halfToFloat(uint16_t bits) { return half::f16ToFloat(bits); }
+uint16_t floatToBFloat16(float value) { return half::floatToBf16(value); }
+float bfloat16ToFloat(uint16_t bits) { return half::bf16ToFloat(bits); }
 
 void storeValue(DType dtype, void *dst, double value) {
   switch (dtype) {

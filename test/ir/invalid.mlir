@@ -1740,3 +1740,19 @@ func.func @one_hot_result_type(%labels: tensor<8xi64>) {
   %0 = tcc.one_hot %labels {classes = 10 : i64} : (tensor<8xi64>) -> tensor<8x10xbf16>
   return
 }
+
+// -----
+
+func.func @lr_schedule_too_many_points(%step: tensor<i64>, %n: tensor<i64>) -> tensor<f32> {
+  // expected-error @+1 {{'tcc.lr_schedule' op a piecewise_linear schedule needs 2 to 64 points}}
+  %lr = tcc.lr_schedule %step, %n, %n {base_lr = 0.1 : f64, schedule = {type = "piecewise_linear", unit = "step", points = [[0.0, 1.0]]}} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<f32>
+  return %lr : tensor<f32>
+}
+
+// -----
+
+func.func @lr_schedule_points_not_increasing(%step: tensor<i64>, %n: tensor<i64>) -> tensor<f32> {
+  // expected-error @+1 {{'tcc.lr_schedule' op schedule point 2 must be a pair [t, factor] of numbers, t starting at 0 and increasing}}
+  %lr = tcc.lr_schedule %step, %n, %n {base_lr = 0.1 : f64, schedule = {type = "piecewise_linear", unit = "step", points = [[0.0, 1.0], [2.0, 0.5], [1.0, 0.0]]}} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<f32>
+  return %lr : tensor<f32>
+}

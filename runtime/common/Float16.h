@@ -1,0 +1,93 @@
+//===- Float16.h - bfloat16 and IEEE binary16 conversions ---------*- C++ -*-===//
+//
+// float <-> 16-bit conversions, round to nearest even, written once for the
+// kernels, the trainer (checkpoints, initial values) and the device. NaNs
+// stay quiet NaNs with their sign; values past the 16-bit range round to
+// infinity; binary16 subnormals are exact.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_COMMON_FLOAT16_H
+#define TCC_RUNTIME_COMMON_FLOAT16_H
+
+#include "runtime/common/HostDevice.h"
+
+#include <cstdint>
+#include <cstring>
+
+namespace tcc::rt::half {
+
+TCC_HOST_DEVICE inline uint32_t floatBits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+#endif
+}
+
+TCC_HOST_DEVICE inline float bitsFloat(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+#endif
+}
+
+/// float -> bfloat16 bits, round to nearest even.
+TCC_HOST_DEVICE inline uint16_t floatToBf16(float f) {
+  const uint32_t u = floatBits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) // NaN: keep sign, set the quiet bit
+    return uint16_t((u >> 16) | 0x0040u);
+  const uint32_t bias = 0x7fffu + ((u >> 16) & 1u);
+  return uint16_t((u + bias) >> 16);
+}
+
+/// bfloat16 bits -> float (exact).
+TCC_HOST_DEVICE inline float bf16ToFloat(uint16_t h) {
+  return bitsFloat(uint32_t(h) << 16);
+}
+
+/// float -> IEEE binary16 bits, round to nearest even.
+TCC_HOST_DEVICE inline uint16_t floatToF16(float f) {
+  uint32_t x = floatBits(f);
+  const uint16_t sign = uint16_t((x >> 16) & 0x8000u);
+  x &= 0x7fffffffu;
+  if (x > 0x7f800000u) // NaN: quiet, keep the top payload bits
+    return uint16_t(sign | 0x7e00u | ((x >> 13) & 0x3ffu));
+  if (x >= 0x477ff000u) // >= 65520 (incl. inf): rounds to inf
+    return uint16_t(sign | 0x7c00u);
+  if (x >= 0x38800000u) { // normal half: rebias exponent by -112, round
+    x += 0xc8000fffu + ((x >> 13) & 1u);
+    return uint16_t(sign | (x >> 13));
+  }
+  if (x <= 0x33000000u) // <= 2^-25: rounds to (signed) zero
+    return sign;
+  // Subnormal half: value = m * 2^(e-150), half unit 2^-24.
+  const uint32_t e = x >> 23, m = (x & 0x7fffffu) | 0x800000u;
+  const uint32_t shift = 126 - e; // in [14, 24]
+  uint32_t hm = m >> shift;
+  const uint32_t rem = m & ((1u << shift) - 1), halfUnit = 1u << (shift - 1);
+  if (rem > halfUnit || (rem == halfUnit && (hm & 1u)))
+    ++hm; // may carry into the smallest normal, which is the right encoding
+  return uint16_t(sign | hm);
+}
+
+/// IEEE binary16 bits -> float (exact).
+TCC_HOST_DEVICE inline float f16ToFloat(uint16_t h) {
+  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
+  const uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  if (e == 0) { // zero or subnormal: m * 2^-24
+    const float v = float(m) * 5.9604644775390625e-8f;
+    return bitsFloat(floatBits(v) | sign);
+  }
+  if (e == 31)
+    return bitsFloat(sign | 0x7f800000u | (m << 13));
+  return bitsFloat(sign | ((e + 112) << 23) | (m << 13));
+}
+
+} // namespace tcc::rt::half
+
+#endif // TCC_RUNTIME_COMMON_FLOAT16_H
