@@ -11,6 +11,7 @@
 
 #include "codegen/Codegen.h"
 #include "codegen/CpuEmitter.h"
+#include "ir/TccAttrNames.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/Format.h"
@@ -48,15 +49,15 @@ std::string dtypeOf(Type type) {
 }
 
 std::string roleOf(StringRef kind) {
-  if (kind == "param")
+  if (kind == kind::kParam)
     return "StateRole::Parameter";
-  if (kind == "buffer")
+  if (kind == kind::kBuffer)
     return "StateRole::Buffer";
-  if (kind == "optimizer")
+  if (kind == kind::kOptimizer)
     return "StateRole::OptimizerState";
-  if (kind == "ema")
+  if (kind == kind::kEma)
     return "StateRole::Ema";
-  if (kind == "lookahead")
+  if (kind == kind::kLookahead)
     return "StateRole::OptimizerState";
   return "StateRole::Counter";
 }
@@ -79,7 +80,7 @@ uint64_t fingerprint(func::FuncOp train) {
     }
   };
   for (BlockArgument arg : train.getArguments())
-    if (auto name = train.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tcc.state")) {
+    if (auto name = train.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kStateAttr)) {
       mix(name.getValue());
       std::string type;
       llvm::raw_string_ostream os(type);
@@ -94,7 +95,7 @@ uint64_t fingerprint(func::FuncOp train) {
 void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
                                      func::FuncOp eval, StringRef target,
                                      int64_t scratchBytes, llvm::raw_ostream &os) {
-  auto stateOffsets = module->getAttrOfType<DenseI64ArrayAttr>("tcc.state_offsets");
+  auto stateOffsets = module->getAttrOfType<DenseI64ArrayAttr>(kStateOffsetsAttr);
   // The state as a table read by a loop: one statement per tensor would
   // make a constructor whose build time grows faster than the model.
   os << "struct StateRow {\n  const char *name;\n  int rank;\n  int64_t dims[8];\n"
@@ -105,12 +106,12 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
   int slot = 0;
   for (BlockArgument arg : train.getArguments()) {
     unsigned i = arg.getArgNumber();
-    auto name = train.getArgAttrOfType<StringAttr>(i, "tcc.state");
+    auto name = train.getArgAttrOfType<StringAttr>(i, kStateAttr);
     if (!name)
       continue;
-    auto init = train.getArgAttrOfType<DictionaryAttr>(i, "tcc.init");
-    auto kind = train.getArgAttrOfType<StringAttr>(i, "tcc.kind").getValue();
-    auto trainable = train.getArgAttrOfType<BoolAttr>(i, "tcc.trainable");
+    auto init = train.getArgAttrOfType<DictionaryAttr>(i, kInitAttr);
+    auto kind = train.getArgAttrOfType<StringAttr>(i, kKindAttr).getValue();
+    auto trainable = train.getArgAttrOfType<BoolAttr>(i, kTrainableAttr);
     StringRef initKind = init.getAs<StringAttr>("kind").getValue();
     double a = 0, b = 0;
     if (initKind == "constant")
@@ -131,20 +132,20 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
   }
   os << "};\n\n";
   os << "Model::Model() {\n"
-     << "  info_.name = " << quoted(module->getAttrOfType<StringAttr>("tcc.model").getValue())
+     << "  info_.name = " << quoted(module->getAttrOfType<StringAttr>(kModelAttr).getValue())
      << ";\n  info_.target = " << quoted(target) << ";\n  info_.inputShape = {";
-  llvm::interleaveComma(module->getAttrOfType<DenseI64ArrayAttr>("tcc.input_shape").asArrayRef(), os);
+  llvm::interleaveComma(module->getAttrOfType<DenseI64ArrayAttr>(kInputShapeAttr).asArrayRef(), os);
   os << "};\n  info_.classes = "
-     << module->getAttrOfType<IntegerAttr>("tcc.classes").getInt() << ";\n"
+     << module->getAttrOfType<IntegerAttr>(kClassesAttr).getInt() << ";\n"
      << "  info_.batchSize = " << dimsOf(train.getArgument(0))[0] << ";\n"
      << "  info_.evalBatchSize = " << dimsOf(eval.getArgument(0))[0] << ";\n"
      << "  info_.stateBytes = "
-     << module->getAttrOfType<IntegerAttr>("tcc.state_bytes").getInt() << ";\n"
+     << module->getAttrOfType<IntegerAttr>(kStateBytesAttr).getInt() << ";\n"
      << "  info_.scratchBytes = " << scratchBytes << ";\n"
      << "  info_.fingerprint = " << fingerprint(train) << "ull;\n";
-  std::string recipe = "{\"train\":" + attributeToJson(module->getAttr("tcc.train")) +
-                       ",\"data\":" + attributeToJson(module->getAttr("tcc.data")) +
-                       ",\"eval\":" + attributeToJson(module->getAttr("tcc.eval")) + "}";
+  std::string recipe = "{\"train\":" + attributeToJson(module->getAttr(kTrainAttr)) +
+                       ",\"data\":" + attributeToJson(module->getAttr(kDataAttr)) +
+                       ",\"eval\":" + attributeToJson(module->getAttr(kEvalAttr)) + "}";
   os << "  info_.recipeJson = " << quoted(recipe) << ";\n";
   os << "  for (const StateRow &r : kStateRows)\n"
      << "    info_.state.push_back({r.name, std::vector<int64_t>(r.dims, r.dims + r.rank),\n"

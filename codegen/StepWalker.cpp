@@ -8,6 +8,7 @@
 
 #include "codegen/StepWalker.h"
 
+#include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -92,12 +93,12 @@ private:
 
 void StepPrinter::nameArguments() {
   auto offsets = fn->getParentOfType<ModuleOp>()->getAttrOfType<DenseI64ArrayAttr>(
-      "tcc.state_offsets");
+      kStateOffsetsAttr);
   int slot = 0;
   for (BlockArgument arg : fn.getArguments()) {
     unsigned i = arg.getArgNumber();
     std::string type = cppElementType(arg.getType());
-    if (auto state = fn.getArgAttrOfType<StringAttr>(i, "tcc.state")) {
+    if (auto state = fn.getArgAttrOfType<StringAttr>(i, kStateAttr)) {
       std::string name = "s" + std::to_string(slot);
       define(arg, name,
              type + " *" + name + " = reinterpret_cast<" + type + " *>(args.state + " +
@@ -109,19 +110,21 @@ void StepPrinter::nameArguments() {
     }
     // The batch (gathered into scratch by the step), the run constants and
     // the valid count: pointers into device memory, never host copies.
-    StringRef role = fn.getArgAttrOfType<StringAttr>(i, "tcc.role").getValue();
-    if (role == "input" || role == "labels") {
-      std::string name = role == "input" ? "images" : "labels";
-      int64_t offset = role == "input" ? batch.imagesOffset : batch.labelsOffset;
+    StringRef argRole = fn.getArgAttrOfType<StringAttr>(i, kRoleAttr).getValue();
+    if (argRole == role::kInput || argRole == role::kLabels) {
+      bool images = argRole == role::kInput;
+      std::string name = images ? "images" : "labels";
+      int64_t offset = images ? batch.imagesOffset : batch.labelsOffset;
       define(arg, name,
              type + " *" + name + " = reinterpret_cast<" + type + " *>(args.scratch + " +
                  std::to_string(offset) + ");");
       continue;
     }
-    std::string source = role == "steps_per_epoch" ? "&args.control->run.stepsPerEpoch"
-                         : role == "total_steps"   ? "&args.control->run.totalSteps"
-                         : role == "seed" ? "reinterpret_cast<int64_t *>(&args.control->run.seed)"
-                                          : "&args.control->valid";
+    std::string source =
+        argRole == role::kStepsPerEpoch ? "&args.control->run.stepsPerEpoch"
+        : argRole == role::kTotalSteps  ? "&args.control->run.totalSteps"
+        : argRole == role::kSeed ? "reinterpret_cast<int64_t *>(&args.control->run.seed)"
+                                 : "&args.control->valid";
     define(arg, source, "");
   }
 }
@@ -138,8 +141,8 @@ LogicalResult StepPrinter::printConstant(arith::ConstantOp constant) {
 }
 
 LogicalResult StepPrinter::printResults(Operation &op) {
-  auto scratch = op.getAttrOfType<DenseI64ArrayAttr>("tcc.offsets");
-  auto slots = op.getAttrOfType<DenseI64ArrayAttr>("tcc.state_slots");
+  auto scratch = op.getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
+  auto slots = op.getAttrOfType<DenseI64ArrayAttr>(kStateSlotsAttr);
   if (!scratch)
     return op.emitError("has no memory plan; run tcc-plan-memory first");
   for (auto [r, result] : llvm::enumerate(op.getResults())) {
@@ -164,7 +167,7 @@ void StepPrinter::printReturn(func::ReturnOp ret) {
   declare(ret.getOperands());
   std::string lossSum, correct; // empty: the step has none
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
-    if (auto state = fn.getResultAttrOfType<StringAttr>(i, "tcc.state")) {
+    if (auto state = fn.getResultAttrOfType<StringAttr>(i, kStateAttr)) {
       Value slot = slotArgument.lookup(state.getValue());
       declare(slot);
       if (e.name(v) != e.name(slot))
@@ -173,10 +176,10 @@ void StepPrinter::printReturn(func::ReturnOp ret) {
              << "\n";
       continue;
     }
-    StringRef role = fn.getResultAttrOfType<StringAttr>(i, "tcc.role").getValue();
-    if (role == "loss_sum")
+    StringRef resultRole = fn.getResultAttrOfType<StringAttr>(i, kRoleAttr).getValue();
+    if (resultRole == role::kLossSum)
       lossSum = e.name(v);
-    else if (role == "correct")
+    else if (resultRole == role::kCorrect)
       correct = e.name(v);
   }
   e.os << "  " << target.addTotals(lossSum, correct) << "\n";
@@ -271,10 +274,10 @@ bool sharesItsInputsBytes(Operation &op) {
   if (!view)
     return false;
   auto source = dyn_cast<OpResult>(view.getViewSource());
-  auto offsets = op.getAttrOfType<DenseI64ArrayAttr>("tcc.offsets");
+  auto offsets = op.getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
   if (!source || !offsets || offsets[0] < 0)
     return false;
-  auto sourceOffsets = source.getOwner()->getAttrOfType<DenseI64ArrayAttr>("tcc.offsets");
+  auto sourceOffsets = source.getOwner()->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
   return sourceOffsets && sourceOffsets[source.getResultNumber()] == offsets[0];
 }
 

@@ -3,6 +3,7 @@
 #include "frontend/ImportModel.h"
 #include "frontend/ImportOps.h"
 
+#include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 #include "ir/TccTypes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -45,14 +46,14 @@ LogicalResult ForwardImporter::buildForward() {
   forward.addEntryBlock();
   Value input = addArgument(
       inputType, builder.getDictionaryAttr(builder.getNamedAttr(
-                     "tcc.role", builder.getStringAttr("input"))));
+                     kRoleAttr, builder.getStringAttr(role::kInput))));
   values["input"] = input;
   bool anyDropout = llvm::any_of(
       spec.nodes, [](const NodeSpec &n) { return n.op == "dropout"; });
   if (anyDropout)
     seed = addArgument(RankedTensorType::get({}, builder.getI64Type()),
                        builder.getDictionaryAttr(builder.getNamedAttr(
-                           "tcc.role", builder.getStringAttr("seed"))));
+                           kRoleAttr, builder.getStringAttr(role::kSeed))));
 
   builder.setInsertionPointToEnd(&forward.front());
   for (size_t index : spec.topoOrder)
@@ -62,12 +63,12 @@ LogicalResult ForwardImporter::buildForward() {
   Value output = values.lookup(spec.output);
   SmallVector<Value> results{output};
   SmallVector<Attribute> resultAttrs{builder.getDictionaryAttr(
-      builder.getNamedAttr("tcc.role", builder.getStringAttr("output")))};
+      builder.getNamedAttr(kRoleAttr, builder.getStringAttr(role::kOutput)))};
   for (auto [buffer, update] : bufferUpdates) {
     results.push_back(update);
     unsigned argIndex = cast<BlockArgument>(buffer).getArgNumber();
     resultAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
-        "tcc.buffer", argAttrs[argIndex].get("tcc.buffer"))));
+        kBufferAttr, argAttrs[argIndex].get(kBufferAttr))));
   }
   builder.create<func::ReturnOp>(forward.getLoc(), results);
   forward.setFunctionType(builder.getFunctionType(
@@ -119,7 +120,7 @@ LogicalResult ForwardImporter::assignParameterGroups() {
   SmallVector<bool> used(groups.size(), false);
   SmallVector<std::pair<std::string, size_t>> shadowedBy(groups.size(), {"", 0});
   for (unsigned i = 0, e = forward.getNumArguments(); i < e; ++i) {
-    auto name = forward.getArgAttrOfType<StringAttr>(i, "tcc.param");
+    auto name = forward.getArgAttrOfType<StringAttr>(i, kParamAttr);
     if (!name)
       continue;
     double lrScale = 1, wdScale = 1;
@@ -153,8 +154,8 @@ LogicalResult ForwardImporter::assignParameterGroups() {
       lrScale = groups[g].at("lr_scale").get<double>();
       wdScale = groups[g].at("weight_decay_scale").get<double>();
     }
-    forward.setArgAttr(i, "tcc.lr_scale", builder.getF64FloatAttr(lrScale));
-    forward.setArgAttr(i, "tcc.weight_decay_scale",
+    forward.setArgAttr(i, kLrScaleAttr, builder.getF64FloatAttr(lrScale));
+    forward.setArgAttr(i, kWeightDecayScaleAttr,
                        builder.getF64FloatAttr(wdScale));
   }
   for (size_t g = 0; g < groups.size(); ++g) {
@@ -191,14 +192,14 @@ OwningOpRef<ModuleOp> ForwardImporter::run(std::string &errorOut) {
   });
 
   module = ModuleOp::create(UnknownLoc::get(&context));
-  module->getOperation()->setAttr("tcc.model", builder.getStringAttr(spec.name));
-  module->getOperation()->setAttr("tcc.classes",
+  module->getOperation()->setAttr(kModelAttr, builder.getStringAttr(spec.name));
+  module->getOperation()->setAttr(kClassesAttr,
                                   builder.getI64IntegerAttr(spec.classes));
-  module->getOperation()->setAttr("tcc.input_shape",
+  module->getOperation()->setAttr(kInputShapeAttr,
                                   builder.getDenseI64ArrayAttr(spec.inputShape));
-  module->getOperation()->setAttr("tcc.train", jsonToAttribute(&context, spec.train));
-  module->getOperation()->setAttr("tcc.data", jsonToAttribute(&context, spec.data));
-  module->getOperation()->setAttr("tcc.eval", jsonToAttribute(&context, spec.eval));
+  module->getOperation()->setAttr(kTrainAttr, jsonToAttribute(&context, spec.train));
+  module->getOperation()->setAttr(kDataAttr, jsonToAttribute(&context, spec.data));
+  module->getOperation()->setAttr(kEvalAttr, jsonToAttribute(&context, spec.eval));
 
   if (failed(buildForward()) || failed(assignParameterGroups()) ||
       failed(verify(*module))) {

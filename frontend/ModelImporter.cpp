@@ -2,6 +2,8 @@
 
 #include "frontend/ModelImporter.h"
 
+#include "ir/TccAttrNames.h"
+
 using namespace mlir;
 using namespace mlir::tcc;
 using ::tcc::frontend::ModelSpec;
@@ -39,10 +41,10 @@ Value ModelImporter::addParameter(const NodeSpec &node, StringRef role,
     return {};
   const ::tcc::frontend::ParamSpec &param = it->second;
   NamedAttrList attrs;
-  attrs.append("tcc.param", builder.getStringAttr(node.name + "." + role));
-  attrs.append("tcc.init", resolveInit(&context, param.init, node.op, role,
+  attrs.append(kParamAttr, builder.getStringAttr(node.name + "." + role));
+  attrs.append(kInitAttr, resolveInit(&context, param.init, node.op, role,
                                        fanIn, fanOut));
-  attrs.append("tcc.trainable", builder.getBoolAttr(param.trainable));
+  attrs.append(kTrainableAttr, builder.getBoolAttr(param.trainable));
   return addArgument(RankedTensorType::get(shape, builder.getF32Type()),
                      attrs.getDictionary(&context));
 }
@@ -53,8 +55,8 @@ Value ModelImporter::addBuffer(const NodeSpec &node, StringRef role,
   init.append("kind", builder.getStringAttr("constant"));
   init.append("value", builder.getF64FloatAttr(fill));
   NamedAttrList attrs;
-  attrs.append("tcc.buffer", builder.getStringAttr(node.name + "." + role));
-  attrs.append("tcc.init", init.getDictionary(&context));
+  attrs.append(kBufferAttr, builder.getStringAttr(node.name + "." + role));
+  attrs.append(kInitAttr, init.getDictionary(&context));
   return addArgument(RankedTensorType::get(shape, builder.getF32Type()),
                      attrs.getDictionary(&context));
 }

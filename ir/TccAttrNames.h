@@ -53,6 +53,52 @@ inline constexpr llvm::StringLiteral kKindAttr = "tcc.kind";
 /// "correct" (@eval_step). @forward's (frontend): "input", "seed", "output".
 inline constexpr llvm::StringLiteral kRoleAttr = "tcc.role";
 
+/// The values of kRoleAttr.
+namespace role {
+inline constexpr llvm::StringLiteral kInput = "input";   ///< the batch of images
+inline constexpr llvm::StringLiteral kLabels = "labels"; ///< its labels
+inline constexpr llvm::StringLiteral kStepsPerEpoch = "steps_per_epoch";
+inline constexpr llvm::StringLiteral kTotalSteps = "total_steps";
+inline constexpr llvm::StringLiteral kSeed = "seed";     ///< the run's seed
+inline constexpr llvm::StringLiteral kValid = "valid";   ///< real samples of an eval batch
+inline constexpr llvm::StringLiteral kLossSum = "loss_sum"; ///< result: the batch's summed loss
+inline constexpr llvm::StringLiteral kCorrect = "correct";  ///< result: correct predictions
+inline constexpr llvm::StringLiteral kOutput = "output";    ///< @forward's logits
+} // namespace role
+
+/// The values of kKindAttr.
+namespace kind {
+inline constexpr llvm::StringLiteral kCounter = "counter"; ///< the step counter
+inline constexpr llvm::StringLiteral kParam = "param";
+inline constexpr llvm::StringLiteral kBuffer = "buffer";   ///< e.g. BN running statistics
+inline constexpr llvm::StringLiteral kOptimizer = "optimizer";
+inline constexpr llvm::StringLiteral kLookahead = "lookahead";
+inline constexpr llvm::StringLiteral kEma = "ema";
+} // namespace kind
+
+//===----------------------------------------------------------------------===//
+// The frontend's IR (frontend/ImportModel.cpp)
+//===----------------------------------------------------------------------===//
+
+/// On the module: the model's name (string), classes (i64), per-sample
+/// input shape (dense i64 array), and the recipe sections of model.json,
+/// defaults filled (dictionaries).
+inline constexpr llvm::StringLiteral kModelAttr = "tcc.model";
+inline constexpr llvm::StringLiteral kClassesAttr = "tcc.classes";
+inline constexpr llvm::StringLiteral kInputShapeAttr = "tcc.input_shape";
+inline constexpr llvm::StringLiteral kTrainAttr = "tcc.train";
+inline constexpr llvm::StringLiteral kDataAttr = "tcc.data";
+inline constexpr llvm::StringLiteral kEvalAttr = "tcc.eval";
+/// On @forward's arguments: a parameter's or buffer's state_dict name
+/// (string), how it starts (dictionary: kind and its values), whether it
+/// trains (bool), and its parameter group's scales (f64).
+inline constexpr llvm::StringLiteral kParamAttr = "tcc.param";
+inline constexpr llvm::StringLiteral kBufferAttr = "tcc.buffer";
+inline constexpr llvm::StringLiteral kInitAttr = "tcc.init";
+inline constexpr llvm::StringLiteral kTrainableAttr = "tcc.trainable";
+inline constexpr llvm::StringLiteral kLrScaleAttr = "tcc.lr_scale";
+inline constexpr llvm::StringLiteral kWeightDecayScaleAttr = "tcc.weight_decay_scale";
+
 } // namespace mlir::tcc
 
 #endif // TCC_IR_TCCATTRNAMES_H

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 #include "passes/Recipe.h"
 #include "passes/StepBuilder.h"
@@ -64,9 +65,9 @@ LogicalResult mlir::tcc::buildEvalStep(ModuleOp module, StepPlan &plan) {
   SmallVector<Type> argTypes{RankedTensorType::get(imageShape, input.getElementType()),
                              RankedTensorType::get({batch}, b.getI64Type()), i64};
   SmallVector<Attribute> argAttrs;
-  for (StringRef role : {"input", "labels", "valid"})
+  for (StringRef role : {role::kInput, role::kLabels, role::kValid})
     argAttrs.push_back(b.getDictionaryAttr(
-        b.getNamedAttr("tcc.role", b.getStringAttr(role))));
+        b.getNamedAttr(kRoleAttr, b.getStringAttr(role))));
   plan.appendStateArgs(argTypes, argAttrs, ctx);
 
   b.setInsertionPointToEnd(module.getBody());
@@ -78,7 +79,7 @@ LogicalResult mlir::tcc::buildEvalStep(ModuleOp module, StepPlan &plan) {
   // Parameters and buffers, or their EMA copies.
   SmallVector<Value> args(plan.forward.getNumArguments());
   for (auto [i, e] : llvm::enumerate(plan.state))
-    if (e.kind == "param" || e.kind == "buffer") {
+    if (e.kind == kind::kParam || e.kind == kind::kBuffer) {
       int ema = plan.find("ema." + e.name);
       args[e.source] = state[ema >= 0 ? ema : static_cast<int>(i)];
     }
@@ -109,6 +110,6 @@ LogicalResult mlir::tcc::buildEvalStep(ModuleOp module, StepPlan &plan) {
   fn.setFunctionType(b.getFunctionType(argTypes, {correct.getType()}));
   fn.setAllArgAttrs(argAttrs);
   fn.setResultAttrs(0, b.getDictionaryAttr(
-                           b.getNamedAttr("tcc.role", b.getStringAttr("correct"))));
+                           b.getNamedAttr(kRoleAttr, b.getStringAttr(role::kCorrect))));
   return success();
 }

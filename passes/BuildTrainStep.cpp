@@ -2,6 +2,7 @@
 
 #include "passes/Passes.h"
 
+#include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 #include "ir/TccTypes.h"
 #include "passes/Autodiff.h"
@@ -39,7 +40,7 @@ struct MicroBatch {
 SmallVector<int> bufferIndices(const StepPlan &plan) {
   SmallVector<int> out;
   for (auto [i, entry] : llvm::enumerate(plan.state))
-    if (entry.kind == "buffer")
+    if (entry.kind == kind::kBuffer)
       out.push_back(static_cast<int>(i));
   return out;
 }
@@ -63,7 +64,7 @@ FailureOr<MicroBatch> buildMicroBatch(OpBuilder &b, Location loc, StepPlan &plan
     args[plan.seedArg] = seed;
   SmallVector<int> bufferIndex = bufferIndices(plan);
   for (auto [i, entry] : llvm::enumerate(plan.state))
-    if (entry.kind == "param")
+    if (entry.kind == kind::kParam)
       args[entry.source] = step.state[i];
   for (auto [k, i] : llvm::enumerate(bufferIndex))
     args[plan.state[i].source] = buffers[k];
@@ -255,7 +256,7 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
 
   if (auto lookahead = optimizer.getAs<DictionaryAttr>("lookahead"))
     for (auto [i, entry] : llvm::enumerate(plan.state)) {
-      if (entry.kind != "lookahead")
+      if (entry.kind != kind::kLookahead)
         continue;
       auto update = b.create<LookaheadUpdateOp>(
           loc, step.newState[entry.source], step.state[i], counter, step.totalSteps,
@@ -268,7 +269,7 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
 
   if (auto ema = plan.train.getAs<DictionaryAttr>("ema"))
     for (auto [i, entry] : llvm::enumerate(plan.state))
-      if (entry.kind == "ema")
+      if (entry.kind == kind::kEma)
         step.newState[i] = b.create<EmaUpdateOp>(
             loc, step.state[i], step.newState[entry.source], counter,
             b.getF64FloatAttr(recipe::number(ema, "decay", 0.999)),
@@ -302,9 +303,10 @@ LogicalResult buildTrainStep(ModuleOp module, StepPlan &plan) {
       RankedTensorType::get(imageShape, input.getElementType()),
       RankedTensorType::get({imageShape[0]}, b.getI64Type()), i64, i64, i64};
   SmallVector<Attribute> argAttrs;
-  for (StringRef role : {"input", "labels", "steps_per_epoch", "total_steps", "seed"})
+  for (StringRef role : {role::kInput, role::kLabels, role::kStepsPerEpoch, role::kTotalSteps,
+                         role::kSeed})
     argAttrs.push_back(b.getDictionaryAttr(
-        b.getNamedAttr("tcc.role", b.getStringAttr(role))));
+        b.getNamedAttr(kRoleAttr, b.getStringAttr(role))));
   plan.appendStateArgs(argTypes, argAttrs, ctx);
 
   b.setInsertionPointToEnd(module.getBody());
@@ -327,13 +329,13 @@ LogicalResult buildTrainStep(ModuleOp module, StepPlan &plan) {
 
   SmallVector<Value> results{lossSum, correct};
   SmallVector<Attribute> resultAttrs;
-  for (StringRef role : {"loss_sum", "correct"})
+  for (StringRef role : {role::kLossSum, role::kCorrect})
     resultAttrs.push_back(b.getDictionaryAttr(
-        b.getNamedAttr("tcc.role", b.getStringAttr(role))));
+        b.getNamedAttr(kRoleAttr, b.getStringAttr(role))));
   for (auto [i, entry] : llvm::enumerate(plan.state)) {
     results.push_back(step.newState[i]);
     resultAttrs.push_back(b.getDictionaryAttr(
-        b.getNamedAttr("tcc.state", b.getStringAttr(entry.name))));
+        b.getNamedAttr(kStateAttr, b.getStringAttr(entry.name))));
   }
   b.create<func::ReturnOp>(loc, results);
   fn.setFunctionType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));

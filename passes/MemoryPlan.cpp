@@ -30,7 +30,7 @@ FailureOr<tcc::MemoryPlanSizes> tcc::readMemoryPlan(ModuleOp module) {
   sizes.evalScratchBytes = scratch(eval);
   for (unsigned i = 0; i < train.getNumArguments(); ++i) {
     auto role = train.getArgAttrOfType<StringAttr>(i, tcc::kRoleAttr);
-    if (!role || (role.getValue() != "input" && role.getValue() != "labels"))
+    if (!role || (role.getValue() != role::kInput && role.getValue() != role::kLabels))
       continue;
     auto type = cast<ShapedType>(train.getArgument(i).getType());
     sizes.batchBytes += type.getNumElements() *

@@ -2,6 +2,7 @@
 
 #include "passes/StepBuilder.h"
 
+#include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
@@ -41,11 +42,11 @@ void StepPlan::appendStateArgs(SmallVectorImpl<Type> &types,
   for (const StateEntry &entry : state) {
     types.push_back(entry.type);
     NamedAttrList list;
-    list.append("tcc.state", b.getStringAttr(entry.name));
-    list.append("tcc.kind", b.getStringAttr(entry.kind));
-    list.append("tcc.init", entry.init);
-    if (entry.kind == "param")
-      list.append("tcc.trainable", b.getBoolAttr(entry.trainable));
+    list.append(kStateAttr, b.getStringAttr(entry.name));
+    list.append(kKindAttr, b.getStringAttr(entry.kind));
+    list.append(kInitAttr, entry.init);
+    if (entry.kind == kind::kParam)
+      list.append(kTrainableAttr, b.getBoolAttr(entry.trainable));
     attrs.push_back(list.getDictionary(ctx));
   }
 }
@@ -55,8 +56,8 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   plan.forward = module.lookupSymbol<func::FuncOp>("forward");
   plan.loss = module.lookupSymbol<func::FuncOp>("loss");
-  plan.train = module->getAttrOfType<DictionaryAttr>("tcc.train");
-  plan.eval = module->getAttrOfType<DictionaryAttr>("tcc.eval");
+  plan.train = module->getAttrOfType<DictionaryAttr>(kTrainAttr);
+  plan.eval = module->getAttrOfType<DictionaryAttr>(kEvalAttr);
   if (!plan.forward || !plan.loss || !plan.train || !plan.eval ||
       !plan.train.getAs<DictionaryAttr>("optimizer"))
     return module.emitError("needs func @forward, func @loss and the "
@@ -76,34 +77,34 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
     return module.emitError("already has @train_step or @eval_step"), failure();
 
   Builder b(ctx);
-  plan.state.push_back({"step", "counter",
+  plan.state.push_back({"step", kind::kCounter.str(),
                         RankedTensorType::get({}, b.getI64Type()),
                         initOf(ctx, "constant",
                                {b.getNamedAttr("value", b.getF64FloatAttr(0))})});
   for (unsigned i = 0, e = plan.forward.getNumArguments(); i < e; ++i) {
-    auto role = plan.forward.getArgAttrOfType<StringAttr>(i, "tcc.role");
-    if (role && role.getValue() == "input")
+    auto role = plan.forward.getArgAttrOfType<StringAttr>(i, kRoleAttr);
+    if (role && role.getValue() == role::kInput)
       plan.inputArg = i;
-    if (role && role.getValue() == "seed")
+    if (role && role.getValue() == role::kSeed)
       plan.seedArg = i;
     StateEntry entry;
-    if (auto name = plan.forward.getArgAttrOfType<StringAttr>(i, "tcc.param")) {
+    if (auto name = plan.forward.getArgAttrOfType<StringAttr>(i, kParamAttr)) {
       entry.name = name.str();
-      entry.kind = "param";
-      auto trainable = plan.forward.getArgAttrOfType<BoolAttr>(i, "tcc.trainable");
+      entry.kind = kind::kParam;
+      auto trainable = plan.forward.getArgAttrOfType<BoolAttr>(i, kTrainableAttr);
       entry.trainable = trainable && trainable.getValue();
-      if (auto s = plan.forward.getArgAttrOfType<FloatAttr>(i, "tcc.lr_scale"))
+      if (auto s = plan.forward.getArgAttrOfType<FloatAttr>(i, kLrScaleAttr))
         entry.lrScale = s.getValueAsDouble();
-      if (auto s = plan.forward.getArgAttrOfType<FloatAttr>(i, "tcc.weight_decay_scale"))
+      if (auto s = plan.forward.getArgAttrOfType<FloatAttr>(i, kWeightDecayScaleAttr))
         entry.weightDecayScale = s.getValueAsDouble();
-    } else if (auto buffer = plan.forward.getArgAttrOfType<StringAttr>(i, "tcc.buffer")) {
+    } else if (auto buffer = plan.forward.getArgAttrOfType<StringAttr>(i, kBufferAttr)) {
       entry.name = buffer.str();
-      entry.kind = "buffer";
+      entry.kind = kind::kBuffer;
     } else {
       continue;
     }
     entry.type = plan.forward.getArgument(i).getType();
-    entry.init = plan.forward.getArgAttrOfType<DictionaryAttr>(i, "tcc.init");
+    entry.init = plan.forward.getArgAttrOfType<DictionaryAttr>(i, kInitAttr);
     if (!entry.init)
       entry.init = initOf(ctx, "constant",
                           {b.getNamedAttr("value", b.getF64FloatAttr(0))});
@@ -127,18 +128,18 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
     if (!p.trainable)
       continue;
     for (StringRef slot : slots)
-      plan.state.push_back({"optimizer." + p.name + "." + slot.str(), "optimizer",
+      plan.state.push_back({"optimizer." + p.name + "." + slot.str(), kind::kOptimizer.str(),
                             p.type, zeros, false, 1, 1, static_cast<int>(i)});
   }
   if (optimizer.getAs<DictionaryAttr>("lookahead"))
     for (size_t i = 1; i < modelEntries; ++i)
       if (plan.state[i].trainable)
-        plan.state.push_back({"lookahead." + plan.state[i].name, "lookahead",
+        plan.state.push_back({"lookahead." + plan.state[i].name, kind::kLookahead.str(),
                               plan.state[i].type, copyOf(ctx, plan.state[i].name),
                               false, 1, 1, static_cast<int>(i)});
   if (plan.train.getAs<DictionaryAttr>("ema"))
     for (size_t i = 1; i < modelEntries; ++i)
-      plan.state.push_back({"ema." + plan.state[i].name, "ema", plan.state[i].type,
+      plan.state.push_back({"ema." + plan.state[i].name, kind::kEma.str(), plan.state[i].type,
                             copyOf(ctx, plan.state[i].name), false, 1, 1,
                             static_cast<int>(i)});
   return plan;

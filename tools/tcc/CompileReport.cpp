@@ -2,6 +2,7 @@
 
 #include "tools/tcc/CompileOptions.h"
 
+#include "ir/TccAttrNames.h"
 #include "passes/MemoryPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,7 +35,7 @@ std::string compileReport(ModuleOp model, ModuleOp planned,
                                const CompileFacts &facts) {
   nlohmann::json report;
   report["model"] = options.model;
-  if (auto name = model->getAttrOfType<StringAttr>("tcc.model"))
+  if (auto name = model->getAttrOfType<StringAttr>(mlir::tcc::kModelAttr))
     report["name"] = name.str();
   report["emit"] = options.emit;
   report["target"] = options.target;
@@ -42,7 +43,7 @@ std::string compileReport(ModuleOp model, ModuleOp planned,
     report["march"] = options.march;
   // What ran, not what was asked for: the warnings say where they differ.
   report["precision"] = facts.precision;
-  if (auto train = model->getAttrOfType<DictionaryAttr>("tcc.train"))
+  if (auto train = model->getAttrOfType<DictionaryAttr>(mlir::tcc::kTrainAttr))
     if (auto precision = train.getAs<StringAttr>("precision"))
       report["precision_requested"] = precision.str();
 
@@ -51,12 +52,12 @@ std::string compileReport(ModuleOp model, ModuleOp planned,
   auto forward = model.lookupSymbol<func::FuncOp>("forward");
   for (unsigned i = 0; forward && i < forward.getNumArguments(); ++i) {
     int64_t n = cast<ShapedType>(forward.getArgument(i).getType()).getNumElements();
-    if (forward.getArgAttr(i, "tcc.param")) {
+    if (forward.getArgAttr(i, mlir::tcc::kParamAttr)) {
       parameters += n;
-      if (auto t = forward.getArgAttrOfType<BoolAttr>(i, "tcc.trainable");
+      if (auto t = forward.getArgAttrOfType<BoolAttr>(i, mlir::tcc::kTrainableAttr);
           t && t.getValue())
         trainable += n;
-    } else if (forward.getArgAttr(i, "tcc.buffer")) {
+    } else if (forward.getArgAttr(i, mlir::tcc::kBufferAttr)) {
       buffers += n;
     }
   }
@@ -74,7 +75,7 @@ std::string compileReport(ModuleOp model, ModuleOp planned,
     report["step_bytes"] = plan->stepBytes();
   }
   report["train_step_ops"] = countOps(planned.lookupSymbol<func::FuncOp>("train_step"));
-  if (auto train = model->getAttrOfType<DictionaryAttr>("tcc.train"))
+  if (auto train = model->getAttrOfType<DictionaryAttr>(mlir::tcc::kTrainAttr))
     if (auto budget = train.getAs<IntegerAttr>("memory_budget"))
       report["memory_budget"] = budget.getInt();
   report["passes"] = facts.passes;
