@@ -2,7 +2,9 @@
 
 #include "tools/tcc/CompileOptions.h"
 
+#include "codegen/Codegen.h"
 #include "ir/TccAttrNames.h"
+#include "passes/PassReport.h"
 #include "passes/MemoryPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -78,7 +80,14 @@ std::string compileReport(ModuleOp model, ModuleOp planned,
   if (auto train = model->getAttrOfType<DictionaryAttr>(mlir::tcc::kTrainAttr))
     if (auto budget = train.getAs<IntegerAttr>("memory_budget"))
       report["memory_budget"] = budget.getInt();
-  report["passes"] = facts.passes;
+  // The passes in the order they ran; what each optimization pass did
+  // (its tcc.pass_report entry, passes/PassReport.h), by name; and the ones
+  // --disable-pass left out.
+  report["pipeline"] = facts.passes;
+  report["passes"] = nlohmann::json::object();
+  if (auto passes = planned->getAttrOfType<DictionaryAttr>(::mlir::tcc::kPassReportAttr))
+    report["passes"] = nlohmann::json::parse(::mlir::tcc::attributeToJson(passes));
+  report["disabled_passes"] = options.disabledPasses;
   report["warnings"] = facts.warnings;
   return report.dump(2) + "\n";
 }
