@@ -100,8 +100,9 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
   // make a constructor whose build time grows faster than the model.
   os << "struct StateRow {\n  const char *name;\n  int rank;\n  int64_t dims[8];\n"
      << "  DType dtype;\n  StateRole role;\n  bool trainable;\n  const char *init;\n"
-     << "  double a, b;\n  const char *source;\n  size_t offset;\n};\n\n"
-     << "// name, rank, shape, dtype, role, trainable, init (kind, a, b, source), offset\n"
+     << "  double a, b;\n  const char *source;\n  size_t offset;\n  const char *foldedInto;\n};\n\n"
+     << "// name, rank, shape, dtype, role, trainable, init (kind, a, b, source), offset,\n"
+     << "// folded into\n"
      << "const StateRow kStateRows[] = {\n";
   int slot = 0;
   for (BlockArgument arg : train.getArguments()) {
@@ -121,14 +122,15 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
     else if (initKind == "normal")
       a = number(init, "mean"), b = number(init, "std");
     auto source = init.getAs<StringAttr>("source");
+    auto foldedInto = train.getArgAttrOfType<StringAttr>(i, kFoldedIntoAttr);
     os << "    {" << quoted(name.getValue()) << ", " << dimsOf(arg).size() << ", {";
     llvm::interleaveComma(dimsOf(arg), os);
     os << "}, " << dtypeOf(arg.getType()) << ", " << roleOf(kind) << ", "
        << (trainable && trainable.getValue() ? "true" : "false") << ", "
        << quoted(initKind) << ", " << llvm::format("%.17g", a) << ", "
        << llvm::format("%.17g", b) << ", "
-       << quoted(source ? source.getValue() : "") << ", " << stateOffsets[slot++]
-       << "},\n";
+       << quoted(source ? source.getValue() : "") << ", " << stateOffsets[slot++] << ", "
+       << quoted(foldedInto ? foldedInto.getValue() : "") << "},\n";
   }
   os << "};\n\n";
   os << "Model::Model() {\n"
@@ -150,6 +152,6 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
   os << "  for (const StateRow &r : kStateRows)\n"
      << "    info_.state.push_back({r.name, std::vector<int64_t>(r.dims, r.dims + r.rank),\n"
      << "                           r.dtype, r.role, r.trainable,\n"
-     << "                           {r.init, r.a, r.b, r.source}, r.offset});\n";
+     << "                           {r.init, r.a, r.b, r.source}, r.offset, r.foldedInto});\n";
   os << "}\n\n";
 }

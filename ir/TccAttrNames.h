@@ -1,8 +1,10 @@
 //===- TccAttrNames.h - Names of tcc's discardable attributes ---*- C++ -*-===//
 //
-// The attributes that passes put on ops, functions and the module for later
-// passes and the code generators to read, named once. docs/ir.md says what
-// each holds.
+// The attributes that the frontend and the passes put on the module, on
+// functions, their arguments and results, and on ops, for later passes, the
+// code generators and the report to read: every `tcc.*` discardable attribute
+// name, and the string values of `tcc.role` and `tcc.kind`, named once.
+// docs/ir.md says what each holds.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_IR_TCCATTRNAMES_H
@@ -13,14 +15,111 @@
 namespace mlir::tcc {
 
 //===----------------------------------------------------------------------===//
+// The frontend's IR (frontend/ImportModel.cpp, frontend/ModelImporter.cpp)
+//===----------------------------------------------------------------------===//
+
+/// On the module: the model's name (string).
+inline constexpr llvm::StringLiteral kModelAttr = "tcc.model";
+/// On the module: the number of classes of the model's output (i64).
+inline constexpr llvm::StringLiteral kClassesAttr = "tcc.classes";
+/// On the module: the shape of one input sample, no batch dim (dense i64 array).
+inline constexpr llvm::StringLiteral kInputShapeAttr = "tcc.input_shape";
+/// On the module: model.json's `train` section, defaults filled (dictionary).
+inline constexpr llvm::StringLiteral kTrainAttr = "tcc.train";
+/// On the module: model.json's `data` section, defaults filled (dictionary).
+inline constexpr llvm::StringLiteral kDataAttr = "tcc.data";
+/// On the module: model.json's `eval` section, defaults filled (dictionary).
+inline constexpr llvm::StringLiteral kEvalAttr = "tcc.eval";
+/// On a parameter argument of @forward: its state_dict name (string).
+inline constexpr llvm::StringLiteral kParamAttr = "tcc.param";
+/// On a buffer argument of @forward and on the result that is its new value:
+/// the buffer's state_dict name (string).
+inline constexpr llvm::StringLiteral kBufferAttr = "tcc.buffer";
+/// On @forward's parameter and buffer arguments, then on the step functions'
+/// state arguments: how the tensor starts (dictionary: `kind` and its values).
+inline constexpr llvm::StringLiteral kInitAttr = "tcc.init";
+/// On @forward's parameter arguments, then on the step functions' `param`
+/// state arguments: false for no gradient and no update (bool).
+inline constexpr llvm::StringLiteral kTrainableAttr = "tcc.trainable";
+/// On @forward's parameter arguments: the learning-rate scale of the
+/// parameter's optimizer group (f64).
+inline constexpr llvm::StringLiteral kLrScaleAttr = "tcc.lr_scale";
+/// On @forward's parameter arguments: the weight-decay scale of the
+/// parameter's optimizer group (f64).
+inline constexpr llvm::StringLiteral kWeightDecayScaleAttr = "tcc.weight_decay_scale";
+/// On a bias that tcc-bn-bias-elimination removed from the step (@forward's
+/// argument, then the state argument): the state_dict name of the running
+/// mean of the batch norm that cancels it. A loaded nonzero bias is folded
+/// into that running mean (string).
+inline constexpr llvm::StringLiteral kFoldedIntoAttr = "tcc.folded_into";
+
+//===----------------------------------------------------------------------===//
+// The step functions (tcc-build-train-step: passes/StepPlan.cpp,
+// passes/BuildTrainStep.cpp, passes/BuildEvalStep.cpp)
+//===----------------------------------------------------------------------===//
+
+/// On a state argument of @train_step or @eval_step: its checkpoint name; on a
+/// result of @train_step: the name of the state tensor it is the new value of
+/// (string).
+inline constexpr llvm::StringLiteral kStateAttr = "tcc.state";
+/// On a state argument of @train_step or @eval_step: what the tensor is, one
+/// of the kind:: values (string).
+inline constexpr llvm::StringLiteral kKindAttr = "tcc.kind";
+/// On a non-state argument or result of @forward, @train_step or @eval_step:
+/// what the value is, one of the role:: values (string).
+inline constexpr llvm::StringLiteral kRoleAttr = "tcc.role";
+
+/// The values of kRoleAttr, and the functions whose arguments or results
+/// carry each.
+namespace role {
+/// Argument of @forward, @train_step and @eval_step: the batch of samples.
+inline constexpr llvm::StringLiteral kInput = "input";
+/// Argument of @train_step and @eval_step: the batch's class labels.
+inline constexpr llvm::StringLiteral kLabels = "labels";
+/// Argument of @train_step: optimizer steps per epoch, for the schedule.
+inline constexpr llvm::StringLiteral kStepsPerEpoch = "steps_per_epoch";
+/// Argument of @train_step: optimizer steps in the run, for the schedule.
+inline constexpr llvm::StringLiteral kTotalSteps = "total_steps";
+/// Argument of @train_step, and of @forward if the model has dropout: the
+/// run's seed (tensor<i64>).
+inline constexpr llvm::StringLiteral kSeed = "seed";
+/// Argument of @eval_step: how many samples of the batch are real.
+inline constexpr llvm::StringLiteral kValid = "valid";
+/// Result of @train_step: the loss summed over the batch.
+inline constexpr llvm::StringLiteral kLossSum = "loss_sum";
+/// Result of @train_step and @eval_step: the number of correct predictions.
+inline constexpr llvm::StringLiteral kCorrect = "correct";
+/// First result of @forward: the model's output.
+inline constexpr llvm::StringLiteral kOutput = "output";
+} // namespace role
+
+/// The values of kKindAttr, on the state arguments of @train_step and
+/// @eval_step, in the order the state lists them.
+namespace kind {
+/// The optimizer step counter, `step` (i64; the first state argument).
+inline constexpr llvm::StringLiteral kCounter = "counter";
+/// A model parameter (`tcc.param` of @forward).
+inline constexpr llvm::StringLiteral kParam = "param";
+/// A model buffer (`tcc.buffer` of @forward), e.g. BN running statistics.
+inline constexpr llvm::StringLiteral kBuffer = "buffer";
+/// An optimizer slot of a trainable parameter (momentum, Adam moments).
+inline constexpr llvm::StringLiteral kOptimizer = "optimizer";
+/// Lookahead's slow copy of a trainable parameter.
+inline constexpr llvm::StringLiteral kLookahead = "lookahead";
+/// The EMA copy of a parameter or buffer, which @eval_step evaluates.
+inline constexpr llvm::StringLiteral kEma = "ema";
+} // namespace kind
+
+//===----------------------------------------------------------------------===//
 // The memory plan (tcc-plan-memory, passes/PlanMemory.cpp)
 //===----------------------------------------------------------------------===//
 
 /// On the module: the state arena, one offset per `tcc.state` argument of
-/// @train_step in argument order (dense i64 array), and its size (i64).
+/// @train_step in argument order (dense i64 array).
 inline constexpr llvm::StringLiteral kStateOffsetsAttr = "tcc.state_offsets";
+/// On the module: the size of the state arena in bytes (i64).
 inline constexpr llvm::StringLiteral kStateBytesAttr = "tcc.state_bytes";
-/// On each step function: the size of its scratch arena (i64).
+/// On each step function: the size of its scratch arena in bytes (i64).
 inline constexpr llvm::StringLiteral kScratchBytesAttr = "tcc.scratch_bytes";
 /// On each planned op: the scratch offset of each result, -1 for none (dense
 /// i64 array). A tcc.flatten or tcc.reshape whose entry equals its input's
@@ -29,75 +128,20 @@ inline constexpr llvm::StringLiteral kOffsetsAttr = "tcc.offsets";
 /// On ops that update state in place: the state slot of each result, -1 for
 /// none (dense i64 array).
 inline constexpr llvm::StringLiteral kStateSlotsAttr = "tcc.state_slots";
-/// Set by a target before planning: the scratch bytes an op needs for
-/// itself while it runs (a cuDNN or cuBLASLt workspace; i64).
+/// On an op, set by a target before planning: the scratch bytes the op needs
+/// for itself while it runs (a cuDNN or cuBLASLt workspace; i64).
 inline constexpr llvm::StringLiteral kWorkspaceBytesAttr = "tcc.workspace_bytes";
-/// Set by the plan on each op with a non-zero `tcc.workspace_bytes`: where
+/// On each op with a non-zero `tcc.workspace_bytes`, set by the plan: where
 /// that workspace starts in the scratch arena (i64).
 inline constexpr llvm::StringLiteral kWorkspaceOffsetAttr = "tcc.workspace_offset";
 
 //===----------------------------------------------------------------------===//
-// The step functions' arguments and results (tcc-build-train-step)
+// The optimization passes' report (passes/PassReport.h)
 //===----------------------------------------------------------------------===//
 
-/// The checkpoint name of a state argument, or of the state tensor a result
-/// is the new value of (string).
-inline constexpr llvm::StringLiteral kStateAttr = "tcc.state";
-/// What a state argument is: "counter", "param", "buffer", "optimizer",
-/// "lookahead" or "ema" (string).
-inline constexpr llvm::StringLiteral kKindAttr = "tcc.kind";
-/// What a non-state argument or result is (string). Arguments: "input",
-/// "labels", "steps_per_epoch", "total_steps", "seed" (@train_step;
-/// passes/BuildTrainStep.cpp), "input", "labels", "valid" (@eval_step;
-/// passes/BuildEvalStep.cpp). Results: "loss_sum", "correct" (@train_step),
-/// "correct" (@eval_step). @forward's (frontend): "input", "seed", "output".
-inline constexpr llvm::StringLiteral kRoleAttr = "tcc.role";
-
-/// The values of kRoleAttr.
-namespace role {
-inline constexpr llvm::StringLiteral kInput = "input";   ///< the batch of images
-inline constexpr llvm::StringLiteral kLabels = "labels"; ///< its labels
-inline constexpr llvm::StringLiteral kStepsPerEpoch = "steps_per_epoch";
-inline constexpr llvm::StringLiteral kTotalSteps = "total_steps";
-inline constexpr llvm::StringLiteral kSeed = "seed";     ///< the run's seed
-inline constexpr llvm::StringLiteral kValid = "valid";   ///< real samples of an eval batch
-inline constexpr llvm::StringLiteral kLossSum = "loss_sum"; ///< result: the batch's summed loss
-inline constexpr llvm::StringLiteral kCorrect = "correct";  ///< result: correct predictions
-inline constexpr llvm::StringLiteral kOutput = "output";    ///< @forward's logits
-} // namespace role
-
-/// The values of kKindAttr.
-namespace kind {
-inline constexpr llvm::StringLiteral kCounter = "counter"; ///< the step counter
-inline constexpr llvm::StringLiteral kParam = "param";
-inline constexpr llvm::StringLiteral kBuffer = "buffer";   ///< e.g. BN running statistics
-inline constexpr llvm::StringLiteral kOptimizer = "optimizer";
-inline constexpr llvm::StringLiteral kLookahead = "lookahead";
-inline constexpr llvm::StringLiteral kEma = "ema";
-} // namespace kind
-
-//===----------------------------------------------------------------------===//
-// The frontend's IR (frontend/ImportModel.cpp)
-//===----------------------------------------------------------------------===//
-
-/// On the module: the model's name (string), classes (i64), per-sample
-/// input shape (dense i64 array), and the recipe sections of model.json,
-/// defaults filled (dictionaries).
-inline constexpr llvm::StringLiteral kModelAttr = "tcc.model";
-inline constexpr llvm::StringLiteral kClassesAttr = "tcc.classes";
-inline constexpr llvm::StringLiteral kInputShapeAttr = "tcc.input_shape";
-inline constexpr llvm::StringLiteral kTrainAttr = "tcc.train";
-inline constexpr llvm::StringLiteral kDataAttr = "tcc.data";
-inline constexpr llvm::StringLiteral kEvalAttr = "tcc.eval";
-/// On @forward's arguments: a parameter's or buffer's state_dict name
-/// (string), how it starts (dictionary: kind and its values), whether it
-/// trains (bool), and its parameter group's scales (f64).
-inline constexpr llvm::StringLiteral kParamAttr = "tcc.param";
-inline constexpr llvm::StringLiteral kBufferAttr = "tcc.buffer";
-inline constexpr llvm::StringLiteral kInitAttr = "tcc.init";
-inline constexpr llvm::StringLiteral kTrainableAttr = "tcc.trainable";
-inline constexpr llvm::StringLiteral kLrScaleAttr = "tcc.lr_scale";
-inline constexpr llvm::StringLiteral kWeightDecayScaleAttr = "tcc.weight_decay_scale";
+/// On the module: what each optimization pass did, by pass name (dictionary
+/// of dictionaries); `tcc compile --report` copies it.
+inline constexpr llvm::StringLiteral kPassReportAttr = "tcc.pass_report";
 
 } // namespace mlir::tcc
 

@@ -292,7 +292,7 @@ LogicalResult buildTrainStep(ModuleOp module, StepPlan &plan) {
   if (samples)
     imageShape[0] = *samples;
   if (!samples || !isSupportedShape(imageShape))
-    return emitError(loc) << "tcc.train accumulate " << accumulate
+    return emitError(loc) << kTrainAttr << " accumulate " << accumulate
                           << " must be >= 1, and that many micro-batches of "
                           << formatShape(input.getShape())
                           << " must fit one tensor (dims <= 2^31, elements "

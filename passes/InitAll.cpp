@@ -20,8 +20,9 @@ void mlir::tcc::registerAllTccDialects(DialectRegistry &registry) {
 namespace {
 /// The optimization passes, in pipeline order. The names are the flags
 /// without "tcc-".
+constexpr llvm::StringLiteral kBnBiasElimination = "bn-bias-elimination";
 constexpr llvm::StringLiteral kPoolActivationReorder = "pool-activation-reorder";
-const mlir::StringRef kOptimizationPasses[] = {kPoolActivationReorder};
+const mlir::StringRef kOptimizationPasses[] = {kBnBiasElimination, kPoolActivationReorder};
 } // namespace
 
 mlir::ArrayRef<mlir::StringRef> mlir::tcc::optimizationPassNames() { return kOptimizationPasses; }
@@ -29,6 +30,8 @@ mlir::ArrayRef<mlir::StringRef> mlir::tcc::optimizationPassNames() { return kOpt
 void mlir::tcc::buildCompilePipeline(OpPassManager &pm,
                                      const CompilePipelineOptions &options) {
   auto enabled = [&](StringRef name) { return !llvm::is_contained(options.disable, name); };
+  if (enabled(kBnBiasElimination))
+    pm.addPass(createBnBiasElimination());
   if (enabled(kPoolActivationReorder))
     pm.addPass(createPoolActivationReorder());
   pm.addPass(createBuildTrainStep());

@@ -1,8 +1,8 @@
 //===- PassReport.h - What each optimization pass did -------------*- C++ -*-===//
 //
 // Each optimization pass records what it did on the module, under
-// `tcc.pass_report`: a dictionary from the pass's name (the flag without
-// "tcc-") to a dictionary of its results, e.g.
+// `tcc.pass_report` (kPassReportAttr): a dictionary from the pass's name (the
+// flag without "tcc-") to a dictionary of its results, e.g.
 //   tcc.pass_report = {"pool-activation-reorder" = {moved = 2 : i64}}
 // `tcc compile --report` copies it into the report's `passes` section; lit
 // tests read it from `--emit=planned-mlir` or tcc-opt's output. (MLIR's pass
@@ -13,12 +13,10 @@
 #ifndef TCC_PASSES_PASSREPORT_H
 #define TCC_PASSES_PASSREPORT_H
 
+#include "ir/TccAttrNames.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "llvm/ADT/StringRef.h"
 
 namespace mlir::tcc {
-
-inline constexpr llvm::StringLiteral kPassReportAttr = "tcc.pass_report";
 
 /// Sets `key` = `value` in pass `pass`'s entry of the module's report.
 void recordPassResult(ModuleOp module, StringRef pass, StringRef key, Attribute value);

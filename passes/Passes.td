@@ -5,6 +5,31 @@
 
 include "mlir/Pass/PassBase.td"
 
+def BnBiasElimination : Pass<"tcc-bn-bias-elimination", "::mlir::ModuleOp"> {
+  let summary = "Remove conv/linear biases that a batch norm's batch statistics cancel";
+  let description = [{
+    Runs on `@forward`. Where a `tcc.conv2d`, or a `tcc.linear` with a
+    [N, F] result, has a bias and its only user is a `tcc.batch_norm`
+    (which normalises with the batch's statistics in training), the bias
+    cancels in the mean subtraction: the op loses its bias operand, and the
+    bias parameter becomes a frozen zero (no gradient, no optimizer state,
+    not counted as trainable) that stays in the state so checkpoints keep
+    PyTorch's names. The batch norm's running mean then tracks the
+    bias-free values, so a checkpoint (zero bias, that running mean)
+    evaluates the same in PyTorch. `tcc.folded_into` on the bias names the
+    running mean: the trainer folds a nonzero bias loaded by `--init` or
+    `--resume` into it (running_mean -= bias) with a note.
+
+    Does not fire when the pre-norm value has another user, when the norm
+    uses running statistics (`tcc.batch_norm_inference`), through any op in
+    between (an activation is not affine), or on a linear with more than
+    two dims (the norm's channels would not be the features).
+
+    Report (`tcc.pass_report`): `removed`, the biases' names.
+  }];
+  let dependentDialects = ["::mlir::tcc::TccDialect"];
+}
+
 def PoolActivationReorder : Pass<"tcc-pool-activation-reorder", "::mlir::ModuleOp"> {
   let summary = "Max-pool before the activation: max_pool(f(x)) -> f(max_pool(x))";
   let description = [{

@@ -25,6 +25,8 @@ struct StateEntry {
   /// For params and buffers: the @forward argument; for the others: the
   /// state entry they belong to (the parameter or buffer).
   int source = -1;
+  /// A bias the step no longer uses: the running mean it folds into.
+  std::string foldedInto;
 };
 
 /// The recipe and the state layout both step functions share.

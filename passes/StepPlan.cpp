@@ -47,6 +47,8 @@ void StepPlan::appendStateArgs(SmallVectorImpl<Type> &types,
     list.append(kInitAttr, entry.init);
     if (entry.kind == kind::kParam)
       list.append(kTrainableAttr, b.getBoolAttr(entry.trainable));
+    if (!entry.foldedInto.empty())
+      list.append(kFoldedIntoAttr, b.getStringAttr(entry.foldedInto));
     attrs.push_back(list.getDictionary(ctx));
   }
 }
@@ -60,9 +62,10 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
   plan.eval = module->getAttrOfType<DictionaryAttr>(kEvalAttr);
   if (!plan.forward || !plan.loss || !plan.train || !plan.eval ||
       !plan.train.getAs<DictionaryAttr>("optimizer"))
-    return module.emitError("needs func @forward, func @loss and the "
-                            "tcc.train (with an optimizer) and tcc.eval "
-                            "attributes that the frontend writes"),
+    return module.emitError()
+               << "needs func @forward, func @loss and the " << kTrainAttr
+               << " (with an optimizer) and " << kEvalAttr
+               << " attributes that the frontend writes",
            failure();
 
   auto optimizerType = plan.train.getAs<DictionaryAttr>("optimizer")
@@ -70,8 +73,8 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
   if (!optimizerType || !llvm::is_contained({StringRef("sgd"), StringRef("adamw"),
                                              StringRef("lamb")},
                                             optimizerType.getValue()))
-    return module.emitError("tcc.train.optimizer.type must be \"sgd\", "
-                            "\"adamw\" or \"lamb\""),
+    return module.emitError()
+               << kTrainAttr << ".optimizer.type must be \"sgd\", \"adamw\" or \"lamb\"",
            failure();
   if (module.lookupSymbol("train_step") || module.lookupSymbol("eval_step"))
     return module.emitError("already has @train_step or @eval_step"), failure();
@@ -97,6 +100,8 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
         entry.lrScale = s.getValueAsDouble();
       if (auto s = plan.forward.getArgAttrOfType<FloatAttr>(i, kWeightDecayScaleAttr))
         entry.weightDecayScale = s.getValueAsDouble();
+      if (auto into = plan.forward.getArgAttrOfType<StringAttr>(i, kFoldedIntoAttr))
+        entry.foldedInto = into.str();
     } else if (auto buffer = plan.forward.getArgAttrOfType<StringAttr>(i, kBufferAttr)) {
       entry.name = buffer.str();
       entry.kind = kind::kBuffer;

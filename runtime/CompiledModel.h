@@ -61,6 +61,10 @@ struct StateTensor {
   bool trainable = false;
   InitDesc init;
   size_t offset = 0; ///< bytes from the start of the state arena
+  /// A bias the step does not use (a batch norm's batch statistics cancel
+  /// it; tcc-bn-bias-elimination): the running mean a loaded nonzero value
+  /// is folded into. Empty otherwise.
+  std::string foldedInto;
 
   int64_t numElements() const {
     int64_t n = 1;

@@ -453,4 +453,37 @@ bool initializeState(const ModelInfo &info, void *state, uint64_t seed,
   return applyCopyInits(info, state, error);
 }
 
+std::vector<std::string> foldRemovedBiases(const ModelInfo &info, void *state) {
+  std::vector<std::string> notes;
+  auto *bytes = static_cast<uint8_t *>(state);
+  for (const StateTensor &bias : info.state) {
+    if (bias.foldedInto.empty())
+      continue;
+    const StateTensor *mean = nullptr;
+    for (const StateTensor &t : info.state)
+      if (t.name == bias.foldedInto)
+        mean = &t;
+    const int64_t n = bias.numElements();
+    if (!mean || mean->numElements() != n)
+      continue; // the compiler pairs them; a mismatch cannot be folded
+    const size_t size = dtypeSize(bias.dtype), meanSize = dtypeSize(mean->dtype);
+    bool nonzero = false;
+    for (int64_t i = 0; i < n && !nonzero; ++i)
+      nonzero = loadValue(bias.dtype, bytes + bias.offset + i * size) != 0;
+    if (!nonzero)
+      continue;
+    for (int64_t i = 0; i < n; ++i) {
+      uint8_t *m = bytes + mean->offset + i * meanSize;
+      uint8_t *b = bytes + bias.offset + i * size;
+      storeValue(mean->dtype, m, loadValue(mean->dtype, m) - loadValue(bias.dtype, b));
+      storeValue(bias.dtype, b, 0);
+    }
+    notes.push_back(bias.name + " is not zero, but the batch norm after it cancels it (tcc "
+                    "removed it from the step: bn-bias-elimination); folded into " +
+                    mean->name + " (running_mean -= bias, bias = 0), which computes the same "
+                    "function");
+  }
+  return notes;
+}
+
 } // namespace tcc::rt

@@ -122,6 +122,13 @@ bool initializeState(const ModelInfo &info, void *state, uint64_t seed,
 /// that EMA weights start as the loaded parameters).
 bool applyCopyInits(const ModelInfo &info, void *state, std::string &error);
 
+/// Folds every loaded nonzero bias that the step does not use
+/// (StateTensor::foldedInto, tcc-bn-bias-elimination) into the running mean
+/// of the batch norm that cancels it: running_mean -= bias, then bias = 0,
+/// which keeps what the model computes in training and in evaluation.
+/// Returns one line per folded bias, for a note.
+std::vector<std::string> foldRemovedBiases(const ModelInfo &info, void *state);
+
 } // namespace tcc::rt
 
 #endif // TCC_RUNTIME_TRAINER_INIT_H

@@ -99,6 +99,7 @@ private:
                    std::string &failure);
   std::string resumeCommand(const std::string &checkpoint) const;
   void warn(const std::string &message);
+  void foldBiases(void *hostState, const std::string &file);
   int interrupted() const { return env.interrupted ? env.interrupted() : 0; }
 
   CompiledModel &model;

@@ -17,6 +17,14 @@
 
 namespace tcc::rt::detail {
 
+/// Loaded biases the step does not use: folded, with a note per bias.
+void Run::foldBiases(void *hostState, const std::string &file) {
+  for (const std::string &note : foldRemovedBiases(info, hostState)) {
+    progress.clear();
+    err << "note: '" << oneLine(file) << "': " << note << std::endl;
+  }
+}
+
 void Run::warn(const std::string &message) {
   progress.clear();
   err << "warning: " << oneLine(message) << std::endl;
@@ -90,6 +98,7 @@ void Run::initState(void *hostState) {
   if (!opts.init.empty()) {
     if (!loadStateDict(opts.init, info, hostState, nullptr, error))
       fail(error);
+    foldBiases(hostState, opts.init);
     if (!applyCopyInits(info, hostState, error))
       fail(error);
   }
@@ -103,6 +112,7 @@ void Run::resumeState(void *hostState, int64_t &metaStep) {
   std::string error;
   if (!loadCheckpoint(opts.resume, info, hostState, meta, error))
     fail(error);
+  foldBiases(hostState, opts.resume);
   metaStep = meta.step;
   const std::string file = "'" + oneLine(opts.resume) + "'";
   if (!opts.seed)

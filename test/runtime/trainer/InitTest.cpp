@@ -355,3 +355,39 @@ TEST(Init, PatchWhiteningWhitensThePatches) {
   WhiteningData tiny{images.data(), 1, c, 1, 1};
   EXPECT_FALSE(patchWhiteningWeights(tiny, 2, 2, exact, nullptr, error));
 }
+
+TEST(Init, ARemovedNonzeroBiasFoldsIntoItsRunningMean) {
+  // conv.bias was removed by tcc-bn-bias-elimination; bn.running_mean is the
+  // mean the batch norm subtracts in evaluation: (x + b) - m = x - (m - b).
+  ModelInfo info;
+  StateTensor bias, mean, other;
+  bias.name = "conv.bias";
+  bias.shape = {3};
+  bias.foldedInto = "bn.running_mean";
+  bias.offset = 0;
+  mean.name = "bn.running_mean";
+  mean.shape = {3};
+  mean.role = StateRole::Buffer;
+  mean.offset = 64;
+  other.name = "fc.bias"; // removed too, but loaded as zeros: no note
+  other.shape = {3};
+  other.foldedInto = "bn.running_mean";
+  other.offset = 128;
+  info.state = {bias, mean, other};
+  float state[48] = {};
+  const float b[3] = {0.5f, -1.0f, 0.0f}, m[3] = {1.0f, 1.0f, 2.0f};
+  std::memcpy(state, b, sizeof b);
+  std::memcpy(state + 16, m, sizeof m);
+  std::vector<std::string> notes = foldRemovedBiases(info, state);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("conv.bias is not zero"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("folded into bn.running_mean"), std::string::npos) << notes[0];
+  EXPECT_EQ(state[16], 0.5f);
+  EXPECT_EQ(state[17], 2.0f);
+  EXPECT_EQ(state[18], 2.0f);
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(state[i], 0.0f) << "the bias is zero after folding";
+  // Folding again changes nothing: the bias is zero now.
+  EXPECT_TRUE(foldRemovedBiases(info, state).empty());
+  EXPECT_EQ(state[16], 0.5f);
+}
