@@ -132,7 +132,7 @@ void StepPrinter::nameArguments() {
 LogicalResult StepPrinter::printConstant(arith::ConstantOp constant) {
   auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
   if (!dense || !dense.isSplat() || numElements(constant.getResult()) != 1)
-    return constant.emitError("the cpu target supports scalar constants only");
+    return constant.emitError("the code generators support scalar constants only");
   std::string name = "c" + std::to_string(counter++);
   define(constant.getResult(), name,
          target.scalarConstant(cppElementType(constant.getType()), name,

@@ -4,7 +4,6 @@
 
 #include "codegen/Codegen.h"
 #include "ir/TccAttrNames.h"
-#include "passes/PassReport.h"
 #include "passes/MemoryPlan.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -85,7 +84,7 @@ std::string compileReport(ModuleOp model, ModuleOp planned,
   // --disable-pass left out.
   report["pipeline"] = facts.passes;
   report["passes"] = nlohmann::json::object();
-  if (auto passes = planned->getAttrOfType<DictionaryAttr>(::mlir::tcc::kPassReportAttr))
+  if (auto passes = planned->getAttrOfType<DictionaryAttr>(mlir::tcc::kPassReportAttr))
     report["passes"] = nlohmann::json::parse(::mlir::tcc::attributeToJson(passes));
   report["disabled_passes"] = options.disabledPasses;
   report["warnings"] = facts.warnings;
