@@ -27,6 +27,9 @@ TCC_HOST_DEVICE inline bool keep(double p, uint64_t seed, uint64_t stream,
   return keeps(philox::randomU32(seed, stream, index), float(p));
 }
 
+/// The factor of kept elements, 1 / (1 - p) (p < 1; p = 1 keeps nothing).
+TCC_HOST_DEVICE inline double keptScale(double p) { return 1.0 / (1.0 - p); }
+
 /// splitmix64 of the run's seed and the step: the step's dropout seed.
 TCC_HOST_DEVICE inline int64_t mixSeed(int64_t seed, int64_t step) {
   uint64_t z = uint64_t(seed) ^ (uint64_t(step) * 0x9E3779B97F4A7C15ull);

@@ -12,7 +12,6 @@
 #include "runtime/common/HostDevice.h"
 
 #include <cstdint>
-#include <cstring>
 
 namespace tcc::rt::half {
 
@@ -20,8 +19,8 @@ TCC_HOST_DEVICE inline uint32_t floatBits(float f) {
 #if defined(__CUDA_ARCH__)
   return __float_as_uint(f);
 #else
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
+  uint32_t u; // __builtin_memcpy: no <cstring> in a common header
+  __builtin_memcpy(&u, &f, 4);
   return u;
 #endif
 }
@@ -31,7 +30,7 @@ TCC_HOST_DEVICE inline float bitsFloat(uint32_t u) {
   return __uint_as_float(u);
 #else
   float f;
-  std::memcpy(&f, &u, 4);
+  __builtin_memcpy(&f, &u, 4);
   return f;
 #endif
 }

@@ -1,10 +1,11 @@
 //===- Dropout.h - Dropout with a recomputed mask ---------------*- C++ -*-===//
 //
-// torch.nn.functional.dropout(training=True) semantics with tcc's RNG:
-//   keep_i = random_uniform(seed, stream, i) >= float(p)      (Random.h)
-//   y_i    = keep_i ? x_i / (1 - p) : 0
+// torch.nn.functional.dropout(training=True) semantics with tcc's RNG
+// (runtime/common/DropoutMask.h, shared with the device):
+//   keep_i = random_uniform(seed, stream, i) >= float(p)
+//   y_i    = keep_i ? x_i * T(1 / (1 - p)) : 0
 // so P(keep) = 1 - p (up to the 2^-24 grid). The backward recomputes the
-// same mask from (p, seed, stream): dx_i = keep_i ? dy_i / (1 - p) : 0.
+// same mask from (p, seed, stream): dx_i = keep_i ? dy_i * T(1 / (1 - p)) : 0.
 // p = 0 copies; p = 1 gives zeros (as PyTorch). No mask is stored.
 //
 //===----------------------------------------------------------------------===//
@@ -35,7 +36,7 @@ void dropout_apply(int64_t n, double p, uint64_t seed, uint64_t stream,
       y[i] = T(0);
     return;
   }
-  const T scale = T(1.0 / (1.0 - p));
+  const T scale = T(dropout::keptScale(p));
   const float pf = float(p);
   const int64_t blocks = (n + 3) / 4;
 #pragma omp parallel for schedule(static)

@@ -9,12 +9,13 @@
 //                    min(O, I) filters of [O, I, k...]: filter i is zero
 //                    except w[i, i, k/2...] = 1 (airbench's identity init;
 //                    filters i >= I keep their uniform values)
-//   patch_whitening  airbench's init_whitening_conv (see below)
+//   patch_whitening  airbench's init_whitening_conv (InitWhitening.h)
 //   copy             the tensor named `source`, after all the others
 //
 // Random numbers: a counter-based generator, Philox4x32-10 (Salmon et al.,
-// SC'11; the generator of cuRAND and of PyTorch's CUDA RNG), so element i
-// of a tensor is a pure function of (seed, tensor name, i):
+// SC'11; the generator of cuRAND and of PyTorch's CUDA RNG; written once in
+// runtime/common/Philox.h), so element i of a tensor is a pure function of
+// (seed, tensor name, i):
 //
 //   key     = (seed & 0xffffffff, seed >> 32)
 //   counter = (i & 0xffffffff, i >> 32, h & 0xffffffff, h >> 32),
@@ -30,24 +31,12 @@
 // computed in double and rounded once to the tensor's dtype (round to
 // nearest even for F16/BF16).
 //
-// Patch whitening (airbench94's init_whitening_conv, eps = 5e-4): for a conv
-// weight [O, C, kh, kw] with O = 2*C*kh*kw, take every kh x kw patch (all C
-// channels, stride 1, no padding) of the first kWhiteningImages training
-// images (normalised, not augmented), flatten each to C*kh*kw values in
-// (c, i, j) order, form the uncentred second-moment matrix
-// S = sum(p p^T) / #patches (airbench's "covariance", in double), take its
-// eigendecomposition (cyclic Jacobi), order eigenvalues descending, and set
-// filter r = v_r / sqrt(lambda_r + eps) and filter D + r = -filter r.
-// Eigenvector signs are arbitrary in any solver; ours makes each vector's
-// largest-magnitude component positive. Eigenvalues are clamped at 0 before
-// adding eps (the matrix is positive semi-definite; this only guards
-// against rounding).
-//
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_TRAINER_INIT_H
 #define TCC_RUNTIME_TRAINER_INIT_H
 
 #include "runtime/CompiledModel.h"
+#include "runtime/trainer/InitWhitening.h"
 
 #include <array>
 #include <cstdint>
@@ -56,9 +45,6 @@
 #include <vector>
 
 namespace tcc::rt {
-
-constexpr int64_t kWhiteningImages = 5000;
-constexpr double kWhiteningEps = 5e-4;
 
 /// Philox4x32 with 10 rounds (Random123's philox4x32_10).
 std::array<uint32_t, 4> philox4x32_10(std::array<uint32_t, 4> counter,
@@ -89,26 +75,6 @@ uint16_t floatToHalf(float value);
 float halfToFloat(uint16_t bits);
 uint16_t floatToBFloat16(float value);
 float bfloat16ToFloat(uint16_t bits);
-
-/// Eigen-decomposition of the symmetric n x n row-major matrix `a` by cyclic
-/// Jacobi rotations. `values` ascending (as torch.linalg.eigh); `vectors`
-/// row-major n x n with eigenvector j in column j.
-void symmetricEigen(std::vector<double> a, int n, std::vector<double> &values,
-                    std::vector<double> &vectors);
-
-/// Normalised training images for patch whitening: [n, c, h, w] float.
-struct WhiteningData {
-  const float *images = nullptr;
-  int64_t n = 0, c = 0, h = 0, w = 0;
-};
-
-/// The whitening conv weight [2*C*kh*kw, C, kh, kw] (row-major, double) of
-/// airbench's init_whitening_conv over all images in `data`. `eigenvalues`
-/// (optional) receives the descending eigenvalues.
-bool patchWhiteningWeights(const WhiteningData &data, int64_t kh, int64_t kw,
-                           std::vector<double> &weights,
-                           std::vector<double> *eigenvalues,
-                           std::string &error);
 
 /// True if some state tensor's init is patch_whitening.
 bool needsWhiteningData(const ModelInfo &info);
