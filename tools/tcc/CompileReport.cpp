@@ -49,18 +49,31 @@ std::string compileReport(ModuleOp model, ModuleOp planned,
       report["precision_requested"] = precision.str();
 
   // Parameters and buffers are the arguments of the frontend's @forward.
+  // What trains is what the planned step trains: passes can freeze a
+  // parameter (tcc-bn-bias-elimination).
+  auto trains = [](func::FuncOp fn, unsigned i) {
+    auto t = fn.getArgAttrOfType<BoolAttr>(i, mlir::tcc::kTrainableAttr);
+    return t && t.getValue();
+  };
+  auto elements = [](func::FuncOp fn, unsigned i) {
+    return cast<ShapedType>(fn.getArgument(i).getType()).getNumElements();
+  };
   int64_t parameters = 0, trainable = 0, buffers = 0;
   auto forward = model.lookupSymbol<func::FuncOp>("forward");
   for (unsigned i = 0; forward && i < forward.getNumArguments(); ++i) {
-    int64_t n = cast<ShapedType>(forward.getArgument(i).getType()).getNumElements();
     if (forward.getArgAttr(i, mlir::tcc::kParamAttr)) {
-      parameters += n;
-      if (auto t = forward.getArgAttrOfType<BoolAttr>(i, mlir::tcc::kTrainableAttr);
-          t && t.getValue())
-        trainable += n;
+      parameters += elements(forward, i);
+      if (trains(forward, i))
+        trainable += elements(forward, i);
     } else if (forward.getArgAttr(i, mlir::tcc::kBufferAttr)) {
-      buffers += n;
+      buffers += elements(forward, i);
     }
+  }
+  if (auto step = planned.lookupSymbol<func::FuncOp>("train_step")) {
+    trainable = 0;
+    for (unsigned i = 0; i < step.getNumArguments(); ++i)
+      if (trains(step, i))
+        trainable += elements(step, i);
   }
   report["parameters"] = parameters;
   report["trainable_parameters"] = trainable;
