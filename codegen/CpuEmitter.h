@@ -65,6 +65,12 @@ ArrayRef<int64_t> dimsOf(Value v);
 /// ops (CpuOpsTrain.cpp); fails without a diagnostic on other ops.
 LogicalResult emitCpuTrainOp(Operation *op, CpuEmitter &emitter);
 
+class FusionGroupOp;
+
+/// Prints a tcc.fusion_group as one loop nest (CpuFusion.cpp): its values
+/// from outside and the values it yields are named in `emitter`.
+LogicalResult emitCpuFusionGroup(FusionGroupOp group, CpuEmitter &emitter);
+
 /// Prints the kernel calls of `op`. Fails with an error on the op when the
 /// cpu target cannot run it.
 LogicalResult emitCpuOp(Operation *op, CpuEmitter &emitter);

@@ -131,6 +131,13 @@ LogicalResult emitNN(Operation *op, Printer &p) {
            << cppDouble(o.getEps()) << ", " << p(o.getResult()) << ");\n";
         return success();
       })
+      .Case([&](BatchNormApplyOp o) {
+        os << "  batch_norm_apply<float>(" << cpp(kernel_args::batchNorm(o)) << ", "
+           << p(o.getInput()) << ", " << p.opt(o.getWeight()) << ", " << p.opt(o.getBias())
+           << ", " << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", "
+           << p(o.getResult()) << ");\n";
+        return success();
+      })
       .Case([&](BatchNormBackwardOp o) {
         os << "  batch_norm_backward<float>("
            << cpp(kernel_args::batchNorm(o)) << ", "
@@ -258,6 +265,8 @@ LogicalResult emitActivation(Operation *op, Printer &p) {
 } // namespace
 
 LogicalResult mlir::tcc::emitCpuOp(Operation *op, CpuEmitter &e) {
+  if (auto group = dyn_cast<FusionGroupOp>(op))
+    return emitCpuFusionGroup(group, e);
   Printer p{e, e.os};
   if (succeeded(emitNN(op, p)) || succeeded(emitActivation(op, p)) ||
       succeeded(emitCpuTrainOp(op, e)))

@@ -13,6 +13,7 @@
 #include "codegen/ModelDescription.h"
 #include "codegen/StepWalker.h"
 #include "ir/TccAttrNames.h"
+#include "ir/TccOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -100,6 +101,7 @@ LogicalResult mlir::tcc::emitCpuSource(ModuleOp module, llvm::raw_ostream &os) {
      << "#include \"runtime/CompiledModel.h\"\n"
      << "#include \"runtime/cpu/Batch.h\"\n"
      << "#include \"runtime/cpu/CpuModel.h\"\n"
+     << "#include \"runtime/cpu/MultiTensor.h\"\n"
      << "#include \"runtime/cpu/StepOps.h\"\n"
      << "#include \"runtime/kernels/Kernels.h\"\n"
      << "#include \"runtime/kernels/Step.h\"\n\n"
@@ -155,9 +157,10 @@ LogicalResult mlir::tcc::emitCpuOps(ModuleOp module, llvm::raw_ostream &os) {
     for (Operation &op : fn.front()) {
       if (isa<func::ReturnOp>(op))
         continue;
-      if (op.getNumRegions() != 0)
-        return op.emitError("emits op by op: ops with regions are printed by the "
-                            "step walk only");
+      auto group = dyn_cast<FusionGroupOp>(op);
+      if (op.getNumRegions() != 0 && !group)
+        return op.emitError("emits op by op: ops with regions other than "
+                            "tcc.fusion_group are printed by the step walk only");
       if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
         auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
         if (!dense || !dense.isSplat())
@@ -171,6 +174,14 @@ LogicalResult mlir::tcc::emitCpuOps(ModuleOp module, llvm::raw_ostream &os) {
       }
       for (Value result : op.getResults())
         names.names[result] = "r" + std::to_string(results++);
+      // A group's yielded values are stored in its results.
+      if (group)
+        for (auto [value, result] : llvm::zip(
+                 group.getBody().front().getTerminator()->getOperands(), group.getResults())) {
+          // A copy first: inserting `value` may move the map's entries.
+          std::string name = names.names.lookup(result);
+          names.names[value] = std::move(name);
+        }
       os << "// " << op.getName() << "\n";
       if (failed(target.emitOp(&op, names)))
         return failure();

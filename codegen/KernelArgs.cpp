@@ -71,6 +71,9 @@ k::BatchNormShape kernel_args::batchNorm(BatchNormInferenceOp o) {
 k::BatchNormShape kernel_args::batchNorm(BatchNormBackwardOp o) {
   return norm(dims(o.getInput()), o.getGhostBatch());
 }
+k::BatchNormShape kernel_args::batchNorm(BatchNormApplyOp o) {
+  return norm(dims(o.getInput()), o.getGhostBatch());
+}
 
 Around kernel_args::around(ArrayRef<int64_t> dims, int64_t axis) {
   return {product(dims.take_front(axis)), dims[axis], product(dims.drop_front(axis + 1))};

@@ -41,6 +41,7 @@ k::Pool2dShape pool2d(AvgPool2dBackwardOp op);
 k::BatchNormShape batchNorm(BatchNormOp op);
 k::BatchNormShape batchNorm(BatchNormInferenceOp op);
 k::BatchNormShape batchNorm(BatchNormBackwardOp op);
+k::BatchNormShape batchNorm(BatchNormApplyOp op);
 
 /// A tensor viewed as [outer, axis, inner] around dimension `axis`.
 struct Around {

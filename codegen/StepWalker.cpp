@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Format.h"
 
@@ -291,7 +292,14 @@ LogicalResult StepPrinter::printOp(Operation &op) {
   }
   if (failed(printResults(op)))
     return failure();
-  declare(op.getOperands());
+  // A fusion group reads values defined above it rather than operands.
+  SmallVector<Value> inputs(op.getOperands());
+  if (auto group = dyn_cast<FusionGroupOp>(op)) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(group.getBody(), captured);
+    inputs.assign(captured.begin(), captured.end());
+  }
+  declare(inputs);
   declare(op.getResults());
   // The op printed with its buffers named p0, p1, ... is the function body.
   // Values that share a buffer (a state slot updated in place) share a
@@ -300,7 +308,7 @@ LogicalResult StepPrinter::printOp(Operation &op) {
   llvm::raw_string_ostream bodyOs(body);
   CpuEmitter generic{bodyOs, DenseMap<Value, std::string>()};
   llvm::StringMap<std::string> parameterOf;
-  for (ValueRange values : {ValueRange(op.getOperands()), ValueRange(op.getResults())})
+  for (ValueRange values : {ValueRange(inputs), ValueRange(op.getResults())})
     for (Value v : values) {
       auto [it, inserted] =
           parameterOf.try_emplace(e.name(v), "p" + std::to_string(parameterOf.size()));
@@ -309,6 +317,14 @@ LogicalResult StepPrinter::printOp(Operation &op) {
         params += ", " + cppElementType(v.getType()) + " *" + it->second;
         arguments += ", " + e.name(v);
       }
+    }
+  // The values a group yields are stored in its results' buffers.
+  if (auto group = dyn_cast<FusionGroupOp>(op))
+    for (auto [value, result] :
+         llvm::zip(group.getBody().front().getTerminator()->getOperands(), group.getResults())) {
+      // A copy first: inserting `value` may move the map's entries.
+      std::string name = generic.names.lookup(result);
+      generic.names[value] = std::move(name);
     }
   if (failed(target.emitOp(&op, generic)))
     return failure();

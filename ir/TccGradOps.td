@@ -12,6 +12,7 @@
 #define TCC_GRAD_OPS_TD
 
 include "ir/TccDialect.td"
+include "ir/TccInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -22,7 +23,7 @@ class Tcc_GradOp<string mnemonic, list<Trait> traits = []>
 // Convolution and linear
 //===----------------------------------------------------------------------===//
 
-def Tcc_Conv2dBackwardDataOp : Tcc_GradOp<"conv2d_backward_data"> {
+def Tcc_Conv2dBackwardDataOp : Tcc_GradOp<"conv2d_backward_data", [DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Gradient of conv2d with respect to its input";
   let description = [{
     The transposed convolution of `grad` [N, O, Ho, Wo] with `weight`; the
@@ -42,7 +43,7 @@ def Tcc_Conv2dBackwardDataOp : Tcc_GradOp<"conv2d_backward_data"> {
   let assemblyFormat = "$grad `,` $weight attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_Conv2dBackwardFilterOp : Tcc_GradOp<"conv2d_backward_filter"> {
+def Tcc_Conv2dBackwardFilterOp : Tcc_GradOp<"conv2d_backward_filter", [DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Gradient of conv2d with respect to its weight";
   let description = [{
     Correlates `input` [N, C, H, W] with `grad` [N, O, Ho, Wo]; the result is
@@ -62,7 +63,7 @@ def Tcc_Conv2dBackwardFilterOp : Tcc_GradOp<"conv2d_backward_filter"> {
   let assemblyFormat = "$grad `,` $input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_LinearBackwardDataOp : Tcc_GradOp<"linear_backward_data"> {
+def Tcc_LinearBackwardDataOp : Tcc_GradOp<"linear_backward_data", [DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Gradient of linear with respect to its input: grad * weight";
   let description = [{
     `grad` [..., O] times `weight` [O, I] gives [..., I].
@@ -76,7 +77,7 @@ def Tcc_LinearBackwardDataOp : Tcc_GradOp<"linear_backward_data"> {
   let assemblyFormat = "$grad `,` $weight attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_LinearBackwardWeightOp : Tcc_GradOp<"linear_backward_weight"> {
+def Tcc_LinearBackwardWeightOp : Tcc_GradOp<"linear_backward_weight", [DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Gradient of linear with respect to its weight: grad^T * input";
   let description = [{
     `grad` [..., O] and `input` [..., I], summed over the leading dims, give
@@ -111,7 +112,7 @@ def Tcc_ReduceSumOp : Tcc_GradOp<"reduce_sum"> {
 // Normalisation
 //===----------------------------------------------------------------------===//
 
-def Tcc_BatchNormBackwardOp : Tcc_GradOp<"batch_norm_backward"> {
+def Tcc_BatchNormBackwardOp : Tcc_GradOp<"batch_norm_backward", [DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Gradients of training-mode batch_norm";
   let description = [{
     From the output gradient, the input, the optional scale and the saved
@@ -168,7 +169,7 @@ def Tcc_LayerNormBackwardOp : Tcc_GradOp<"layer_norm_backward"> {
 
 class Tcc_ActivationGradOp<string mnemonic, string forward, string uses>
     : Tcc_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType,
-                        InferTypeOpInterface]> {
+                        InferTypeOpInterface, Tcc_FusionOpInterface]> {
   let summary = "Gradient of " # forward # ", from the forward " # uses;
   let description = "`grad * " # forward # "'` elementwise, computed from the "
     # "forward op's " # uses # " (the second operand).\n\n```mlir\n%dx = tcc."

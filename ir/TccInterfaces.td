@@ -59,4 +59,37 @@ def Tcc_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
   ];
 }
 
+def Tcc_FusionOpInterface : OpInterface<"FusionOpInterface"> {
+  let cppNamespace = "::mlir::tcc";
+  let description = [{
+    How an op combines with its neighbours into one kernel (TVM's
+    OpPatternKind): `tcc-fusion` groups ops by these kinds, and a code
+    generator emits each group as one loop nest. An op without the interface
+    is Opaque: it is never fused.
+
+    - Elementwise: result element i depends on operand element i only
+      (activations, add, activation gradients).
+    - Broadcast: elementwise, with some operands broadcast (scalars, a
+      per-channel vector): the optimizer and EMA updates.
+    - Injective: each result element is one operand element (views,
+      transposes, flips).
+    - Reduction: reduces over some axes; elementwise producers and consumers
+      can join it (batch-norm statistics, losses).
+    - OutFusable: a compute-bound anchor (conv, matmul) whose elementwise
+      consumers can run in its epilogue, where the target can do that.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        The op's fusion kind. By default Elementwise for an op with the
+        `Elementwise` trait and Opaque otherwise.
+      }],
+      "::mlir::tcc::FusionKind", "getFusionKind", (ins), [{}],
+      /*defaultImplementation=*/[{
+        return $_op->template hasTrait<::mlir::OpTrait::Elementwise>()
+                   ? ::mlir::tcc::FusionKind::Elementwise
+                   : ::mlir::tcc::FusionKind::Opaque;
+      }]>,
+  ];
+}
+
 #endif // TCC_INTERFACES_TD

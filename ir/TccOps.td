@@ -21,7 +21,7 @@ include "mlir/Interfaces/ViewLikeInterface.td"
 // Convolution and linear
 //===----------------------------------------------------------------------===//
 
-def Tcc_Conv2dOp : Tcc_Op<"conv2d", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_Conv2dOp : Tcc_Op<"conv2d", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "2-D convolution (cross-correlation), as torch.nn.functional.conv2d";
   let description = [{
     `input` is [N, C, H, W], `weight` [O, C/groups, kH, kW] and the optional
@@ -46,7 +46,7 @@ def Tcc_Conv2dOp : Tcc_Op<"conv2d", [Pure, InferTypeOpAdaptor, DeclareOpInterfac
   }];
 }
 
-def Tcc_LinearOp : Tcc_Op<"linear", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_LinearOp : Tcc_Op<"linear", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Affine map of the last dim, as torch.nn.functional.linear";
   let description = [{
     `input` is [..., I], `weight` [O, I] (PyTorch's layout) and the optional
@@ -70,7 +70,7 @@ def Tcc_LinearOp : Tcc_Op<"linear", [Pure, InferTypeOpAdaptor, DeclareOpInterfac
 
 def Tcc_BatchNormOp : Tcc_Op<"batch_norm",
     [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate,
-     DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+     DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Batch normalisation in training mode, with PyTorch's semantics";
   let description = [{
     Normalises `input` ([N, C] or [N, C, H, W]) per channel with the batch's
@@ -113,7 +113,7 @@ def Tcc_BatchNormOp : Tcc_Op<"batch_norm",
 }
 
 def Tcc_BatchNormInferenceOp : Tcc_Op<"batch_norm_inference",
-    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor]> {
+    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Batch normalisation with running statistics (evaluation)";
   let description = [{
     `(input - running_mean) / sqrt(running_var + eps) * weight + bias`, per
@@ -133,6 +133,37 @@ def Tcc_BatchNormInferenceOp : Tcc_Op<"batch_norm_inference",
   let results = (outs Tcc_FloatTensor:$result);
   let assemblyFormat = [{
     $input (`weight` $weight^)? (`bias` $bias^)? `running` $running_mean `,` $running_var
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tcc_BatchNormApplyOp : Tcc_Op<"batch_norm_apply",
+    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+  let summary = "A training batch_norm's result, recomputed from its saved statistics";
+  let description = [{
+    `(input - saved_mean) * saved_invstd * weight + bias`, per (ghost) batch
+    and channel, with the `saved_mean` and `saved_invstd` [N/G, C] a
+    `tcc.batch_norm` of the same input produced: the same value as that
+    op's `result`, bit for bit (both round `scale = invstd * weight` and
+    `shift = bias - mean * scale` once, from the saved f32 statistics). The
+    recompute pass (tcc-recompute) writes it where it drops the normalised
+    tensor from memory and computes it again where the backward reads it.
+    `weight` and `bias` are optional, as on `tcc.batch_norm`.
+
+    ```mlir
+    %y = tcc.batch_norm_apply %x weight %g bias %b saved %mean, %invstd {ghost_batch = 0 : i64}
+        : (tensor<8x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<1x16xf32>, tensor<1x16xf32>)
+        -> tensor<8x16x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input,
+                       Optional<Tcc_FloatTensor>:$weight,
+                       Optional<Tcc_FloatTensor>:$bias,
+                       Tcc_FloatTensor:$saved_mean,
+                       Tcc_FloatTensor:$saved_invstd, I64Attr:$ghost_batch);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? `saved` $saved_mean `,` $saved_invstd
     attr-dict `:` functional-type(operands, results)
   }];
 }
@@ -170,7 +201,7 @@ def Tcc_LayerNormOp : Tcc_Op<"layer_norm",
 
 class Tcc_ActivationOp<string mnemonic, string formula, list<Trait> traits = []>
     : Tcc_Op<mnemonic, traits # [Pure, Elementwise, SameOperandsAndResultType,
-                                 InferTypeOpInterface, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+                                 InferTypeOpInterface, Tcc_FusionOpInterface, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Elementwise " # formula;
   let description = "Applies `" # formula # "` to every element; the result "
     # "has the operand's type.\n\n```mlir\n%y = tcc." # mnemonic
@@ -285,7 +316,7 @@ def Tcc_GlobalMaxPoolOp : Tcc_GlobalPoolOp<"global_max_pool", "maximum">;
 //===----------------------------------------------------------------------===//
 
 class Tcc_BinaryOp<string mnemonic, string formula>
-    : Tcc_Op<mnemonic, [Pure, Commutative, Elementwise, InferTypeOpAdaptor,
+    : Tcc_Op<mnemonic, [Pure, Commutative, Elementwise, InferTypeOpAdaptor, Tcc_FusionOpInterface,
                         DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Elementwise " # formula # " of two tensors of one type";
   let description = "Both operands have the same shape and element type (no "
@@ -319,7 +350,7 @@ def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, InferTypeOpAdaptor, DeclareOpInterfac
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_FlattenOp : Tcc_Op<"flatten", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
+def Tcc_FlattenOp : Tcc_Op<"flatten", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
     DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
   let summary = "Flatten every dim after the batch: [N, ...] -> [N, prod(...)]";
   let description = [{
@@ -335,7 +366,7 @@ def Tcc_FlattenOp : Tcc_Op<"flatten", [Pure, InferTypeOpAdaptor, DeclareOpInterf
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
+def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
     DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
   let summary = "Reinterpret the elements (row-major) with a new static shape";
   let description = [{
@@ -353,7 +384,7 @@ def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure, InferTypeOpAdaptor, DeclareOpInterf
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_TransposeOp : Tcc_Op<"transpose", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_TransposeOp : Tcc_Op<"transpose", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Permute dims, as torch.permute";
   let description = [{
     Result dim `i` is input dim `perm[i]`.
@@ -369,7 +400,7 @@ def Tcc_TransposeOp : Tcc_Op<"transpose", [Pure, InferTypeOpAdaptor, DeclareOpIn
 }
 
 def Tcc_CastOp : Tcc_Op<"cast",
-    [Pure, Elementwise, InferTypeOpAdaptor, Tcc_MonotoneOpInterface,
+    [Pure, Elementwise, InferTypeOpAdaptor, Tcc_MonotoneOpInterface, Tcc_FusionOpInterface,
      DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Convert the element type, keeping the shape";
   let description = [{
@@ -430,7 +461,7 @@ def Tcc_LogSoftmaxOp : Tcc_SoftmaxLikeOp<"log_softmax", "x - log(sum(exp(x)))">;
 // Losses
 //===----------------------------------------------------------------------===//
 
-def Tcc_CrossEntropyOp : Tcc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_CrossEntropyOp : Tcc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Softmax cross-entropy with label smoothing, as torch.nn.CrossEntropyLoss";
   let description = [{
     `logits` [N, K] and class indices `labels` [N] in [0, K). With smoothing
@@ -483,5 +514,6 @@ def Tcc_OneHotOp : Tcc_Op<"one_hot", [Pure, InferTypeOpAdaptor]> {
 // The backward ops share the op list (and generated files) of the forward ops.
 include "ir/TccGradOps.td"
 include "ir/TccTrainOps.td"
+include "ir/TccFusionOps.td"
 
 #endif // TCC_OPS_TD

@@ -167,6 +167,28 @@ LogicalResult BatchNormInferenceOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult BatchNormApplyOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  Value input = adaptor.getInput();
+  if (failed(checkRank(loc, "input", input, {2, 4}, "[N, C] or [N, C, H, W]")))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(input);
+  int64_t ghost = adaptor.getGhostBatch();
+  if (ghost < 0 || (ghost > 0 && in[0] % ghost))
+    return emitOptionalError(loc, "ghost_batch ", ghost,
+                             " must be 0 (whole batch) or divide the batch size ", in[0]);
+  int64_t groups = ghost ? in[0] / ghost : 1;
+  if (failed(checkChannelVector(loc, "weight", adaptor.getWeight(), {in[1]})) ||
+      failed(checkChannelVector(loc, "bias", adaptor.getBias(), {in[1]})) ||
+      failed(checkChannelVector(loc, "saved_mean", adaptor.getSavedMean(), {groups, in[1]})) ||
+      failed(checkChannelVector(loc, "saved_invstd", adaptor.getSavedInvstd(),
+                                {groups, in[1]})))
+    return failure();
+  inferred.push_back(input.getType());
+  return success();
+}
+
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *ctx,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,

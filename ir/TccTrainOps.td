@@ -14,6 +14,7 @@
 #define TCC_TRAIN_OPS_TD
 
 include "ir/TccDialect.td"
+include "ir/TccInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -109,7 +110,7 @@ def Tcc_ClipCoefficientOp : Tcc_Op<"clip_coefficient",
   let assemblyFormat = "$norm attr-dict `:` type($result)";
 }
 
-def Tcc_ScaleByOp : Tcc_Op<"scale_by", [Pure, InferTypeOpAdaptor]> {
+def Tcc_ScaleByOp : Tcc_Op<"scale_by", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "A tensor times a run-time f32 scalar";
   let description = [{
     ```mlir
@@ -126,7 +127,7 @@ def Tcc_ScaleByOp : Tcc_Op<"scale_by", [Pure, InferTypeOpAdaptor]> {
 //===----------------------------------------------------------------------===//
 
 def Tcc_SgdUpdateOp : Tcc_Op<"sgd_update",
-    [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate]> {
+    [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "One torch.optim.SGD step of one parameter";
   let description = [{
     With `lr = lr_scale * lr` and `wd = weight_decay`:
@@ -155,7 +156,7 @@ def Tcc_SgdUpdateOp : Tcc_Op<"sgd_update",
 }
 
 class Tcc_AdamLikeUpdateOp<string mnemonic, string summaryText, string formula>
-    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate]> {
+    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = summaryText;
   let description = formula # [{
 
@@ -199,7 +200,7 @@ def Tcc_LambUpdateOp : Tcc_AdamLikeUpdateOp<"lamb_update",
 //===----------------------------------------------------------------------===//
 
 def Tcc_EmaUpdateOp : Tcc_Op<"ema_update",
-    [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate]> {
+    [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Exponential moving average of a weight, every n steps";
   let description = [{
     `decay` is per step: when `(step + 1) % every == 0`,
@@ -218,7 +219,7 @@ def Tcc_EmaUpdateOp : Tcc_Op<"ema_update",
 }
 
 def Tcc_LookaheadUpdateOp : Tcc_Op<"lookahead_update",
-    [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate]> {
+    [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Lookahead (Zhang et al., 2019) on one parameter";
   let description = [{
     When `(step + 1) % every == 0`: `slow = alpha_t * slow + (1 - alpha_t) * fast`
@@ -349,8 +350,8 @@ def Tcc_MicroBatchesOp : Tcc_Op<"micro_batches",
 }
 
 def Tcc_YieldOp : Tcc_Op<"yield",
-    [Pure, Terminator, HasParent<"MicroBatchesOp">]> {
-  let summary = "The carried values and the summands of one micro-batch";
+    [Pure, Terminator, ParentOneOf<["MicroBatchesOp", "FusionGroupOp"]>]> {
+  let summary = "The values that leave a micro-batch or a fusion group";
   let description = [{
     ```mlir
     tcc.yield %new_mean, %grad_w : tensor<3xf32>, tensor<2x3xf32>

@@ -22,7 +22,10 @@ namespace {
 /// without "tcc-".
 constexpr llvm::StringLiteral kBnBiasElimination = "bn-bias-elimination";
 constexpr llvm::StringLiteral kPoolActivationReorder = "pool-activation-reorder";
-const mlir::StringRef kOptimizationPasses[] = {kBnBiasElimination, kPoolActivationReorder};
+constexpr llvm::StringLiteral kFusion = "fusion";
+constexpr llvm::StringLiteral kRecompute = "recompute";
+const mlir::StringRef kOptimizationPasses[] = {kBnBiasElimination, kPoolActivationReorder,
+                                               kFusion, kRecompute};
 } // namespace
 
 mlir::ArrayRef<mlir::StringRef> mlir::tcc::optimizationPassNames() { return kOptimizationPasses; }
@@ -36,6 +39,10 @@ void mlir::tcc::buildCompilePipeline(OpPassManager &pm,
     pm.addPass(createPoolActivationReorder());
   pm.addPass(createBuildTrainStep());
   pm.addPass(createCanonicalizerPass());
+  if (enabled(kFusion))
+    pm.addPass(createFusion());
+  if (enabled(kRecompute))
+    pm.addPass(createRecompute());
   pm.addPass(createPlanMemory());
 }
 

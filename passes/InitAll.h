@@ -38,7 +38,8 @@ void registerAllTccDialects(DialectRegistry &registry);
 void registerAllTccPasses();
 
 /// The passes from the frontend's IR to what the code generators walk:
-/// pool-activation-reorder, build-train-step, canonicalize, plan-memory
+/// bn-bias-elimination, pool-activation-reorder, build-train-step,
+/// canonicalize, fusion, recompute, plan-memory
 /// (docs/passes.md), less the optimization passes `options` disables.
 /// Registered as the pipeline `tcc-compile-pipeline`.
 void buildCompilePipeline(OpPassManager &pm,

@@ -1,13 +1,15 @@
-//===- MemoryPlan.h - The sizes tcc-plan-memory assigned --------*- C++ -*-===//
+//===- MemoryPlan.h - The step's memory plan, as an analysis ----*- C++ -*-===//
 //
-// Read back from the attributes of a planned module, for everyone who needs
-// the step's memory without walking the plan: the driver's memory-budget
-// check and its report.
+// The planner tcc-plan-memory records (PlanMode::Record) and tcc-recompute
+// asks "what is the peak if ..." of a step it is changing
+// (PlanMode::Measure), and the sizes read back from a planned module for
+// the driver's report.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_PASSES_MEMORYPLAN_H
 #define TCC_PASSES_MEMORYPLAN_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
@@ -29,6 +31,28 @@ struct MemoryPlanSizes {
 /// The sizes of a module that went through tcc-plan-memory; failure if it
 /// did not (no plan attributes).
 FailureOr<MemoryPlanSizes> readMemoryPlan(ModuleOp module);
+
+/// Whether planScratch writes its plan on the IR.
+enum class PlanMode {
+  Record,  ///< tcc.offsets, tcc.state_slots, tcc.workspace_offset on the ops
+           ///< and tcc.scratch_bytes on the function (tcc-plan-memory)
+  Measure, ///< nothing: the size only
+};
+
+/// Plans the scratch of a step function whose `tcc.state` arguments are
+/// state slots: each value from its op to its last reader (a value that
+/// replaces a state slot it could not overwrite in place, to the end),
+/// packed first fit; returns the bytes. Failure (with an error) for a bad
+/// tcc.workspace_bytes.
+FailureOr<int64_t> planScratch(func::FuncOp fn, PlanMode mode);
+
+/// The state arena: the `tcc.state` arguments of @train_step, each aligned,
+/// in order. Appends their offsets; returns its bytes.
+int64_t layOutState(func::FuncOp train, SmallVectorImpl<int64_t> &offsets);
+
+/// The sizes tcc-plan-memory would give `module` as it is now (nothing is
+/// written); failure without @train_step.
+FailureOr<MemoryPlanSizes> measureMemoryPlan(ModuleOp module);
 
 } // namespace mlir::tcc
 

@@ -14,12 +14,18 @@
 #define TCC_PASSES_PASSREPORT_H
 
 #include "ir/TccAttrNames.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir::tcc {
 
 /// Sets `key` = `value` in pass `pass`'s entry of the module's report.
 void recordPassResult(ModuleOp module, StringRef pass, StringRef key, Attribute value);
+
+/// The kernels one run of `step` launches: one per op or fusion group, a
+/// micro-batch loop's body once per micro-batch; constants and views
+/// (flatten, reshape: a new name for the same bytes) launch none.
+int64_t kernelsPerStep(func::FuncOp step);
 
 } // namespace mlir::tcc
 

@@ -82,6 +82,76 @@ def BuildTrainStep : Pass<"tcc-build-train-step", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect", "::mlir::arith::ArithDialect"];
 }
 
+def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
+  let summary = "Group ops that run as one kernel into tcc.fusion_group";
+  let description = [{
+    Runs on the step functions (and micro-batch loop bodies) after
+    `tcc-build-train-step`, so forward, backward and update ops alike can
+    join a group. Groups are formed from each op's FusionOpInterface kind,
+    greedily, in this order:
+
+    1. `norm_epilogue`: a `tcc.batch_norm` or `tcc.batch_norm_inference`
+       and the elementwise ops that consume its normalised result (an
+       activation, a residual add): the norm's kernel applies them to each
+       element before storing it.
+    2. `norm_backward_prologue`: the elementwise ops whose result only a
+       `tcc.batch_norm_backward` reads as its upstream gradient (the
+       activation's backward, the residual gradient's add): the backward
+       kernel computes each gradient element where it reads it.
+    3. `multi_tensor_update`: the step's `sgd_update`, `adamw_update`,
+       `ema_update` and `lookahead_update` ops (less any whose result is
+       read before the last of them): one multi-tensor kernel per run of
+       at most 64 updates (a kernel's arguments are bounded).
+    4. `elementwise`: chains of two or more elementwise ops over tensors of
+       one size: one loop.
+
+    An op joins only when every tensor it reads and writes has the group's
+    number of elements and is f32, and when the group can sit where its
+    last op was (every value leaving the group is read after that point
+    only). A value read only inside its group is not stored at all.
+
+    Report (`tcc.pass_report`): `groups`, `groups_by_kind`, `ops_fused`,
+    and `kernels_before` / `kernels_after`, the kernels one training step
+    launches.
+  }];
+  let dependentDialects = ["::mlir::tcc::TccDialect"];
+}
+
+def Recompute : Pass<"tcc-recompute", "::mlir::ModuleOp"> {
+  let summary = "Compute forward values again where the backward reads them, to save memory";
+  let description = [{
+    Runs on `@train_step` after `tcc-fusion`, before `tcc-plan-memory`, and
+    asks the memory plan (passes/MemoryPlan.h, in Measure mode) what each
+    change does to the planned step: state, the larger scratch arena of
+    the two steps, and one batch.
+
+    Free, always: a batch norm's normalised result that the backward reads
+    only in the `norm_backward_prologue` group of the same norm (the
+    activation's backward) is recomputed there, per element, by a
+    `tcc.batch_norm_apply` from the norm's input and saved statistics,
+    which that kernel reads anyway. No kernel and no memory traffic are
+    added; the normalised tensor no longer reaches memory. Nothing else is
+    recomputed without a budget.
+
+    Under `train.memory_budget` (bytes; `tcc compile --memory-budget`):
+    while the planned step is over the budget, a value whose readers have a
+    gap between them is computed again before the readers after the widest
+    gap, which then read the copy. Candidates are tried cheapest first —
+    batch-norm applies, elementwise ops and groups, dropout (recomputed from
+    its saved seed), then pooling, then convolutions and matmuls — and the
+    largest first within a class; a recompute stays only if the planned
+    scratch shrinks. If the step is still over the budget when every
+    candidate was tried, the pass fails with the smallest size it reached.
+    Recomputed values are bit-identical to the kept ones.
+
+    Report (`tcc.pass_report`): `values` (how many were recomputed),
+    `free` and `for_budget` (the model nodes, by kind of recompute),
+    `kernels_added`, `bytes_saved`, and `peak_bytes_before` /
+    `peak_bytes_after` (the planned step's bytes).
+  }];
+  let dependentDialects = ["::mlir::tcc::TccDialect"];
+}
+
 def PlanMemory : Pass<"tcc-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Assign every tensor of the step functions a place in memory";
   let description = [{
@@ -113,6 +183,12 @@ def PlanMemory : Pass<"tcc-plan-memory", "::mlir::ModuleOp"> {
     op. It may share bytes with any value not live at the op and with other
     ops' workspaces; `tcc.scratch_bytes` counts it. Another value (negative,
     not an i64, over 2^48) is an error.
+
+    Fusion groups (`tcc.fusion_group`) are planned as one op: their results
+    get memory, the values their bodies define and do not yield get none. A
+    group's result is written in place when the op inside that yields it
+    qualifies as above (InPlaceStateUpdate, reads the slot, and no other op
+    of the group reads the slot).
 
     Views: the result of `tcc.flatten` or `tcc.reshape` whose input has
     scratch memory of the same block (not a function or loop-body argument,

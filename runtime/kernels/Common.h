@@ -28,6 +28,24 @@ namespace tcc::rt::kernels {
 /// float and double tensors.
 using acc_t = double;
 
+/// `v`, rounded to T as if a kernel had stored it and the next one loaded
+/// it. A fused loop (codegen/CpuFusion.cpp) passes each op's value through
+/// this on its way to the next op: the C++ compiler contracts a multiply
+/// and an add into one FMA wherever it sees both (-ffp-contract=fast, GCC's
+/// default, with -march=native), and across two ops that would round once
+/// where their separate kernels round twice. The empty asm hides where the
+/// value came from; it emits no instruction.
+template <class T> inline T as_stored(T v) {
+#if defined(__GNUC__) && defined(__x86_64__)
+  asm("" : "+x"(v));
+#elif defined(__GNUC__) && defined(__aarch64__)
+  asm("" : "+w"(v));
+#elif defined(__GNUC__)
+  asm("" : "+m"(v));
+#endif
+  return v;
+}
+
 namespace detail {
 
 /// Sum of term(i) for i in [0, n), in double. Chunks of a fixed size are

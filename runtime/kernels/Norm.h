@@ -33,6 +33,52 @@
 
 namespace tcc::rt::kernels {
 
+namespace detail {
+
+/// A batch norm's per-channel affine map, y = x * scale + shift, from the
+/// statistics as saved (rounded to T): the training forward and
+/// batch_norm_apply (a recompute of it) both use this, so they agree bit
+/// for bit.
+struct NormAffine {
+  acc_t scale, shift;
+};
+template <class T>
+inline NormAffine norm_affine(T mean, T invstd, const T *weight, const T *bias,
+                              int64_t c) {
+  const acc_t scale = acc_t(invstd) * (weight ? acc_t(weight[c]) : 1.0);
+  return {scale, (bias ? acc_t(bias[c]) : 0.0) - acc_t(mean) * scale};
+}
+
+/// x * scale + shift rounded to T, with one rounding in acc_t wherever it
+/// is computed: a fused multiply-add where the target has one (as the
+/// compiler would contract it), else a product kept from contraction.
+template <class T> inline T affine(T x, acc_t scale, acc_t shift) {
+#if defined(__FMA__) || defined(__aarch64__)
+  return T(std::fma(acc_t(x), scale, shift));
+#else
+  return T(as_stored(acc_t(x) * scale) + shift);
+#endif
+}
+
+/// store(k, x[k] * scale + shift) for k in [k0, k0 + n), in chunks: the
+/// normalisation of a chunk is one vectorisable loop into a local array,
+/// whatever `store` does with it afterwards (an epilogue's activation).
+template <class T, class Store>
+inline void normalize_row(int64_t k0, int64_t n, const T *x, acc_t scale,
+                          acc_t shift, Store &store) {
+  constexpr int64_t kChunk = 256;
+  T y[kChunk];
+  for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
+    const int64_t m = std::min(kChunk, n - j0);
+    for (int64_t j = 0; j < m; ++j)
+      y[j] = affine(x[k0 + j0 + j], scale, shift);
+    for (int64_t j = 0; j < m; ++j)
+      store(k0 + j0 + j, y[j]);
+  }
+}
+
+} // namespace detail
+
 struct BatchNormShape {
   int64_t n, c;
   int64_t hw = 1;    ///< spatial size (h*w); 1 for [n, C]
@@ -41,15 +87,17 @@ struct BatchNormShape {
   int64_t num_groups() const { return n / group_size(); }
 };
 
-/// Training forward. Writes y [n, C, hw], saved_mean and saved_invstd
-/// [num_groups, C]; updates running_mean / running_var [C] in place when they
-/// are not nullptr. weight / bias may be nullptr.
-template <class T>
-void batch_norm_forward_train(const BatchNormShape &s, const T *x,
-                              const T *weight, const T *bias, double eps,
-                              double momentum, T *y, T *saved_mean,
-                              T *saved_invstd, T *running_mean,
-                              T *running_var) {
+/// Training forward. Hands each normalised element to `store(k, y_k)` (k
+/// the flat index into [n, C, hw]; a fused epilogue, or a store into y);
+/// writes saved_mean and saved_invstd [num_groups, C]; updates
+/// running_mean / running_var [C] in place when they are not nullptr.
+/// weight / bias may be nullptr.
+template <class T, class Store>
+void batch_norm_forward_train_with(const BatchNormShape &s, const T *x,
+                                   const T *weight, const T *bias, double eps,
+                                   double momentum, Store store, T *saved_mean,
+                                   T *saved_invstd, T *running_mean,
+                                   T *running_var) {
   const int64_t G = s.group_size(), groups = s.num_groups(), C = s.c;
   const int64_t hw = s.hw, cnt = G * hw;
   const acc_t unbias = cnt > 1 ? acc_t(cnt) / acc_t(cnt - 1) : acc_t(1);
@@ -79,14 +127,12 @@ void batch_norm_forward_train(const BatchNormShape &s, const T *x,
       meanSum += mean;
       varSum += var * unbias;
 
-      const acc_t scale = invstd * (weight ? acc_t(weight[c]) : 1.0);
-      const acc_t shift = (bias ? acc_t(bias[c]) : 0.0) - mean * scale;
-      for (int64_t i = g * G; i < (g + 1) * G; ++i) {
-        const T *xp = x + (i * C + c) * hw;
-        T *yp = y + (i * C + c) * hw;
-        for (int64_t j = 0; j < hw; ++j)
-          yp[j] = T(acc_t(xp[j]) * scale + shift);
-      }
+      // Normalised with the statistics as saved, as the backward and a
+      // recompute (batch_norm_apply) see them.
+      const detail::NormAffine a =
+          detail::norm_affine(T(mean), T(invstd), weight, bias, c);
+      for (int64_t i = g * G; i < (g + 1) * G; ++i)
+        detail::normalize_row((i * C + c) * hw, hw, x, a.scale, a.shift, store);
     }
     if (running_mean)
       running_mean[c] = T((1.0 - momentum) * acc_t(running_mean[c]) +
@@ -97,14 +143,65 @@ void batch_norm_forward_train(const BatchNormShape &s, const T *x,
   }
 }
 
-/// Inference forward with the running statistics:
-/// y = (x - running_mean) / sqrt(running_var + eps) * weight + bias.
-/// s.ghost is ignored. weight / bias may be nullptr.
+/// Training forward, writing y [n, C, hw].
 template <class T>
-void batch_norm_forward_inference(const BatchNormShape &s, const T *x,
-                                  const T *weight, const T *bias,
-                                  const T *running_mean, const T *running_var,
-                                  double eps, T *y) {
+void batch_norm_forward_train(const BatchNormShape &s, const T *x,
+                              const T *weight, const T *bias, double eps,
+                              double momentum, T *y, T *saved_mean,
+                              T *saved_invstd, T *running_mean,
+                              T *running_var) {
+  batch_norm_forward_train_with(
+      s, x, weight, bias, eps, momentum, [y](int64_t k, T v) { y[k] = v; },
+      saved_mean, saved_invstd, running_mean, running_var);
+}
+
+/// The normalised x of a training forward, again, from the statistics it
+/// saved: each element handed to `store(k, y_k)`, bit-identical to what
+/// batch_norm_forward_train_with handed over (tcc.batch_norm_apply).
+template <class T, class Store>
+void batch_norm_apply_with(const BatchNormShape &s, const T *x, const T *weight,
+                           const T *bias, const T *saved_mean,
+                           const T *saved_invstd, Store store) {
+  const int64_t G = s.group_size(), C = s.c, hw = s.hw;
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int64_t i = 0; i < s.n; ++i) {
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t gc = (i / G) * C + c;
+      const detail::NormAffine a =
+          detail::norm_affine(saved_mean[gc], saved_invstd[gc], weight, bias, c);
+      detail::normalize_row((i * C + c) * hw, hw, x, a.scale, a.shift, store);
+    }
+  }
+}
+
+/// batch_norm_apply_with, writing y [n, C, hw].
+template <class T>
+void batch_norm_apply(const BatchNormShape &s, const T *x, const T *weight,
+                      const T *bias, const T *saved_mean, const T *saved_invstd,
+                      T *y) {
+  batch_norm_apply_with(s, x, weight, bias, saved_mean, saved_invstd,
+                        [y](int64_t k, T v) { y[k] = v; });
+}
+
+/// One element of batch_norm_apply: x at channel c of the statistics row
+/// `mean`, `invstd` (a backward prologue recomputing it where it reads it).
+template <class T>
+inline T batch_norm_apply_at(T x, T mean, T invstd, const T *weight,
+                             const T *bias, int64_t c) {
+  const detail::NormAffine a = detail::norm_affine(mean, invstd, weight, bias, c);
+  return detail::affine(x, a.scale, a.shift);
+}
+
+/// Inference forward with the running statistics:
+/// y = (x - running_mean) / sqrt(running_var + eps) * weight + bias, each
+/// element handed to `store(k, y_k)`. s.ghost is ignored. weight / bias may
+/// be nullptr.
+template <class T, class Store>
+void batch_norm_forward_inference_with(const BatchNormShape &s, const T *x,
+                                       const T *weight, const T *bias,
+                                       const T *running_mean,
+                                       const T *running_var, double eps,
+                                       Store store) {
   const int64_t C = s.c, hw = s.hw;
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t i = 0; i < s.n; ++i) {
@@ -113,12 +210,19 @@ void batch_norm_forward_inference(const BatchNormShape &s, const T *x,
       const acc_t scale = invstd * (weight ? acc_t(weight[c]) : 1.0);
       const acc_t shift =
           (bias ? acc_t(bias[c]) : 0.0) - acc_t(running_mean[c]) * scale;
-      const T *xp = x + (i * C + c) * hw;
-      T *yp = y + (i * C + c) * hw;
-      for (int64_t j = 0; j < hw; ++j)
-        yp[j] = T(acc_t(xp[j]) * scale + shift);
+      detail::normalize_row((i * C + c) * hw, hw, x, scale, shift, store);
     }
   }
+}
+
+/// Inference forward, writing y [n, C, hw].
+template <class T>
+void batch_norm_forward_inference(const BatchNormShape &s, const T *x,
+                                  const T *weight, const T *bias,
+                                  const T *running_mean, const T *running_var,
+                                  double eps, T *y) {
+  batch_norm_forward_inference_with(s, x, weight, bias, running_mean, running_var,
+                                    eps, [y](int64_t k, T v) { y[k] = v; });
 }
 
 /// Training backward, with the batch statistics as functions of x. Per group
@@ -127,11 +231,16 @@ void batch_norm_forward_inference(const BatchNormShape &s, const T *x,
 ///   dweight = sum over all groups of sum(dy * xhat)
 ///   dbias   = sum over all groups of sum(dy)
 /// (means over the group's cnt elements). Any of dx / dweight / dbias may be
-/// nullptr (not computed); weight may be nullptr (1).
-template <class T>
-void batch_norm_backward(const BatchNormShape &s, const T *dy, const T *x,
-                         const T *weight, const T *saved_mean,
-                         const T *saved_invstd, T *dx, T *dweight, T *dbias) {
+/// nullptr (not computed); weight may be nullptr (1). dy is read through
+/// `dyAt(k, gc)` (k the flat index into [n, C, hw], gc = g * C + c the row
+/// of the statistics) once per element, where a
+/// fused prologue computes it; it is kept in dx (when computed) between the
+/// two passes, so it needs no memory of its own.
+template <class T, class DyAt>
+void batch_norm_backward_with(const BatchNormShape &s, DyAt dyAt, const T *x,
+                              const T *weight, const T *saved_mean,
+                              const T *saved_invstd, T *dx, T *dweight,
+                              T *dbias) {
   const int64_t G = s.group_size(), groups = s.num_groups(), C = s.c;
   const int64_t hw = s.hw, cnt = G * hw;
 #pragma omp parallel for schedule(static)
@@ -142,11 +251,13 @@ void batch_norm_backward(const BatchNormShape &s, const T *dy, const T *x,
       const acc_t invstd = saved_invstd[g * C + c];
       acc_t sumDy = 0, sumDyXhat = 0;
       for (int64_t i = g * G; i < (g + 1) * G; ++i) {
-        const T *xp = x + (i * C + c) * hw;
-        const T *dyp = dy + (i * C + c) * hw;
+        const int64_t k0 = (i * C + c) * hw;
         for (int64_t j = 0; j < hw; ++j) {
-          sumDy += dyp[j];
-          sumDyXhat += acc_t(dyp[j]) * (acc_t(xp[j]) - mean);
+          const T dy = dyAt(k0 + j, g * C + c);
+          if (dx)
+            dx[k0 + j] = dy;
+          sumDy += dy;
+          sumDyXhat += acc_t(dy) * (acc_t(x[k0 + j]) - mean);
         }
       }
       sumDyXhat *= invstd;
@@ -156,12 +267,10 @@ void batch_norm_backward(const BatchNormShape &s, const T *dy, const T *x,
         const acc_t w = weight ? acc_t(weight[c]) : 1.0;
         const acc_t k1 = sumDy / acc_t(cnt), k2 = sumDyXhat / acc_t(cnt);
         for (int64_t i = g * G; i < (g + 1) * G; ++i) {
-          const T *xp = x + (i * C + c) * hw;
-          const T *dyp = dy + (i * C + c) * hw;
-          T *dxp = dx + (i * C + c) * hw;
+          const int64_t k0 = (i * C + c) * hw;
           for (int64_t j = 0; j < hw; ++j) {
-            const acc_t xhat = (acc_t(xp[j]) - mean) * invstd;
-            dxp[j] = T(w * invstd * (acc_t(dyp[j]) - k1 - xhat * k2));
+            const acc_t xhat = (acc_t(x[k0 + j]) - mean) * invstd;
+            dx[k0 + j] = T(w * invstd * (acc_t(dx[k0 + j]) - k1 - xhat * k2));
           }
         }
       }
@@ -171,6 +280,15 @@ void batch_norm_backward(const BatchNormShape &s, const T *dy, const T *x,
     if (dbias)
       dbias[c] = T(dbSum);
   }
+}
+
+/// Training backward, reading dy [n, C, hw].
+template <class T>
+void batch_norm_backward(const BatchNormShape &s, const T *dy, const T *x,
+                         const T *weight, const T *saved_mean,
+                         const T *saved_invstd, T *dx, T *dweight, T *dbias) {
+  batch_norm_backward_with(s, [dy](int64_t k, int64_t) { return dy[k]; }, x, weight,
+                           saved_mean, saved_invstd, dx, dweight, dbias);
 }
 
 /// Layer norm forward over rows of x [outer, inner]:

@@ -43,6 +43,27 @@
 
 namespace tcc::rt::kernels {
 
+// Each update is an element function (`*_element`) that the per-tensor
+// kernels below map over n elements and the multi-tensor kernel
+// (MultiTensor.h) runs for many tensors in one loop nest: the same math, so
+// the two give the same bits.
+
+/// The SGD step of element i. momentum_buf may be nullptr when momentum == 0.
+template <class T>
+inline void sgd_element(int64_t i, T *param, const T *grad, T *momentum_buf,
+                        double lr, double momentum, double dampening,
+                        double weight_decay, bool nesterov, bool first_step) {
+  double g = double(grad[i]) + weight_decay * double(param[i]);
+  if (momentum != 0.0) {
+    const double buf = first_step ? g
+                                  : momentum * double(momentum_buf[i]) +
+                                        (1.0 - dampening) * g;
+    momentum_buf[i] = T(buf);
+    g = nesterov ? g + momentum * buf : buf;
+  }
+  param[i] = T(double(param[i]) - lr * g);
+}
+
 /// One SGD step. momentum_buf [n] may be nullptr when momentum == 0.
 /// `first_step`: the momentum buffer does not exist yet (PyTorch initialises
 /// it to g).
@@ -51,17 +72,34 @@ void sgd_step(int64_t n, T *param, const T *grad, T *momentum_buf, double lr,
               double momentum, double dampening, double weight_decay,
               bool nesterov, bool first_step) {
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    double g = double(grad[i]) + weight_decay * double(param[i]);
-    if (momentum != 0.0) {
-      const double buf = first_step ? g
-                                    : momentum * double(momentum_buf[i]) +
-                                          (1.0 - dampening) * g;
-      momentum_buf[i] = T(buf);
-      g = nesterov ? g + momentum * buf : buf;
-    }
-    param[i] = T(double(param[i]) - lr * g);
-  }
+  for (int64_t i = 0; i < n; ++i)
+    sgd_element(i, param, grad, momentum_buf, lr, momentum, dampening,
+                weight_decay, nesterov, first_step);
+}
+
+/// AdamW's per-step constants for step t >= 1.
+struct AdamwFactors {
+  double stepSize = 0, decay = 0, bc2Sqrt = 0;
+  AdamwFactors() = default;
+  AdamwFactors(double lr, double beta1, double beta2, double weight_decay,
+               int64_t step)
+      : stepSize(lr / (1.0 - std::pow(beta1, double(step)))),
+        decay(1.0 - lr * weight_decay),
+        bc2Sqrt(std::sqrt(1.0 - std::pow(beta2, double(step)))) {}
+};
+
+/// The AdamW step of element i.
+template <class T>
+inline void adamw_element(int64_t i, T *param, const T *grad, T *exp_avg,
+                          T *exp_avg_sq, const AdamwFactors &f, double beta1,
+                          double beta2, double eps) {
+  const double g = grad[i];
+  const double p = double(param[i]) * f.decay;
+  const double m = beta1 * double(exp_avg[i]) + (1.0 - beta1) * g;
+  const double v = beta2 * double(exp_avg_sq[i]) + (1.0 - beta2) * g * g;
+  exp_avg[i] = T(m);
+  exp_avg_sq[i] = T(v);
+  param[i] = T(p - f.stepSize * m / (std::sqrt(v) / f.bc2Sqrt + eps));
 }
 
 /// One AdamW step; `step` = t >= 1, counting this step.
@@ -69,19 +107,10 @@ template <class T>
 void adamw_step(int64_t n, T *param, const T *grad, T *exp_avg, T *exp_avg_sq,
                 double lr, double beta1, double beta2, double eps,
                 double weight_decay, int64_t step) {
-  const double bc1 = 1.0 - std::pow(beta1, double(step));
-  const double bc2Sqrt = std::sqrt(1.0 - std::pow(beta2, double(step)));
-  const double stepSize = lr / bc1, decay = 1.0 - lr * weight_decay;
+  const AdamwFactors f(lr, beta1, beta2, weight_decay, step);
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    const double g = grad[i];
-    const double p = double(param[i]) * decay;
-    const double m = beta1 * double(exp_avg[i]) + (1.0 - beta1) * g;
-    const double v = beta2 * double(exp_avg_sq[i]) + (1.0 - beta2) * g * g;
-    exp_avg[i] = T(m);
-    exp_avg_sq[i] = T(v);
-    param[i] = T(p - stepSize * m / (std::sqrt(v) / bc2Sqrt + eps));
-  }
+  for (int64_t i = 0; i < n; ++i)
+    adamw_element(i, param, grad, exp_avg, exp_avg_sq, f, beta1, beta2, eps);
 }
 
 /// LAMB, part 1: updates exp_avg / exp_avg_sq, writes the update direction u
@@ -148,24 +177,35 @@ void clip_grad_norm_coefficient(int64_t count, const T *sq_norms,
   *coef = T(std::min(1.0, max_norm / (total + 1e-6)));
 }
 
+/// ema[i] = decay * ema[i] + (1 - decay) * param[i].
+template <class T>
+inline void ema_element(int64_t i, double decay, const T *param, T *ema) {
+  ema[i] = T(decay * double(ema[i]) + (1.0 - decay) * double(param[i]));
+}
+
 /// ema = decay * ema + (1 - decay) * param.
 template <class T>
 void ema_update(int64_t n, double decay, const T *param, T *ema) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i)
-    ema[i] = T(decay * double(ema[i]) + (1.0 - decay) * double(param[i]));
+    ema_element(i, decay, param, ema);
+}
+
+/// slow[i] += alpha * (fast[i] - slow[i]); fast[i] = slow[i].
+template <class T>
+inline void lookahead_element(int64_t i, double alpha, T *fast, T *slow) {
+  const double sl = slow[i];
+  const T s = T(sl + alpha * (double(fast[i]) - sl));
+  slow[i] = s;
+  fast[i] = s;
 }
 
 /// slow += alpha * (fast - slow); fast = slow.
 template <class T>
 void lookahead_update(int64_t n, double alpha, T *fast, T *slow) {
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    const double sl = slow[i];
-    const T s = T(sl + alpha * (double(fast[i]) - sl));
-    slow[i] = s;
-    fast[i] = s;
-  }
+  for (int64_t i = 0; i < n; ++i)
+    lookahead_element(i, alpha, fast, slow);
 }
 
 } // namespace tcc::rt::kernels

@@ -207,8 +207,8 @@ std::string helpText(const std::string &program, const OptionDefaults &d) {
                     "still spans --epochs; default: no limit)");
   line("--batch-size N", "must equal the compiled batch size (default: " +
                              std::to_string(d.batchSize) +
-                             "; to change it, edit train.batch_size and run "
-                             "`tcc compile` again)");
+                             "; to change it, recompile with `tcc compile "
+                             "MODEL.json --batch-size N`)");
   line("--seed S", "seed of initialisation, shuffling and augmentation "
                    "(default: " + std::to_string(d.seed) +
                        "; with --resume: the checkpoint's)");

@@ -173,8 +173,8 @@ int Run::run(const std::vector<std::string> &args) {
     fail("--batch-size " + std::to_string(*opts.batchSize) +
          " differs from the batch size " + std::to_string(info.batchSize) +
          " this trainer was compiled for; the step is compiled for one batch "
-         "size: set train.batch_size in the model's JSON and run `tcc "
-         "compile` again");
+         "size: recompile with `tcc compile MODEL.json --batch-size " +
+         std::to_string(*opts.batchSize) + "` (or set train.batch_size in the model)");
   checkTargets();
   loadData(recipe);
 

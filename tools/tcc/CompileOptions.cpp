@@ -7,6 +7,7 @@
 #include "passes/InitAll.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -21,7 +22,7 @@ namespace {
 const std::vector<std::string> kOptions = {
     "-o",          "--output",        "--emit",       "--target", "--march",
     "--precision", "--memory-budget", "--tuning-db",  "--report", "--help",
-    "--disable-pass"};
+    "--disable-pass", "--explain", "--batch-size"};
 
 /// A -march value for the C++ compiler: a plain word, so that it cannot
 /// smuggle another option in.
@@ -159,16 +160,25 @@ Options:
   --precision=P          fp32 | fp16-mixed | bf16-mixed; overrides
                          train.precision of the model (only fp32 is
                          implemented: another precision warns and runs fp32)
+  --batch-size=N         samples per training step; overrides
+                         train.batch_size of the model (the step is compiled
+                         for one batch size)
   --memory-budget=SIZE   memory the step may use, e.g. 8GiB, 512MiB, 2GB or
-                         a byte count; overrides train.memory_budget (checked
-                         against the memory plan; recompute to fit it is not
-                         implemented yet)
+                         a byte count; overrides train.memory_budget: forward
+                         values are recomputed in the backward until the
+                         planned step fits, or the compile fails with the
+                         smallest size it can plan
   --tuning-db=FILE       algorithm choices measured by 'tcc tune' (cuda
                          target only)
   --disable-pass=NAME    leave out an optimization pass (repeatable): )" +
          passNames() + R"(
                          (docs/passes.md)
   --report=FILE          write a JSON report of the compilation
+                         (docs/report.md)
+  --explain              print what the compilation did, for a reader: the
+                         passes and their results, the kernels of the
+                         training step and its fused groups, the memory
+                         plan (on stderr, after the outputs are written)
   -h, --help             show this help
 
 Outputs are written only when compilation succeeds, and atomically.
@@ -194,6 +204,14 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
       name = arg.substr(0, eq);
       value = arg.substr(eq + 1);
       hasValue = true;
+    }
+    if (name == "--explain") {
+      if (hasValue) {
+        error = "--explain takes no value; remove '=" + value + "'";
+        return ParseResult::Error;
+      }
+      options.explain = true;
+      continue;
     }
     if (std::find(kOptions.begin(), kOptions.end(), name) == kOptions.end()) {
       std::string hint = frontend::closestMatch(name, kOptions);
@@ -252,6 +270,14 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
         return ParseResult::Error;
       }
       options.memoryBudget = bytes;
+    } else if (name == "--batch-size") {
+      char *end = nullptr;
+      long long n = std::strtoll(value.c_str(), &end, 10);
+      if (*end != '\0' || n < 1) {
+        error = "--batch-size=" + value + ": expected a positive integer";
+        return ParseResult::Error;
+      }
+      options.batchSize = n;
     } else if (name == "--tuning-db") {
       options.tuningDb = value;
     } else if (name == "--report") {

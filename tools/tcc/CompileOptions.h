@@ -4,6 +4,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -21,8 +23,10 @@ struct CompileOptions {
   bool marchGiven = false;
   std::optional<std::string> precision; ///< overrides train.precision
   std::optional<int64_t> memoryBudget;  ///< bytes; overrides train.memory_budget
+  std::optional<int64_t> batchSize;     ///< overrides train.batch_size
   std::optional<std::string> tuningDb;
   std::optional<std::string> report;
+  bool explain = false;       ///< --explain: what the compilation did, readable
   /// --disable-pass (repeatable): optimization passes to leave out.
   std::vector<std::string> disabledPasses;
 };
@@ -50,6 +54,11 @@ struct CompileFacts {
 /// the precision actually used.
 std::string compileReport(mlir::ModuleOp model, mlir::ModuleOp planned,
                           const CompileOptions &options, const CompileFacts &facts);
+nlohmann::json compileReportJson(mlir::ModuleOp model, mlir::ModuleOp planned,
+                                 const CompileOptions &options, const CompileFacts &facts);
+
+/// The text of --explain: the report (docs/report.md) for a reader.
+std::string explainCompile(const nlohmann::json &report);
 
 } // namespace tcc
 

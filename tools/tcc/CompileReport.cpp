@@ -4,8 +4,11 @@
 
 #include "codegen/Codegen.h"
 #include "ir/TccAttrNames.h"
+#include "ir/TccOps.h"
 #include "passes/MemoryPlan.h"
+#include "passes/PassReport.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -27,13 +30,68 @@ std::map<std::string, int64_t> countOps(func::FuncOp fn) {
   return ops;
 }
 
+/// The model node an op comes from: the name the frontend put in its
+/// location (backward ops keep their forward op's), or null.
+nlohmann::json nodeOf(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (nlohmann::json node = nodeOf(inner); !node.is_null())
+        return node;
+  return nullptr;
+}
+
+/// Every op of `fn` that runs, in order (constants, loops and terminators
+/// left out): its name, model node, fusion kind, the element type of its
+/// first result, and the index of its fusion group (null if none). Groups
+/// are numbered in order of appearance.
+nlohmann::json opList(func::FuncOp fn) {
+  nlohmann::json ops = nlohmann::json::array();
+  if (!fn)
+    return ops;
+  DenseMap<Operation *, int64_t> groupIndex;
+  fn.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<mlir::tcc::FusionGroupOp>(op)) {
+      groupIndex.try_emplace(op, static_cast<int64_t>(groupIndex.size()));
+      return;
+    }
+    if (isa<func::FuncOp, arith::ConstantOp, mlir::tcc::MicroBatchesOp>(op) ||
+        op->hasTrait<OpTrait::IsTerminator>())
+      return;
+    nlohmann::json entry;
+    entry["op"] = op->getName().stripDialect().str();
+    entry["node"] = nodeOf(op->getLoc());
+    entry["kind"] = mlir::tcc::stringifyFusionKind(mlir::tcc::fusionKindOf(op)).str();
+    entry["dtype"] = nullptr;
+    if (op->getNumResults() > 0)
+      if (auto shaped = dyn_cast<ShapedType>(op->getResult(0).getType())) {
+        std::string dtype;
+        llvm::raw_string_ostream os(dtype);
+        shaped.getElementType().print(os);
+        entry["dtype"] = dtype;
+      }
+    entry["group"] = nullptr;
+    if (auto group = op->getParentOfType<mlir::tcc::FusionGroupOp>()) {
+      entry["group"] = groupIndex.lookup(group);
+      entry["group_kind"] = group.getKind().str();
+    }
+    ops.push_back(entry);
+  });
+  return ops;
+}
+
 } // namespace
 
 namespace tcc {
 
-std::string compileReport(ModuleOp model, ModuleOp planned,
-                               const CompileOptions &options,
-                               const CompileFacts &facts) {
+std::string compileReport(ModuleOp model, ModuleOp planned, const CompileOptions &options,
+                          const CompileFacts &facts) {
+  return compileReportJson(model, planned, options, facts).dump(2) + "\n";
+}
+
+nlohmann::json compileReportJson(ModuleOp model, ModuleOp planned,
+                                 const CompileOptions &options, const CompileFacts &facts) {
   nlohmann::json report;
   report["model"] = options.model;
   if (auto name = model->getAttrOfType<StringAttr>(mlir::tcc::kModelAttr))
@@ -78,7 +136,6 @@ std::string compileReport(ModuleOp model, ModuleOp planned,
   report["parameters"] = parameters;
   report["trainable_parameters"] = trainable;
   report["buffer_elements"] = buffers;
-  report["ops"] = countOps(forward);
 
   if (FailureOr<::mlir::tcc::MemoryPlanSizes> plan = ::mlir::tcc::readMemoryPlan(planned);
       succeeded(plan)) {
@@ -87,8 +144,23 @@ std::string compileReport(ModuleOp model, ModuleOp planned,
                                {"eval_step", plan->evalScratchBytes}};
     report["batch_bytes"] = plan->batchBytes;
     report["step_bytes"] = plan->stepBytes();
+    // The plan is static: what the step holds at once is all of it.
+    report["peak_bytes"] = plan->stepBytes();
   }
-  report["train_step_ops"] = countOps(planned.lookupSymbol<func::FuncOp>("train_step"));
+  auto trainStep = planned.lookupSymbol<func::FuncOp>("train_step");
+  report["op_counts"] = {{"forward", countOps(forward)}, {"train_step", countOps(trainStep)}};
+  report["ops"] = {{"train_step", opList(trainStep)},
+                   {"eval_step", opList(planned.lookupSymbol<func::FuncOp>("eval_step"))}};
+  // The kernels one training step launches, as tcc-fusion found them before
+  // grouping (the same count when it did not run) and as planned.
+  if (trainStep) {
+    int64_t after = ::mlir::tcc::kernelsPerStep(trainStep), before = after;
+    if (auto passes = planned->getAttrOfType<DictionaryAttr>(mlir::tcc::kPassReportAttr))
+      if (auto fusion = passes.getAs<DictionaryAttr>("fusion"))
+        if (auto count = fusion.getAs<IntegerAttr>("kernels_before"))
+          before = count.getInt();
+    report["kernels_per_step"] = {{"before_fusion", before}, {"after_fusion", after}};
+  }
   if (auto train = model->getAttrOfType<DictionaryAttr>(mlir::tcc::kTrainAttr))
     if (auto budget = train.getAs<IntegerAttr>("memory_budget"))
       report["memory_budget"] = budget.getInt();
@@ -101,7 +173,7 @@ std::string compileReport(ModuleOp model, ModuleOp planned,
     report["passes"] = nlohmann::json::parse(::mlir::tcc::attributeToJson(passes));
   report["disabled_passes"] = options.disabledPasses;
   report["warnings"] = facts.warnings;
-  return report.dump(2) + "\n";
+  return report;
 }
 
 } // namespace tcc

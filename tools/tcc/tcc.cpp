@@ -27,6 +27,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <unistd.h>
@@ -143,12 +144,11 @@ void checkScheduleSpan(const ::tcc::frontend::ModelSpec &spec,
                     " are never used");
 }
 
-/// The memory budget is checked against the memory plan: there is no
-/// recompute pass yet to bring a step under it.
+/// The recompute pass fits the step into the budget or fails; without it
+/// (--disable-pass=recompute) the budget is still checked against the plan.
 mlir::LogicalResult checkMemoryBudget(const ::tcc::frontend::ModelSpec &spec,
                                       const tcc::CompileOptions &options,
-                                      ModuleOp planned, tcc::CompileFacts &facts,
-                                      std::string &error) {
+                                      ModuleOp planned, std::string &error) {
   if (!spec.train.contains("memory_budget") || spec.train["memory_budget"].is_null())
     return mlir::success();
   int64_t budget = spec.train["memory_budget"].get<int64_t>();
@@ -158,19 +158,15 @@ mlir::LogicalResult checkMemoryBudget(const ::tcc::frontend::ModelSpec &spec,
     return mlir::failure();
   }
   int64_t needed = plan->stepBytes();
+  if (needed <= budget)
+    return mlir::success();
   std::string setting = options.memoryBudget ? "--memory-budget" : "train.memory_budget";
-  if (needed > budget) {
-    error = options.model + ": " + setting + " " + mebibytes(budget) +
-            " is less than the step needs (" + mebibytes(needed) +
-            ": state, the larger scratch arena, and the data batches); recompute "
-            "to fit a budget is not implemented yet: raise the budget or make the "
-            "batch smaller";
-    return mlir::failure();
-  }
-  warn(facts, setting + " " + mebibytes(budget) +
-                  " is checked, not acted on (no recompute pass yet): the step "
-                  "needs " + mebibytes(needed) + " and fits");
-  return mlir::success();
+  error = options.model + ": " + setting + " " + mebibytes(budget) +
+          " is less than the step needs (" + mebibytes(needed) +
+          ": state, the larger scratch arena, and the data batches) and "
+          "--disable-pass=recompute keeps every value: enable recompute, raise "
+          "the budget or make the batch smaller";
+  return mlir::failure();
 }
 
 bool emitSource(const mlir::tcc::Target &target, ModuleOp module, llvm::raw_ostream &os,
@@ -192,16 +188,20 @@ std::string printModule(ModuleOp module) {
   return text;
 }
 
-/// The --report file, written last: only a compilation whose outputs were
-/// all written gets one.
+/// The --report file and the --explain text, last: only a compilation
+/// whose outputs were all written gets them. The explanation goes to stderr
+/// because stdout may hold the output (--emit=mlir).
 int writeReport(ModuleOp model, ModuleOp planned, const tcc::CompileOptions &options,
                 const tcc::CompileFacts &facts) {
+  if (!options.report && !options.explain)
+    return 0;
+  nlohmann::json report = tcc::compileReportJson(model, planned, options, facts);
   std::string error;
   if (options.report &&
-      !tcc::writeFileAtomically(*options.report,
-                                tcc::compileReport(model, planned, options, facts),
-                                error))
+      !tcc::writeFileAtomically(*options.report, report.dump(2) + "\n", error))
     return fail(error);
+  if (options.explain)
+    llvm::errs() << tcc::explainCompile(report);
   return 0;
 }
 
@@ -225,6 +225,8 @@ int runCompile(const tcc::CompileOptions &options) {
     spec.train["precision"] = *options.precision;
   if (options.memoryBudget)
     spec.train["memory_budget"] = *options.memoryBudget;
+  if (options.batchSize)
+    spec.train["batch_size"] = *options.batchSize;
 
   DialectRegistry registry;
   mlir::tcc::registerAllTccDialects(registry);
@@ -251,7 +253,7 @@ int runCompile(const tcc::CompileOptions &options) {
   checkScheduleSpan(spec, facts);
   OwningOpRef<ModuleOp> planned = model->clone();
   if (failed(runPipeline(*planned, options, facts.passes, error)) ||
-      failed(checkMemoryBudget(spec, options, *planned, facts, error)))
+      failed(checkMemoryBudget(spec, options, *planned, error)))
     return fail(error);
 
   if (options.emit == "mlir" || options.emit == "planned-mlir") {

@@ -29,6 +29,8 @@ template void batch_norm_forward_inference<F>(const BatchNormShape &, CF *,
                                               F *);
 template void batch_norm_backward<F>(const BatchNormShape &, CF *, CF *, CF *,
                                      CF *, CF *, F *, F *, F *);
+template void batch_norm_apply<F>(const BatchNormShape &, CF *, CF *, CF *, CF *,
+                                  CF *, F *);
 template void layer_norm_forward<F>(int64_t, int64_t, CF *, CF *, CF *, double,
                                     F *, F *, F *);
 template void layer_norm_backward<F>(int64_t, int64_t, CF *, CF *, CF *, CF *,

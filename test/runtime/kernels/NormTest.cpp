@@ -2,6 +2,8 @@
 #include "runtime/kernels/Norm.h"
 #include "TestUtil.h"
 
+#include <cstring>
+
 using namespace tcc::rt::kernels;
 using namespace tcc::rt::kernels::test;
 
@@ -160,6 +162,36 @@ TEST(BatchNorm, BackwardOptionalOutputs) {
                       (double *)nullptr);
   EXPECT_EQ(dxAll, dxOnly);
   EXPECT_EQ(dwAll, dwOnly);
+}
+
+// batch_norm_apply (tcc-recompute) computes the training forward's output
+// again from the statistics it saved: equal bit for bit, in float as the
+// trainer runs it, for every case (ghost batches, no affine), whole and one
+// element at a time (batch_norm_apply_at, a backward prologue's form).
+TEST(BatchNorm, ApplyRecomputesTheTrainingOutputExactly) {
+  uint64_t seed = 31;
+  for (const BnCase &c : kBnCases) {
+    SCOPED_TRACE(c.name);
+    const BatchNormShape &s = c.s;
+    const size_t size = s.n * s.c * s.hw, stats = s.num_groups() * s.c;
+    auto floats = [](const Vec &v) { return std::vector<float>(v.begin(), v.end()); };
+    std::vector<float> x = floats(random_vec(size, seed++, -3.0, 5.0));
+    std::vector<float> w = floats(random_vec(s.c, seed++, 0.5, 1.5));
+    std::vector<float> b = floats(random_vec(s.c, seed++));
+    const float *wp = c.weight ? w.data() : nullptr, *bp = c.bias ? b.data() : nullptr;
+    std::vector<float> y(size), mean(stats), invstd(stats), again(size, -1.0f);
+    batch_norm_forward_train<float>(s, x.data(), wp, bp, 1e-5, 0.1, y.data(), mean.data(),
+                                    invstd.data(), nullptr, nullptr);
+    batch_norm_apply<float>(s, x.data(), wp, bp, mean.data(), invstd.data(), again.data());
+    EXPECT_EQ(0, std::memcmp(y.data(), again.data(), size * sizeof(float)));
+    for (int64_t i = 0; i < s.n; ++i)
+      for (int64_t ch = 0; ch < s.c; ++ch)
+        for (int64_t j = 0; j < s.hw; ++j) {
+          const int64_t k = (i * s.c + ch) * s.hw + j, gc = (i / s.group_size()) * s.c + ch;
+          const float at = batch_norm_apply_at<float>(x[k], mean[gc], invstd[gc], wp, bp, ch);
+          EXPECT_EQ(0, std::memcmp(&at, &y[k], sizeof(float))) << "element " << k;
+        }
+  }
 }
 
 TEST(LayerNorm, ForwardKnownValues) {

@@ -111,7 +111,7 @@ TEST(Process, HelpAndErrors) {
                              dir),
                      dir.file("junk") + ": ");
   expectOneErrorLine(trainer({"--data", dir.path(), "--batch-size", "3"}, dir),
-                     "run `tcc compile` again");
+                     "recompile with `tcc compile MODEL.json --batch-size 3`");
 }
 
 TEST(Python, SafetensorsModuleLoadsOurCheckpoint) {

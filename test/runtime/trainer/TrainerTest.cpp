@@ -347,7 +347,7 @@ TEST(Trainer, UserErrorsAreOneLine) {
                      "--batch-size 16 differs from the batch size 8 this "
                      "trainer was compiled for");
   expectOneErrorLine(train(model, data, {"--batch-size", "16"}),
-                     "tcc compile");
+                     "recompile with `tcc compile MODEL.json --batch-size 16`");
   EXPECT_EQ(train(model, data, {"--batch-size", "8", "--steps", "1"}).status,
             0);
   expectOneErrorLine(train(model, data, {"--epoch", "1"}),

@@ -1,0 +1,344 @@
+//===- CpuFusion.cpp - A tcc.fusion_group as one loop nest ----------------===//
+//
+// Every op of a group is an element functor of runtime/kernels (Celu<float>,
+// CeluBackward<float>, ...) or an operator on floats: the same operations,
+// rounded in the same order, as the op's own kernel, and each op's value
+// passes through as_stored() (no FMA across two ops), so a fused step is
+// bit-identical to the unfused one on every -march.
+// The group's loop is the norm kernel's own (its `_with` form takes the
+// epilogue or prologue as a lambda) or a plain loop over the elements.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CpuEmitter.h"
+#include "codegen/KernelArgs.h"
+
+#include "ir/TccOps.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::tcc;
+using kernel_args::cpp;
+
+namespace {
+
+/// Prints the element computations of a group's elementwise ops. Values
+/// from outside the group are read at element `i`; values of the group are
+/// locals `t<k>`; yielded values are stored at `i`.
+class ElementPrinter {
+public:
+  ElementPrinter(FusionGroupOp group, CpuEmitter &e) : group(group), e(e) {}
+
+  /// Declares the functors (before the loop) and prints the computation of
+  /// `op` (inside it).
+  LogicalResult print(Operation *op, llvm::raw_ostream &functors,
+                      llvm::raw_ostream &body);
+
+  /// The element `i` of `v`.
+  std::string element(Value v) const {
+    auto it = locals.find(v);
+    return it != locals.end() ? it->second : e.name(v) + "[i]";
+  }
+
+  /// Names `v` as the local `name` (already computed).
+  void setLocal(Value v, std::string name) { locals[v] = std::move(name); }
+
+  /// Stores those of `values` that the group yields at element i.
+  void printStores(ValueRange values, llvm::raw_ostream &body) {
+    auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
+    for (Value v : values)
+      if (llvm::is_contained(yield.getValues(), v))
+        body << "      " << e.name(v) << "[i] = " << element(v) << ";\n";
+  }
+
+private:
+  FusionGroupOp group;
+  CpuEmitter &e;
+  DenseMap<Value, std::string> locals;
+  int counter = 0;
+};
+
+/// The element functor of an activation (forward or backward), or empty.
+std::string functorOf(Operation *op) {
+  auto withAttr = [](StringRef name, const APFloat &attr) {
+    return (name + "<float>(" + cppDouble(attr) + ")").str();
+  };
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case([](ReluOp) { return "Relu<float>{}"; })
+      .Case([&](LeakyReluOp o) { return withAttr("LeakyRelu", o.getNegativeSlope()); })
+      .Case([&](EluOp o) { return withAttr("Elu", o.getAlpha()); })
+      .Case([&](CeluOp o) { return withAttr("Celu", o.getAlpha()); })
+      .Case([](GeluOp o) {
+        return o.getApproximate() == "tanh" ? "GeluTanh<float>{}" : "Gelu<float>{}";
+      })
+      .Case([](SiluOp) { return "Silu<float>{}"; })
+      .Case([](SigmoidOp) { return "Sigmoid<float>{}"; })
+      .Case([](TanhOp) { return "Tanh<float>{}"; })
+      .Case([](ReluBackwardOp) { return "ReluBackward<float>{}"; })
+      .Case([&](LeakyReluBackwardOp o) {
+        return withAttr("LeakyReluBackward", o.getNegativeSlope());
+      })
+      .Case([&](EluBackwardOp o) { return withAttr("EluBackward", o.getAlpha()); })
+      .Case([&](CeluBackwardOp o) { return withAttr("CeluBackward", o.getAlpha()); })
+      .Case([](GeluBackwardOp o) {
+        return o.getApproximate() == "tanh" ? "GeluTanhBackward<float>{}"
+                                            : "GeluBackward<float>{}";
+      })
+      .Case([](SiluBackwardOp) { return "SiluBackward<float>{}"; })
+      .Case([](SigmoidBackwardOp) { return "SigmoidBackward<float>{}"; })
+      .Case([](TanhBackwardOp) { return "TanhBackward<float>{}"; })
+      .Default([](Operation *) { return ""; });
+}
+
+LogicalResult ElementPrinter::print(Operation *op, llvm::raw_ostream &functors,
+                                    llvm::raw_ostream &body) {
+  std::string expr;
+  if (std::string functor = functorOf(op); !functor.empty()) {
+    std::string f = "f" + std::to_string(counter);
+    functors << "    const auto " << f << " = " << functor << ";\n";
+    // Backward functors take (the forward's value, the gradient); the ops
+    // take (grad, value).
+    expr = op->getNumOperands() == 1
+               ? f + "(" + element(op->getOperand(0)) + ")"
+               : f + "(" + element(op->getOperand(1)) + ", " + element(op->getOperand(0)) + ")";
+  } else if (auto apply = dyn_cast<BatchNormApplyOp>(op)) {
+    // Only in a backward prologue, whose loop names the (ghost batch,
+    // channel) row of element i of the statistics `gc`.
+    int64_t channels = cast<RankedTensorType>(apply.getInput().getType()).getDimSize(1);
+    expr = "batch_norm_apply_at<float>(" + element(apply.getInput()) + ", " +
+           e.name(apply.getSavedMean()) + "[gc], " + e.name(apply.getSavedInvstd()) +
+           "[gc], " + e.nameOrNull(apply.getWeight()) + ", " + e.nameOrNull(apply.getBias()) +
+           ", gc % " + std::to_string(channels) + ")";
+  } else if (isa<AddOp, MulOp>(op)) {
+    expr = element(op->getOperand(0)) + (isa<AddOp>(op) ? " + " : " * ") +
+           element(op->getOperand(1));
+  } else if (auto cast = dyn_cast<CastOp>(op); cast && cast.getInput().getType() == cast.getType()) {
+    // The pass fuses f32 ops only: a cast there changes nothing.
+    expr = element(cast.getInput());
+  } else if (auto scale = dyn_cast<ScaleOp>(op)) {
+    // As kernels::scale: the factor rounded to float first.
+    expr = "float(" + cppDouble(scale.getFactor()) + ") * " + element(scale.getInput());
+  } else {
+    return op->emitError("the cpu target cannot fuse this op");
+  }
+  std::string local = "t" + std::to_string(counter++);
+  body << "      const float " << local << " = as_stored(" << expr << ");\n";
+  locals[op->getResult(0)] = local;
+  return success();
+}
+
+/// The elementwise ops of the group other than `anchor`.
+SmallVector<Operation *> elementwiseOps(FusionGroupOp group, Operation *anchor) {
+  SmallVector<Operation *> ops;
+  for (Operation &op : group.getFusedOps())
+    if (&op != anchor)
+      ops.push_back(&op);
+  return ops;
+}
+
+LogicalResult printElementwise(FusionGroupOp group, CpuEmitter &e) {
+  ElementPrinter printer(group, e);
+  std::string functors, body;
+  llvm::raw_string_ostream fos(functors), bos(body);
+  for (Operation &op : group.getFusedOps()) {
+    if (failed(printer.print(&op, fos, bos)))
+      return failure();
+    printer.printStores(op.getResults(), bos);
+  }
+  int64_t n = numElements(group.getResult(0));
+  e.os << "  {\n" << functors << "#pragma omp parallel for schedule(static)\n"
+       << "    for (int64_t i = 0; i < " << n << "; ++i) {\n" << body << "    }\n  }\n";
+  return success();
+}
+
+/// The batch norm's kernel with the elementwise ops as its store.
+LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e) {
+  Operation *norm = &*group.getFusedOps().begin();
+  ElementPrinter printer(group, e);
+  printer.setLocal(norm->getResult(0), "y");
+  std::string functors, body;
+  llvm::raw_string_ostream fos(functors), bos(body);
+  printer.printStores(norm->getResult(0), bos);
+  for (Operation *op : elementwiseOps(group, norm)) {
+    if (failed(printer.print(op, fos, bos)))
+      return failure();
+    printer.printStores(op->getResults(), bos);
+  }
+  std::string store = "[&](int64_t i, float y) {\n" + body + "    }";
+  e.os << "  {\n" << functors;
+  if (auto bn = dyn_cast<BatchNormOp>(norm)) {
+    // The kernel updates the running statistics in place: start them from
+    // the old ones.
+    for (auto [from, to] : {std::pair(bn.getRunningMean(), bn.getNewRunningMean()),
+                            std::pair(bn.getRunningVar(), bn.getNewRunningVar())})
+      if (e.name(from) != e.name(to))
+        e.os << "    copy<float>(" << numElements(from) << ", " << e.name(from) << ", "
+             << e.name(to) << ");\n";
+    e.os << "    batch_norm_forward_train_with<float>(" << cpp(kernel_args::batchNorm(bn))
+         << ", " << e.name(bn.getInput()) << ", " << e.nameOrNull(bn.getWeight()) << ", "
+         << e.nameOrNull(bn.getBias()) << ", " << cppDouble(bn.getEps()) << ", "
+         << cppDouble(bn.getMomentum()) << ", " << store << ", "
+         << e.name(bn.getSavedMean()) << ", " << e.name(bn.getSavedInvstd()) << ", "
+         << e.name(bn.getNewRunningMean()) << ", " << e.name(bn.getNewRunningVar())
+         << ");\n  }\n";
+    return success();
+  }
+  if (auto apply = dyn_cast<BatchNormApplyOp>(norm)) {
+    e.os << "    batch_norm_apply_with<float>(" << cpp(kernel_args::batchNorm(apply)) << ", "
+         << e.name(apply.getInput()) << ", " << e.nameOrNull(apply.getWeight()) << ", "
+         << e.nameOrNull(apply.getBias()) << ", " << e.name(apply.getSavedMean()) << ", "
+         << e.name(apply.getSavedInvstd()) << ", " << store << ");\n  }\n";
+    return success();
+  }
+  auto inference = cast<BatchNormInferenceOp>(norm);
+  e.os << "    batch_norm_forward_inference_with<float>("
+       << cpp(kernel_args::batchNorm(inference)) << ", " << e.name(inference.getInput())
+       << ", " << e.nameOrNull(inference.getWeight()) << ", "
+       << e.nameOrNull(inference.getBias()) << ", " << e.name(inference.getRunningMean())
+       << ", " << e.name(inference.getRunningVar()) << ", "
+       << cppDouble(inference.getEps()) << ", " << store << ");\n  }\n";
+  return success();
+}
+
+/// The batch norm backward's kernel, computing its gradient from the
+/// elementwise ops (and recomputed normalised values) where it reads it.
+LogicalResult printNormBackwardPrologue(FusionGroupOp group, CpuEmitter &e) {
+  auto bn = cast<BatchNormBackwardOp>(&*std::prev(group.getFusedOps().end()));
+  ElementPrinter printer(group, e);
+  std::string functors, body;
+  llvm::raw_string_ostream fos(functors), bos(body);
+  for (Operation *op : elementwiseOps(group, bn))
+    if (failed(printer.print(op, fos, bos)))
+      return failure();
+  std::string dyAt = "[&](int64_t i, [[maybe_unused]] int64_t gc) {\n" + body + "      return " +
+                     printer.element(bn.getGrad()) + ";\n    }";
+  e.os << "  {\n" << functors << "    batch_norm_backward_with<float>("
+       << cpp(kernel_args::batchNorm(bn)) << ", " << dyAt << ", " << e.name(bn.getInput())
+       << ", " << e.nameOrNull(bn.getWeight()) << ", " << e.name(bn.getSavedMean()) << ", "
+       << e.name(bn.getSavedInvstd()) << ", " << e.name(bn.getGradInput()) << ", "
+       << e.name(bn.getGradWeight()) << ", " << e.name(bn.getGradBias()) << ");\n  }\n";
+  return success();
+}
+
+/// The updates as chains (runtime/cpu/MultiTensor.h): an update that reads
+/// a value another update of the group wrote joins that update's chain, so
+/// it runs on element i after it; any other starts a chain.
+LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
+  struct Chain {
+    int64_t n;
+    SmallVector<std::string> stages;
+  };
+  SmallVector<Chain> chains;
+  DenseMap<Value, size_t> chainOf;
+  std::string copies;
+  auto N = [&](Value v) { return e.name(v); };
+  // An update works in place on its result's buffer, which starts as a copy
+  // of its input: before the loop for a value from outside the group, at
+  // element i (a copy stage) for one an earlier update of the chain wrote.
+  SmallVector<std::string> chainCopies;
+  auto copyInto = [&](Value from, Value to) {
+    if (N(from) == N(to))
+      return;
+    if (chainOf.count(from))
+      chainCopies.push_back("cpu::copy_stage<float>(" + N(to) + ", " + N(from) + ")");
+    else
+      copies += "    copy<float>(" + std::to_string(numElements(from)) + ", " + N(from) +
+                ", " + N(to) + ");\n";
+  };
+  for (Operation &op : group.getFusedOps()) {
+    std::optional<size_t> chain;
+    for (Value operand : op.getOperands())
+      if (auto it = chainOf.find(operand); it != chainOf.end()) {
+        if (chain && *chain != it->second)
+          return op.emitError("the cpu target cannot run an update that reads two "
+                              "chains of a multi-tensor group");
+        chain = it->second;
+      }
+    if (!chain) {
+      chain = chains.size();
+      chains.push_back({numElements(op.getResult(0)), {}});
+    }
+    std::string stage = llvm::TypeSwitch<Operation *, std::string>(&op)
+        .Case([&](SgdUpdateOp o) {
+          copyInto(o.getParam(), o.getNewParam());
+          if (o.getMomentumBuffer())
+            copyInto(o.getMomentumBuffer(), o.getNewMomentumBuffer());
+          return "cpu::sgd_stage<float>(" + N(o.getNewParam()) + ", " + N(o.getGrad()) +
+                 ", " + e.nameOrNull(o.getNewMomentumBuffer()) + ", " + N(o.getLr()) + ", " +
+                 N(o.getStep()) + ", " + cppDouble(o.getLrScale()) + ", " +
+                 cppDouble(o.getMomentum()) + ", " + cppDouble(o.getDampening()) + ", " +
+                 cppDouble(o.getWeightDecay()) + ", " + (o.getNesterov() ? "true" : "false") +
+                 ")";
+        })
+        .Case([&](AdamwUpdateOp o) {
+          copyInto(o.getParam(), o.getNewParam());
+          copyInto(o.getExpAvg(), o.getNewExpAvg());
+          copyInto(o.getExpAvgSq(), o.getNewExpAvgSq());
+          return "cpu::adamw_stage<float>(" + N(o.getNewParam()) + ", " + N(o.getGrad()) +
+                 ", " + N(o.getNewExpAvg()) + ", " + N(o.getNewExpAvgSq()) + ", " +
+                 N(o.getLr()) + ", " + N(o.getStep()) + ", " + cppDouble(o.getLrScale()) +
+                 ", " + cppDouble(o.getBeta1()) + ", " + cppDouble(o.getBeta2()) + ", " +
+                 cppDouble(o.getEps()) + ", " + cppDouble(o.getWeightDecay()) + ")";
+        })
+        .Case([&](EmaUpdateOp o) {
+          copyInto(o.getEma(), o.getResult());
+          int64_t every = o.getEvery();
+          return "cpu::ema_stage<float>(" + N(o.getResult()) + ", " + N(o.getValue()) +
+                 ", " + N(o.getStep()) + ", " +
+                 cppDouble(std::pow(o.getDecay().convertToDouble(), double(every))) + ", " +
+                 std::to_string(every) + ")";
+        })
+        .Case([&](LookaheadUpdateOp o) {
+          copyInto(o.getFast(), o.getNewFast());
+          copyInto(o.getSlow(), o.getNewSlow());
+          return "cpu::lookahead_stage<float>(" + N(o.getNewFast()) + ", " +
+                 N(o.getNewSlow()) + ", " + N(o.getStep()) + ", " + N(o.getTotalSteps()) +
+                 ", " + cppDouble(o.getAlpha()) + ", " +
+                 (o.getAlphaSchedule() == "cubic" ? "true" : "false") + ", " +
+                 std::to_string(o.getEvery()) + ")";
+        })
+        .Default([](Operation *) { return std::string(); });
+    if (stage.empty())
+      return op.emitError("the cpu target cannot run this op in a multi-tensor group");
+    SmallVector<std::string> &stages = chains[*chain].stages;
+    stages.append(chainCopies.begin(), chainCopies.end());
+    chainCopies.clear();
+    stages.push_back(stage);
+    if (stages.size() > 8 /* kMaxChainStages */)
+      return op.emitError("more than 8 stages on one tensor in a multi-tensor group");
+    for (Value result : op.getResults())
+      chainOf[result] = *chain;
+  }
+  std::string stages, table;
+  int first = 0;
+  for (const Chain &chain : chains) {
+    for (const std::string &stage : chain.stages)
+      stages += "        " + stage + ",\n";
+    table += "        {" + std::to_string(chain.n) + ", " + std::to_string(first) + ", " +
+             std::to_string(chain.stages.size()) + "},\n";
+    first += static_cast<int>(chain.stages.size());
+  }
+  e.os << "  {\n" << copies << "    const cpu::UpdateStage<float> stages[] = {\n" << stages
+       << "    };\n    const cpu::UpdateChain chains[] = {\n" << table
+       << "    };\n    cpu::multi_tensor_update<float>(chains, " << chains.size()
+       << ", stages);\n  }\n";
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::tcc::emitCpuFusionGroup(FusionGroupOp group, CpuEmitter &e) {
+  StringRef kind = group.getKind();
+  if (kind == FusionGroupOp::kElementwise)
+    return printElementwise(group, e);
+  if (kind == FusionGroupOp::kNormEpilogue)
+    return printNormEpilogue(group, e);
+  if (kind == FusionGroupOp::kNormBackwardPrologue)
+    return printNormBackwardPrologue(group, e);
+  if (kind == FusionGroupOp::kMultiTensorUpdate)
+    return printMultiTensorUpdate(group, e);
+  return group.emitError("the cpu target cannot run a fusion group of kind ") << kind;
+}

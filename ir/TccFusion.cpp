@@ -1,0 +1,127 @@
+//===- TccFusion.cpp - Fusion kinds of the ops; tcc.fusion_group ----------===//
+//
+// The kinds that are not the default of FusionOpInterface (Elementwise for
+// an op with the Elementwise trait): one line per op, so the table of what
+// fuses with what reads in one place.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/TccOps.h"
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+StringRef mlir::tcc::stringifyFusionKind(FusionKind kind) {
+  switch (kind) {
+  case FusionKind::Elementwise: return "elementwise";
+  case FusionKind::Broadcast: return "broadcast";
+  case FusionKind::Injective: return "injective";
+  case FusionKind::Reduction: return "reduction";
+  case FusionKind::OutFusable: return "out_fusable";
+  case FusionKind::Opaque: return "opaque";
+  }
+  llvm_unreachable("a FusionKind");
+}
+
+bool mlir::tcc::isMultiTensorUpdate(Operation *op) {
+  return isa<SgdUpdateOp, AdamwUpdateOp, EmaUpdateOp, LookaheadUpdateOp>(op);
+}
+
+FusionKind mlir::tcc::fusionKindOf(Operation *op) {
+  if (auto fusible = dyn_cast<FusionOpInterface>(op))
+    return fusible.getFusionKind();
+  return FusionKind::Opaque;
+}
+
+// Compute-bound anchors: their consumers may run in their epilogue.
+FusionKind Conv2dOp::getFusionKind() { return FusionKind::OutFusable; }
+FusionKind Conv2dBackwardDataOp::getFusionKind() { return FusionKind::OutFusable; }
+FusionKind Conv2dBackwardFilterOp::getFusionKind() { return FusionKind::OutFusable; }
+FusionKind LinearOp::getFusionKind() { return FusionKind::OutFusable; }
+FusionKind LinearBackwardDataOp::getFusionKind() { return FusionKind::OutFusable; }
+FusionKind LinearBackwardWeightOp::getFusionKind() { return FusionKind::OutFusable; }
+
+// Per-channel statistics over the batch, then an elementwise pass.
+FusionKind BatchNormOp::getFusionKind() { return FusionKind::Reduction; }
+FusionKind BatchNormBackwardOp::getFusionKind() { return FusionKind::Reduction; }
+FusionKind CrossEntropyOp::getFusionKind() { return FusionKind::Reduction; }
+// y = x * scale[c] + shift[c]: elementwise with per-channel vectors.
+FusionKind BatchNormInferenceOp::getFusionKind() { return FusionKind::Broadcast; }
+FusionKind BatchNormApplyOp::getFusionKind() { return FusionKind::Broadcast; }
+
+FusionKind FlattenOp::getFusionKind() { return FusionKind::Injective; }
+FusionKind ReshapeOp::getFusionKind() { return FusionKind::Injective; }
+FusionKind TransposeOp::getFusionKind() { return FusionKind::Injective; }
+
+// Optimizer and averaging updates: elementwise over the parameter, with the
+// learning rate and the step counter broadcast. LAMB's trust ratio needs two
+// norms over the whole parameter first.
+FusionKind SgdUpdateOp::getFusionKind() { return FusionKind::Broadcast; }
+FusionKind AdamwUpdateOp::getFusionKind() { return FusionKind::Broadcast; }
+FusionKind LambUpdateOp::getFusionKind() { return FusionKind::Reduction; }
+FusionKind EmaUpdateOp::getFusionKind() { return FusionKind::Broadcast; }
+FusionKind LookaheadUpdateOp::getFusionKind() { return FusionKind::Broadcast; }
+FusionKind ScaleByOp::getFusionKind() { return FusionKind::Broadcast; }
+
+namespace {
+
+bool isElementwise(Operation &op) {
+  return fusionKindOf(&op) == FusionKind::Elementwise;
+}
+
+} // namespace
+
+LogicalResult FusionGroupOp::verify() {
+  Block &body = getBody().front();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError("body must end with tcc.yield");
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("yields ") << yield.getValues().getTypes()
+                                  << " but its results are " << getResultTypes();
+  auto ops = llvm::make_pointer_range(getFusedOps());
+  SmallVector<Operation *> fused(ops.begin(), ops.end());
+  if (fused.empty())
+    return emitOpError("body holds no op");
+  for (Operation *op : fused)
+    if (op->getNumRegions() != 0)
+      return op->emitOpError("cannot be in a tcc.fusion_group (it has a region)");
+
+  StringRef kind = getKind();
+  auto allElementwise = [](ArrayRef<Operation *> range) {
+    return llvm::all_of(range, [](Operation *op) { return isElementwise(*op); });
+  };
+  if (kind == kElementwise) {
+    if (!allElementwise(fused))
+      return emitOpError("of kind elementwise holds a non-elementwise op");
+    return success();
+  }
+  if (kind == kNormEpilogue) {
+    if (!isa<BatchNormOp, BatchNormInferenceOp, BatchNormApplyOp>(fused.front()) ||
+        !allElementwise(ArrayRef(fused).drop_front()))
+      return emitOpError("of kind norm_epilogue must hold a batch norm, then "
+                         "elementwise ops");
+    return success();
+  }
+  if (kind == kNormBackwardPrologue) {
+    // A batch_norm_apply there recomputes, per element, a normalised value
+    // the prologue reads (tcc-recompute).
+    auto prologueOp = [](Operation *op) {
+      return isElementwise(*op) || isa<BatchNormApplyOp>(op);
+    };
+    if (!isa<BatchNormBackwardOp>(fused.back()) ||
+        !llvm::all_of(ArrayRef(fused).drop_back(), prologueOp))
+      return emitOpError("of kind norm_backward_prologue must hold elementwise "
+                         "ops and batch_norm_apply, then a batch_norm_backward");
+    return success();
+  }
+  if (kind == kMultiTensorUpdate) {
+    if (!llvm::all_of(fused, isMultiTensorUpdate))
+      return emitOpError("of kind multi_tensor_update must hold sgd, adamw, ema "
+                         "and lookahead updates only");
+    return success();
+  }
+  return emitOpError("kind must be \"")
+         << kElementwise << "\", \"" << kNormEpilogue << "\", \"" << kNormBackwardPrologue
+         << "\" or \"" << kMultiTensorUpdate << "\", got \"" << kind << "\"";
+}

@@ -1,0 +1,65 @@
+//===- TccFusionOps.td - Ops that one kernel runs together -*- tablegen -*-===//
+//
+// The unit of fusion: tcc-fusion moves ops into a tcc.fusion_group, and a
+// code generator emits each group as one loop nest (one kernel).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_FUSION_OPS_TD
+#define TCC_FUSION_OPS_TD
+
+include "ir/TccDialect.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
+    [RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "Ops that run as one kernel";
+  let description = [{
+    In the spirit of IREE's `flow.dispatch.region`: the body holds the ops of
+    one kernel, in order, and reads values defined above it directly (no
+    block arguments). The body ends with `tcc.yield` of the values that
+    leave the group: its results. A value defined in the body and not
+    yielded never reaches memory: the memory plan gives it none, and the
+    code generator keeps it in a register of the group's loop.
+
+    `kind` says which loop nest the group is (docs/passes.md, "tcc-fusion"):
+
+    - `elementwise`: a chain of Elementwise ops over tensors of one size;
+      one loop over the elements.
+    - `norm_epilogue`: a `tcc.batch_norm` or `tcc.batch_norm_inference`
+      first, then Elementwise ops on its normalised result: the norm's
+      kernel runs them on each normalised element before it is stored.
+    - `norm_backward_prologue`: Elementwise ops computing the upstream
+      gradient of a `tcc.batch_norm_backward`, which is last: its kernel
+      computes each gradient element where it reads it, and the gradient
+      never reaches memory.
+    - `multi_tensor_update`: the optimizer, EMA and Lookahead updates of
+      many tensors (`sgd_update`, `adamw_update`, `ema_update`,
+      `lookahead_update`), as one multi-tensor kernel: each tensor's
+      updates run element by element in the group's order.
+
+    ```mlir
+    %y, %z = tcc.fusion_group "elementwise" -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+      %a = tcc.celu %x {alpha = 1.0 : f64} : tensor<8x16xf32>
+      %b = tcc.add %a, %r : tensor<8x16xf32>, tensor<8x16xf32>
+      tcc.yield %a, %b : tensor<8x16xf32>, tensor<8x16xf32>
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind);
+  let results = (outs Variadic<Tcc_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$kind attr-dict `->` `(` type($results) `)` $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The ops of the group, without the yield.
+    auto getFusedOps() { return getBody().front().without_terminator(); }
+    /// The kinds a group can have, as `kind` spells them.
+    static constexpr ::llvm::StringLiteral kElementwise = "elementwise";
+    static constexpr ::llvm::StringLiteral kNormEpilogue = "norm_epilogue";
+    static constexpr ::llvm::StringLiteral kNormBackwardPrologue = "norm_backward_prologue";
+    static constexpr ::llvm::StringLiteral kMultiTensorUpdate = "multi_tensor_update";
+  }];
+}
+
+#endif // TCC_FUSION_OPS_TD

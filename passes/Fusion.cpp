@@ -1,0 +1,296 @@
+//===- Fusion.cpp - Ops that run as one kernel into tcc.fusion_group ------===//
+//
+// See Passes.td and docs/passes.md. Groups are formed greedily, per block,
+// from what each op declares (FusionOpInterface): a batch norm with the
+// elementwise ops that consume its result, the elementwise ops that compute
+// a batch_norm_backward's upstream gradient, the optimizer updates, then
+// chains of elementwise ops.
+// A group sits where its last op was; every value that leaves it is used
+// after that point only, so moving its earlier ops down keeps the order of
+// every read and write.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+#include "passes/PassReport.h"
+
+#include "ir/TccOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::tcc {
+#define GEN_PASS_DEF_FUSION
+#include "passes/Passes.h.inc"
+} // namespace mlir::tcc
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+namespace {
+
+/// An op that can join a loop over `elements` f32 elements: Elementwise, and
+/// every operand and result an f32 tensor of that size (the CPU loop nests
+/// compute in the tensors' type; 16-bit storage joins with the precision
+/// pass).
+bool joinsLoop(Operation *op, int64_t elements) {
+  if (fusionKindOf(op) != FusionKind::Elementwise || op->getNumRegions() != 0)
+    return false;
+  auto fits = [&](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.getElementType().isF32() &&
+           tensor.getNumElements() == elements;
+  };
+  return llvm::all_of(op->getOperandTypes(), fits) &&
+         llvm::all_of(op->getResultTypes(), fits);
+}
+
+/// Updates per multi-tensor group. A kernel's arguments are bounded (CUDA:
+/// 4 KiB of parameters, which is why PyTorch's multi_tensor_apply launches
+/// at most about a hundred tensors at a time), and the CPU target passes
+/// every buffer of a group as a parameter of one function, which the C++
+/// compiler builds in time quadratic in their number.
+constexpr size_t kMaxUpdatesPerGroup = 64;
+
+int64_t elementsOf(Value v) { return cast<RankedTensorType>(v.getType()).getNumElements(); }
+
+class BlockFuser {
+public:
+  explicit BlockFuser(Block &block) : block(block) {}
+
+  /// Forms the groups of the block; returns how many of each kind.
+  void run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused);
+
+private:
+  /// The op of this block that is or holds `op`, or null.
+  Operation *inBlock(Operation *op) const { return block.findAncestorOpInBlock(*op); }
+
+  /// True when the ops can run where the last of them is: every value they
+  /// produce is read, outside them, only after it.
+  bool canSinkToLast(const llvm::SetVector<Operation *> &members) const;
+
+  /// Adds to `members` the elementwise consumers (of `elements` elements)
+  /// of their results, as long as the group stays sinkable.
+  void growConsumers(llvm::SetVector<Operation *> &members, int64_t elements);
+
+  /// Adds to `members` the elementwise producers of `value` whose results
+  /// are read by the group only.
+  void growProducers(llvm::SetVector<Operation *> &members, Value value, int64_t elements);
+
+  void createGroup(const llvm::SetVector<Operation *> &members, StringRef kind);
+
+  Block &block;
+  DenseSet<Operation *> grouped;
+};
+
+bool BlockFuser::canSinkToLast(const llvm::SetVector<Operation *> &members) const {
+  Operation *last = members.front();
+  for (Operation *m : members)
+    if (last->isBeforeInBlock(m))
+      last = m;
+  for (Operation *m : members)
+    for (Value result : m->getResults())
+      for (Operation *user : result.getUsers()) {
+        Operation *reader = inBlock(user);
+        if (!members.contains(reader) && !last->isBeforeInBlock(reader))
+          return false;
+      }
+  return true;
+}
+
+void BlockFuser::growConsumers(llvm::SetVector<Operation *> &members, int64_t elements) {
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t i = 0; i < members.size() && !grew; ++i)
+      for (Operation *user : members[i]->getUsers()) {
+        if (user->getBlock() != &block || members.contains(user) ||
+            grouped.contains(user) || !joinsLoop(user, elements))
+          continue;
+        members.insert(user);
+        if (canSinkToLast(members)) {
+          grew = true;
+          break;
+        }
+        members.pop_back();
+      }
+  }
+}
+
+void BlockFuser::growProducers(llvm::SetVector<Operation *> &members, Value value,
+                               int64_t elements) {
+  Operation *producer = value.getDefiningOp();
+  if (!producer || producer->getBlock() != &block || members.contains(producer) ||
+      grouped.contains(producer) || !joinsLoop(producer, elements))
+    return;
+  bool onlyGroupReads = llvm::all_of(producer->getUsers(), [&](Operation *user) {
+    return members.contains(user);
+  });
+  if (!onlyGroupReads)
+    return;
+  members.insert(producer);
+  for (Value operand : producer->getOperands())
+    growProducers(members, operand, elements);
+}
+
+void BlockFuser::createGroup(const llvm::SetVector<Operation *> &members, StringRef kind) {
+  SmallVector<Operation *> ordered(members.begin(), members.end());
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  Operation *last = ordered.back();
+
+  // The values read after the group leave it; so do the anchor's (the
+  // norm's) statistics and gradients, which its kernel always writes. The
+  // normalised value an epilogue consumes stays in registers.
+  SmallVector<Value> leaving;
+  for (Operation *m : ordered)
+    for (OpResult result : m->getResults()) {
+      bool readAfter = llvm::any_of(result.getUsers(), [&](Operation *user) {
+        return !members.contains(inBlock(user));
+      });
+      bool anchorWrites = fusionKindOf(m) != FusionKind::Elementwise &&
+                          !(kind == FusionGroupOp::kNormEpilogue &&
+                            result.getResultNumber() == 0);
+      if (readAfter || anchorWrites)
+        leaving.push_back(result);
+    }
+
+  OpBuilder b(last);
+  auto group = b.create<FusionGroupOp>(last->getLoc(), ValueRange(leaving).getTypes(),
+                                       b.getStringAttr(kind));
+  Block *body = new Block();
+  group.getBody().push_back(body);
+  for (Operation *m : ordered) {
+    m->moveBefore(body, body->end());
+    grouped.insert(m);
+  }
+  b.setInsertionPointToEnd(body);
+  b.create<YieldOp>(last->getLoc(), leaving);
+  for (auto [value, result] : llvm::zip(leaving, group.getResults()))
+    value.replaceUsesWithIf(result, [&](OpOperand &use) {
+      return !group->isAncestor(use.getOwner());
+    });
+  grouped.insert(group);
+}
+
+void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) {
+  auto form = [&](const llvm::SetVector<Operation *> &members, StringRef kind) {
+    createGroup(members, kind);
+    ++groupsByKind[kind];
+    opsFused += static_cast<int64_t>(members.size());
+  };
+  SmallVector<Operation *> ops =
+      llvm::to_vector(llvm::make_pointer_range(block.without_terminator()));
+
+  // A batch norm and the elementwise ops on its normalised result.
+  for (Operation *op : ops)
+    if (isa<BatchNormOp, BatchNormInferenceOp>(op) &&
+        cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32()) {
+      llvm::SetVector<Operation *> members;
+      members.insert(op);
+      growConsumers(members, elementsOf(op->getResult(0)));
+      if (members.size() > 1)
+        form(members, FusionGroupOp::kNormEpilogue);
+    }
+
+  // The elementwise ops that compute a batch norm backward's gradient.
+  for (Operation *op : ops)
+    if (auto backward = dyn_cast<BatchNormBackwardOp>(op)) {
+      llvm::SetVector<Operation *> members;
+      members.insert(op);
+      growProducers(members, backward.getGrad(), elementsOf(backward.getGrad()));
+      if (members.size() > 1)
+        form(members, FusionGroupOp::kNormBackwardPrologue);
+    }
+
+  // The optimizer, EMA and Lookahead updates of the step as one multi-tensor
+  // group: all of them, less those whose results are read before the last
+  // one (they could not wait for it).
+  llvm::SetVector<Operation *> updates;
+  for (Operation *op : ops)
+    if (isMultiTensorUpdate(op) && !grouped.contains(op))
+      updates.insert(op);
+  while (updates.size() > 1 && !canSinkToLast(updates)) {
+    Operation *last = updates.back();
+    updates.remove_if([&](Operation *m) {
+      return m != last && llvm::any_of(m->getUsers(), [&](Operation *user) {
+               Operation *reader = inBlock(user);
+               return !updates.contains(reader) && reader->isBeforeInBlock(last);
+             });
+    });
+  }
+  // At most kMaxUpdatesPerGroup updates per group, in consecutive runs.
+  for (size_t begin = 0; begin + 1 < updates.size(); begin += kMaxUpdatesPerGroup) {
+    llvm::SetVector<Operation *> chunk;
+    for (size_t i = begin; i < std::min(updates.size(), begin + kMaxUpdatesPerGroup); ++i)
+      chunk.insert(updates[i]);
+    if (chunk.size() > 1 && canSinkToLast(chunk))
+      form(chunk, FusionGroupOp::kMultiTensorUpdate);
+  }
+
+  // Chains of elementwise ops.
+  for (Operation *op : ops) {
+    if (grouped.contains(op) || op->getNumResults() != 1 ||
+        !joinsLoop(op, elementsOf(op->getResult(0))))
+      continue;
+    llvm::SetVector<Operation *> members;
+    members.insert(op);
+    growConsumers(members, elementsOf(op->getResult(0)));
+    if (members.size() > 1)
+      form(members, FusionGroupOp::kElementwise);
+  }
+}
+
+struct FusionPass : mlir::tcc::impl::FusionBase<FusionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto train = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!train) {
+      module.emitError("tcc-fusion needs @train_step; run tcc-build-train-step first");
+      return signalPassFailure();
+    }
+    Builder b(&getContext());
+    recordPassResult(module, "fusion", "kernels_before",
+                     b.getI64IntegerAttr(kernelsPerStep(train)));
+    llvm::StringMap<int64_t> groupsByKind;
+    int64_t opsFused = 0;
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      // Loop bodies first: their ops are not in the function's block.
+      SmallVector<Block *> blocks;
+      fn.walk([&](MicroBatchesOp loop) { blocks.push_back(&loop.getBody().front()); });
+      blocks.push_back(&fn.front());
+      for (Block *block : blocks)
+        BlockFuser(*block).run(groupsByKind, opsFused);
+    }
+    int64_t groups = 0;
+    SmallVector<NamedAttribute> byKind;
+    for (const auto &entry : groupsByKind) {
+      groups += entry.getValue();
+      byKind.push_back(b.getNamedAttr(entry.getKey(), b.getI64IntegerAttr(entry.getValue())));
+    }
+    recordPassResult(module, "fusion", "groups", b.getI64IntegerAttr(groups));
+    recordPassResult(module, "fusion", "groups_by_kind", b.getDictionaryAttr(byKind));
+    recordPassResult(module, "fusion", "ops_fused", b.getI64IntegerAttr(opsFused));
+    recordPassResult(module, "fusion", "kernels_after",
+                     b.getI64IntegerAttr(kernelsPerStep(train)));
+  }
+};
+
+} // namespace
+
+int64_t mlir::tcc::kernelsPerStep(func::FuncOp step) {
+  std::function<int64_t(Block &)> count = [&](Block &block) {
+    int64_t kernels = 0;
+    for (Operation &op : block) {
+      if (isa<arith::ConstantOp, FlattenOp, ReshapeOp>(op) ||
+          op.hasTrait<mlir::OpTrait::IsTerminator>())
+        continue;
+      if (auto loop = dyn_cast<MicroBatchesOp>(op))
+        kernels += static_cast<int64_t>(loop.getCount()) * count(loop.getBody().front());
+      else
+        ++kernels;
+    }
+    return kernels;
+  };
+  return count(step.front());
+}

@@ -1,0 +1,458 @@
+//===- Recompute.cpp - Compute forward values again instead of keeping them -===//
+//
+// See Passes.td and docs/passes.md. The backward reads forward values long
+// after the forward wrote them; between the two they hold memory. This pass
+// drops some and computes them again where the backward reads them:
+//
+// - Free, always: a batch norm's normalised result that only the prologue
+//   of the same norm's backward reads (an activation's backward there) is
+//   computed again inside that kernel, per element, from the norm's input,
+//   which the kernel reads anyway (tcc.batch_norm_apply). No kernel and no
+//   memory traffic are added, and one activation-sized tensor per norm
+//   leaves memory.
+// - Under train.memory_budget: while the planned step is over the budget,
+//   values read again late are recomputed before their late readers,
+//   cheapest ops first (batch-norm applies and elementwise ops, then
+//   pooling, then convolutions and matmuls), the largest first within a
+//   class; a recompute is kept only if the planned scratch shrinks. Below
+//   what that reaches, the pass fails and states the smallest step it
+//   planned.
+//
+// Recomputed values are bit-identical: every op is a pure function of its
+// operands (dropout of its saved seed, batch_norm_apply of the statistics
+// its batch_norm saved, rounded as that op rounds).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/MemoryPlan.h"
+#include "passes/PassReport.h"
+#include "passes/Passes.h"
+
+#include "ir/TccAttrNames.h"
+#include "ir/TccOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::tcc {
+#define GEN_PASS_DEF_RECOMPUTE
+#include "passes/Passes.h.inc"
+} // namespace mlir::tcc
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+namespace {
+
+constexpr StringLiteral kPass = "recompute";
+
+std::string mebibytes(int64_t bytes) {
+  return llvm::formatv("{0:F1} MiB", bytes / 1048576.0).str();
+}
+
+int64_t byteSize(Value v) {
+  auto type = cast<ShapedType>(v.getType());
+  return type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+}
+
+/// What the report calls a recomputed value: the model node its op comes
+/// from (the frontend names the location) and the op.
+std::string describe(Operation *op) {
+  std::string node;
+  op->getLoc()->walk([&](Location loc) {
+    if (auto name = dyn_cast<NameLoc>(loc); name && node.empty())
+      node = name.getName().str();
+    return WalkResult::advance();
+  });
+  std::string kind = op->getName().stripDialect().str();
+  if (auto group = dyn_cast<FusionGroupOp>(op))
+    kind = group.getKind().str();
+  return node.empty() ? kind : node + " (" + kind + ")";
+}
+
+/// The value a group yields for its body's `inner` value, or null.
+Value yieldedAs(FusionGroupOp group, Value inner) {
+  auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(yield.getValues()))
+    if (v == inner)
+      return group.getResult(i);
+  return {};
+}
+
+/// The training batch norm whose normalised result `v` is, seen from
+/// outside any group: the op's result 0, or a norm_epilogue group's result
+/// that yields it. Null otherwise. `mean` and `invstd` are set to its saved
+/// statistics as readable where `v` is.
+BatchNormOp normalisedBy(Value v, Value &mean, Value &invstd) {
+  auto result = dyn_cast<OpResult>(v);
+  if (!result)
+    return {};
+  if (auto bn = dyn_cast<BatchNormOp>(result.getOwner())) {
+    if (result.getResultNumber() != 0)
+      return {};
+    mean = bn.getSavedMean();
+    invstd = bn.getSavedInvstd();
+    return bn;
+  }
+  auto group = dyn_cast<FusionGroupOp>(result.getOwner());
+  if (!group || group.getKind() != FusionGroupOp::kNormEpilogue)
+    return {};
+  auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
+  Value inner = yield.getValues()[result.getResultNumber()];
+  auto bn = inner.getDefiningOp<BatchNormOp>();
+  if (!bn || inner != bn.getResult())
+    return {};
+  mean = yieldedAs(group, bn.getSavedMean());
+  invstd = yieldedAs(group, bn.getSavedInvstd());
+  return mean && invstd ? bn : BatchNormOp();
+}
+
+/// The normalised result of `bn`, computed again before `b`'s insertion
+/// point from the statistics it saved (`mean`, `invstd` as readable there).
+Value applyAgain(OpBuilder &b, BatchNormOp bn, Value mean, Value invstd) {
+  return b.create<BatchNormApplyOp>(bn.getLoc(), bn.getInput(), bn.getWeight(),
+                                    bn.getBias(), mean, invstd, bn.getGhostBatchAttr());
+}
+
+/// Drops the group results nothing reads: their values stay in the body,
+/// in registers.
+void dropUnreadResults(FusionGroupOp group) {
+  if (llvm::all_of(group.getResults(), [](Value r) { return !r.use_empty(); }))
+    return;
+  auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
+  SmallVector<Value> kept, keptResults;
+  for (auto [inner, result] : llvm::zip(yield.getValues(), group.getResults()))
+    if (!result.use_empty()) {
+      kept.push_back(inner);
+      keptResults.push_back(result);
+    }
+  OpBuilder b(group);
+  auto smaller = b.create<FusionGroupOp>(group.getLoc(), ValueRange(kept).getTypes(),
+                                         group.getKindAttr());
+  smaller->setDiscardableAttrs(group->getDiscardableAttrDictionary());
+  smaller.getBody().takeBody(group.getBody());
+  b.setInsertionPoint(yield);
+  b.create<YieldOp>(yield.getLoc(), kept);
+  yield.erase();
+  for (auto [old, now] : llvm::zip(keptResults, smaller.getResults()))
+    old.replaceAllUsesWith(now);
+  group.erase();
+}
+
+/// The free recompute: normalised results read only by backward prologues
+/// of their own norm move into those prologues. Returns how many.
+int64_t recomputeInPrologues(func::FuncOp step, SmallVectorImpl<Attribute> &names) {
+  SmallVector<FusionGroupOp> prologues;
+  step.walk([&](FusionGroupOp g) {
+    if (g.getKind() == FusionGroupOp::kNormBackwardPrologue)
+      prologues.push_back(g);
+  });
+  int64_t count = 0;
+  Builder attrs(step.getContext());
+  for (FusionGroupOp prologue : prologues) {
+    auto backward = cast<BatchNormBackwardOp>(prologue.getBody().front().getTerminator()
+                                                  ->getPrevNode());
+    // The values from outside that the prologue's elementwise ops read.
+    llvm::SetVector<Value> read;
+    for (Operation &op : prologue.getFusedOps())
+      if (&op != backward.getOperation())
+        for (Value operand : op.getOperands())
+          if (operand.getParentRegion() != &prologue.getBody())
+            read.insert(operand);
+    for (Value v : read) {
+      Value mean, invstd;
+      BatchNormOp bn = normalisedBy(v, mean, invstd);
+      if (!bn || bn.getInput() != backward.getInput() || bn.getWeight() != backward.getWeight() ||
+          mean != backward.getSavedMean() || invstd != backward.getSavedInvstd() ||
+          bn.getGhostBatch() != backward.getGhostBatch())
+        continue;
+      // Worth it only if this prologue is the value's last reader: all of
+      // them are in this group.
+      if (!llvm::all_of(v.getUsers(), [&](Operation *user) {
+            return prologue->isAncestor(user);
+          }))
+        continue;
+      Operation *first = nullptr;
+      for (Operation *user : v.getUsers())
+        if (!first || user->isBeforeInBlock(first))
+          first = user;
+      OpBuilder b(first);
+      Value again = applyAgain(b, bn, mean, invstd);
+      v.replaceAllUsesWith(again);
+      names.push_back(attrs.getStringAttr(describe(bn)));
+      ++count;
+      if (auto group = v.getDefiningOp<FusionGroupOp>())
+        dropUnreadResults(group);
+    }
+  }
+  return count;
+}
+
+
+//===----------------------------------------------------------------------===//
+// Recompute under a memory budget
+//===----------------------------------------------------------------------===//
+
+/// How dear recomputing an op's value is: the order candidates are tried in.
+/// None for ops whose value cannot or should not be computed twice.
+std::optional<int> costClass(Operation *op) {
+  if (auto group = dyn_cast<FusionGroupOp>(op)) {
+    if (group.getKind() == FusionGroupOp::kElementwise ||
+        group.getKind() == FusionGroupOp::kNormEpilogue)
+      return 0;
+    return std::nullopt;
+  }
+  if (isa<BatchNormOp, BatchNormApplyOp, DropoutOp>(op) ||
+      (fusionKindOf(op) == FusionKind::Elementwise && op->getNumRegions() == 0 &&
+       !op->hasTrait<mlir::tcc::OpTrait::InPlaceStateUpdate>()))
+    return 0;
+  if (isa<MaxPool2dOp, AvgPool2dOp>(op))
+    return 1;
+  if (isa<Conv2dOp, LinearOp>(op))
+    return 2;
+  return std::nullopt;
+}
+
+/// One trial: `value`, computed again before `lateReader` for the readers
+/// from there on.
+struct Candidate {
+  Value value;
+  int cost;
+  int64_t bytes;
+};
+
+/// The ops of `group`'s body that `inner` depends on, in order.
+SmallVector<Operation *> sliceOf(FusionGroupOp group, Value inner) {
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Value> work{inner};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getParentRegion() != &group.getBody() || !slice.insert(def))
+      continue;
+    // A batch norm is recomputed from its input and saved statistics.
+    if (auto bn = dyn_cast<BatchNormOp>(def)) {
+      work.push_back(bn.getInput());
+      continue;
+    }
+    llvm::append_range(work, def->getOperands());
+  }
+  SmallVector<Operation *> ordered = slice.takeVector();
+  llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ordered;
+}
+
+/// Builds, at `b`'s insertion point, the ops that compute `v` again, and
+/// returns the new value; null when `v` cannot be (a group's statistics it
+/// does not yield).
+Value buildAgain(OpBuilder &b, Value v) {
+  auto result = cast<OpResult>(v);
+  Operation *def = result.getOwner();
+  if (auto bn = dyn_cast<BatchNormOp>(def))
+    return result.getResultNumber() == 0
+               ? applyAgain(b, bn, bn.getSavedMean(), bn.getSavedInvstd())
+               : Value();
+  auto group = dyn_cast<FusionGroupOp>(def);
+  if (!group)
+    return b.clone(*def)->getResult(result.getResultNumber());
+
+  auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
+  Value inner = yield.getValues()[result.getResultNumber()];
+  SmallVector<Operation *> slice = sliceOf(group, inner);
+  // Only a norm's result is recomputed, never its statistics.
+  if (llvm::any_of(slice, [&](Operation *op) {
+        auto bn = dyn_cast<BatchNormOp>(op);
+        return bn && inner != bn.getResult() &&
+               llvm::is_contained(bn->getResults().drop_front(), inner);
+      }))
+    return {};
+  IRMapping map;
+  auto cloneInto = [&](OpBuilder &at) -> LogicalResult {
+    for (Operation *op : slice) {
+      if (auto bn = dyn_cast<BatchNormOp>(op)) {
+        Value mean = yieldedAs(group, bn.getSavedMean());
+        Value invstd = yieldedAs(group, bn.getSavedInvstd());
+        if (!mean || !invstd)
+          return failure();
+        map.map(bn.getResult(), applyAgain(at, bn, mean, invstd));
+        continue;
+      }
+      at.clone(*op, map);
+    }
+    return success();
+  };
+  if (slice.size() == 1) {
+    if (failed(cloneInto(b)))
+      return {};
+    return map.lookup(inner);
+  }
+  bool norm = isa<BatchNormOp>(slice.front());
+  auto again = b.create<FusionGroupOp>(
+      group.getLoc(), TypeRange{v.getType()},
+      b.getStringAttr(norm ? FusionGroupOp::kNormEpilogue : FusionGroupOp::kElementwise));
+  Block *body = new Block();
+  again.getBody().push_back(body);
+  OpBuilder inside = OpBuilder::atBlockEnd(body);
+  if (failed(cloneInto(inside))) {
+    again.erase();
+    return {};
+  }
+  inside.create<YieldOp>(group.getLoc(), ValueRange{map.lookup(inner)});
+  return again.getResult(0);
+}
+
+/// Erases what buildAgain built for `again`, once nothing reads it.
+void eraseAgain(Value again) {
+  SmallVector<Operation *> work{again.getDefiningOp()};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!op || !op->use_empty())
+      continue;
+    SmallVector<Operation *> producers;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && isa<BatchNormApplyOp>(def))
+        producers.push_back(def);
+    op->erase();
+    llvm::append_range(work, producers);
+  }
+}
+
+/// Tries `candidate`: splits its readers at the widest gap between two of
+/// them and feeds those after the gap from a recomputation placed before
+/// the first of them. Returns the new value, or null if it has no such gap.
+Value recomputeLate(Value v) {
+  Block *block = v.getParentBlock();
+  SmallVector<Operation *> readers;
+  for (Operation *user : v.getUsers()) {
+    Operation *reader = block->findAncestorOpInBlock(*user);
+    // A value the step returns or a loop yields is kept.
+    if (!reader || reader->hasTrait<mlir::OpTrait::IsTerminator>())
+      return {};
+    if (!llvm::is_contained(readers, reader))
+      readers.push_back(reader);
+  }
+  if (readers.size() < 2)
+    return {};
+  llvm::sort(readers, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  DenseMap<Operation *, int64_t> position;
+  int64_t t = 0;
+  for (Operation &op : *block)
+    position[&op] = t++;
+  size_t split = 0;
+  int64_t widest = 0;
+  for (size_t i = 1; i < readers.size(); ++i) {
+    int64_t gap = position[readers[i]] - position[readers[i - 1]];
+    if (gap > widest) {
+      widest = gap;
+      split = i;
+    }
+  }
+  if (widest < 2)
+    return {};
+  Operation *lateReader = readers[split];
+  OpBuilder b(lateReader);
+  Value again = buildAgain(b, v);
+  if (!again)
+    return {};
+  v.replaceUsesWithIf(again, [&](OpOperand &use) {
+    Operation *reader = block->findAncestorOpInBlock(*use.getOwner());
+    return reader != again.getDefiningOp() && !reader->isBeforeInBlock(lateReader);
+  });
+  return again;
+}
+
+/// The values of `step` that could be recomputed, cheapest and largest
+/// first.
+SmallVector<Candidate> candidates(func::FuncOp step) {
+  SmallVector<Candidate> found;
+  step.walk([&](Operation *op) {
+    Block *block = op->getBlock();
+    bool stepBlock = block == &step.front() || isa<MicroBatchesOp>(op->getParentOp());
+    if (!stepBlock)
+      return;
+    std::optional<int> cost = costClass(op);
+    if (!cost)
+      return;
+    for (Value result : op->getResults())
+      if (isa<RankedTensorType>(result.getType()) && !result.use_empty())
+        found.push_back({result, *cost, byteSize(result)});
+  });
+  llvm::stable_sort(found, [](const Candidate &a, const Candidate &b) {
+    return a.cost != b.cost ? a.cost < b.cost : a.bytes > b.bytes;
+  });
+  return found;
+}
+
+struct RecomputePass : mlir::tcc::impl::RecomputeBase<RecomputePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto train = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!train) {
+      module.emitError("tcc-recompute needs @train_step; run tcc-build-train-step first");
+      return signalPassFailure();
+    }
+    Builder b(&getContext());
+    FailureOr<MemoryPlanSizes> before = measureMemoryPlan(module);
+    if (failed(before))
+      return signalPassFailure();
+
+    SmallVector<Attribute> free, budgeted;
+    recomputeInPrologues(train, free);
+
+    std::optional<int64_t> budget;
+    if (auto recipe = module->getAttrOfType<DictionaryAttr>(kTrainAttr))
+      if (auto bytes = recipe.getAs<IntegerAttr>("memory_budget"))
+        budget = bytes.getInt();
+    FailureOr<MemoryPlanSizes> now = measureMemoryPlan(module);
+    if (failed(now))
+      return signalPassFailure();
+    int64_t kernelsAdded = 0;
+    if (budget && now->stepBytes() > *budget) {
+      for (const Candidate &candidate : candidates(train)) {
+        if (now->stepBytes() <= *budget)
+          break;
+        Value again = recomputeLate(candidate.value);
+        if (!again)
+          continue;
+        FailureOr<MemoryPlanSizes> trial = measureMemoryPlan(module);
+        if (failed(trial))
+          return signalPassFailure();
+        if (trial->trainScratchBytes < now->trainScratchBytes) {
+          now = trial;
+          budgeted.push_back(b.getStringAttr(describe(again.getDefiningOp())));
+          ++kernelsAdded;
+          continue;
+        }
+        again.replaceAllUsesWith(candidate.value);
+        eraseAgain(again);
+      }
+      if (now->stepBytes() > *budget) {
+        module.emitError() << "the memory budget " << mebibytes(*budget)
+                           << " is below the smallest step tcc plans with recompute: "
+                           << mebibytes(now->stepBytes()) << " (state "
+                           << mebibytes(now->stateBytes) << ", scratch "
+                           << mebibytes(std::max(now->trainScratchBytes,
+                                                 now->evalScratchBytes))
+                           << ", batch " << mebibytes(now->batchBytes)
+                           << "); raise train.memory_budget (or --memory-budget) to at least "
+                           << mebibytes(now->stepBytes()) << " ("
+                           << now->stepBytes() << " bytes) or make the batch smaller";
+        return signalPassFailure();
+      }
+    }
+
+    auto count = [&](int64_t n) { return b.getI64IntegerAttr(n); };
+    recordPassResult(module, kPass, "values",
+                     count(static_cast<int64_t>(free.size() + budgeted.size())));
+    recordPassResult(module, kPass, "free", b.getArrayAttr(free));
+    recordPassResult(module, kPass, "for_budget", b.getArrayAttr(budgeted));
+    recordPassResult(module, kPass, "kernels_added", count(kernelsAdded));
+    recordPassResult(module, kPass, "bytes_saved",
+                     count(before->stepBytes() - now->stepBytes()));
+    recordPassResult(module, kPass, "peak_bytes_before", count(before->stepBytes()));
+    recordPassResult(module, kPass, "peak_bytes_after", count(now->stepBytes()));
+  }
+};
+
+} // namespace

@@ -1,0 +1,163 @@
+//===- MultiTensor.h - Every parameter's update in one loop nest -*- C++ -*-===//
+//
+// The cpu kernel of a tcc.fusion_group "multi_tensor_update" (the optimizer,
+// EMA and Lookahead updates of all parameters of a step; codegen/CpuFusion.cpp
+// prints the tables). The group's updates come as chains: the stages that
+// touch one tensor's elements in order (a parameter's SGD step, then the EMA
+// of the new parameter, then Lookahead), one element loop per chain running
+// every stage at element i before element i + 1. Each stage is the element
+// function of its own kernel (runtime/kernels/Optimizer.h), gated and scaled
+// as runtime/cpu/StepOps.h does it, so the group gives the same bits as its
+// ops one by one. The learning rate and the step counter are values of the
+// step, read here, never in the generated code (docs/step-contract.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_CPU_MULTITENSOR_H
+#define TCC_RUNTIME_CPU_MULTITENSOR_H
+
+#include "runtime/kernels/Optimizer.h"
+
+#include <cmath>
+#include <cstdint>
+
+namespace tcc::rt::cpu {
+
+/// One update of a chain. Pointers by kind:
+///   Sgd:       a param (updated), b grad, c momentum buffer (updated) or null
+///   Adamw:     a param, b grad, c exp_avg, d exp_avg_sq (all but b updated)
+///   Ema:       a ema (updated), b value
+///   Lookahead: a fast, b slow (both updated)
+///   Copy:      a = b (an update's input that an earlier stage of the chain
+///              wrote, moved into the update's own buffer at element i)
+template <class T> struct UpdateStage {
+  enum Kind : int { Sgd, Adamw, Ema, Lookahead, Copy } kind;
+  T *a, *b, *c, *d;
+  const float *lr;
+  const int64_t *step, *totalSteps;
+  double lrScale, momentum, dampening, weightDecay, beta1, beta2, eps;
+  double decay;  ///< Ema: the per-step decay to the power `every`
+  double alpha;  ///< Lookahead: the share the slow weights keep
+  bool nesterov, cubic;
+  int64_t every; ///< Ema, Lookahead: every `every`-th step
+};
+
+template <class T>
+UpdateStage<T> sgd_stage(T *param, const T *grad, T *buffer, const float *lr,
+                         const int64_t *step, double lrScale, double momentum,
+                         double dampening, double weightDecay, bool nesterov) {
+  return {UpdateStage<T>::Sgd, param, const_cast<T *>(grad), buffer, nullptr, lr, step,
+          nullptr, lrScale, momentum, dampening, weightDecay, 0, 0, 0, 0, 0, nesterov,
+          false, 1};
+}
+
+template <class T>
+UpdateStage<T> adamw_stage(T *param, const T *grad, T *expAvg, T *expAvgSq,
+                           const float *lr, const int64_t *step, double lrScale,
+                           double beta1, double beta2, double eps, double weightDecay) {
+  return {UpdateStage<T>::Adamw, param, const_cast<T *>(grad), expAvg, expAvgSq, lr, step,
+          nullptr, lrScale, 0, 0, weightDecay, beta1, beta2, eps, 0, 0, false, false, 1};
+}
+
+template <class T>
+UpdateStage<T> ema_stage(T *ema, const T *value, const int64_t *step, double decay,
+                         int64_t every) {
+  return {UpdateStage<T>::Ema, ema, const_cast<T *>(value), nullptr, nullptr, nullptr,
+          step, nullptr, 0, 0, 0, 0, 0, 0, 0, decay, 0, false, false, every};
+}
+
+template <class T>
+UpdateStage<T> lookahead_stage(T *fast, T *slow, const int64_t *step,
+                               const int64_t *totalSteps, double alpha, bool cubic,
+                               int64_t every) {
+  return {UpdateStage<T>::Lookahead, fast, slow, nullptr, nullptr, nullptr, step,
+          totalSteps, 0, 0, 0, 0, 0, 0, 0, 0, alpha, false, cubic, every};
+}
+
+template <class T> UpdateStage<T> copy_stage(T *to, const T *from) {
+  return {UpdateStage<T>::Copy, to, const_cast<T *>(from), nullptr, nullptr, nullptr,
+          nullptr, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, 1};
+}
+
+/// The stages [first, first + count) update the n elements of one tensor.
+struct UpdateChain {
+  int64_t n;
+  int first, count;
+};
+
+/// Stages per chain (an optimizer step, EMA, Lookahead and spares).
+constexpr int kMaxChainStages = 8;
+
+template <class T>
+void multi_tensor_update(const UpdateChain *chains, int chainCount,
+                         const UpdateStage<T> *stages) {
+  for (int k = 0; k < chainCount; ++k) {
+    const UpdateChain &chain = chains[k];
+    // This step's constants of each stage, as StepOps.h computes them.
+    bool active[kMaxChainStages], firstStep[kMaxChainStages];
+    double lr[kMaxChainStages], alpha[kMaxChainStages];
+    kernels::AdamwFactors adamw[kMaxChainStages] = {};
+    for (int s = 0; s < chain.count; ++s) {
+      const UpdateStage<T> &stage = stages[chain.first + s];
+      active[s] = true;
+      if (stage.kind == UpdateStage<T>::Copy)
+        continue;
+      const int64_t step = *stage.step;
+      firstStep[s] = step == 0;
+      switch (stage.kind) {
+      case UpdateStage<T>::Sgd:
+        lr[s] = double(*stage.lr) * stage.lrScale;
+        break;
+      case UpdateStage<T>::Adamw:
+        lr[s] = double(*stage.lr) * stage.lrScale;
+        adamw[s] = kernels::AdamwFactors(lr[s], stage.beta1, stage.beta2,
+                                         stage.weightDecay, step + 1);
+        break;
+      case UpdateStage<T>::Ema:
+        active[s] = (step + 1) % stage.every == 0;
+        break;
+      case UpdateStage<T>::Lookahead:
+        active[s] = (step + 1) % stage.every == 0;
+        // The kernel moves the slow weights by 1 - alpha_t towards the fast.
+        alpha[s] = 1.0 - (stage.cubic ? stage.alpha *
+                                            std::pow(double(step + 1) /
+                                                         double(*stage.totalSteps),
+                                                     3.0)
+                                      : stage.alpha);
+        break;
+      case UpdateStage<T>::Copy:
+        break;
+      }
+    }
+    const UpdateStage<T> *first = stages + chain.first;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < chain.n; ++i)
+      for (int s = 0; s < chain.count; ++s) {
+        if (!active[s])
+          continue;
+        const UpdateStage<T> &st = first[s];
+        switch (st.kind) {
+        case UpdateStage<T>::Sgd:
+          kernels::sgd_element(i, st.a, st.b, st.c, lr[s], st.momentum, st.dampening,
+                               st.weightDecay, st.nesterov, firstStep[s]);
+          break;
+        case UpdateStage<T>::Adamw:
+          kernels::adamw_element(i, st.a, st.b, st.c, st.d, adamw[s], st.beta1, st.beta2,
+                                 st.eps);
+          break;
+        case UpdateStage<T>::Ema:
+          kernels::ema_element(i, st.decay, st.b, st.a);
+          break;
+        case UpdateStage<T>::Lookahead:
+          kernels::lookahead_element(i, alpha[s], st.a, st.b);
+          break;
+        case UpdateStage<T>::Copy:
+          st.a[i] = st.b[i];
+          break;
+        }
+      }
+  }
+}
+
+} // namespace tcc::rt::cpu
+
+#endif // TCC_RUNTIME_CPU_MULTITENSOR_H

@@ -1,0 +1,78 @@
+// RUN: tcc-opt %s -split-input-file -verify-diagnostics
+
+// The tcc.fusion_group verifier: its kind says which ops it may hold.
+
+func.func @unknown_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{kind must be "elementwise", "norm_epilogue", "norm_backward_prologue" or "multi_tensor_update", got "conv_epilogue"}}
+  %0 = tcc.fusion_group "conv_epilogue" -> (tensor<4xf32>) {
+    %a = tcc.relu %x : tensor<4xf32>
+    tcc.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @not_elementwise(%x: tensor<2x3x4x4xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{of kind elementwise holds a non-elementwise op}}
+  %0 = tcc.fusion_group "elementwise" -> (tensor<2x3xf32>) {
+    %a = tcc.relu %x : tensor<2x3x4x4xf32>
+    %p = tcc.global_max_pool %a : (tensor<2x3x4x4xf32>) -> tensor<2x3xf32>
+    tcc.yield %p : tensor<2x3xf32>
+  }
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @epilogue_without_norm(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{of kind norm_epilogue must hold a batch norm, then elementwise ops}}
+  %0 = tcc.fusion_group "norm_epilogue" -> (tensor<4xf32>) {
+    %a = tcc.relu %x : tensor<4xf32>
+    tcc.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @prologue_without_norm(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{of kind norm_backward_prologue must hold elementwise ops and batch_norm_apply, then a batch_norm_backward}}
+  %0 = tcc.fusion_group "norm_backward_prologue" -> (tensor<4xf32>) {
+    %a = tcc.relu %x : tensor<4xf32>
+    tcc.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @yield_types(%x: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{yields 'tensor<4xf32>' but its results are 'tensor<8xf32>'}}
+  %0 = tcc.fusion_group "elementwise" -> (tensor<8xf32>) {
+    %a = tcc.relu %x : tensor<4xf32>
+    tcc.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+func.func @empty(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{body holds no op}}
+  %0 = tcc.fusion_group "elementwise" -> (tensor<4xf32>) {
+    tcc.yield %x : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @multi_tensor_not_update(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{of kind multi_tensor_update must hold sgd, adamw, ema and lookahead updates only}}
+  %0 = tcc.fusion_group "multi_tensor_update" -> (tensor<4xf32>) {
+    %a = tcc.relu %x : tensor<4xf32>
+    tcc.yield %a : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}

@@ -1,0 +1,147 @@
+// RUN: tcc-opt %s -split-input-file -tcc-recompute | FileCheck %s
+// RUN: tcc-opt %s -split-input-file -tcc-recompute -tcc-plan-memory | FileCheck %s --check-prefix=PLAN
+// The groups are as tcc-fusion forms them.
+
+// Free: the normalised value that only its own norm's backward prologue
+// reads (CELU's backward takes the activation's input) is computed again
+// inside that prologue from the norm's input, which the backward reads
+// anyway. The epilogue group no longer yields it: it never reaches memory.
+// CHECK: tcc.pass_report = {recompute = {bytes_saved = 320 : i64, for_budget = [], free = ["bn (batch_norm)"], kernels_added = 0 : i64, peak_bytes_after = 1728 : i64, peak_bytes_before = 2048 : i64, values = 1 : i64}}
+// CHECK: %[[G:.*]]:5 = tcc.fusion_group "norm_epilogue" -> (tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<4x2x3x3xf32>) {
+// CHECK: tcc.yield %saved_mean, %saved_invstd, %new_running_mean, %new_running_var, %{{.*}} :
+// CHECK: tcc.fusion_group "norm_backward_prologue"
+// CHECK-NEXT: %[[Y:.*]] = tcc.batch_norm_apply %arg0 weight %arg2 bias %arg3 saved %[[G]]#0, %[[G]]#1 {ghost_batch = 0 : i64}
+// CHECK-NEXT: tcc.celu_backward %arg1, %[[Y]]
+// CHECK-NEXT: tcc.batch_norm_backward
+// PLAN-LABEL: func.func @train_step(
+// PLAN: tcc.fusion_group "norm_epilogue" {tcc.offsets = array<i64: 0, 64, -1, -1, 128>
+#loc_bn = loc("bn")
+func.func @train_step(%x: tensor<4x2x3x3xf32> {tcc.role = "input"},
+                      %dy: tensor<4x2x3x3xf32> {tcc.role = "input"},
+                      %w: tensor<2xf32> {tcc.state = "bn.weight"},
+                      %b: tensor<2xf32> {tcc.state = "bn.bias"},
+                      %rm: tensor<2xf32> {tcc.state = "bn.running_mean"},
+                      %rv: tensor<2xf32> {tcc.state = "bn.running_var"})
+    -> (tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>, tensor<2xf32>,
+        tensor<2xf32> {tcc.state = "bn.running_mean"}, tensor<2xf32> {tcc.state = "bn.running_var"}) {
+  %g:6 = tcc.fusion_group "norm_epilogue" -> (tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<4x2x3x3xf32>) {
+    %y, %mean, %invstd, %nrm, %nrv = tcc.batch_norm %x weight %w bias %b running %rm, %rv {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64}
+        : (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)
+        -> (tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>) loc(#loc_bn)
+    %a = tcc.celu %y {alpha = 1.0 : f64} : tensor<4x2x3x3xf32>
+    tcc.yield %y, %mean, %invstd, %nrm, %nrv, %a : tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<4x2x3x3xf32>
+  }
+  %p:3 = tcc.fusion_group "norm_backward_prologue" -> (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>) {
+    %d = tcc.celu_backward %dy, %g#0 {alpha = 1.0 : f64} : tensor<4x2x3x3xf32>
+    %dx, %dw, %db = tcc.batch_norm_backward %d, %x weight %w saved %g#1, %g#2 {ghost_batch = 0 : i64}
+        : (tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>)
+    tcc.yield %dx, %dw, %db : tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>
+  }
+  return %g#5, %p#0, %p#1, %g#3, %g#4 : tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// Not free: the normalised value is also read outside the prologue (here
+// returned), so it stays in memory and the prologue reads it.
+// CHECK: {{^}}// {{-----}}
+// CHECK: recompute = {bytes_saved = 0 : i64, for_budget = [], free = [], kernels_added = 0 : i64
+// CHECK-NOT: tcc.batch_norm_apply
+// CHECK: return
+func.func @train_step(%x: tensor<4x2x3x3xf32> {tcc.role = "input"},
+                      %dy: tensor<4x2x3x3xf32> {tcc.role = "input"},
+                      %rm: tensor<2xf32> {tcc.state = "bn.running_mean"},
+                      %rv: tensor<2xf32> {tcc.state = "bn.running_var"})
+    -> (tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>) {
+  %g:6 = tcc.fusion_group "norm_epilogue" -> (tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<4x2x3x3xf32>) {
+    %y, %mean, %invstd, %nrm, %nrv = tcc.batch_norm %x running %rm, %rv {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64}
+        : (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>)
+        -> (tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>)
+    %a = tcc.celu %y {alpha = 1.0 : f64} : tensor<4x2x3x3xf32>
+    tcc.yield %y, %mean, %invstd, %nrm, %nrv, %a : tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<4x2x3x3xf32>
+  }
+  %p:3 = tcc.fusion_group "norm_backward_prologue" -> (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>) {
+    %d = tcc.celu_backward %dy, %g#0 {alpha = 1.0 : f64} : tensor<4x2x3x3xf32>
+    %dx, %dw, %db = tcc.batch_norm_backward %d, %x saved %g#1, %g#2 {ghost_batch = 0 : i64}
+        : (tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>)
+    tcc.yield %dx, %dw, %db : tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>
+  }
+  return %g#5, %p#0, %g#0 : tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>
+}
+
+// -----
+
+// Not free: the prologue belongs to the backward of another norm (of
+// another input), which does not read this norm's input.
+// CHECK: {{^}}// {{-----}}
+// CHECK: free = []
+// CHECK-NOT: tcc.batch_norm_apply
+// CHECK: return
+func.func @train_step(%x: tensor<4x2x3x3xf32> {tcc.role = "input"},
+                      %x2: tensor<4x2x3x3xf32> {tcc.role = "input"},
+                      %dy: tensor<4x2x3x3xf32> {tcc.role = "input"},
+                      %rm: tensor<2xf32> {tcc.state = "bn.running_mean"},
+                      %rv: tensor<2xf32> {tcc.state = "bn.running_var"})
+    -> (tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>) {
+  %g:6 = tcc.fusion_group "norm_epilogue" -> (tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<4x2x3x3xf32>) {
+    %y, %mean, %invstd, %nrm, %nrv = tcc.batch_norm %x running %rm, %rv {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64}
+        : (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>)
+        -> (tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>)
+    %a = tcc.celu %y {alpha = 1.0 : f64} : tensor<4x2x3x3xf32>
+    tcc.yield %y, %mean, %invstd, %nrm, %nrv, %a : tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<4x2x3x3xf32>
+  }
+  %p:3 = tcc.fusion_group "norm_backward_prologue" -> (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>) {
+    %d = tcc.celu_backward %dy, %g#0 {alpha = 1.0 : f64} : tensor<4x2x3x3xf32>
+    %dx, %dw, %db = tcc.batch_norm_backward %d, %x2 saved %g#1, %g#2 {ghost_batch = 0 : i64}
+        : (tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>)
+    tcc.yield %dx, %dw, %db : tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>
+  }
+  return %g#5, %p#0 : tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>
+}
+
+// -----
+
+// Under a budget: %a (16 KiB) is read at once and again at the end; keeping
+// it holds four tensors at the peak (a, b, c, d), recomputing it before the
+// late add three. The budget (70000 bytes) is between the two: the CELU runs
+// twice.
+// CHECK: {{^}}// {{-----}}
+// CHECK: recompute = {bytes_saved = 16384 : i64, for_budget = ["celu (celu)"], free = [], kernels_added = 1 : i64, peak_bytes_after = 65536 : i64, peak_bytes_before = 81920 : i64, values = 1 : i64}
+// CHECK: %[[A:.*]] = tcc.celu %arg0
+// CHECK: tcc.scale %[[A]]
+// CHECK: tcc.mul
+// CHECK-NEXT: %[[E:.*]] = tcc.scale
+// CHECK-NEXT: %[[A2:.*]] = tcc.celu %arg0
+// CHECK-NEXT: tcc.add %[[E]], %[[A2]]
+module attributes {tcc.train = {memory_budget = 70000 : i64}} {
+  func.func @train_step(%x: tensor<64x64xf32> {tcc.role = "input"}) -> tensor<64x64xf32> {
+    %a = tcc.celu %x {alpha = 1.0 : f64} : tensor<64x64xf32> loc("celu")
+    %b = tcc.scale %a {factor = 2.0 : f64} : tensor<64x64xf32>
+    %c = tcc.scale %b {factor = 3.0 : f64} : tensor<64x64xf32>
+    %d = tcc.mul %b, %c : tensor<64x64xf32>, tensor<64x64xf32>
+    %e = tcc.scale %d {factor = 4.0 : f64} : tensor<64x64xf32>
+    %f = tcc.add %e, %a : tensor<64x64xf32>, tensor<64x64xf32>
+    return %f : tensor<64x64xf32>
+  }
+}
+
+// -----
+
+// The same step under a budget it meets already (81920 bytes): nothing is
+// recomputed.
+// CHECK: {{^}}// {{-----}}
+// CHECK: recompute = {bytes_saved = 0 : i64, for_budget = [], free = [], kernels_added = 0 : i64
+// CHECK-COUNT-1: tcc.celu
+// CHECK-NOT: tcc.celu
+// CHECK: return
+module attributes {tcc.train = {memory_budget = 81920 : i64}} {
+  func.func @train_step(%x: tensor<64x64xf32> {tcc.role = "input"}) -> tensor<64x64xf32> {
+    %a = tcc.celu %x {alpha = 1.0 : f64} : tensor<64x64xf32>
+    %b = tcc.scale %a {factor = 2.0 : f64} : tensor<64x64xf32>
+    %c = tcc.scale %b {factor = 3.0 : f64} : tensor<64x64xf32>
+    %d = tcc.mul %b, %c : tensor<64x64xf32>, tensor<64x64xf32>
+    %e = tcc.scale %d {factor = 4.0 : f64} : tensor<64x64xf32>
+    %f = tcc.add %e, %a : tensor<64x64xf32>, tensor<64x64xf32>
+    return %f : tensor<64x64xf32>
+  }
+}
