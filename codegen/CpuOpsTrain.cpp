@@ -96,9 +96,21 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         return success();
       })
       .Case([&](CastOp o) {
-        if (o.getInput().getType() != o.getType())
+        if (o.getInput().getType() == o.getType()) {
+          copyInto(o.getInput(), o.getResult());
+          return success();
+        }
+        // Between f32 and a 16-bit float (tcc-precision, tcc-widen-for-cpu):
+        // rounded to nearest even, as the GPU converts.
+        auto name = [](Type t) -> std::string {
+          Type e = cast<ShapedType>(t).getElementType();
+          return e.isF32() ? "f32" : e.isBF16() ? "bf16" : e.isF16() ? "f16" : "";
+        };
+        std::string from = name(o.getInput().getType()), to = name(o.getType());
+        if (from.empty() || to.empty() || (from != "f32" && to != "f32"))
           return failure();
-        copyInto(o.getInput(), o.getResult());
+        os << "  cast_" << from << "_to_" << to << "(" << n(o.getResult()) << ", "
+           << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
         return success();
       })
       .Case([&](TransposeOp o) {

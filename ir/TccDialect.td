@@ -36,6 +36,22 @@ def Tcc_InPlaceStateUpdate : NativeOpTrait<"InPlaceStateUpdate"> {
   let cppNamespace = "::mlir::tcc::OpTrait";
 }
 
+// Mixed precision (tcc-precision, docs/passes.md): what an op computes in.
+// An op with neither trait computes in f32 (batch statistics, softmax,
+// losses, reductions, the optimizer).
+// Under bf16-mixed its float operands are cast to 16 bits and so is its
+// result; it accumulates in f32 (conv2d, linear and, through autodiff,
+// their backward ops).
+def Tcc_LowPrecisionCompute : NativeOpTrait<"LowPrecisionCompute"> {
+  let cppNamespace = "::mlir::tcc::OpTrait";
+}
+// Its result has the precision of its data operands (those of operand 0's
+// rank: not a batch norm's [C] scale): 16-bit when all of them are, f32
+// (the 16-bit ones cast up) when they are mixed.
+def Tcc_FollowsInputPrecision : NativeOpTrait<"FollowsInputPrecision"> {
+  let cppNamespace = "::mlir::tcc::OpTrait";
+}
+
 //===----------------------------------------------------------------------===//
 // Type constraints
 //===----------------------------------------------------------------------===//

@@ -21,7 +21,7 @@ include "mlir/Interfaces/ViewLikeInterface.td"
 // Convolution and linear
 //===----------------------------------------------------------------------===//
 
-def Tcc_Conv2dOp : Tcc_Op<"conv2d", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_Conv2dOp : Tcc_Op<"conv2d", [Pure, Tcc_LowPrecisionCompute, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "2-D convolution (cross-correlation), as torch.nn.functional.conv2d";
   let description = [{
     `input` is [N, C, H, W], `weight` [O, C/groups, kH, kW] and the optional
@@ -46,7 +46,7 @@ def Tcc_Conv2dOp : Tcc_Op<"conv2d", [Pure, InferTypeOpAdaptor, DeclareOpInterfac
   }];
 }
 
-def Tcc_LinearOp : Tcc_Op<"linear", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_LinearOp : Tcc_Op<"linear", [Pure, Tcc_LowPrecisionCompute, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Affine map of the last dim, as torch.nn.functional.linear";
   let description = [{
     `input` is [..., I], `weight` [O, I] (PyTorch's layout) and the optional
@@ -69,7 +69,7 @@ def Tcc_LinearOp : Tcc_Op<"linear", [Pure, InferTypeOpAdaptor, DeclareOpInterfac
 //===----------------------------------------------------------------------===//
 
 def Tcc_BatchNormOp : Tcc_Op<"batch_norm",
-    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate,
+    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, Tcc_FollowsInputPrecision,
      DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Batch normalisation in training mode, with PyTorch's semantics";
   let description = [{
@@ -113,7 +113,7 @@ def Tcc_BatchNormOp : Tcc_Op<"batch_norm",
 }
 
 def Tcc_BatchNormInferenceOp : Tcc_Op<"batch_norm_inference",
-    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+    [Pure, Tcc_FollowsInputPrecision, AttrSizedOperandSegments, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Batch normalisation with running statistics (evaluation)";
   let description = [{
     `(input - running_mean) / sqrt(running_var + eps) * weight + bias`, per
@@ -200,7 +200,7 @@ def Tcc_LayerNormOp : Tcc_Op<"layer_norm",
 //===----------------------------------------------------------------------===//
 
 class Tcc_ActivationOp<string mnemonic, string formula, list<Trait> traits = []>
-    : Tcc_Op<mnemonic, traits # [Pure, Elementwise, SameOperandsAndResultType,
+    : Tcc_Op<mnemonic, traits # [Pure, Elementwise, SameOperandsAndResultType, Tcc_FollowsInputPrecision,
                                  InferTypeOpInterface, Tcc_FusionOpInterface, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Elementwise " # formula;
   let description = "Applies `" # formula # "` to every element; the result "
@@ -257,7 +257,7 @@ def Tcc_ScaleOp : Tcc_ActivationOp<"scale", "factor * x",
 // Pooling
 //===----------------------------------------------------------------------===//
 
-def Tcc_MaxPool2dOp : Tcc_Op<"max_pool2d", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_MaxPool2dOp : Tcc_Op<"max_pool2d", [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "2-D max pooling, as torch.nn.functional.max_pool2d";
   let description = [{
     Pools [N, C, H, W] over `kernel` windows moved by `stride`; padding counts
@@ -276,7 +276,7 @@ def Tcc_MaxPool2dOp : Tcc_Op<"max_pool2d", [Pure, InferTypeOpAdaptor, DeclareOpI
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_AvgPool2dOp : Tcc_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_AvgPool2dOp : Tcc_Op<"avg_pool2d", [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "2-D average pooling, as torch.nn.functional.avg_pool2d";
   let description = [{
     Like `max_pool2d`, averaging; padding counts as zeros, and the divisor
@@ -297,7 +297,7 @@ def Tcc_AvgPool2dOp : Tcc_Op<"avg_pool2d", [Pure, InferTypeOpAdaptor, DeclareOpI
 }
 
 class Tcc_GlobalPoolOp<string mnemonic, string reduction>
-    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+    : Tcc_Op<mnemonic, [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Global " # reduction # " pooling: [N, C, H, W] -> [N, C]";
   let description = "Takes the " # reduction # " over all spatial positions of "
     # "each channel. The result is flat ([N, C]), ready for `linear`.\n\n"
@@ -316,7 +316,7 @@ def Tcc_GlobalMaxPoolOp : Tcc_GlobalPoolOp<"global_max_pool", "maximum">;
 //===----------------------------------------------------------------------===//
 
 class Tcc_BinaryOp<string mnemonic, string formula>
-    : Tcc_Op<mnemonic, [Pure, Commutative, Elementwise, InferTypeOpAdaptor, Tcc_FusionOpInterface,
+    : Tcc_Op<mnemonic, [Pure, Commutative, Elementwise, InferTypeOpAdaptor, Tcc_FusionOpInterface, Tcc_FollowsInputPrecision,
                         DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Elementwise " # formula # " of two tensors of one type";
   let description = "Both operands have the same shape and element type (no "
@@ -334,7 +334,7 @@ def Tcc_MulOp : Tcc_BinaryOp<"mul", "product x * y">;
 // Shape ops
 //===----------------------------------------------------------------------===//
 
-def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Concatenation along one axis, as torch.cat";
   let description = [{
     All inputs have the same rank and element type and agree on every dim
@@ -350,7 +350,7 @@ def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, InferTypeOpAdaptor, DeclareOpInterfac
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_FlattenOp : Tcc_Op<"flatten", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
+def Tcc_FlattenOp : Tcc_Op<"flatten", [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
     DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
   let summary = "Flatten every dim after the batch: [N, ...] -> [N, prod(...)]";
   let description = [{
@@ -366,7 +366,7 @@ def Tcc_FlattenOp : Tcc_Op<"flatten", [Pure, InferTypeOpAdaptor, DeclareOpInterf
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
+def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
     DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
   let summary = "Reinterpret the elements (row-major) with a new static shape";
   let description = [{
@@ -384,7 +384,7 @@ def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure, InferTypeOpAdaptor, DeclareOpInterf
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_TransposeOp : Tcc_Op<"transpose", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_TransposeOp : Tcc_Op<"transpose", [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Permute dims, as torch.permute";
   let description = [{
     Result dim `i` is input dim `perm[i]`.
@@ -423,7 +423,7 @@ def Tcc_CastOp : Tcc_Op<"cast",
 // Regularisation and probabilities
 //===----------------------------------------------------------------------===//
 
-def Tcc_DropoutOp : Tcc_Op<"dropout", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_DropoutOp : Tcc_Op<"dropout", [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Inverted dropout with a counter-based random mask";
   let description = [{
     Zeroes each element with probability `p` and scales the others by

@@ -16,6 +16,18 @@ template <typename ConcreteType>
 class InPlaceStateUpdate
     : public mlir::OpTrait::TraitBase<ConcreteType, InPlaceStateUpdate> {};
 
+/// Under mixed precision the op computes in 16 bits with f32 accumulation
+/// (Tcc_LowPrecisionCompute in ODS).
+template <typename ConcreteType>
+class LowPrecisionCompute
+    : public mlir::OpTrait::TraitBase<ConcreteType, LowPrecisionCompute> {};
+
+/// Under mixed precision the op's result has its data operands' precision
+/// (Tcc_FollowsInputPrecision in ODS).
+template <typename ConcreteType>
+class FollowsInputPrecision
+    : public mlir::OpTrait::TraitBase<ConcreteType, FollowsInputPrecision> {};
+
 } // namespace mlir::tcc::OpTrait
 
 #endif // TCC_IR_TCCTRAITS_H

@@ -22,10 +22,11 @@ namespace {
 /// without "tcc-".
 constexpr llvm::StringLiteral kBnBiasElimination = "bn-bias-elimination";
 constexpr llvm::StringLiteral kPoolActivationReorder = "pool-activation-reorder";
+constexpr llvm::StringLiteral kPrecision = "precision";
 constexpr llvm::StringLiteral kFusion = "fusion";
 constexpr llvm::StringLiteral kRecompute = "recompute";
 const mlir::StringRef kOptimizationPasses[] = {kBnBiasElimination, kPoolActivationReorder,
-                                               kFusion, kRecompute};
+                                               kPrecision, kFusion, kRecompute};
 } // namespace
 
 mlir::ArrayRef<mlir::StringRef> mlir::tcc::optimizationPassNames() { return kOptimizationPasses; }
@@ -37,8 +38,14 @@ void mlir::tcc::buildCompilePipeline(OpPassManager &pm,
     pm.addPass(createBnBiasElimination());
   if (enabled(kPoolActivationReorder))
     pm.addPass(createPoolActivationReorder());
+  if (enabled(kPrecision))
+    pm.addPass(createPrecision());
   pm.addPass(createBuildTrainStep());
   pm.addPass(createCanonicalizerPass());
+  // The cpu target's kernels are f32: 16-bit tensors run on f32 copies,
+  // which fusion and the memory plan (recompute's budget) must see.
+  if (options.target == "cpu")
+    pm.addPass(createWidenForCpu());
   if (enabled(kFusion))
     pm.addPass(createFusion());
   if (enabled(kRecompute))

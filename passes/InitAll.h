@@ -24,6 +24,11 @@ struct CompilePipelineOptions : PassPipelineOptions<CompilePipelineOptions> {
       *this, "disable",
       llvm::cl::desc("optimization passes to leave out, named as in "
                      "optimizationPassNames() (the flag without 'tcc-')")};
+  Option<std::string> target{
+      *this, "target",
+      llvm::cl::desc("the target the steps are planned for: cpu adds "
+                     "tcc-widen-for-cpu (its kernels compute in f32)"),
+      llvm::cl::init("cpu")};
 };
 
 /// The optimization passes the pipeline runs by default, in pipeline order
@@ -38,8 +43,9 @@ void registerAllTccDialects(DialectRegistry &registry);
 void registerAllTccPasses();
 
 /// The passes from the frontend's IR to what the code generators walk:
-/// bn-bias-elimination, pool-activation-reorder, build-train-step,
-/// canonicalize, fusion, recompute, plan-memory
+/// bn-bias-elimination, pool-activation-reorder, precision,
+/// build-train-step, canonicalize, widen-for-cpu (cpu target), fusion,
+/// recompute, plan-memory
 /// (docs/passes.md), less the optimization passes `options` disables.
 /// Registered as the pipeline `tcc-compile-pipeline`.
 void buildCompilePipeline(OpPassManager &pm,

@@ -56,6 +56,38 @@ def PoolActivationReorder : Pass<"tcc-pool-activation-reorder", "::mlir::ModuleO
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 
+def Precision : Pass<"tcc-precision", "::mlir::ModuleOp"> {
+  let summary = "Mixed precision: which ops of the forward compute in 16 bits";
+  let description = [{
+    Reads `train.precision` from the module's `tcc.train`. Under
+    `bf16-mixed` it rewrites `@forward` op by op, from the policy each op
+    declares in ODS (`ir/TccDialect.td`):
+
+    - `Tcc_LowPrecisionCompute` (conv2d, linear): float operands cast to
+      bf16, result bf16, f32 accumulation in the kernel;
+    - `Tcc_FollowsInputPrecision` (activations, add, mul, scale, pools,
+      flatten, reshape, transpose, concat, dropout, batch_norm's normalised
+      tensor): the result has the precision of the data operands (operand
+      0 and the float operands of its rank): bf16 if all are, else f32 with
+      the bf16 ones cast up;
+    - every other op (batch statistics, layer norm, softmax, losses,
+      reductions) computes in f32: bf16 operands are cast up.
+
+    Each value is cast at most once per type, right after its definition
+    (parameters where the forward starts): the parameters stay f32 in the
+    state (master weights) and their gradients come back f32 through the
+    casts' gradients, which autodiff derives. The forward's results are
+    cast back to f32, so the loss is f32. `fp32` and `fp16-mixed` (which
+    needs loss scaling, not built yet; the driver warns) leave the forward
+    unchanged.
+
+    Report (`tcc.pass_report`): `precision` (what the step runs: fp32 or
+    bf16-mixed), `casts` (inserted), `ops_by_dtype` (the forward's ops by
+    the element type they produce).
+  }];
+  let dependentDialects = ["::mlir::tcc::TccDialect"];
+}
+
 def BuildTrainStep : Pass<"tcc-build-train-step", "::mlir::ModuleOp"> {
   let summary = "Build @train_step and @eval_step from @forward, @loss and the recipe";
   let description = [{
@@ -148,6 +180,25 @@ def Recompute : Pass<"tcc-recompute", "::mlir::ModuleOp"> {
     `free` and `for_budget` (the model nodes, by kind of recompute),
     `kernels_added`, `bytes_saved`, and `peak_bytes_before` /
     `peak_bytes_after` (the planned step's bytes).
+  }];
+  let dependentDialects = ["::mlir::tcc::TccDialect"];
+}
+
+def WidenForCpu : Pass<"tcc-widen-for-cpu", "::mlir::ModuleOp"> {
+  let summary = "Run ops with 16-bit tensors on f32 copies (the cpu target)";
+  let description = [{
+    The cpu target's kernels compute in f32. Each op of the step functions
+    that reads or writes a bf16 or f16 tensor gets its 16-bit operands cast
+    to f32 right before it and its results computed in f32 and cast back to
+    their 16-bit type right after it: the step keeps 16-bit storage (what
+    tcc-precision assigned, rounded where a value is stored) with f32
+    arithmetic, and the memory plan counts the short-lived f32 copies.
+    Casts are left as they are. Part of the pipeline for `--target=cpu`
+    only, after tcc-build-train-step and before tcc-fusion, so that fusion,
+    recompute and the memory budget see the copies.
+
+    Report (`tcc.pass_report`, `widen-for-cpu`): `ops` widened, `casts`
+    added.
   }];
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }

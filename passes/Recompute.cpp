@@ -150,6 +150,9 @@ int64_t recomputeInPrologues(func::FuncOp step, SmallVectorImpl<Attribute> &name
   });
   int64_t count = 0;
   Builder attrs(step.getContext());
+  // Shrunk at the end: a group rebuilt earlier would leave stale values in
+  // what a later prologue reads.
+  llvm::SetVector<FusionGroupOp> shrink;
   for (FusionGroupOp prologue : prologues) {
     auto backward = cast<BatchNormBackwardOp>(prologue.getBody().front().getTerminator()
                                                   ->getPrevNode());
@@ -183,9 +186,11 @@ int64_t recomputeInPrologues(func::FuncOp step, SmallVectorImpl<Attribute> &name
       names.push_back(attrs.getStringAttr(describe(bn)));
       ++count;
       if (auto group = v.getDefiningOp<FusionGroupOp>())
-        dropUnreadResults(group);
+        shrink.insert(group);
     }
   }
+  for (FusionGroupOp group : shrink)
+    dropUnreadResults(group);
   return count;
 }
 

@@ -175,7 +175,7 @@ MUTATIONS = {
     "train.drop_last": setter(["train", "drop_last"], False),
     "train.optimizer": setter(["train", "optimizer"], {"type": "adamw", "lr": 1e-3}),
     "train.schedule": schedule(type="constant"),
-    "train.precision": (setter(["train", "precision"], "bf16-mixed"), "warns"),
+    "train.precision": setter(["train", "precision"], "bf16-mixed"),
     "train.ema": with_ema(),
     "train.grad_clip_norm": setter(["train", "grad_clip_norm"], 1.0),
     "train.accumulate": setter(["train", "accumulate"], 2),

@@ -58,6 +58,17 @@ std::string passResult(const std::string &pass, const json &result) {
            (kinds.empty() ? "none" : kinds) + ") of " + std::to_string(result.value("ops_fused", 0)) +
            " ops";
   }
+  if (pass == "precision") {
+    std::string dtypes;
+    const json byDtype = result.value("ops_by_dtype", json::object());
+    for (const auto &[dtype, count] : byDtype.items())
+      dtypes += (dtypes.empty() ? "" : ", ") + std::to_string(count.get<int64_t>()) + " " + dtype;
+    return result.value("precision", "fp32") + ", " + std::to_string(result.value("casts", 0)) +
+           " casts; forward ops: " + (dtypes.empty() ? "none" : dtypes);
+  }
+  if (pass == "widen-for-cpu")
+    return std::to_string(result.value("ops", 0)) + " ops with 16-bit tensors run on f32 copies (" +
+           std::to_string(result.value("casts", 0)) + " casts)";
   if (pass == "recompute") {
     const json free = result.value("free", json::array());
     const json budgeted = result.value("for_budget", json::array());

@@ -80,6 +80,7 @@ mlir::LogicalResult runPipeline(ModuleOp module, const tcc::CompileOptions &opti
   mlir::PassManager pm(module->getContext());
   mlir::tcc::CompilePipelineOptions pipeline;
   pipeline.disable = options.disabledPasses;
+  pipeline.target = options.target;
   mlir::tcc::buildCompilePipeline(pm, pipeline);
   pm.addInstrumentation(std::make_unique<RecordPasses>(passes));
   mlir::ScopedDiagnosticHandler handler(
@@ -104,17 +105,24 @@ std::string mebibytes(int64_t bytes) {
   return llvm::formatv("{0:F1} MiB", bytes / 1048576.0).str();
 }
 
-/// Settings that no pass implements yet are said to be so, not dropped:
-/// the precision warns and the step runs fp32.
+/// The precision the step runs in (tcc-precision); a setting it cannot
+/// honour is said to be so, not dropped: it warns and the step runs fp32.
 void checkPrecision(const ::tcc::frontend::ModelSpec &spec,
                     const tcc::CompileOptions &options, tcc::CompileFacts &facts) {
   std::string precision = spec.train.value("precision", std::string("fp32"));
   if (precision == "fp32")
     return;
-  warn(facts, std::string(options.precision ? "--precision" : "train.precision") +
-                  " " + precision +
-                  " is not implemented yet (no precision-assignment pass): the "
-                  "step runs in fp32");
+  std::string setting =
+      std::string(options.precision ? "--precision" : "train.precision") + " " + precision;
+  bool disabled = std::find(options.disabledPasses.begin(), options.disabledPasses.end(),
+                            "precision") != options.disabledPasses.end();
+  if (precision == "fp16-mixed")
+    warn(facts, setting + " is not implemented yet (fp16 needs loss scaling; bf16-mixed "
+                          "needs none): the step runs in fp32");
+  else if (disabled)
+    warn(facts, setting + " is left out by --disable-pass=precision: the step runs in fp32");
+  else
+    facts.precision = precision;
 }
 
 /// A piecewise-linear schedule in epochs whose points do not span the run

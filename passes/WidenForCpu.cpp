@@ -1,0 +1,97 @@
+//===- WidenForCpu.cpp - 16-bit storage, f32 arithmetic on the cpu --------===//
+//
+// See Passes.td and docs/passes.md. The cpu target's kernels compute in
+// f32. Under mixed precision the step stores 16-bit tensors; this pass
+// makes each op that reads or writes one run on f32 copies: its 16-bit
+// operands are cast up right before it and its 16-bit results cast down
+// right after it. The copies live for that op only, and the memory plan
+// counts them. Values keep the precision tcc-precision gave them, so every
+// rounding to 16 bits happens where it would on a target with 16-bit
+// kernels: when a value is stored.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/PassReport.h"
+#include "passes/Passes.h"
+
+#include "ir/TccOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+
+namespace mlir::tcc {
+#define GEN_PASS_DEF_WIDENFORCPU
+#include "passes/Passes.h.inc"
+} // namespace mlir::tcc
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+namespace {
+
+bool isSixteenBitFloat(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType()) &&
+         tensor.getElementType().getIntOrFloatBitWidth() == 16;
+}
+
+/// Runs `op` on f32 copies of its 16-bit tensors; returns the casts added.
+FailureOr<int64_t> widen(Operation *op) {
+  bool reads = llvm::any_of(op->getOperandTypes(), isSixteenBitFloat);
+  bool writes = llvm::any_of(op->getResultTypes(), isSixteenBitFloat);
+  if (!reads && !writes)
+    return 0;
+  auto infer = dyn_cast<InferTypeOpInterface>(op);
+  if (!infer)
+    return op->emitOpError("has 16-bit tensors and the cpu target cannot run it on f32 copies"),
+           failure();
+  int64_t casts = 0;
+  OpBuilder b(op);
+  Type f32 = b.getF32Type();
+  for (OpOperand &operand : op->getOpOperands())
+    if (isSixteenBitFloat(operand.get().getType())) {
+      operand.set(b.create<CastOp>(op->getLoc(), operand.get(), TypeAttr::get(f32)));
+      ++casts;
+    }
+  SmallVector<Type> types;
+  if (failed(infer.inferReturnTypes(op->getContext(), op->getLoc(), op->getOperands(),
+                                    op->getAttrDictionary(), op->getPropertiesStorage(),
+                                    op->getRegions(), types)))
+    return failure();
+  b.setInsertionPointAfter(op);
+  for (auto [result, type] : llvm::zip(op->getResults(), types)) {
+    Type stored = result.getType();
+    result.setType(type);
+    if (stored == type)
+      continue;
+    auto narrow = b.create<CastOp>(
+        op->getLoc(), result, TypeAttr::get(cast<RankedTensorType>(stored).getElementType()));
+    result.replaceAllUsesExcept(narrow, narrow);
+    ++casts;
+  }
+  return casts;
+}
+
+struct WidenForCpuPass : mlir::tcc::impl::WidenForCpuBase<WidenForCpuPass> {
+  void runOnOperation() override {
+    int64_t casts = 0, ops = 0;
+    WalkResult walk = getOperation().walk([&](Operation *op) {
+      if (isa<CastOp, FusionGroupOp, MicroBatchesOp, YieldOp, func::ReturnOp, func::FuncOp,
+              ModuleOp>(op) ||
+          op->getParentOfType<FusionGroupOp>())
+        return WalkResult::advance();
+      FailureOr<int64_t> added = widen(op);
+      if (failed(added))
+        return WalkResult::interrupt();
+      casts += *added;
+      ops += *added > 0;
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    Builder b(&getContext());
+    recordPassResult(getOperation(), "widen-for-cpu", "ops", b.getI64IntegerAttr(ops));
+    recordPassResult(getOperation(), "widen-for-cpu", "casts", b.getI64IntegerAttr(casts));
+  }
+};
+
+} // namespace
