@@ -219,8 +219,8 @@ std::optional<int> costClass(Operation *op) {
   return std::nullopt;
 }
 
-/// One trial: `value`, computed again before `lateReader` for the readers
-/// from there on.
+/// A value that could be computed again for its late readers, with what it
+/// costs to (its cost class) and what it may save (its bytes).
 struct Candidate {
   Value value;
   int cost;
@@ -264,14 +264,10 @@ Value buildAgain(OpBuilder &b, Value v) {
 
   auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
   Value inner = yield.getValues()[result.getResultNumber()];
-  SmallVector<Operation *> slice = sliceOf(group, inner);
   // Only a norm's result is recomputed, never its statistics.
-  if (llvm::any_of(slice, [&](Operation *op) {
-        auto bn = dyn_cast<BatchNormOp>(op);
-        return bn && inner != bn.getResult() &&
-               llvm::is_contained(bn->getResults().drop_front(), inner);
-      }))
+  if (auto bn = inner.getDefiningOp<BatchNormOp>(); bn && inner != bn.getResult())
     return {};
+  SmallVector<Operation *> slice = sliceOf(group, inner);
   IRMapping map;
   auto cloneInto = [&](OpBuilder &at) -> LogicalResult {
     for (Operation *op : slice) {
@@ -307,25 +303,17 @@ Value buildAgain(OpBuilder &b, Value v) {
   return again.getResult(0);
 }
 
-/// Erases what buildAgain built for `again`, once nothing reads it.
-void eraseAgain(Value again) {
-  SmallVector<Operation *> work{again.getDefiningOp()};
-  while (!work.empty()) {
-    Operation *op = work.pop_back_val();
-    if (!op || !op->use_empty())
-      continue;
-    SmallVector<Operation *> producers;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp(); def && isa<BatchNormApplyOp>(def))
-        producers.push_back(def);
-    op->erase();
-    llvm::append_range(work, producers);
-  }
+/// Undoes recomputeLate: the late readers read `v` again and what
+/// buildAgain built (one op or one group) goes.
+void undoRecompute(Value again, Value v) {
+  again.replaceAllUsesWith(v);
+  again.getDefiningOp()->erase();
 }
 
-/// Tries `candidate`: splits its readers at the widest gap between two of
-/// them and feeds those after the gap from a recomputation placed before
-/// the first of them. Returns the new value, or null if it has no such gap.
+/// Splits the readers of `v` at the widest gap between two of them and
+/// feeds those after the gap from a recomputation placed before the first
+/// of them. Returns the new value, or null if `v` has no such gap or
+/// cannot be recomputed.
 Value recomputeLate(Value v) {
   Block *block = v.getParentBlock();
   SmallVector<Operation *> readers;
@@ -429,8 +417,7 @@ struct RecomputePass : mlir::tcc::impl::RecomputeBase<RecomputePass> {
           ++kernelsAdded;
           continue;
         }
-        again.replaceAllUsesWith(candidate.value);
-        eraseAgain(again);
+        undoRecompute(again, candidate.value);
       }
       if (now->stepBytes() > *budget) {
         module.emitError() << "the memory budget " << mebibytes(*budget)

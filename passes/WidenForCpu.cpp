@@ -41,9 +41,10 @@ FailureOr<int64_t> widen(Operation *op) {
   if (!reads && !writes)
     return 0;
   auto infer = dyn_cast<InferTypeOpInterface>(op);
-  if (!infer)
-    return op->emitOpError("has 16-bit tensors and the cpu target cannot run it on f32 copies"),
-           failure();
+  if (!infer) {
+    op->emitOpError("has 16-bit tensors and the cpu target cannot run it on f32 copies");
+    return failure();
+  }
   int64_t casts = 0;
   OpBuilder b(op);
   Type f32 = b.getF32Type();
