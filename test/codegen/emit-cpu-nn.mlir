@@ -30,3 +30,18 @@ func.func @layers(%x: tensor<8x3x32x32xf32>, %w: tensor<24x3x2x2xf32>,
   %l = tcc.linear %f, %fc : (tensor<8x5400xf32>, tensor<10x5400xf32>) -> tensor<8x10xf32>
   return
 }
+
+// Casts between f32 and the 16-bit floats (mixed precision): the runtime's
+// conversions, rounding to nearest even; a cast to the same type copies.
+// CHECK-LABEL: // @casts
+// CHECK: cast_f32_to_bf16(6, a0, r0);
+// CHECK: cast_bf16_to_f32(6, r0, r1);
+// CHECK: cast_f32_to_f16(6, r1, r2);
+// CHECK: cast_f16_to_f32(6, r2, r3);
+func.func @casts(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %b = tcc.cast %x to bf16 : (tensor<2x3xf32>) -> tensor<2x3xbf16>
+  %f = tcc.cast %b to f32 : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+  %h = tcc.cast %f to f16 : (tensor<2x3xf32>) -> tensor<2x3xf16>
+  %g = tcc.cast %h to f32 : (tensor<2x3xf16>) -> tensor<2x3xf32>
+  return %g : tensor<2x3xf32>
+}

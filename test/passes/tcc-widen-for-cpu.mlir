@@ -1,0 +1,40 @@
+// RUN: tcc-opt %s -split-input-file -tcc-widen-for-cpu | FileCheck %s
+
+// A bf16 convolution and activation run on f32 copies: the 16-bit operands
+// cast up right before the op, its result computed in f32 and cast down
+// right after it, so the stored values stay bf16. The casts themselves and
+// the f32 ops are left as they are.
+// CHECK: "widen-for-cpu" = {casts = 5 : i64, ops = 2 : i64}
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[W:.*]] = tcc.cast %arg1 to bf16
+// CHECK-NEXT: %[[X32:.*]] = tcc.cast %arg0 to f32 : (tensor<2x3x4x4xbf16>) -> tensor<2x3x4x4xf32>
+// CHECK-NEXT: %[[W32:.*]] = tcc.cast %[[W]] to f32 : (tensor<3x3x1x1xbf16>) -> tensor<3x3x1x1xf32>
+// CHECK-NEXT: %[[C:.*]] = tcc.conv2d %[[X32]], %[[W32]] {{.*}} -> tensor<2x3x4x4xf32>
+// CHECK-NEXT: %[[C16:.*]] = tcc.cast %[[C]] to bf16
+// CHECK-NEXT: %[[A32:.*]] = tcc.cast %[[C16]] to f32
+// CHECK-NEXT: %[[A:.*]] = tcc.celu %[[A32]] {{.*}} : tensor<2x3x4x4xf32>
+// CHECK-NEXT: %[[A16:.*]] = tcc.cast %[[A]] to bf16
+// CHECK-NEXT: %[[OUT:.*]] = tcc.cast %[[A16]] to f32
+// CHECK-NEXT: %[[S:.*]] = tcc.scale %[[OUT]] {{.*}} : tensor<2x3x4x4xf32>
+// CHECK-NEXT: return %[[S]]
+func.func @train_step(%x: tensor<2x3x4x4xbf16>, %w: tensor<3x3x1x1xf32>) -> tensor<2x3x4x4xf32> {
+  %wl = tcc.cast %w to bf16 : (tensor<3x3x1x1xf32>) -> tensor<3x3x1x1xbf16>
+  %c = tcc.conv2d %x, %wl {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>}
+      : (tensor<2x3x4x4xbf16>, tensor<3x3x1x1xbf16>) -> tensor<2x3x4x4xbf16>
+  %a = tcc.celu %c {alpha = 1.0 : f64} : tensor<2x3x4x4xbf16>
+  %o = tcc.cast %a to f32 : (tensor<2x3x4x4xbf16>) -> tensor<2x3x4x4xf32>
+  %s = tcc.scale %o {factor = 2.0 : f64} : tensor<2x3x4x4xf32>
+  return %s : tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// An f32 step is left as it is.
+// CHECK: "widen-for-cpu" = {casts = 0 : i64, ops = 0 : i64}
+// CHECK-LABEL: func.func @train_step(
+// CHECK-NOT: tcc.cast
+// CHECK: return
+func.func @train_step(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %l = tcc.linear %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  return %l : tensor<4x8xf32>
+}
