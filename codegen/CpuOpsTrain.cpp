@@ -14,53 +14,6 @@ using namespace mlir::tcc;
 
 namespace {
 
-/// The runtime's ScheduleDesc (runtime/common/Schedule.h) for a
-/// tcc.lr_schedule `schedule` attribute, as an immediately invoked lambda.
-std::string scheduleDesc(DictionaryAttr s) {
-  auto num = [&](StringRef key, double fallback) {
-    if (auto f = s.getAs<FloatAttr>(key))
-      return f.getValueAsDouble();
-    if (auto i = s.getAs<IntegerAttr>(key))
-      return static_cast<double>(i.getInt());
-    return fallback;
-  };
-  StringRef type = s.getAs<StringAttr>("type").getValue();
-  std::string out = "[] { ScheduleDesc s; s.type = ScheduleDesc::";
-  out += llvm::StringSwitch<const char *>(type)
-             .Case("step", "Step")
-             .Case("linear_warmup", "LinearWarmup")
-             .Case("one_cycle", "OneCycle")
-             .Case("cosine", "Cosine")
-             .Case("piecewise_linear", "PiecewiseLinear")
-             .Default("Constant");
-  auto unit = s.getAs<StringAttr>("unit");
-  out += "; s.perEpoch = " +
-         std::string(unit && unit.getValue() == "step" ? "false" : "true");
-  out += "; s.stepSize = " + cppDouble(num("step_size", 1)) + "; s.gamma = " +
-         cppDouble(num("gamma", 0.1)) + "; s.warmup = " + cppDouble(num("warmup", 0)) +
-         "; s.minFactor = " + cppDouble(num("min_factor", 0)) + "; s.pctStart = " +
-         cppDouble(num("pct_start", 0.3)) + "; s.divFactor = " + cppDouble(num("div_factor", 25)) +
-         "; s.finalDivFactor = " + cppDouble(num("final_div_factor", 1e4));
-  auto anneal = s.getAs<StringAttr>("anneal");
-  out += "; s.annealCos = " +
-         std::string(anneal && anneal.getValue() == "linear" ? "false" : "true");
-  // The points fill fixed arrays (runtime/common/Schedule.h); the
-  // tcc.lr_schedule verifier bounds their number.
-  if (auto points = s.getAs<ArrayAttr>("points")) {
-    out += "; s.pointCount = " + std::to_string(points.size());
-    for (auto [i, p] : llvm::enumerate(points)) {
-      auto pair = cast<ArrayAttr>(p);
-      auto value = [](Attribute a) {
-        if (auto f = dyn_cast<FloatAttr>(a))
-          return f.getValueAsDouble();
-        return static_cast<double>(cast<IntegerAttr>(a).getInt());
-      };
-      out += "; s.pointT[" + std::to_string(i) + "] = " + cppDouble(value(pair[0])) +
-             "; s.pointFactor[" + std::to_string(i) + "] = " + cppDouble(value(pair[1]));
-    }
-  }
-  return out + "; return s; }()";
-}
 
 } // namespace
 
@@ -229,7 +182,7 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
       })
       .Case([&](LrScheduleOp o) {
         os << "  { static const ScheduleDesc schedule = "
-           << scheduleDesc(o.getSchedule()) << ";\n    cpu::lr_schedule(schedule, "
+           << cppScheduleDesc(o.getSchedule()) << ";\n    cpu::lr_schedule(schedule, "
            << cppDouble(o.getBaseLr()) << ", " << N(o.getStep()) << ", "
            << N(o.getStepsPerEpoch()) << ", " << N(o.getTotalSteps()) << ", "
            << N(o.getResult()) << "); }\n";

@@ -12,6 +12,7 @@
 #include "codegen/Codegen.h"
 #include "codegen/CpuEmitter.h"
 #include "ir/TccAttrNames.h"
+#include "ir/TccOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/Format.h"
@@ -149,6 +150,11 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
                        ",\"data\":" + attributeToJson(module->getAttr(kDataAttr)) +
                        ",\"eval\":" + attributeToJson(module->getAttr(kEvalAttr)) + "}";
   os << "  info_.recipeJson = " << quoted(recipe) << ";\n";
+  // The learning rate the metrics report, as the step computes it.
+  train.walk([&](LrScheduleOp schedule) {
+    os << "  info_.baseLr = " << cppDouble(schedule.getBaseLr()) << ";\n"
+       << "  info_.schedule = " << cppScheduleDesc(schedule.getSchedule()) << ";\n";
+  });
   os << "  for (const StateRow &r : kStateRows)\n"
      << "    info_.state.push_back({r.name, std::vector<int64_t>(r.dims, r.dims + r.rank),\n"
      << "                           r.dtype, r.role, r.trainable,\n"

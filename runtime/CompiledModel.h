@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include "runtime/common/Batch.h"
+#include "runtime/common/Schedule.h"
 
 #include <cstdint>
 #include <string>
@@ -92,6 +93,11 @@ struct ModelInfo {
   /// Identifies the architecture (names, shapes, dtypes of the state); a
   /// checkpoint with another fingerprint is refused.
   uint64_t fingerprint = 0;
+  /// The step's learning rate: baseLr * lrFactor(schedule, ...) (the
+  /// tcc.lr_schedule op's), for the metrics; baseLr 0 where the step has
+  /// none.
+  double baseLr = 0;
+  ScheduleDesc schedule;
 };
 
 /// What the steps add up on the device since the last resetTotals().

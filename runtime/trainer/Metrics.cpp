@@ -43,6 +43,7 @@ std::string metricsLine(const EpochMetrics &m) {
   j["train_acc"] = opt(m.trainAcc);
   j["test_loss"] = opt(m.testLoss);
   j["test_acc"] = opt(m.testAcc);
+  j["lr"] = opt(m.lr);
   j["elapsed_s"] = number(m.elapsedS);
   j["images_per_s"] = opt(m.imagesPerS);
   if (m.final)

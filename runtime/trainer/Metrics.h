@@ -4,7 +4,8 @@
 // end of the run), for example
 //
 //   {"epoch":1,"step":97,"train_loss":1.52,"train_acc":0.45,
-//    "test_loss":1.31,"test_acc":0.53,"elapsed_s":3.2,"images_per_s":31000.5}
+//    "test_loss":1.31,"test_acc":0.53,"lr":0.08,"elapsed_s":3.2,
+//    "images_per_s":31000.5}
 //
 // and on the last line of a run also "final":true. Fields that do not apply
 // are null (train_* under --eval-only, test_* with an empty test set). A
@@ -12,6 +13,9 @@
 // the string "NaN", "Infinity" or "-Infinity", never as null.
 // "epoch" is completed epochs, step / steps_per_epoch: an integer at epoch
 // ends, fractional where a run stops inside an epoch.
+// "lr" is the learning rate of the last optimizer step before the line (the
+// schedule's base rate times its factor, before any parameter group's
+// lr_scale); null before the first step.
 //
 // The --metrics file is opened once, in append mode, and each line goes out
 // with one write(2) and is flushed at once: a crash loses at most the line
@@ -39,6 +43,7 @@ struct EpochMetrics {
   double epoch = 0; ///< completed epochs (written as an integer when whole)
   int64_t step = 0;
   std::optional<double> trainLoss, trainAcc, testLoss, testAcc;
+  std::optional<double> lr; ///< of the last step taken
   double elapsedS = 0;
   std::optional<double> imagesPerS;
   bool final = false;

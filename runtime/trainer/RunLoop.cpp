@@ -61,6 +61,11 @@ EpochMetrics Run::trainMetrics(const StepTotals &totals, double segmentTrain,
     if (segmentTrain > 0)
       m.imagesPerS = totals.count / segmentTrain;
   }
+  // The rate of the last step taken, computed as the step computes it
+  // (runtime/common/Schedule.h).
+  if (step > 0)
+    m.lr = info.baseLr * lrFactor(info.schedule, step - 1, constants.stepsPerEpoch,
+                                  constants.totalSteps);
   m.elapsedS = clock() - start;
   m.final = final;
   return m;

@@ -21,11 +21,12 @@ TEST(Metrics, LineFormat) {
   m.trainAcc = 0.75;
   m.testLoss = 0.25;
   m.testAcc = 0.875;
+  m.lr = 0.125;
   m.elapsedS = 1.5;
   m.imagesPerS = 1000;
   EXPECT_EQ(metricsLine(m),
             R"({"epoch":2,"step":10,"train_loss":0.5,"train_acc":0.75,)"
-            R"("test_loss":0.25,"test_acc":0.875,"elapsed_s":1.5,)"
+            R"("test_loss":0.25,"test_acc":0.875,"lr":0.125,"elapsed_s":1.5,)"
             R"("images_per_s":1000.0})");
   m.final = true;
   m.epoch = 2.5;
@@ -47,7 +48,7 @@ TEST(Metrics, NonFiniteValuesAreStringsNotNull) {
   m.testAcc = -std::numeric_limits<double>::infinity();
   EXPECT_EQ(metricsLine(m),
             R"({"epoch":0,"step":3,"train_loss":"NaN","train_acc":0.25,)"
-            R"("test_loss":null,"test_acc":"-Infinity","elapsed_s":0.0,)"
+            R"("test_loss":null,"test_acc":"-Infinity","lr":null,"elapsed_s":0.0,)"
             R"("images_per_s":"Infinity"})");
 }
 
