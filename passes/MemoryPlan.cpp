@@ -188,10 +188,11 @@ private:
       auto it = intervalOf.find(input);
       if (it != intervalOf.end() &&
           byteSize(input.getType()) == byteSize(result.getType())) {
-        Interval &shared = intervals[it->second];
-        shared.end = std::max(shared.end, last);
-        intervalOf[result] = it->second;
-        owners.push_back({op, Use::Result, result.getResultNumber(), it->second});
+        // The index, not the iterator: inserting below may grow the map.
+        size_t index = it->second;
+        intervals[index].end = std::max(intervals[index].end, last);
+        intervalOf[result] = index;
+        owners.push_back({op, Use::Result, result.getResultNumber(), index});
         return;
       }
     }
