@@ -62,6 +62,17 @@ inline LogicalResult checkRank(std::optional<Location> loc, StringRef what, Valu
                            shapeStr(v));
 }
 
+/// The ghost batches a batch norm over `batch` samples normalises one by one
+/// (`ghostBatch` samples each; 0: the whole batch, one group), or failure
+/// with an error.
+inline FailureOr<int64_t> ghostBatchGroups(std::optional<Location> loc, int64_t batch,
+                                           int64_t ghostBatch) {
+  if (ghostBatch < 0 || (ghostBatch > 0 && batch % ghostBatch))
+    return emitOptionalError(loc, "ghost_batch ", ghostBatch,
+                             " must be 0 (whole batch) or divide the batch size ", batch);
+  return ghostBatch ? batch / ghostBatch : 1;
+}
+
 /// A per-channel f32 vector [c] (normalisation parameters and statistics).
 inline LogicalResult checkChannelVector(std::optional<Location> loc, StringRef what,
                                  Value v, ArrayRef<int64_t> expected) {

@@ -193,14 +193,12 @@ LogicalResult BatchNormBackwardOp::inferReturnTypes(
   if (failed(checkRank(loc, "input", input, {2, 4}, "[N, C] or [N, C, H, W]")))
     return failure();
   ArrayRef<int64_t> in = shapeOf(input);
-  int64_t ghost = adaptor.getGhostBatch();
-  if (ghost < 0 || (ghost > 0 && in[0] % ghost))
-    return emitOptionalError(loc, "ghost_batch ", ghost,
-                             " must be 0 or divide the batch size ", in[0]);
-  int64_t groups = ghost ? in[0] / ghost : 1;
+  FailureOr<int64_t> groups = ghostBatchGroups(loc, in[0], adaptor.getGhostBatch());
+  if (failed(groups))
+    return failure();
   return inferNormGrad(loc, adaptor.getGrad(), input, adaptor.getWeight(),
                        adaptor.getSavedMean(), adaptor.getSavedInvstd(), {in[1]},
-                       {groups, in[1]}, inferred);
+                       {*groups, in[1]}, inferred);
 }
 
 LogicalResult LayerNormBackwardOp::inferReturnTypes(

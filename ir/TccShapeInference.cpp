@@ -131,11 +131,10 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *ctx,
     return emitOptionalError(loc, "momentum must be in [0, 1], got ", momentum);
   ArrayRef<int64_t> in = shapeOf(input);
   int64_t n = in[0], ghost = adaptor.getGhostBatch();
-  if (ghost < 0 || (ghost > 0 && n % ghost))
-    return emitOptionalError(loc, "ghost_batch ", ghost,
-                             " must be 0 (whole batch) or divide the batch size ",
-                             n);
-  int64_t groupSize = ghost ? ghost : n;
+  FailureOr<int64_t> groups = ghostBatchGroups(loc, n, ghost);
+  if (failed(groups))
+    return failure();
+  int64_t groupSize = n / *groups;
   std::optional<int64_t> perChannel = groupSize;
   for (int64_t d : in.drop_front(2))
     perChannel = perChannel ? llvm::checkedMul(*perChannel, d) : std::nullopt;
@@ -174,16 +173,13 @@ LogicalResult BatchNormApplyOp::inferReturnTypes(
   if (failed(checkRank(loc, "input", input, {2, 4}, "[N, C] or [N, C, H, W]")))
     return failure();
   ArrayRef<int64_t> in = shapeOf(input);
-  int64_t ghost = adaptor.getGhostBatch();
-  if (ghost < 0 || (ghost > 0 && in[0] % ghost))
-    return emitOptionalError(loc, "ghost_batch ", ghost,
-                             " must be 0 (whole batch) or divide the batch size ", in[0]);
-  int64_t groups = ghost ? in[0] / ghost : 1;
-  if (failed(checkChannelVector(loc, "weight", adaptor.getWeight(), {in[1]})) ||
+  FailureOr<int64_t> groups = ghostBatchGroups(loc, in[0], adaptor.getGhostBatch());
+  if (failed(groups) ||
+      failed(checkChannelVector(loc, "weight", adaptor.getWeight(), {in[1]})) ||
       failed(checkChannelVector(loc, "bias", adaptor.getBias(), {in[1]})) ||
-      failed(checkChannelVector(loc, "saved_mean", adaptor.getSavedMean(), {groups, in[1]})) ||
+      failed(checkChannelVector(loc, "saved_mean", adaptor.getSavedMean(), {*groups, in[1]})) ||
       failed(checkChannelVector(loc, "saved_invstd", adaptor.getSavedInvstd(),
-                                {groups, in[1]})))
+                                {*groups, in[1]})))
     return failure();
   inferred.push_back(input.getType());
   return success();

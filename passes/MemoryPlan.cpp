@@ -29,12 +29,6 @@ constexpr int64_t kMaxWorkspaceBytes = int64_t(1) << 48;
 
 int64_t alignUp(int64_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 
-int64_t byteSize(Type type) {
-  auto shaped = cast<ShapedType>(type);
-  return shaped.getNumElements() *
-         std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
-}
-
 /// Scratch bytes live from the op at `start` to the op at `end` of a block,
 /// both included.
 struct Interval {
@@ -187,7 +181,7 @@ private:
     if (Value input = viewedValue(op)) {
       auto it = intervalOf.find(input);
       if (it != intervalOf.end() &&
-          byteSize(input.getType()) == byteSize(result.getType())) {
+          tensorBytes(input.getType()) == tensorBytes(result.getType())) {
         // The index, not the iterator: inserting below may grow the map.
         size_t index = it->second;
         intervals[index].end = std::max(intervals[index].end, last);
@@ -199,7 +193,7 @@ private:
     intervalOf[result] = intervals.size();
     int64_t t = position(op);
     add(Use::Result, op, result.getResultNumber(),
-        {t, std::max(t, last), byteSize(result.getType())});
+        {t, std::max(t, last), tensorBytes(result.getType())});
   }
 
   /// The scratch `op` asks for itself (tcc.workspace_bytes), live while it
@@ -324,12 +318,17 @@ FailureOr<int64_t> tcc::planScratch(func::FuncOp fn, PlanMode mode) {
   return bytes;
 }
 
+int64_t tcc::tensorBytes(Type type) {
+  auto shaped = cast<ShapedType>(type);
+  return shaped.getNumElements() * std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
+}
+
 int64_t tcc::layOutState(func::FuncOp train, SmallVectorImpl<int64_t> &offsets) {
   int64_t bytes = 0;
   for (BlockArgument arg : train.getArguments())
     if (train.getArgAttr(arg.getArgNumber(), kStateAttr)) {
       offsets.push_back(bytes);
-      bytes += alignUp(byteSize(arg.getType()));
+      bytes += alignUp(tensorBytes(arg.getType()));
     }
   return bytes;
 }
@@ -340,7 +339,7 @@ static int64_t batchBytes(func::FuncOp train) {
   for (unsigned i = 0; i < train.getNumArguments(); ++i) {
     auto role = train.getArgAttrOfType<StringAttr>(i, kRoleAttr);
     if (role && (role.getValue() == role::kInput || role.getValue() == role::kLabels))
-      bytes += byteSize(train.getArgument(i).getType());
+      bytes += tensorBytes(train.getArgument(i).getType());
   }
   return bytes;
 }

@@ -32,6 +32,9 @@ struct MemoryPlanSizes {
 /// did not (no plan attributes).
 FailureOr<MemoryPlanSizes> readMemoryPlan(ModuleOp module);
 
+/// The bytes a tensor of `type` takes (at least one per element).
+int64_t tensorBytes(Type type);
+
 /// Whether planScratch writes its plan on the IR.
 enum class PlanMode {
   Record,  ///< tcc.offsets, tcc.state_slots, tcc.workspace_offset on the ops

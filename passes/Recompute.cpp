@@ -51,11 +51,6 @@ std::string mebibytes(int64_t bytes) {
   return llvm::formatv("{0:F1} MiB", bytes / 1048576.0).str();
 }
 
-int64_t byteSize(Value v) {
-  auto type = cast<ShapedType>(v.getType());
-  return type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-}
-
 /// What the report calls a recomputed value: the model node its op comes
 /// from (the frontend names the location) and the op.
 std::string describe(Operation *op) {
@@ -369,7 +364,7 @@ SmallVector<Candidate> candidates(func::FuncOp step) {
       return;
     for (Value result : op->getResults())
       if (isa<RankedTensorType>(result.getType()) && !result.use_empty())
-        found.push_back({result, *cost, byteSize(result)});
+        found.push_back({result, *cost, tensorBytes(result.getType())});
   });
   llvm::stable_sort(found, [](const Candidate &a, const Candidate &b) {
     return a.cost != b.cost ? a.cost < b.cost : a.bytes > b.bytes;

@@ -15,6 +15,7 @@
 #ifndef TCC_RUNTIME_CPU_MULTITENSOR_H
 #define TCC_RUNTIME_CPU_MULTITENSOR_H
 
+#include "runtime/cpu/StepOps.h"
 #include "runtime/kernels/Optimizer.h"
 
 #include <cmath>
@@ -113,16 +114,12 @@ void multi_tensor_update(const UpdateChain *chains, int chainCount,
                                          stage.weightDecay, step + 1);
         break;
       case UpdateStage<T>::Ema:
-        active[s] = (step + 1) % stage.every == 0;
+        active[s] = every_nth_step(step, stage.every);
         break;
       case UpdateStage<T>::Lookahead:
-        active[s] = (step + 1) % stage.every == 0;
+        active[s] = every_nth_step(step, stage.every);
         // The kernel moves the slow weights by 1 - alpha_t towards the fast.
-        alpha[s] = 1.0 - (stage.cubic ? stage.alpha *
-                                            std::pow(double(step + 1) /
-                                                         double(*stage.totalSteps),
-                                                     3.0)
-                                      : stage.alpha);
+        alpha[s] = 1.0 - lookahead_alpha(stage.alpha, stage.cubic, step, *stage.totalSteps);
         break;
       case UpdateStage<T>::Copy:
         break;

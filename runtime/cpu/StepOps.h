@@ -122,12 +122,22 @@ void lamb_update(int64_t n, T *param, const T *grad, T *expAvg, T *expAvgSq,
                          paramNorm, updateNorm);
 }
 
+/// Whether an update done after every `every`-th step runs in the step that
+/// `step` steps precede.
+inline bool every_nth_step(int64_t step, int64_t every) { return (step + 1) % every == 0; }
+
+/// Lookahead's alpha_t, the share the slow weights keep in that step: alpha,
+/// or alpha * ((step + 1) / totalSteps)^3 when `cubic`.
+inline double lookahead_alpha(double alpha, bool cubic, int64_t step, int64_t totalSteps) {
+  return cubic ? alpha * std::pow(double(step + 1) / double(totalSteps), 3.0) : alpha;
+}
+
 /// After every `every`-th step: ema = decay * ema + (1 - decay) * value,
 /// where `decay` is the per-step decay to the power `every`.
 template <class T>
 void ema_update(int64_t n, double decay, int64_t every, const int64_t *step,
                 const T *value, T *ema) {
-  if ((*step + 1) % every == 0)
+  if (every_nth_step(*step, every))
     kernels::ema_update<T>(n, decay, value, ema);
 }
 
@@ -138,13 +148,11 @@ template <class T>
 void lookahead_update(int64_t n, double alpha, bool cubic, int64_t every,
                       const int64_t *step, const int64_t *totalSteps, T *fast,
                       T *slow) {
-  if ((*step + 1) % every != 0)
+  if (!every_nth_step(*step, every))
     return;
-  const double alphaT =
-      cubic ? alpha * std::pow(double(*step + 1) / double(*totalSteps), 3.0)
-            : alpha;
   // The kernel moves the slow weights by its alpha towards the fast ones.
-  kernels::lookahead_update<T>(n, 1.0 - alphaT, fast, slow);
+  kernels::lookahead_update<T>(n, 1.0 - lookahead_alpha(alpha, cubic, *step, *totalSteps),
+                               fast, slow);
 }
 
 } // namespace tcc::rt::cpu
