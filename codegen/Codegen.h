@@ -38,6 +38,7 @@ struct Target {
   LogicalResult (*emitOps)(ModuleOp module, llvm::raw_ostream &os);
   bool takesMarch;    ///< --march (the C++ compiler's) applies
   bool takesTuningDb; ///< --tuning-db (algorithm choices) applies
+  bool takesGpu;      ///< --gpu (the GPU the step is planned for) applies
 };
 
 /// Every target, in the order --help lists them.

@@ -14,11 +14,12 @@ using namespace mlir::tcc;
 namespace {
 
 const Target kTargets[] = {
-    {"cuda", "NVIDIA GPUs: CUDA, cuDNN and cuBLASLt (not available yet)",
+    {"cuda", "NVIDIA GPUs: CUDA, cuDNN and cuBLASLt (so far: --emit=conv-plans)",
      /*emitSource=*/nullptr, /*emitOps=*/nullptr, /*takesMarch=*/false,
-     /*takesTuningDb=*/true},
+     /*takesTuningDb=*/true, /*takesGpu=*/true},
     {"cpu", "x86-64 CPUs: C++ with OpenMP, the reference and CI target",
-     emitCpuSource, emitCpuOps, /*takesMarch=*/true, /*takesTuningDb=*/false},
+     emitCpuSource, emitCpuOps, /*takesMarch=*/true, /*takesTuningDb=*/false,
+     /*takesGpu=*/false},
 };
 
 } // namespace

@@ -5,6 +5,9 @@
 #include "codegen/Codegen.h"
 #include "frontend/ModelSpec.h"
 #include "passes/InitAll.h"
+#ifdef TCC_HAVE_CUDA
+#include "runtime/cuda/GpuDescriptions.h"
+#endif
 
 #include <cctype>
 #include <cstdlib>
@@ -22,7 +25,7 @@ namespace {
 const std::vector<std::string> kOptions = {
     "-o",          "--output",        "--emit",       "--target", "--march",
     "--precision", "--memory-budget", "--tuning-db",  "--report", "--help",
-    "--disable-pass", "--explain", "--batch-size"};
+    "--disable-pass", "--explain", "--batch-size", "--gpu"};
 
 /// A -march value for the C++ compiler: a plain word, so that it cannot
 /// smuggle another option in.
@@ -127,6 +130,15 @@ std::string passNames() {
   return names;
 }
 
+/// The --gpu choices of the help.
+std::string gpuHelp() {
+#ifdef TCC_HAVE_CUDA
+  return tcc::cuda::gpuChoices();
+#else
+  return "none: this tcc was built without CUDA";
+#endif
+}
+
 /// The --target lines of the help, from the target registry.
 std::string targetHelp() {
   std::string names, lines;
@@ -152,6 +164,10 @@ Options:
                                        planning (@train_step, @eval_step)
                          source        the generated C++/CUDA source
                          exe           a trainer executable (default)
+                         conv-plans    the cuDNN engine chosen for each
+                                       convolution of the step on --gpu,
+                                       as JSON (implies --target=cuda;
+                                       docs/cuda.md)
   --target=TARGET        )") + targetHelp() + R"(
   --march=ARCH           instruction set of a cpu trainer, as the C++
                          compiler's -march (default: native, the machine
@@ -170,6 +186,8 @@ Options:
                          values are recomputed in the backward until the
                          planned step fits, or the compile fails with the
                          smallest size it can plan
+  --gpu=GPU              the GPU the cuda target plans for (default: h100):
+                         )" + gpuHelp() + R"(
   --tuning-db=FILE       algorithm choices measured by 'tcc tune' (cuda
                          target only)
   --disable-pass=NAME    leave out an optimization pass (repeatable): )" +
@@ -236,7 +254,8 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
     if (name == "-o" || name == "--output") {
       options.output = value;
     } else if (name == "--emit") {
-      if (!oneOf(name, value, {"mlir", "planned-mlir", "source", "exe"}, error))
+      if (!oneOf(name, value, {"mlir", "planned-mlir", "source", "exe", "conv-plans"},
+                 error))
         return ParseResult::Error;
       options.emit = value;
     } else if (name == "--disable-pass") {
@@ -280,6 +299,15 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
         return ParseResult::Error;
       }
       options.batchSize = n;
+    } else if (name == "--gpu") {
+#ifdef TCC_HAVE_CUDA
+      if (!tcc::cuda::findGpu(value, error)) {
+        error = "--gpu=" + value + ": " + error;
+        return ParseResult::Error;
+      }
+#endif
+      options.gpu = value;
+      options.gpuGiven = true;
     } else if (name == "--tuning-db") {
       options.tuningDb = value;
     } else if (name == "--report") {
@@ -324,7 +352,21 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
             "--emit=" + options.emit + "; remove it";
     return ParseResult::Error;
   }
+  if (options.emit == "conv-plans") {
+    if (options.targetGiven && options.target != "cuda") {
+      error = "--emit=conv-plans lists the cuda target's cuDNN choices; "
+              "remove --target=" + options.target;
+      return ParseResult::Error;
+    }
+    options.target = "cuda";
+  }
   const mlir::tcc::Target &target = *mlir::tcc::lookupTarget(options.target);
+  if (options.gpuGiven && !target.takesGpu) {
+    error = "--gpu applies to the " +
+            join(targetNames([](const auto &t) { return t.takesGpu; })) +
+            " target, not --target=" + options.target + "; remove it";
+    return ParseResult::Error;
+  }
   if (options.marchGiven && !target.takesMarch) {
     error = "--march applies to the " +
             join(targetNames([](const auto &t) { return t.takesMarch; })) +

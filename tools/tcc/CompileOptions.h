@@ -16,7 +16,7 @@ namespace tcc {
 struct CompileOptions {
   std::string model;          ///< MODEL.json
   std::string output;         ///< -o; "" = the default for the emit kind
-  std::string emit = "exe";   ///< mlir | source | exe
+  std::string emit = "exe";   ///< mlir | planned-mlir | source | exe | conv-plans
   std::string target;         ///< cuda | cpu
   bool targetGiven = false;   ///< --target was on the command line
   std::string march = "native"; ///< -march of a cpu trainer's C++ build
@@ -24,6 +24,8 @@ struct CompileOptions {
   std::optional<std::string> precision; ///< overrides train.precision
   std::optional<int64_t> memoryBudget;  ///< bytes; overrides train.memory_budget
   std::optional<int64_t> batchSize;     ///< overrides train.batch_size
+  std::string gpu = "h100";   ///< --gpu: the GPU a cuda step is planned for
+  bool gpuGiven = false;
   std::optional<std::string> tuningDb;
   std::optional<std::string> report;
   bool explain = false;       ///< --explain: what the compilation did, readable

@@ -14,6 +14,10 @@
 #include "tools/tcc/CompileOptions.h"
 #include "runtime/AtomicFile.h"
 #include "tools/tcc/BuildTrainer.h"
+#ifdef TCC_HAVE_CUDA
+#include "codegen/cuda/CudaConvPlans.h"
+#include "runtime/cuda/ConvPlans.h"
+#endif
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -223,6 +227,30 @@ int writeOutput(const tcc::CompileOptions &options, const std::string &text) {
   return 0;
 }
 
+/// --emit=conv-plans: the cuDNN engine of every convolution of the step,
+/// chosen for --gpu (docs/cuda.md).
+int emitConvPlans(const ::tcc::frontend::ModelSpec &spec, ModuleOp model,
+                  ModuleOp planned, const tcc::CompileOptions &options,
+                  const tcc::CompileFacts &facts) {
+#ifdef TCC_HAVE_CUDA
+  std::string error;
+  const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(options.gpu, error);
+  nlohmann::json table;
+  if (!gpu || !mlir::tcc::bakeConvPlans(planned, *gpu,
+                                        tcc::cuda::kDefaultConvWorkspaceLimit,
+                                        table, error))
+    return fail(options.model + ": " + error);
+  table["model"] = spec.name;
+  if (int status = writeOutput(options, table.dump(2) + "\n"))
+    return status;
+  return writeReport(model, planned, options, facts);
+#else
+  (void)spec, (void)model, (void)planned, (void)facts;
+  return fail("--emit=conv-plans: this tcc was built without CUDA, cuDNN or "
+              "the cuDNN frontend; run scripts/setup.sh and rebuild");
+#endif
+}
+
 int runCompile(const tcc::CompileOptions &options) {
   ::tcc::frontend::ModelSpec spec;
   std::string error;
@@ -270,6 +298,8 @@ int runCompile(const tcc::CompileOptions &options) {
       return status;
     return writeReport(*model, *planned, options, facts);
   }
+  if (options.emit == "conv-plans")
+    return emitConvPlans(spec, *model, *planned, options, facts);
   std::string source;
   llvm::raw_string_ostream os(source);
   if (!emitSource(target, *planned, os, error))

@@ -1,0 +1,317 @@
+//===- ConvPlans.cpp - cuDNN graphs for convolution problems --------------===//
+
+#include "runtime/cuda/ConvPlans.h"
+
+#include <cudnn_frontend.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+
+namespace fe = cudnn_frontend;
+
+namespace tcc::cuda {
+
+namespace {
+
+/// The finalized cuDNN descriptor of a built-in GPU, made once per GPU.
+std::shared_ptr<fe::DeviceProperties> deviceProperties(const GpuDescription &gpu,
+                                                       std::string &error) {
+  static std::map<std::string, std::shared_ptr<fe::DeviceProperties>> made;
+  auto found = made.find(gpu.name);
+  if (found != made.end())
+    return found->second;
+  auto properties = std::make_shared<fe::DeviceProperties>();
+  std::string json = gpu.cudnnJson;
+  std::vector<uint8_t> bytes(json.begin(), json.end());
+  fe::error_t status = properties->deserialize(bytes);
+  if (status.is_bad()) {
+    error = "cuDNN " + std::to_string(cudnnVersion()) +
+            " does not accept the description of the " + gpu.name + " (" +
+            status.get_message() + "); describing a GPU needs cuDNN 9.8 or newer";
+    return nullptr;
+  }
+  made[gpu.name] = properties;
+  return properties;
+}
+
+fe::DataType_t dataType(ConvDataType dtype) {
+  switch (dtype) {
+  case ConvDataType::Float32:
+    return fe::DataType_t::FLOAT;
+  case ConvDataType::BFloat16:
+    return fe::DataType_t::BFLOAT16;
+  case ConvDataType::Float16:
+    return fe::DataType_t::HALF;
+  }
+  return fe::DataType_t::FLOAT;
+}
+
+/// The strides of a 4-d tensor with logical dims [n, c, h, w] (the order
+/// cuDNN takes dims in) stored in `layout`.
+std::vector<int64_t> strides(const std::vector<int64_t> &dims, ConvLayout layout) {
+  int64_t c = dims[1], h = dims[2], w = dims[3];
+  if (layout == ConvLayout::NCHW)
+    return {c * h * w, h * w, w, 1};
+  return {c * h * w, 1, w * c, c};
+}
+
+/// A 4-d tensor [d0, d1, d2, d3] (logical NCHW order, as cuDNN wants the
+/// dims) stored in `layout`.
+std::shared_ptr<fe::graph::Tensor_attributes>
+tensor(fe::graph::Graph &graph, const char *name, int64_t uid,
+       std::vector<int64_t> dims, ConvLayout layout) {
+  return graph.tensor(fe::graph::Tensor_attributes()
+                          .set_name(name)
+                          .set_uid(uid)
+                          .set_dim(dims)
+                          .set_stride(strides(dims, layout)));
+}
+
+void setOutput(const std::shared_ptr<fe::graph::Tensor_attributes> &out,
+               int64_t uid, std::vector<int64_t> dims, ConvLayout layout) {
+  out->set_output(true).set_uid(uid).set_dim(dims).set_stride(
+      strides(dims, layout));
+}
+
+/// The uids the trainer binds its buffers to, whatever the direction.
+enum : int64_t { kInputUid = 1, kWeightUid = 2, kOutputUid = 3 };
+
+/// `problem` as a cuDNN operation graph for `gpu`, built as far as the
+/// operation graph (engines come next).
+bool buildGraph(const ConvProblem &problem, const GpuDescription &gpu,
+                fe::graph::Graph &graph, std::string &error) {
+  auto properties = deviceProperties(gpu, error);
+  if (!properties)
+    return false;
+  graph.set_device_properties(properties);
+  graph.set_sm_version(gpu.smVersion);
+  graph.set_io_data_type(dataType(problem.dtype))
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+
+  const ConvProblem &p = problem;
+  std::vector<int64_t> x = {p.n, p.c, p.h, p.w};
+  std::vector<int64_t> wt = {p.k, p.c / p.groups, p.r, p.s};
+  std::vector<int64_t> y = {p.n, p.k, p.p, p.q};
+  std::vector<int64_t> pad = {p.padH, p.padW}, stride = {p.strideH, p.strideW},
+                       dilation = {p.dilationH, p.dilationW};
+  switch (p.direction) {
+  case ConvDirection::Forward: {
+    auto weight = tensor(graph, "w", kWeightUid, wt, p.layout);
+    auto input = tensor(graph, "x", kInputUid, x, p.layout);
+    auto out = graph.conv_fprop(input, weight,
+                                fe::graph::Conv_fprop_attributes()
+                                    .set_padding(pad)
+                                    .set_stride(stride)
+                                    .set_dilation(dilation));
+    setOutput(out, kOutputUid, y, p.layout);
+    break;
+  }
+  case ConvDirection::BackwardData: {
+    auto weight = tensor(graph, "w", kWeightUid, wt, p.layout);
+    auto grad = tensor(graph, "dy", kOutputUid, y, p.layout);
+    auto out = graph.conv_dgrad(grad, weight,
+                                fe::graph::Conv_dgrad_attributes()
+                                    .set_padding(pad)
+                                    .set_stride(stride)
+                                    .set_dilation(dilation));
+    setOutput(out, kInputUid, x, p.layout);
+    break;
+  }
+  case ConvDirection::BackwardFilter: {
+    // The weight gradient takes the weight's uid; no weight is read.
+    auto grad = tensor(graph, "dy", kOutputUid, y, p.layout);
+    auto input = tensor(graph, "x", kInputUid, x, p.layout);
+    auto out = graph.conv_wgrad(grad, input,
+                                fe::graph::Conv_wgrad_attributes()
+                                    .set_padding(pad)
+                                    .set_stride(stride)
+                                    .set_dilation(dilation));
+    setOutput(out, kWeightUid, wt, p.layout);
+    break;
+  }
+  }
+  fe::error_t status = graph.validate();
+  if (status.is_good())
+    status = graph.build_operation_graph();
+  if (status.is_bad()) {
+    error = "cuDNN does not accept the convolution [" + problem.key() +
+            "]: " + status.get_message();
+    return false;
+  }
+  return true;
+}
+
+/// f32 convolutions run in true f32: engines that would round the inputs
+/// to TF32 on tensor cores are passed over, so the cuda trainer computes
+/// what the cpu trainer does (docs/cuda.md).
+void restrictNumerics(const ConvProblem &problem, fe::graph::Graph &graph) {
+  if (problem.dtype == ConvDataType::Float32)
+    graph.deselect_numeric_notes({fe::NumericalNote_t::TENSOR_CORE});
+}
+
+/// A graph that speaks cuDNN's own knob numbering. The frontend's
+/// structured (engine, knobs) calls translate knobs to its KnobType_t and
+/// drop the ones it has no name for (cuDNN 9.19 still chooses deprecated
+/// knobs such as KBLOCK), so a choice read that way could not be rebuilt.
+/// This class reads the choice from cuDNN's tag of the configuration and
+/// builds a configuration from backend knob types directly.
+class ConvGraph : public fe::graph::Graph {
+public:
+  std::vector<std::string> numericNotes(int64_t index) const {
+    std::vector<std::string> names;
+    if (index < int64_t(plans.numeric_notes.size()))
+      for (fe::NumericalNote_t note : plans.numeric_notes[index])
+        names.push_back(nlohmann::json(note).get<std::string>());
+    return names;
+  }
+
+  /// Adds the engine configuration (engine, backend knob choices) as the
+  /// only candidate, as Graph::create_execution_plan does with frontend
+  /// knobs. Returns what failed, or "".
+  std::string addConfiguration(const ConvEngine &choice) {
+    fe::detail::backend_descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+    fe::error_t made = fe::detail::create_engine(
+        engine, choice.engine, operation_graph->get_raw_desc(), device_properties);
+    if (made.is_bad())
+      return "no engine " + std::to_string(choice.engine) + ": " + made.get_message();
+    std::vector<fe::detail::backend_descriptor> knobs;
+    for (const auto &[type, value] : choice.knobs) {
+      fe::detail::backend_descriptor knob(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR);
+      auto backendType = static_cast<cudnnBackendKnobType_t>(type);
+      int64_t setting = value;
+      if (fe::detail::set_attribute(knob.get_ptr(), CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE,
+                                    CUDNN_TYPE_KNOB_TYPE, 1, &backendType) ||
+          fe::detail::set_attribute(knob.get_ptr(), CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE,
+                                    CUDNN_TYPE_INT64, 1, &setting) ||
+          fe::detail::finalize(knob.get_ptr()))
+        return "knob " + std::to_string(type) + "=" + std::to_string(value) +
+               " is refused";
+      knobs.push_back(std::move(knob));
+    }
+    auto config = fe::make_shared_backend_pointer(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+    made = fe::detail::create_engine_config(config, engine, knobs);
+    if (made.is_good()) {
+      plans.enqueue_engine_configs({config});
+      made = plans.query_properties();
+    }
+    return made.is_good() ? "" : made.get_message();
+  }
+};
+
+/// Reads "eng45_k2=5_k5=4_k14=4" (cuDNN's tag of an engine configuration:
+/// the engine's global index, then backend knob type = value) into
+/// `engine`. False if the tag has another form.
+bool parseTag(const std::string &tag, ConvEngine &engine) {
+  if (tag.compare(0, 3, "eng") != 0)
+    return false;
+  const char *text = tag.c_str() + 3;
+  char *end = nullptr;
+  engine.engine = std::strtoll(text, &end, 10);
+  if (end == text)
+    return false;
+  engine.knobs.clear();
+  while (*end == '_') {
+    if (end[1] != 'k')
+      return false;
+    text = end + 2;
+    int64_t type = std::strtoll(text, &end, 10);
+    if (end == text || *end != '=')
+      return false;
+    text = end + 1;
+    int64_t value = std::strtoll(text, &end, 10);
+    if (end == text)
+      return false;
+    engine.knobs.emplace_back(type, value);
+  }
+  std::sort(engine.knobs.begin(), engine.knobs.end());
+  return *end == '\0';
+}
+
+bool describeEngine(ConvGraph &graph, int64_t index, ConvEngine &engine) {
+  if (graph.get_plan_name_at_index(index, engine.name).is_bad() ||
+      !parseTag(engine.name, engine))
+    return false;
+  (void)graph.get_workspace_size_plan_at_index(index, engine.workspaceBytes);
+  engine.numericNotes = graph.numericNotes(index);
+  return true;
+}
+
+} // namespace
+
+bool chooseConvEngine(const ConvProblem &problem, const GpuDescription &gpu,
+                      int64_t workspaceLimit, ConvChoice &choice,
+                      std::string &error) {
+  ConvGraph graph;
+  if (!buildGraph(problem, gpu, graph, error))
+    return false;
+  fe::error_t status =
+      graph.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
+  if (status.is_bad()) {
+    error = "cuDNN's heuristics offer no engine for the convolution [" +
+            problem.key() + "] on the " + gpu.name + ": " + status.get_message();
+    return false;
+  }
+  choice.candidates = int(graph.get_execution_plan_count());
+  restrictNumerics(problem, graph);
+  graph.deselect_workspace_greater_than(workspaceLimit);
+  // check_support fails when no candidate is left; building then says why.
+  (void)graph.check_support();
+  std::string lastError = "no candidate is left after the filters";
+  for (int64_t index = 0; index < choice.candidates; ++index) {
+    status = graph.build_plan_at_index(index);
+    if (status.is_bad()) {
+      lastError = status.get_message();
+      continue;
+    }
+    if (!describeEngine(graph, index, choice.engine)) {
+      lastError = "cuDNN's name of the plan, '" + choice.engine.name +
+                  "', has an unknown form";
+      continue;
+    }
+    choice.rank = int(index);
+    return true;
+  }
+  error = "no cuDNN engine can run the convolution [" + problem.key() +
+          "] on the " + gpu.name + " within a " +
+          std::to_string(workspaceLimit >> 20) + " MiB workspace (" +
+          std::to_string(choice.candidates) + " candidates; the last said: " +
+          lastError + ")";
+  return false;
+}
+
+bool rebuildConvPlan(const ConvProblem &problem, const GpuDescription &gpu,
+                     const ConvEngine &engine, int64_t &workspaceBytes,
+                     std::string &error) {
+  ConvGraph graph;
+  if (!buildGraph(problem, gpu, graph, error))
+    return false;
+  std::string failure = graph.addConfiguration(engine);
+  if (failure.empty()) {
+    fe::error_t status = graph.check_support();
+    if (status.is_good())
+      status = graph.build_plans();
+    if (status.is_good())
+      status = graph.get_workspace_size(workspaceBytes);
+    std::string built;
+    if (status.is_good())
+      status = graph.get_plan_name(built);
+    if (status.is_bad())
+      failure = status.get_message();
+    else if (!engine.name.empty() && built != engine.name)
+      failure = "cuDNN built '" + built + "' instead";
+  }
+  if (!failure.empty()) {
+    error = "cuDNN " + std::to_string(cudnnVersion()) +
+            " cannot build engine " + std::to_string(engine.engine) + " (" +
+            engine.name + ") for the convolution [" + problem.key() + "] on the " +
+            gpu.name + ": " + failure;
+    return false;
+  }
+  return true;
+}
+
+int64_t cudnnVersion() { return int64_t(cudnnGetVersion()); }
+
+} // namespace tcc::cuda

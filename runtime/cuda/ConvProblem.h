@@ -1,0 +1,67 @@
+//===- ConvProblem.h - One convolution as cuDNN sees it ---------*- C++ -*-===//
+//
+// A convolution of the step in one direction (forward, backward-data,
+// backward-filter), with everything cuDNN's choice of engine depends on:
+// shapes, padding, stride, dilation, groups, data type and the physical
+// layout of its tensors. The compiler collects the distinct problems of a
+// step (codegen/cuda/CudaConvPlans.cpp), picks an engine for each and bakes it
+// into the trainer; the trainer rebuilds the plan from the same problem
+// (ConvPlans.h). Plain C++: no cuDNN, no MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_CUDA_CONVPROBLEM_H
+#define TCC_RUNTIME_CUDA_CONVPROBLEM_H
+
+#include <cstdint>
+#include <string>
+
+namespace tcc::cuda {
+
+enum class ConvDirection { Forward, BackwardData, BackwardFilter };
+enum class ConvDataType { Float32, BFloat16, Float16 };
+/// NCHW for f32 convs (the logical layout, no transposes); NHWC for 16-bit
+/// ones, where cuDNN's tensor-core engines want it (DESIGN.md).
+enum class ConvLayout { NCHW, NHWC };
+
+struct ConvProblem {
+  ConvDirection direction = ConvDirection::Forward;
+  ConvDataType dtype = ConvDataType::Float32;
+  ConvLayout layout = ConvLayout::NCHW;
+  /// Input x [n, c, h, w], weight [k, c / groups, r, s], output
+  /// y [n, k, p, q] whatever the direction: backward-data computes dx from
+  /// dy and the weight, backward-filter dw from dy and x.
+  int64_t n = 0, c = 0, h = 0, w = 0, k = 0, r = 0, s = 0, p = 0, q = 0;
+  int64_t padH = 0, padW = 0, strideH = 1, strideW = 1, dilationH = 1,
+          dilationW = 1, groups = 1;
+
+  bool operator==(const ConvProblem &o) const { return key() == o.key(); }
+
+  /// A stable, readable identity: "fwd bf16 nhwc n512 c64 h32 w32 k128 r3 s3
+  /// p32 q32 pad1,1 stride1,1 dil1,1 g1". Tuning files and the baked table
+  /// are keyed by it.
+  std::string key() const {
+    static const char *const directions[] = {"fwd", "bwd-data", "bwd-filter"};
+    static const char *const dtypes[] = {"f32", "bf16", "f16"};
+    auto pair = [](int64_t a, int64_t b) {
+      return std::to_string(a) + "," + std::to_string(b);
+    };
+    return std::string(directions[int(direction)]) + " " + dtypes[int(dtype)] +
+           (layout == ConvLayout::NCHW ? " nchw" : " nhwc") +
+           " n" + std::to_string(n) + " c" + std::to_string(c) + " h" +
+           std::to_string(h) + " w" + std::to_string(w) + " k" +
+           std::to_string(k) + " r" + std::to_string(r) + " s" +
+           std::to_string(s) + " p" + std::to_string(p) + " q" +
+           std::to_string(q) + " pad" + pair(padH, padW) + " stride" +
+           pair(strideH, strideW) + " dil" + pair(dilationH, dilationW) +
+           " g" + std::to_string(groups);
+  }
+};
+
+/// The layout the cuda target stores a conv's tensors in.
+inline ConvLayout physicalLayout(ConvDataType dtype) {
+  return dtype == ConvDataType::Float32 ? ConvLayout::NCHW : ConvLayout::NHWC;
+}
+
+} // namespace tcc::cuda
+
+#endif // TCC_RUNTIME_CUDA_CONVPROBLEM_H

@@ -1,0 +1,157 @@
+//===- ConvPlansTest.cpp - cuDNN engines chosen without a GPU -------------===//
+//
+// cuDNN's heuristics and plan builder run here on described GPUs (no GPU on
+// this machine): every built-in description is accepted, the usual
+// convolution shapes get an engine in each direction and type, a baked
+// choice rebuilds into the same plan (what the trainer does at start), f32
+// convolutions never round to TF32, and errors name the problem.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/cuda/ConvPlans.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace tcc::cuda;
+
+namespace {
+
+/// A ResNet-style 3x3 convolution: 64 -> 128 channels, 32x32, pad 1.
+ConvProblem resnetConv(ConvDirection direction, ConvDataType dtype) {
+  ConvProblem p;
+  p.direction = direction;
+  p.dtype = dtype;
+  p.layout = physicalLayout(dtype);
+  p.n = 64, p.c = 64, p.h = 32, p.w = 32, p.k = 128, p.r = 3, p.s = 3;
+  p.p = 32, p.q = 32, p.padH = 1, p.padW = 1;
+  return p;
+}
+
+const GpuDescription &gpu(const char *name) {
+  std::string error;
+  const GpuDescription *found = findGpu(name, error);
+  EXPECT_NE(found, nullptr) << error;
+  return *found;
+}
+
+bool hasNote(const ConvEngine &engine, const std::string &note) {
+  return std::find(engine.numericNotes.begin(), engine.numericNotes.end(),
+                   note) != engine.numericNotes.end();
+}
+
+} // namespace
+
+TEST(GpuDescriptions, NamesAndArchitectures) {
+  EXPECT_STREQ(gpu("h100").name, "h100");
+  EXPECT_STREQ(gpu("h200").name, "h200");
+  EXPECT_STREQ(gpu("a100").name, "a100");
+  EXPECT_STREQ(gpu("sm_80").name, "a100");
+  EXPECT_STREQ(gpu("sm_90a").name, "h100");
+  EXPECT_EQ(gpu("a100").smVersion, 80);
+  EXPECT_EQ(gpu("h200").smVersion, 90);
+  std::string error;
+  EXPECT_EQ(findGpu("v100", error), nullptr);
+  EXPECT_NE(error.find("unknown GPU 'v100'"), std::string::npos) << error;
+  EXPECT_NE(error.find("h100 | h200 | a100"), std::string::npos) << error;
+}
+
+TEST(ConvPlans, CudnnIsNewEnoughToPlanWithoutAGpu) {
+  EXPECT_GE(cudnnVersion(), 90800);
+}
+
+// Every direction and type of a common convolution has an engine on every
+// built-in GPU, and the baked choice rebuilds into a plan with the same
+// workspace.
+TEST(ConvPlans, EveryDirectionAndTypeHasAnEngineThatRebuilds) {
+  for (const GpuDescription &target : builtinGpus())
+    for (ConvDirection direction : {ConvDirection::Forward, ConvDirection::BackwardData,
+                                    ConvDirection::BackwardFilter})
+      for (ConvDataType dtype : {ConvDataType::Float32, ConvDataType::BFloat16,
+                                 ConvDataType::Float16}) {
+        ConvProblem problem = resnetConv(direction, dtype);
+        SCOPED_TRACE(std::string(target.name) + ": " + problem.key());
+        ConvChoice choice;
+        std::string error;
+        ASSERT_TRUE(chooseConvEngine(problem, target, kDefaultConvWorkspaceLimit,
+                                     choice, error))
+            << error;
+        EXPECT_GE(choice.engine.engine, 0);
+        EXPECT_GT(choice.candidates, 0);
+        EXPECT_LE(choice.engine.workspaceBytes, kDefaultConvWorkspaceLimit);
+        EXPECT_FALSE(choice.engine.name.empty());
+        int64_t workspace = -1;
+        ASSERT_TRUE(rebuildConvPlan(problem, target, choice.engine, workspace, error))
+            << error;
+        EXPECT_EQ(workspace, choice.engine.workspaceBytes);
+        // f32 stays f32: no TF32 tensor-core engine. 16-bit runs on them.
+        if (dtype == ConvDataType::Float32)
+          EXPECT_FALSE(hasNote(choice.engine, "TENSOR_CORE"));
+        else
+          EXPECT_TRUE(hasNote(choice.engine, "TENSOR_CORE"));
+      }
+}
+
+// Shapes from the examples that are easy to get wrong: strided, grouped,
+// 1x1, and 16-bit with an input of 3 channels in NHWC.
+TEST(ConvPlans, UnusualShapesHaveEngines) {
+  std::vector<ConvProblem> problems;
+  ConvProblem strided = resnetConv(ConvDirection::Forward, ConvDataType::BFloat16);
+  strided.strideH = strided.strideW = 2, strided.p = strided.q = 16;
+  problems.push_back(strided);
+  ConvProblem grouped = resnetConv(ConvDirection::BackwardFilter, ConvDataType::Float32);
+  grouped.groups = 4;
+  problems.push_back(grouped);
+  ConvProblem pointwise = resnetConv(ConvDirection::BackwardData, ConvDataType::Float16);
+  pointwise.r = pointwise.s = 1, pointwise.padH = pointwise.padW = 0;
+  problems.push_back(pointwise);
+  ConvProblem rgb = resnetConv(ConvDirection::Forward, ConvDataType::BFloat16);
+  rgb.c = 3;
+  problems.push_back(rgb);
+  for (const ConvProblem &problem : problems) {
+    SCOPED_TRACE(problem.key());
+    ConvChoice choice;
+    std::string error;
+    EXPECT_TRUE(chooseConvEngine(problem, gpu("h100"), kDefaultConvWorkspaceLimit,
+                                 choice, error))
+        << error;
+  }
+}
+
+TEST(ConvPlans, ProblemKeysAreReadableAndDistinct) {
+  ConvProblem fwd = resnetConv(ConvDirection::Forward, ConvDataType::BFloat16);
+  EXPECT_EQ(fwd.key(), "fwd bf16 nhwc n64 c64 h32 w32 k128 r3 s3 p32 q32 pad1,1 "
+                       "stride1,1 dil1,1 g1");
+  ConvProblem other = fwd;
+  other.groups = 2;
+  EXPECT_FALSE(other == fwd);
+  EXPECT_EQ(resnetConv(ConvDirection::BackwardFilter, ConvDataType::Float32).key().substr(0, 20),
+            "bwd-filter f32 nchw ");
+}
+
+// An engine that does not exist for the problem is refused by name, not
+// built into a plan that would fail on the GPU.
+TEST(ConvPlans, AnUnknownEngineIsRefusedWithTheProblem) {
+  ConvProblem problem = resnetConv(ConvDirection::Forward, ConvDataType::BFloat16);
+  ConvEngine bogus;
+  bogus.engine = 99999;
+  bogus.name = "eng99999";
+  int64_t workspace = 0;
+  std::string error;
+  EXPECT_FALSE(rebuildConvPlan(problem, gpu("h100"), bogus, workspace, error));
+  EXPECT_NE(error.find("cannot build engine 99999"), std::string::npos) << error;
+  EXPECT_NE(error.find(problem.key()), std::string::npos) << error;
+}
+
+// A shape cuDNN refuses (a weight wider than the padded input) is an error
+// that names the problem.
+TEST(ConvPlans, AnImpossibleProblemIsAnErrorNotACrash) {
+  ConvProblem problem = resnetConv(ConvDirection::Forward, ConvDataType::Float32);
+  problem.r = problem.s = 40;
+  ConvChoice choice;
+  std::string error;
+  EXPECT_FALSE(chooseConvEngine(problem, gpu("a100"), kDefaultConvWorkspaceLimit,
+                                choice, error));
+  EXPECT_NE(error.find(problem.key()), std::string::npos) << error;
+}
