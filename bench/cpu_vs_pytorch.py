@@ -9,7 +9,7 @@ recipe, built from MODEL.json by the code the parity tests use
 (OpenMP's default: one per core). The runs alternate, round after round, so
 a slow moment of the machine touches every contender.
 
-tcc: `images_per_s` of the trainer's metrics line (training steps only, the
+tcc: `images_per_second` of the trainer's metrics line (training steps only, the
 batch gather and augmentation included). PyTorch: N steps on batches of
 random data of the model's input shape, after 3 warm-up steps, timed around
 the whole step (forward, loss, backward, optimizer, EMA).
@@ -37,7 +37,7 @@ def tcc_images_per_second(trainer, steps, tmp):
     subprocess.run([trainer, "--steps", str(steps), "--quiet", "--metrics", metrics],
                    check=True)
     with open(metrics) as f:
-        return float(json.loads(f.read().splitlines()[-1])["images_per_s"])
+        return float(json.loads(f.read().splitlines()[-1])["images_per_second"])
 
 
 def pytorch_images_per_second(spec, steps):

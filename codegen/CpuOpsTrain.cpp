@@ -134,7 +134,8 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         os << "  cross_entropy_forward<float>(" << l[0] << ", " << l[1] << ", "
            << N(o.getLogits()) << ", " << N(o.getLabels()) << ", "
            << cppDouble(o.getLabelSmoothing()) << ", " << cppReduction(o.getReduction()) << ", "
-           << N(o.getResult()) << ", static_cast<float *>(nullptr));\n";
+           << N(o.getResult()) << ", static_cast<float *>(nullptr)"
+           << (o.getValid() ? ", " + N(o.getValid()) : std::string()) << ");\n";
         return success();
       })
       .Case([&](CrossEntropyBackwardOp o) {
@@ -148,7 +149,11 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
       .Case([&](MseLossOp o) {
         os << "  mse_loss_forward<float>(" << n(o.getInput()) << ", " << N(o.getInput())
            << ", " << N(o.getTarget()) << ", " << cppReduction(o.getReduction()) << ", "
-           << N(o.getResult()) << ");\n";
+           << N(o.getResult());
+        if (o.getValid())
+          os << ", " << N(o.getValid()) << ", "
+             << product(dimsOf(o.getInput()).drop_front());
+        os << ");\n";
         return success();
       })
       .Case([&](MseLossBackwardOp o) {

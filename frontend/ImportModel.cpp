@@ -102,12 +102,12 @@ LogicalResult ForwardImporter::buildLoss(Type outputType) {
   Value loss;
   if (spec.loss.op == "cross_entropy") {
     loss = builder.create<CrossEntropyOp>(
-        loc, logits, labels, builder.getF64FloatAttr(spec.loss.labelSmoothing),
-        reduction);
+        loc, logits, labels, /*valid=*/Value(),
+        builder.getF64FloatAttr(spec.loss.labelSmoothing), reduction);
   } else {
     Value target = builder.create<OneHotOp>(loc, labels,
                                             builder.getI64IntegerAttr(spec.classes));
-    loss = builder.create<MseLossOp>(loc, logits, target, reduction);
+    loss = builder.create<MseLossOp>(loc, logits, target, /*valid=*/Value(), reduction);
   }
   builder.create<func::ReturnOp>(loc, loss);
   return success();

@@ -9,6 +9,8 @@
 #include "frontend/Limits.h"
 #include "frontend/ModelSpec.h"
 
+#include <filesystem>
+
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -76,9 +78,19 @@ bool readAll(const std::string &path, std::string &text, std::string &error) {
 bool loadModelSpec(const std::string &path, ModelSpec &spec,
                    std::string &error) {
   std::string text;
-  if (!readAll(path, text, error))
+  if (!readAll(path, text, error) || !parseModelSpec(text, path, spec, error))
     return false;
-  return parseModelSpec(text, path, spec, error);
+  // A relative data.path (given or default) names a place next to the
+  // model file, wherever tcc runs; the trainer gets it absolute.
+  std::filesystem::path data = spec.data["path"].get<std::string>();
+  if (data.is_relative()) {
+    std::error_code ec;
+    std::filesystem::path dir =
+        std::filesystem::absolute(std::filesystem::path(path), ec).parent_path();
+    if (!ec)
+      spec.data["path"] = (dir / data).lexically_normal().string();
+  }
+  return true;
 }
 
 } // namespace tcc::frontend

@@ -317,6 +317,8 @@ LogicalResult LogSoftmaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultG
 
 LogicalResult CrossEntropyOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
                                              SmallVectorImpl<Value> &operandGrads) {
+  if (getValid())
+    return emitOpError("with `valid` (the evaluation's test loss) has no gradient");
   reset(*this, operandGrads);
   operandGrads[0] = b.create<CrossEntropyBackwardOp>(
       getLoc(), resultGrads[0], getLogits(), getLabels(), getLabelSmoothingAttr(),
@@ -326,6 +328,8 @@ LogicalResult CrossEntropyOp::buildGradients(OpBuilder &b, ArrayRef<Value> resul
 
 LogicalResult MseLossOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
                                         SmallVectorImpl<Value> &operandGrads) {
+  if (getValid())
+    return emitOpError("with `valid` (the evaluation's test loss) has no gradient");
   reset(*this, operandGrads);
   Value dx = b.create<MseLossBackwardOp>(getLoc(), resultGrads[0], getInput(),
                                          getTarget(), getReductionAttr());

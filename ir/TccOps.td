@@ -469,15 +469,23 @@ def Tcc_CrossEntropyOp : Tcc_Op<"cross_entropy", [Pure, InferTypeOpAdaptor, Decl
     "mean" (over N) or "sum". The loss is an f32 scalar whatever the logits'
     type.
 
+    With `valid` (an i64 scalar read when the step runs), only the first
+    `valid` rows count, and "mean" averages over them: the evaluation step
+    measures the test loss this way, leaving out the padding of a last
+    partial batch. That form has no gradient.
+
     ```mlir
     %l = tcc.cross_entropy %logits, %labels {label_smoothing = 2.0e-01 : f64, reduction = "mean"}
          : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
+    %t = tcc.cross_entropy %logits, %labels, %valid {label_smoothing = 0.0 : f64, reduction = "sum"}
+         : (tensor<8x10xf32>, tensor<8xi64>, tensor<i64>) -> tensor<f32>
     ```
   }];
   let arguments = (ins Tcc_FloatTensor:$logits, Tcc_IndexTensor:$labels,
+                       Optional<0DTensorOf<[I64]>>:$valid,
                        F64Attr:$label_smoothing, StrAttr:$reduction);
   let results = (outs Tcc_ScalarF32:$result);
-  let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$logits `,` $labels (`,` $valid^)? attr-dict `:` functional-type(operands, results)";
 }
 
 def Tcc_MseLossOp : Tcc_Op<"mse_loss", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
@@ -486,15 +494,20 @@ def Tcc_MseLossOp : Tcc_Op<"mse_loss", [Pure, InferTypeOpAdaptor, DeclareOpInter
     Squared difference of two tensors of one shape, averaged over all
     elements ("mean") or summed ("sum"); an f32 scalar.
 
+    With `valid` (an i64 scalar read when the step runs), only the first
+    `valid` rows (indices of dim 0) count, and "mean" averages over their
+    elements: the evaluation step's test loss. That form has no gradient.
+
     ```mlir
     %l = tcc.mse_loss %pred, %target {reduction = "mean"}
          : (tensor<8x10xf32>, tensor<8x10xf32>) -> tensor<f32>
     ```
   }];
   let arguments = (ins Tcc_FloatTensor:$input, Tcc_FloatTensor:$target,
+                       Optional<0DTensorOf<[I64]>>:$valid,
                        StrAttr:$reduction);
   let results = (outs Tcc_ScalarF32:$result);
-  let assemblyFormat = "$input `,` $target attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$input `,` $target (`,` $valid^)? attr-dict `:` functional-type(operands, results)";
 }
 
 def Tcc_OneHotOp : Tcc_Op<"one_hot", [Pure, InferTypeOpAdaptor]> {

@@ -1,7 +1,8 @@
 //===- BuildEvalStep.cpp - @forward + recipe -> @eval_step ----------------===//
 //
 // Evaluation: running BN statistics, no dropout, EMA weights when the recipe
-// keeps them, and the logits averaged over the test-time-augmentation views.
+// keeps them, and the logits averaged over the test-time-augmentation views;
+// it returns the test loss sum (the training criterion) and the correct count.
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,6 +49,45 @@ SmallVector<ViewGroup> ttaViews(OpBuilder &b, Location loc, Value images,
     groups.push_back(group);
   }
   return groups;
+}
+
+/// The training criterion (@loss) on the evaluation's logits, summed over
+/// the batch's `valid` samples as the training metrics sum it: the sum of
+/// per-sample losses, where a sample's loss under an MSE "mean" is the mean
+/// over its elements. The trainer divides by the samples: test_loss.
+FailureOr<Value> buildTestLossSum(OpBuilder &b, func::FuncOp loss, Value logits,
+                                  Value labels, Value valid) {
+  Block *block = b.getInsertionBlock();
+  Operation *last = b.getInsertionPoint() == block->begin()
+                        ? nullptr
+                        : &*std::prev(b.getInsertionPoint());
+  FailureOr<SmallVector<Value>> outputs =
+      inlineForward(b, loss, {logits, labels}, /*evalMode=*/true);
+  if (failed(outputs))
+    return failure();
+  Value total = outputs->front();
+  // The ops just inlined: the criterion counts the valid rows only, summed.
+  double perSample = 1.0;
+  auto first = last ? std::next(last->getIterator()) : block->begin();
+  for (Operation &op : llvm::make_range(first, b.getInsertionPoint())) {
+    auto sumValid = [&](auto criterion) {
+      criterion.getValidMutable().assign(valid);
+      criterion.setReduction("sum");
+    };
+    if (auto ce = dyn_cast<CrossEntropyOp>(op))
+      sumValid(ce);
+    if (auto mse = dyn_cast<MseLossOp>(op)) {
+      if (mse.getReduction() == "mean") {
+        auto shape = cast<ShapedType>(mse.getInput().getType()).getShape();
+        for (int64_t d : shape.drop_front())
+          perSample *= static_cast<double>(d);
+      }
+      sumValid(mse);
+    }
+  }
+  if (perSample != 1.0)
+    total = b.create<ScaleOp>(total.getLoc(), total, b.getF64FloatAttr(1.0 / perSample));
+  return total;
 }
 
 } // namespace
@@ -104,12 +144,18 @@ LogicalResult mlir::tcc::buildEvalStep(ModuleOp module, StepPlan &plan) {
       groupSum = b.create<ScaleOp>(loc, groupSum, b.getF64FloatAttr(scale));
     sum = sum ? b.create<AddOp>(loc, sum, groupSum).getResult() : groupSum;
   }
-  Value correct =
-      b.create<CountCorrectOp>(loc, sum, entry->getArgument(1), entry->getArgument(2));
-  b.create<func::ReturnOp>(loc, correct);
-  fn.setFunctionType(b.getFunctionType(argTypes, {correct.getType()}));
+  Value labels = entry->getArgument(1), valid = entry->getArgument(2);
+  FailureOr<Value> lossSum = buildTestLossSum(b, plan.loss, sum, labels, valid);
+  if (failed(lossSum))
+    return failure();
+  Value correct = b.create<CountCorrectOp>(loc, sum, labels, valid);
+  b.create<func::ReturnOp>(loc, ValueRange{*lossSum, correct});
+  fn.setFunctionType(
+      b.getFunctionType(argTypes, {lossSum->getType(), correct.getType()}));
   fn.setAllArgAttrs(argAttrs);
-  fn.setResultAttrs(0, b.getDictionaryAttr(
-                           b.getNamedAttr(kRoleAttr, b.getStringAttr(role::kCorrect))));
+  StringRef roles[] = {role::kLossSum, role::kCorrect};
+  for (auto [i, r] : llvm::enumerate(roles))
+    fn.setResultAttrs(i, b.getDictionaryAttr(
+                             b.getNamedAttr(kRoleAttr, b.getStringAttr(r))));
   return success();
 }

@@ -56,11 +56,16 @@ acc_t cross_entropy_row(const T *row, int64_t k, int64_t label,
 } // namespace detail
 
 /// *loss = the reduced cross entropy. per_sample [n] (optional, may be
-/// nullptr) receives loss_i.
+/// nullptr) receives loss_i. With `valid` (may be nullptr: all rows), only
+/// the first *valid rows count, and Mean averages over them (the evaluation
+/// step's test loss; padded rows of a last partial batch are left out).
 template <class T>
 void cross_entropy_forward(int64_t n, int64_t k, const T *logits,
                            const int64_t *labels, double label_smoothing,
-                           Reduction reduction, T *loss, T *per_sample) {
+                           Reduction reduction, T *loss, T *per_sample,
+                           const int64_t *valid = nullptr) {
+  if (valid)
+    n = std::max<int64_t>(0, std::min(n, *valid));
   const acc_t total = detail::deterministic_sum(n, [&](int64_t i) {
     const acc_t l = detail::cross_entropy_row(logits + i * k, k, labels[i],
                                               label_smoothing);
@@ -68,7 +73,7 @@ void cross_entropy_forward(int64_t n, int64_t k, const T *logits,
       per_sample[i] = T(l);
     return l;
   });
-  *loss = T(reduction == Reduction::Mean ? total / acc_t(n) : total);
+  *loss = T(reduction == Reduction::Mean ? (n ? total / acc_t(n) : acc_t(0)) : total);
 }
 
 /// dlogits [n, K] for the upstream gradient `dloss` of the scalar loss.
@@ -94,27 +99,20 @@ void cross_entropy_backward(int64_t n, int64_t k, const T *logits,
   }
 }
 
-/// Sum of loss_i over the first `valid` rows (for epoch metrics; padded rows
-/// of a last partial batch are excluded).
-template <class T>
-acc_t cross_entropy_loss_sum(int64_t n, int64_t k, const T *logits,
-                             const int64_t *labels, double label_smoothing,
-                             int64_t valid) {
-  return detail::deterministic_sum(std::min(n, valid), [&](int64_t i) {
-    return detail::cross_entropy_row(logits + i * k, k, labels[i],
-                                     label_smoothing);
-  });
-}
-
-/// *loss = mean (or sum) of (x - target)^2 over n elements.
+/// *loss = mean (or sum) of (x - target)^2 over n elements. With `valid`
+/// (may be nullptr: all rows), only the first *valid rows of `row` elements
+/// each count, and Mean averages over their elements.
 template <class T>
 void mse_loss_forward(int64_t n, const T *x, const T *target,
-                      Reduction reduction, T *loss) {
+                      Reduction reduction, T *loss, const int64_t *valid = nullptr,
+                      int64_t row = 1) {
+  if (valid)
+    n = std::max<int64_t>(0, std::min(n / row, *valid)) * row;
   const acc_t total = detail::deterministic_sum(n, [&](int64_t i) {
     const acc_t d = acc_t(x[i]) - acc_t(target[i]);
     return d * d;
   });
-  *loss = T(reduction == Reduction::Mean ? total / acc_t(n) : total);
+  *loss = T(reduction == Reduction::Mean ? (n ? total / acc_t(n) : acc_t(0)) : total);
 }
 
 /// dx = dloss * 2 (x - target) (/ n for Mean).

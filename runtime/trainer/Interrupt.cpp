@@ -34,15 +34,21 @@ void installInterruptHandlers() {
 
 int interruptSignal() { return firstSignal; }
 
-void blockInterruptSignals() {
+namespace {
+void maskInterruptSignals(int how) {
   if (!installed)
     return;
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  pthread_sigmask(how, &set, nullptr);
 }
+} // namespace
+
+void blockInterruptSignals() { maskInterruptSignals(SIG_BLOCK); }
+
+void unblockInterruptSignals() { maskInterruptSignals(SIG_UNBLOCK); }
 
 std::string signalName(int signal) {
   if (signal == SIGINT)

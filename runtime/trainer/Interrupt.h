@@ -29,6 +29,11 @@ int interruptSignal();
 /// in-process tests keep their default signal handling.
 void blockInterruptSignals();
 
+/// Unblocks them again after a periodic checkpoint (--checkpoint-every): a
+/// signal that came during the save is delivered now and ends the run at
+/// the next step boundary.
+void unblockInterruptSignals();
+
 /// "SIGINT", "SIGTERM", else "signal N".
 std::string signalName(int signal);
 

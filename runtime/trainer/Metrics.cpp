@@ -34,6 +34,7 @@ std::string metricsLine(const EpochMetrics &m) {
     return number(*v);
   };
   Json j;
+  j["type"] = m.stepRecord ? "step" : "epoch";
   if (m.epoch == std::floor(m.epoch) && std::abs(m.epoch) < 9e15)
     j["epoch"] = static_cast<int64_t>(m.epoch);
   else
@@ -41,11 +42,21 @@ std::string metricsLine(const EpochMetrics &m) {
   j["step"] = m.step;
   j["train_loss"] = opt(m.trainLoss);
   j["train_acc"] = opt(m.trainAcc);
-  j["test_loss"] = opt(m.testLoss);
-  j["test_acc"] = opt(m.testAcc);
+  if (!m.stepRecord) {
+    j["test_loss"] = opt(m.testLoss);
+    j["test_acc"] = opt(m.testAcc);
+    if (m.rawToo) {
+      j["raw_test_loss"] = opt(m.rawTestLoss);
+      j["raw_test_acc"] = opt(m.rawTestAcc);
+    }
+  }
   j["lr"] = opt(m.lr);
   j["elapsed_s"] = number(m.elapsedS);
-  j["images_per_s"] = opt(m.imagesPerS);
+  if (!m.stepRecord) {
+    j["epoch_seconds"] = opt(m.epochSeconds);
+    j["eval_seconds"] = opt(m.evalSeconds);
+  }
+  j["images_per_second"] = opt(m.imagesPerSecond);
   if (m.final)
     j["final"] = true;
   return j.dump();

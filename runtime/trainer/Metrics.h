@@ -1,21 +1,32 @@
 //===- Metrics.h - Per-epoch metrics and the progress line ----*- C++ -*-===//
 //
-// Metrics are JSON lines, one object per evaluation (each epoch end, and the
-// end of the run), for example
+// Metrics are JSON lines. An epoch record at each epoch end (and at the end
+// of the run) holds the test metrics too, for example
 //
-//   {"epoch":1,"step":97,"train_loss":1.52,"train_acc":0.45,
+//   {"type":"epoch","epoch":1,"step":97,"train_loss":1.52,"train_acc":0.45,
 //    "test_loss":1.31,"test_acc":0.53,"lr":0.08,"elapsed_s":3.2,
-//    "images_per_s":31000.5}
+//    "epoch_seconds":2.9,"eval_seconds":0.3,"images_per_second":31000.5}
 //
-// and on the last line of a run also "final":true. Fields that do not apply
-// are null (train_* under --eval-only, test_* with an empty test set). A
-// value that is not finite (the train_loss of a diverged run) is written as
-// the string "NaN", "Infinity" or "-Infinity", never as null.
+// and on the last line of a run also "final":true. With --log-every N a
+// step record every N steps holds the training metrics of the steps since
+// the previous record:
+//
+//   {"type":"step","epoch":0.31,"step":30,"train_loss":1.9,"train_acc":0.3,
+//    "lr":0.05,"elapsed_s":1.0,"images_per_second":30500.0}
+//
+// With --eval=both, epoch records add "raw_test_loss" and "raw_test_acc"
+// (the raw weights; test_* are then the EMA weights'). Fields that do not
+// apply are null (train_* under --eval-only, test_* with an empty test set).
+// A value that is not finite (the train_loss of a diverged run) is written
+// as the string "NaN", "Infinity" or "-Infinity", never as null.
 // "epoch" is completed epochs, step / steps_per_epoch: an integer at epoch
-// ends, fractional where a run stops inside an epoch.
+// ends, fractional where a record falls inside an epoch.
 // "lr" is the learning rate of the last optimizer step before the line (the
 // schedule's base rate times its factor, before any parameter group's
-// lr_scale); null before the first step.
+// lr_scale); null before the first step. "epoch_seconds" is the training
+// time of the epoch's steps (of this run), "eval_seconds" the evaluation's;
+// "images_per_second" the training images of the record over its training
+// time. docs/training.md#metrics is the reference.
 //
 // The --metrics file is opened once, in append mode, and each line goes out
 // with one write(2) and is flushed at once: a crash loses at most the line
@@ -40,12 +51,17 @@
 namespace tcc::rt {
 
 struct EpochMetrics {
+  bool stepRecord = false; ///< a --log-every record (no test fields)
   double epoch = 0; ///< completed epochs (written as an integer when whole)
   int64_t step = 0;
   std::optional<double> trainLoss, trainAcc, testLoss, testAcc;
+  /// --eval=both: the raw weights' test metrics (the fields are written).
+  bool rawToo = false;
+  std::optional<double> rawTestLoss, rawTestAcc;
   std::optional<double> lr; ///< of the last step taken
   double elapsedS = 0;
-  std::optional<double> imagesPerS;
+  std::optional<double> epochSeconds, evalSeconds;
+  std::optional<double> imagesPerSecond;
   bool final = false;
 };
 

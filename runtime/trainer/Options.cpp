@@ -23,7 +23,9 @@ const OptionSpec kOptions[] = {
     {"--steps", "N"},         {"--batch-size", "N"},
     {"--seed", "S"},          {"--init", "FILE.safetensors"},
     {"--save", "FILE.safetensors"}, {"--resume", "FILE"},
-    {"--metrics", "FILE.jsonl"},    {"--no-shuffle", nullptr},
+    {"--metrics", "FILE.jsonl"},    {"--log-every", "N"},
+    {"--checkpoint-every", "N|Nm"}, {"--eval", "ema|raw|both"},
+    {"--no-shuffle", nullptr},
     {"--no-augment", nullptr}, {"--eval-only", nullptr},
     {"--quiet", nullptr},     {"--help", nullptr},
 };
@@ -136,7 +138,27 @@ bool parseOptions(const std::vector<std::string> &args, TrainOptions &out,
         return false;
       }
       out.epochs = e;
-    } else if (name == "--steps" || name == "--batch-size") {
+    } else if (name == "--checkpoint-every") {
+      const bool minutes = !v.empty() && v.back() == 'm';
+      const std::string number = minutes ? v.substr(0, v.size() - 1) : v;
+      double m;
+      int64_t n;
+      if (minutes && parsePositiveNumber(number, m)) {
+        out.checkpointMinutes = m;
+      } else if (!minutes && parsePositiveInt(number, n)) {
+        out.checkpointEpochs = n;
+      } else {
+        error = "--checkpoint-every: expected a number of epochs (2) or of "
+                "minutes (30m), got " + quoteArg(v);
+        return false;
+      }
+    } else if (name == "--eval") {
+      if (v != "ema" && v != "raw" && v != "both") {
+        error = "--eval: expected ema, raw or both, got " + quoteArg(v);
+        return false;
+      }
+      out.eval = v;
+    } else if (name == "--steps" || name == "--batch-size" || name == "--log-every") {
       int64_t n;
       if (!parsePositiveInt(v, n)) {
         // Only digits, not zero, and still refused: beyond int64.
@@ -149,7 +171,7 @@ bool parseOptions(const std::vector<std::string> &args, TrainOptions &out,
           error = name + ": expected a positive integer, got " + quoteArg(v);
         return false;
       }
-      (name == "--steps" ? out.steps : out.batchSize) = n;
+      (name == "--steps" ? out.steps : name == "--log-every" ? out.logEvery : out.batchSize) = n;
     } else if (name == "--seed") {
       uint64_t s;
       if (!parseUnsigned(v, s)) {
@@ -174,6 +196,11 @@ bool parseOptions(const std::vector<std::string> &args, TrainOptions &out,
       else if (name == "--metrics")
         out.metrics = v;
     }
+  }
+  if ((out.checkpointEpochs || out.checkpointMinutes) && out.save.empty()) {
+    error = "--checkpoint-every writes the checkpoint to --save FILE; give "
+            "--save too";
+    return false;
   }
   if (!out.init.empty() && !out.resume.empty()) {
     error = "--init and --resume exclude each other (--resume restores the "
@@ -220,6 +247,14 @@ std::string helpText(const std::string &program, const OptionDefaults &d) {
                         "as if never interrupted");
   line("--metrics FILE.jsonl", "append one JSON line of metrics per epoch "
                                "(a fresh run truncates the file first)");
+  line("--log-every N", "also a step record of the training metrics every N "
+                        "steps (docs/training.md#metrics)");
+  line("--checkpoint-every N|Nm",
+       "also write the checkpoint to --save every N epochs, or every N "
+       "minutes (30m), each atomically over the last");
+  line("--eval ema|raw|both",
+       std::string("evaluate the EMA weights, the raw weights, or both (") +
+           (d.hasEma ? "default: ema" : "this model keeps no EMA: raw only") + ")");
   line("--no-shuffle", "keep the training set in file order");
   line("--no-augment", "turn the recipe's data augmentation off");
   line("--eval-only", "evaluate on the test set without training");

@@ -2,7 +2,8 @@
 //
 //   train [--data PATH] [--epochs N] [--steps N] [--batch-size N] [--seed S]
 //         [--init FILE.safetensors] [--save FILE.safetensors]
-//         [--resume FILE] [--metrics FILE.jsonl] [--no-shuffle]
+//         [--resume FILE] [--metrics FILE.jsonl] [--log-every N]
+//         [--checkpoint-every N|Nm] [--eval ema|raw|both] [--no-shuffle]
 //         [--no-augment] [--eval-only] [--quiet] [--help]
 //
 // Values are given as "--opt value" or "--opt=value". Parsing checks only
@@ -27,6 +28,12 @@ struct TrainOptions {
   std::optional<int64_t> batchSize;  ///< must equal the compiled one
   std::optional<uint64_t> seed;
   std::string init, save, resume, metrics; ///< empty: not given
+  std::optional<int64_t> logEvery;   ///< a step record every N steps
+  /// --checkpoint-every: a checkpoint to --save every N epochs, or every N
+  /// minutes ("10m").
+  std::optional<int64_t> checkpointEpochs;
+  std::optional<double> checkpointMinutes;
+  std::string eval;                  ///< ema | raw | both; "": the default
   bool noShuffle = false, noAugment = false, evalOnly = false, quiet = false;
   bool help = false;
 };
@@ -38,6 +45,7 @@ struct OptionDefaults {
   double epochs = 1;
   int64_t batchSize = 0;
   uint64_t seed = 0;
+  bool hasEma = false; ///< the model keeps EMA weights (--eval's default)
 };
 
 /// The option names, "--data" ... "--help".

@@ -69,6 +69,8 @@ int64_t largestCount(DType dtype);
 std::string numberText(double x);
 /// "12.34%".
 std::string percent(double x);
+/// "4:07", "1:05:03" (rounded to the second).
+std::string durationText(double seconds);
 bool fileExists(const std::string &path);
 
 class Run {
@@ -89,6 +91,11 @@ private:
   void checkCounts();
   void checkStep();
   void evaluate(EpochMetrics &m);
+  std::pair<std::optional<double>, std::optional<double>> evaluateOnce();
+  void swapEmaWithRaw();
+  void chooseEvalMode();
+  void logStep(const StepTotals &totals, double segmentTrain, double start);
+  void checkpoint(void *hostState);
   void emit(EpochMetrics &m);
   void bindBuffers(const Recipe &recipe);
   EpochMetrics trainMetrics(const StepTotals &totals, double segmentTrain,
@@ -124,6 +131,17 @@ private:
   RunConstants constants;
   const StateTensor *counter = nullptr;
   int64_t step = 0;
+
+  /// --eval: "ema", "raw" or "both"; the EMA copies and what they average.
+  std::string evalMode;
+  std::vector<std::pair<const StateTensor *, const StateTensor *>> emaPairs;
+  /// --log-every: the epoch's totals and training seconds at the last step
+  /// record (the next record covers the steps since).
+  StepTotals logged;
+  double loggedTrain = 0;
+  /// --checkpoint-every: when the last periodic checkpoint was written.
+  double lastCheckpoint = 0;
+  void *hostState = nullptr;
 
   /// Device copies of what the step reads besides the arenas (none on the
   /// host, where the step reads the loaded data set in place).

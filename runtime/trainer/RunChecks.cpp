@@ -41,9 +41,18 @@ void checkDataset(const Dataset &d, const char *which, const std::string &path,
       n *= x;
     ok = n == sample;
   }
-  if (!ok)
+  if (!ok) {
+    // The commonest mistake: images saved channels-last, as torchvision's
+    // CIFAR10.data and PIL hold them ([N, H, W, C] read as [N, C, H, W]).
+    const std::vector<int64_t> &in = info.inputShape;
+    bool channelsLast = in.size() == 3 && d.c == in[1] && d.h == in[2] && d.w == in[0];
     fail(where + " has images " + shapeText(shape) + ", but model '" +
-         info.name + "' takes input " + shapeText(info.inputShape));
+         info.name + "' takes input " + shapeText(info.inputShape) +
+         (channelsLast ? " (the images look channels-last, [N, H, W, C]: save "
+                         "them as [N, C, H, W], e.g. x.transpose(0, 3, 1, 2); "
+                         "docs/data.md)"
+                       : ""));
+  }
   for (int64_t i = 0; i < d.n; ++i)
     if (d.labels[i] < 0 || d.labels[i] >= info.classes)
       fail(where + " has label " + std::to_string(d.labels[i]) +
@@ -113,6 +122,18 @@ std::string numberText(double x) {
 bool fileExists(const std::string &path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
+}
+
+std::string durationText(double seconds) {
+  const int64_t s = seconds > 0 && seconds < 1e9 ? static_cast<int64_t>(seconds + 0.5) : 0;
+  char buf[32];
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", (long long)(s / 3600),
+                  (long long)(s / 60 % 60), (long long)(s % 60));
+  else
+    std::snprintf(buf, sizeof buf, "%lld:%02lld", (long long)(s / 60),
+                  (long long)(s % 60));
+  return buf;
 }
 
 std::string percent(double x) {

@@ -17,10 +17,10 @@
 
 namespace tcc::rt::detail {
 
-void Run::evaluate(EpochMetrics &m) {
+/// One pass of the evaluation step over the test set: (test loss, test
+/// accuracy), empty with no test samples.
+std::pair<std::optional<double>, std::optional<double>> Run::evaluateOnce() {
   const Dataset &test = data->test;
-  if (test.n == 0)
-    return;
   const int64_t batch = info.evalBatchSize > 0 ? info.evalBatchSize
                                                : info.batchSize;
   model.resetTotals();
@@ -28,10 +28,94 @@ void Run::evaluate(EpochMetrics &m) {
     model.evalStep();
   StepTotals totals = model.readTotals();
   model.resetTotals();
-  // The evaluation step counts correct predictions only; test_loss stays
-  // null rather than a misleading 0.
-  if (totals.count > 0)
-    m.testAcc = static_cast<double>(totals.correct) / totals.count;
+  // The evaluation step sums the training criterion over the real samples
+  // (padding left out) and counts the correct predictions.
+  if (totals.count == 0)
+    return {};
+  return {totals.lossSum / totals.count,
+          static_cast<double>(totals.correct) / totals.count};
+}
+
+/// Exchanges every EMA copy with the tensor it averages, in the state
+/// arena: the evaluation step, compiled to read the EMA weights, then reads
+/// the raw ones. Done twice, it restores the state.
+void Run::swapEmaWithRaw() {
+  for (const auto &[ema, raw] : emaPairs) {
+    std::vector<char> a(ema->numBytes()), b(raw->numBytes());
+    char *base = static_cast<char *>(state);
+    memory->download(a.data(), base + ema->offset, a.size());
+    memory->download(b.data(), base + raw->offset, b.size());
+    memory->upload(base + ema->offset, b.data(), b.size());
+    memory->upload(base + raw->offset, a.data(), a.size());
+  }
+}
+
+void Run::evaluate(EpochMetrics &m) {
+  if (data->test.n == 0)
+    return;
+  const double t0 = clock();
+  if (evalMode != "raw")
+    std::tie(m.testLoss, m.testAcc) = evaluateOnce();
+  if (evalMode != "ema" && !emaPairs.empty()) {
+    swapEmaWithRaw();
+    auto [loss, acc] = evaluateOnce();
+    swapEmaWithRaw();
+    if (evalMode == "raw") {
+      m.testLoss = loss, m.testAcc = acc;
+    } else {
+      m.rawToo = true;
+      m.rawTestLoss = loss, m.rawTestAcc = acc;
+    }
+  } else if (evalMode == "raw") {
+    std::tie(m.testLoss, m.testAcc) = evaluateOnce();
+  }
+  m.evalSeconds = clock() - t0;
+}
+
+/// --eval against the model: the EMA copies it keeps, and which weights
+/// the evaluation reads (ema when it keeps them, raw otherwise).
+void Run::chooseEvalMode() {
+  for (const StateTensor &t : info.state) {
+    if (t.role != StateRole::Ema)
+      continue;
+    const std::string source = t.name.substr(4); // "ema.X" averages X
+    for (const StateTensor &raw : info.state)
+      if (raw.name == source && raw.role != StateRole::Ema)
+        emaPairs.emplace_back(&t, &raw);
+  }
+  if (emaPairs.empty() && (opts.eval == "ema" || opts.eval == "both"))
+    fail("--eval " + opts.eval + ": model '" + info.name +
+         "' keeps no EMA weights (train.ema in its JSON); its evaluation "
+         "reads the raw weights: leave --eval out or use --eval raw");
+  evalMode = !opts.eval.empty() ? opts.eval : emaPairs.empty() ? "raw" : "ema";
+}
+
+/// A --log-every record: the training metrics of the steps since the last
+/// record (the totals are read here: on a device, the only sync inside an
+/// epoch, and only where the user asked for records).
+void Run::logStep(const StepTotals &totals, double segmentTrain, double start) {
+  StepTotals since;
+  since.lossSum = totals.lossSum - logged.lossSum;
+  since.correct = totals.correct - logged.correct;
+  since.count = totals.count - logged.count;
+  EpochMetrics m = trainMetrics(since, segmentTrain - loggedTrain, start, false);
+  m.stepRecord = true;
+  m.epochSeconds.reset();
+  emit(m);
+  logged = totals;
+  loggedTrain = segmentTrain;
+}
+
+/// --checkpoint-every: the state so far to --save, atomically over the
+/// last one (the final save at the end of the run is the usual one).
+void Run::checkpoint(void *hostCopy) {
+  memory->download(hostCopy, state, info.stateBytes);
+  std::string failure;
+  std::string written = save(opts.save, hostCopy, failure);
+  unblockInterruptSignals();
+  if (written != opts.save)
+    warn("the periodic checkpoint went to '" + written + "': " + failure);
+  lastCheckpoint = clock();
 }
 
 void Run::emit(EpochMetrics &m) {
@@ -58,8 +142,9 @@ EpochMetrics Run::trainMetrics(const StepTotals &totals, double segmentTrain,
   if (totals.count > 0) {
     m.trainLoss = totals.lossSum / totals.count;
     m.trainAcc = static_cast<double>(totals.correct) / totals.count;
+    m.epochSeconds = segmentTrain;
     if (segmentTrain > 0)
-      m.imagesPerS = totals.count / segmentTrain;
+      m.imagesPerSecond = totals.count / segmentTrain;
   }
   // The rate of the last step taken, computed as the step computes it
   // (runtime/common/Schedule.h).
@@ -169,6 +254,8 @@ int Run::run(const std::vector<std::string> &args) {
     d.epochs = recipe.epochs;
     d.batchSize = info.batchSize;
     d.seed = recipe.seed;
+    for (const StateTensor &t : info.state)
+      d.hasEma |= t.role == StateRole::Ema;
     out << helpText(env.program, d);
     out.flush();
     return 0;
@@ -181,6 +268,7 @@ int Run::run(const std::vector<std::string> &args) {
          "size: recompile with `tcc compile MODEL.json --batch-size " +
          std::to_string(*opts.batchSize) + "` (or set train.batch_size in the model)");
   checkTargets();
+  chooseEvalMode();
   loadData(recipe);
 
   // --- state ---------------------------------------------------------------
@@ -190,7 +278,7 @@ int Run::run(const std::vector<std::string> &args) {
   state = stateBuffer.get();
   scratch = scratchBuffer.get();
   std::unique_ptr<Buffer> hostMirror;
-  void *hostState = state;
+  hostState = state;
   if (!memory->isHost()) {
     hostMirror =
         std::make_unique<Buffer>(hostMemory(), info.stateBytes, "state copy");
@@ -239,6 +327,9 @@ int Run::run(const std::vector<std::string> &args) {
   bindBuffers(recipe);
   model.resetTotals();
   const double start = clock();
+  lastCheckpoint = start;
+  const int64_t runEnd = opts.steps ? std::min(constants.totalSteps, step + *opts.steps)
+                                    : constants.totalSteps;
   double segmentTrain = 0; // training seconds of the current epoch
   StepTotals totals;
   int64_t ran = 0;
@@ -260,16 +351,24 @@ int Run::run(const std::vector<std::string> &args) {
     }
     ++step;
     segmentTrain += clock() - t0;
+    const bool minutesDue = opts.checkpointMinutes &&
+                            clock() - lastCheckpoint >= *opts.checkpointMinutes * 60;
     const bool last =
         step >= constants.totalSteps || (opts.steps && ran >= *opts.steps);
     // On the host reading the totals costs nothing, so the check runs
     // after every step; a device target is checked where it reads them.
-    if (memory->isHost() || step % constants.stepsPerEpoch == 0 || last)
+    const bool epochEnd = step % constants.stepsPerEpoch == 0;
+    const bool logNow = opts.logEvery && step % *opts.logEvery == 0;
+    if (memory->isHost() || epochEnd || last || logNow)
       totals = model.readTotals();
     if (memory->isHost())
       stopIfDiverged(totals, segmentTrain, start);
+    if (logNow) {
+      stopIfDiverged(totals, segmentTrain, start);
+      logStep(totals, segmentTrain, start);
+    }
 
-    if (step % constants.stepsPerEpoch == 0 || last) {
+    if (epochEnd || last) {
       stopIfDiverged(totals, segmentTrain, start);
       EpochMetrics m = trainMetrics(totals, segmentTrain, start, last);
       evaluate(m);
@@ -277,9 +376,17 @@ int Run::run(const std::vector<std::string> &args) {
       emit(m);
       emittedFinal = last;
       totals = StepTotals();
+      logged = StepTotals();
+      loggedTrain = 0;
       model.resetTotals();
       segmentTrain = 0;
-    } else if (progress.enabled()) {
+      if (!last && opts.checkpointEpochs &&
+          (step / constants.stepsPerEpoch) % *opts.checkpointEpochs == 0)
+        checkpoint(hostState);
+    }
+    if (minutesDue && !last)
+      checkpoint(hostState);
+    if (!epochEnd && !last && progress.enabled()) {
       std::string text =
           "epoch " + std::to_string(step / constants.stepsPerEpoch + 1) + "/" +
           std::to_string((constants.totalSteps + constants.stepsPerEpoch - 1) /
@@ -300,6 +407,10 @@ int Run::run(const std::vector<std::string> &args) {
           text += buf;
         }
       }
+      // The remaining steps at this run's average pace, evaluations included.
+      const double eta = (clock() - start) / static_cast<double>(ran) *
+                         static_cast<double>(runEnd - step);
+      text += "  ETA " + durationText(eta);
       progress.update(text);
     }
   }

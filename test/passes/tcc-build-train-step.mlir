@@ -53,10 +53,12 @@
 // CHECK-SAME: %[[EB:[^:]+]]: tensor<2xf32> {{[^%>]*}}tcc.state = "fc.bias"
 // CHECK-SAME: tcc.state = "optimizer.fc.weight.momentum_buffer"
 // CHECK-SAME: tcc.state = "optimizer.fc.bias.momentum_buffer"
-// CHECK-SAME: -> (tensor<i64> {tcc.role = "correct"})
+// CHECK-SAME: -> (tensor<f32> {tcc.role = "loss_sum"}, tensor<i64> {tcc.role = "correct"})
 // CHECK: %[[ELOGITS:.*]] = tcc.linear %[[EIMAGES]], %[[EW]], %[[EB]]
+// The test loss: the criterion over the valid rows, summed.
+// CHECK: %[[ELOSS:.*]] = tcc.cross_entropy %[[ELOGITS]], %[[ELABELS]], %[[VALID]] {{{.*}}reduction = "sum"}
 // CHECK: %[[ECORRECT:.*]] = tcc.count_correct %[[ELOGITS]], %[[ELABELS]], %[[VALID]]
-// CHECK: return %[[ECORRECT]] : tensor<i64>
+// CHECK: return %[[ELOSS]], %[[ECORRECT]] : tensor<f32>, tensor<i64>
 // The frontend's functions are gone.
 // CHECK-NOT: func.func @forward
 // CHECK-NOT: func.func @loss
@@ -560,7 +562,7 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK-NOT: tcc.batch_norm %
 // CHECK: tcc.batch_norm_inference %{{.*}} weight %[[EG]] bias %[[EBETA]] running %[[EMEAN]], %[[EVAR]] {eps = 1.000000e-05 : f64} : (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
 // CHECK-NOT: tcc.batch_norm %
-// CHECK: return %{{.*}} : tensor<i64>
+// CHECK: return %{{.*}}, %{{.*}} : tensor<f32>, tensor<i64>
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "bn",
                    tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
                    tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
@@ -657,9 +659,11 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK: %[[Y1:.*]] = tcc.linear %[[X1]],
 // CHECK: %[[SUM:.*]] = tcc.add %[[Y0]], %[[Y1]] : tensor<8x2xf32>, tensor<8x2xf32>
 // CHECK: %[[MEAN:.*]] = tcc.scale %[[SUM]] {factor = 5.000000e-01 : f64} : tensor<8x2xf32>
+// The test loss is taken on the averaged logits.
+// CHECK: %[[LOSS:.*]] = tcc.cross_entropy %[[MEAN]], %[[LABELS]], %[[VALID]]
 // CHECK: %[[CORRECT:.*]] = tcc.count_correct %[[MEAN]], %[[LABELS]], %[[VALID]]
 // CHECK-NOT: tcc.shift
-// CHECK: return %[[CORRECT]]
+// CHECK: return %[[LOSS]], %[[CORRECT]]
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 1, 2, 2>, tcc.model = "tta_flip",
                    tcc.eval = {batch_size = 8 : i64, translate = 2 : i64, tta = ["flip"]},
                    tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
@@ -705,7 +709,7 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 1, 2, 2>,
 // CHECK-DAG: tcc.flatten %[[M2]] :
 // The weighted sum of the groups' means (weights: tcc-build-train-step-tta-weights.mlir).
 // CHECK: %[[CORRECT:.*]] = tcc.count_correct %{{.*}}, %[[LABELS]], %[[VALID]]
-// CHECK-NEXT: return %[[CORRECT]]
+// CHECK-NEXT: return %{{.*}}, %[[CORRECT]]
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 1, 4, 4>, tcc.model = "tta_flip_translate",
                    tcc.eval = {batch_size = 4 : i64, translate = 1 : i64, tta = ["flip", "translate"]},
                    tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,

@@ -32,9 +32,10 @@
 // CHECK: return %[[LOSS_SUM]], %[[CORRECT]],
 // @eval_step: the same state arena, its own scratch; nothing in place.
 // CHECK-LABEL: func.func @eval_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 192 : i64}
+// CHECK-SAME: attributes {tcc.scratch_bytes = 256 : i64}
 // CHECK: tcc.linear {{.*}}tcc.offsets = array<i64: 0>}
-// CHECK: tcc.count_correct {{.*}}tcc.offsets = array<i64: 128>}
+// CHECK: tcc.cross_entropy {{.*}}tcc.offsets = array<i64: 128>}
+// CHECK: tcc.count_correct {{.*}}tcc.offsets = array<i64: 192>}
 // CHECK-NOT: tcc.state_slots
 // CHECK: return
 module attributes {tcc.classes = 6 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "sgd",
@@ -131,7 +132,7 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK: %[[NEXT:.*]] = tcc.increment %[[STEP]] {tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 0>}
 // CHECK: return %{{.*}}, %{{.*}}, %[[NEXT]], %[[FAST]], %[[B]], %[[NEW_SLOW]], %[[NEW_EW]], %[[NEW_EB]] :
 // CHECK-LABEL: func.func @eval_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 128 : i64}
+// CHECK-SAME: attributes {tcc.scratch_bytes = 192 : i64}
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "ema_lookahead",
                    tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
                    tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,

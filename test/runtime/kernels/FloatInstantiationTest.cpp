@@ -68,12 +68,11 @@ template void global_max_pool_forward<F>(int64_t, int64_t, int64_t, CF *, F *);
 template void global_max_pool_backward<F>(int64_t, int64_t, int64_t, CF *, CF *,
                                           F *);
 template void cross_entropy_forward<F>(int64_t, int64_t, CF *, const int64_t *,
-                                       double, Reduction, F *, F *);
+                                       double, Reduction, F *, F *, const int64_t *);
 template void cross_entropy_backward<F>(int64_t, int64_t, CF *, const int64_t *,
                                         double, Reduction, F, F *);
-template acc_t cross_entropy_loss_sum<F>(int64_t, int64_t, CF *,
-                                         const int64_t *, double, int64_t);
-template void mse_loss_forward<F>(int64_t, CF *, CF *, Reduction, F *);
+template void mse_loss_forward<F>(int64_t, CF *, CF *, Reduction, F *, const int64_t *,
+                                  int64_t);
 template void mse_loss_backward<F>(int64_t, CF *, CF *, Reduction, F, F *);
 template void one_hot<F>(int64_t, int64_t, const int64_t *, F *);
 template void fill<F>(int64_t, F, F *);

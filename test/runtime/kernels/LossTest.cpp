@@ -32,14 +32,32 @@ TEST(CrossEntropy, MatchesPyTorchWithLabelSmoothing) {
                 1e-14);
     EXPECT_NEAR(perSample[0] + perSample[1] + perSample[2], 4.184265617406396,
                 1e-14);
-    EXPECT_NEAR(cross_entropy_loss_sum(n, k, logits.data(), labels, 0.1, n),
-                4.184265617406396, 1e-14);
-    EXPECT_NEAR(cross_entropy_loss_sum(n, k, logits.data(), labels, 0.1, 2),
-                perSample[0] + perSample[1], 1e-14);
+    // With `valid`, the first rows only (the evaluation's padded batch).
+    for (int64_t valid : {int64_t(3), int64_t(2), int64_t(7)}) {
+      double part = 0;
+      cross_entropy_forward(n, k, logits.data(), labels, 0.1, r, &part,
+                            (double *)nullptr, &valid);
+      const int64_t rows = std::min(valid, n);
+      const double sum = rows == 3 ? 4.184265617406396 : perSample[0] + perSample[1];
+      EXPECT_NEAR(part, r == Reduction::Mean ? sum / rows : sum, 1e-14);
+    }
     cross_entropy_backward(n, k, logits.data(), labels, 0.1, r, 0.7, d.data());
     for (int64_t i = 0; i < n * k; ++i)
       EXPECT_NEAR(d[i], gradMean[i] * (r == Reduction::Mean ? 1.0 : 3.0),
                   1e-15);
+  }
+}
+
+// The first `valid` rows of 3 elements each; Mean over their elements.
+TEST(MseLoss, ValidRowsOnly) {
+  const Vec x = {1, 2, 3, 4, 5, 6}, target = {0, 0, 0, 0, 0, 0};
+  for (int64_t valid : {int64_t(0), int64_t(1), int64_t(2)}) {
+    double sum = 0, mean = 0;
+    mse_loss_forward(6, x.data(), target.data(), Reduction::Sum, &sum, &valid, 3);
+    mse_loss_forward(6, x.data(), target.data(), Reduction::Mean, &mean, &valid, 3);
+    const double expected = valid == 0 ? 0.0 : valid == 1 ? 14.0 : 91.0;
+    EXPECT_DOUBLE_EQ(sum, expected);
+    EXPECT_DOUBLE_EQ(mean, valid == 0 ? 0.0 : expected / (3 * valid));
   }
 }
 

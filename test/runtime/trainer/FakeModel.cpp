@@ -185,7 +185,8 @@ void FakeModel::evalStep() {
   cpu::gather_eval_batch(buffers(), mi.evalBatchSize, images.data(),
                          labels.data());
   const int64_t valid = buffers().control->valid;
-  float *w = at<float>(state, "fc.weight");
+  // As a compiled model's evaluation: the EMA copy of the weight.
+  float *w = at<float>(state, "ema.fc.weight");
   float *b = at<float>(state, "fc.bias");
   std::vector<double> p(k);
   for (int64_t n = 0; n < valid; ++n) {

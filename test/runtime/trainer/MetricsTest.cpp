@@ -23,11 +23,30 @@ TEST(Metrics, LineFormat) {
   m.testAcc = 0.875;
   m.lr = 0.125;
   m.elapsedS = 1.5;
-  m.imagesPerS = 1000;
+  m.epochSeconds = 1.25;
+  m.evalSeconds = 0.25;
+  m.imagesPerSecond = 1000;
   EXPECT_EQ(metricsLine(m),
-            R"({"epoch":2,"step":10,"train_loss":0.5,"train_acc":0.75,)"
+            R"({"type":"epoch","epoch":2,"step":10,"train_loss":0.5,"train_acc":0.75,)"
             R"("test_loss":0.25,"test_acc":0.875,"lr":0.125,"elapsed_s":1.5,)"
-            R"("images_per_s":1000.0})");
+            R"("epoch_seconds":1.25,"eval_seconds":0.25,"images_per_second":1000.0})");
+  // --eval=both adds the raw weights' test metrics.
+  m.rawToo = true;
+  m.rawTestLoss = 0.5;
+  m.rawTestAcc = 0.75;
+  EXPECT_NE(metricsLine(m).find(
+                R"("test_acc":0.875,"raw_test_loss":0.5,"raw_test_acc":0.75,"lr")"),
+            std::string::npos)
+      << metricsLine(m);
+  m.rawToo = false;
+  // A step record: training metrics only.
+  EpochMetrics s = m;
+  s.stepRecord = true;
+  s.epoch = 1.5;
+  s.epochSeconds.reset();
+  EXPECT_EQ(metricsLine(s),
+            R"({"type":"step","epoch":1.5,"step":10,"train_loss":0.5,"train_acc":0.75,)"
+            R"("lr":0.125,"elapsed_s":1.5,"images_per_second":1000.0})");
   m.final = true;
   m.epoch = 2.5;
   m.trainLoss.reset();
@@ -44,12 +63,12 @@ TEST(Metrics, NonFiniteValuesAreStringsNotNull) {
   m.step = 3;
   m.trainLoss = std::numeric_limits<double>::quiet_NaN();
   m.trainAcc = 0.25;
-  m.imagesPerS = std::numeric_limits<double>::infinity();
+  m.imagesPerSecond = std::numeric_limits<double>::infinity();
   m.testAcc = -std::numeric_limits<double>::infinity();
   EXPECT_EQ(metricsLine(m),
-            R"({"epoch":0,"step":3,"train_loss":"NaN","train_acc":0.25,)"
+            R"({"type":"epoch","epoch":0,"step":3,"train_loss":"NaN","train_acc":0.25,)"
             R"("test_loss":null,"test_acc":"-Infinity","lr":null,"elapsed_s":0.0,)"
-            R"("images_per_s":"Infinity"})");
+            R"("epoch_seconds":null,"eval_seconds":null,"images_per_second":"Infinity"})");
 }
 
 TEST(Metrics, FileAppendsWholeLines) {

@@ -127,5 +127,35 @@ TEST(Options, HelpListsEverythingWithDefaults) {
   EXPECT_NE(help.find("default: 9.9"), std::string::npos);
   EXPECT_NE(help.find("default: 1024"), std::string::npos);
   EXPECT_NE(help.find("tcc compile"), std::string::npos);
-  EXPECT_EQ(optionNames().size(), 14u);
+  EXPECT_EQ(optionNames().size(), 17u);
+}
+
+TEST(Options, LogCheckpointAndEvalChoices) {
+  TrainOptions o;
+  std::string error;
+  ASSERT_TRUE(parseOptions({"--log-every", "50", "--checkpoint-every=2", "--save",
+                            "s.safetensors", "--eval", "both"},
+                           o, error))
+      << error;
+  EXPECT_EQ(*o.logEvery, 50);
+  EXPECT_EQ(*o.checkpointEpochs, 2);
+  EXPECT_FALSE(o.checkpointMinutes);
+  EXPECT_EQ(o.eval, "both");
+  TrainOptions m;
+  ASSERT_TRUE(parseOptions({"--checkpoint-every", "0.5m", "--save", "s"}, m, error))
+      << error;
+  EXPECT_EQ(*m.checkpointMinutes, 0.5);
+  EXPECT_FALSE(m.checkpointEpochs);
+
+  EXPECT_NE(parseError({"--log-every", "0"}).find("--log-every: expected a positive integer"),
+            std::string::npos);
+  EXPECT_NE(parseError({"--checkpoint-every", "2h", "--save", "s"})
+                .find("expected a number of epochs (2) or of minutes (30m)"),
+            std::string::npos);
+  EXPECT_NE(parseError({"--checkpoint-every", "0", "--save", "s"}).find("--checkpoint-every"),
+            std::string::npos);
+  EXPECT_NE(parseError({"--checkpoint-every", "2"}).find("give --save too"),
+            std::string::npos);
+  EXPECT_NE(parseError({"--eval", "average"}).find("expected ema, raw or both"),
+            std::string::npos);
 }

@@ -7,6 +7,8 @@
 #include "runtime/trainer/Trainer.h"
 
 #include <gtest/gtest.h>
+
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include <csignal>
@@ -88,17 +90,79 @@ TEST(Trainer, TrainsAndWritesMetricsEveryEpoch) {
   EXPECT_EQ(ls[1]["step"], 10);
   EXPECT_EQ(ls[1]["final"], true);
   for (auto &l : ls) {
-    for (const char *key : {"train_loss", "train_acc", "test_acc", "elapsed_s",
-                            "images_per_s"})
+    EXPECT_EQ(l["type"], "epoch");
+    for (const char *key : {"train_loss", "train_acc", "test_loss", "test_acc",
+                            "elapsed_s", "epoch_seconds", "eval_seconds",
+                            "images_per_second"})
       EXPECT_TRUE(l[key].is_number()) << key << " in " << l.dump();
-    // The evaluation step does not compute the loss: null, never a fake 0.
-    EXPECT_TRUE(l["test_loss"].is_null()) << l.dump();
     EXPECT_GE(l["test_acc"].get<double>(), 0.0);
     EXPECT_LE(l["test_acc"].get<double>(), 1.0);
+    EXPECT_GT(l["test_loss"].get<double>(), 0.0);
+    // The model keeps no EMA: no raw_* fields.
+    EXPECT_FALSE(l.contains("raw_test_acc"));
   }
   // The fake model learns its easy data set.
   EXPECT_GT(ls[1]["test_acc"].get<double>(), 0.9);
   EXPECT_LT(ls[1]["train_loss"].get<double>(), ls[0]["train_loss"].get<double>());
+  EXPECT_LT(ls[1]["test_loss"].get<double>(), ls[0]["test_loss"].get<double>());
+}
+
+// --log-every 2: a step record of the steps since the previous one, at
+// steps 2, 4, 6, 8, 10 (with the epoch records at 5 and 10); the steps'
+// samples add up to the epoch's.
+TEST(Trainer, LogEveryWritesStepRecords) {
+  FakeModel model;
+  DataSplit data = makeFakeData();
+  Result r = train(model, data, {"--log-every", "2"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  auto ls = lines(r.out);
+  std::vector<std::string> kinds;
+  std::vector<int64_t> steps;
+  for (auto &l : ls) {
+    kinds.push_back(l["type"]);
+    steps.push_back(l["step"]);
+    if (l["type"] == "step") {
+      EXPECT_FALSE(l.contains("test_acc")) << l.dump();
+      EXPECT_TRUE(l["train_loss"].is_number()) << l.dump();
+      EXPECT_TRUE(l["lr"].is_number()) << l.dump();
+    }
+  }
+  EXPECT_EQ(kinds, (std::vector<std::string>{"step", "step", "epoch", "step",
+                                             "step", "step", "epoch"}));
+  EXPECT_EQ(steps, (std::vector<int64_t>{2, 4, 5, 6, 8, 10, 10}));
+  // Steps 1-2 and 3-4 of epoch 1 (8 samples each) and step 5 make the
+  // epoch: the epoch's loss is the sample-weighted mean of the records'.
+  const double epochLoss = ls[2]["train_loss"];
+  const double first4 = (ls[0]["train_loss"].get<double>() + ls[1]["train_loss"].get<double>()) / 2;
+  EXPECT_NE(epochLoss, first4); // step 5 counts too
+  // Step 6's record covers step 6 only (the epoch record reset the count).
+  EXPECT_EQ(ls[3]["epoch"], 1.2);
+}
+
+// --eval: the fake model's evaluation reads its EMA weight, as compiled
+// models do; raw swaps the raw weight in for the evaluation and back, both
+// does both. The state after the run is the same in every mode.
+TEST(Trainer, EvalModesEmaRawBoth) {
+  TempDir dir;
+  DataSplit data = makeFakeData();
+  std::map<std::string, nlohmann::json> last;
+  std::map<std::string, std::string> saved;
+  for (const char *mode : {"ema", "raw", "both"}) {
+    FakeModel model;
+    std::string save = dir.file(std::string(mode) + ".safetensors");
+    Result r = train(model, data, {"--eval", mode, "--steps", "3", "--save", save});
+    ASSERT_EQ(r.status, 0) << r.err;
+    last[mode] = lines(r.out).back();
+    saved[mode] = readFile(save);
+  }
+  EXPECT_EQ(last["both"]["test_loss"], last["ema"]["test_loss"]);
+  EXPECT_EQ(last["both"]["test_acc"], last["ema"]["test_acc"]);
+  EXPECT_EQ(last["both"]["raw_test_loss"], last["raw"]["test_loss"]);
+  EXPECT_EQ(last["both"]["raw_test_acc"], last["raw"]["test_acc"]);
+  EXPECT_NE(last["raw"]["test_loss"], last["ema"]["test_loss"]);
+  EXPECT_FALSE(last["ema"].contains("raw_test_loss"));
+  EXPECT_EQ(saved["raw"], saved["ema"]);
+  EXPECT_EQ(saved["both"], saved["ema"]);
 }
 
 TEST(Trainer, QuietPrintsNothing) {
@@ -733,4 +797,44 @@ TEST(Trainer, InterruptWithoutSaveUsesTheDefaultPath) {
                       "run: nothing to save\n");
   EXPECT_EQ(early.trainCalls, 0);
   EXPECT_FALSE(std::filesystem::exists(dir.file("x.safetensors")));
+}
+
+// --checkpoint-every 1: after epoch 1 (step 5) --save holds that state while
+// epoch 2 runs; a run resumed from it finishes the same as the whole run.
+TEST(Trainer, CheckpointEveryWritesEachEpochAndResumes) {
+  TempDir dir;
+  DataSplit data = makeFakeData();
+  std::string save = dir.file("c.safetensors"), early = dir.file("early.safetensors");
+  FakeModel model;
+  model.afterStep = [&](int64_t step) {
+    if (step == 5)
+      EXPECT_FALSE(std::filesystem::exists(save)) << "not before the epoch ends";
+    if (step == 6)
+      std::filesystem::copy_file(save, early);
+  };
+  Result r = train(model, data, {"--checkpoint-every", "1", "--save", save});
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_TRUE(std::filesystem::exists(early));
+  FakeModel resumed;
+  Result rest = train(resumed, data, {"--resume", early, "--save", dir.file("r.safetensors")});
+  ASSERT_EQ(rest.status, 0) << rest.err;
+  EXPECT_EQ(resumed.trainCalls, 5);
+  EXPECT_EQ(tensors(dir.file("r.safetensors")), tensors(save));
+}
+
+// --checkpoint-every in minutes: due after the first step here (the test
+// clock runs fast), then written between steps.
+TEST(Trainer, CheckpointEveryMinutes) {
+  TempDir dir;
+  DataSplit data = makeFakeData();
+  std::string save = dir.file("c.safetensors");
+  FakeModel model;
+  bool seen = false;
+  model.afterStep = [&](int64_t step) {
+    if (step == 4)
+      seen = std::filesystem::exists(save);
+  };
+  Result r = train(model, data, {"--checkpoint-every", "0.0001m", "--save", save});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(seen);
 }
