@@ -14,6 +14,7 @@
 #include "tools/tcc/CompileOptions.h"
 #include "runtime/AtomicFile.h"
 #include "tools/tcc/BuildTrainer.h"
+#include "tools/tcc/Plot.h"
 #ifdef TCC_HAVE_CUDA
 #include "codegen/cuda/CudaConvPlans.h"
 #include "runtime/cuda/ConvPlans.h"
@@ -51,11 +52,12 @@ const char *kTopHelp = R"(tcc - ahead-of-time compiler for neural-network traini
 
 Usage:
   tcc compile MODEL.json [options]   compile a model and its training recipe
+  tcc plot RUN.jsonl... -o FILE.png  draw training curves from metrics files
   tcc --help                         show this help
   tcc --version                      show the version
 
-Run 'tcc compile --help' for the compile options. The model format is
-described in docs/model-format.md.
+Run 'tcc compile --help' for the compile options, 'tcc plot --help' for the
+plot's. The model format is described in docs/model-format.md.
 )";
 
 int fail(const std::string &message) {
@@ -333,9 +335,11 @@ int main(int argc, char **argv) {
               << ")\n";
     return 0;
   }
+  if (command == "plot")
+    return tcc::runPlot({args.begin() + 1, args.end()});
   if (command != "compile")
     return fail("unknown command '" + command +
-                "'; the command is 'compile' (see 'tcc --help')");
+                "'; the commands are 'compile' and 'plot' (see 'tcc --help')");
 
   tcc::CompileOptions options;
   std::string error;

@@ -1,0 +1,140 @@
+"""tcc plot: training curves from trainers' metrics files (JSON lines).
+
+Run by `tcc plot RUN.jsonl... -o curves.png` (tools/tcc/tcc.cpp), with
+Debian's python3-matplotlib. Three panels against epochs: loss (train solid,
+test dashed), accuracy (likewise) and the learning rate; each run one colour,
+labelled by its file name. Step records (--log-every) draw the training
+curves where present; epoch records draw the test curves. The PNG is written
+atomically. Every problem is one "error:" line and exit status 1.
+"""
+import json
+import math
+import os
+import sys
+import tempfile
+
+
+def fail(message):
+    print("error: " + message, file=sys.stderr)
+    sys.exit(1)
+
+
+def number(v):
+    """A metrics value as a float: null -> None, "NaN"/"Infinity" -> float."""
+    if v is None:
+        return None
+    if isinstance(v, str):
+        return {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}.get(v)
+    return float(v)
+
+
+def read_run(path):
+    """(epoch records, step records) of one metrics file, in file order."""
+    try:
+        lines = open(path, encoding="utf-8").read().splitlines()
+    except OSError as e:
+        fail("%s: cannot read it (%s)" % (path, e.strerror))
+    except UnicodeDecodeError:
+        fail("%s: not a metrics file (not UTF-8 text)" % path)
+    epochs, steps = [], []
+    for i, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as e:
+            fail("%s:%d: not a JSON line (%s); a metrics file holds one JSON "
+                 "object per line, as './train --metrics FILE' writes it" % (path, i, e))
+        if not isinstance(record, dict) or "epoch" not in record or "step" not in record:
+            fail("%s:%d: not a metrics record (no \"epoch\" and \"step\")" % (path, i))
+        (steps if record.get("type") == "step" else epochs).append(record)
+    if not epochs and not steps:
+        fail("%s: no metrics records" % path)
+    return epochs, steps
+
+
+def series(records, key):
+    xs, ys = [], []
+    for r in records:
+        y = number(r.get(key))
+        if y is not None and math.isfinite(y):
+            xs.append(float(r["epoch"]))
+            ys.append(y)
+    return xs, ys
+
+
+def main(argv):
+    output, runs = None, []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-o", "--output"):
+            if i + 1 >= len(argv):
+                fail("%s needs a file name" % a)
+            output, i = argv[i + 1], i + 2
+            continue
+        if a.startswith("--output="):
+            output, i = a.split("=", 1)[1], i + 1
+            continue
+        if a.startswith("-") and a != "-":
+            fail("unknown option '%s' (see 'tcc plot --help')" % a)
+        runs.append(a)
+        i += 1
+    if not runs:
+        fail("no metrics file given; usage: tcc plot RUN.jsonl... -o curves.png")
+    if not output:
+        fail("no output given; add -o curves.png")
+    if not output.endswith(".png"):
+        fail("-o %s: the plot is a PNG; give a name ending in .png" % output)
+    directory = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(directory):
+        fail("-o %s: directory '%s' does not exist" % (output, directory))
+    data = [(os.path.basename(p), *read_run(p)) for p in runs]
+
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        fail("tcc plot needs matplotlib for %s: install Debian's python3-matplotlib "
+             "(scripts/setup.sh does)" % sys.executable)
+
+    fig, (loss_ax, acc_ax, lr_ax) = plt.subplots(1, 3, figsize=(15, 4.2))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, (name, epochs, steps) in enumerate(data):
+        c = colors[k % len(colors)]
+        train = steps if steps else epochs
+        for ax, key in ((loss_ax, "loss"), (acc_ax, "acc")):
+            x, y = series(train, "train_" + key)
+            if x:
+                ax.plot(x, y, color=c, label="%s train" % name)
+            x, y = series(epochs, "test_" + key)
+            if x:
+                ax.plot(x, y, color=c, linestyle="--", marker="o", markersize=3,
+                        label="%s test" % name)
+        x, y = series(sorted(epochs + steps, key=lambda r: r["step"]), "lr")
+        if x:
+            lr_ax.plot(x, y, color=c, label=name)
+    for ax, title in ((loss_ax, "loss"), (acc_ax, "accuracy"), (lr_ax, "learning rate")):
+        ax.set_title(title)
+        ax.set_xlabel("epoch")
+        ax.grid(True, alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=8)
+    fig.tight_layout()
+    fd, tmp = tempfile.mkstemp(prefix=".plot-", suffix=".png", dir=directory)
+    os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
+    try:
+        fig.savefig(tmp, dpi=100)
+        os.replace(tmp, output)
+    except OSError as e:
+        os.unlink(tmp)
+        fail("-o %s: cannot write it (%s)" % (output, e.strerror))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
