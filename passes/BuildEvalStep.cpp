@@ -90,9 +90,16 @@ FailureOr<Value> buildTestLossSum(OpBuilder &b, func::FuncOp loss, Value logits,
   return total;
 }
 
-} // namespace
+/// True if eval.tta asks for more than the images themselves.
+bool hasTtaViews(DictionaryAttr eval) {
+  auto tta = eval.getAs<ArrayAttr>("tta");
+  return tta && !tta.empty();
+}
 
-LogicalResult mlir::tcc::buildEvalStep(ModuleOp module, StepPlan &plan) {
+/// Builds the evaluation function `name`: with the recipe's TTA views, or
+/// (`tta` false) on the images alone.
+LogicalResult buildEvalFunction(ModuleOp module, StepPlan &plan, StringRef name,
+                                bool tta) {
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
   Location loc = plan.forward.getLoc();
@@ -111,7 +118,7 @@ LogicalResult mlir::tcc::buildEvalStep(ModuleOp module, StepPlan &plan) {
   plan.appendStateArgs(argTypes, argAttrs, ctx);
 
   b.setInsertionPointToEnd(module.getBody());
-  auto fn = b.create<func::FuncOp>(loc, "eval_step", b.getFunctionType(argTypes, {}));
+  auto fn = b.create<func::FuncOp>(loc, name, b.getFunctionType(argTypes, {}));
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToEnd(entry);
   ValueRange state = entry->getArguments().drop_front(3);
@@ -128,7 +135,10 @@ LogicalResult mlir::tcc::buildEvalStep(ModuleOp module, StepPlan &plan) {
 
   // sum over groups of weight * mean of the group's logits
   Value sum;
-  for (const ViewGroup &group : ttaViews(b, loc, entry->getArgument(0), plan.eval)) {
+  SmallVector<ViewGroup> groups{{{entry->getArgument(0)}, 1.0}};
+  if (tta)
+    groups = ttaViews(b, loc, entry->getArgument(0), plan.eval);
+  for (const ViewGroup &group : groups) {
     Value groupSum;
     for (Value view : group.views) {
       args[plan.inputArg] = view;
@@ -157,5 +167,16 @@ LogicalResult mlir::tcc::buildEvalStep(ModuleOp module, StepPlan &plan) {
   for (auto [i, r] : llvm::enumerate(roles))
     fn.setResultAttrs(i, b.getDictionaryAttr(
                              b.getNamedAttr(kRoleAttr, b.getStringAttr(r))));
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::tcc::buildEvalStep(ModuleOp module, StepPlan &plan) {
+  if (failed(buildEvalFunction(module, plan, "eval_step", /*tta=*/true)))
+    return failure();
+  // With TTA, also the evaluation without it: `./train --tta off`.
+  if (hasTtaViews(plan.eval))
+    return buildEvalFunction(module, plan, "eval_step_plain", /*tta=*/false);
   return success();
 }

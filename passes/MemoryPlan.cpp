@@ -362,6 +362,8 @@ FailureOr<tcc::MemoryPlanSizes> tcc::readMemoryPlan(ModuleOp module) {
   sizes.stateBytes = state.getInt();
   sizes.trainScratchBytes = scratch(train);
   sizes.evalScratchBytes = scratch(eval);
+  if (auto plain = module.lookupSymbol<func::FuncOp>("eval_step_plain"))
+    sizes.evalScratchBytes = std::max(sizes.evalScratchBytes, scratch(plain));
   sizes.batchBytes = batchBytes(train);
   return sizes;
 }
@@ -378,11 +380,12 @@ FailureOr<tcc::MemoryPlanSizes> tcc::measureMemoryPlan(ModuleOp module) {
   if (failed(trainScratch))
     return failure();
   sizes.trainScratchBytes = *trainScratch;
-  if (auto eval = module.lookupSymbol<func::FuncOp>("eval_step")) {
-    FailureOr<int64_t> evalScratch = planScratch(eval, PlanMode::Measure);
-    if (failed(evalScratch))
-      return failure();
-    sizes.evalScratchBytes = *evalScratch;
-  }
+  for (StringRef name : {"eval_step", "eval_step_plain"})
+    if (auto eval = module.lookupSymbol<func::FuncOp>(name)) {
+      FailureOr<int64_t> evalScratch = planScratch(eval, PlanMode::Measure);
+      if (failed(evalScratch))
+        return failure();
+      sizes.evalScratchBytes = std::max(sizes.evalScratchBytes, *evalScratch);
+    }
   return sizes;
 }

@@ -20,7 +20,7 @@ struct MemoryPlanSizes {
   int64_t stateBytes = 0;        ///< the state arena (tcc.state_bytes)
   int64_t trainScratchBytes = 0; ///< @train_step's scratch (tcc.scratch_bytes,
                                  ///< op workspaces included)
-  int64_t evalScratchBytes = 0;  ///< @eval_step's scratch
+  int64_t evalScratchBytes = 0;  ///< @eval_step's scratch (or @eval_step_plain's, if larger)
   int64_t batchBytes = 0;        ///< one training batch: images and labels
 
   /// What a step holds at once: the state, the one scratch arena both steps

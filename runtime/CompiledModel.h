@@ -180,6 +180,12 @@ public:
   /// batch is padded) to the totals.
   virtual void evalStep() = 0;
 
+  /// Whether evalStep() averages TTA views (the recipe's eval.tta); then
+  /// evalStepWithoutTta() evaluates the plain images, as evalStep() does
+  /// otherwise (./train --tta off).
+  virtual bool hasTta() const { return false; }
+  virtual void evalStepWithoutTta() { evalStep(); }
+
   /// The totals since the last resetTotals().
   virtual StepTotals readTotals() = 0;
   /// Zeroes the totals and rewinds evalBatch to the first test batch.

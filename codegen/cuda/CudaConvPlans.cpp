@@ -83,7 +83,7 @@ const char *directionName(cuda::ConvDirection direction) {
 
 bool mlir::tcc::collectConvProblems(ModuleOp module, std::vector<StepConv> &convs,
                                     std::string &error) {
-  for (StringRef name : {"train_step", "eval_step"}) {
+  for (StringRef name : {"train_step", "eval_step", "eval_step_plain"}) {
     auto fn = module.lookupSymbol<func::FuncOp>(name);
     if (!fn)
       continue;

@@ -25,6 +25,7 @@ const OptionSpec kOptions[] = {
     {"--save", "FILE.safetensors"}, {"--resume", "FILE"},
     {"--metrics", "FILE.jsonl"},    {"--log-every", "N"},
     {"--checkpoint-every", "N|Nm"}, {"--eval", "ema|raw|both"},
+    {"--tta", "on|off"},
     {"--no-shuffle", nullptr},
     {"--no-augment", nullptr}, {"--eval-only", nullptr},
     {"--quiet", nullptr},     {"--help", nullptr},
@@ -152,6 +153,12 @@ bool parseOptions(const std::vector<std::string> &args, TrainOptions &out,
                 "minutes (30m), got " + quoteArg(v);
         return false;
       }
+    } else if (name == "--tta") {
+      if (v != "on" && v != "off") {
+        error = "--tta: expected on or off, got " + quoteArg(v);
+        return false;
+      }
+      out.tta = v == "on";
     } else if (name == "--eval") {
       if (v != "ema" && v != "raw" && v != "both") {
         error = "--eval: expected ema, raw or both, got " + quoteArg(v);
@@ -255,6 +262,10 @@ std::string helpText(const std::string &program, const OptionDefaults &d) {
   line("--eval ema|raw|both",
        std::string("evaluate the EMA weights, the raw weights, or both (") +
            (d.hasEma ? "default: ema" : "this model keeps no EMA: raw only") + ")");
+  line("--tta on|off",
+       std::string("average the recipe's test-time-augmentation views in the "
+                   "evaluation, or not (") +
+           (d.hasTta ? "default: on" : "this model has no TTA (eval.tta): off only") + ")");
   line("--no-shuffle", "keep the training set in file order");
   line("--no-augment", "turn the recipe's data augmentation off");
   line("--eval-only", "evaluate on the test set without training");

@@ -3,7 +3,8 @@
 //   train [--data PATH] [--epochs N] [--steps N] [--batch-size N] [--seed S]
 //         [--init FILE.safetensors] [--save FILE.safetensors]
 //         [--resume FILE] [--metrics FILE.jsonl] [--log-every N]
-//         [--checkpoint-every N|Nm] [--eval ema|raw|both] [--no-shuffle]
+//         [--checkpoint-every N|Nm] [--eval ema|raw|both] [--tta on|off]
+//         [--no-shuffle]
 //         [--no-augment] [--eval-only] [--quiet] [--help]
 //
 // Values are given as "--opt value" or "--opt=value". Parsing checks only
@@ -34,6 +35,7 @@ struct TrainOptions {
   std::optional<int64_t> checkpointEpochs;
   std::optional<double> checkpointMinutes;
   std::string eval;                  ///< ema | raw | both; "": the default
+  std::optional<bool> tta;           ///< --tta on|off; unset: as compiled
   bool noShuffle = false, noAugment = false, evalOnly = false, quiet = false;
   bool help = false;
 };
@@ -46,6 +48,7 @@ struct OptionDefaults {
   int64_t batchSize = 0;
   uint64_t seed = 0;
   bool hasEma = false; ///< the model keeps EMA weights (--eval's default)
+  bool hasTta = false; ///< the evaluation averages TTA views (--tta's default)
 };
 
 /// The option names, "--data" ... "--help".

@@ -23,9 +23,10 @@ std::pair<std::optional<double>, std::optional<double>> Run::evaluateOnce() {
   const Dataset &test = data->test;
   const int64_t batch = info.evalBatchSize > 0 ? info.evalBatchSize
                                                : info.batchSize;
+  const bool tta = model.hasTta() && opts.tta.value_or(true);
   model.resetTotals();
   for (int64_t i = 0, n = (test.n + batch - 1) / batch; i < n; ++i)
-    model.evalStep();
+    tta ? model.evalStep() : model.evalStepWithoutTta();
   StepTotals totals = model.readTotals();
   model.resetTotals();
   // The evaluation step sums the training criterion over the real samples
@@ -88,6 +89,10 @@ void Run::chooseEvalMode() {
          "' keeps no EMA weights (train.ema in its JSON); its evaluation "
          "reads the raw weights: leave --eval out or use --eval raw");
   evalMode = !opts.eval.empty() ? opts.eval : emaPairs.empty() ? "raw" : "ema";
+  if (opts.tta.value_or(false) && !model.hasTta())
+    fail("--tta on: model '" + info.name + "' was compiled without test-time "
+         "augmentation (eval.tta in its JSON); leave --tta out, or add eval.tta "
+         "and run `tcc compile` again");
 }
 
 /// A --log-every record: the training metrics of the steps since the last
@@ -256,6 +261,7 @@ int Run::run(const std::vector<std::string> &args) {
     d.seed = recipe.seed;
     for (const StateTensor &t : info.state)
       d.hasEma |= t.role == StateRole::Ema;
+    d.hasTta = model.hasTta();
     out << helpText(env.program, d);
     out.flush();
     return 0;

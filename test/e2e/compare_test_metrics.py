@@ -3,7 +3,8 @@
 usage: compare_test_metrics.py --tcc build/bin/tcc [--keep]
 
 For each variant of test/e2e/models/small_cnn.json (cross-entropy with label
-smoothing, a "sum" reduction, MSE, flip TTA), compiles the trainer, starts it
+smoothing, a "sum" reduction, MSE, flip TTA, flip TTA turned off by the
+trainer's --tta off), compiles the trainer, starts it
 from PyTorch's weights (random BN running statistics included) with
 `--eval-only`, and compares its metrics line with PyTorch evaluating the same
 weights in float64 on the same test images: 45 of them in batches of 16, so
@@ -38,6 +39,11 @@ VARIANTS = {
     "cross_entropy, sum": {"loss": {"op": "cross_entropy", "reduction": "sum"}},
     "mse_loss, mean": {"loss": {"op": "mse_loss"}},
     "cross_entropy, flip TTA": {"loss": {"op": "cross_entropy"}, "eval": {"tta": ["flip"]}},
+    # The same trainer evaluating without its TTA (./train --tta off): the
+    # reference evaluates the plain images.
+    "cross_entropy, flip TTA, --tta off": {"loss": {"op": "cross_entropy"},
+                                           "eval": {"tta": ["flip"]},
+                                           "trainer_args": ["--tta", "off"]},
 }
 
 
@@ -61,7 +67,9 @@ def reference_metrics(spec, model, images, labels):
 
 def run_variant(args, name, change, tmp):
     spec = json.load(open(os.path.join(HERE, "models", "small_cnn.json")))
-    spec.update(copy.deepcopy(change))
+    change = copy.deepcopy(change)
+    trainer_args = change.pop("trainer_args", [])
+    spec.update(change)
     spec["eval"] = dict(spec.get("eval", {}), batch_size=EVAL_BATCH)
     rng = np.random.RandomState(1)
     shape = spec["input"]["shape"]
@@ -87,10 +95,13 @@ def run_variant(args, name, change, tmp):
     exe = os.path.join(tmp, "train")
     cw.run([args.tcc, "compile", model_path, "--target=cpu", "-o", exe], tmp, "tcc compile")
     cw.run([exe, "--init", "init.safetensors", "--eval-only", "--metrics", "m.jsonl",
-            "--quiet"], tmp, "the tcc trainer")
+            "--quiet"] + trainer_args, tmp, "the tcc trainer")
     line = [json.loads(l) for l in open(os.path.join(tmp, "m.jsonl")) if l.strip()][-1]
 
-    loss, correct, near = reference_metrics(spec, model, cw.normalize(spec, xt),
+    reference_spec = copy.deepcopy(spec)
+    if "--tta" in trainer_args and trainer_args[trainer_args.index("--tta") + 1] == "off":
+        reference_spec["eval"].pop("tta", None)
+    loss, correct, near = reference_metrics(reference_spec, model, cw.normalize(spec, xt),
                                             torch.from_numpy(yt))
     failures = []
     got_loss, got_acc = line.get("test_loss"), line.get("test_acc")

@@ -127,7 +127,7 @@ TEST(Options, HelpListsEverythingWithDefaults) {
   EXPECT_NE(help.find("default: 9.9"), std::string::npos);
   EXPECT_NE(help.find("default: 1024"), std::string::npos);
   EXPECT_NE(help.find("tcc compile"), std::string::npos);
-  EXPECT_EQ(optionNames().size(), 17u);
+  EXPECT_EQ(optionNames().size(), 18u);
 }
 
 TEST(Options, LogCheckpointAndEvalChoices) {
@@ -158,4 +158,9 @@ TEST(Options, LogCheckpointAndEvalChoices) {
             std::string::npos);
   EXPECT_NE(parseError({"--eval", "average"}).find("expected ema, raw or both"),
             std::string::npos);
+  EXPECT_NE(parseError({"--tta", "yes"}).find("--tta: expected on or off"),
+            std::string::npos);
+  TrainOptions t;
+  ASSERT_TRUE(parseOptions({"--tta=off"}, t, error)) << error;
+  EXPECT_EQ(t.tta, false);
 }
