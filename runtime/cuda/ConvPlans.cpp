@@ -94,41 +94,33 @@ bool buildGraph(const ConvProblem &problem, const GpuDescription &gpu,
   std::vector<int64_t> x = {p.n, p.c, p.h, p.w};
   std::vector<int64_t> wt = {p.k, p.c / p.groups, p.r, p.s};
   std::vector<int64_t> y = {p.n, p.k, p.p, p.q};
-  std::vector<int64_t> pad = {p.padH, p.padW}, stride = {p.strideH, p.strideW},
-                       dilation = {p.dilationH, p.dilationW};
+  // The geometry, on whichever direction's attributes.
+  auto geometry = [&](auto attributes) {
+    return attributes.set_padding({p.padH, p.padW})
+        .set_stride({p.strideH, p.strideW})
+        .set_dilation({p.dilationH, p.dilationW});
+  };
   switch (p.direction) {
   case ConvDirection::Forward: {
     auto weight = tensor(graph, "w", kWeightUid, wt, p.layout);
     auto input = tensor(graph, "x", kInputUid, x, p.layout);
-    auto out = graph.conv_fprop(input, weight,
-                                fe::graph::Conv_fprop_attributes()
-                                    .set_padding(pad)
-                                    .set_stride(stride)
-                                    .set_dilation(dilation));
-    setOutput(out, kOutputUid, y, p.layout);
+    setOutput(graph.conv_fprop(input, weight, geometry(fe::graph::Conv_fprop_attributes())),
+              kOutputUid, y, p.layout);
     break;
   }
   case ConvDirection::BackwardData: {
     auto weight = tensor(graph, "w", kWeightUid, wt, p.layout);
     auto grad = tensor(graph, "dy", kOutputUid, y, p.layout);
-    auto out = graph.conv_dgrad(grad, weight,
-                                fe::graph::Conv_dgrad_attributes()
-                                    .set_padding(pad)
-                                    .set_stride(stride)
-                                    .set_dilation(dilation));
-    setOutput(out, kInputUid, x, p.layout);
+    setOutput(graph.conv_dgrad(grad, weight, geometry(fe::graph::Conv_dgrad_attributes())),
+              kInputUid, x, p.layout);
     break;
   }
   case ConvDirection::BackwardFilter: {
     // The weight gradient takes the weight's uid; no weight is read.
     auto grad = tensor(graph, "dy", kOutputUid, y, p.layout);
     auto input = tensor(graph, "x", kInputUid, x, p.layout);
-    auto out = graph.conv_wgrad(grad, input,
-                                fe::graph::Conv_wgrad_attributes()
-                                    .set_padding(pad)
-                                    .set_stride(stride)
-                                    .set_dilation(dilation));
-    setOutput(out, kWeightUid, wt, p.layout);
+    setOutput(graph.conv_wgrad(grad, input, geometry(fe::graph::Conv_wgrad_attributes())),
+              kWeightUid, wt, p.layout);
     break;
   }
   }
