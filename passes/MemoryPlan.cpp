@@ -9,6 +9,8 @@
 
 #include "passes/MemoryPlan.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -388,4 +390,8 @@ FailureOr<tcc::MemoryPlanSizes> tcc::measureMemoryPlan(ModuleOp module) {
       sizes.evalScratchBytes = std::max(sizes.evalScratchBytes, *evalScratch);
     }
   return sizes;
+}
+
+std::string tcc::mebibytes(int64_t bytes) {
+  return llvm::formatv("{0:F1} MiB", bytes / 1048576.0).str();
 }

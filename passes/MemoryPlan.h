@@ -12,6 +12,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <string>
+
 #include <cstdint>
 
 namespace mlir::tcc {
@@ -34,6 +36,9 @@ FailureOr<MemoryPlanSizes> readMemoryPlan(ModuleOp module);
 
 /// The bytes a tensor of `type` takes (at least one per element).
 int64_t tensorBytes(Type type);
+
+/// "12.3 MiB": a size as the compiler's messages write it.
+std::string mebibytes(int64_t bytes);
 
 /// Whether planScratch writes its plan on the IR.
 enum class PlanMode {

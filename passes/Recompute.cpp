@@ -47,10 +47,6 @@ namespace {
 
 constexpr StringLiteral kPass = "recompute";
 
-std::string mebibytes(int64_t bytes) {
-  return llvm::formatv("{0:F1} MiB", bytes / 1048576.0).str();
-}
-
 /// What the report calls a recomputed value: the model node its op comes
 /// from (the frontend names the location) and the op.
 std::string describe(Operation *op) {

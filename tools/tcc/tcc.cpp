@@ -107,10 +107,6 @@ void warn(tcc::CompileFacts &facts, const std::string &message) {
   facts.warnings.push_back(message);
 }
 
-std::string mebibytes(int64_t bytes) {
-  return llvm::formatv("{0:F1} MiB", bytes / 1048576.0).str();
-}
-
 /// The precision the step runs in (tcc-precision); a setting it cannot
 /// honour is said to be so, not dropped: it warns and the step runs fp32.
 void checkPrecision(const ::tcc::frontend::ModelSpec &spec,
@@ -175,8 +171,8 @@ mlir::LogicalResult checkMemoryBudget(const ::tcc::frontend::ModelSpec &spec,
   if (needed <= budget)
     return mlir::success();
   std::string setting = options.memoryBudget ? "--memory-budget" : "train.memory_budget";
-  error = options.model + ": " + setting + " " + mebibytes(budget) +
-          " is less than the step needs (" + mebibytes(needed) +
+  error = options.model + ": " + setting + " " + mlir::tcc::mebibytes(budget) +
+          " is less than the step needs (" + mlir::tcc::mebibytes(needed) +
           ": state, the larger scratch arena, and the data batches) and "
           "--disable-pass=recompute keeps every value: enable recompute, raise "
           "the budget or make the batch smaller";
