@@ -48,6 +48,7 @@ Json parseLookahead(const ObjectReader &r) {
 Json parseOptimizer(const ObjectReader &r) {
   std::string type = r.variant("type",
                                {{"sgd", {"momentum", "nesterov", "dampening"}},
+                                {"adam", {"betas", "eps"}},
                                 {"adamw", {"betas", "eps"}},
                                 {"lamb", {"betas", "eps"}}},
                                {"lr", "weight_decay", "groups", "lookahead"},

@@ -233,6 +233,12 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
       if (buffer >= 0)
         step.newState[buffer] = update.getNewMomentumBuffer();
     } else {
+      // torch.optim.Adam's weight decay is L2 on the gradient (coupled):
+      // grad + wd * param, then Adam's step with no decay of its own.
+      if (type == "adam" && wd.getValueAsDouble() != 0) {
+        grad = b.create<AddOp>(loc, grad, b.create<ScaleOp>(loc, param, wd));
+        wd = b.getF64FloatAttr(0);
+      }
       int m = slot("exp_avg"), v = slot("exp_avg_sq");
       auto betas = recipe::numbers(optimizer, "betas", {0.9, 0.999});
       double eps = recipe::number(optimizer, "eps", type == "lamb" ? 1e-6 : 1e-8);

@@ -70,11 +70,11 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
 
   auto optimizerType = plan.train.getAs<DictionaryAttr>("optimizer")
                            .getAs<StringAttr>("type");
-  if (!optimizerType || !llvm::is_contained({StringRef("sgd"), StringRef("adamw"),
-                                             StringRef("lamb")},
+  if (!optimizerType || !llvm::is_contained({StringRef("sgd"), StringRef("adam"),
+                                             StringRef("adamw"), StringRef("lamb")},
                                             optimizerType.getValue()))
     return module.emitError()
-               << kTrainAttr << ".optimizer.type must be \"sgd\", \"adamw\" or \"lamb\"",
+               << kTrainAttr << ".optimizer.type must be \"sgd\", \"adam\", \"adamw\" or \"lamb\"",
            failure();
   if (module.lookupSymbol("train_step") || module.lookupSymbol("eval_step"))
     return module.emitError("already has @train_step or @eval_step"), failure();
@@ -124,7 +124,7 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
   SmallVector<StringRef> slots;
   if (type == "sgd" && momentum && momentum.getValueAsDouble() > 0)
     slots = {"momentum_buffer"};
-  else if (type == "adamw" || type == "lamb")
+  else if (type == "adam" || type == "adamw" || type == "lamb")
     slots = {"exp_avg", "exp_avg_sq"};
   size_t modelEntries = plan.state.size();
   auto zeros = initOf(ctx, "constant", {b.getNamedAttr("value", b.getF64FloatAttr(0))});

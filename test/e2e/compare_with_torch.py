@@ -270,6 +270,8 @@ VARIANTS = {
                                    weight_decay=5e-4),
     "nesterov": lambda s: _opt(s, type="sgd", lr=0.05, momentum=0.9, nesterov=True,
                                weight_decay=5e-4),
+    "adam": lambda s: _opt(s, type="adam", lr=3e-3, betas=[0.85, 0.99], eps=1e-7,
+                           weight_decay=0.05),
     "adamw": lambda s: _opt(s, type="adamw", lr=3e-3, betas=[0.85, 0.99], eps=1e-7,
                             weight_decay=0.05),
     "lamb": lambda s: _opt(s, type="lamb", lr=2e-2, betas=[0.9, 0.99], eps=1e-6,

@@ -20,7 +20,7 @@ runtime/kernels/Step.h, runtime/kernels/Optimizer.h, codegen/CpuOpsTrain.cpp):
   (a mean loss is scaled by 1/accumulate per micro-batch; buffers move once
   per micro-batch), gradient clipping by the global norm, the schedule
   (`lr_factor`, a copy of Step.h's), parameter groups (first matching glob),
-  frozen parameters, torch.optim.SGD / torch.optim.AdamW / LAMB (tcc's
+  frozen parameters, torch.optim.SGD / Adam / AdamW / LAMB (tcc's
   formula), Lookahead and EMA.
 """
 
@@ -601,6 +601,11 @@ class Trainer:
                 momentum=float(self.opt.get("momentum", 0.0)),
                 dampening=float(self.opt.get("dampening", 0.0)),
                 nesterov=bool(self.opt.get("nesterov", False)), foreach=False)
+        elif self.kind == "adam":
+            self.optimizer = torch.optim.Adam(
+                self.groups, lr=self.base_lr,
+                betas=tuple(self.opt.get("betas", (0.9, 0.999))),
+                eps=float(self.opt.get("eps", 1e-8)), foreach=False)
         elif self.kind == "adamw":
             self.optimizer = torch.optim.AdamW(
                 self.groups, lr=self.base_lr,
