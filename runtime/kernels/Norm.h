@@ -13,9 +13,12 @@
 //     running_mean = (1-momentum)*running_mean + momentum * avg_g mean_g
 //     running_var  = (1-momentum)*running_var
 //                    + momentum * avg_g var_g * cnt/(cnt-1)    (unbiased)
-//   This is what the "ghost batch norm" of the myrtle.ai ResNet-9 recipe
-//   computes (one F.batch_norm over the groups viewed as extra channels, then
-//   the per-group running stats averaged).
+//   The groups are consecutive samples (sample i in group i / G). The
+//   myrtle.ai ResNet-9's GhostBatchNorm groups differently: its
+//   x.view(-1, C*num_splits, H, W) puts sample i in group i mod num_splits
+//   (strided groups of n/num_splits samples). Same formulas per group, other
+//   members, so other numbers on the same batch (the strided form is an
+//   open item of issue 12).
 // weight / bias may be nullptr: scale 1 / shift 0 ("frozen" or absent).
 //
 // Layer norm (torch.nn.functional.layer_norm) over the trailing `inner`
