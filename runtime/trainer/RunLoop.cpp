@@ -357,8 +357,6 @@ int Run::run(const std::vector<std::string> &args) {
     }
     ++step;
     segmentTrain += clock() - t0;
-    const bool minutesDue = opts.checkpointMinutes &&
-                            clock() - lastCheckpoint >= *opts.checkpointMinutes * 60;
     const bool last =
         step >= constants.totalSteps || (opts.steps && ran >= *opts.steps);
     // On the host reading the totals costs nothing, so the check runs
@@ -390,7 +388,9 @@ int Run::run(const std::vector<std::string> &args) {
           (step / constants.stepsPerEpoch) % *opts.checkpointEpochs == 0)
         checkpoint(hostState);
     }
-    if (minutesDue && !last)
+    // (after an epoch's checkpoint, which restarts the minutes)
+    if (!last && opts.checkpointMinutes &&
+        clock() - lastCheckpoint >= *opts.checkpointMinutes * 60)
       checkpoint(hostState);
     if (!epochEnd && !last && progress.enabled()) {
       std::string text =
