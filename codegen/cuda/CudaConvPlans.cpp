@@ -2,6 +2,7 @@
 
 #include "codegen/cuda/CudaConvPlans.h"
 
+#include "ir/ModelNode.h"
 #include "ir/TccOps.h"
 #include "runtime/cuda/ConvPlans.h"
 
@@ -14,16 +15,6 @@ using namespace mlir::tcc;
 namespace cuda = ::tcc::cuda;
 
 namespace {
-
-std::string nodeOf(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (std::string node = nodeOf(inner); !node.empty())
-        return node;
-  return "";
-}
 
 /// The problem of a convolution op in `direction`, whichever way it reads
 /// its tensors: x [n, c, h, w], weight [k, c/g, r, s], y [n, k, p, q].
@@ -92,7 +83,7 @@ bool mlir::tcc::collectConvProblems(ModuleOp module, std::vector<StepConv> &conv
         return WalkResult::advance();
       FailureOr<cuda::ConvProblem> problem = problemOf(op);
       if (failed(problem)) {
-        error = "the convolution of '" + nodeOf(op->getLoc()) +
+        error = "the convolution of '" + modelNodeOf(op->getLoc()) +
                 "' (" + op->getName().getStringRef().str() +
                 ") mixes element types; the cuda target runs a convolution "
                 "in one type";
@@ -102,7 +93,7 @@ bool mlir::tcc::collectConvProblems(ModuleOp module, std::vector<StepConv> &conv
           convs, [&](const StepConv &conv) { return conv.problem == *problem; });
       if (same == convs.end())
         same = convs.insert(convs.end(), StepConv{*problem, {}});
-      std::string node = nodeOf(op->getLoc());
+      std::string node = modelNodeOf(op->getLoc());
       if (!node.empty() && !llvm::is_contained(same->nodes, node))
         same->nodes.push_back(node);
       return WalkResult::advance();

@@ -3,6 +3,7 @@
 #include "tools/tcc/CompileOptions.h"
 
 #include "codegen/Codegen.h"
+#include "ir/ModelNode.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 #include "passes/MemoryPlan.h"
@@ -30,16 +31,10 @@ std::map<std::string, int64_t> countOps(func::FuncOp fn) {
   return ops;
 }
 
-/// The model node an op comes from: the name the frontend put in its
-/// location (backward ops keep their forward op's), or null.
+/// The model node an op comes from, or null.
 nlohmann::json nodeOf(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (nlohmann::json node = nodeOf(inner); !node.is_null())
-        return node;
-  return nullptr;
+  std::string node = mlir::tcc::modelNodeOf(loc);
+  return node.empty() ? nlohmann::json(nullptr) : nlohmann::json(node);
 }
 
 /// Every op of `fn` that runs, in order (constants, loops and terminators
