@@ -268,7 +268,8 @@ LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
             copyInto(o.getMomentumBuffer(), o.getNewMomentumBuffer());
           return "cpu::sgd_stage<float>(" + N(o.getNewParam()) + ", " + N(o.getGrad()) +
                  ", " + e.nameOrNull(o.getNewMomentumBuffer()) + ", " + N(o.getLr()) + ", " +
-                 N(o.getStep()) + ", " + cppDouble(o.getLrScale()) + ", " +
+                 N(o.getStep()) + ", " + e.nameOrNull(o.getSkip()) + ", " +
+                 cppDouble(o.getLrScale()) + ", " +
                  cppDouble(o.getMomentum()) + ", " + cppDouble(o.getDampening()) + ", " +
                  cppDouble(o.getWeightDecay()) + ", " + (o.getNesterov() ? "true" : "false") +
                  ")";
@@ -279,7 +280,8 @@ LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
           copyInto(o.getExpAvgSq(), o.getNewExpAvgSq());
           return "cpu::adamw_stage<float>(" + N(o.getNewParam()) + ", " + N(o.getGrad()) +
                  ", " + N(o.getNewExpAvg()) + ", " + N(o.getNewExpAvgSq()) + ", " +
-                 N(o.getLr()) + ", " + N(o.getStep()) + ", " + cppDouble(o.getLrScale()) +
+                 N(o.getLr()) + ", " + N(o.getStep()) + ", " + e.nameOrNull(o.getSkip()) +
+                 ", " + cppDouble(o.getLrScale()) +
                  ", " + cppDouble(o.getBeta1()) + ", " + cppDouble(o.getBeta2()) + ", " +
                  cppDouble(o.getEps()) + ", " + cppDouble(o.getWeightDecay()) + ")";
         })

@@ -12,11 +12,6 @@
 using namespace mlir;
 using namespace mlir::tcc;
 
-namespace {
-
-
-} // namespace
-
 LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
   llvm::raw_ostream &os = e.os;
   auto n = [&](Value v) { return numElements(v); };
@@ -177,7 +172,30 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
       })
       // Step counter, seeds, schedule, clipping.
       .Case([&](IncrementOp o) {
-        os << "  cpu::increment(" << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
+        os << "  cpu::increment(" << N(o.getInput()) << ", " << e.nameOrNull(o.getSkip()) << ", "
+           << N(o.getResult()) << ");\n";
+        return success();
+      })
+      // fp16 loss scaling.
+      .Case([&](ReciprocalOp o) {
+        os << "  cpu::reciprocal(" << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](FoundNonFiniteOp o) {
+        os << "  { const float *tensors[] = {";
+        llvm::interleaveComma(o.getInputs(), os, [&](Value v) { os << N(v); });
+        os << "}; const int64_t sizes[] = {";
+        llvm::interleaveComma(o.getInputs(), os, [&](Value v) { os << n(v); });
+        os << "};\n    cpu::found_non_finite<float>(" << o.getInputs().size()
+           << ", tensors, sizes, " << N(o.getResult()) << "); }\n";
+        return success();
+      })
+      .Case([&](UpdateLossScaleOp o) {
+        os << "  cpu::update_loss_scale(" << cppDouble(o.getGrowthFactor()) << ", "
+           << cppDouble(o.getBackoffFactor()) << ", " << o.getGrowthInterval() << ", "
+           << N(o.getScale()) << ", " << N(o.getGrowthTracker()) << ", "
+           << N(o.getFoundInf()) << ", " << N(o.getNewScale()) << ", "
+           << N(o.getNewGrowthTracker()) << ");\n";
         return success();
       })
       .Case([&](MixSeedOp o) {
@@ -219,7 +237,7 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
            << ", " << N(o.getLr()) << ", " << cppDouble(o.getLrScale()) << ", "
            << cppDouble(o.getMomentum()) << ", " << cppDouble(o.getDampening()) << ", "
            << cppDouble(o.getWeightDecay()) << ", " << (o.getNesterov() ? "true" : "false")
-           << ", " << N(o.getStep()) << ");\n";
+           << ", " << N(o.getStep()) << ", " << e.nameOrNull(o.getSkip()) << ");\n";
         return success();
       })
       .Case<AdamwUpdateOp, LambUpdateOp>([&](auto o) {
@@ -232,7 +250,7 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
            << N(o.getLr()) << ", " << cppDouble(o.getLrScale()) << ", "
            << cppDouble(o.getBeta1()) << ", " << cppDouble(o.getBeta2()) << ", "
            << cppDouble(o.getEps()) << ", " << cppDouble(o.getWeightDecay()) << ", "
-           << N(o.getStep()) << ");\n";
+           << N(o.getStep()) << ", " << e.nameOrNull(o.getSkip()) << ");\n";
         return success();
       })
       .Case([&](EmaUpdateOp o) {

@@ -58,7 +58,7 @@ std::string roleOf(StringRef kind) {
     return "StateRole::OptimizerState";
   if (kind == kind::kEma)
     return "StateRole::Ema";
-  if (kind == kind::kLookahead)
+  if (kind == kind::kLookahead || kind == kind::kAmp)
     return "StateRole::OptimizerState";
   return "StateRole::Counter";
 }

@@ -88,6 +88,10 @@ bool parseModelSpec(std::string_view text, const std::string &path,
 bool loadModelSpec(const std::string &path, ModelSpec &spec,
                    std::string &error);
 
+/// train.loss_scale with every setting at its default (GradScaler's), for a
+/// --precision=fp16-mixed that overrides a model without loss scaling.
+nlohmann::json defaultLossScale();
+
 /// The closest of `candidates` to `word` by edit distance, or "" if none is
 /// close enough to be a plausible typo.
 std::string closestMatch(std::string_view word,

@@ -37,6 +37,8 @@ void parseGraph(const Json &graph, const Json *output, ModelSpec &spec);
 LossSpec parseLoss(const ObjectReader &r);
 /// The `train` section with every default filled.
 Json parseTrain(const ObjectReader &r);
+/// train.loss_scale (GradScaler's settings), defaults filled.
+Json parseLossScale(const ObjectReader &r);
 /// The `data` section (may be null) with every default filled; checks that
 /// the data set fits spec.inputShape and spec.classes.
 Json parseData(const Json *data, const ModelSpec &spec);

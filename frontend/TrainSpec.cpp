@@ -197,6 +197,17 @@ Json parseMemoryBudget(const ObjectReader &r) {
 
 } // namespace
 
+/// torch.amp.GradScaler's arguments, with its defaults.
+Json parseLossScale(const ObjectReader &r) {
+  r.allowOnly({"init_scale", "growth_factor", "backoff_factor", "growth_interval"});
+  // The scale is an f32 on the device.
+  constexpr double kMaxF32 = 3.4028234663852886e38;
+  return {{"init_scale", r.number("init_scale", 65536.0, Range::openClosed(0, kMaxF32))},
+          {"growth_factor", r.number("growth_factor", 2.0, Range::openClosed(1, kMaxF32))},
+          {"backoff_factor", r.number("backoff_factor", 0.5, Range::open(0, 1))},
+          {"growth_interval", r.integer("growth_interval", 2000, 1)}};
+}
+
 LossSpec parseLoss(const ObjectReader &r) {
   r.allowOnly({"op", "label_smoothing", "reduction"});
   LossSpec loss;
@@ -213,7 +224,7 @@ LossSpec parseLoss(const ObjectReader &r) {
 Json parseTrain(const ObjectReader &r) {
   r.allowOnly({"batch_size", "epochs", "seed", "drop_last", "optimizer",
                "schedule", "precision", "ema", "grad_clip_norm", "accumulate",
-               "memory_budget", "deterministic"});
+               "memory_budget", "deterministic", "loss_scale"});
   static const Json constantSchedule = {{"type", "constant"}};
   int64_t batch = r.integer("batch_size", std::nullopt, 1, limits::kMaxBatch);
   double epochs = r.number("epochs", std::nullopt, Range::positive());
@@ -233,6 +244,18 @@ Json parseTrain(const ObjectReader &r) {
                         : ObjectReader(constantSchedule, "", r.fieldRef("schedule")));
   train["precision"] = r.choice("precision", std::string("fp32"),
                                 {"fp32", "fp16-mixed", "bf16-mixed"});
+  // GradScaler's settings: defaults under fp16-mixed, an error elsewhere.
+  static const Json noSettings = Json::object();
+  const Json *lossScale = nullable(r, "loss_scale");
+  bool fp16 = train["precision"] == "fp16-mixed";
+  if (lossScale && !fp16)
+    r.failField("loss_scale", "applies only to train.precision \"fp16-mixed\" (bf16 and "
+                              "fp32 need no loss scaling), not " +
+                                  describe(train["precision"]) + "; remove it");
+  train["loss_scale"] =
+      fp16 ? parseLossScale(lossScale ? r.object("loss_scale")
+                                      : ObjectReader(noSettings, "", r.fieldRef("loss_scale")))
+           : Json(nullptr);
   train["ema"] = nullable(r, "ema") ? parseEma(r.object("ema")) : Json(nullptr);
   train["grad_clip_norm"] =
       nullable(r, "grad_clip_norm")
@@ -254,3 +277,8 @@ Json parseTrain(const ObjectReader &r) {
 }
 
 } // namespace tcc::frontend::detail
+
+nlohmann::json tcc::frontend::defaultLossScale() {
+  static const nlohmann::json noSettings = nlohmann::json::object();
+  return detail::parseLossScale(detail::ObjectReader(noSettings, "", "train.loss_scale"));
+}

@@ -108,6 +108,10 @@ inline constexpr llvm::StringLiteral kOptimizer = "optimizer";
 inline constexpr llvm::StringLiteral kLookahead = "lookahead";
 /// The EMA copy of a parameter or buffer, which @eval_step evaluates.
 inline constexpr llvm::StringLiteral kEma = "ema";
+/// fp16 loss scaling's state (GradScaler's): `amp.loss_scale` (f32),
+/// `amp.growth_tracker` and `amp.optimizer_steps` (i64: the steps the
+/// optimizer applied, which bias corrections and SGD's first step count).
+inline constexpr llvm::StringLiteral kAmp = "amp";
 } // namespace kind
 
 //===----------------------------------------------------------------------===//

@@ -71,6 +71,11 @@ def Tcc_Tensor : Tcc_TensorOf<[F32, F16, BF16, I64, UI8]>;
 def Tcc_FloatTensor : Tcc_TensorOf<[F32, F16, BF16]>;
 def Tcc_IndexTensor : Tcc_TensorOf<[I64]>;
 def Tcc_ScalarF32 : 0DTensorOf<[F32]>;
+/// fp16 loss scaling's found-inf flag, an optional operand of the updates:
+/// buildable, so their assembly formats leave out its type.
+def Tcc_SkipFlag : 0DTensorOf<[F32]> {
+  let builderCall = "::mlir::RankedTensorType::get({}, $_builder.getF32Type())";
+}
 def Tcc_SeedTensor : 0DTensorOf<[I64]>;
 
 #endif // TCC_DIALECT_TD

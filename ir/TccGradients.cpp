@@ -168,6 +168,21 @@ LogicalResult ScaleOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+LogicalResult ScaleByOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                        SmallVectorImpl<Value> &operandGrads) {
+  reset(*this, operandGrads);
+  Value grad = resultGrads[0];
+  operandGrads[0] = b.create<ScaleByOp>(getLoc(), grad, getFactor());
+  // d/dfactor = sum(grad * input), an f32 scalar like the factor (the
+  // steps never need it: the loss scale is not trained).
+  auto input = cast<RankedTensorType>(getInput().getType());
+  if (!input.getElementType().isF32())
+    return success();
+  Value product = b.create<MulOp>(getLoc(), grad, getInput());
+  operandGrads[1] = input.getRank() == 0 ? product : sumAllBut(b, getLoc(), product, -1);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//

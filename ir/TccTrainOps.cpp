@@ -84,6 +84,44 @@ LogicalResult ScaleByOp::inferReturnTypes(MLIRContext *, std::optional<Location>
   return success();
 }
 
+LogicalResult IncrementOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  inferred.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult FoundNonFiniteOp::inferReturnTypes(MLIRContext *ctx,
+                                                 std::optional<Location> loc,
+                                                 Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &inferred) {
+  if (adaptor.getInputs().empty())
+    return emitOptionalError(loc, "needs at least one tensor");
+  inferred.push_back(scalarF32(ctx));
+  return success();
+}
+
+LogicalResult UpdateLossScaleOp::inferReturnTypes(MLIRContext *,
+                                                  std::optional<Location>,
+                                                  Adaptor adaptor,
+                                                  SmallVectorImpl<Type> &inferred) {
+  inferred.push_back(adaptor.getScale().getType());
+  inferred.push_back(adaptor.getGrowthTracker().getType());
+  return success();
+}
+
+LogicalResult UpdateLossScaleOp::verify() {
+  // GradScaler's own checks.
+  if (!(getGrowthFactor().convertToDouble() > 1))
+    return emitOpError("growth_factor must be > 1");
+  double backoff = getBackoffFactor().convertToDouble();
+  if (!(backoff > 0 && backoff < 1))
+    return emitOpError("backoff_factor must be in (0, 1)");
+  if (getGrowthInterval() < 1)
+    return emitOpError("growth_interval must be >= 1");
+  return success();
+}
+
 LogicalResult SgdUpdateOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,

@@ -25,16 +25,21 @@ def Tcc_ScalarI64 : 0DTensorOf<[I64]>;
 //===----------------------------------------------------------------------===//
 
 def Tcc_IncrementOp : Tcc_Op<"increment",
-    [Pure, SameOperandsAndResultType, InferTypeOpInterface, Tcc_InPlaceStateUpdate]> {
-  let summary = "The step counter plus one";
+    [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate]> {
+  let summary = "A counter plus one, unless the step is skipped";
   let description = [{
+    `input + 1`; with `skip`, `input` unchanged when `skip` is nonzero (the
+    optimizer's own step count under fp16 loss scaling, which counts the
+    steps the optimizer applied, as PyTorch's `state["step"]` does).
+
     ```mlir
     %next = tcc.increment %step : tensor<i64>
+    %applied = tcc.increment %optimizer_steps skip %found_inf : tensor<i64>
     ```
   }];
-  let arguments = (ins Tcc_ScalarI64:$input);
+  let arguments = (ins Tcc_ScalarI64:$input, Optional<Tcc_SkipFlag>:$skip);
   let results = (outs Tcc_ScalarI64:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = "$input (`skip` $skip^)? attr-dict `:` type($input)";
 }
 
 def Tcc_MixSeedOp : Tcc_Op<"mix_seed",
@@ -110,9 +115,16 @@ def Tcc_ClipCoefficientOp : Tcc_Op<"clip_coefficient",
   let assemblyFormat = "$norm attr-dict `:` type($result)";
 }
 
-def Tcc_ScaleByOp : Tcc_Op<"scale_by", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+def Tcc_ScaleByOp : Tcc_Op<"scale_by", [Pure, InferTypeOpAdaptor,
+    DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>,
+    DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "A tensor times a run-time f32 scalar";
   let description = [{
+    Clipping scales the gradients by it; fp16 loss scaling scales the loss
+    before autodiff and the gradients by its reciprocal after. Its gradient
+    is `scale_by` of the result's gradient by the same factor (the factor's
+    is the sum of the result's gradient times the input).
+
     ```mlir
     %g2 = tcc.scale_by %g, %c : (tensor<16xf32>, tensor<f32>) -> tensor<16xf32>
     ```
@@ -123,18 +135,78 @@ def Tcc_ScaleByOp : Tcc_Op<"scale_by", [Pure, InferTypeOpAdaptor, DeclareOpInter
 }
 
 //===----------------------------------------------------------------------===//
+// Dynamic loss scaling (fp16-mixed), as torch.amp.GradScaler
+//===----------------------------------------------------------------------===//
+
+def Tcc_ReciprocalOp : Tcc_Op<"reciprocal",
+    [Pure, SameOperandsAndResultType, InferTypeOpInterface]> {
+  let summary = "1 / x of a scalar (the loss scale's inverse, to unscale gradients)";
+  let description = [{
+    ```mlir
+    %inv = tcc.reciprocal %loss_scale : tensor<f32>
+    ```
+  }];
+  let arguments = (ins Tcc_ScalarF32:$input);
+  let results = (outs Tcc_ScalarF32:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Tcc_FoundNonFiniteOp : Tcc_Op<"found_non_finite", [Pure, InferTypeOpAdaptor]> {
+  let summary = "1 if any element of its operands is inf or nan, else 0";
+  let description = [{
+    GradScaler's `found_inf` over the unscaled gradients: the step's updates
+    skip (`skip` operand) and the loss scale backs off when it is 1. An f32
+    scalar, as PyTorch keeps it, so the updates read it on the device.
+
+    ```mlir
+    %found = tcc.found_non_finite %g1, %g2 : (tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tcc_FloatTensor>:$inputs);
+  let results = (outs Tcc_ScalarF32:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
+}
+
+def Tcc_UpdateLossScaleOp : Tcc_Op<"update_loss_scale",
+    [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate]> {
+  let summary = "GradScaler.update: back off on inf/nan, grow after clean steps";
+  let description = [{
+    As `torch._amp_update_scale_`: when `found_inf` is nonzero, `scale *=
+    backoff_factor` and `growth_tracker = 0`; otherwise `growth_tracker + 1`,
+    and when that reaches `growth_interval`, `scale *= growth_factor` (kept
+    only if finite) and `growth_tracker = 0`.
+
+    ```mlir
+    %s2, %t2 = tcc.update_loss_scale %scale, %tracker, %found {backoff_factor = 5.0e-01 : f64,
+                 growth_factor = 2.0 : f64, growth_interval = 2000 : i64}
+               : (tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<f32>, tensor<i64>)
+    ```
+  }];
+  let arguments = (ins Tcc_ScalarF32:$scale, Tcc_ScalarI64:$growth_tracker,
+                       Tcc_ScalarF32:$found_inf, F64Attr:$growth_factor,
+                       F64Attr:$backoff_factor, I64Attr:$growth_interval);
+  let results = (outs Tcc_ScalarF32:$new_scale, Tcc_ScalarI64:$new_growth_tracker);
+  let assemblyFormat = [{
+    $scale `,` $growth_tracker `,` $found_inf attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Optimizers: one op updates one parameter and its state
 //===----------------------------------------------------------------------===//
 
 def Tcc_SgdUpdateOp : Tcc_Op<"sgd_update",
-    [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "One torch.optim.SGD step of one parameter";
   let description = [{
     With `lr = lr_scale * lr` and `wd = weight_decay`:
     `g = grad + wd * param`; with momentum, `buf = g` on the first step
     (`step == 0`) and `momentum * buf + (1 - dampening) * g` after it, and
     `g = g + momentum * buf` (Nesterov) or `g = buf`;
-    `param = param - lr * g`. Without momentum there is no buffer.
+    `param = param - lr * g`. Without momentum there is no buffer. With
+    `skip` nonzero (fp16 loss scaling found an inf or nan gradient) nothing
+    changes, as `GradScaler.step` skips `optimizer.step()`.
 
     ```mlir
     %p2, %b2 = tcc.sgd_update %p, %g, %lr, %step momentum_buffer %b {dampening = 0.0 : f64, lr_scale = 1.0 : f64,
@@ -145,13 +217,14 @@ def Tcc_SgdUpdateOp : Tcc_Op<"sgd_update",
   let arguments = (ins Tcc_FloatTensor:$param, Tcc_FloatTensor:$grad,
                        Tcc_ScalarF32:$lr, Tcc_ScalarI64:$step,
                        Optional<Tcc_FloatTensor>:$momentum_buffer,
+                       Optional<Tcc_SkipFlag>:$skip,
                        F64Attr:$lr_scale, F64Attr:$momentum, F64Attr:$dampening,
                        BoolAttr:$nesterov, F64Attr:$weight_decay);
   let results = (outs Tcc_FloatTensor:$new_param,
                       Optional<Tcc_FloatTensor>:$new_momentum_buffer);
   let assemblyFormat = [{
     $param `,` $grad `,` $lr `,` $step (`momentum_buffer` $momentum_buffer^)?
-    attr-dict `:` functional-type(operands, results)
+    (`skip` $skip^)? attr-dict `:` functional-type(operands, results)
   }];
 }
 
@@ -162,7 +235,8 @@ class Tcc_AdamLikeUpdateOp<string mnemonic, string summaryText, string formula>
 
     The moments `exp_avg` and `exp_avg_sq` have the parameter's shape; `step`
     is the number of steps taken before this one (bias correction uses
-    `t = step + 1`).
+    `t = step + 1`). With `skip` nonzero nothing changes (fp16 loss scaling
+    found an inf or nan gradient).
 
     ```mlir
     %p2, %m2, %v2 = tcc.}] # mnemonic # [{ %p, %g, %lr, %step, %m, %v {beta1 = 9.0e-01 : f64,
@@ -174,13 +248,13 @@ class Tcc_AdamLikeUpdateOp<string mnemonic, string summaryText, string formula>
   let arguments = (ins Tcc_FloatTensor:$param, Tcc_FloatTensor:$grad,
                        Tcc_ScalarF32:$lr, Tcc_ScalarI64:$step,
                        Tcc_FloatTensor:$exp_avg, Tcc_FloatTensor:$exp_avg_sq,
-                       F64Attr:$lr_scale, F64Attr:$beta1, F64Attr:$beta2,
+                       Optional<Tcc_SkipFlag>:$skip, F64Attr:$lr_scale, F64Attr:$beta1, F64Attr:$beta2,
                        F64Attr:$eps, F64Attr:$weight_decay);
   let results = (outs Tcc_FloatTensor:$new_param, Tcc_FloatTensor:$new_exp_avg,
                       Tcc_FloatTensor:$new_exp_avg_sq);
   let assemblyFormat = [{
     $param `,` $grad `,` $lr `,` $step `,` $exp_avg `,` $exp_avg_sq
-    attr-dict `:` functional-type(operands, results)
+    (`skip` $skip^)? attr-dict `:` functional-type(operands, results)
   }];
 }
 

@@ -85,6 +85,10 @@ FailureOr<MicroBatch> buildMicroBatch(OpBuilder &b, Location loc, StepPlan &plan
   // With a mean loss, accumulation averages over the effective batch.
   if (scale != 1.0 && reduction == "mean")
     loss = b.create<ScaleOp>(loc, loss, b.getF64FloatAttr(scale));
+  // fp16 loss scaling: the gradients come back multiplied by the scale
+  // (GradScaler.scale(loss)); buildUpdates divides it out.
+  if (int lossScale = plan.find("amp.loss_scale"); lossScale >= 0)
+    loss = b.create<ScaleByOp>(loc, loss, step.state[lossScale]);
 
   SmallVector<Value> wrt;
   SmallVector<int> indices;
@@ -182,12 +186,50 @@ LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
   return success();
 }
 
-/// Clipping, schedule, optimizer, Lookahead, EMA and the counter.
+/// fp16 loss scaling after the gradients, as GradScaler.unscale_: divides
+/// the scale out of every gradient and returns whether one is inf or nan
+/// (an f32 0 or 1 the updates read on the device). Null without it.
+Value unscaleGradients(OpBuilder &b, Location loc, StepPlan &plan, TrainStep &step,
+                       DenseMap<int, Value> &grads) {
+  int lossScale = plan.find("amp.loss_scale");
+  if (lossScale < 0 || grads.empty())
+    return Value();
+  Value inverse = b.create<ReciprocalOp>(loc, step.state[lossScale]);
+  SmallVector<Value> all;
+  for (auto &[index, grad] : grads) {
+    grad = b.create<ScaleByOp>(loc, grad, inverse);
+    all.push_back(grad);
+  }
+  return b.create<FoundNonFiniteOp>(loc, all);
+}
+
+/// GradScaler.update and the optimizer's count of the steps it applied.
+void updateLossScale(OpBuilder &b, Location loc, StepPlan &plan, TrainStep &step,
+                     Value foundInf) {
+  int scale = plan.find("amp.loss_scale"), tracker = plan.find("amp.growth_tracker"),
+      applied = plan.find("amp.optimizer_steps");
+  auto settings = plan.train.getAs<DictionaryAttr>("loss_scale");
+  auto update = b.create<UpdateLossScaleOp>(
+      loc, step.state[scale], step.state[tracker], foundInf,
+      b.getF64FloatAttr(recipe::number(settings, "growth_factor", 2.0)),
+      b.getF64FloatAttr(recipe::number(settings, "backoff_factor", 0.5)),
+      b.getI64IntegerAttr(recipe::integer(settings, "growth_interval", 2000)));
+  step.newState[scale] = update.getNewScale();
+  step.newState[tracker] = update.getNewGrowthTracker();
+  step.newState[applied] = b.create<IncrementOp>(loc, step.state[applied], foundInf);
+}
+
+/// Clipping, schedule, optimizer, Lookahead, EMA and the counters.
 void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
                   TrainStep &step, DenseMap<int, Value> &grads) {
   DictionaryAttr optimizer = plan.train.getAs<DictionaryAttr>("optimizer");
   std::string type = recipe::string(optimizer, "type", "sgd");
   Value counter = step.state[0];
+  // Under loss scaling a step with an inf or nan gradient is skipped, and
+  // the optimizer counts the steps it applied (PyTorch's state["step"]);
+  // the schedule, Lookahead and EMA go by the step counter.
+  Value foundInf = unscaleGradients(b, loc, plan, step, grads);
+  Value optimizerSteps = foundInf ? step.state[plan.find("amp.optimizer_steps")] : counter;
 
   double maxNorm = recipe::number(plan.train, "grad_clip_norm", 0);
   if (maxNorm > 0 && !grads.empty()) {
@@ -224,8 +266,8 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
     if (type == "sgd") {
       int buffer = slot("momentum_buffer");
       auto update = b.create<SgdUpdateOp>(
-          loc, param, grad, lr, counter,
-          buffer >= 0 ? step.state[buffer] : Value(), lrScale,
+          loc, param, grad, lr, optimizerSteps,
+          buffer >= 0 ? step.state[buffer] : Value(), foundInf, lrScale,
           b.getF64FloatAttr(recipe::number(optimizer, "momentum", 0)),
           b.getF64FloatAttr(recipe::number(optimizer, "dampening", 0)),
           b.getBoolAttr(recipe::boolean(optimizer, "nesterov", false)), wd);
@@ -242,8 +284,10 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
       int m = slot("exp_avg"), v = slot("exp_avg_sq");
       auto betas = recipe::numbers(optimizer, "betas", {0.9, 0.999});
       double eps = recipe::number(optimizer, "eps", type == "lamb" ? 1e-6 : 1e-8);
-      SmallVector<Value> operands{param, grad, lr, counter, step.state[m],
+      SmallVector<Value> operands{param, grad, lr, optimizerSteps, step.state[m],
                                   step.state[v]};
+      if (foundInf)
+        operands.push_back(foundInf);
       SmallVector<NamedAttribute> attrs{
           b.getNamedAttr("lr_scale", lrScale),
           b.getNamedAttr("beta1", b.getF64FloatAttr(betas[0])),
@@ -281,7 +325,9 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
             b.getF64FloatAttr(recipe::number(ema, "decay", 0.999)),
             b.getI64IntegerAttr(recipe::integer(ema, "every", 1)));
 
-  step.newState[0] = b.create<IncrementOp>(loc, counter);
+  if (foundInf)
+    updateLossScale(b, loc, plan, step, foundInf);
+  step.newState[0] = b.create<IncrementOp>(loc, counter, Value());
 }
 
 LogicalResult buildTrainStep(ModuleOp module, StepPlan &plan) {

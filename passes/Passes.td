@@ -60,7 +60,8 @@ def Precision : Pass<"tcc-precision", "::mlir::ModuleOp"> {
   let summary = "Mixed precision: which ops of the forward compute in 16 bits";
   let description = [{
     Reads `train.precision` from the module's `tcc.train`. Under
-    `bf16-mixed` it rewrites `@forward` op by op, from the policy each op
+    `bf16-mixed` (and `fp16-mixed`, with f16 wherever bf16 is written
+    below) it rewrites `@forward` op by op, from the policy each op
     declares in ODS (`ir/TccDialect.td`):
 
     - `Tcc_LowPrecisionCompute` (conv2d, linear): float operands cast to
@@ -77,12 +78,12 @@ def Precision : Pass<"tcc-precision", "::mlir::ModuleOp"> {
     (parameters where the forward starts): the parameters stay f32 in the
     state (master weights) and their gradients come back f32 through the
     casts' gradients, which autodiff derives. The forward's results are
-    cast back to f32, so the loss is f32. `fp32` and `fp16-mixed` (which
-    needs loss scaling, not built yet; the driver warns) leave the forward
-    unchanged.
+    cast back to f32, so the loss is f32. `fp32` leaves the forward
+    unchanged. fp16-mixed's dynamic loss scaling is built by
+    `tcc-build-train-step` from `train.loss_scale`.
 
-    Report (`tcc.pass_report`): `precision` (what the step runs: fp32 or
-    bf16-mixed), `casts` (inserted), `ops_by_dtype` (the forward's ops by
+    Report (`tcc.pass_report`): `precision` (what the step runs: fp32,
+    bf16-mixed or fp16-mixed), `casts` (inserted), `ops_by_dtype` (the forward's ops by
     the element type they produce).
   }];
   let dependentDialects = ["::mlir::tcc::TccDialect"];
@@ -100,7 +101,13 @@ def BuildTrainStep : Pass<"tcc-build-train-step", "::mlir::ModuleOp"> {
       by global norm, the learning-rate schedule, one optimizer update per
       trainable parameter (SGD, AdamW or LAMB with the parameter's group
       scales), Lookahead, EMA of the weights, the step counter, and the
-      step's loss sum and correct count.
+      step's loss sum and correct count. Under `train.loss_scale`
+      (fp16-mixed) as `torch.amp.GradScaler` does it: the loss times the
+      scale before AD, the gradients times its reciprocal after, a step
+      with an inf or nan gradient skipped by the updates (their `skip`
+      operand), the scale updated (`tcc.update_loss_scale`), and the
+      optimizer's own count of applied steps (`amp.optimizer_steps`) for
+      SGD's first step and Adam's bias correction.
     - `@eval_step`: the forward pass with running BN statistics, no dropout,
       the EMA weights when the recipe has EMA, averaged over the TTA views
       of `eval.tta`; returns the number of correct predictions.

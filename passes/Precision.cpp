@@ -1,7 +1,7 @@
 //===- Precision.cpp - Mixed precision: which ops compute in 16 bits ------===//
 //
-// See Passes.td and docs/passes.md. Under train.precision = bf16-mixed the
-// forward is rewritten op by op from what each op declares in ODS
+// See Passes.td and docs/passes.md. Under train.precision = bf16-mixed
+// (fp16-mixed: the same with f16) the forward is rewritten op by op from what each op declares in ODS
 // (ir/TccTraits.h): Tcc_LowPrecisionCompute ops (conv2d, linear) read and
 // write bf16; Tcc_FollowsInputPrecision ops (activations, adds, pools,
 // views, dropout, batch norm's normalised tensor) keep the precision of
@@ -154,13 +154,17 @@ struct PrecisionPass : mlir::tcc::impl::PrecisionBase<PrecisionPass> {
     if (auto recipe = module->getAttrOfType<DictionaryAttr>(kTrainAttr))
       if (auto value = recipe.getAs<StringAttr>("precision"))
         precision = value.getValue();
-    // fp16 needs loss scaling, which this version has not: the step stays
-    // f32 (the driver warns).
-    bool mixed = precision == "bf16-mixed";
+    // fp16-mixed's loss scaling is tcc-build-train-step's (train.loss_scale).
+    FloatType low;
+    if (precision == "bf16-mixed")
+      low = BFloat16Type::get(&getContext());
+    else if (precision == "fp16-mixed")
+      low = Float16Type::get(&getContext());
+    bool mixed = static_cast<bool>(low);
     int64_t casts = 0;
     auto forward = module.lookupSymbol<func::FuncOp>("forward");
     if (mixed && forward) {
-      Assigner assigner(forward, BFloat16Type::get(&getContext()));
+      Assigner assigner(forward, low);
       if (failed(assigner.run()))
         return signalPassFailure();
       casts = assigner.castsInserted;

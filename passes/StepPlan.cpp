@@ -4,6 +4,7 @@
 
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
+#include "passes/Recipe.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -147,6 +148,17 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
       plan.state.push_back({"ema." + plan.state[i].name, kind::kEma.str(), plan.state[i].type,
                             copyOf(ctx, plan.state[i].name), false, 1, 1,
                             static_cast<int>(i)});
+  if (auto lossScale = plan.train.getAs<DictionaryAttr>("loss_scale")) {
+    auto constant = [&](double value) {
+      return initOf(ctx, "constant", {b.getNamedAttr("value", b.getF64FloatAttr(value))});
+    };
+    Type f32 = RankedTensorType::get({}, b.getF32Type());
+    Type i64 = RankedTensorType::get({}, b.getI64Type());
+    plan.state.push_back({"amp.loss_scale", kind::kAmp.str(), f32,
+                          constant(recipe::number(lossScale, "init_scale", 65536))});
+    plan.state.push_back({"amp.growth_tracker", kind::kAmp.str(), i64, constant(0)});
+    plan.state.push_back({"amp.optimizer_steps", kind::kAmp.str(), i64, constant(0)});
+  }
   return plan;
 }
 

@@ -35,6 +35,7 @@ template <class T> struct UpdateStage {
   T *a, *b, *c, *d;
   const float *lr;
   const int64_t *step, *totalSteps;
+  const float *skip; ///< Sgd, Adamw: fp16 loss scaling skips the step, or null
   double lrScale, momentum, dampening, weightDecay, beta1, beta2, eps;
   double decay;  ///< Ema: the per-step decay to the power `every`
   double alpha;  ///< Lookahead: the share the slow weights keep
@@ -44,26 +45,28 @@ template <class T> struct UpdateStage {
 
 template <class T>
 UpdateStage<T> sgd_stage(T *param, const T *grad, T *buffer, const float *lr,
-                         const int64_t *step, double lrScale, double momentum,
-                         double dampening, double weightDecay, bool nesterov) {
+                         const int64_t *step, const float *skip, double lrScale,
+                         double momentum, double dampening, double weightDecay,
+                         bool nesterov) {
   return {UpdateStage<T>::Sgd, param, const_cast<T *>(grad), buffer, nullptr, lr, step,
-          nullptr, lrScale, momentum, dampening, weightDecay, 0, 0, 0, 0, 0, nesterov,
+          nullptr, skip, lrScale, momentum, dampening, weightDecay, 0, 0, 0, 0, 0, nesterov,
           false, 1};
 }
 
 template <class T>
 UpdateStage<T> adamw_stage(T *param, const T *grad, T *expAvg, T *expAvgSq,
-                           const float *lr, const int64_t *step, double lrScale,
-                           double beta1, double beta2, double eps, double weightDecay) {
+                           const float *lr, const int64_t *step, const float *skip,
+                           double lrScale, double beta1, double beta2, double eps,
+                           double weightDecay) {
   return {UpdateStage<T>::Adamw, param, const_cast<T *>(grad), expAvg, expAvgSq, lr, step,
-          nullptr, lrScale, 0, 0, weightDecay, beta1, beta2, eps, 0, 0, false, false, 1};
+          nullptr, skip, lrScale, 0, 0, weightDecay, beta1, beta2, eps, 0, 0, false, false, 1};
 }
 
 template <class T>
 UpdateStage<T> ema_stage(T *ema, const T *value, const int64_t *step, double decay,
                          int64_t every) {
   return {UpdateStage<T>::Ema, ema, const_cast<T *>(value), nullptr, nullptr, nullptr,
-          step, nullptr, 0, 0, 0, 0, 0, 0, 0, decay, 0, false, false, every};
+          step, nullptr, nullptr, 0, 0, 0, 0, 0, 0, 0, decay, 0, false, false, every};
 }
 
 template <class T>
@@ -71,12 +74,12 @@ UpdateStage<T> lookahead_stage(T *fast, T *slow, const int64_t *step,
                                const int64_t *totalSteps, double alpha, bool cubic,
                                int64_t every) {
   return {UpdateStage<T>::Lookahead, fast, slow, nullptr, nullptr, nullptr, step,
-          totalSteps, 0, 0, 0, 0, 0, 0, 0, 0, alpha, false, cubic, every};
+          totalSteps, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, alpha, false, cubic, every};
 }
 
 template <class T> UpdateStage<T> copy_stage(T *to, const T *from) {
   return {UpdateStage<T>::Copy, to, const_cast<T *>(from), nullptr, nullptr, nullptr,
-          nullptr, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, 1};
+          nullptr, nullptr, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, 1};
 }
 
 /// The stages [first, first + count) update the n elements of one tensor.
@@ -106,9 +109,11 @@ void multi_tensor_update(const UpdateChain *chains, int chainCount,
       firstStep[s] = step == 0;
       switch (stage.kind) {
       case UpdateStage<T>::Sgd:
+        active[s] = !skipped(stage.skip);
         lr[s] = double(*stage.lr) * stage.lrScale;
         break;
       case UpdateStage<T>::Adamw:
+        active[s] = !skipped(stage.skip);
         lr[s] = double(*stage.lr) * stage.lrScale;
         adamw[s] = kernels::AdamwFactors(lr[s], stage.beta1, stage.beta2,
                                          stage.weightDecay, step + 1);

@@ -58,7 +58,53 @@ void count_correct(int64_t n, int64_t k, const T *logits, const int64_t *labels,
   *correct = kernels::count_correct<T>(n, k, logits, labels, *valid);
 }
 
-inline void increment(const int64_t *in, int64_t *out) { *out = *in + 1; }
+/// *out = *in + 1, or *in when `skip` is given and nonzero (a step that
+/// fp16 loss scaling skipped).
+inline void increment(const int64_t *in, const float *skip, int64_t *out) {
+  *out = *in + (skip && *skip != 0 ? 0 : 1);
+}
+
+/// Whether fp16 loss scaling skips this step's updates.
+inline bool skipped(const float *skip) { return skip && *skip != 0; }
+
+/// *y = 1 / *x (the inverse loss scale, as GradScaler computes it: in
+/// double, rounded to f32 once).
+inline void reciprocal(const float *x, float *y) { *y = float(1.0 / double(*x)); }
+
+/// *found = 1 if an element of one of `count` tensors is inf or nan, else 0.
+template <class T>
+void found_non_finite(int64_t count, const T *const *tensors, const int64_t *sizes,
+                      float *found) {
+  bool any = false;
+  for (int64_t k = 0; k < count; ++k) {
+    const T *x = tensors[k];
+#pragma omp parallel for schedule(static) reduction(|| : any)
+    for (int64_t i = 0; i < sizes[k]; ++i)
+      any = any || !std::isfinite(x[i]);
+  }
+  *found = any ? 1.0f : 0.0f;
+}
+
+/// GradScaler.update (torch._amp_update_scale_): back off on an inf or nan
+/// gradient, grow after `interval` clean steps in a row. In place allowed.
+inline void update_loss_scale(double growth, double backoff, int64_t interval,
+                              const float *scale, const int64_t *tracker,
+                              const float *foundInf, float *newScale,
+                              int64_t *newTracker) {
+  float s = *scale;
+  int64_t t = *tracker;
+  if (*foundInf != 0) {
+    s = float(double(s) * backoff);
+    t = 0;
+  } else if (++t == interval) {
+    float grown = float(double(s) * growth);
+    if (std::isfinite(grown))
+      s = grown;
+    t = 0;
+  }
+  *newScale = s;
+  *newTracker = t;
+}
 
 inline void mix_seed(const int64_t *seed, const int64_t *step, int64_t *out) {
   *out = kernels::mix_seed(*seed, *step);
@@ -92,10 +138,14 @@ void clip_coefficient(double maxNorm, const T *norm, T *coefficient) {
 }
 
 /// One SGD step at learning rate *lr * lrScale; *step == 0 is the first.
+/// Nothing when `skip` is set (skipped()).
 template <class T>
 void sgd_update(int64_t n, T *param, const T *grad, T *momentumBuffer,
                 const T *lr, double lrScale, double momentum, double dampening,
-                double weightDecay, bool nesterov, const int64_t *step) {
+                double weightDecay, bool nesterov, const int64_t *step,
+                const float *skip) {
+  if (skipped(skip))
+    return;
   kernels::sgd_step<T>(n, param, grad, momentumBuffer, double(*lr) * lrScale,
                        momentum, dampening, weightDecay, nesterov, *step == 0);
 }
@@ -103,7 +153,10 @@ void sgd_update(int64_t n, T *param, const T *grad, T *momentumBuffer,
 template <class T>
 void adamw_update(int64_t n, T *param, const T *grad, T *expAvg, T *expAvgSq,
                   const T *lr, double lrScale, double beta1, double beta2,
-                  double eps, double weightDecay, const int64_t *step) {
+                  double eps, double weightDecay, const int64_t *step,
+                  const float *skip) {
+  if (skipped(skip))
+    return;
   kernels::adamw_step<T>(n, param, grad, expAvg, expAvgSq,
                          double(*lr) * lrScale, beta1, beta2, eps, weightDecay,
                          *step + 1);
@@ -112,7 +165,10 @@ void adamw_update(int64_t n, T *param, const T *grad, T *expAvg, T *expAvgSq,
 template <class T>
 void lamb_update(int64_t n, T *param, const T *grad, T *expAvg, T *expAvgSq,
                  const T *lr, double lrScale, double beta1, double beta2,
-                 double eps, double weightDecay, const int64_t *step) {
+                 double eps, double weightDecay, const int64_t *step,
+                 const float *skip) {
+  if (skipped(skip))
+    return;
   std::vector<T> update(n);
   T paramNorm, updateNorm;
   kernels::lamb_compute_update<T>(n, param, grad, expAvg, expAvgSq, beta1,

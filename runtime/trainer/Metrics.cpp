@@ -57,6 +57,10 @@ std::string metricsLine(const EpochMetrics &m) {
     j["eval_seconds"] = opt(m.evalSeconds);
   }
   j["images_per_second"] = opt(m.imagesPerSecond);
+  if (m.lossScale)
+    j["loss_scale"] = number(*m.lossScale);
+  if (m.skippedSteps)
+    j["skipped_steps"] = *m.skippedSteps;
   if (m.final)
     j["final"] = true;
   return j.dump();

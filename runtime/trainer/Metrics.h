@@ -62,6 +62,10 @@ struct EpochMetrics {
   double elapsedS = 0;
   std::optional<double> epochSeconds, evalSeconds;
   std::optional<double> imagesPerSecond;
+  /// fp16 loss scaling (the model keeps amp.* state): the scale now, and
+  /// the steps skipped for an inf or nan gradient since the run began.
+  std::optional<double> lossScale;
+  std::optional<int64_t> skippedSteps;
   bool final = false;
 };
 

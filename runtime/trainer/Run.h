@@ -94,6 +94,7 @@ private:
   std::pair<std::optional<double>, std::optional<double>> evaluateOnce();
   void swapEmaWithRaw();
   void chooseEvalMode();
+  void findLossScaleState();
   void logStep(const StepTotals &totals, double segmentTrain, double start);
   void checkpoint(void *hostState);
   void emit(EpochMetrics &m);
@@ -131,6 +132,9 @@ private:
   RunConstants constants;
   const StateTensor *counter = nullptr;
   int64_t step = 0;
+
+  /// fp16 loss scaling's state, when the model has it (the metrics show it).
+  const StateTensor *lossScale = nullptr, *optimizerSteps = nullptr;
 
   /// --eval: "ema", "raw" or "both"; the EMA copies and what they average.
   std::string evalMode;

@@ -73,6 +73,17 @@ void Run::evaluate(EpochMetrics &m) {
   m.evalSeconds = clock() - t0;
 }
 
+/// fp16 loss scaling's state tensors (passes/StepPlan.cpp), if the model
+/// has them.
+void Run::findLossScaleState() {
+  for (const StateTensor &t : info.state) {
+    if (t.name == "amp.loss_scale" && t.dtype == DType::F32 && t.shape.empty())
+      lossScale = &t;
+    if (t.name == "amp.optimizer_steps" && t.dtype == DType::I64 && t.shape.empty())
+      optimizerSteps = &t;
+  }
+}
+
 /// --eval against the model: the EMA copies it keeps, and which weights
 /// the evaluation reads (ema when it keeps them, raw otherwise).
 void Run::chooseEvalMode() {
@@ -156,6 +167,16 @@ EpochMetrics Run::trainMetrics(const StepTotals &totals, double segmentTrain,
   if (step > 0)
     m.lr = info.baseLr * lrFactor(info.schedule, step - 1, constants.stepsPerEpoch,
                                   constants.totalSteps);
+  if (lossScale && optimizerSteps) {
+    // Read where the totals were read: the device has synchronised anyway.
+    float scale = 0;
+    int64_t applied = 0;
+    const char *base = static_cast<const char *>(state);
+    memory->download(&scale, base + lossScale->offset, sizeof scale);
+    memory->download(&applied, base + optimizerSteps->offset, sizeof applied);
+    m.lossScale = scale;
+    m.skippedSteps = step - applied;
+  }
   m.elapsedS = clock() - start;
   m.final = final;
   return m;
@@ -275,6 +296,7 @@ int Run::run(const std::vector<std::string> &args) {
          std::to_string(*opts.batchSize) + "` (or set train.batch_size in the model)");
   checkTargets();
   chooseEvalMode();
+  findLossScaleState();
   loadData(recipe);
 
   // --- state ---------------------------------------------------------------

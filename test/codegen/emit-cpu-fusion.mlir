@@ -120,7 +120,7 @@ func.func @apply_epilogue(%x: tensor<4x2xf32>, %b: tensor<2xf32>, %mean: tensor<
 // CHECK-NEXT: copy<float>(4, a5, r2);
 // CHECK-NEXT: copy<float>(8, a6, r3);
 // CHECK-NEXT: const cpu::UpdateStage<float> stages[] = {
-// CHECK-NEXT: cpu::sgd_stage<float>(r0, a1, static_cast<float *>(nullptr), a2, a3, 1, 0, 0, 0, false),
+// CHECK-NEXT: cpu::sgd_stage<float>(r0, a1, static_cast<float *>(nullptr), a2, a3, static_cast<float *>(nullptr), 1, 0, 0, 0, false),
 // CHECK-NEXT: cpu::copy_stage<float>(r1, r0),
 // CHECK-NEXT: cpu::lookahead_stage<float>(r1, r2, a3, a4, 0.5, false, 2),
 // CHECK-NEXT: cpu::ema_stage<float>(r3, a6, a3, 0.25, 2),

@@ -14,7 +14,7 @@ func.func @schedule_and_counter(%step: tensor<i64>, %per_epoch: tensor<i64>,
   // CHECK-NEXT: cpu::lr_schedule(schedule, 0.5, a0, a1, a2, r0); }
   %lr = tcc.lr_schedule %step, %per_epoch, %total {base_lr = 0.5 : f64, schedule = {type = "constant", unit = "step"}} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<f32>
   // CHECK: // tcc.increment
-  // CHECK-NEXT: cpu::increment(a0, r1);
+  // CHECK-NEXT: cpu::increment(a0, static_cast<float *>(nullptr), r1);
   %next = tcc.increment %step : tensor<i64>
   // CHECK: // tcc.mix_seed
   // CHECK-NEXT: cpu::mix_seed(a3, a0, r2);
@@ -31,7 +31,7 @@ func.func @optimizer(%w: tensor<24xf32>, %g: tensor<24xf32>, %lr: tensor<f32>,
   // CHECK: // tcc.sgd_update
   // CHECK-NEXT: copy<float>(24, a0, r0);
   // CHECK-NEXT: copy<float>(24, a4, r1);
-  // CHECK-NEXT: cpu::sgd_update<float>(24, r0, a1, r1, a2, 1, 0.84999999999999998, 0, 0.5, true, a3);
+  // CHECK-NEXT: cpu::sgd_update<float>(24, r0, a1, r1, a2, 1, 0.84999999999999998, 0, 0.5, true, a3, static_cast<float *>(nullptr));
   %p, %m = tcc.sgd_update %w, %g, %lr, %step momentum_buffer %buf {dampening = 0.0 : f64, lr_scale = 1.0 : f64, momentum = 0.85 : f64, nesterov = true, weight_decay = 0.5 : f64} : (tensor<24xf32>, tensor<24xf32>, tensor<f32>, tensor<i64>, tensor<24xf32>) -> (tensor<24xf32>, tensor<24xf32>)
   // The EMA cadence is decided by the kernel from the counter: decay^every.
   // CHECK: // tcc.ema_update
@@ -74,5 +74,29 @@ func.func @loss_and_metrics(%logits: tensor<8x10xf32>, %labels: tensor<8xi64>,
   // CHECK: // tcc.dropout
   // CHECK-NEXT: cpu::dropout_forward<float>(80, 0.5, a3, 3, a0, r2);
   %dropped = tcc.dropout %logits, %seed {p = 0.5 : f64, stream = 3 : i64} : (tensor<8x10xf32>, tensor<i64>) -> tensor<8x10xf32>
+  return
+}
+
+// fp16 loss scaling: the scale, the found-inf flag and the counters are
+// values of the step too; the updates skip on the flag in the kernel.
+// CHECK-LABEL: // @loss_scaling
+func.func @loss_scaling(%scale: tensor<f32>, %tracker: tensor<i64>, %applied: tensor<i64>,
+                        %g: tensor<24xf32>, %w: tensor<24xf32>, %lr: tensor<f32>) {
+  // CHECK: // tcc.reciprocal
+  // CHECK-NEXT: cpu::reciprocal(a0, r0);
+  %inv = tcc.reciprocal %scale : tensor<f32>
+  // CHECK: // tcc.found_non_finite
+  // CHECK-NEXT: { const float *tensors[] = {a3}; const int64_t sizes[] = {24};
+  // CHECK-NEXT: cpu::found_non_finite<float>(1, tensors, sizes, r1); }
+  %found = tcc.found_non_finite %g : (tensor<24xf32>) -> tensor<f32>
+  // CHECK: // tcc.sgd_update
+  // CHECK: cpu::sgd_update<float>(24, r2, a3, static_cast<float *>(nullptr), a5, 1, 0, 0, 0, false, a2, r1);
+  %p = tcc.sgd_update %w, %g, %lr, %applied skip %found {dampening = 0.0 : f64, lr_scale = 1.0 : f64, momentum = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64} : (tensor<24xf32>, tensor<24xf32>, tensor<f32>, tensor<i64>, tensor<f32>) -> tensor<24xf32>
+  // CHECK: // tcc.update_loss_scale
+  // CHECK-NEXT: cpu::update_loss_scale(2, 0.5, 2000, a0, a1, r1, r3, r4);
+  %s, %t = tcc.update_loss_scale %scale, %tracker, %found {backoff_factor = 0.5 : f64, growth_factor = 2.0 : f64, growth_interval = 2000 : i64} : (tensor<f32>, tensor<i64>, tensor<f32>) -> (tensor<f32>, tensor<i64>)
+  // CHECK: // tcc.increment
+  // CHECK-NEXT: cpu::increment(a2, r1, r5);
+  %n = tcc.increment %applied skip %found : tensor<i64>
   return
 }

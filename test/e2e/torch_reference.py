@@ -21,7 +21,13 @@ runtime/kernels/Step.h, runtime/kernels/Optimizer.h, codegen/CpuOpsTrain.cpp):
   per micro-batch), gradient clipping by the global norm, the schedule
   (`lr_factor`, a copy of Step.h's), parameter groups (first matching glob),
   frozen parameters, torch.optim.SGD / Adam / AdamW / LAMB (tcc's
-  formula), Lookahead and EMA.
+  formula), Lookahead and EMA;
+* fp16-mixed (`TccModel.storage16`, `Trainer`): every value tcc stores in
+  fp16 rounded to fp16 where it is stored, forward and backward (the
+  operands of conv2d and linear, and the results of the ops that follow
+  their inputs' precision), and torch.amp.GradScaler's dynamic loss scaling
+  written out (Debian's torch 1.13 has no fp16 autocast and no GradScaler on
+  the CPU).
 """
 
 import fnmatch
@@ -29,6 +35,7 @@ import math
 import re
 from collections import OrderedDict
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -265,6 +272,12 @@ class TccModel(nn.Module):
         # When a list, every max-reduction's input is appended to it (see
         # MaxWindow): the test checks that no window holds a near-tie.
         self.max_probe = None
+        # fp16-mixed emulation: when True, values tcc stores in fp16 are
+        # rounded to fp16 (both ways: the gradient of a rounded value is
+        # rounded too); `grad_probe`, when a list, receives the largest
+        # |gradient| arriving at each rounded value before it is rounded.
+        self.storage16 = False
+        self.grad_probe = None
         with torch.no_grad():
             self._run(torch.zeros([2] + list(spec["input"]["shape"])), build=True)
         for name, p in self.named_parameters():
@@ -420,9 +433,11 @@ class TccModel(nn.Module):
 
     def _run(self, x, build=False):
         values = {"input": x}
+        low = set()  # nodes whose value tcc stores in fp16 (storage16)
         for i in self.order:
             node = self.graph[i]
-            xs = [values[n] for n in node_inputs(self.graph, i)]
+            names = node_inputs(self.graph, i)
+            xs = [values[n] for n in names]
             if build:
                 m = self._make(node, xs[0])
                 if m is not None:
@@ -430,8 +445,47 @@ class TccModel(nn.Module):
                     if isinstance(m, BatchNorm):
                         values[node["name"]] = xs[0]
                         continue
-            values[node["name"]] = self._op(node, xs)
+            if self.storage16 and not build:
+                y, is_low = self._op16(node, xs, all(n in low for n in names))
+                if is_low:
+                    low.add(node["name"])
+                values[node["name"]] = y
+            else:
+                values[node["name"]] = self._op(node, xs)
         return values[self.output_name]
+
+    # tcc-precision's policy (ir/TccDialect.td): conv2d and linear compute
+    # in 16 bits; these ops follow their inputs; every other op is f32.
+    FOLLOWS_INPUT = {"relu", "sigmoid", "tanh", "silu", "leaky_relu", "elu", "celu",
+                     "gelu", "max_pool2d", "avg_pool2d", "global_avg_pool",
+                     "global_max_pool", "add", "mul", "scale", "concat", "flatten",
+                     "reshape", "transpose", "batch_norm"}
+
+    def _round16(self, t):
+        if t is None:
+            return None
+        y = t.half().float()
+        if self.grad_probe is not None and y.requires_grad:
+            y.register_hook(lambda g: self.grad_probe.append(float(g.abs().max())))
+        return y
+
+    def _op16(self, node, xs, inputs_low):
+        """One op as tcc runs it under fp16-mixed: (value, stored in fp16)."""
+        op, r = node["op"], self._round16
+        if op in ("conv2d", "linear"):
+            m = self._nodes[node["name"]]
+            if op == "conv2d":
+                y = F.conv2d(r(xs[0]), r(m.weight), r(m.bias), m.stride, m.padding,
+                             m.dilation, m.groups)
+            else:
+                y = F.linear(r(xs[0]), r(m.weight), r(m.bias))
+            return r(y), True
+        if op in self.FOLLOWS_INPUT and inputs_low:
+            # Each reader's gradient of an fp16 value is an fp16 tensor,
+            # then the readers' gradients are summed in fp16: rounding the
+            # operand again (a no-op forward) rounds this reader's part.
+            return r(self._op(node, [r(x) for x in xs])), True
+        return self._op(node, xs), False
 
     def forward(self, x):
         return self._run(x)
@@ -625,6 +679,19 @@ class Trainer:
         if self.ema_spec:
             self.ema = OrderedDict((n, t.detach().clone())
                                    for n, t in self.model_state().items())
+        # fp16-mixed: torch.amp.GradScaler by hand (its defaults filled as
+        # the frontend fills them).
+        self.amp = train.get("precision") == "fp16-mixed"
+        if self.amp:
+            ls = dict({"init_scale": 65536.0, "growth_factor": 2.0, "backoff_factor": 0.5,
+                       "growth_interval": 2000}, **(train.get("loss_scale") or {}))
+            self.loss_scale = np.float32(ls["init_scale"])
+            self.growth_factor, self.backoff_factor = ls["growth_factor"], ls["backoff_factor"]
+            self.growth_interval = int(ls["growth_interval"])
+            self.growth_tracker = 0
+            self.optimizer_steps = 0   # steps the optimizer applied
+            self.skipped = []          # the steps skipped for an inf/nan gradient
+            self.forced_skips = None   # a set: skip these steps instead of checking
 
     def model_state(self):
         """Parameters and buffers, without num_batches_tracked."""
@@ -649,23 +716,42 @@ class Trainer:
             total_loss += loss.item()
             if self.accumulate > 1 and mean:
                 loss = loss / self.accumulate
+            if self.amp:
+                loss = loss * torch.tensor(self.loss_scale)
             loss.backward()
+        found_inf = False
+        if self.amp:
+            # GradScaler.unscale_: the reciprocal in double, rounded once.
+            inverse = torch.tensor(np.float32(1.0 / float(self.loss_scale)))
+            for p in self.params.values():
+                if p.grad is not None:
+                    p.grad.mul_(inverse)
+                    found_inf |= not bool(torch.isfinite(p.grad).all())
+            if self.forced_skips is not None:
+                found_inf = self.count in self.forced_skips
+            if found_inf:
+                self.skipped.append(self.count)
         if self.clip:
             norm = torch.nn.utils.clip_grad_norm_(list(self.params.values()),
                                                   float(self.clip))
             self.grad_norms.append(float(norm))
         lr = self.lr()
         with torch.no_grad():
-            if self.optimizer is not None:
+            if found_inf:
+                pass  # GradScaler.step skips optimizer.step()
+            elif self.optimizer is not None:
                 for g in self.optimizer.param_groups:
                     g["lr"] = lr * g["lr_scale"]
                 self.optimizer.step()
             else:
                 b1, b2 = self.betas
+                applied = self.optimizer_steps if self.amp else self.count
                 for g in self.groups:
                     p = g["params"][0]
                     _lamb_step(p, p.grad, self.lamb_state[g["name"]], lr * g["lr_scale"],
-                               b1, b2, self.eps, g["wd"], self.count + 1)
+                               b1, b2, self.eps, g["wd"], applied + 1)
+            if self.amp:
+                self._update_loss_scale(found_inf)
             s = self.count
             if self.lookahead and (s + 1) % int(self.lookahead.get("every", 5)) == 0:
                 alpha = float(self.lookahead.get("alpha", 0.5))
@@ -683,6 +769,20 @@ class Trainer:
                         self.ema[n].mul_(d).add_(t, alpha=1 - d)
         self.count += 1
         return total_loss
+
+    def _update_loss_scale(self, found_inf):
+        """GradScaler.update (torch._amp_update_scale_), in f32 as it keeps the scale."""
+        if found_inf:
+            self.loss_scale = np.float32(float(self.loss_scale) * self.backoff_factor)
+            self.growth_tracker = 0
+        else:
+            self.optimizer_steps += 1
+            self.growth_tracker += 1
+            if self.growth_tracker == self.growth_interval:
+                grown = np.float32(float(self.loss_scale) * self.growth_factor)
+                if np.isfinite(grown):
+                    self.loss_scale = grown
+                self.growth_tracker = 0
 
     def state(self):
         """Everything a tcc checkpoint holds, under tcc's names."""
@@ -703,4 +803,8 @@ class Trainer:
         for n, t in self.ema.items():
             out["ema." + n] = t.clone()
         out["step"] = torch.tensor(self.count, dtype=torch.long)
+        if self.amp:
+            out["amp.loss_scale"] = torch.tensor(self.loss_scale)
+            out["amp.growth_tracker"] = torch.tensor(self.growth_tracker, dtype=torch.long)
+            out["amp.optimizer_steps"] = torch.tensor(self.optimizer_steps, dtype=torch.long)
         return out

@@ -413,6 +413,14 @@ std::vector<Case> allCases() {
   c.push_back(activation("Scale0p7", "scale", "factor = " + f64(0.7), Dist::Uniform));
   c.push_back(activation("ScaleMinus2p5", "scale", "factor = " + f64(-2.5),
                          Dist::Uniform, {2, 3, 2}));
+  // scale_by: a run-time factor (fp16 loss scaling scales the loss, a 0-d
+  // tensor, by it); both operands have a gradient.
+  for (Shape x : {Shape{3, 4}, Shape{}}) {
+    std::string body = "%y = tcc.scale_by %x, %factor : (" + ty(x) +
+                       ", tensor<f32>) -> " + ty(x);
+    c.push_back({x.empty() ? "ScaleByScalar" : "ScaleBy", "tcc.scale_by",
+                 {{"x", x}, {"factor", {}, Role::Diff, Dist::Positive}}, body, x});
+  }
   // Pooling: overlapping windows, padding, rectangular windows, inputs no
   // window reaches (floor mode).
   c.push_back(maxPool("MaxPool2x2Stride2", {2, 2, 4, 5}, {2, 2}, {2, 2}, {0, 0}));

@@ -1,10 +1,7 @@
-// Known bug: with train.grad_clip_norm and no trainable parameter,
-// BuildTrainStep.cpp (buildUpdates) creates tcc.global_norm with no
-// operands; its type inference fails ("needs at least one tensor") and
-// OpBuilder aborts with "LLVM ERROR: Failed to infer result type(s)".
-// `tcc compile` aborts the same way on a model.json whose parameters are all
-// frozen and that sets grad_clip_norm. With no gradient there is nothing to
-// clip: the step should be built without clipping.
+// With train.grad_clip_norm and no trainable parameter there is nothing to
+// clip: the step is built without clipping (an earlier version built a
+// tcc.global_norm of no operands, whose type inference aborted `tcc compile`
+// on a model whose parameters are all frozen).
 // RUN: tcc-opt %s -tcc-build-train-step | FileCheck %s
 
 // CHECK-LABEL: func.func @train_step(

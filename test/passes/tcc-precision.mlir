@@ -54,8 +54,7 @@ module attributes {tcc.train = {precision = "bf16-mixed"}} {
 
 // -----
 
-// fp32, and fp16-mixed (not built: the driver warns): the forward is left
-// as it is.
+// fp32: the forward is left as it is.
 // CHECK: precision = {casts = 0 : i64, ops_by_dtype = {f32 = 1 : i64}, precision = "fp32"}
 // CHECK-NOT: tcc.cast
 // CHECK: return
@@ -68,9 +67,14 @@ module attributes {tcc.train = {precision = "fp32"}} {
 
 // -----
 
-// CHECK: precision = {casts = 0 : i64, ops_by_dtype = {f32 = 1 : i64}, precision = "fp32"}
-// CHECK-NOT: tcc.cast
-// CHECK: return
+// fp16-mixed: the same policy with f16 (its loss scaling is
+// tcc-build-train-step's).
+// CHECK: precision = {casts = 3 : i64, ops_by_dtype = {f16 = 1 : i64}, precision = "fp16-mixed"}
+// CHECK-DAG: tcc.cast %arg0 to f16 : (tensor<4x8xf32>) -> tensor<4x8xf16>
+// CHECK-DAG: tcc.cast %arg1 to f16 : (tensor<8x8xf32>) -> tensor<8x8xf16>
+// CHECK: %[[L:.*]] = tcc.linear %{{.*}}, %{{.*}} : (tensor<4x8xf16>, tensor<8x8xf16>) -> tensor<4x8xf16>
+// CHECK: %[[OUT:.*]] = tcc.cast %[[L]] to f32
+// CHECK: return %[[OUT]]
 module attributes {tcc.train = {precision = "fp16-mixed"}} {
   func.func @forward(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
     %l = tcc.linear %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>

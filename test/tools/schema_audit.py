@@ -73,6 +73,13 @@ def schedule(**fields):
     return setter(["train", "schedule"], fields)
 
 
+def fp16_loss_scale(**fields):
+    def apply(spec):
+        spec["train"]["precision"] = "fp16-mixed"
+        spec["train"]["loss_scale"] = fields
+    return apply
+
+
 def optimizer(**fields):
     def apply(spec):
         spec["train"]["optimizer"].update(fields)
@@ -177,6 +184,7 @@ MUTATIONS = {
     "train.schedule": schedule(type="constant"),
     "train.precision": setter(["train", "precision"], "bf16-mixed"),
     "train.ema": with_ema(),
+    "train.loss_scale": fp16_loss_scale(init_scale=1024),
     "train.grad_clip_norm": setter(["train", "grad_clip_norm"], 1.0),
     "train.accumulate": setter(["train", "accumulate"], 2),
     # Under op_zoo's planned 0.44 MiB, above the 0.38 MiB recompute reaches.
@@ -212,6 +220,10 @@ MUTATIONS = {
     "schedule.final_div_factor": schedule(type="one_cycle", final_div_factor=100),
     "schedule.anneal": schedule(type="one_cycle", anneal="linear"),
     "schedule.points": schedule(type="piecewise_linear", points=[[0, 1], [1, 0]]),
+    "lossScale.init_scale": fp16_loss_scale(init_scale=256),
+    "lossScale.growth_factor": fp16_loss_scale(growth_factor=4),
+    "lossScale.backoff_factor": fp16_loss_scale(backoff_factor=0.25),
+    "lossScale.growth_interval": fp16_loss_scale(growth_interval=100),
     "ema.decay": with_ema(decay=0.5),
     "ema.every": with_ema(every=3),
     # the npy base has a [3, 12, 12] input: CIFAR-10's files are [3, 32, 32]

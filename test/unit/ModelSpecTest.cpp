@@ -731,6 +731,46 @@ TEST(RecipeError, TrainFields) {
                   "train.epochs must be > 0, got 0");
 }
 
+TEST(Normalize, LossScaleDefaultsUnderFp16Only) {
+  ModelSpec fp16 = specAfter([](json &m) { m["train"]["precision"] = "fp16-mixed"; });
+  // torch.amp.GradScaler's defaults.
+  EXPECT_EQ(fp16.train["loss_scale"],
+            json({{"init_scale", 65536.0}, {"growth_factor", 2.0},
+                  {"backoff_factor", 0.5}, {"growth_interval", 2000}}));
+  EXPECT_EQ(defaultLossScale(), fp16.train["loss_scale"]);
+  ModelSpec given = specAfter([](json &m) {
+    m["train"]["precision"] = "fp16-mixed";
+    m["train"]["loss_scale"] = {{"init_scale", 1024}, {"growth_interval", 10}};
+  });
+  EXPECT_EQ(given.train["loss_scale"]["init_scale"], 1024.0);
+  EXPECT_EQ(given.train["loss_scale"]["growth_interval"], 10);
+  EXPECT_EQ(given.train["loss_scale"]["backoff_factor"], 0.5);
+  EXPECT_TRUE(specAfter([](json &m) { m["train"]["precision"] = "bf16-mixed"; })
+                  .train["loss_scale"]
+                  .is_null());
+}
+
+TEST(RecipeError, LossScale) {
+  EXPECT_CONTAINS(errorAfter([](json &m) {
+                    m["train"]["precision"] = "bf16-mixed";
+                    m["train"]["loss_scale"] = {{"init_scale", 1024}};
+                  }),
+                  "train.loss_scale applies only to train.precision \"fp16-mixed\"");
+  EXPECT_CONTAINS(errorAfter([](json &m) { m["train"]["loss_scale"] = json::object(); }),
+                  "not \"fp32\"; remove it");
+  auto fp16With = [](const char *key, json value) {
+    return errorAfter([&](json &m) {
+      m["train"]["precision"] = "fp16-mixed";
+      m["train"]["loss_scale"] = {{key, value}};
+    });
+  };
+  EXPECT_CONTAINS(fp16With("backoff_factor", 1), "train.loss_scale.backoff_factor must be in (0, 1)");
+  EXPECT_CONTAINS(fp16With("growth_factor", 1), "train.loss_scale.growth_factor must be in (1, ");
+  EXPECT_CONTAINS(fp16With("init_scale", 1e39), "train.loss_scale.init_scale must be in (0, ");
+  EXPECT_CONTAINS(fp16With("growth_interval", 0), "train.loss_scale.growth_interval must be");
+  EXPECT_CONTAINS(fp16With("dynamic", true), "loss_scale");
+}
+
 TEST(RecipeError, GhostBatch) {
   EXPECT_EQ(errorAfter([](json &m) { m["graph"][1]["ghost_batch"] = 48; }),
             "model.json: node 'bn1' (graph[1]): ghost_batch 48 does not divide "

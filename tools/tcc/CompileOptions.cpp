@@ -174,10 +174,10 @@ Options:
                          that compiles it; x86-64 or x86-64-v3 for a
                          trainer that runs on other machines)
   --precision=P          fp32 | fp16-mixed | bf16-mixed; overrides
-                         train.precision of the model (bf16-mixed runs conv
-                         and linear in bf16 with f32 master weights;
-                         fp16-mixed, whose loss scaling is not built yet,
-                         warns and runs fp32)
+                         train.precision of the model (the -mixed modes run
+                         conv and linear in 16 bits with f32 master weights;
+                         fp16-mixed adds dynamic loss scaling,
+                         train.loss_scale)
   --batch-size=N         samples per training step; overrides
                          train.batch_size of the model (the step is compiled
                          for one batch size)

@@ -118,13 +118,27 @@ void checkPrecision(const ::tcc::frontend::ModelSpec &spec,
       std::string(options.precision ? "--precision" : "train.precision") + " " + precision;
   bool disabled = std::find(options.disabledPasses.begin(), options.disabledPasses.end(),
                             "precision") != options.disabledPasses.end();
-  if (precision == "fp16-mixed")
-    warn(facts, setting + " is not implemented yet (fp16 needs loss scaling; bf16-mixed "
-                          "needs none): the step runs in fp32");
-  else if (disabled)
-    warn(facts, setting + " is left out by --disable-pass=precision: the step runs in fp32");
+  if (disabled)
+    warn(facts, setting + " is left out by --disable-pass=precision: the step runs in fp32" +
+                    (precision == "fp16-mixed" ? " (with its loss scaling)" : ""));
   else
     facts.precision = precision;
+}
+
+/// --precision replaces train.precision; GradScaler's settings
+/// (train.loss_scale) belong to fp16-mixed: a model's settings that the
+/// override makes unused are said to be so.
+void overridePrecision(::tcc::frontend::ModelSpec &spec, const std::string &precision,
+                       tcc::CompileFacts &facts) {
+  spec.train["precision"] = precision;
+  auto &lossScale = spec.train["loss_scale"];
+  if (precision == "fp16-mixed" && lossScale.is_null())
+    lossScale = ::tcc::frontend::defaultLossScale();
+  if (precision != "fp16-mixed" && !lossScale.is_null()) {
+    warn(facts, "train.loss_scale of the model is not used: --precision=" + precision +
+                    " needs no loss scaling");
+    lossScale = nullptr;
+  }
 }
 
 /// A piecewise-linear schedule in epochs whose points do not span the run
@@ -254,9 +268,10 @@ int runCompile(const tcc::CompileOptions &options) {
   std::string error;
   if (!::tcc::frontend::loadModelSpec(options.model, spec, error))
     return fail(error);
+  tcc::CompileFacts facts;
   // Command-line settings override the model's recipe.
   if (options.precision)
-    spec.train["precision"] = *options.precision;
+    overridePrecision(spec, *options.precision, facts);
   if (options.memoryBudget)
     spec.train["memory_budget"] = *options.memoryBudget;
   if (options.batchSize)
@@ -282,7 +297,6 @@ int runCompile(const tcc::CompileOptions &options) {
 
   // Every emit kind plans the step: the report and the memory budget need
   // the plan even when only the frontend's IR is printed.
-  tcc::CompileFacts facts;
   checkPrecision(spec, options, facts);
   checkScheduleSpan(spec, facts);
   OwningOpRef<ModuleOp> planned = model->clone();
