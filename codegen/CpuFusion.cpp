@@ -1,7 +1,8 @@
 //===- CpuFusion.cpp - A tcc.fusion_group as one loop nest ----------------===//
 //
 // Every op of a group is an element functor of runtime/kernels (Celu<float>,
-// CeluBackward<float>, ...) or an operator on floats: the same operations,
+// CeluBackward<float>, ...), an operator on floats or a conversion between
+// float and 16-bit storage (float_to_bf16, ...): the same operations,
 // rounded in the same order, as the op's own kernel, and each op's value
 // passes through as_stored() (no FMA across two ops), so a fused step is
 // bit-identical to the unfused one on every -march.
@@ -61,6 +62,12 @@ private:
   int counter = 0;
 };
 
+/// "f32", "bf16" or "f16": how a value's elements are stored.
+std::string storageName(Value v) {
+  Type element = cast<ShapedType>(v.getType()).getElementType();
+  return element.isBF16() ? "bf16" : element.isF16() ? "f16" : element.isF32() ? "f32" : "?";
+}
+
 /// The element functor of an activation (forward or backward), or empty.
 std::string functorOf(Operation *op) {
   auto withAttr = [](StringRef name, const APFloat &attr) {
@@ -115,9 +122,29 @@ LogicalResult ElementPrinter::print(Operation *op, llvm::raw_ostream &functors,
   } else if (isa<AddOp, MulOp>(op)) {
     expr = element(op->getOperand(0)) + (isa<AddOp>(op) ? " + " : " * ") +
            element(op->getOperand(1));
-  } else if (auto cast = dyn_cast<CastOp>(op); cast && cast.getInput().getType() == cast.getType()) {
-    // The pass fuses f32 ops only: a cast there changes nothing.
-    expr = element(cast.getInput());
+  } else if (auto cast = dyn_cast<CastOp>(op)) {
+    // Between f32 and 16-bit storage, with the cast kernels' conversions
+    // (round to nearest even down, exact up).
+    std::string from = storageName(cast.getInput()), to = storageName(cast.getResult());
+    if (from == to) {
+      expr = element(cast.getInput());
+    } else if (from == "f32" && (to == "bf16" || to == "f16")) {
+      std::string local = "t" + std::to_string(counter++);
+      body << "      const uint16_t " << local << " = float_to_" << to << "("
+           << element(cast.getInput()) << ");\n";
+      locals[op->getResult(0)] = local;
+      return success();
+    } else if (to == "f32" && (from == "bf16" || from == "f16")) {
+      // Exact, and no product: nothing to keep from contracting, so no
+      // as_stored (whose asm would keep a loop of casts from vectorizing).
+      std::string local = "t" + std::to_string(counter++);
+      body << "      const float " << local << " = " << from << "_to_float("
+           << element(cast.getInput()) << ");\n";
+      locals[op->getResult(0)] = local;
+      return success();
+    } else {
+      return op->emitError("the cpu target cannot fuse a cast from ") << from << " to " << to;
+    }
   } else if (auto scale = dyn_cast<ScaleOp>(op)) {
     // As kernels::scale: the factor rounded to float first.
     expr = "float(" + cppDouble(scale.getFactor()) + ") * " + element(scale.getInput());
@@ -143,11 +170,13 @@ LogicalResult printElementwise(FusionGroupOp group, CpuEmitter &e) {
   ElementPrinter printer(group, e);
   std::string functors, body;
   llvm::raw_string_ostream fos(functors), bos(body);
-  for (Operation &op : group.getFusedOps()) {
+  for (Operation &op : group.getFusedOps())
     if (failed(printer.print(&op, fos, bos)))
       return failure();
+  // Stores after every read of element i: the memory plan may give a
+  // result the bytes of an operand the group is the last to read.
+  for (Operation &op : group.getFusedOps())
     printer.printStores(op.getResults(), bos);
-  }
   int64_t n = numElements(group.getResult(0));
   e.os << "  {\n" << functors << "#pragma omp parallel for schedule(static)\n"
        << "    for (int64_t i = 0; i < " << n << "; ++i) {\n" << body << "    }\n  }\n";

@@ -29,20 +29,30 @@ using namespace mlir::tcc;
 
 namespace {
 
-/// An op that can join a loop over `elements` f32 elements: Elementwise, and
-/// every operand and result an f32 tensor of that size (the CPU loop nests
-/// compute in the tensors' type; 16-bit storage joins with the precision
-/// pass).
+/// An op that can join a loop over `elements` elements: Elementwise, every
+/// operand and result a tensor of that size, f32, except that a cast
+/// between f32 and a 16-bit float has its 16-bit side. That is how 16-bit
+/// storage fuses on the cpu target, where every other op computes on f32
+/// copies (tcc-widen-for-cpu): the loop converts where the casts are, so
+/// every value is rounded where it would be stored.
 bool joinsLoop(Operation *op, int64_t elements) {
   if (fusionKindOf(op) != FusionKind::Elementwise || op->getNumRegions() != 0)
     return false;
-  auto fits = [&](Type type) {
+  auto elementOf = [&](Type type) -> Type {
     auto tensor = dyn_cast<RankedTensorType>(type);
-    return tensor && tensor.getElementType().isF32() &&
-           tensor.getNumElements() == elements;
+    return tensor && tensor.getNumElements() == elements ? tensor.getElementType() : Type();
   };
-  return llvm::all_of(op->getOperandTypes(), fits) &&
-         llvm::all_of(op->getResultTypes(), fits);
+  if (isa<CastOp>(op)) {
+    Type from = elementOf(op->getOperand(0).getType()),
+         to = elementOf(op->getResult(0).getType());
+    auto storable = [](Type t) { return t && (t.isF32() || t.isF16() || t.isBF16()); };
+    return storable(from) && storable(to) && (from.isF32() || to.isF32());
+  }
+  auto f32 = [&](Type type) {
+    Type element = elementOf(type);
+    return element && element.isF32();
+  };
+  return llvm::all_of(op->getOperandTypes(), f32) && llvm::all_of(op->getResultTypes(), f32);
 }
 
 /// Updates per multi-tensor group. A kernel's arguments are bounded (CUDA:

@@ -12,12 +12,14 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include "ir/TccAttrNames.h"
+#include "ir/TccInterfaces.h"
 #include "ir/TccOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <algorithm>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::tcc;
@@ -37,25 +39,53 @@ struct Interval {
   int64_t start, end, size, offset = -1;
 };
 
-/// First fit: the lowest offset that no interval live at the same time
-/// overlaps. Intervals come sorted by start.
-int64_t assignOffsets(MutableArrayRef<Interval> intervals) {
+/// Places each interval, in the order of `order`, at the lowest offset that
+/// no interval placed before it and live at the same time overlaps; returns
+/// the bytes used.
+int64_t placeInOrder(MutableArrayRef<Interval> intervals, ArrayRef<size_t> order) {
   int64_t total = 0;
-  SmallVector<Interval *> live;
-  for (Interval &current : intervals) {
-    llvm::erase_if(live, [&](Interval *i) { return i->end < current.start; });
-    llvm::sort(live, [](Interval *a, Interval *b) { return a->offset < b->offset; });
+  SmallVector<Interval *> placed; // by offset
+  for (size_t k : order) {
+    Interval &current = intervals[k];
     int64_t offset = 0;
-    for (Interval *other : live) {
+    for (Interval *other : placed) {
+      if (other->end < current.start || current.end < other->start)
+        continue;
       if (offset + current.size <= other->offset)
         break;
       offset = std::max(offset, alignUp(other->offset + other->size));
     }
     current.offset = offset;
     total = std::max(total, offset + current.size);
-    live.push_back(&current);
+    auto at = llvm::upper_bound(placed, offset, [](int64_t o, const Interval *i) {
+      return o < i->offset;
+    });
+    placed.insert(at, &current);
   }
   return alignUp(total);
+}
+
+/// Offline packing of the intervals: the better of two greedy orders, first
+/// fit by start (values as they are computed) and largest first (TFLite's
+/// "greedy by size", which fragments less when long-lived values of
+/// different sizes interleave, as 16-bit values and their f32 copies do).
+int64_t assignOffsets(MutableArrayRef<Interval> intervals) {
+  SmallVector<size_t> byStart(intervals.size()), bySize;
+  std::iota(byStart.begin(), byStart.end(), 0);
+  bySize = byStart;
+  llvm::stable_sort(bySize, [&](size_t a, size_t b) {
+    return intervals[a].size > intervals[b].size;
+  });
+  int64_t firstFit = placeInOrder(intervals, byStart);
+  SmallVector<int64_t> firstFitOffsets;
+  for (const Interval &i : intervals)
+    firstFitOffsets.push_back(i.offset);
+  int64_t largestFirst = placeInOrder(intervals, bySize);
+  if (largestFirst < firstFit)
+    return largestFirst;
+  for (auto [interval, offset] : llvm::zip(intervals, firstFitOffsets))
+    interval.offset = offset;
+  return firstFit;
 }
 
 /// The value whose bytes `op`'s result is in another shape, if `op` is a
@@ -192,10 +222,59 @@ private:
         return;
       }
     }
+    if (std::optional<size_t> index = dyingOperandFor(result)) {
+      intervals[*index].end = std::max(intervals[*index].end, last);
+      intervalOf[result] = *index;
+      claimed.insert(*index);
+      owners.push_back({op, Use::Result, result.getResultNumber(), *index});
+      return;
+    }
     intervalOf[result] = intervals.size();
     int64_t t = position(op);
     add(Use::Result, op, result.getResultNumber(),
         {t, std::max(t, last), tensorBytes(result.getType())});
+  }
+
+  /// The scratch of an operand that `result` may take over: an elementwise
+  /// op (or an elementwise fusion group) writes element i after it reads
+  /// element i of its operands, so a result can go in place of an operand
+  /// of the same size that nothing reads afterwards. (On the cpu target,
+  /// where tcc-widen-for-cpu brackets 16-bit values with casts, this is
+  /// what keeps a fused cast-down-cast-up pair from holding its f32 input
+  /// and output at once.)
+  std::optional<size_t> dyingOperandFor(OpResult result) {
+    Operation *op = result.getOwner();
+    auto group = dyn_cast<FusionGroupOp>(op);
+    if (group ? group.getKind() != FusionGroupOp::kElementwise
+              : fusionKindOf(op) != FusionKind::Elementwise)
+      return std::nullopt;
+    if (op != claimant) {
+      claimant = op;
+      claimed.clear();
+    }
+    int64_t here = position(op);
+    int64_t bytes = tensorBytes(result.getType());
+    std::optional<size_t> found;
+    auto consider = [&](Value operand) {
+      auto it = intervalOf.find(operand);
+      if (found || it == intervalOf.end() || claimed.contains(it->second))
+        return;
+      const Interval &interval = intervals[it->second];
+      if (interval.end == here && interval.start < here && interval.size == bytes &&
+          tensorBytes(operand.getType()) == bytes)
+        found = it->second;
+    };
+    if (!group) {
+      for (Value operand : op->getOperands())
+        consider(operand);
+      return found;
+    }
+    group.getBody().walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (!group->isAncestor(operand.getParentRegion()->getParentOp()))
+          consider(operand);
+    });
+    return found;
   }
 
   /// The scratch `op` asks for itself (tcc.workspace_bytes), live while it
@@ -223,6 +302,10 @@ private:
   SmallVector<Owner> owners;
   /// The interval that holds each value with scratch in this block.
   DenseMap<Value, size_t> intervalOf;
+  /// The intervals results of `claimant` took over from dying operands:
+  /// two results of one op never share one.
+  Operation *claimant = nullptr;
+  DenseSet<size_t> claimed;
 };
 
 /// Plans the values a tcc.micro_batches body defines, at offsets relative to

@@ -145,7 +145,9 @@ def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
        one size: one loop.
 
     An op joins only when every tensor it reads and writes has the group's
-    number of elements and is f32, and when the group can sit where its
+    number of elements and is f32 (a cast between f32 and a 16-bit float
+    joins with its 16-bit side: on the cpu target every other op computes
+    on f32 copies of 16-bit values), and when the group can sit where its
     last op was (every value leaving the group is read after that point
     only). A value read only inside its group is not stored at all.
 
@@ -219,8 +221,10 @@ def PlanMemory : Pass<"tcc-plan-memory", "::mlir::ModuleOp"> {
     `tcc.state_offsets` and `tcc.state_bytes` on the module. Every other
     tensor an op produces gets an offset in a per-function scratch arena
     (`tcc.offsets` on the op, one entry per result; `tcc.scratch_bytes` on the
-    function), reusing the memory of tensors that are dead by then (first
-    fit over live ranges in schedule order).
+    function), reusing the memory of tensors that are dead by then: the
+    result of an elementwise op or group goes over an operand of its size
+    that it reads last, and the live ranges are packed first fit in
+    schedule order or largest first, whichever plan is smaller.
 
     A value is live from its op to the last op of its block that reads it
     or holds (in a region) an op that reads it: a value read inside a

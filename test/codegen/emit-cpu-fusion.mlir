@@ -3,8 +3,9 @@
 // A tcc.fusion_group is one loop nest (codegen/CpuFusion.cpp): each op an
 // element functor of runtime/kernels or a float operator, each value that
 // goes on to another op through as_stored() (no FMA across two ops), the
-// group's results stored at element i; a value read only inside the group
-// is a local and never stored.
+// group's results stored at element i after every read of element i (the
+// memory plan may put a result over an operand the group reads last); a
+// value read only inside the group is a local and never stored.
 
 // CHECK-LABEL: // @elementwise
 // CHECK: // tcc.fusion_group
@@ -14,8 +15,8 @@
 // CHECK-NEXT: for (int64_t i = 0; i < 8; ++i) {
 // CHECK-NEXT: const float t0 = as_stored(f0(a0[i]));
 // CHECK-NEXT: const float t1 = as_stored(t0 + a1[i]);
-// CHECK-NEXT: r0[i] = t1;
 // CHECK-NEXT: const float t2 = as_stored(float(0.5) * t1);
+// CHECK-NEXT: r0[i] = t1;
 // CHECK-NEXT: r1[i] = t2;
 // CHECK-NEXT: }
 // CHECK-NEXT: }
@@ -139,6 +140,38 @@ func.func @multi_tensor_update(%p: tensor<4xf32>, %g: tensor<4xf32>, %lr: tensor
         : (tensor<4xf32>, tensor<4xf32>, tensor<i64>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>)
     %e = tcc.ema_update %value, %value, %step {decay = 0.5 : f64, every = 2 : i64} : (tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> tensor<8xf32>
     tcc.yield %p1, %p2, %s2, %e : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<8xf32>
+  }
+  return
+}
+
+// 16-bit storage (the cpu target's casts around it, tcc-widen-for-cpu) is
+// converted where the casts are: down with the cast kernel's rounding, into
+// a uint16_t local, and up exactly (neither needs as_stored: a conversion
+// is no product to contract); the 16-bit value the group yields is stored
+// as such.
+// CHECK-LABEL: // @sixteen_bit
+// CHECK: // tcc.fusion_group
+// CHECK-NEXT: {
+// CHECK-NEXT: const auto [[GELU:f[0-9]+]] = Gelu<float>{};
+// CHECK-NEXT: #pragma omp parallel for schedule(static)
+// CHECK-NEXT: for (int64_t i = 0; i < 8; ++i) {
+// CHECK-NEXT: const uint16_t t0 = float_to_bf16(a0[i]);
+// CHECK-NEXT: const float t1 = bf16_to_float(t0);
+// CHECK-NEXT: const float t2 = as_stored([[GELU]](t1));
+// CHECK-NEXT: const uint16_t t3 = float_to_f16(t2);
+// CHECK-NEXT: const float t4 = f16_to_float(t3);
+// CHECK-NEXT: r0[i] = t0;
+// CHECK-NEXT: r1[i] = t4;
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+func.func @sixteen_bit(%x: tensor<8xf32>) {
+  %0:2 = tcc.fusion_group "elementwise" -> (tensor<8xbf16>, tensor<8xf32>) {
+    %down = tcc.cast %x to bf16 : (tensor<8xf32>) -> tensor<8xbf16>
+    %up = tcc.cast %down to f32 : (tensor<8xbf16>) -> tensor<8xf32>
+    %g = tcc.gelu %up : tensor<8xf32>
+    %h = tcc.cast %g to f16 : (tensor<8xf32>) -> tensor<8xf16>
+    %back = tcc.cast %h to f32 : (tensor<8xf16>) -> tensor<8xf32>
+    tcc.yield %down, %back : tensor<8xbf16>, tensor<8xf32>
   }
   return
 }

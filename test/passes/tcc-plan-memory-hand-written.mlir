@@ -42,53 +42,92 @@ func.func @eval_step(%x: tensor<17xf32> {tcc.role = "input"},
 
 // -----
 
-// Scratch reuse. %a dies at %b, so %c (its live range disjoint from %a's)
-// takes %a's offset; %b and %c are both live at %d, so %d takes neither.
-// The 20-byte %s is rounded up to the next 64-byte boundary for %t.
+// Scratch reuse (softmax: not elementwise, so no result goes in place of
+// an operand; the case after next has those). %a dies at %b, so %c (its
+// live range disjoint from %a's) takes %a's offset; %b and %c are both live
+// at %d, so %d (128 B) goes above them. The 20-byte %s is rounded up to
+// the next 64-byte boundary for %t.
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 192 : i64}
-// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>}
-// CHECK: %[[B:.*]] = tcc.relu %[[A]] {tcc.offsets = array<i64: 64>}
-// CHECK: %[[C:.*]] = tcc.relu %[[B]] {tcc.offsets = array<i64: 0>}
-// CHECK: %[[D:.*]] = tcc.add %[[B]], %[[C]] {tcc.offsets = array<i64: 128>}
-// CHECK: %[[S:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<5xf32>
-// CHECK: %[[T:.*]] = tcc.add %[[S]], %[[S]] {tcc.offsets = array<i64: 64>} : tensor<5xf32>
+// CHECK-SAME: attributes {tcc.scratch_bytes = 256 : i64}
+// CHECK: %[[A:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.offsets = array<i64: 0>}
+// CHECK: %[[B:.*]] = tcc.softmax %[[A]] {axis = 0 : i64, tcc.offsets = array<i64: 64>}
+// CHECK: %[[C:.*]] = tcc.softmax %[[B]] {axis = 0 : i64, tcc.offsets = array<i64: 0>}
+// CHECK: %[[D:.*]] = tcc.concat %[[B]], %[[C]] {axis = 0 : i64, tcc.offsets = array<i64: 128>}
+// CHECK: %[[S:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.offsets = array<i64: 0>} : (tensor<5xf32>)
+// CHECK: %[[T:.*]] = tcc.softmax %[[S]] {axis = 0 : i64, tcc.offsets = array<i64: 64>} : (tensor<5xf32>)
 func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %v: tensor<5xf32> {tcc.role = "input2"},
                       %step: tensor<i64> {tcc.state = "step"})
-    -> (tensor<16xf32> {tcc.role = "output"}, tensor<5xf32> {tcc.role = "output2"},
+    -> (tensor<32xf32> {tcc.role = "output"}, tensor<5xf32> {tcc.role = "output2"},
+        tensor<i64> {tcc.state = "step"}) {
+  %a = tcc.softmax %x {axis = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %b = tcc.softmax %a {axis = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %c = tcc.softmax %b {axis = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %d = tcc.concat %b, %c {axis = 0 : i64} : (tensor<16xf32>, tensor<16xf32>) -> tensor<32xf32>
+  %s = tcc.softmax %v {axis = 0 : i64} : (tensor<5xf32>) -> tensor<5xf32>
+  %t = tcc.softmax %s {axis = 0 : i64} : (tensor<5xf32>) -> tensor<5xf32>
+  %next = tcc.increment %step : tensor<i64>
+  return %d, %t, %next : tensor<32xf32>, tensor<5xf32>, tensor<i64>
+}
+
+// -----
+
+// Packing: the better of first fit in the order values are computed and
+// largest first. Here largest first wins: the 128-byte values first (%big
+// at 0; %sum, live with %big at its op, at 128; %both, after %big died,
+// at 0 again), then the 64-byte ones above them (%small at 256, %late at
+// 320): 384 bytes, where first fit by start leaves %both no room below 320
+// and needs 448.
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: attributes {tcc.scratch_bytes = 384 : i64}
+// CHECK: %[[BIG:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.offsets = array<i64: 0>} : (tensor<32xf32>)
+// CHECK: %[[SMALL:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.offsets = array<i64: 256>} : (tensor<16xf32>)
+// CHECK: %[[SUM:.*]] = tcc.softmax %[[BIG]] {axis = 0 : i64, tcc.offsets = array<i64: 128>} : (tensor<32xf32>)
+// CHECK: %[[LATE:.*]] = tcc.softmax %[[SMALL]] {axis = 0 : i64, tcc.offsets = array<i64: 320>} : (tensor<16xf32>)
+// CHECK: tcc.concat %[[SMALL]], %[[LATE]] {axis = 0 : i64, tcc.offsets = array<i64: 0>} : (tensor<16xf32>, tensor<16xf32>)
+func.func @train_step(%x: tensor<32xf32> {tcc.role = "input"}, %y: tensor<16xf32> {tcc.role = "input2"},
+                      %step: tensor<i64> {tcc.state = "step"})
+    -> (tensor<32xf32> {tcc.role = "output"}, tensor<32xf32> {tcc.role = "output2"},
+        tensor<i64> {tcc.state = "step"}) {
+  %big = tcc.softmax %x {axis = 0 : i64} : (tensor<32xf32>) -> tensor<32xf32>
+  %small = tcc.softmax %y {axis = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %sum = tcc.softmax %big {axis = 0 : i64} : (tensor<32xf32>) -> tensor<32xf32>
+  %late = tcc.softmax %small {axis = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %both = tcc.concat %small, %late {axis = 0 : i64} : (tensor<16xf32>, tensor<16xf32>) -> tensor<32xf32>
+  %next = tcc.increment %step : tensor<i64>
+  return %sum, %both, %next : tensor<32xf32>, tensor<32xf32>, tensor<i64>
+}
+
+// -----
+
+// In place: an elementwise op (or elementwise fusion group) writes element
+// i after reading element i, so its result takes the bytes of an operand of
+// the same size that it is the last to read: %b over %a, %d over %c (both
+// operands die there; the first is taken), and the group's f32 result over
+// %d. Not where the operand is read later (%c, read again by %d), nor for
+// a result of another size (the group's bf16 one), nor for an op that is
+// not elementwise (the softmax %e, which goes above the group's results).
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: [[X:[0-9]+]]>}
+// CHECK: %[[B:.*]] = tcc.relu %[[A]] {tcc.offsets = array<i64: [[X]]>}
+// CHECK: %[[C:.*]] = tcc.relu %[[B]] {tcc.offsets = array<i64: [[Y:[0-9]+]]>}
+// CHECK: %[[D:.*]] = tcc.add %[[B]], %[[C]] {tcc.offsets = array<i64: [[X]]>}
+// CHECK: %[[G:.*]]:2 = tcc.fusion_group "elementwise" {tcc.offsets = array<i64: {{[0-9]+}}, [[X]]>}
+// CHECK: tcc.softmax %[[G]]#1 {axis = 0 : i64, tcc.offsets = array<i64: 128>}
+func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %step: tensor<i64> {tcc.state = "step"})
+    -> (tensor<16xf32> {tcc.role = "output"}, tensor<16xbf16> {tcc.role = "output2"},
         tensor<i64> {tcc.state = "step"}) {
   %a = tcc.relu %x : tensor<16xf32>
   %b = tcc.relu %a : tensor<16xf32>
   %c = tcc.relu %b : tensor<16xf32>
   %d = tcc.add %b, %c : tensor<16xf32>, tensor<16xf32>
-  %s = tcc.relu %v : tensor<5xf32>
-  %t = tcc.add %s, %s : tensor<5xf32>, tensor<5xf32>
+  %g:2 = tcc.fusion_group "elementwise" -> (tensor<16xbf16>, tensor<16xf32>) {
+    %down = tcc.cast %d to bf16 : (tensor<16xf32>) -> tensor<16xbf16>
+    %up = tcc.cast %down to f32 : (tensor<16xbf16>) -> tensor<16xf32>
+    tcc.yield %down, %up : tensor<16xbf16>, tensor<16xf32>
+  }
+  %e = tcc.softmax %g#1 {axis = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
   %next = tcc.increment %step : tensor<i64>
-  return %d, %t, %next : tensor<16xf32>, tensor<5xf32>, tensor<i64>
-}
-
-// -----
-
-// First fit finds a hole: %big (128 B) dies at %sum, and %late (64 B) fits
-// below %small, which is still live at 128.
-// CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 320 : i64}
-// CHECK: %[[BIG:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<32xf32>
-// CHECK: %[[SMALL:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 128>} : tensor<16xf32>
-// CHECK: %[[SUM:.*]] = tcc.add %[[BIG]], %[[BIG]] {tcc.offsets = array<i64: 192>} : tensor<32xf32>
-// CHECK: %[[LATE:.*]] = tcc.relu %[[SMALL]] {tcc.offsets = array<i64: 0>} : tensor<16xf32>
-// CHECK: tcc.add %[[SMALL]], %[[LATE]] {tcc.offsets = array<i64: 64>} : tensor<16xf32>
-func.func @train_step(%x: tensor<32xf32> {tcc.role = "input"}, %y: tensor<16xf32> {tcc.role = "input2"},
-                      %step: tensor<i64> {tcc.state = "step"})
-    -> (tensor<32xf32> {tcc.role = "output"}, tensor<16xf32> {tcc.role = "output2"},
-        tensor<i64> {tcc.state = "step"}) {
-  %big = tcc.relu %x : tensor<32xf32>
-  %small = tcc.relu %y : tensor<16xf32>
-  %sum = tcc.add %big, %big : tensor<32xf32>, tensor<32xf32>
-  %late = tcc.relu %small : tensor<16xf32>
-  %both = tcc.add %small, %late : tensor<16xf32>, tensor<16xf32>
-  %next = tcc.increment %step : tensor<i64>
-  return %sum, %both, %next : tensor<32xf32>, tensor<16xf32>, tensor<i64>
+  return %e, %g#0, %next : tensor<16xf32>, tensor<16xbf16>, tensor<i64>
 }
 
 // -----
@@ -129,12 +168,13 @@ func.func @train_step(%seed: tensor<i64> {tcc.role = "seed"}, %step: tensor<i64>
 // Not in place: relu and scale have no InPlaceStateUpdate trait, though they
 // read the slot they replace. A state update in scratch stays live until the
 // end of the step (where it is copied), so neither %tmp nor %out reuses
-// its offset even though nothing reads %new after it.
+// its offset even though nothing reads %new after it (%out takes %tmp's:
+// an elementwise op over the operand it reads last).
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 192 : i64}
+// CHECK-SAME: attributes {tcc.scratch_bytes = 128 : i64}
 // CHECK: %[[NEW:.*]] = tcc.scale %{{.*}} {factor = 5.000000e-01 : f64, tcc.offsets = array<i64: 0>}
 // CHECK: %[[TMP:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 64>}
-// CHECK: %[[OUT:.*]] = tcc.relu %[[TMP]] {tcc.offsets = array<i64: 128>}
+// CHECK: %[[OUT:.*]] = tcc.relu %[[TMP]] {tcc.offsets = array<i64: 64>}
 // CHECK-NOT: tcc.state_slots
 // CHECK: return %[[NEW]], %[[OUT]]
 func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %w: tensor<16xf32> {tcc.state = "w"})

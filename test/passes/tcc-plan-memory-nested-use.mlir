@@ -14,7 +14,7 @@
 // CHECK: %[[SUM:.*]] = tcc.micro_batches 2({{.*}}) {dropout_streams = 0 : i64, tcc.offsets = array<i64: 64>}
 // CHECK: tcc.add %{{.*}}, %[[W]] {tcc.offsets = array<i64: 128>}
 // CHECK: tcc.yield
-// CHECK: tcc.relu %[[SUM]] {tcc.offsets = array<i64: 0>}
+// CHECK: tcc.softmax %[[SUM]] {axis = 1 : i64, tcc.offsets = array<i64: 0>}
 func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %v: tensor<4x4xf32> {tcc.role = "other"},
                       %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<4x4xf32> {tcc.role = "output"}, tensor<i64> {tcc.state = "step"}) {
@@ -24,7 +24,7 @@ func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %v: tensor<4x4xf
     %a = tcc.add %s, %w : tensor<4x4xf32>, tensor<4x4xf32>
     tcc.yield %a : tensor<4x4xf32>
   }
-  %late = tcc.relu %sum : tensor<4x4xf32>
+  %late = tcc.softmax %sum {axis = 1 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   %next = tcc.increment %step : tensor<i64>
   return %late, %next : tensor<4x4xf32>, tensor<i64>
 }
@@ -41,7 +41,7 @@ func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %v: tensor<4x4xf
 // CHECK: %[[M:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 64>} : tensor<4x4xf32>
 // CHECK: tcc.micro_batches 2({{.*}}) {dropout_streams = 0 : i64, tcc.offsets = array<i64: 128, 192>}
 // CHECK: %[[A:.*]] = tcc.add %{{.*}}, %[[W]] {tcc.offsets = array<i64: 256>}
-// CHECK: %[[B:.*]] = tcc.relu %[[A]] {tcc.offsets = array<i64: 320>}
+// CHECK: %[[B:.*]] = tcc.softmax %[[A]] {axis = 1 : i64, tcc.offsets = array<i64: 320>}
 // CHECK: %[[C:.*]] = tcc.add %[[B]], %[[M]] {tcc.offsets = array<i64: 256>}
 // CHECK: tcc.yield %[[B]], %[[C]]
 func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %v: tensor<4x4xf32> {tcc.role = "other"},
@@ -54,7 +54,7 @@ func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %v: tensor<4x4xf
       -> (tensor<4x4xf32>, tensor<4x4xf32>) {
   ^bb0(%s: tensor<4x4xf32>):
     %a = tcc.add %s, %w : tensor<4x4xf32>, tensor<4x4xf32>
-    %b = tcc.relu %a : tensor<4x4xf32>
+    %b = tcc.softmax %a {axis = 1 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
     %c = tcc.add %b, %m : tensor<4x4xf32>, tensor<4x4xf32>
     tcc.yield %b, %c : tensor<4x4xf32>, tensor<4x4xf32>
   }

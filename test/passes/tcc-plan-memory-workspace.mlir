@@ -2,7 +2,8 @@
 
 // Per-op workspace: an op with tcc.workspace_bytes (set by a target, e.g.
 // for cuDNN or cuBLASLt) gets that many scratch bytes, live during the op
-// only, at tcc.workspace_offset.
+// only, at tcc.workspace_offset. (The cases use softmax, which is not
+// elementwise, so that no result goes in place of an operand.)
 
 // Each 64-byte value lives from its op to its last reader. %a's workspace
 // (128 B) must avoid %a (0) and goes to 64; it is dead after %a, so %b
@@ -11,14 +12,14 @@
 // 64 is still live, so not lower).
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: attributes {tcc.scratch_bytes = 256 : i64}
-// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>, tcc.workspace_bytes = 128 : i64, tcc.workspace_offset = 64 : i64}
-// CHECK: %[[B:.*]] = tcc.relu %[[A]] {tcc.offsets = array<i64: 64>, tcc.workspace_bytes = 128 : i64, tcc.workspace_offset = 128 : i64}
-// CHECK: tcc.relu %[[B]] {tcc.offsets = array<i64: 0>, tcc.workspace_bytes = 128 : i64, tcc.workspace_offset = 128 : i64}
+// CHECK: %[[A:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.offsets = array<i64: 0>, tcc.workspace_bytes = 128 : i64, tcc.workspace_offset = 64 : i64}
+// CHECK: %[[B:.*]] = tcc.softmax %[[A]] {axis = 0 : i64, tcc.offsets = array<i64: 64>, tcc.workspace_bytes = 128 : i64, tcc.workspace_offset = 128 : i64}
+// CHECK: tcc.softmax %[[B]] {axis = 0 : i64, tcc.offsets = array<i64: 0>, tcc.workspace_bytes = 128 : i64, tcc.workspace_offset = 128 : i64}
 func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<16xf32> {tcc.role = "output"}, tensor<i64> {tcc.state = "step"}) {
-  %a = tcc.relu %x {tcc.workspace_bytes = 128 : i64} : tensor<16xf32>
-  %b = tcc.relu %a {tcc.workspace_bytes = 128 : i64} : tensor<16xf32>
-  %c = tcc.relu %b {tcc.workspace_bytes = 128 : i64} : tensor<16xf32>
+  %a = tcc.softmax %x {axis = 0 : i64, tcc.workspace_bytes = 128 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %b = tcc.softmax %a {axis = 0 : i64, tcc.workspace_bytes = 128 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %c = tcc.softmax %b {axis = 0 : i64, tcc.workspace_bytes = 128 : i64} : (tensor<16xf32>) -> tensor<16xf32>
   %next = tcc.increment %step : tensor<i64>
   return %c, %next : tensor<16xf32>, tensor<i64>
 }
@@ -29,19 +30,20 @@ func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %step: tensor<i64
 // values live at it. At %u, %keep (0, read at the end), %t (64) and %u
 // (128) are live: the 100-byte workspace goes above them, to 192 (300 bytes
 // in all, rounded up to 320). At the increment (in place: no scratch
-// result), %t is dead and its 8-byte workspace takes 64.
+// result), %t is dead and its 8-byte workspace takes 64. The last add goes
+// over %keep, the first operand it reads last.
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: attributes {tcc.scratch_bytes = 320 : i64}
-// CHECK: %[[KEEP:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<16xf32>
-// CHECK: %[[T:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 64>} : tensor<16xf32>
-// CHECK: %[[U:.*]] = tcc.add %[[T]], %[[T]] {tcc.offsets = array<i64: 128>, tcc.workspace_bytes = 100 : i64, tcc.workspace_offset = 192 : i64}
+// CHECK: %[[KEEP:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.offsets = array<i64: 0>} : (tensor<16xf32>)
+// CHECK: %[[T:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.offsets = array<i64: 64>} : (tensor<16xf32>)
+// CHECK: %[[U:.*]] = tcc.softmax %[[T]] {axis = 0 : i64, tcc.offsets = array<i64: 128>, tcc.workspace_bytes = 100 : i64, tcc.workspace_offset = 192 : i64}
 // CHECK: tcc.increment %{{.*}} {tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 0>, tcc.workspace_bytes = 8 : i64, tcc.workspace_offset = 64 : i64}
-// CHECK: tcc.add %[[KEEP]], %[[U]] {tcc.offsets = array<i64: 64>}
+// CHECK: tcc.add %[[KEEP]], %[[U]] {tcc.offsets = array<i64: 0>}
 func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<16xf32> {tcc.role = "output"}, tensor<i64> {tcc.state = "step"}) {
-  %keep = tcc.relu %x : tensor<16xf32>
-  %t = tcc.relu %x : tensor<16xf32>
-  %u = tcc.add %t, %t {tcc.workspace_bytes = 100 : i64} : tensor<16xf32>, tensor<16xf32>
+  %keep = tcc.softmax %x {axis = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %t = tcc.softmax %x {axis = 0 : i64} : (tensor<16xf32>) -> tensor<16xf32>
+  %u = tcc.softmax %t {axis = 0 : i64, tcc.workspace_bytes = 100 : i64} : (tensor<16xf32>) -> tensor<16xf32>
   %next = tcc.increment %step {tcc.workspace_bytes = 8 : i64} : tensor<i64>
   %out = tcc.add %keep, %u : tensor<16xf32>, tensor<16xf32>
   return %out, %next : tensor<16xf32>, tensor<i64>
@@ -55,15 +57,15 @@ func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %step: tensor<i64
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: attributes {tcc.scratch_bytes = 256 : i64}
 // CHECK: tcc.micro_batches 2({{.*}}) {dropout_streams = 0 : i64, tcc.offsets = array<i64: 0>}
-// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 64>, tcc.workspace_bytes = 100 : i64, tcc.workspace_offset = 128 : i64}
-// CHECK: tcc.relu %[[A]] {tcc.offsets = array<i64: 128>, tcc.workspace_bytes = 16 : i64, tcc.workspace_offset = 192 : i64}
+// CHECK: %[[A:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.offsets = array<i64: 64>, tcc.workspace_bytes = 100 : i64, tcc.workspace_offset = 128 : i64}
+// CHECK: tcc.softmax %[[A]] {axis = 0 : i64, tcc.offsets = array<i64: 128>, tcc.workspace_bytes = 16 : i64, tcc.workspace_offset = 192 : i64}
 // CHECK: tcc.yield
 func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<4x4xf32> {tcc.role = "output"}, tensor<i64> {tcc.state = "step"}) {
   %sum = tcc.micro_batches 2(%x : tensor<8x4xf32>) {dropout_streams = 0 : i64} -> (tensor<4x4xf32>) {
   ^bb0(%s: tensor<4x4xf32>):
-    %a = tcc.relu %s {tcc.workspace_bytes = 100 : i64} : tensor<4x4xf32>
-    %b = tcc.relu %a {tcc.workspace_bytes = 16 : i64} : tensor<4x4xf32>
+    %a = tcc.softmax %s {axis = 0 : i64, tcc.workspace_bytes = 100 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+    %b = tcc.softmax %a {axis = 0 : i64, tcc.workspace_bytes = 16 : i64} : (tensor<4x4xf32>) -> tensor<4x4xf32>
     tcc.yield %b : tensor<4x4xf32>
   }
   %next = tcc.increment %step : tensor<i64>
@@ -73,9 +75,10 @@ func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %step: tensor<i6
 // -----
 
 // No op asks for a workspace (or one asks for 0 bytes): no
-// tcc.workspace_offset anywhere, and the plan is as without the attribute.
+// tcc.workspace_offset anywhere, and the plan is as without the attribute
+// (%c over %a).
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 192 : i64}
+// CHECK-SAME: attributes {tcc.scratch_bytes = 128 : i64}
 // CHECK-NOT: tcc.workspace_offset
 // CHECK: tcc.relu %{{.*}} {tcc.offsets = array<i64: 64>, tcc.workspace_bytes = 0 : i64}
 // CHECK-NOT: tcc.workspace_offset

@@ -10,18 +10,19 @@
 // CHECK: module attributes {{.*}}tcc.model = "sgd", tcc.state_bytes = 448 : i64, tcc.state_offsets = array<i64: 0, 64, 192, 256, 384>
 
 // Scratch: first fit over live ranges in schedule order. The logits (96 B)
-// at 0 live until count_correct; the loss at 128 dies at the scale, so the
-// bias gradient reuses 128; the loss sum (returned) keeps 192; the logits'
-// gradient, live with both, goes above it to 256, and so on.
+// at 0 live until count_correct; the loss at 128 dies at the scale, an
+// elementwise op, so the loss sum (returned) goes in place of it; the
+// logits' gradient goes above it to 192, and so on; count_correct reuses
+// 192 once the logits' gradient is dead.
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: attributes {tcc.scratch_bytes = 512 : i64}
 // CHECK: %[[LOGITS:.*]] = tcc.linear {{.*}}tcc.offsets = array<i64: 0>}
 // CHECK: %[[LOSS:.*]] = tcc.cross_entropy %[[LOGITS]], {{.*}}tcc.offsets = array<i64: 128>}
-// CHECK: %[[LOSS_SUM:.*]] = tcc.scale %[[LOSS]] {{.*}}tcc.offsets = array<i64: 192>}
-// CHECK: %[[DLOGITS:.*]] = tcc.cross_entropy_backward {{.*}}tcc.offsets = array<i64: 256>}
-// CHECK: %[[GW:.*]] = tcc.linear_backward_weight %[[DLOGITS]], {{.*}}tcc.offsets = array<i64: 384>}
-// CHECK: %[[GB:.*]] = tcc.reduce_sum %[[DLOGITS]] {{.*}}tcc.offsets = array<i64: 128>}
-// CHECK: %[[CORRECT:.*]] = tcc.count_correct %[[LOGITS]], {{.*}}tcc.offsets = array<i64: 256>}
+// CHECK: %[[LOSS_SUM:.*]] = tcc.scale %[[LOSS]] {{.*}}tcc.offsets = array<i64: 128>}
+// CHECK: %[[DLOGITS:.*]] = tcc.cross_entropy_backward {{.*}}tcc.offsets = array<i64: 192>}
+// CHECK: %[[GW:.*]] = tcc.linear_backward_weight %[[DLOGITS]], {{.*}}tcc.offsets = array<i64: 320>}
+// CHECK: %[[GB:.*]] = tcc.reduce_sum %[[DLOGITS]] {{.*}}tcc.offsets = array<i64: 448>}
+// CHECK: %[[CORRECT:.*]] = tcc.count_correct %[[LOGITS]], {{.*}}tcc.offsets = array<i64: 192>}
 // CHECK: %[[LR:.*]] = tcc.lr_schedule {{.*}}tcc.offsets = array<i64: 0>}
 // The updates are in place: each reads its state slots last.
 // CHECK: tcc.sgd_update %{{.*}}, %[[GW]], %[[LR]], {{.*}}tcc.offsets = array<i64: -1, -1>, tcc.state_slots = array<i64: 1, 3>

@@ -135,8 +135,11 @@ void overridePrecision(::tcc::frontend::ModelSpec &spec, const std::string &prec
   if (precision == "fp16-mixed" && lossScale.is_null())
     lossScale = ::tcc::frontend::defaultLossScale();
   if (precision != "fp16-mixed" && !lossScale.is_null()) {
-    warn(facts, "train.loss_scale of the model is not used: --precision=" + precision +
-                    " needs no loss scaling");
+    // The frontend fills GradScaler's defaults under fp16-mixed: only
+    // settings the model chose are worth a word.
+    if (lossScale != ::tcc::frontend::defaultLossScale())
+      warn(facts, "train.loss_scale of the model is not used: --precision=" + precision +
+                      " needs no loss scaling");
     lossScale = nullptr;
   }
 }
