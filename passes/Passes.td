@@ -171,8 +171,11 @@ def Recompute : Pass<"tcc-recompute", "::mlir::ModuleOp"> {
     activation's backward) is recomputed there, per element, by a
     `tcc.batch_norm_apply` from the norm's input and saved statistics,
     which that kernel reads anyway. No kernel and no memory traffic are
-    added; the normalised tensor no longer reaches memory. Nothing else is
-    recomputed without a budget.
+    added; the normalised tensor no longer reaches memory. Under 16-bit
+    storage on the cpu target the same holds for the 16-bit cast of the
+    normalised result, computed again from the f32 copy of the norm's input
+    that the backward reads and rounded again. Nothing else is recomputed
+    without a budget.
 
     Under `train.memory_budget` (bytes; `tcc compile --memory-budget`):
     while the planned step is over the budget, a value whose readers have a

@@ -99,6 +99,61 @@ BatchNormOp normalisedBy(Value v, Value &mean, Value &invstd) {
   return mean && invstd ? bn : BatchNormOp();
 }
 
+/// `v` as seen inside the group that yields it (itself otherwise).
+Value innerOf(Value v) {
+  auto result = dyn_cast<OpResult>(v);
+  auto group = result ? dyn_cast<FusionGroupOp>(result.getOwner()) : FusionGroupOp();
+  if (!group)
+    return v;
+  return cast<YieldOp>(group.getBody().front().getTerminator())
+      .getValues()[result.getResultNumber()];
+}
+
+bool isSixteenBit(Value v) {
+  Type element = cast<ShapedType>(v.getType()).getElementType();
+  return element.isF16() || element.isBF16();
+}
+
+/// The 16-bit value (as readable outside any group) that `v` is the f32
+/// cast of, or null. On the cpu target, tcc-widen-for-cpu makes a separate
+/// f32 copy of a 16-bit value for each op that reads it: two such copies
+/// hold the same numbers.
+Value widenedFrom(Value v) {
+  auto cast = innerOf(v).getDefiningOp<CastOp>();
+  if (!cast || !cast.getType().getElementType().isF32() || !isSixteenBit(cast.getInput()))
+    return {};
+  Value source = cast.getInput();
+  if (auto group = dyn_cast<FusionGroupOp>(source.getParentRegion()->getParentOp()))
+    return yieldedAs(group, source);
+  return source;
+}
+
+/// Whether `a` and `b` hold the same numbers: one value, or f32 copies of
+/// one 16-bit value.
+bool sameNumbers(Value a, Value b) {
+  if (a == b)
+    return true;
+  Value source = widenedFrom(a);
+  return source && source == widenedFrom(b);
+}
+
+/// Under 16-bit storage, the norm whose normalised result `v` is the 16-bit
+/// cast of, as a norm_epilogue group yields it; null otherwise. `mean`
+/// and `invstd` as normalisedBy sets them.
+BatchNormOp storedNormalisedBy(Value v, Value &mean, Value &invstd) {
+  auto result = dyn_cast<OpResult>(v);
+  auto group = result ? dyn_cast<FusionGroupOp>(result.getOwner()) : FusionGroupOp();
+  if (!group || group.getKind() != FusionGroupOp::kNormEpilogue || !isSixteenBit(v))
+    return {};
+  auto cast = innerOf(v).getDefiningOp<CastOp>();
+  auto bn = cast ? cast.getInput().getDefiningOp<BatchNormOp>() : BatchNormOp();
+  if (!bn || cast.getInput() != bn.getResult() || bn->getParentOp() != group)
+    return {};
+  mean = yieldedAs(group, bn.getSavedMean());
+  invstd = yieldedAs(group, bn.getSavedInvstd());
+  return mean && invstd ? bn : BatchNormOp();
+}
+
 /// The normalised result of `bn`, computed again before `b`'s insertion
 /// point from the statistics it saved (`mean`, `invstd` as readable there).
 Value applyAgain(OpBuilder &b, BatchNormOp bn, Value mean, Value invstd) {
@@ -155,11 +210,15 @@ int64_t recomputeInPrologues(func::FuncOp step, SmallVectorImpl<Attribute> &name
           if (operand.getParentRegion() != &prologue.getBody())
             read.insert(operand);
     for (Value v : read) {
+      // The normalised value, or (16-bit storage) its 16-bit cast.
       Value mean, invstd;
       BatchNormOp bn = normalisedBy(v, mean, invstd);
-      if (!bn || bn.getInput() != backward.getInput() || bn.getWeight() != backward.getWeight() ||
-          mean != backward.getSavedMean() || invstd != backward.getSavedInvstd() ||
-          bn.getGhostBatch() != backward.getGhostBatch())
+      bool stored = !bn;
+      if (stored)
+        bn = storedNormalisedBy(v, mean, invstd);
+      if (!bn || !sameNumbers(bn.getInput(), backward.getInput()) ||
+          bn.getWeight() != backward.getWeight() || mean != backward.getSavedMean() ||
+          invstd != backward.getSavedInvstd() || bn.getGhostBatch() != backward.getGhostBatch())
         continue;
       // Worth it only if this prologue is the value's last reader: all of
       // them are in this group.
@@ -172,7 +231,14 @@ int64_t recomputeInPrologues(func::FuncOp step, SmallVectorImpl<Attribute> &name
         if (!first || user->isBeforeInBlock(first))
           first = user;
       OpBuilder b(first);
-      Value again = applyAgain(b, bn, mean, invstd);
+      // From the input the norm backward reads (the same numbers as the
+      // norm's), rounded to 16 bits again where the forward stored it.
+      Value again = b.create<BatchNormApplyOp>(bn.getLoc(), backward.getInput(),
+                                               bn.getWeight(), bn.getBias(), mean, invstd,
+                                               bn.getGhostBatchAttr());
+      if (stored)
+        again = b.create<CastOp>(
+            bn.getLoc(), again, TypeAttr::get(cast<ShapedType>(v.getType()).getElementType()));
       v.replaceAllUsesWith(again);
       names.push_back(attrs.getStringAttr(describe(bn)));
       ++count;

@@ -42,6 +42,59 @@ func.func @train_step(%x: tensor<4x2x3x3xf32> {tcc.role = "input"},
 
 // -----
 
+// Free under 16-bit storage (the cpu target's widened form: each reader of
+// a bf16 value has its own f32 copy). The norm stores its normalised value
+// as bf16 (%y16), which CELU's backward reads through a copy. The prologue
+// computes it again from the f32 copy of the norm's input that the norm
+// backward reads (the same numbers as the forward's copy: both are casts of
+// %c16) and rounds it to bf16 again where the forward did; the epilogue no
+// longer yields %y16.
+// CHECK: {{^}}// {{-----}}
+// CHECK: free = ["bn16 (batch_norm)"]
+// CHECK: %[[C:.*]]:2 = tcc.fusion_group "elementwise"
+// CHECK: %[[G:.*]]:5 = tcc.fusion_group "norm_epilogue" -> (tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<4x2x3x3xbf16>) {
+// CHECK: %[[XB:.*]] = tcc.cast %[[C]]#0 to f32
+// CHECK: tcc.fusion_group "norm_backward_prologue"
+// CHECK-NEXT: %[[Y:.*]] = tcc.batch_norm_apply %[[XB]] saved %[[G]]#0, %[[G]]#1 {ghost_batch = 0 : i64}
+// CHECK-NEXT: %[[Y16:.*]] = tcc.cast %[[Y]] to bf16
+// CHECK-NEXT: %[[YUP:.*]] = tcc.cast %[[Y16]] to f32
+// CHECK-NEXT: tcc.celu_backward %{{.*}}, %[[YUP]]
+// CHECK-NEXT: tcc.batch_norm_backward {{.*}}, %[[XB]]
+#loc_bn16 = loc("bn16")
+func.func @train_step(%conv: tensor<4x2x3x3xf32> {tcc.role = "input"},
+                      %dy: tensor<4x2x3x3xf32> {tcc.role = "input"},
+                      %rm: tensor<2xf32> {tcc.state = "bn.running_mean"},
+                      %rv: tensor<2xf32> {tcc.state = "bn.running_var"})
+    -> (tensor<4x2x3x3xbf16>, tensor<4x2x3x3xf32>, tensor<2xf32> {tcc.state = "bn.running_mean"},
+        tensor<2xf32> {tcc.state = "bn.running_var"}) {
+  %c:2 = tcc.fusion_group "elementwise" -> (tensor<4x2x3x3xbf16>, tensor<4x2x3x3xf32>) {
+    %c16 = tcc.cast %conv to bf16 : (tensor<4x2x3x3xf32>) -> tensor<4x2x3x3xbf16>
+    %x = tcc.cast %c16 to f32 : (tensor<4x2x3x3xbf16>) -> tensor<4x2x3x3xf32>
+    tcc.yield %c16, %x : tensor<4x2x3x3xbf16>, tensor<4x2x3x3xf32>
+  }
+  %g:6 = tcc.fusion_group "norm_epilogue" -> (tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<4x2x3x3xbf16>, tensor<4x2x3x3xbf16>) {
+    %y, %mean, %invstd, %nrm, %nrv = tcc.batch_norm %c#1 running %rm, %rv {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64}
+        : (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>)
+        -> (tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>) loc(#loc_bn16)
+    %y16 = tcc.cast %y to bf16 : (tensor<4x2x3x3xf32>) -> tensor<4x2x3x3xbf16>
+    %yup = tcc.cast %y16 to f32 : (tensor<4x2x3x3xbf16>) -> tensor<4x2x3x3xf32>
+    %a = tcc.celu %yup {alpha = 1.0 : f64} : tensor<4x2x3x3xf32>
+    %a16 = tcc.cast %a to bf16 : (tensor<4x2x3x3xf32>) -> tensor<4x2x3x3xbf16>
+    tcc.yield %mean, %invstd, %nrm, %nrv, %y16, %a16 : tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<4x2x3x3xbf16>, tensor<4x2x3x3xbf16>
+  }
+  %xb = tcc.cast %c#0 to f32 : (tensor<4x2x3x3xbf16>) -> tensor<4x2x3x3xf32>
+  %p:3 = tcc.fusion_group "norm_backward_prologue" -> (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>) {
+    %yb = tcc.cast %g#4 to f32 : (tensor<4x2x3x3xbf16>) -> tensor<4x2x3x3xf32>
+    %d = tcc.celu_backward %dy, %yb {alpha = 1.0 : f64} : tensor<4x2x3x3xf32>
+    %dx, %dw, %db = tcc.batch_norm_backward %d, %xb saved %g#0, %g#1 {ghost_batch = 0 : i64}
+        : (tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>)
+    tcc.yield %dx, %dw, %db : tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>
+  }
+  return %g#5, %p#0, %g#2, %g#3 : tensor<4x2x3x3xbf16>, tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
 // Not free: the normalised value is also read outside the prologue (here
 // returned), so it stays in memory and the prologue reads it.
 // CHECK: {{^}}// {{-----}}
