@@ -301,7 +301,7 @@ LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
                  cppDouble(o.getLrScale()) + ", " +
                  cppDouble(o.getMomentum()) + ", " + cppDouble(o.getDampening()) + ", " +
                  cppDouble(o.getWeightDecay()) + ", " + (o.getNesterov() ? "true" : "false") +
-                 ")";
+                 (o.getLrScaledBuffer() ? ", true" : "") + ")";
         })
         .Case([&](AdamwUpdateOp o) {
           copyInto(o.getParam(), o.getNewParam());

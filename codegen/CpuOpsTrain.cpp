@@ -237,7 +237,8 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
            << ", " << N(o.getLr()) << ", " << cppDouble(o.getLrScale()) << ", "
            << cppDouble(o.getMomentum()) << ", " << cppDouble(o.getDampening()) << ", "
            << cppDouble(o.getWeightDecay()) << ", " << (o.getNesterov() ? "true" : "false")
-           << ", " << N(o.getStep()) << ", " << e.nameOrNull(o.getSkip()) << ");\n";
+           << ", " << N(o.getStep()) << ", " << e.nameOrNull(o.getSkip())
+           << (o.getLrScaledBuffer() ? ", true" : "") << ");\n";
         return success();
       })
       .Case<AdamwUpdateOp, LambUpdateOp>([&](auto o) {

@@ -47,7 +47,7 @@ Json parseLookahead(const ObjectReader &r) {
 
 Json parseOptimizer(const ObjectReader &r) {
   std::string type = r.variant("type",
-                               {{"sgd", {"momentum", "nesterov", "dampening"}},
+                               {{"sgd", {"momentum", "nesterov", "dampening", "momentum_of"}},
                                 {"adam", {"betas", "eps"}},
                                 {"adamw", {"betas", "eps"}},
                                 {"lamb", {"betas", "eps"}}},
@@ -66,9 +66,19 @@ Json parseOptimizer(const ObjectReader &r) {
     if (nesterov && dampening != 0)
       r.failField("nesterov", "needs dampening 0 (as in PyTorch), got " +
                                   formatNumber(dampening));
+    // What the momentum buffer accumulates: gradients (torch.optim.SGD) or
+    // lr-scaled steps (myrtle.ai's ResNet-9 code); the two differ whenever
+    // the rate changes.
+    std::string of = r.choice("momentum_of", std::string("gradient"), {"gradient", "update"});
+    if (of == "update" && momentum == 0)
+      r.failField("momentum_of", "\"update\" needs momentum > 0, got momentum 0");
+    if (of == "update" && dampening != 0)
+      r.failField("momentum_of", "\"update\" has no dampening, got dampening " +
+                                     formatNumber(dampening));
     out["momentum"] = momentum;
     out["dampening"] = dampening;
     out["nesterov"] = nesterov;
+    out["momentum_of"] = of;
   } else {
     Json betas = {0.9, 0.999};
     if (const Json *v = r.find("betas")) {

@@ -204,7 +204,12 @@ def Tcc_SgdUpdateOp : Tcc_Op<"sgd_update",
     `g = grad + wd * param`; with momentum, `buf = g` on the first step
     (`step == 0`) and `momentum * buf + (1 - dampening) * g` after it, and
     `g = g + momentum * buf` (Nesterov) or `g = buf`;
-    `param = param - lr * g`. Without momentum there is no buffer. With
+    `param = param - lr * g`. Without momentum there is no buffer.
+    With `lr_scaled_buffer` the buffer accumulates the lr-scaled steps
+    instead (the form of myrtle.ai's ResNet-9 code, which differs from
+    torch.optim.SGD whenever the rate changes): `d = -lr * g`,
+    `buf = momentum * buf + d`, `param += nesterov ? d + momentum * buf : buf`.
+    With
     `skip` nonzero (fp16 loss scaling found an inf or nan gradient) nothing
     changes, as `GradScaler.step` skips `optimizer.step()`.
 
@@ -219,7 +224,8 @@ def Tcc_SgdUpdateOp : Tcc_Op<"sgd_update",
                        Optional<Tcc_FloatTensor>:$momentum_buffer,
                        Optional<Tcc_SkipFlag>:$skip,
                        F64Attr:$lr_scale, F64Attr:$momentum, F64Attr:$dampening,
-                       BoolAttr:$nesterov, F64Attr:$weight_decay);
+                       BoolAttr:$nesterov, F64Attr:$weight_decay,
+                       DefaultValuedAttr<BoolAttr, "false">:$lr_scaled_buffer);
   let results = (outs Tcc_FloatTensor:$new_param,
                       Optional<Tcc_FloatTensor>:$new_momentum_buffer);
   let assemblyFormat = [{

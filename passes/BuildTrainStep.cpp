@@ -270,7 +270,8 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
           buffer >= 0 ? step.state[buffer] : Value(), foundInf, lrScale,
           b.getF64FloatAttr(recipe::number(optimizer, "momentum", 0)),
           b.getF64FloatAttr(recipe::number(optimizer, "dampening", 0)),
-          b.getBoolAttr(recipe::boolean(optimizer, "nesterov", false)), wd);
+          b.getBoolAttr(recipe::boolean(optimizer, "nesterov", false)), wd,
+          b.getBoolAttr(recipe::string(optimizer, "momentum_of", "gradient") == "update"));
       step.newState[i] = update.getNewParam();
       if (buffer >= 0)
         step.newState[buffer] = update.getNewMomentumBuffer();

@@ -40,6 +40,7 @@ template <class T> struct UpdateStage {
   double decay;  ///< Ema: the per-step decay to the power `every`
   double alpha;  ///< Lookahead: the share the slow weights keep
   bool nesterov, cubic;
+  bool lrScaledBuffer; ///< Sgd: the buffer holds lr-scaled steps
   int64_t every; ///< Ema, Lookahead: every `every`-th step
 };
 
@@ -47,10 +48,10 @@ template <class T>
 UpdateStage<T> sgd_stage(T *param, const T *grad, T *buffer, const float *lr,
                          const int64_t *step, const float *skip, double lrScale,
                          double momentum, double dampening, double weightDecay,
-                         bool nesterov) {
+                         bool nesterov, bool lrScaledBuffer = false) {
   return {UpdateStage<T>::Sgd, param, const_cast<T *>(grad), buffer, nullptr, lr, step,
           nullptr, skip, lrScale, momentum, dampening, weightDecay, 0, 0, 0, 0, 0, nesterov,
-          false, 1};
+          false, lrScaledBuffer, 1};
 }
 
 template <class T>
@@ -59,14 +60,14 @@ UpdateStage<T> adamw_stage(T *param, const T *grad, T *expAvg, T *expAvgSq,
                            double lrScale, double beta1, double beta2, double eps,
                            double weightDecay) {
   return {UpdateStage<T>::Adamw, param, const_cast<T *>(grad), expAvg, expAvgSq, lr, step,
-          nullptr, skip, lrScale, 0, 0, weightDecay, beta1, beta2, eps, 0, 0, false, false, 1};
+          nullptr, skip, lrScale, 0, 0, weightDecay, beta1, beta2, eps, 0, 0, false, false, false, 1};
 }
 
 template <class T>
 UpdateStage<T> ema_stage(T *ema, const T *value, const int64_t *step, double decay,
                          int64_t every) {
   return {UpdateStage<T>::Ema, ema, const_cast<T *>(value), nullptr, nullptr, nullptr,
-          step, nullptr, nullptr, 0, 0, 0, 0, 0, 0, 0, decay, 0, false, false, every};
+          step, nullptr, nullptr, 0, 0, 0, 0, 0, 0, 0, decay, 0, false, false, false, every};
 }
 
 template <class T>
@@ -74,12 +75,12 @@ UpdateStage<T> lookahead_stage(T *fast, T *slow, const int64_t *step,
                                const int64_t *totalSteps, double alpha, bool cubic,
                                int64_t every) {
   return {UpdateStage<T>::Lookahead, fast, slow, nullptr, nullptr, nullptr, step,
-          totalSteps, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, alpha, false, cubic, every};
+          totalSteps, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, alpha, false, cubic, false, every};
 }
 
 template <class T> UpdateStage<T> copy_stage(T *to, const T *from) {
   return {UpdateStage<T>::Copy, to, const_cast<T *>(from), nullptr, nullptr, nullptr,
-          nullptr, nullptr, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, 1};
+          nullptr, nullptr, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, false, 1};
 }
 
 /// The stages [first, first + count) update the n elements of one tensor.
@@ -140,7 +141,7 @@ void multi_tensor_update(const UpdateChain *chains, int chainCount,
         switch (st.kind) {
         case UpdateStage<T>::Sgd:
           kernels::sgd_element(i, st.a, st.b, st.c, lr[s], st.momentum, st.dampening,
-                               st.weightDecay, st.nesterov, firstStep[s]);
+                               st.weightDecay, st.nesterov, firstStep[s], st.lrScaledBuffer);
           break;
         case UpdateStage<T>::Adamw:
           kernels::adamw_element(i, st.a, st.b, st.c, st.d, adamw[s], st.beta1, st.beta2,

@@ -143,11 +143,12 @@ template <class T>
 void sgd_update(int64_t n, T *param, const T *grad, T *momentumBuffer,
                 const T *lr, double lrScale, double momentum, double dampening,
                 double weightDecay, bool nesterov, const int64_t *step,
-                const float *skip) {
+                const float *skip, bool lrScaledBuffer = false) {
   if (skipped(skip))
     return;
   kernels::sgd_step<T>(n, param, grad, momentumBuffer, double(*lr) * lrScale,
-                       momentum, dampening, weightDecay, nesterov, *step == 0);
+                       momentum, dampening, weightDecay, nesterov, *step == 0,
+                       lrScaledBuffer);
 }
 
 template <class T>

@@ -49,11 +49,22 @@ namespace tcc::rt::kernels {
 // the two give the same bits.
 
 /// The SGD step of element i. momentum_buf may be nullptr when momentum == 0.
+/// `lr_scaled_buffer`: the buffer accumulates lr-scaled steps (myrtle.ai's
+/// ResNet-9 form: d = -lr g, buf = momentum buf + d, p += nesterov ?
+/// d + momentum buf : buf), no dampening.
 template <class T>
 inline void sgd_element(int64_t i, T *param, const T *grad, T *momentum_buf,
                         double lr, double momentum, double dampening,
-                        double weight_decay, bool nesterov, bool first_step) {
+                        double weight_decay, bool nesterov, bool first_step,
+                        bool lr_scaled_buffer = false) {
   double g = double(grad[i]) + weight_decay * double(param[i]);
+  if (lr_scaled_buffer) {
+    const double d = -lr * g;
+    const double buf = first_step ? d : momentum * double(momentum_buf[i]) + d;
+    momentum_buf[i] = T(buf);
+    param[i] = T(double(param[i]) + (nesterov ? d + momentum * buf : buf));
+    return;
+  }
   if (momentum != 0.0) {
     const double buf = first_step ? g
                                   : momentum * double(momentum_buf[i]) +
@@ -70,11 +81,11 @@ inline void sgd_element(int64_t i, T *param, const T *grad, T *momentum_buf,
 template <class T>
 void sgd_step(int64_t n, T *param, const T *grad, T *momentum_buf, double lr,
               double momentum, double dampening, double weight_decay,
-              bool nesterov, bool first_step) {
+              bool nesterov, bool first_step, bool lr_scaled_buffer = false) {
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i)
     sgd_element(i, param, grad, momentum_buf, lr, momentum, dampening,
-                weight_decay, nesterov, first_step);
+                weight_decay, nesterov, first_step, lr_scaled_buffer);
 }
 
 /// AdamW's per-step constants for step t >= 1.

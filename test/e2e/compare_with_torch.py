@@ -270,6 +270,12 @@ VARIANTS = {
                                    weight_decay=5e-4),
     "nesterov": lambda s: _opt(s, type="sgd", lr=0.05, momentum=0.9, nesterov=True,
                                weight_decay=5e-4),
+    # the buffer of lr-scaled steps (myrtle.ai's ResNet-9 form)
+    "nesterov_update_form": lambda s: _opt(s, type="sgd", lr=0.05, momentum=0.9,
+                                           nesterov=True, weight_decay=5e-4,
+                                           momentum_of="update"),
+    "sgd_momentum_update_form": lambda s: _opt(s, type="sgd", lr=0.05, momentum=0.9,
+                                               weight_decay=5e-4, momentum_of="update"),
     "adam": lambda s: _opt(s, type="adam", lr=3e-3, betas=[0.85, 0.99], eps=1e-7,
                            weight_decay=0.05),
     "adamw": lambda s: _opt(s, type="adamw", lr=3e-3, betas=[0.85, 0.99], eps=1e-7,

@@ -649,7 +649,13 @@ class Trainer:
             self.groups.append({"params": [p], "name": name, "lr_scale": lr_s,
                                 "wd": self.base_wd * wd_s, "lr": self.base_lr,
                                 "weight_decay": self.base_wd * wd_s})
-        if self.kind == "sgd":
+        self.momentum_of = self.opt.get("momentum_of", "gradient")
+        if self.kind == "sgd" and self.momentum_of == "update":
+            # myrtle.ai's ResNet-9 (cifar10-fast torch_backend.py,
+            # nesterov_update): the buffer accumulates lr-scaled steps.
+            self.optimizer = None
+            self.sgd_buffers = {n: torch.zeros_like(p) for n, p in self.params.items()}
+        elif self.kind == "sgd":
             self.optimizer = torch.optim.SGD(
                 self.groups, lr=self.base_lr,
                 momentum=float(self.opt.get("momentum", 0.0)),
@@ -739,6 +745,13 @@ class Trainer:
         with torch.no_grad():
             if found_inf:
                 pass  # GradScaler.step skips optimizer.step()
+            elif self.kind == "sgd" and self.momentum_of == "update":
+                m = float(self.opt["momentum"])
+                for g in self.groups:
+                    p, v = g["params"][0], self.sgd_buffers[g["name"]]
+                    dw = p.grad.add(p, alpha=g["wd"]).mul_(-lr * g["lr_scale"])
+                    v.mul_(m).add_(dw)
+                    p.add_(dw.add_(v, alpha=m) if self.opt.get("nesterov") else v)
             elif self.optimizer is not None:
                 for g in self.optimizer.param_groups:
                     g["lr"] = lr * g["lr_scale"]
@@ -790,7 +803,9 @@ class Trainer:
         for n, t in self.model.state_dict().items():
             out[n] = t.detach().clone()
         for n, p in self.params.items():
-            if self.optimizer is not None:
+            if self.kind == "sgd" and self.momentum_of == "update":
+                out["optimizer.%s.momentum_buffer" % n] = self.sgd_buffers[n].detach().clone()
+            elif self.optimizer is not None:
                 st = self.optimizer.state.get(p, {})
                 for slot in ("momentum_buffer", "exp_avg", "exp_avg_sq"):
                     if st.get(slot) is not None:

@@ -196,6 +196,7 @@ MUTATIONS = {
     "optimizer.momentum": optimizer(momentum=0.8),
     "optimizer.nesterov": optimizer(nesterov=False),
     "optimizer.dampening": optimizer(nesterov=False, dampening=0.1),
+    "optimizer.momentum_of": optimizer(momentum_of="update"),
     "optimizer.betas": lambda s: s["train"].__setitem__(
         "optimizer", {"type": "adamw", "lr": 1e-3, "betas": [0.8, 0.9]}),
     "optimizer.eps": lambda s: s["train"].__setitem__(

@@ -771,6 +771,29 @@ TEST(RecipeError, LossScale) {
   EXPECT_CONTAINS(fp16With("dynamic", true), "loss_scale");
 }
 
+TEST(RecipeError, MomentumOf) {
+  auto sgdWith = [](json fields) {
+    return errorAfter([&](json &m) {
+      m["train"]["optimizer"] = {{"type", "sgd"}, {"lr", 0.1}};
+      m["train"]["optimizer"].update(fields);
+    });
+  };
+  EXPECT_CONTAINS(sgdWith({{"momentum_of", "update"}}),
+                  "train.optimizer.momentum_of \"update\" needs momentum > 0");
+  EXPECT_CONTAINS(sgdWith({{"momentum_of", "update"}, {"momentum", 0.9}, {"dampening", 0.1}}),
+                  "train.optimizer.momentum_of \"update\" has no dampening");
+  EXPECT_CONTAINS(sgdWith({{"momentum_of", "steps"}}), "train.optimizer.momentum_of");
+  EXPECT_CONTAINS(errorAfter([](json &m) {
+                    m["train"]["optimizer"] = {{"type", "adamw"}, {"lr", 0.1},
+                                               {"momentum_of", "update"}};
+                  }),
+                  "momentum_of");
+  ModelSpec spec = specAfter([](json &m) {
+    m["train"]["optimizer"] = {{"type", "sgd"}, {"lr", 0.1}, {"momentum", 0.9}};
+  });
+  EXPECT_EQ(spec.train["optimizer"]["momentum_of"], "gradient");
+}
+
 TEST(RecipeError, GhostBatch) {
   EXPECT_EQ(errorAfter([](json &m) { m["graph"][1]["ghost_batch"] = 48; }),
             "model.json: node 'bn1' (graph[1]): ghost_batch 48 does not divide "

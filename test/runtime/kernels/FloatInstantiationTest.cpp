@@ -102,7 +102,7 @@ template void dropout_forward<F>(int64_t, double, uint64_t, uint64_t, CF *,
 template void dropout_backward<F>(int64_t, double, uint64_t, uint64_t, CF *,
                                   F *);
 template void sgd_step<F>(int64_t, F *, CF *, F *, double, double, double,
-                          double, bool, bool);
+                          double, bool, bool, bool);
 template void adamw_step<F>(int64_t, F *, CF *, F *, F *, double, double,
                             double, double, double, int64_t);
 template void lamb_compute_update<F>(int64_t, CF *, CF *, F *, F *, double,
