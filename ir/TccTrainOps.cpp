@@ -67,14 +67,21 @@ LogicalResult LrScheduleOp::verify() {
   return success();
 }
 
+/// An f32 scalar of one or more tensors (a norm, a found-inf flag).
+static LogicalResult inferScalarOfTensors(MLIRContext *ctx, std::optional<Location> loc,
+                                          ValueRange inputs,
+                                          SmallVectorImpl<Type> &inferred) {
+  if (inputs.empty())
+    return emitOptionalError(loc, "needs at least one tensor");
+  inferred.push_back(scalarF32(ctx));
+  return success();
+}
+
 LogicalResult GlobalNormOp::inferReturnTypes(MLIRContext *ctx,
                                              std::optional<Location> loc,
                                              Adaptor adaptor,
                                              SmallVectorImpl<Type> &inferred) {
-  if (adaptor.getInputs().empty())
-    return emitOptionalError(loc, "needs at least one tensor");
-  inferred.push_back(scalarF32(ctx));
-  return success();
+  return inferScalarOfTensors(ctx, loc, adaptor.getInputs(), inferred);
 }
 
 LogicalResult ScaleByOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
@@ -95,10 +102,7 @@ LogicalResult FoundNonFiniteOp::inferReturnTypes(MLIRContext *ctx,
                                                  std::optional<Location> loc,
                                                  Adaptor adaptor,
                                                  SmallVectorImpl<Type> &inferred) {
-  if (adaptor.getInputs().empty())
-    return emitOptionalError(loc, "needs at least one tensor");
-  inferred.push_back(scalarF32(ctx));
-  return success();
+  return inferScalarOfTensors(ctx, loc, adaptor.getInputs(), inferred);
 }
 
 LogicalResult UpdateLossScaleOp::inferReturnTypes(MLIRContext *,

@@ -56,23 +56,10 @@ def main():
     with open(args.model) as f:
         spec = json.load(f)
     spec["train"]["precision"] = "bf16-mixed"
-    # What compare_with_torch.Reference reads from its arguments.
-    ref_args = argparse.Namespace(
-        steps=args.steps, total_steps=8, train_samples=None, full_data=False, data="auto",
-        seed=0)
     tmp = tempfile.mkdtemp(prefix="tcc-bf16-")
     try:
-        torch.set_num_threads(1)
-        reference = cw.Reference(ref_args, spec, tmp, 0)
-        spec["train"]["epochs"] = reference.epochs
-        model_path = os.path.join(tmp, "model.json")
-        with open(model_path, "w") as f:
-            json.dump(spec, f, indent=1)
-        exe = os.path.join(tmp, "train")
-        cw.run([args.tcc, "compile", model_path, "--target=cpu", "-o", exe], tmp,
-               "tcc compile")
-        cw.write_safetensors(os.path.join(tmp, "init.safetensors"), reference.init,
-                             {"format": "pt", "producer": "compare_bf16_autocast.py"})
+        reference, exe = cw.compile_beside_reference(args, spec, tmp,
+                                                     "compare_bf16_autocast.py")
         cw.run([exe, "--init", "init.safetensors", "--no-shuffle", "--no-augment",
                 "--steps", str(args.steps), "--epochs", repr(reference.epochs),
                 "--save", "out.safetensors", "--quiet"], tmp, "the tcc trainer")

@@ -173,22 +173,10 @@ def main():
         spec = json.load(f)
     spec["train"]["precision"] = "fp16-mixed"
     spec["train"]["loss_scale"] = LOSS_SCALE
-    ref_args = argparse.Namespace(
-        steps=args.steps, total_steps=8, train_samples=None, full_data=False, data="auto",
-        seed=0)
     tmp = tempfile.mkdtemp(prefix="tcc-fp16-")
     try:
-        torch.set_num_threads(1)
-        reference = cw.Reference(ref_args, spec, tmp, 0)
-        spec["train"]["epochs"] = reference.epochs
-        model_path = os.path.join(tmp, "model.json")
-        with open(model_path, "w") as f:
-            json.dump(spec, f, indent=1)
-        exe = os.path.join(tmp, "train")
-        cw.run([args.tcc, "compile", model_path, "--target=cpu", "-o", exe], tmp,
-               "tcc compile")
-        cw.write_safetensors(os.path.join(tmp, "init.safetensors"), reference.init,
-                             {"format": "pt", "producer": "compare_fp16_loss_scaling.py"})
+        reference, exe = cw.compile_beside_reference(args, spec, tmp,
+                                                     "compare_fp16_loss_scaling.py")
 
         def run_tcc(steps, out):
             cw.run([exe, "--init", "init.safetensors", "--no-shuffle", "--no-augment",

@@ -638,6 +638,27 @@ def train_reference(spec, model, images, labels, steps, steps_per_epoch, total_s
     return state, loss_sum, lrs, trainer.grad_norms, model.max_probe
 
 
+def compile_beside_reference(args, spec, tmp, producer):
+    """For the mixed-precision comparisons: the reference of `spec` (its data,
+    PyTorch's initial weights; `args.steps` steps of 8 in all) and the cpu
+    trainer of `spec` compiled beside it, with those weights written to
+    tmp/init.safetensors for --init. Returns (reference, trainer path)."""
+    ref_args = argparse.Namespace(
+        steps=args.steps, total_steps=8, train_samples=None, full_data=False, data="auto",
+        seed=0)
+    torch.set_num_threads(1)
+    reference = Reference(ref_args, spec, tmp, 0)
+    spec["train"]["epochs"] = reference.epochs
+    model_path = os.path.join(tmp, "model.json")
+    with open(model_path, "w") as f:
+        json.dump(spec, f, indent=1)
+    exe = os.path.join(tmp, "train")
+    run([args.tcc, "compile", model_path, "--target=cpu", "-o", exe], tmp, "tcc compile")
+    write_safetensors(os.path.join(tmp, "init.safetensors"), reference.init,
+                      {"format": "pt", "producer": producer})
+    return reference, exe
+
+
 class Reference:
     """The data, PyTorch's initial state and the runs of the reference."""
 
