@@ -26,6 +26,11 @@ LogicalResult emitCpuSource(ModuleOp module, llvm::raw_ostream &os);
 /// (results), c0.. (constants). For emitter tests (tcc-translate).
 LogicalResult emitCpuOps(ModuleOp module, llvm::raw_ostream &os);
 
+/// The CUDA source (.cu) of the cuda target (docs/cuda.md), and what it
+/// makes of each op, as emitCpuSource and emitCpuOps.
+LogicalResult emitCudaSource(ModuleOp module, llvm::raw_ostream &os);
+LogicalResult emitCudaOps(ModuleOp module, llvm::raw_ostream &os);
+
 /// A code generator `tcc compile --target=NAME` can pick.
 struct Target {
   StringRef name;    ///< as --target spells it
@@ -45,7 +50,8 @@ struct Target {
 ArrayRef<Target> registeredTargets();
 /// The target named `name`, or null.
 const Target *lookupTarget(StringRef name);
-/// The first target that can generate code.
+/// The first target that can generate code (cpu: the cuda generator does
+/// not run every model yet).
 const Target &defaultTarget();
 
 /// The attribute as JSON text (dictionaries, arrays, strings, numbers,

@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -74,6 +75,37 @@ class FusionGroupOp;
 /// Prints a tcc.fusion_group as one loop nest (CpuFusion.cpp): its values
 /// from outside and the values it yields are named in `emitter`.
 LogicalResult emitCpuFusionGroup(FusionGroupOp group, CpuEmitter &emitter);
+
+/// The element functor of an activation, forward or backward, as a C++
+/// expression (`Celu<float>(0.075)`; runtime/kernels/Activation.h), or
+/// empty for other ops. Backward functors take (the forward's value, the
+/// gradient).
+std::string elementFunctorOf(Operation *op);
+
+/// The loop body of an elementwise tcc.fusion_group at element `i`: the
+/// element functors to declare before the loop, and the statements (its
+/// values from outside the group are read at `i`, its yielded ones stored
+/// there). The targets wrap it in their loop (CpuFusion.cpp, CudaOps.cpp).
+LogicalResult printElementwiseBody(FusionGroupOp group, CpuEmitter &emitter,
+                                   std::string &functors, std::string &body);
+
+/// A multi_tensor_update group as runtime/cpu/MultiTensor.h runs it: copies
+/// into the updates' buffers before the loops, then chains of stages (each
+/// a C++ expression of a cpu::UpdateStage<float>) over one tensor each.
+struct MultiTensorChains {
+  struct Copy {
+    int64_t n;
+    std::string from, to;
+  };
+  struct Chain {
+    int64_t n;
+    llvm::SmallVector<std::string> stages;
+  };
+  llvm::SmallVector<Copy> copies;
+  llvm::SmallVector<Chain> chains;
+};
+LogicalResult planMultiTensorUpdate(FusionGroupOp group, CpuEmitter &emitter,
+                                    MultiTensorChains &out);
 
 /// Prints the kernel calls of `op`. Fails with an error on the op when the
 /// cpu target cannot run it.

@@ -68,42 +68,10 @@ std::string storageName(Value v) {
   return element.isBF16() ? "bf16" : element.isF16() ? "f16" : element.isF32() ? "f32" : "?";
 }
 
-/// The element functor of an activation (forward or backward), or empty.
-std::string functorOf(Operation *op) {
-  auto withAttr = [](StringRef name, const APFloat &attr) {
-    return (name + "<float>(" + cppDouble(attr) + ")").str();
-  };
-  return llvm::TypeSwitch<Operation *, std::string>(op)
-      .Case([](ReluOp) { return "Relu<float>{}"; })
-      .Case([&](LeakyReluOp o) { return withAttr("LeakyRelu", o.getNegativeSlope()); })
-      .Case([&](EluOp o) { return withAttr("Elu", o.getAlpha()); })
-      .Case([&](CeluOp o) { return withAttr("Celu", o.getAlpha()); })
-      .Case([](GeluOp o) {
-        return o.getApproximate() == "tanh" ? "GeluTanh<float>{}" : "Gelu<float>{}";
-      })
-      .Case([](SiluOp) { return "Silu<float>{}"; })
-      .Case([](SigmoidOp) { return "Sigmoid<float>{}"; })
-      .Case([](TanhOp) { return "Tanh<float>{}"; })
-      .Case([](ReluBackwardOp) { return "ReluBackward<float>{}"; })
-      .Case([&](LeakyReluBackwardOp o) {
-        return withAttr("LeakyReluBackward", o.getNegativeSlope());
-      })
-      .Case([&](EluBackwardOp o) { return withAttr("EluBackward", o.getAlpha()); })
-      .Case([&](CeluBackwardOp o) { return withAttr("CeluBackward", o.getAlpha()); })
-      .Case([](GeluBackwardOp o) {
-        return o.getApproximate() == "tanh" ? "GeluTanhBackward<float>{}"
-                                            : "GeluBackward<float>{}";
-      })
-      .Case([](SiluBackwardOp) { return "SiluBackward<float>{}"; })
-      .Case([](SigmoidBackwardOp) { return "SigmoidBackward<float>{}"; })
-      .Case([](TanhBackwardOp) { return "TanhBackward<float>{}"; })
-      .Default([](Operation *) { return ""; });
-}
-
 LogicalResult ElementPrinter::print(Operation *op, llvm::raw_ostream &functors,
                                     llvm::raw_ostream &body) {
   std::string expr;
-  if (std::string functor = functorOf(op); !functor.empty()) {
+  if (std::string functor = elementFunctorOf(op); !functor.empty()) {
     std::string f = "f" + std::to_string(counter);
     functors << "    const auto " << f << " = " << functor << ";\n";
     // Backward functors take (the forward's value, the gradient); the ops
@@ -167,16 +135,9 @@ SmallVector<Operation *> elementwiseOps(FusionGroupOp group, Operation *anchor) 
 }
 
 LogicalResult printElementwise(FusionGroupOp group, CpuEmitter &e) {
-  ElementPrinter printer(group, e);
   std::string functors, body;
-  llvm::raw_string_ostream fos(functors), bos(body);
-  for (Operation &op : group.getFusedOps())
-    if (failed(printer.print(&op, fos, bos)))
-      return failure();
-  // Stores after every read of element i: the memory plan may give a
-  // result the bytes of an operand the group is the last to read.
-  for (Operation &op : group.getFusedOps())
-    printer.printStores(op.getResults(), bos);
+  if (failed(printElementwiseBody(group, e, functors, body)))
+    return failure();
   int64_t n = numElements(group.getResult(0));
   e.os << "  {\n" << functors << "#pragma omp parallel for schedule(static)\n"
        << "    for (int64_t i = 0; i < " << n << "; ++i) {\n" << body << "    }\n  }\n";
@@ -252,17 +213,46 @@ LogicalResult printNormBackwardPrologue(FusionGroupOp group, CpuEmitter &e) {
   return success();
 }
 
-/// The updates as chains (runtime/cpu/MultiTensor.h): an update that reads
-/// a value another update of the group wrote joins that update's chain, so
-/// it runs on element i after it; any other starts a chain.
-LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
-  struct Chain {
-    int64_t n;
-    SmallVector<std::string> stages;
+} // namespace
+
+std::string mlir::tcc::elementFunctorOf(Operation *op) {
+  auto withAttr = [](StringRef name, const APFloat &attr) {
+    return (name + "<float>(" + cppDouble(attr) + ")").str();
   };
-  SmallVector<Chain> chains;
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case([](ReluOp) { return "Relu<float>{}"; })
+      .Case([&](LeakyReluOp o) { return withAttr("LeakyRelu", o.getNegativeSlope()); })
+      .Case([&](EluOp o) { return withAttr("Elu", o.getAlpha()); })
+      .Case([&](CeluOp o) { return withAttr("Celu", o.getAlpha()); })
+      .Case([](GeluOp o) {
+        return o.getApproximate() == "tanh" ? "GeluTanh<float>{}" : "Gelu<float>{}";
+      })
+      .Case([](SiluOp) { return "Silu<float>{}"; })
+      .Case([](SigmoidOp) { return "Sigmoid<float>{}"; })
+      .Case([](TanhOp) { return "Tanh<float>{}"; })
+      .Case([](ReluBackwardOp) { return "ReluBackward<float>{}"; })
+      .Case([&](LeakyReluBackwardOp o) {
+        return withAttr("LeakyReluBackward", o.getNegativeSlope());
+      })
+      .Case([&](EluBackwardOp o) { return withAttr("EluBackward", o.getAlpha()); })
+      .Case([&](CeluBackwardOp o) { return withAttr("CeluBackward", o.getAlpha()); })
+      .Case([](GeluBackwardOp o) {
+        return o.getApproximate() == "tanh" ? "GeluTanhBackward<float>{}"
+                                            : "GeluBackward<float>{}";
+      })
+      .Case([](SiluBackwardOp) { return "SiluBackward<float>{}"; })
+      .Case([](SigmoidBackwardOp) { return "SigmoidBackward<float>{}"; })
+      .Case([](TanhBackwardOp) { return "TanhBackward<float>{}"; })
+      .Default([](Operation *) { return ""; });
+}
+
+// The updates as chains: an update that reads a value another update of the
+// group wrote joins that update's chain, so it runs on element i after it;
+// any other starts a chain.
+LogicalResult mlir::tcc::planMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e,
+                                               MultiTensorChains &out) {
+  SmallVector<MultiTensorChains::Chain> &chains = out.chains;
   DenseMap<Value, size_t> chainOf;
-  std::string copies;
   auto N = [&](Value v) { return e.name(v); };
   // An update works in place on its result's buffer, which starts as a copy
   // of its input: before the loop for a value from outside the group, at
@@ -274,15 +264,14 @@ LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
     if (chainOf.count(from))
       chainCopies.push_back("cpu::copy_stage<float>(" + N(to) + ", " + N(from) + ")");
     else
-      copies += "    copy<float>(" + std::to_string(numElements(from)) + ", " + N(from) +
-                ", " + N(to) + ");\n";
+      out.copies.push_back({numElements(from), N(from), N(to)});
   };
   for (Operation &op : group.getFusedOps()) {
     std::optional<size_t> chain;
     for (Value operand : op.getOperands())
       if (auto it = chainOf.find(operand); it != chainOf.end()) {
         if (chain && *chain != it->second)
-          return op.emitError("the cpu target cannot run an update that reads two "
+          return op.emitError("cannot run an update that reads two "
                               "chains of a multi-tensor group");
         chain = it->second;
       }
@@ -333,7 +322,7 @@ LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
         })
         .Default([](Operation *) { return std::string(); });
     if (stage.empty())
-      return op.emitError("the cpu target cannot run this op in a multi-tensor group");
+      return op.emitError("cannot run this op in a multi-tensor group");
     SmallVector<std::string> &stages = chains[*chain].stages;
     stages.append(chainCopies.begin(), chainCopies.end());
     chainCopies.clear();
@@ -343,9 +332,22 @@ LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
     for (Value result : op.getResults())
       chainOf[result] = *chain;
   }
-  std::string stages, table;
+  return success();
+}
+
+namespace {
+
+/// The updates' loop nest: runtime/cpu/MultiTensor.h with the chains' tables.
+LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
+  MultiTensorChains plan;
+  if (failed(planMultiTensorUpdate(group, e, plan)))
+    return failure();
+  std::string copies, stages, table;
+  for (const MultiTensorChains::Copy &copy : plan.copies)
+    copies += "    copy<float>(" + std::to_string(copy.n) + ", " + copy.from + ", " + copy.to +
+              ");\n";
   int first = 0;
-  for (const Chain &chain : chains) {
+  for (const MultiTensorChains::Chain &chain : plan.chains) {
     for (const std::string &stage : chain.stages)
       stages += "        " + stage + ",\n";
     table += "        {" + std::to_string(chain.n) + ", " + std::to_string(first) + ", " +
@@ -354,12 +356,26 @@ LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
   }
   e.os << "  {\n" << copies << "    const cpu::UpdateStage<float> stages[] = {\n" << stages
        << "    };\n    const cpu::UpdateChain chains[] = {\n" << table
-       << "    };\n    cpu::multi_tensor_update<float>(chains, " << chains.size()
+       << "    };\n    cpu::multi_tensor_update<float>(chains, " << plan.chains.size()
        << ", stages);\n  }\n";
   return success();
 }
 
 } // namespace
+
+LogicalResult mlir::tcc::printElementwiseBody(FusionGroupOp group, CpuEmitter &e,
+                                              std::string &functors, std::string &body) {
+  ElementPrinter printer(group, e);
+  llvm::raw_string_ostream fos(functors), bos(body);
+  for (Operation &op : group.getFusedOps())
+    if (failed(printer.print(&op, fos, bos)))
+      return failure();
+  // Stores after every read of element i: the memory plan may give a
+  // result the bytes of an operand the group is the last to read.
+  for (Operation &op : group.getFusedOps())
+    printer.printStores(op.getResults(), bos);
+  return success();
+}
 
 LogicalResult mlir::tcc::emitCpuFusionGroup(FusionGroupOp group, CpuEmitter &e) {
   StringRef kind = group.getKind();

@@ -384,3 +384,109 @@ LogicalResult mlir::tcc::walkStep(func::FuncOp fn, TargetEmitter &target,
   CpuEmitter names{os, {}};
   return StepPrinter(fn, target, names, functions, prefix, batch).print(out.calls);
 }
+
+/// The batch buffers go after the larger of the two steps' plans, images
+/// then labels, each 64-byte aligned.
+static BatchBuffers placeBatch(ArrayRef<func::FuncOp> steps) {
+  auto align = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
+  int64_t planned = 0, images = 0, labels = 0;
+  for (func::FuncOp fn : steps) {
+    planned = std::max<int64_t>(
+        planned, fn->getAttrOfType<IntegerAttr>(kScratchBytesAttr).getInt());
+    images = std::max<int64_t>(images, numElements(fn.getArgument(0)) * 4);
+    labels = std::max<int64_t>(labels, numElements(fn.getArgument(1)) * 8);
+  }
+  BatchBuffers batch;
+  batch.imagesOffset = align(planned);
+  batch.labelsOffset = align(batch.imagesOffset + images);
+  batch.endOffset = batch.labelsOffset + labels;
+  return batch;
+}
+
+/// The state offset of the step counter, which says which batch to gather.
+static FailureOr<int64_t> counterOffset(ModuleOp module, func::FuncOp train) {
+  auto offsets = module->getAttrOfType<DenseI64ArrayAttr>(kStateOffsetsAttr);
+  int slot = 0;
+  for (BlockArgument arg : train.getArguments()) {
+    auto name = train.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kStateAttr);
+    if (!name)
+      continue;
+    if (name.getValue() == "step" &&
+        cast<ShapedType>(arg.getType()).getElementType().isInteger(64))
+      return offsets[slot];
+    ++slot;
+  }
+  return train.emitError("has no i64 step counter 'step' in its state");
+}
+
+FailureOr<PlannedSteps> mlir::tcc::findPlannedSteps(ModuleOp module, StringRef target) {
+  PlannedSteps steps;
+  steps.train = module.lookupSymbol<func::FuncOp>("train_step");
+  steps.eval = module.lookupSymbol<func::FuncOp>("eval_step");
+  if (!steps.train || !steps.eval || !module->getAttr(kStateOffsetsAttr))
+    return module.emitError("the ")
+           << target << " code generator needs @train_step, @eval_step and the memory plan";
+  FailureOr<int64_t> counter = counterOffset(module, steps.train);
+  if (failed(counter))
+    return failure();
+  steps.counterOffset = *counter;
+  steps.plain = module.lookupSymbol<func::FuncOp>("eval_step_plain");
+  SmallVector<func::FuncOp> all{steps.train, steps.eval};
+  if (steps.plain)
+    all.push_back(steps.plain);
+  steps.batch = placeBatch(all);
+  return steps;
+}
+
+LogicalResult mlir::tcc::walkSteps(const PlannedSteps &steps, TargetEmitter &target,
+                                   WalkedSteps &out) {
+  return failure(
+      failed(walkStep(steps.train, target, out.functions, "train", steps.batch, out.train)) ||
+      failed(walkStep(steps.eval, target, out.functions, "eval", steps.batch, out.eval)) ||
+      (steps.plain && failed(walkStep(steps.plain, target, out.functions, "evalPlain",
+                                      steps.batch, out.plain))));
+}
+
+LogicalResult mlir::tcc::emitOpsOneByOne(ModuleOp module, TargetEmitter &target,
+                                         llvm::raw_ostream &os) {
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    os << "// @" << fn.getSymName() << "\n";
+    CpuEmitter names{os, {}};
+    for (BlockArgument arg : fn.getArguments())
+      names.names[arg] = "a" + std::to_string(arg.getArgNumber());
+    int results = 0, constants = 0;
+    for (Operation &op : fn.front()) {
+      if (isa<func::ReturnOp>(op))
+        continue;
+      auto group = dyn_cast<FusionGroupOp>(op);
+      if (op.getNumRegions() != 0 && !group)
+        return op.emitError("emits op by op: ops with regions other than "
+                            "tcc.fusion_group are printed by the step walk only");
+      if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+        auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+        if (!dense || !dense.isSplat())
+          return op.emitError("the code generators support scalar constants only");
+        std::string name = "c" + std::to_string(constants++);
+        names.names[constant.getResult()] = name;
+        os << target.scalarConstant(cppElementType(constant.getType()), name,
+                                    cppScalarLiteral(dense))
+           << "\n";
+        continue;
+      }
+      for (Value result : op.getResults())
+        names.names[result] = "r" + std::to_string(results++);
+      // A group's yielded values are stored in its results.
+      if (group)
+        for (auto [value, result] : llvm::zip(
+                 group.getBody().front().getTerminator()->getOperands(), group.getResults())) {
+          // A copy first: inserting `value` may move the map's entries.
+          std::string name = names.names.lookup(result);
+          names.names[value] = std::move(name);
+        }
+      os << "// " << op.getName() << "\n";
+      if (failed(target.emitOp(&op, names)))
+        return failure();
+    }
+  }
+  return success();
+}

@@ -15,6 +15,7 @@
 #include "codegen/CpuEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <string>
@@ -55,6 +56,11 @@ struct BatchBuffers {
   int64_t imagesOffset = 0, labelsOffset = 0, endOffset = 0;
 };
 
+/// Prints every op of every function of `module` as `target` makes it, for
+/// the emitter tests (tcc-translate): Codegen.h's emitCpuOps.
+LogicalResult emitOpsOneByOne(ModuleOp module, TargetEmitter &target,
+                              llvm::raw_ostream &os);
+
 /// The functions that run each distinct op. Ops that differ only in the
 /// buffers they read and write (the blocks of a deep model, a layer's
 /// forward in the train and the eval step) share one function: the C++
@@ -82,6 +88,27 @@ struct WalkedStep {
 LogicalResult walkStep(func::FuncOp fn, TargetEmitter &target,
                        OpFunctions &functions, StringRef prefix,
                        const BatchBuffers &batch, WalkedStep &out);
+
+/// The planned steps of a module (after tcc-build-train-step and
+/// tcc-plan-memory) and what every target derives from them.
+struct PlannedSteps {
+  func::FuncOp train, eval;
+  /// With TTA, the evaluation without it (./train --tta off); else null.
+  func::FuncOp plain;
+  int64_t counterOffset = 0; ///< of the state's step counter `step`
+  BatchBuffers batch;        ///< after the larger of the steps' plans
+};
+
+/// The planned steps of `module`; an error naming the `target` code
+/// generator when it has none or no memory plan.
+FailureOr<PlannedSteps> findPlannedSteps(ModuleOp module, StringRef target);
+
+/// Every step of `steps` walked with `target`, their op functions shared.
+struct WalkedSteps {
+  OpFunctions functions;
+  WalkedStep train, eval, plain;
+};
+LogicalResult walkSteps(const PlannedSteps &steps, TargetEmitter &target, WalkedSteps &out);
 
 } // namespace mlir::tcc
 

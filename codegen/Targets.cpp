@@ -14,12 +14,13 @@ using namespace mlir::tcc;
 namespace {
 
 const Target kTargets[] = {
-    {"cuda", "NVIDIA GPUs: CUDA, cuDNN and cuBLASLt (so far: --emit=conv-plans)",
-     /*emitSource=*/nullptr, /*emitOps=*/nullptr, /*takesMarch=*/false,
-     /*takesTuningDb=*/true, /*takesGpu=*/true},
     {"cpu", "x86-64 CPUs: C++ with OpenMP, the reference and CI target",
      emitCpuSource, emitCpuOps, /*takesMarch=*/true, /*takesTuningDb=*/false,
      /*takesGpu=*/false},
+    {"cuda", "NVIDIA GPUs: CUDA, cuDNN and cuBLASLt (so far: f32 MLPs, and "
+             "--emit=conv-plans; docs/cuda.md)",
+     emitCudaSource, emitCudaOps, /*takesMarch=*/false,
+     /*takesTuningDb=*/true, /*takesGpu=*/true},
 };
 
 } // namespace

@@ -92,72 +92,93 @@ struct UpdateChain {
 /// Stages per chain (an optimizer step, EMA, Lookahead and spares).
 constexpr int kMaxChainStages = 8;
 
+/// A chain's constants for this step, as StepOps.h computes them: which
+/// stages run, and their rates.
+struct ChainConstants {
+  bool active[kMaxChainStages], firstStep[kMaxChainStages];
+  double lr[kMaxChainStages], alpha[kMaxChainStages];
+  kernels::AdamwFactors adamw[kMaxChainStages];
+};
+
+/// The constants of the `count` stages at `first` for the step they read.
+/// Host and device: the cuda kernel of a group computes them the same way.
+template <class T>
+TCC_HOST_DEVICE inline void prepare_chain(const UpdateStage<T> *first, int count,
+                                          ChainConstants &c) {
+  for (int s = 0; s < count; ++s) {
+    const UpdateStage<T> &stage = first[s];
+    c.active[s] = true;
+    if (stage.kind == UpdateStage<T>::Copy)
+      continue;
+    const int64_t step = *stage.step;
+    c.firstStep[s] = step == 0;
+    switch (stage.kind) {
+    case UpdateStage<T>::Sgd:
+      c.active[s] = !skipped(stage.skip);
+      c.lr[s] = double(*stage.lr) * stage.lrScale;
+      break;
+    case UpdateStage<T>::Adamw:
+      c.active[s] = !skipped(stage.skip);
+      c.lr[s] = double(*stage.lr) * stage.lrScale;
+      c.adamw[s] = kernels::AdamwFactors(c.lr[s], stage.beta1, stage.beta2,
+                                         stage.weightDecay, step + 1);
+      break;
+    case UpdateStage<T>::Ema:
+      c.active[s] = every_nth_step(step, stage.every);
+      break;
+    case UpdateStage<T>::Lookahead:
+      c.active[s] = every_nth_step(step, stage.every);
+      // The kernel moves the slow weights by 1 - alpha_t towards the fast.
+      c.alpha[s] =
+          1.0 - lookahead_alpha(stage.alpha, stage.cubic, step, *stage.totalSteps);
+      break;
+    case UpdateStage<T>::Copy:
+      break;
+    }
+  }
+}
+
+/// Every active stage of a chain on element i, in order.
+template <class T>
+TCC_HOST_DEVICE inline void apply_chain_at(int64_t i, const UpdateStage<T> *first,
+                                           int count, const ChainConstants &c) {
+  for (int s = 0; s < count; ++s) {
+    if (!c.active[s])
+      continue;
+    const UpdateStage<T> &st = first[s];
+    switch (st.kind) {
+    case UpdateStage<T>::Sgd:
+      kernels::sgd_element(i, st.a, st.b, st.c, c.lr[s], st.momentum, st.dampening,
+                           st.weightDecay, st.nesterov, c.firstStep[s], st.lrScaledBuffer);
+      break;
+    case UpdateStage<T>::Adamw:
+      kernels::adamw_element(i, st.a, st.b, st.c, st.d, c.adamw[s], st.beta1, st.beta2,
+                             st.eps);
+      break;
+    case UpdateStage<T>::Ema:
+      kernels::ema_element(i, st.decay, st.b, st.a);
+      break;
+    case UpdateStage<T>::Lookahead:
+      kernels::lookahead_element(i, c.alpha[s], st.a, st.b);
+      break;
+    case UpdateStage<T>::Copy:
+      st.a[i] = st.b[i];
+      break;
+    }
+  }
+}
+
 template <class T>
 void multi_tensor_update(const UpdateChain *chains, int chainCount,
                          const UpdateStage<T> *stages) {
   for (int k = 0; k < chainCount; ++k) {
     const UpdateChain &chain = chains[k];
-    // This step's constants of each stage, as StepOps.h computes them.
-    bool active[kMaxChainStages], firstStep[kMaxChainStages];
-    double lr[kMaxChainStages], alpha[kMaxChainStages];
-    kernels::AdamwFactors adamw[kMaxChainStages] = {};
-    for (int s = 0; s < chain.count; ++s) {
-      const UpdateStage<T> &stage = stages[chain.first + s];
-      active[s] = true;
-      if (stage.kind == UpdateStage<T>::Copy)
-        continue;
-      const int64_t step = *stage.step;
-      firstStep[s] = step == 0;
-      switch (stage.kind) {
-      case UpdateStage<T>::Sgd:
-        active[s] = !skipped(stage.skip);
-        lr[s] = double(*stage.lr) * stage.lrScale;
-        break;
-      case UpdateStage<T>::Adamw:
-        active[s] = !skipped(stage.skip);
-        lr[s] = double(*stage.lr) * stage.lrScale;
-        adamw[s] = kernels::AdamwFactors(lr[s], stage.beta1, stage.beta2,
-                                         stage.weightDecay, step + 1);
-        break;
-      case UpdateStage<T>::Ema:
-        active[s] = every_nth_step(step, stage.every);
-        break;
-      case UpdateStage<T>::Lookahead:
-        active[s] = every_nth_step(step, stage.every);
-        // The kernel moves the slow weights by 1 - alpha_t towards the fast.
-        alpha[s] = 1.0 - lookahead_alpha(stage.alpha, stage.cubic, step, *stage.totalSteps);
-        break;
-      case UpdateStage<T>::Copy:
-        break;
-      }
-    }
     const UpdateStage<T> *first = stages + chain.first;
+    ChainConstants constants;
+    prepare_chain(first, chain.count, constants);
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < chain.n; ++i)
-      for (int s = 0; s < chain.count; ++s) {
-        if (!active[s])
-          continue;
-        const UpdateStage<T> &st = first[s];
-        switch (st.kind) {
-        case UpdateStage<T>::Sgd:
-          kernels::sgd_element(i, st.a, st.b, st.c, lr[s], st.momentum, st.dampening,
-                               st.weightDecay, st.nesterov, firstStep[s], st.lrScaledBuffer);
-          break;
-        case UpdateStage<T>::Adamw:
-          kernels::adamw_element(i, st.a, st.b, st.c, st.d, adamw[s], st.beta1, st.beta2,
-                                 st.eps);
-          break;
-        case UpdateStage<T>::Ema:
-          kernels::ema_element(i, st.decay, st.b, st.a);
-          break;
-        case UpdateStage<T>::Lookahead:
-          kernels::lookahead_element(i, alpha[s], st.a, st.b);
-          break;
-        case UpdateStage<T>::Copy:
-          st.a[i] = st.b[i];
-          break;
-        }
-      }
+      apply_chain_at(i, first, chain.count, constants);
   }
 }
 

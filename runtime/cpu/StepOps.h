@@ -65,7 +65,7 @@ inline void increment(const int64_t *in, const float *skip, int64_t *out) {
 }
 
 /// Whether fp16 loss scaling skips this step's updates.
-inline bool skipped(const float *skip) { return skip && *skip != 0; }
+TCC_HOST_DEVICE inline bool skipped(const float *skip) { return skip && *skip != 0; }
 
 /// *y = 1 / *x (the inverse loss scale, as GradScaler computes it: in
 /// double, rounded to f32 once).
@@ -181,11 +181,11 @@ void lamb_update(int64_t n, T *param, const T *grad, T *expAvg, T *expAvgSq,
 
 /// Whether an update done after every `every`-th step runs in the step that
 /// `step` steps precede.
-inline bool every_nth_step(int64_t step, int64_t every) { return (step + 1) % every == 0; }
+TCC_HOST_DEVICE inline bool every_nth_step(int64_t step, int64_t every) { return (step + 1) % every == 0; }
 
 /// Lookahead's alpha_t, the share the slow weights keep in that step: alpha,
 /// or alpha * ((step + 1) / totalSteps)^3 when `cubic`.
-inline double lookahead_alpha(double alpha, bool cubic, int64_t step, int64_t totalSteps) {
+TCC_HOST_DEVICE inline double lookahead_alpha(double alpha, bool cubic, int64_t step, int64_t totalSteps) {
   return cubic ? alpha * std::pow(double(step + 1) / double(totalSteps), 3.0) : alpha;
 }
 

@@ -19,6 +19,8 @@
 #ifndef TCC_RUNTIME_KERNELS_ACTIVATION_H
 #define TCC_RUNTIME_KERNELS_ACTIVATION_H
 
+#include "runtime/common/HostDevice.h"
+
 #include <cmath>
 #include <cstdint>
 
@@ -39,12 +41,12 @@ constexpr double kSqrt2OverPi = 0.79788456080286535588; // sqrt(2/pi)
 
 /// y = max(x, 0) (NaN stays NaN, as torch.relu).
 template <class T> struct Relu {
-  T operator()(T x) const { return (x > T(0) || x != x) ? x : T(0); }
+  TCC_HOST_DEVICE T operator()(T x) const { return (x > T(0) || x != x) ? x : T(0); }
 };
 
 /// dx = y > 0 ? dy : 0, from the forward output y.
 template <class T> struct ReluBackward {
-  T operator()(T y, T dy) const { return y > T(0) ? dy : T(0); }
+  TCC_HOST_DEVICE T operator()(T y, T dy) const { return y > T(0) ? dy : T(0); }
 };
 
 //--- leaky_relu ------------------------------------------------------------//
@@ -52,15 +54,15 @@ template <class T> struct ReluBackward {
 /// y = x > 0 ? x : slope * x.
 template <class T> struct LeakyRelu {
   T a;
-  explicit LeakyRelu(double slope) : a(T(slope)) {}
-  T operator()(T x) const { return x > T(0) ? x : x * a; }
+  TCC_HOST_DEVICE explicit LeakyRelu(double slope) : a(T(slope)) {}
+  TCC_HOST_DEVICE T operator()(T x) const { return x > T(0) ? x : x * a; }
 };
 
 /// dx = x > 0 ? dy : slope * dy.
 template <class T> struct LeakyReluBackward {
   T a;
-  explicit LeakyReluBackward(double slope) : a(T(slope)) {}
-  T operator()(T x, T dy) const { return x > T(0) ? dy : dy * a; }
+  TCC_HOST_DEVICE explicit LeakyReluBackward(double slope) : a(T(slope)) {}
+  TCC_HOST_DEVICE T operator()(T x, T dy) const { return x > T(0) ? dy : dy * a; }
 };
 
 //--- elu / celu ------------------------------------------------------------//
@@ -68,36 +70,36 @@ template <class T> struct LeakyReluBackward {
 /// y = x > 0 ? x : alpha * (exp(x) - 1).
 template <class T> struct Elu {
   T a;
-  explicit Elu(double alpha) : a(T(alpha)) {}
-  T operator()(T x) const { return x > T(0) ? x : a * std::expm1(x); }
+  TCC_HOST_DEVICE explicit Elu(double alpha) : a(T(alpha)) {}
+  TCC_HOST_DEVICE T operator()(T x) const { return x > T(0) ? x : a * std::expm1(x); }
 };
 
 /// dx = x > 0 ? dy : dy * alpha * exp(x).
 template <class T> struct EluBackward {
   T a;
-  explicit EluBackward(double alpha) : a(T(alpha)) {}
-  T operator()(T x, T dy) const { return x > T(0) ? dy : dy * a * std::exp(x); }
+  TCC_HOST_DEVICE explicit EluBackward(double alpha) : a(T(alpha)) {}
+  TCC_HOST_DEVICE T operator()(T x, T dy) const { return x > T(0) ? dy : dy * a * std::exp(x); }
 };
 
 /// y = max(0, x) + min(0, alpha * (exp(x/alpha) - 1)).
 template <class T> struct Celu {
   T a, inv;
-  explicit Celu(double alpha) : a(T(alpha)), inv(T(1.0 / alpha)) {}
-  T operator()(T x) const { return x > T(0) ? x : a * std::expm1(x * inv); }
+  TCC_HOST_DEVICE explicit Celu(double alpha) : a(T(alpha)), inv(T(1.0 / alpha)) {}
+  TCC_HOST_DEVICE T operator()(T x) const { return x > T(0) ? x : a * std::expm1(x * inv); }
 };
 
 /// dx = x > 0 ? dy : dy * exp(x/alpha).
 template <class T> struct CeluBackward {
   T inv;
-  explicit CeluBackward(double alpha) : inv(T(1.0 / alpha)) {}
-  T operator()(T x, T dy) const { return x > T(0) ? dy : dy * std::exp(x * inv); }
+  TCC_HOST_DEVICE explicit CeluBackward(double alpha) : inv(T(1.0 / alpha)) {}
+  TCC_HOST_DEVICE T operator()(T x, T dy) const { return x > T(0) ? dy : dy * std::exp(x * inv); }
 };
 
 //--- gelu ------------------------------------------------------------------//
 
 /// Exact gelu: y = x * Phi(x) = 0.5 * x * (1 + erf(x / sqrt(2))).
 template <class T> struct Gelu {
-  T operator()(T x) const {
+  TCC_HOST_DEVICE T operator()(T x) const {
     const T kAlpha = T(detail::kSqrt1_2);
     return x * T(0.5) * (T(1) + std::erf(x * kAlpha));
   }
@@ -105,7 +107,7 @@ template <class T> struct Gelu {
 
 /// dx = dy * (Phi(x) + x * phi(x)), phi(x) = exp(-x^2/2) / sqrt(2 pi).
 template <class T> struct GeluBackward {
-  T operator()(T x, T dy) const {
+  TCC_HOST_DEVICE T operator()(T x, T dy) const {
     const T kAlpha = T(detail::kSqrt1_2);
     const T kBeta = T(detail::kInvSqrt2Pi);
     const T cdf = T(0.5) * (T(1) + std::erf(x * kAlpha));
@@ -117,7 +119,7 @@ template <class T> struct GeluBackward {
 /// gelu(approximate='tanh'):
 /// y = 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))).
 template <class T> struct GeluTanh {
-  T operator()(T v) const {
+  TCC_HOST_DEVICE T operator()(T v) const {
     const T kBeta = T(detail::kSqrt2OverPi), kKappa = T(0.044715);
     const T inner = kBeta * (v + kKappa * v * v * v);
     return T(0.5) * v * (T(1) + std::tanh(inner));
@@ -126,7 +128,7 @@ template <class T> struct GeluTanh {
 
 /// Derivative of GeluTanh (PyTorch's GeluBackward, tanh branch).
 template <class T> struct GeluTanhBackward {
-  T operator()(T v, T dy) const {
+  TCC_HOST_DEVICE T operator()(T v, T dy) const {
     const T kBeta = T(detail::kSqrt2OverPi), kKappa = T(0.044715);
     const T sq = v * v;
     const T t = std::tanh(kBeta * (v + kKappa * sq * v));
@@ -141,12 +143,12 @@ template <class T> struct GeluTanhBackward {
 
 /// y = x * sigmoid(x).
 template <class T> struct Silu {
-  T operator()(T x) const { return x / (T(1) + std::exp(-x)); }
+  TCC_HOST_DEVICE T operator()(T x) const { return x / (T(1) + std::exp(-x)); }
 };
 
 /// dx = dy * s * (1 + x * (1 - s)), s = sigmoid(x).
 template <class T> struct SiluBackward {
-  T operator()(T x, T dy) const {
+  TCC_HOST_DEVICE T operator()(T x, T dy) const {
     const T s = T(1) / (T(1) + std::exp(-x));
     return dy * s * (T(1) + x * (T(1) - s));
   }
@@ -154,22 +156,22 @@ template <class T> struct SiluBackward {
 
 /// y = 1 / (1 + exp(-x)).
 template <class T> struct Sigmoid {
-  T operator()(T x) const { return T(1) / (T(1) + std::exp(-x)); }
+  TCC_HOST_DEVICE T operator()(T x) const { return T(1) / (T(1) + std::exp(-x)); }
 };
 
 /// dx = dy * y * (1 - y), from the forward output y.
 template <class T> struct SigmoidBackward {
-  T operator()(T y, T dy) const { return dy * (T(1) - y) * y; }
+  TCC_HOST_DEVICE T operator()(T y, T dy) const { return dy * (T(1) - y) * y; }
 };
 
 /// y = tanh(x).
 template <class T> struct Tanh {
-  T operator()(T x) const { return std::tanh(x); }
+  TCC_HOST_DEVICE T operator()(T x) const { return std::tanh(x); }
 };
 
 /// dx = dy * (1 - y^2), from the forward output y.
 template <class T> struct TanhBackward {
-  T operator()(T y, T dy) const { return dy * (T(1) - y * y); }
+  TCC_HOST_DEVICE T operator()(T y, T dy) const { return dy * (T(1) - y * y); }
 };
 
 //--- the array kernels -----------------------------------------------------//

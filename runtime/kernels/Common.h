@@ -18,6 +18,8 @@
 #ifndef TCC_RUNTIME_KERNELS_COMMON_H
 #define TCC_RUNTIME_KERNELS_COMMON_H
 
+#include "runtime/common/HostDevice.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -35,8 +37,11 @@ using acc_t = double;
 /// default, with -march=native), and across two ops that would round once
 /// where their separate kernels round twice. The empty asm hides where the
 /// value came from; it emits no instruction.
-template <class T> inline T as_stored(T v) {
-#if defined(__GNUC__) && defined(__x86_64__)
+/// On a device (nvcc) it is the value itself: the cuda target matches the
+/// cpu trainer within a tolerance, not bit for bit (docs/cuda.md).
+template <class T> TCC_HOST_DEVICE inline T as_stored(T v) {
+#if defined(__CUDA_ARCH__)
+#elif defined(__GNUC__) && defined(__x86_64__)
   asm("" : "+x"(v));
 #elif defined(__GNUC__) && defined(__aarch64__)
   asm("" : "+w"(v));

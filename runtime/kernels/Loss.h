@@ -28,7 +28,7 @@ enum class Reduction { Mean, Sum };
 namespace detail {
 /// max and log(sum exp(x - max)) of one row.
 template <class T>
-void row_logsumexp(const T *row, int64_t k, acc_t &mx, acc_t &lse) {
+TCC_HOST_DEVICE void row_logsumexp(const T *row, int64_t k, acc_t &mx, acc_t &lse) {
   T m = -std::numeric_limits<T>::infinity();
   for (int64_t j = 0; j < k; ++j)
     m = std::max(m, row[j]);
@@ -41,7 +41,7 @@ void row_logsumexp(const T *row, int64_t k, acc_t &mx, acc_t &lse) {
 
 /// loss_i of the header comment, in double.
 template <class T>
-acc_t cross_entropy_row(const T *row, int64_t k, int64_t label,
+TCC_HOST_DEVICE acc_t cross_entropy_row(const T *row, int64_t k, int64_t label,
                         double smoothing) {
   acc_t mx, lse;
   row_logsumexp(row, k, mx, lse);

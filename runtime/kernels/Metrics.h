@@ -17,7 +17,7 @@
 namespace tcc::rt::kernels {
 
 /// Index of the first maximal element of row[0..k).
-template <class T> int64_t argmax_row(const T *row, int64_t k) {
+template <class T> TCC_HOST_DEVICE int64_t argmax_row(const T *row, int64_t k) {
   int64_t best = 0;
   for (int64_t j = 1; j < k; ++j) {
     if (std::isnan(row[best]))

@@ -53,7 +53,7 @@ namespace tcc::rt::kernels {
 /// ResNet-9 form: d = -lr g, buf = momentum buf + d, p += nesterov ?
 /// d + momentum buf : buf), no dampening.
 template <class T>
-inline void sgd_element(int64_t i, T *param, const T *grad, T *momentum_buf,
+TCC_HOST_DEVICE inline void sgd_element(int64_t i, T *param, const T *grad, T *momentum_buf,
                         double lr, double momentum, double dampening,
                         double weight_decay, bool nesterov, bool first_step,
                         bool lr_scaled_buffer = false) {
@@ -92,7 +92,7 @@ void sgd_step(int64_t n, T *param, const T *grad, T *momentum_buf, double lr,
 struct AdamwFactors {
   double stepSize = 0, decay = 0, bc2Sqrt = 0;
   AdamwFactors() = default;
-  AdamwFactors(double lr, double beta1, double beta2, double weight_decay,
+  TCC_HOST_DEVICE AdamwFactors(double lr, double beta1, double beta2, double weight_decay,
                int64_t step)
       : stepSize(lr / (1.0 - std::pow(beta1, double(step)))),
         decay(1.0 - lr * weight_decay),
@@ -101,7 +101,7 @@ struct AdamwFactors {
 
 /// The AdamW step of element i.
 template <class T>
-inline void adamw_element(int64_t i, T *param, const T *grad, T *exp_avg,
+TCC_HOST_DEVICE inline void adamw_element(int64_t i, T *param, const T *grad, T *exp_avg,
                           T *exp_avg_sq, const AdamwFactors &f, double beta1,
                           double beta2, double eps) {
   const double g = grad[i];
@@ -190,7 +190,7 @@ void clip_grad_norm_coefficient(int64_t count, const T *sq_norms,
 
 /// ema[i] = decay * ema[i] + (1 - decay) * param[i].
 template <class T>
-inline void ema_element(int64_t i, double decay, const T *param, T *ema) {
+TCC_HOST_DEVICE inline void ema_element(int64_t i, double decay, const T *param, T *ema) {
   ema[i] = T(decay * double(ema[i]) + (1.0 - decay) * double(param[i]));
 }
 
@@ -204,7 +204,7 @@ void ema_update(int64_t n, double decay, const T *param, T *ema) {
 
 /// slow[i] += alpha * (fast[i] - slow[i]); fast[i] = slow[i].
 template <class T>
-inline void lookahead_element(int64_t i, double alpha, T *fast, T *slow) {
+TCC_HOST_DEVICE inline void lookahead_element(int64_t i, double alpha, T *fast, T *slow) {
   const double sl = slow[i];
   const T s = T(sl + alpha * (double(fast[i]) - sl));
   slow[i] = s;

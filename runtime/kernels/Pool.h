@@ -2,6 +2,9 @@
 //
 // torch.nn.functional.max_pool2d / avg_pool2d (no dilation) on NCHW, and the
 // global pools [n, C, H, W] -> [n, C] (adaptive_*_pool2d to 1x1, flattened).
+// Each kernel is a loop over the n*C planes of a per-plane function
+// (`*_plane`, host and device: the cuda target runs the same ones, one
+// thread per plane).
 //
 // Window of output (oy, ox): rows [oy*sh - ph, oy*sh - ph + kh), columns
 // likewise, as PyTorch's CPU kernels compute it:
@@ -20,6 +23,7 @@
 #ifndef TCC_RUNTIME_KERNELS_POOL_H
 #define TCC_RUNTIME_KERNELS_POOL_H
 
+#include "runtime/common/HostDevice.h"
 #include "runtime/kernels/Common.h"
 
 #include <algorithm>
@@ -61,7 +65,7 @@ namespace detail {
 /// Index (within the plane) of the first maximal element of the window of
 /// output (oy, ox), and its value.
 template <class T>
-int64_t max_pool_argmax(const Pool2dShape &s, const T *xp, int64_t oy,
+TCC_HOST_DEVICE int64_t max_pool_argmax(const Pool2dShape &s, const T *xp, int64_t oy,
                         int64_t ox, T &maxval) {
   const int64_t hs0 = oy * s.sh - s.ph, ws0 = ox * s.sw - s.pw;
   const int64_t he = std::min(hs0 + s.kh, s.h), we = std::min(ws0 + s.kw, s.w);
@@ -82,7 +86,7 @@ int64_t max_pool_argmax(const Pool2dShape &s, const T *xp, int64_t oy,
 struct AvgWindow {
   int64_t hs, he, ws, we, divisor;
 };
-inline AvgWindow avg_pool_window(const Pool2dShape &s, int64_t oy, int64_t ox,
+TCC_HOST_DEVICE inline AvgWindow avg_pool_window(const Pool2dShape &s, int64_t oy, int64_t ox,
                                  bool count_include_pad) {
   int64_t hs = oy * s.sh - s.ph, ws = ox * s.sw - s.pw;
   int64_t he = std::min(hs + s.kh, s.h + s.ph);
@@ -97,37 +101,71 @@ inline AvgWindow avg_pool_window(const Pool2dShape &s, int64_t oy, int64_t ox,
 }
 } // namespace detail
 
+/// Plane p of max_pool2d_forward.
+template <class T>
+TCC_HOST_DEVICE void max_pool2d_forward_plane(const Pool2dShape &s, const T *x, T *y,
+                                              int64_t p) {
+  const T *xp = x + p * s.h * s.w;
+  T *yp = y + p * s.oh * s.ow;
+  for (int64_t oy = 0; oy < s.oh; ++oy)
+    for (int64_t ox = 0; ox < s.ow; ++ox) {
+      T v;
+      detail::max_pool_argmax(s, xp, oy, ox, v);
+      yp[oy * s.ow + ox] = v;
+    }
+}
+
 /// y [n, c, oh, ow] = max over each window.
 template <class T>
 void max_pool2d_forward(const Pool2dShape &s, const T *x, T *y) {
 #pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < s.n * s.c; ++p) {
-    const T *xp = x + p * s.h * s.w;
-    T *yp = y + p * s.oh * s.ow;
-    for (int64_t oy = 0; oy < s.oh; ++oy)
-      for (int64_t ox = 0; ox < s.ow; ++ox) {
-        T v;
-        detail::max_pool_argmax(s, xp, oy, ox, v);
-        yp[oy * s.ow + ox] = v;
-      }
-  }
+  for (int64_t p = 0; p < s.n * s.c; ++p)
+    max_pool2d_forward_plane(s, x, y, p);
+}
+
+/// Plane p of max_pool2d_backward.
+template <class T>
+TCC_HOST_DEVICE void max_pool2d_backward_plane(const Pool2dShape &s, const T *x, const T *dy,
+                                               T *dx, int64_t p) {
+  const T *xp = x + p * s.h * s.w;
+  const T *dyp = dy + p * s.oh * s.ow;
+  T *dxp = dx + p * s.h * s.w;
+  for (int64_t j = 0; j < s.h * s.w; ++j)
+    dxp[j] = T(0);
+  for (int64_t oy = 0; oy < s.oh; ++oy)
+    for (int64_t ox = 0; ox < s.ow; ++ox) {
+      T v;
+      dxp[detail::max_pool_argmax(s, xp, oy, ox, v)] += dyp[oy * s.ow + ox];
+    }
 }
 
 /// dx [n, c, h, w]: each window's dy goes to its first maximal element of x.
 template <class T>
 void max_pool2d_backward(const Pool2dShape &s, const T *x, const T *dy, T *dx) {
 #pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < s.n * s.c; ++p) {
-    const T *xp = x + p * s.h * s.w;
-    const T *dyp = dy + p * s.oh * s.ow;
-    T *dxp = dx + p * s.h * s.w;
-    std::fill(dxp, dxp + s.h * s.w, T(0));
-    for (int64_t oy = 0; oy < s.oh; ++oy)
-      for (int64_t ox = 0; ox < s.ow; ++ox) {
-        T v;
-        dxp[detail::max_pool_argmax(s, xp, oy, ox, v)] += dyp[oy * s.ow + ox];
+  for (int64_t p = 0; p < s.n * s.c; ++p)
+    max_pool2d_backward_plane(s, x, dy, dx, p);
+}
+
+/// Plane p of avg_pool2d_forward.
+template <class T>
+TCC_HOST_DEVICE void avg_pool2d_forward_plane(const Pool2dShape &s, bool count_include_pad,
+                                              const T *x, T *y, int64_t p) {
+  const T *xp = x + p * s.h * s.w;
+  T *yp = y + p * s.oh * s.ow;
+  for (int64_t oy = 0; oy < s.oh; ++oy)
+    for (int64_t ox = 0; ox < s.ow; ++ox) {
+      const detail::AvgWindow win = detail::avg_pool_window(s, oy, ox, count_include_pad);
+      if (win.hs >= win.he || win.ws >= win.we) {
+        yp[oy * s.ow + ox] = T(0);
+        continue;
       }
-  }
+      acc_t sum = 0;
+      for (int64_t iy = win.hs; iy < win.he; ++iy)
+        for (int64_t ix = win.ws; ix < win.we; ++ix)
+          sum += xp[iy * s.w + ix];
+      yp[oy * s.ow + ox] = T(sum / acc_t(win.divisor));
+    }
 }
 
 /// y = window sum / divisor (see the header comment for the divisor).
@@ -135,24 +173,28 @@ template <class T>
 void avg_pool2d_forward(const Pool2dShape &s, bool count_include_pad,
                         const T *x, T *y) {
 #pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < s.n * s.c; ++p) {
-    const T *xp = x + p * s.h * s.w;
-    T *yp = y + p * s.oh * s.ow;
-    for (int64_t oy = 0; oy < s.oh; ++oy)
-      for (int64_t ox = 0; ox < s.ow; ++ox) {
-        const detail::AvgWindow win =
-            detail::avg_pool_window(s, oy, ox, count_include_pad);
-        if (win.hs >= win.he || win.ws >= win.we) {
-          yp[oy * s.ow + ox] = T(0);
-          continue;
-        }
-        acc_t sum = 0;
-        for (int64_t iy = win.hs; iy < win.he; ++iy)
-          for (int64_t ix = win.ws; ix < win.we; ++ix)
-            sum += xp[iy * s.w + ix];
-        yp[oy * s.ow + ox] = T(sum / acc_t(win.divisor));
-      }
-  }
+  for (int64_t p = 0; p < s.n * s.c; ++p)
+    avg_pool2d_forward_plane(s, count_include_pad, x, y, p);
+}
+
+/// Plane p of avg_pool2d_backward.
+template <class T>
+TCC_HOST_DEVICE void avg_pool2d_backward_plane(const Pool2dShape &s, bool count_include_pad,
+                                               const T *dy, T *dx, int64_t p) {
+  const T *dyp = dy + p * s.oh * s.ow;
+  T *dxp = dx + p * s.h * s.w;
+  for (int64_t j = 0; j < s.h * s.w; ++j)
+    dxp[j] = T(0);
+  for (int64_t oy = 0; oy < s.oh; ++oy)
+    for (int64_t ox = 0; ox < s.ow; ++ox) {
+      const detail::AvgWindow win = detail::avg_pool_window(s, oy, ox, count_include_pad);
+      if (win.hs >= win.he || win.ws >= win.we)
+        continue;
+      const T g = dyp[oy * s.ow + ox] / T(win.divisor);
+      for (int64_t iy = win.hs; iy < win.he; ++iy)
+        for (int64_t ix = win.ws; ix < win.we; ++ix)
+          dxp[iy * s.w + ix] += g;
+    }
 }
 
 /// dx: every input element of a window gets dy / divisor (summed over the
@@ -161,22 +203,8 @@ template <class T>
 void avg_pool2d_backward(const Pool2dShape &s, bool count_include_pad,
                          const T *dy, T *dx) {
 #pragma omp parallel for schedule(static)
-  for (int64_t p = 0; p < s.n * s.c; ++p) {
-    const T *dyp = dy + p * s.oh * s.ow;
-    T *dxp = dx + p * s.h * s.w;
-    std::fill(dxp, dxp + s.h * s.w, T(0));
-    for (int64_t oy = 0; oy < s.oh; ++oy)
-      for (int64_t ox = 0; ox < s.ow; ++ox) {
-        const detail::AvgWindow win =
-            detail::avg_pool_window(s, oy, ox, count_include_pad);
-        if (win.hs >= win.he || win.ws >= win.we)
-          continue;
-        const T g = dyp[oy * s.ow + ox] / T(win.divisor);
-        for (int64_t iy = win.hs; iy < win.he; ++iy)
-          for (int64_t ix = win.ws; ix < win.we; ++ix)
-            dxp[iy * s.w + ix] += g;
-      }
-  }
+  for (int64_t p = 0; p < s.n * s.c; ++p)
+    avg_pool2d_backward_plane(s, count_include_pad, dy, dx, p);
 }
 
 /// y [n, c] = mean over the hw elements of each plane of x [n, c, hw].
@@ -205,7 +233,7 @@ void global_avg_pool_backward(int64_t n, int64_t c, int64_t hw, const T *dy,
 }
 
 namespace detail {
-template <class T> int64_t plane_argmax(const T *xp, int64_t hw) {
+template <class T> TCC_HOST_DEVICE int64_t plane_argmax(const T *xp, int64_t hw) {
   int64_t best = 0;
   T mx = -std::numeric_limits<T>::infinity();
   for (int64_t j = 0; j < hw; ++j)

@@ -51,11 +51,10 @@ int trainerMain(CompiledModel &model, int argc, char **argv) {
     env.program = program;
   }
   if (model.info().target == "cuda") {
-    env.memory = tccDeviceMemory ? tccDeviceMemory() : nullptr;
+    const char *whyNot = "its runtime has no CUDA memory provider (tccDeviceMemory)";
+    env.memory = tccDeviceMemory ? tccDeviceMemory(&whyNot) : nullptr;
     if (!env.memory) {
-      std::cerr << "error: this trainer was compiled for the cuda target, "
-                   "but its runtime has no CUDA memory provider "
-                   "(tccDeviceMemory)"
+      std::cerr << "error: this trainer was compiled for the cuda target, but " << whyNot
                 << std::endl;
       return 1;
     }

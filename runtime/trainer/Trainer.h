@@ -82,8 +82,10 @@ int trainerMain(CompiledModel &model, int argc, char **argv);
 
 } // namespace tcc::rt
 
-/// Defined (strongly) by a cuda build of the runtime; null otherwise. A
-/// model whose ModelInfo::target is "cuda" needs it.
-extern "C" tcc::rt::DeviceMemory *tccDeviceMemory() __attribute__((weak));
+/// Defined (strongly) by the cuda runtime (runtime/cuda/CudaMemory.cpp); a
+/// model whose ModelInfo::target is "cuda" needs it. Null with `whyNot` set
+/// (one line: no GPU, a driver too old...) when there is no usable device.
+extern "C" tcc::rt::DeviceMemory *tccDeviceMemory(const char **whyNot)
+    __attribute__((weak));
 
 #endif // TCC_RUNTIME_TRAINER_TRAINER_H

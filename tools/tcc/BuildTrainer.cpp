@@ -56,11 +56,49 @@ bool createTemp(StringRef suffix, std::string &path, std::string &error) {
 
 } // namespace
 
-bool tcc::buildCpuTrainer(const std::string &source, const std::string &output,
-                          const std::string &march, bool progress,
-                          std::string &error) {
+tcc::TrainerBuild tcc::cpuTrainerBuild(const std::string &march) {
+  TrainerBuild build;
+  build.compiler = TCC_CXX;
+  build.suffix = "cpp";
+  build.flags = {"-std=c++17", "-O3", "-march=" + march, "-fopenmp",
+                 "-I" TCC_RUNTIME_INCLUDE_DIR};
+  for (StringRef lib : llvm::split(StringRef(TCC_RUNTIME_LIBS), ';'))
+    build.libraries.push_back(lib.str());
+  build.libraries.push_back("-lz");
+  build.summary = std::string(TCC_CXX) + " -O3 -march=" + march;
+  return build;
+}
+
+bool tcc::cudaTrainerBuild(const std::string &arch, TrainerBuild &build, std::string &error) {
+#ifdef TCC_NVCC
+  build.compiler = TCC_NVCC;
+  build.suffix = "cu";
+  // Device lambdas (--extended-lambda) and std:: constexpr math in device
+  // code (--expt-relaxed-constexpr); 1675: the cpu kernels' GCC pragmas.
+  build.flags = {"-std=c++17", "-O3", "-arch=" + arch, "--extended-lambda",
+                 "--expt-relaxed-constexpr", "-diag-suppress=1675", "-Xcompiler=-fopenmp",
+                 "-I" TCC_RUNTIME_INCLUDE_DIR};
+  for (StringRef lib : llvm::split(StringRef(TCC_CUDA_RUNTIME_LIBS), ';'))
+    build.libraries.push_back(lib.str());
+  for (StringRef lib : llvm::split(StringRef(TCC_RUNTIME_LIBS), ';'))
+    build.libraries.push_back(lib.str());
+  build.libraries.insert(build.libraries.end(),
+                         {"-lcublasLt", "-lcudart", "-lz", "-Xlinker=-rpath=" TCC_CUDA_LIB_DIR});
+  build.summary = std::string("nvcc -O3 -arch=") + arch;
+  return true;
+#else
+  (void)arch, (void)build;
+  error = "building a cuda trainer needs CUDA 13 (nvcc, cuBLASLt) at configure time; this "
+          "tcc was built without it: install CUDA, run scripts/setup.sh and rebuild, or use "
+          "--emit=source and build it where CUDA is";
+  return false;
+#endif
+}
+
+bool tcc::buildTrainer(const TrainerBuild &build, const std::string &source,
+                       const std::string &output, bool progress, std::string &error) {
   std::string sourceName, logName;
-  if (!createTemp("cpp", sourceName, error))
+  if (!createTemp(build.suffix, sourceName, error))
     return false;
   TempFile sourceFile(sourceName);
   if (!createTemp("log", logName, error))
@@ -72,26 +110,24 @@ bool tcc::buildCpuTrainer(const std::string &source, const std::string &output,
   // Link into a temporary beside the output, then rename: never a
   // half-written trainer.
   TempFile linked(output + ".tmp." + std::to_string(sys::Process::getProcessId()));
-  std::string marchFlag = "-march=" + march;
-  SmallVector<std::string> args{TCC_CXX, "-std=c++17", "-O3", marchFlag, "-fopenmp",
-                                "-I" TCC_RUNTIME_INCLUDE_DIR, sourceFile.path};
-  for (StringRef lib : llvm::split(StringRef(TCC_RUNTIME_LIBS), ';'))
-    args.push_back(lib.str());
-  args.append({"-lz", "-o", linked.path});
+  SmallVector<std::string> args{build.compiler};
+  args.append(build.flags.begin(), build.flags.end());
+  args.push_back(sourceFile.path);
+  args.append(build.libraries.begin(), build.libraries.end());
+  args.append({"-o", linked.path});
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   if (progress)
-    errs() << "tcc: building the trainer (" << TCC_CXX << " -O3 " << marchFlag
-           << ") ...\n";
+    errs() << "tcc: building the trainer (" << build.summary << ") ...\n";
   auto start = std::chrono::steady_clock::now();
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log.path),
                                           StringRef(log.path)};
   std::string message;
-  int status = sys::ExecuteAndWait(TCC_CXX, argRefs, std::nullopt, redirects, 0, 0,
+  int status = sys::ExecuteAndWait(build.compiler, argRefs, std::nullopt, redirects, 0, 0,
                                    &message);
   if (status != 0) {
     log.keep();
     error = "building the trainer failed (" +
-            (message.empty() ? TCC_CXX " exited with " + std::to_string(status)
+            (message.empty() ? build.compiler + " exited with " + std::to_string(status)
                              : message) +
             "); the compiler's output is in " + log.path;
     return false;

@@ -116,7 +116,11 @@ bool checkTuningDb(const std::string &path, std::string &error) {
             "written by 'tcc tune')";
     return false;
   }
-  return true;
+  // Nothing writes tuning files yet: accepting one would ignore it.
+  error = "--tuning-db " + path + ": this version of tcc has no 'tcc tune' and cannot "
+          "apply tuning files yet (issue 11); leave the option out: the cuda target bakes "
+          "cuDNN's heuristic choices for --gpu";
+  return false;
 }
 
 } // namespace
@@ -186,8 +190,9 @@ Options:
                          values are recomputed in the backward until the
                          planned step fits, or the compile fails with the
                          smallest size it can plan
-  --gpu=GPU              the GPU the cuda target plans for (default: h100):
-                         )" + gpuHelp() + R"(
+  --gpu=GPU              the GPU the cuda target plans for and builds the
+                         trainer for (sm_90a for h100/h200, sm_80 for
+                         a100; default: h100): )" + gpuHelp() + R"(
   --tuning-db=FILE       algorithm choices measured by 'tcc tune' (cuda
                          target only)
   --disable-pass=NAME    leave out an optimization pass (repeatable): )" +

@@ -266,6 +266,26 @@ int emitConvPlans(const ::tcc::frontend::ModelSpec &spec, ModuleOp model,
 #endif
 }
 
+/// How the target's source becomes a trainer: the cpu target's for
+/// --march, the cuda target's for the architecture of --gpu.
+bool trainerBuild(const tcc::CompileOptions &options, tcc::TrainerBuild &build,
+                  std::string &error) {
+  if (options.target != "cuda") {
+    build = tcc::cpuTrainerBuild(options.march);
+    return true;
+  }
+#ifdef TCC_HAVE_CUDA
+  const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(options.gpu, error);
+  if (!gpu)
+    return false;
+  // sm_90a: Hopper's architecture-specific features, for its SASS.
+  std::string arch = "sm_" + std::to_string(gpu->smVersion) + (gpu->smVersion == 90 ? "a" : "");
+  return tcc::cudaTrainerBuild(arch, build, error);
+#else
+  return tcc::cudaTrainerBuild("", build, error);
+#endif
+}
+
 int runCompile(const tcc::CompileOptions &options) {
   ::tcc::frontend::ModelSpec spec;
   std::string error;
@@ -296,7 +316,8 @@ int runCompile(const tcc::CompileOptions &options) {
                 "use --target=" + fallback.name.str());
   if (generates && !options.targetGiven)
     std::cerr << "tcc: compiling for --target=" << options.target
-              << " (the default: the cuda code generator is not available yet)\n";
+              << " (the default: the cuda code generator runs f32 MLPs only so far, "
+                 "docs/cuda.md)\n";
 
   // Every emit kind plans the step: the report and the memory budget need
   // the plan even when only the frontend's IR is printed.
@@ -324,7 +345,9 @@ int runCompile(const tcc::CompileOptions &options) {
       return status;
   } else {
     std::string output = options.output.empty() ? "./" + spec.name : options.output;
-    if (!tcc::buildCpuTrainer(source, output, options.march, isatty(2), error))
+    tcc::TrainerBuild build;
+    if (!trainerBuild(options, build, error) ||
+        !tcc::buildTrainer(build, source, output, isatty(2), error))
       return fail(error);
   }
   return writeReport(*model, *planned, options, facts);

@@ -1,0 +1,304 @@
+//===- CudaOps.cpp - One tcc op as launches on the model's stream ---------===//
+//
+// The cuda target's printers: each op becomes calls of the device runtime
+// (runtime/cuda/device/: StepOps.cuh, Matmul.cuh) or a device lambda
+// launched over its elements (cuda::for_each), on `args.stream`. The element
+// math is the cpu target's (runtime/kernels' functors and element
+// functions, marked TCC_HOST_DEVICE). An op this version cannot run on a
+// GPU is an error naming it: never a silent fallback to the host.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/CudaEmitter.h"
+
+#include "codegen/KernelArgs.h"
+#include "ir/ModelNode.h"
+#include "ir/TccOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+namespace {
+
+bool isF32(Value v) { return cast<ShapedType>(v.getType()).getElementType().isF32(); }
+
+/// "bf16", "f16" or "f32".
+StringRef storageOf(Value v) {
+  Type element = cast<ShapedType>(v.getType()).getElementType();
+  return element.isBF16() ? "bf16" : element.isF16() ? "f16" : "f32";
+}
+
+struct CudaPrinter {
+  CpuEmitter &e;
+  llvm::raw_ostream &os;
+
+  std::string operator()(Value v) const { return e.name(v); }
+
+  /// `body` (reading and writing element i) over n elements.
+  void forEach(int64_t n, const std::string &body) {
+    os << "  cuda::for_each(args.stream, " << n
+       << ", [=] __device__(int64_t i) { " << body << " });\n";
+  }
+  void copyInto(Value from, Value to) {
+    if (e.name(from) != e.name(to))
+      os << "  cuda::copy<" << cppElementType(from.getType()) << ">(args.stream, "
+         << numElements(from) << ", " << e.name(from) << ", " << e.name(to) << ");\n";
+  }
+};
+
+LogicalResult emitLinear(Operation *op, CudaPrinter &p) {
+  for (Value v : op->getOperands())
+    if (!isF32(v))
+      return op->emitError("the cuda target runs f32 linear layers only so far "
+                           "(16-bit matmuls: issue 10); compile with --precision=fp32");
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](LinearOp o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        p.os << "  args.matmul->linear_forward(args.stream, " << product(in.drop_back())
+             << ", " << in.back() << ", " << dimsOf(o.getWeight())[0] << ", "
+             << p(o.getInput()) << ", " << p(o.getWeight()) << ", "
+             << (o.getBias() ? p(o.getBias()) : "nullptr") << ", " << p(o.getResult())
+             << ");\n";
+        return success();
+      })
+      .Case([&](LinearBackwardDataOp o) {
+        ArrayRef<int64_t> w = dimsOf(o.getWeight());
+        p.os << "  args.matmul->linear_backward_data(args.stream, "
+             << numElements(o.getGrad()) / w[0] << ", " << w[1] << ", " << w[0] << ", "
+             << p(o.getGrad()) << ", " << p(o.getWeight()) << ", " << p(o.getResult())
+             << ");\n";
+        return success();
+      })
+      .Case([&](LinearBackwardWeightOp o) {
+        ArrayRef<int64_t> w = dimsOf(o.getResult());
+        p.os << "  args.matmul->linear_backward_weight(args.stream, "
+             << numElements(o.getGrad()) / w[0] << ", " << w[1] << ", " << w[0] << ", "
+             << p(o.getGrad()) << ", " << p(o.getInput()) << ", " << p(o.getResult())
+             << ");\n";
+        return success();
+      })
+      .Default([](Operation *) { return failure(); });
+}
+
+/// Pooling (runtime/cuda/device/Pool.cuh): the cpu kernels' per-plane
+/// functions, one thread per plane.
+LogicalResult emitPool(Operation *op, CudaPrinter &p) {
+  for (Value v : op->getOperands())
+    if (!isF32(v))
+      return op->emitError("the cuda target pools f32 tensors only so far (16-bit steps: "
+                           "issue 10); compile with --precision=fp32");
+  auto call = [&](StringRef kernel, StringRef shape, ArrayRef<Value> args,
+                  std::optional<bool> countIncludePad = std::nullopt) {
+    p.os << "  cuda::" << kernel << "<float>(args.stream, " << shape;
+    if (countIncludePad)
+      p.os << ", " << (*countIncludePad ? "true" : "false");
+    for (Value v : args)
+      p.os << ", " << p(v);
+    p.os << ");\n";
+    return success();
+  };
+  auto planes = [](ArrayRef<int64_t> in) {
+    return std::to_string(in[0]) + ", " + std::to_string(in[1]) + ", " +
+           std::to_string(in[2] * in[3]);
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](MaxPool2dOp o) {
+        return call("max_pool2d_forward", kernel_args::cpp(kernel_args::pool2d(o)),
+                    {o.getInput(), o.getResult()});
+      })
+      .Case([&](MaxPool2dBackwardOp o) {
+        return call("max_pool2d_backward", kernel_args::cpp(kernel_args::pool2d(o)),
+                    {o.getInput(), o.getGrad(), o.getResult()});
+      })
+      .Case([&](AvgPool2dOp o) {
+        return call("avg_pool2d_forward", kernel_args::cpp(kernel_args::pool2d(o)),
+                    {o.getInput(), o.getResult()}, o.getCountIncludePad());
+      })
+      .Case([&](AvgPool2dBackwardOp o) {
+        return call("avg_pool2d_backward", kernel_args::cpp(kernel_args::pool2d(o)),
+                    {o.getGrad(), o.getResult()}, o.getCountIncludePad());
+      })
+      .Case([&](GlobalAvgPoolOp o) {
+        return call("global_avg_pool_forward", planes(dimsOf(o.getInput())),
+                    {o.getInput(), o.getResult()});
+      })
+      .Case([&](GlobalMaxPoolOp o) {
+        return call("global_max_pool_forward", planes(dimsOf(o.getInput())),
+                    {o.getInput(), o.getResult()});
+      })
+      .Case([&](GlobalAvgPoolBackwardOp o) {
+        return call("global_avg_pool_backward", planes(o.getInputShape()),
+                    {o.getGrad(), o.getResult()});
+      })
+      .Case([&](GlobalMaxPoolBackwardOp o) {
+        return call("global_max_pool_backward", planes(dimsOf(o.getInput())),
+                    {o.getInput(), o.getGrad(), o.getResult()});
+      })
+      .Default([](Operation *) { return failure(); });
+}
+
+LogicalResult emitElementwise(Operation *op, CudaPrinter &p) {
+  if (std::string functor = elementFunctorOf(op); !functor.empty()) {
+    int64_t n = numElements(op->getResult(0));
+    if (op->getNumOperands() == 1)
+      p.os << "  cuda::map_forward(args.stream, " << n << ", " << functor << ", "
+           << p(op->getOperand(0)) << ", " << p(op->getResult(0)) << ");\n";
+    else // backward ops take (grad, value); their functors (value, grad)
+      p.os << "  cuda::map_backward(args.stream, " << n << ", " << functor << ", "
+           << p(op->getOperand(1)) << ", " << p(op->getOperand(0)) << ", "
+           << p(op->getResult(0)) << ");\n";
+    return success();
+  }
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<AddOp, MulOp>([&](auto o) {
+        p.forEach(numElements(o.getResult()), p(o.getResult()) + "[i] = " + p(o.getLhs()) +
+                                                  (isa<AddOp>(op) ? "[i] + " : "[i] * ") +
+                                                  p(o.getRhs()) + "[i];");
+        return success();
+      })
+      .Case([&](ScaleOp o) {
+        p.os << "  cuda::scale<float>(args.stream, " << numElements(o.getResult())
+             << ", float(" << cppDouble(o.getFactor()) << "), " << p(o.getInput()) << ", "
+             << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](ScaleByOp o) {
+        p.forEach(numElements(o.getResult()), p(o.getResult()) + "[i] = *" + p(o.getFactor()) +
+                                                  " * " + p(o.getInput()) + "[i];");
+        return success();
+      })
+      .Case<FlattenOp, ReshapeOp>([&](auto o) {
+        p.copyInto(o.getInput(), o.getResult());
+        return success();
+      })
+      .Case([&](CastOp o) {
+        StringRef from = storageOf(o.getInput()), to = storageOf(o.getResult());
+        if (from == to) {
+          p.copyInto(o.getInput(), o.getResult());
+          return success();
+        }
+        // The cast kernels' conversions (runtime/common/Float16.h).
+        std::string convert = from == "f32" ? "float_to_" + to.str() : from.str() + "_to_float";
+        p.forEach(numElements(o.getResult()),
+                  p(o.getResult()) + "[i] = " + convert + "(" + p(o.getInput()) + "[i]);");
+        return success();
+      })
+      .Case([&](ReduceSumOp o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        ArrayRef<int64_t> axes = o.getAxes();
+        if (axes.size() + 1 != in.size())
+          return failure();
+        int64_t keep = 0;
+        while (llvm::is_contained(axes, keep))
+          ++keep;
+        kernel_args::Around a = kernel_args::around(in, keep);
+        p.os << "  cuda::reduce_sum_keep<float>(args.stream, " << a.outer << ", " << a.axis
+             << ", " << a.inner << ", " << p(o.getInput()) << ", " << p(o.getResult())
+             << ");\n";
+        return success();
+      })
+      .Default([](Operation *) { return failure(); });
+}
+
+LogicalResult emitStepOp(Operation *op, CudaPrinter &p) {
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](CrossEntropyOp o) {
+        ArrayRef<int64_t> l = dimsOf(o.getLogits());
+        p.os << "  cuda::cross_entropy_forward(args.stream, " << l[0] << ", " << l[1] << ", "
+             << p(o.getLogits()) << ", " << p(o.getLabels()) << ", "
+             << cppDouble(o.getLabelSmoothing()) << ", " << cppReduction(o.getReduction())
+             << ", " << p(o.getResult()) << ", "
+             << (o.getValid() ? p(o.getValid()) : "nullptr") << ");\n";
+        return success();
+      })
+      .Case([&](CrossEntropyBackwardOp o) {
+        ArrayRef<int64_t> l = dimsOf(o.getLogits());
+        p.os << "  cuda::cross_entropy_backward(args.stream, " << l[0] << ", " << l[1]
+             << ", " << p(o.getLogits()) << ", " << p(o.getLabels()) << ", "
+             << cppDouble(o.getLabelSmoothing()) << ", " << cppReduction(o.getReduction())
+             << ", " << p(o.getGrad()) << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](CountCorrectOp o) {
+        ArrayRef<int64_t> l = dimsOf(o.getLogits());
+        p.os << "  cuda::count_correct(args.stream, " << l[0] << ", " << l[1] << ", "
+             << p(o.getLogits()) << ", " << p(o.getLabels()) << ", " << p(o.getValid())
+             << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](IncrementOp o) {
+        p.os << "  cuda::increment(args.stream, " << p(o.getInput()) << ", "
+             << (o.getSkip() ? p(o.getSkip()) : "nullptr") << ", " << p(o.getResult())
+             << ");\n";
+        return success();
+      })
+      .Case([&](LrScheduleOp o) {
+        p.os << "  { static const ScheduleDesc schedule = " << cppScheduleDesc(o.getSchedule())
+             << ";\n    cuda::lr_schedule(args.stream, schedule, " << cppDouble(o.getBaseLr())
+             << ", " << p(o.getStep()) << ", " << p(o.getStepsPerEpoch()) << ", "
+             << p(o.getTotalSteps()) << ", " << p(o.getResult()) << "); }\n";
+        return success();
+      })
+      .Default([](Operation *) { return failure(); });
+}
+
+/// An elementwise group: its loop body (the cpu target's) in one launch.
+LogicalResult emitElementwiseGroup(FusionGroupOp group, CudaPrinter &p) {
+  std::string functors, body;
+  if (failed(printElementwiseBody(group, p.e, functors, body)))
+    return failure();
+  p.os << "  {\n" << functors << "    cuda::for_each(args.stream, "
+       << numElements(group.getResult(0)) << ", [=] __device__(int64_t i) {\n"
+       << body << "    });\n  }\n";
+  return success();
+}
+
+/// The optimizer (and EMA, Lookahead) updates: one launch per chain, its
+/// stages passed by value.
+LogicalResult emitMultiTensorUpdate(FusionGroupOp group, CudaPrinter &p) {
+  MultiTensorChains plan;
+  if (failed(planMultiTensorUpdate(group, p.e, plan)))
+    return failure();
+  for (const MultiTensorChains::Copy &copy : plan.copies)
+    p.os << "  cuda::copy<float>(args.stream, " << copy.n << ", " << copy.from << ", "
+         << copy.to << ");\n";
+  for (const MultiTensorChains::Chain &chain : plan.chains) {
+    p.os << "  { cuda::ChainLaunch chain{{\n";
+    for (const std::string &stage : chain.stages)
+      p.os << "        " << stage << ",\n";
+    p.os << "      }, " << chain.stages.size() << "};\n    cuda::update_chain(args.stream, "
+         << chain.n << ", chain); }\n";
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e) {
+  CudaPrinter p{e, e.os};
+  if (auto group = dyn_cast<FusionGroupOp>(op)) {
+    if (group.getKind() == FusionGroupOp::kElementwise)
+      return emitElementwiseGroup(group, p);
+    if (group.getKind() == FusionGroupOp::kMultiTensorUpdate)
+      return emitMultiTensorUpdate(group, p);
+    return group.emitError("the cuda target cannot run a fusion group of kind '")
+           << group.getKind() << "' yet (docs/cuda.md lists what it runs); compile with "
+           << "--target=cpu";
+  }
+  if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp>(op))
+    return emitLinear(op, p);
+  if (isa<MaxPool2dOp, MaxPool2dBackwardOp, AvgPool2dOp, AvgPool2dBackwardOp, GlobalAvgPoolOp,
+          GlobalMaxPoolOp, GlobalAvgPoolBackwardOp, GlobalMaxPoolBackwardOp>(op))
+    return emitPool(op, p);
+  if (succeeded(emitElementwise(op, p)) || succeeded(emitElementwise(op, p)) ||
+      succeeded(emitStepOp(op, p)))
+    return success();
+  std::string node = modelNodeOf(op->getLoc());
+  return op->emitError("the cuda target cannot run ")
+         << op->getName() << (node.empty() ? "" : " (model node '" + node + "')")
+         << " yet (docs/cuda.md lists what it runs); compile with --target=cpu";
+}

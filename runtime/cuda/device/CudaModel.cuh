@@ -1,0 +1,94 @@
+//===- CudaModel.cuh - The step contract on a GPU ----------------*- CUDA -*-===//
+//
+// The base of every generated cuda model (codegen/CudaTarget.cpp). The
+// bound buffers are device memory (the trainer allocates them through
+// tccDeviceMemory(), runtime/cuda/CudaMemory.cpp). The first trainStep()
+// records the generated training step on the model's stream as a CUDA graph;
+// every trainStep() replays it: no host work and no synchronisation per
+// step (docs/step-contract.md). Evaluation steps are launched directly.
+// readTotals() is the only synchronisation.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_CUDA_DEVICE_CUDAMODEL_CUH
+#define TCC_RUNTIME_CUDA_DEVICE_CUDAMODEL_CUH
+
+#include "runtime/CompiledModel.h"
+#include "runtime/cuda/device/Launch.cuh"
+#include "runtime/cuda/device/Matmul.cuh"
+
+#include <cstddef>
+
+/// Defined beside tccDeviceMemory() (runtime/cuda/CudaMemory.cpp): calling
+/// it links that file from the runtime's archive, which a reference to the
+/// weak tccDeviceMemory alone would not.
+extern "C" void tccLinkCudaMemory();
+
+namespace tcc::rt::cuda {
+
+class CudaModel : public CompiledModel {
+public:
+  CudaModel() { tccLinkCudaMemory(); }
+  ~CudaModel() override {
+    if (graph)
+      cudaGraphExecDestroy(graph);
+    if (stream)
+      cudaStreamDestroy(stream);
+  }
+
+  void bind(const StepBuffers &buffers) override {
+    bound = buffers;
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
+    matmul.init();
+  }
+
+  void trainStep() override {
+    if (!graph) {
+      cudaGraph_t recorded;
+      check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+            "starting to record the training step");
+      runTrainStep();
+      check(cudaStreamEndCapture(stream, &recorded), "recording the training step");
+      check(cudaGraphInstantiate(&graph, recorded, 0), "instantiating the training step");
+      cudaGraphDestroy(recorded);
+    }
+    check(cudaGraphLaunch(graph, stream), "launching the training step");
+  }
+
+  void evalStep() override { runEvalStep(); }
+
+  StepTotals readTotals() override {
+    StepTotals totals;
+    check(cudaMemcpyAsync(&totals, &bound.control->totals, sizeof totals,
+                          cudaMemcpyDeviceToHost, stream),
+          "reading the totals");
+    check(cudaStreamSynchronize(stream), "running the steps");
+    return totals;
+  }
+
+  void resetTotals() override {
+    // totals and evalBatch are adjacent in StepControl.
+    static_assert(offsetof(StepControl, evalBatch) ==
+                  offsetof(StepControl, totals) + sizeof(StepTotals));
+    check(cudaMemsetAsync(&bound.control->totals, 0, sizeof(StepTotals) + sizeof(int64_t),
+                          stream),
+          "resetting the totals");
+  }
+
+protected:
+  /// The generated steps: launches on `stream`, nothing else.
+  virtual void runTrainStep() = 0;
+  virtual void runEvalStep() = 0;
+
+  const StepBuffers &buffers() const { return bound; }
+
+  cudaStream_t stream = nullptr;
+  Matmul matmul;
+
+private:
+  StepBuffers bound;
+  cudaGraphExec_t graph = nullptr;
+};
+
+} // namespace tcc::rt::cuda
+
+#endif // TCC_RUNTIME_CUDA_DEVICE_CUDAMODEL_CUH

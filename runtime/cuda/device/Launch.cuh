@@ -1,0 +1,125 @@
+//===- Launch.cuh - Kernel launches of the cuda trainer ----------*- CUDA -*-===//
+//
+// The generated step (codegen/CudaTarget.cpp) runs every op as a launch on
+// the model's stream: for_each() maps a device function over the n elements
+// of an op (one thread each), block_sum() reduces n
+// terms in one block in a fixed order (the same bits on every run and GPU
+// of an architecture), single() runs one thread (the step's scalars). The
+// device functions are the element math of runtime/kernels and
+// runtime/common (TCC_HOST_DEVICE), shared with the cpu target.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_CUDA_DEVICE_LAUNCH_CUH
+#define TCC_RUNTIME_CUDA_DEVICE_LAUNCH_CUH
+
+#ifdef TCC_CUDA_HOST_EMULATION
+#include "runtime/cuda/device/HostEmulation.h"
+#else
+#include <cuda_runtime.h>
+#endif
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace tcc::rt::cuda {
+
+/// Throws, naming `what`, unless `status` is cudaSuccess. The trainer turns
+/// the exception into one `error:` line.
+inline void check(cudaError_t status, const char *what) {
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string("CUDA: ") + what + ": " +
+                             cudaGetErrorString(status));
+}
+
+/// The device address of a __device__ array of the generated source (its
+/// scalar constants).
+template <class T> T *symbol_address(T (&symbol)[1]) {
+  void *address = nullptr;
+  check(cudaGetSymbolAddress(&address, symbol), "finding a constant");
+  return static_cast<T *>(address);
+}
+
+constexpr int kThreads = 256;
+
+/// Blocks for n elements, one element per thread. (Not a grid-stride
+/// loop: a loop keeps registers live across the subroutine calls of
+/// IEEE divisions and 64-bit integer ones, which then spill.)
+inline unsigned blocksFor(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  if (blocks > 0x7fffffff)
+    throw std::runtime_error("a kernel over more than 2^39 elements");
+  return static_cast<unsigned>(blocks);
+}
+
+#ifndef TCC_CUDA_HOST_EMULATION
+template <class F> __global__ void __launch_bounds__(kThreads) forEachKernel(int64_t n, F f) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n)
+    f(i);
+}
+
+template <class Term, class Done>
+__global__ void __launch_bounds__(kThreads) blockSumKernel(int64_t n, Term term, Done done) {
+  __shared__ double partial[kThreads];
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < n; i += kThreads)
+    s += term(i);
+  partial[threadIdx.x] = s;
+  __syncthreads();
+  for (int width = kThreads / 2; width > 0; width /= 2) {
+    if (threadIdx.x < width)
+      partial[threadIdx.x] += partial[threadIdx.x + width];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    done(partial[0]);
+}
+#endif
+
+/// f(i) for every i in [0, n), in any order.
+template <class F> void for_each(cudaStream_t stream, int64_t n, F f) {
+  if (n <= 0)
+    return;
+#ifdef TCC_CUDA_HOST_EMULATION
+  emulation::enqueue(stream, [=] {
+    for (int64_t i = 0; i < n; ++i)
+      f(i);
+  });
+#else
+  forEachKernel<<<blocksFor(n), kThreads, 0, stream>>>(n, f);
+  check(cudaGetLastError(), "launching a kernel");
+#endif
+}
+
+/// f() once, on one device thread.
+template <class F> void single(cudaStream_t stream, F f) {
+  for_each(stream, 1, [=] __device__(int64_t) { f(); });
+}
+
+/// done(sum of term(i), i in [0, n)), summed in double by one block in a
+/// fixed order: kThreads strided partial sums, then a tree. For the step's
+/// small reductions (a loss over a batch, the correct count); the n of a
+/// whole tensor belongs to a multi-block kernel.
+template <class Term, class Done>
+void block_sum(cudaStream_t stream, int64_t n, Term term, Done done) {
+#ifdef TCC_CUDA_HOST_EMULATION
+  emulation::enqueue(stream, [=] {
+    double partial[kThreads] = {};
+    for (int t = 0; t < kThreads; ++t)
+      for (int64_t i = t; i < n; i += kThreads)
+        partial[t] += term(i);
+    for (int width = kThreads / 2; width > 0; width /= 2)
+      for (int t = 0; t < width; ++t)
+        partial[t] += partial[t + width];
+    done(partial[0]);
+  });
+#else
+  blockSumKernel<<<1, kThreads, 0, stream>>>(n, term, done);
+  check(cudaGetLastError(), "launching a reduction");
+#endif
+}
+
+} // namespace tcc::rt::cuda
+
+#endif // TCC_RUNTIME_CUDA_DEVICE_LAUNCH_CUH

@@ -1,0 +1,245 @@
+//===- StepOps.cuh - The step's ops on the device ----------------*- CUDA -*-===//
+//
+// What the generated cuda step calls for each op that is not a matmul or a
+// fused group: launches (Launch.cuh) of the element math the cpu target
+// uses (runtime/kernels, runtime/common, runtime/cpu/MultiTensor.h). Like
+// runtime/cpu/StepOps.h, every value of the step (the learning rate, the
+// counter, the valid count) is read inside the kernel through its pointer,
+// never on the host: the step is captured once and replayed as a CUDA graph.
+//
+// These kernels are correct first and simple (one thread per element or
+// per row, one block per small reduction); issue 11 makes them fast.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_CUDA_DEVICE_STEPOPS_CUH
+#define TCC_RUNTIME_CUDA_DEVICE_STEPOPS_CUH
+
+#include "runtime/CompiledModel.h"
+#include "runtime/common/Batch.h"
+#include "runtime/common/Schedule.h"
+#include "runtime/cpu/MultiTensor.h"
+#include "runtime/cuda/device/Launch.cuh"
+#include "runtime/kernels/Activation.h"
+#include "runtime/kernels/Loss.h"
+#include "runtime/kernels/Metrics.h"
+
+namespace tcc::rt::cuda {
+
+using kernels::Reduction;
+
+//--- the batch -------------------------------------------------------------//
+
+/// An index of a batch's pixels as 32 bits: a 64-bit division is a
+/// subroutine call on the GPU (and spills registers around it). A batch
+/// has far fewer than 2^32 pixels (checked by checkBatchIndex).
+TCC_HOST_DEVICE inline uint32_t narrow(int64_t i) { return static_cast<uint32_t>(i); }
+
+inline void checkBatchIndex(int64_t pixels) {
+  if (pixels >= (int64_t(1) << 32))
+    throw std::runtime_error("a batch of more than 2^32 pixels");
+}
+
+/// Where pixel i of a batch of `spec`'s images is: its sample and (ch, y, x).
+struct BatchPixel {
+  int64_t slot, ch, y, x;
+};
+TCC_HOST_DEVICE inline BatchPixel batchPixel(int64_t i, const BatchSpec &spec) {
+  const uint32_t plane = narrow(spec.c * spec.h * spec.w), e = narrow(i) % plane;
+  return {narrow(i) / plane, e / narrow(spec.h * spec.w), e / narrow(spec.w) % narrow(spec.h),
+          e % narrow(spec.w)};
+}
+
+/// The training batch of step *step, as runtime/cpu/Batch.h gathers it:
+/// one thread per pixel (each draws its sample's order and augmentation,
+/// pure functions of (seed, epoch, position)). Sets control->valid.
+inline void gather_train_batch(cudaStream_t s, const StepBuffers &b, const int64_t *step,
+                               int64_t size, float *images, int64_t *labels) {
+  const DataView data = b.train;
+  const BatchSpec spec = b.batch;
+  StepControl *control = b.control;
+  const int64_t plane = spec.c * spec.h * spec.w;
+  checkBatchIndex(size * plane);
+  for_each(s, size * plane, [=] __device__(int64_t i) {
+    const RunConstants &run = control->run;
+    const int64_t epoch = *step / run.stepsPerEpoch, index = *step % run.stepsPerEpoch;
+    const BatchPixel px = batchPixel(i, spec);
+    const int64_t position = batch::trainPosition(index, px.slot, size, data.n);
+    const int64_t row =
+        spec.shuffle ? rng::shuffledRow(run.seed, uint64_t(epoch), position, data.n) : position;
+    rng::AugmentDraw draw;
+    if (spec.augmentOn)
+      draw = rng::drawAugment(run.seed, uint64_t(epoch), uint64_t(position), spec.h, spec.w,
+                              spec.augment.cropPadding, spec.augment.flip,
+                              spec.augment.translate, spec.augment.cutout);
+    images[i] = batch::samplePixel(data.pixels, data.isFloat, row, spec.c, spec.h, spec.w,
+                                   spec.augmentOn ? &draw : nullptr, spec.augment, px.ch,
+                                   px.y, px.x, spec.mean[px.ch], spec.std[px.ch]);
+    if (px.ch == 0 && px.y == 0 && px.x == 0)
+      labels[px.slot] = data.labels[row];
+  });
+  single(s, [=] __device__() { control->valid = size; });
+}
+
+/// Test batch control->evalBatch in file order, zero-padded past the end;
+/// then advances the cursor and sets control->valid.
+inline void gather_eval_batch(cudaStream_t s, const StepBuffers &b, int64_t size,
+                              float *images, int64_t *labels) {
+  const DataView data = b.test;
+  const BatchSpec spec = b.batch;
+  StepControl *control = b.control;
+  const int64_t plane = spec.c * spec.h * spec.w;
+  checkBatchIndex(size * plane);
+  for_each(s, size * plane, [=] __device__(int64_t i) {
+    const BatchPixel px = batchPixel(i, spec);
+    const int64_t row = control->evalBatch * size + px.slot;
+    const bool real = row < data.n;
+    images[i] = real ? batch::samplePixel(data.pixels, data.isFloat, row, spec.c, spec.h,
+                                          spec.w, nullptr, spec.augment, px.ch, px.y, px.x,
+                                          spec.mean[px.ch], spec.std[px.ch])
+                     : 0.0f;
+    if (px.ch == 0 && px.y == 0 && px.x == 0)
+      labels[px.slot] = real ? data.labels[row] : 0;
+  });
+  single(s, [=] __device__() {
+    const int64_t left = data.n - control->evalBatch++ * size;
+    control->valid = left < 0 ? 0 : left < size ? left : size;
+  });
+}
+
+/// Adds the step's sums (either may be null) and its real samples to the
+/// totals.
+inline void add_step_totals(cudaStream_t s, StepControl *control, const float *lossSum,
+                            const int64_t *correct) {
+  single(s, [=] __device__() {
+    if (lossSum)
+      control->totals.lossSum += double(*lossSum);
+    if (correct)
+      control->totals.correct += *correct;
+    control->totals.count += control->valid;
+  });
+}
+
+//--- elementwise -----------------------------------------------------------//
+
+template <class T> void copy(cudaStream_t s, int64_t n, const T *x, T *y) {
+  check(cudaMemcpyAsync(y, x, n * sizeof(T), cudaMemcpyDeviceToDevice, s), "copying");
+}
+
+template <class T> void add_accumulate(cudaStream_t s, int64_t n, const T *x, T *y) {
+  for_each(s, n, [=] __device__(int64_t i) { y[i] += x[i]; });
+}
+
+/// y = f(x), an activation functor of runtime/kernels/Activation.h.
+template <class F> void map_forward(cudaStream_t s, int64_t n, F f, const float *x, float *y) {
+  for_each(s, n, [=] __device__(int64_t i) { y[i] = f(x[i]); });
+}
+
+/// dx = f(v, dy), a backward functor (v: what it reads of the forward).
+template <class F>
+void map_backward(cudaStream_t s, int64_t n, F f, const float *v, const float *dy, float *dx) {
+  for_each(s, n, [=] __device__(int64_t i) { dx[i] = f(v[i], dy[i]); });
+}
+
+template <class T> void scale(cudaStream_t s, int64_t n, T factor, const T *x, T *y) {
+  for_each(s, n, [=] __device__(int64_t i) { y[i] = factor * x[i]; });
+}
+
+/// Sum over every dim but the middle of x viewed as [outer, mid, inner].
+template <class T>
+void reduce_sum_keep(cudaStream_t s, int64_t outer, int64_t mid, int64_t inner, const T *x,
+                     T *y) {
+  for_each(s, mid, [=] __device__(int64_t j) {
+    double sum = 0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        sum += double(x[(o * mid + j) * inner + i]);
+    y[j] = T(sum);
+  });
+}
+
+//--- losses and metrics ----------------------------------------------------//
+
+/// *loss = the reduced cross entropy of the first min(n, *valid) rows
+/// (`valid` may be null: all rows).
+inline void cross_entropy_forward(cudaStream_t s, int64_t n, int64_t k, const float *logits,
+                                  const int64_t *labels, double smoothing, Reduction reduction,
+                                  float *loss, const int64_t *valid) {
+  block_sum(
+      s, n,
+      [=] __device__(int64_t i) {
+        if (valid && i >= *valid)
+          return 0.0;
+        return kernels::detail::cross_entropy_row(logits + i * k, k, labels[i], smoothing);
+      },
+      [=] __device__(double total) {
+        int64_t rows = valid ? (*valid < n ? (*valid < 0 ? 0 : *valid) : n) : n;
+        *loss = float(reduction == Reduction::Mean ? (rows ? total / double(rows) : 0.0)
+                                                   : total);
+      });
+}
+
+inline void cross_entropy_backward(cudaStream_t s, int64_t n, int64_t k, const float *logits,
+                                   const int64_t *labels, double smoothing,
+                                   Reduction reduction, const float *dloss, float *dlogits) {
+  // Divisions on the host: a double division in the kernel's loop is a
+  // subroutine call that spills registers. (1/n differs from the cpu
+  // kernel's division by n by at most one double rounding.)
+  const double perRow = reduction == Reduction::Mean ? 1.0 / double(n) : 1.0;
+  const double off = smoothing / double(k);
+  for_each(s, n, [=] __device__(int64_t i) {
+    const double scale = double(*dloss) * perRow;
+    const float *row = logits + i * k;
+    double mx, lse;
+    kernels::detail::row_logsumexp(row, k, mx, lse);
+    for (int64_t j = 0; j < k; ++j) {
+      double g = exp(double(row[j]) - mx - lse) - off;
+      if (j == labels[i])
+        g -= 1.0 - smoothing;
+      dlogits[i * k + j] = float(scale * g);
+    }
+  });
+}
+
+/// *correct = rows i < *valid whose argmax is labels[i].
+inline void count_correct(cudaStream_t s, int64_t n, int64_t k, const float *logits,
+                          const int64_t *labels, const int64_t *valid, int64_t *correct) {
+  block_sum(
+      s, n,
+      [=] __device__(int64_t i) {
+        return i < *valid && kernels::argmax_row(logits + i * k, k) == labels[i] ? 1.0 : 0.0;
+      },
+      [=] __device__(double total) { *correct = int64_t(total); });
+}
+
+//--- step counter, schedule, updates ---------------------------------------//
+
+inline void increment(cudaStream_t s, const int64_t *in, const float *skip, int64_t *out) {
+  single(s, [=] __device__() { *out = *in + (skip && *skip != 0 ? 0 : 1); });
+}
+
+inline void lr_schedule(cudaStream_t s, const ScheduleDesc &schedule, double baseLr,
+                        const int64_t *step, const int64_t *stepsPerEpoch,
+                        const int64_t *totalSteps, float *lr) {
+  single(s, [=] __device__() {
+    *lr = float(baseLr * lrFactor(schedule, *step, *stepsPerEpoch, *totalSteps));
+  });
+}
+
+/// One chain of a multi-tensor update group (runtime/cpu/MultiTensor.h):
+/// its stages travel by value in the launch.
+struct ChainLaunch {
+  cpu::UpdateStage<float> stages[cpu::kMaxChainStages];
+  int count = 0;
+};
+
+inline void update_chain(cudaStream_t s, int64_t n, const ChainLaunch &chain) {
+  for_each(s, n, [=] __device__(int64_t i) {
+    cpu::ChainConstants constants;
+    cpu::prepare_chain(chain.stages, chain.count, constants);
+    cpu::apply_chain_at(i, chain.stages, chain.count, constants);
+  });
+}
+
+} // namespace tcc::rt::cuda
+
+#endif // TCC_RUNTIME_CUDA_DEVICE_STEPOPS_CUH

@@ -1,0 +1,92 @@
+// RUN: tcc-translate --emit-cuda %s | FileCheck %s
+
+// The cuda target's printers (codegen/CudaOps.cpp): every op is launched on
+// the model's stream (args.stream) with the cpu target's element math; a
+// matmul goes to cuBLASLt (args.matmul), posed on row-major tensors; scalar
+// constants live in __device__ arrays whose address the step takes.
+
+// CHECK: __device__ float tccConstant0[1] = {float(1)};
+
+// CHECK-LABEL: // @mlp
+// CHECK: float *c0 = cuda::symbol_address(tccConstant0);
+// CHECK: // tcc.linear
+// CHECK-NEXT: args.matmul->linear_forward(args.stream, 4, 3, 2, a0, a1, a2, r0);
+// CHECK: // tcc.relu
+// CHECK-NEXT: cuda::map_forward(args.stream, 8, Relu<float>{}, r0, r1);
+// Backward ops read (grad, value); their functors take (value, grad).
+// CHECK: // tcc.relu_backward
+// CHECK-NEXT: cuda::map_backward(args.stream, 8, ReluBackward<float>{}, r1, a3, r2);
+// CHECK: // tcc.linear_backward_data
+// CHECK-NEXT: args.matmul->linear_backward_data(args.stream, 4, 3, 2, r2, a1, r3);
+// CHECK: // tcc.linear_backward_weight
+// CHECK-NEXT: args.matmul->linear_backward_weight(args.stream, 4, 3, 2, r2, a0, r4);
+// CHECK: // tcc.reduce_sum
+// CHECK-NEXT: cuda::reduce_sum_keep<float>(args.stream, 4, 2, 1, r2, r5);
+// CHECK: // tcc.cross_entropy_backward
+// CHECK-NEXT: cuda::cross_entropy_backward(args.stream, 4, 2, r0, a4, 0, Reduction::Mean, c0, r6);
+func.func @mlp(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>, %b: tensor<2xf32>, %dy: tensor<4x2xf32>,
+               %labels: tensor<4xi64>) {
+  %one = arith.constant dense<1.0> : tensor<f32>
+  %y = tcc.linear %x, %w, %b : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %a = tcc.relu %y : tensor<4x2xf32>
+  %da = tcc.relu_backward %dy, %a : tensor<4x2xf32>
+  %dx = tcc.linear_backward_data %da, %w : (tensor<4x2xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %dw = tcc.linear_backward_weight %da, %x : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %db = tcc.reduce_sum %da {axes = array<i64: 0>} : (tensor<4x2xf32>) -> tensor<2xf32>
+  %dl = tcc.cross_entropy_backward %one, %y, %labels {label_smoothing = 0.0 : f64, reduction = "mean"} : (tensor<f32>, tensor<4x2xf32>, tensor<4xi64>) -> tensor<4x2xf32>
+  return
+}
+
+// An elementwise group: the cpu target's loop body in one device lambda.
+// CHECK-LABEL: // @elementwise
+// CHECK: // tcc.fusion_group
+// CHECK-NEXT: {
+// CHECK-NEXT: const auto f0 = Celu<float>(0.29999999999999999);
+// CHECK-NEXT: cuda::for_each(args.stream, 8, [=] __device__(int64_t i) {
+// CHECK-NEXT: const float t0 = as_stored(f0(a0[i]));
+// CHECK-NEXT: const float t1 = as_stored(t0 + a1[i]);
+// CHECK-NEXT: r0[i] = t1;
+// CHECK-NEXT: });
+// CHECK-NEXT: }
+func.func @elementwise(%x: tensor<8xf32>, %r: tensor<8xf32>) {
+  %0 = tcc.fusion_group "elementwise" -> (tensor<8xf32>) {
+    %a = tcc.celu %x {alpha = 0.3 : f64} : tensor<8xf32>
+    %b = tcc.add %a, %r : tensor<8xf32>, tensor<8xf32>
+    tcc.yield %b : tensor<8xf32>
+  }
+  return
+}
+
+// The updates of a multi-tensor group: one launch per chain, its stages by
+// value; an update's input from outside the group is copied first.
+// CHECK-LABEL: // @updates
+// CHECK: // tcc.fusion_group
+// CHECK-NEXT: cuda::copy<float>(args.stream, 4, a0, r0);
+// CHECK-NEXT: { cuda::ChainLaunch chain{{[{][{]}}
+// CHECK-NEXT: cpu::sgd_stage<float>(r0, a1, static_cast<float *>(nullptr), a2, a3, static_cast<float *>(nullptr), 1, 0, 0, 0, false),
+// CHECK-NEXT: }, 1};
+// CHECK-NEXT: cuda::update_chain(args.stream, 4, chain); }
+func.func @updates(%p: tensor<4xf32>, %g: tensor<4xf32>, %lr: tensor<f32>, %step: tensor<i64>) {
+  %0 = tcc.fusion_group "multi_tensor_update" -> (tensor<4xf32>) {
+    %p1 = tcc.sgd_update %p, %g, %lr, %step {dampening = 0.0 : f64, lr_scale = 1.0 : f64, momentum = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
+        : (tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>) -> tensor<4xf32>
+    tcc.yield %p1 : tensor<4xf32>
+  }
+  return
+}
+
+// Pooling: the cpu kernels' per-plane functions, one thread per plane
+// (runtime/cuda/device/Pool.cuh).
+// CHECK-LABEL: // @pools
+// CHECK: // tcc.max_pool2d
+// CHECK-NEXT: cuda::max_pool2d_forward<float>(args.stream, make_pool2d_shape(2, 3, 4, 4, 2, 2, 2, 2, 0, 0), a0, r0);
+// CHECK: // tcc.max_pool2d_backward
+// CHECK-NEXT: cuda::max_pool2d_backward<float>(args.stream, make_pool2d_shape(2, 3, 4, 4, 2, 2, 2, 2, 0, 0), a0, a1, r1);
+// CHECK: // tcc.global_max_pool
+// CHECK-NEXT: cuda::global_max_pool_forward<float>(args.stream, 2, 3, 16, a0, r2);
+func.func @pools(%x: tensor<2x3x4x4xf32>, %dy: tensor<2x3x2x2xf32>) {
+  %p = tcc.max_pool2d %x {kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x3x4x4xf32>) -> tensor<2x3x2x2xf32>
+  %dx = tcc.max_pool2d_backward %dy, %x {kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x3x2x2xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
+  %g = tcc.global_max_pool %x : (tensor<2x3x4x4xf32>) -> tensor<2x3xf32>
+  return
+}
