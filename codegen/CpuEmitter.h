@@ -89,6 +89,22 @@ std::string elementFunctorOf(Operation *op);
 LogicalResult printElementwiseBody(FusionGroupOp group, CpuEmitter &emitter,
                                    std::string &functors, std::string &body);
 
+/// How a target calls the batch norm kernels with a lambda (`_with`): the
+/// cpu target's host kernels (runtime/kernels/Norm.h), or the cuda
+/// target's launches of the same per-channel functions.
+struct NormKernelStyle {
+  std::string lambda; ///< what opens the store / dy lambda: "[&]"
+  std::string call;   ///< before the kernel's name: "", "cuda::"
+  std::string stream; ///< the kernel's first arguments: "", "args.stream, "
+  static NormKernelStyle cpu() { return {"[&]", "", ""}; }
+};
+
+/// A norm_epilogue or norm_backward_prologue group: the batch norm kernel
+/// with the group's elementwise ops as the lambda through which it stores
+/// (or reads its gradient), printed in `style`.
+LogicalResult emitNormGroup(FusionGroupOp group, CpuEmitter &emitter,
+                            const NormKernelStyle &style);
+
 /// A multi_tensor_update group as runtime/cpu/MultiTensor.h runs it: copies
 /// into the updates' buffers before the loops, then chains of stages (each
 /// a C++ expression of a cpu::UpdateStage<float>) over one tensor each.

@@ -145,7 +145,7 @@ LogicalResult printElementwise(FusionGroupOp group, CpuEmitter &e) {
 }
 
 /// The batch norm's kernel with the elementwise ops as its store.
-LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e) {
+LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e, const NormKernelStyle &k) {
   Operation *norm = &*group.getFusedOps().begin();
   ElementPrinter printer(group, e);
   printer.setLocal(norm->getResult(0), "y");
@@ -157,7 +157,7 @@ LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e) {
       return failure();
     printer.printStores(op->getResults(), bos);
   }
-  std::string store = "[&](int64_t i, float y) {\n" + body + "    }";
+  std::string store = k.lambda + "(int64_t i, float y) {\n" + body + "    }";
   e.os << "  {\n" << functors;
   if (auto bn = dyn_cast<BatchNormOp>(norm)) {
     // The kernel updates the running statistics in place: start them from
@@ -165,9 +165,9 @@ LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e) {
     for (auto [from, to] : {std::pair(bn.getRunningMean(), bn.getNewRunningMean()),
                             std::pair(bn.getRunningVar(), bn.getNewRunningVar())})
       if (e.name(from) != e.name(to))
-        e.os << "    copy<float>(" << numElements(from) << ", " << e.name(from) << ", "
-             << e.name(to) << ");\n";
-    e.os << "    batch_norm_forward_train_with<float>(" << cpp(kernel_args::batchNorm(bn))
+        e.os << "    " << k.call << "copy<float>(" << k.stream << numElements(from) << ", "
+             << e.name(from) << ", " << e.name(to) << ");\n";
+    e.os << "    " << k.call << "batch_norm_forward_train_with<float>(" << k.stream << cpp(kernel_args::batchNorm(bn))
          << ", " << e.name(bn.getInput()) << ", " << e.nameOrNull(bn.getWeight()) << ", "
          << e.nameOrNull(bn.getBias()) << ", " << cppDouble(bn.getEps()) << ", "
          << cppDouble(bn.getMomentum()) << ", " << store << ", "
@@ -177,14 +177,14 @@ LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e) {
     return success();
   }
   if (auto apply = dyn_cast<BatchNormApplyOp>(norm)) {
-    e.os << "    batch_norm_apply_with<float>(" << cpp(kernel_args::batchNorm(apply)) << ", "
+    e.os << "    " << k.call << "batch_norm_apply_with<float>(" << k.stream << cpp(kernel_args::batchNorm(apply)) << ", "
          << e.name(apply.getInput()) << ", " << e.nameOrNull(apply.getWeight()) << ", "
          << e.nameOrNull(apply.getBias()) << ", " << e.name(apply.getSavedMean()) << ", "
          << e.name(apply.getSavedInvstd()) << ", " << store << ");\n  }\n";
     return success();
   }
   auto inference = cast<BatchNormInferenceOp>(norm);
-  e.os << "    batch_norm_forward_inference_with<float>("
+  e.os << "    " << k.call << "batch_norm_forward_inference_with<float>(" << k.stream
        << cpp(kernel_args::batchNorm(inference)) << ", " << e.name(inference.getInput())
        << ", " << e.nameOrNull(inference.getWeight()) << ", "
        << e.nameOrNull(inference.getBias()) << ", " << e.name(inference.getRunningMean())
@@ -195,7 +195,8 @@ LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e) {
 
 /// The batch norm backward's kernel, computing its gradient from the
 /// elementwise ops (and recomputed normalised values) where it reads it.
-LogicalResult printNormBackwardPrologue(FusionGroupOp group, CpuEmitter &e) {
+LogicalResult printNormBackwardPrologue(FusionGroupOp group, CpuEmitter &e,
+                                        const NormKernelStyle &k) {
   auto bn = cast<BatchNormBackwardOp>(&*std::prev(group.getFusedOps().end()));
   ElementPrinter printer(group, e);
   std::string functors, body;
@@ -203,10 +204,11 @@ LogicalResult printNormBackwardPrologue(FusionGroupOp group, CpuEmitter &e) {
   for (Operation *op : elementwiseOps(group, bn))
     if (failed(printer.print(op, fos, bos)))
       return failure();
-  std::string dyAt = "[&](int64_t i, [[maybe_unused]] int64_t gc) {\n" + body + "      return " +
+  std::string dyAt = k.lambda + "(int64_t i, [[maybe_unused]] int64_t gc) {\n" + body +
+                     "      return " +
                      printer.element(bn.getGrad()) + ";\n    }";
-  e.os << "  {\n" << functors << "    batch_norm_backward_with<float>("
-       << cpp(kernel_args::batchNorm(bn)) << ", " << dyAt << ", " << e.name(bn.getInput())
+  e.os << "  {\n" << functors << "    " << k.call << "batch_norm_backward_with<float>("
+       << k.stream << cpp(kernel_args::batchNorm(bn)) << ", " << dyAt << ", " << e.name(bn.getInput())
        << ", " << e.nameOrNull(bn.getWeight()) << ", " << e.name(bn.getSavedMean()) << ", "
        << e.name(bn.getSavedInvstd()) << ", " << e.name(bn.getGradInput()) << ", "
        << e.name(bn.getGradWeight()) << ", " << e.name(bn.getGradBias()) << ");\n  }\n";
@@ -363,6 +365,13 @@ LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
 
 } // namespace
 
+LogicalResult mlir::tcc::emitNormGroup(FusionGroupOp group, CpuEmitter &e,
+                                       const NormKernelStyle &style) {
+  if (group.getKind() == FusionGroupOp::kNormEpilogue)
+    return printNormEpilogue(group, e, style);
+  return printNormBackwardPrologue(group, e, style);
+}
+
 LogicalResult mlir::tcc::printElementwiseBody(FusionGroupOp group, CpuEmitter &e,
                                               std::string &functors, std::string &body) {
   ElementPrinter printer(group, e);
@@ -382,9 +391,9 @@ LogicalResult mlir::tcc::emitCpuFusionGroup(FusionGroupOp group, CpuEmitter &e) 
   if (kind == FusionGroupOp::kElementwise)
     return printElementwise(group, e);
   if (kind == FusionGroupOp::kNormEpilogue)
-    return printNormEpilogue(group, e);
+    return printNormEpilogue(group, e, NormKernelStyle::cpu());
   if (kind == FusionGroupOp::kNormBackwardPrologue)
-    return printNormBackwardPrologue(group, e);
+    return printNormBackwardPrologue(group, e, NormKernelStyle::cpu());
   if (kind == FusionGroupOp::kMultiTensorUpdate)
     return printMultiTensorUpdate(group, e);
   return group.emitError("the cpu target cannot run a fusion group of kind ") << kind;

@@ -1,11 +1,12 @@
 //===- CudaOps.cpp - One tcc op as launches on the model's stream ---------===//
 //
 // The cuda target's printers: each op becomes calls of the device runtime
-// (runtime/cuda/device/: StepOps.cuh, Matmul.cuh) or a device lambda
-// launched over its elements (cuda::for_each), on `args.stream`. The element
-// math is the cpu target's (runtime/kernels' functors and element
-// functions, marked TCC_HOST_DEVICE). An op this version cannot run on a
-// GPU is an error naming it: never a silent fallback to the host.
+// (runtime/cuda/device/: StepOps.cuh, Matmul.cuh, Pool.cuh, Norm.cuh) or a
+// device lambda launched over its elements (cuda::for_each), on
+// `args.stream`. The element math is the cpu target's (runtime/kernels'
+// functors and element functions, marked TCC_HOST_DEVICE). An op this
+// version cannot run on a GPU is an error naming it: never a silent
+// fallback to the host.
 //
 //===----------------------------------------------------------------------===//
 
@@ -137,6 +138,58 @@ LogicalResult emitPool(Operation *op, CudaPrinter &p) {
       .Case([&](GlobalMaxPoolBackwardOp o) {
         return call("global_max_pool_backward", planes(dimsOf(o.getInput())),
                     {o.getInput(), o.getGrad(), o.getResult()});
+      })
+      .Default([](Operation *) { return failure(); });
+}
+
+/// Batch norm (runtime/cuda/device/Norm.cuh): the cpu kernels' per-channel
+/// and per-row functions, storing through a device lambda.
+LogicalResult emitBatchNorm(Operation *op, CudaPrinter &p) {
+  for (Value v : op->getOperands())
+    if (!isF32(v))
+      return op->emitError("the cuda target normalizes f32 tensors only so far (16-bit "
+                           "steps: issue 10); compile with --precision=fp32");
+  auto opt = [&](Value v) { return v ? p(v) : std::string("static_cast<float *>(nullptr)"); };
+  auto store = [&](Value y) {
+    return "[=] __device__(int64_t k, float v) { " + p(y) + "[k] = v; }";
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](BatchNormOp o) {
+        // The kernel updates the running statistics in place.
+        p.copyInto(o.getRunningMean(), o.getNewRunningMean());
+        p.copyInto(o.getRunningVar(), o.getNewRunningVar());
+        p.os << "  cuda::batch_norm_forward_train_with<float>(args.stream, "
+             << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << p(o.getInput()) << ", "
+             << opt(o.getWeight()) << ", " << opt(o.getBias()) << ", " << cppDouble(o.getEps())
+             << ", " << cppDouble(o.getMomentum()) << ", " << store(o.getResult()) << ", "
+             << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", "
+             << p(o.getNewRunningMean()) << ", " << p(o.getNewRunningVar()) << ");\n";
+        return success();
+      })
+      .Case([&](BatchNormInferenceOp o) {
+        p.os << "  cuda::batch_norm_forward_inference_with<float>(args.stream, "
+             << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << p(o.getInput()) << ", "
+             << opt(o.getWeight()) << ", " << opt(o.getBias()) << ", " << p(o.getRunningMean())
+             << ", " << p(o.getRunningVar()) << ", " << cppDouble(o.getEps()) << ", "
+             << store(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](BatchNormApplyOp o) {
+        p.os << "  cuda::batch_norm_apply_with<float>(args.stream, "
+             << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << p(o.getInput()) << ", "
+             << opt(o.getWeight()) << ", " << opt(o.getBias()) << ", " << p(o.getSavedMean())
+             << ", " << p(o.getSavedInvstd()) << ", " << store(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](BatchNormBackwardOp o) {
+        p.os << "  cuda::batch_norm_backward_with<float>(args.stream, "
+             << kernel_args::cpp(kernel_args::batchNorm(o))
+             << ", [=] __device__(int64_t k, int64_t) { return " << p(o.getGrad())
+             << "[k]; }, " << p(o.getInput()) << ", " << opt(o.getWeight()) << ", "
+             << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", "
+             << opt(o.getGradInput()) << ", " << opt(o.getGradWeight()) << ", "
+             << opt(o.getGradBias()) << ");\n";
+        return success();
       })
       .Default([](Operation *) { return failure(); });
 }
@@ -285,12 +338,17 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e) {
       return emitElementwiseGroup(group, p);
     if (group.getKind() == FusionGroupOp::kMultiTensorUpdate)
       return emitMultiTensorUpdate(group, p);
+    if (group.getKind() == FusionGroupOp::kNormEpilogue ||
+        group.getKind() == FusionGroupOp::kNormBackwardPrologue)
+      return emitNormGroup(group, e, {"[=] __device__", "cuda::", "args.stream, "});
     return group.emitError("the cuda target cannot run a fusion group of kind '")
            << group.getKind() << "' yet (docs/cuda.md lists what it runs); compile with "
            << "--target=cpu";
   }
   if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp>(op))
     return emitLinear(op, p);
+  if (isa<BatchNormOp, BatchNormInferenceOp, BatchNormApplyOp, BatchNormBackwardOp>(op))
+    return emitBatchNorm(op, p);
   if (isa<MaxPool2dOp, MaxPool2dBackwardOp, AvgPool2dOp, AvgPool2dBackwardOp, GlobalAvgPoolOp,
           GlobalMaxPoolOp, GlobalAvgPoolBackwardOp, GlobalMaxPoolBackwardOp>(op))
     return emitPool(op, p);

@@ -51,6 +51,19 @@ template <class T> TCC_HOST_DEVICE inline T as_stored(T v) {
   return v;
 }
 
+/// a / b, exactly on the host. On a device, a correctly rounded reciprocal
+/// and one correction step (within an ulp of a / b, mostly equal): the
+/// division's own slow path is a subroutine call, around which ptxas
+/// spills the registers of the loops that contain it.
+TCC_HOST_DEVICE inline double divide(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  const double r = __drcp_rn(b), q = a * r;
+  return fma(fma(-q, b, a), r, q);
+#else
+  return a / b;
+#endif
+}
+
 namespace detail {
 
 /// Sum of term(i) for i in [0, n), in double. Chunks of a fixed size are

@@ -28,6 +28,7 @@
 #ifndef TCC_RUNTIME_KERNELS_NORM_H
 #define TCC_RUNTIME_KERNELS_NORM_H
 
+#include "runtime/common/HostDevice.h"
 #include "runtime/kernels/Common.h"
 
 #include <algorithm>
@@ -46,7 +47,7 @@ struct NormAffine {
   acc_t scale, shift;
 };
 template <class T>
-inline NormAffine norm_affine(T mean, T invstd, const T *weight, const T *bias,
+TCC_HOST_DEVICE inline NormAffine norm_affine(T mean, T invstd, const T *weight, const T *bias,
                               int64_t c) {
   const acc_t scale = acc_t(invstd) * (weight ? acc_t(weight[c]) : 1.0);
   return {scale, (bias ? acc_t(bias[c]) : 0.0) - acc_t(mean) * scale};
@@ -55,8 +56,8 @@ inline NormAffine norm_affine(T mean, T invstd, const T *weight, const T *bias,
 /// x * scale + shift rounded to T, with one rounding in acc_t wherever it
 /// is computed: a fused multiply-add where the target has one (as the
 /// compiler would contract it), else a product kept from contraction.
-template <class T> inline T affine(T x, acc_t scale, acc_t shift) {
-#if defined(__FMA__) || defined(__aarch64__)
+template <class T> TCC_HOST_DEVICE inline T affine(T x, acc_t scale, acc_t shift) {
+#if defined(__CUDA_ARCH__) || defined(__FMA__) || defined(__aarch64__)
   return T(std::fma(acc_t(x), scale, shift));
 #else
   return T(as_stored(acc_t(x) * scale) + shift);
@@ -67,12 +68,12 @@ template <class T> inline T affine(T x, acc_t scale, acc_t shift) {
 /// normalisation of a chunk is one vectorisable loop into a local array,
 /// whatever `store` does with it afterwards (an epilogue's activation).
 template <class T, class Store>
-inline void normalize_row(int64_t k0, int64_t n, const T *x, acc_t scale,
+TCC_HOST_DEVICE inline void normalize_row(int64_t k0, int64_t n, const T *x, acc_t scale,
                           acc_t shift, Store &store) {
   constexpr int64_t kChunk = 256;
   T y[kChunk];
   for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
-    const int64_t m = std::min(kChunk, n - j0);
+    const int64_t m = kChunk < n - j0 ? kChunk : n - j0;
     for (int64_t j = 0; j < m; ++j)
       y[j] = affine(x[k0 + j0 + j], scale, shift);
     for (int64_t j = 0; j < m; ++j)
@@ -86,9 +87,63 @@ struct BatchNormShape {
   int64_t n, c;
   int64_t hw = 1;    ///< spatial size (h*w); 1 for [n, C]
   int64_t ghost = 0; ///< ghost batch size G in samples; 0 (or n): whole batch
-  int64_t group_size() const { return ghost <= 0 || ghost >= n ? n : ghost; }
-  int64_t num_groups() const { return n / group_size(); }
+  TCC_HOST_DEVICE int64_t group_size() const { return ghost <= 0 || ghost >= n ? n : ghost; }
+  TCC_HOST_DEVICE int64_t num_groups() const { return n / group_size(); }
 };
+
+/// The statistics of channel c of a training forward: saved_mean and
+/// saved_invstd of each group, and the running statistics when given.
+template <class T>
+TCC_HOST_DEVICE void batch_norm_train_statistics(const BatchNormShape &s, const T *x, double eps,
+                                                 double momentum, T *saved_mean,
+                                                 T *saved_invstd, T *running_mean,
+                                                 T *running_var, int64_t c) {
+  const int64_t G = s.group_size(), groups = s.num_groups(), C = s.c;
+  const int64_t hw = s.hw, cnt = G * hw;
+  const acc_t unbias = cnt > 1 ? divide(acc_t(cnt), acc_t(cnt - 1)) : acc_t(1);
+  acc_t meanSum = 0, varSum = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    acc_t sum = 0;
+    for (int64_t i = g * G; i < (g + 1) * G; ++i) {
+      const T *xp = x + (i * C + c) * hw;
+      for (int64_t j = 0; j < hw; ++j)
+        sum += xp[j];
+    }
+    const acc_t mean = divide(sum, acc_t(cnt));
+    acc_t sq = 0;
+    for (int64_t i = g * G; i < (g + 1) * G; ++i) {
+      const T *xp = x + (i * C + c) * hw;
+      for (int64_t j = 0; j < hw; ++j) {
+        const acc_t d = acc_t(xp[j]) - mean;
+        sq += d * d;
+      }
+    }
+    const acc_t var = divide(sq, acc_t(cnt));
+    saved_mean[g * C + c] = T(mean);
+    saved_invstd[g * C + c] = T(divide(1.0, std::sqrt(var + eps)));
+    meanSum += mean;
+    varSum += var * unbias;
+  }
+  if (running_mean)
+    running_mean[c] = T((1.0 - momentum) * acc_t(running_mean[c]) +
+                        momentum * divide(meanSum, acc_t(groups)));
+  if (running_var)
+    running_var[c] = T((1.0 - momentum) * acc_t(running_var[c]) +
+                       momentum * divide(varSum, acc_t(groups)));
+}
+
+/// Element k (the flat index into [n, C, hw]) of x normalised with the
+/// saved statistics of its group, as a training forward stores it.
+template <class T>
+TCC_HOST_DEVICE inline T batch_norm_normalized(const BatchNormShape &s, const T *x,
+                                               const T *weight, const T *bias,
+                                               const T *saved_mean, const T *saved_invstd,
+                                               int64_t k) {
+  const int64_t row = k / s.hw, c = row % s.c, gc = row / s.c / s.group_size() * s.c + c;
+  const detail::NormAffine a =
+      detail::norm_affine(saved_mean[gc], saved_invstd[gc], weight, bias, c);
+  return detail::affine(x[k], a.scale, a.shift);
+}
 
 /// Training forward. Hands each normalised element to `store(k, y_k)` (k
 /// the flat index into [n, C, hw]; a fused epilogue, or a store into y);
@@ -101,48 +156,19 @@ void batch_norm_forward_train_with(const BatchNormShape &s, const T *x,
                                    double momentum, Store store, T *saved_mean,
                                    T *saved_invstd, T *running_mean,
                                    T *running_var) {
-  const int64_t G = s.group_size(), groups = s.num_groups(), C = s.c;
-  const int64_t hw = s.hw, cnt = G * hw;
-  const acc_t unbias = cnt > 1 ? acc_t(cnt) / acc_t(cnt - 1) : acc_t(1);
+  const int64_t G = s.group_size(), C = s.c, hw = s.hw;
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < C; ++c) {
-    acc_t meanSum = 0, varSum = 0;
-    for (int64_t g = 0; g < groups; ++g) {
-      acc_t sum = 0;
-      for (int64_t i = g * G; i < (g + 1) * G; ++i) {
-        const T *xp = x + (i * C + c) * hw;
-        for (int64_t j = 0; j < hw; ++j)
-          sum += xp[j];
-      }
-      const acc_t mean = sum / acc_t(cnt);
-      acc_t sq = 0;
-      for (int64_t i = g * G; i < (g + 1) * G; ++i) {
-        const T *xp = x + (i * C + c) * hw;
-        for (int64_t j = 0; j < hw; ++j) {
-          const acc_t d = acc_t(xp[j]) - mean;
-          sq += d * d;
-        }
-      }
-      const acc_t var = sq / acc_t(cnt);
-      const acc_t invstd = 1.0 / std::sqrt(var + eps);
-      saved_mean[g * C + c] = T(mean);
-      saved_invstd[g * C + c] = T(invstd);
-      meanSum += mean;
-      varSum += var * unbias;
-
-      // Normalised with the statistics as saved, as the backward and a
-      // recompute (batch_norm_apply) see them.
+    batch_norm_train_statistics(s, x, eps, momentum, saved_mean, saved_invstd, running_mean,
+                                running_var, c);
+    // Normalised with the statistics as saved, as the backward and a
+    // recompute (batch_norm_apply) see them.
+    for (int64_t i = 0; i < s.n; ++i) {
+      const int64_t gc = (i / G) * C + c;
       const detail::NormAffine a =
-          detail::norm_affine(T(mean), T(invstd), weight, bias, c);
-      for (int64_t i = g * G; i < (g + 1) * G; ++i)
-        detail::normalize_row((i * C + c) * hw, hw, x, a.scale, a.shift, store);
+          detail::norm_affine(saved_mean[gc], saved_invstd[gc], weight, bias, c);
+      detail::normalize_row((i * C + c) * hw, hw, x, a.scale, a.shift, store);
     }
-    if (running_mean)
-      running_mean[c] = T((1.0 - momentum) * acc_t(running_mean[c]) +
-                          momentum * (meanSum / acc_t(groups)));
-    if (running_var)
-      running_var[c] = T((1.0 - momentum) * acc_t(running_var[c]) +
-                         momentum * (varSum / acc_t(groups)));
   }
 }
 
@@ -189,10 +215,21 @@ void batch_norm_apply(const BatchNormShape &s, const T *x, const T *weight,
 /// One element of batch_norm_apply: x at channel c of the statistics row
 /// `mean`, `invstd` (a backward prologue recomputing it where it reads it).
 template <class T>
-inline T batch_norm_apply_at(T x, T mean, T invstd, const T *weight,
+TCC_HOST_DEVICE inline T batch_norm_apply_at(T x, T mean, T invstd, const T *weight,
                              const T *bias, int64_t c) {
   const detail::NormAffine a = detail::norm_affine(mean, invstd, weight, bias, c);
   return detail::affine(x, a.scale, a.shift);
+}
+
+/// The affine map of channel c of an inference forward.
+template <class T>
+TCC_HOST_DEVICE inline detail::NormAffine inference_affine(const T *weight, const T *bias,
+                                                           const T *running_mean,
+                                                           const T *running_var, double eps,
+                                                           int64_t c) {
+  const acc_t invstd = divide(1.0, std::sqrt(acc_t(running_var[c]) + eps));
+  const acc_t scale = invstd * (weight ? acc_t(weight[c]) : 1.0);
+  return {scale, (bias ? acc_t(bias[c]) : 0.0) - acc_t(running_mean[c]) * scale};
 }
 
 /// Inference forward with the running statistics:
@@ -209,11 +246,9 @@ void batch_norm_forward_inference_with(const BatchNormShape &s, const T *x,
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t i = 0; i < s.n; ++i) {
     for (int64_t c = 0; c < C; ++c) {
-      const acc_t invstd = 1.0 / std::sqrt(acc_t(running_var[c]) + eps);
-      const acc_t scale = invstd * (weight ? acc_t(weight[c]) : 1.0);
-      const acc_t shift =
-          (bias ? acc_t(bias[c]) : 0.0) - acc_t(running_mean[c]) * scale;
-      detail::normalize_row((i * C + c) * hw, hw, x, scale, shift, store);
+      const detail::NormAffine a =
+          inference_affine(weight, bias, running_mean, running_var, eps, c);
+      detail::normalize_row((i * C + c) * hw, hw, x, a.scale, a.shift, store);
     }
   }
 }
@@ -239,50 +274,60 @@ void batch_norm_forward_inference(const BatchNormShape &s, const T *x,
 /// of the statistics) once per element, where a
 /// fused prologue computes it; it is kept in dx (when computed) between the
 /// two passes, so it needs no memory of its own.
+/// Channel c of batch_norm_backward_with.
+template <class T, class DyAt>
+TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &dyAt, const T *x,
+                                                 const T *weight, const T *saved_mean,
+                                                 const T *saved_invstd, T *dx, T *dweight,
+                                                 T *dbias, int64_t c) {
+  const int64_t G = s.group_size(), groups = s.num_groups(), C = s.c;
+  const int64_t hw = s.hw, cnt = G * hw;
+  acc_t dwSum = 0, dbSum = 0;
+  for (int64_t g = 0; g < groups; ++g) {
+    const acc_t mean = saved_mean[g * C + c];
+    const acc_t invstd = saved_invstd[g * C + c];
+    acc_t sumDy = 0, sumDyXhat = 0;
+    for (int64_t i = g * G; i < (g + 1) * G; ++i) {
+      const int64_t k0 = (i * C + c) * hw;
+      for (int64_t j = 0; j < hw; ++j) {
+        const T dy = dyAt(k0 + j, g * C + c);
+        if (dx)
+          dx[k0 + j] = dy;
+        sumDy += dy;
+        sumDyXhat += acc_t(dy) * (acc_t(x[k0 + j]) - mean);
+      }
+    }
+    sumDyXhat *= invstd;
+    dwSum += sumDyXhat;
+    dbSum += sumDy;
+    if (dx) {
+      const acc_t w = weight ? acc_t(weight[c]) : 1.0;
+      const acc_t k1 = divide(sumDy, acc_t(cnt)), k2 = divide(sumDyXhat, acc_t(cnt));
+      for (int64_t i = g * G; i < (g + 1) * G; ++i) {
+        const int64_t k0 = (i * C + c) * hw;
+        for (int64_t j = 0; j < hw; ++j) {
+          const acc_t xhat = (acc_t(x[k0 + j]) - mean) * invstd;
+          dx[k0 + j] = T(w * invstd * (acc_t(dx[k0 + j]) - k1 - xhat * k2));
+        }
+      }
+    }
+  }
+  if (dweight)
+    dweight[c] = T(dwSum);
+  if (dbias)
+    dbias[c] = T(dbSum);
+}
+
+
 template <class T, class DyAt>
 void batch_norm_backward_with(const BatchNormShape &s, DyAt dyAt, const T *x,
                               const T *weight, const T *saved_mean,
                               const T *saved_invstd, T *dx, T *dweight,
                               T *dbias) {
-  const int64_t G = s.group_size(), groups = s.num_groups(), C = s.c;
-  const int64_t hw = s.hw, cnt = G * hw;
 #pragma omp parallel for schedule(static)
-  for (int64_t c = 0; c < C; ++c) {
-    acc_t dwSum = 0, dbSum = 0;
-    for (int64_t g = 0; g < groups; ++g) {
-      const acc_t mean = saved_mean[g * C + c];
-      const acc_t invstd = saved_invstd[g * C + c];
-      acc_t sumDy = 0, sumDyXhat = 0;
-      for (int64_t i = g * G; i < (g + 1) * G; ++i) {
-        const int64_t k0 = (i * C + c) * hw;
-        for (int64_t j = 0; j < hw; ++j) {
-          const T dy = dyAt(k0 + j, g * C + c);
-          if (dx)
-            dx[k0 + j] = dy;
-          sumDy += dy;
-          sumDyXhat += acc_t(dy) * (acc_t(x[k0 + j]) - mean);
-        }
-      }
-      sumDyXhat *= invstd;
-      dwSum += sumDyXhat;
-      dbSum += sumDy;
-      if (dx) {
-        const acc_t w = weight ? acc_t(weight[c]) : 1.0;
-        const acc_t k1 = sumDy / acc_t(cnt), k2 = sumDyXhat / acc_t(cnt);
-        for (int64_t i = g * G; i < (g + 1) * G; ++i) {
-          const int64_t k0 = (i * C + c) * hw;
-          for (int64_t j = 0; j < hw; ++j) {
-            const acc_t xhat = (acc_t(x[k0 + j]) - mean) * invstd;
-            dx[k0 + j] = T(w * invstd * (acc_t(dx[k0 + j]) - k1 - xhat * k2));
-          }
-        }
-      }
-    }
-    if (dweight)
-      dweight[c] = T(dwSum);
-    if (dbias)
-      dbias[c] = T(dbSum);
-  }
+  for (int64_t c = 0; c < s.c; ++c)
+    batch_norm_backward_channel(s, dyAt, x, weight, saved_mean, saved_invstd, dx, dweight,
+                                dbias, c);
 }
 
 /// Training backward, reading dy [n, C, hw].

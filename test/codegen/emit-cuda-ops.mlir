@@ -90,3 +90,13 @@ func.func @pools(%x: tensor<2x3x4x4xf32>, %dy: tensor<2x3x2x2xf32>) {
   %g = tcc.global_max_pool %x : (tensor<2x3x4x4xf32>) -> tensor<2x3xf32>
   return
 }
+
+// Batch norm (runtime/cuda/device/Norm.cuh): the cpu kernels' functions
+// behind the `_with` interface, storing through a device lambda.
+// CHECK-LABEL: // @norm
+// CHECK: // tcc.batch_norm_inference
+// CHECK-NEXT: cuda::batch_norm_forward_inference_with<float>(args.stream, BatchNormShape{2, 3, 16, 0}, a0, static_cast<float *>(nullptr), static_cast<float *>(nullptr), a1, a2, 1.0000000000000001e-05, [=] __device__(int64_t k, float v) { r0[k] = v; });
+func.func @norm(%x: tensor<2x3x4x4xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) {
+  %y = tcc.batch_norm_inference %x running %m, %v {eps = 1.0e-05 : f64} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  return
+}

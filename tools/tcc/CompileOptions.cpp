@@ -372,6 +372,14 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
             " target, not --target=" + options.target + "; remove it";
     return ParseResult::Error;
   }
+  // The source and the IR do not depend on the GPU yet (no cuDNN choice is
+  // baked into them): only the conv plans and the trainer's build do.
+  if (options.gpuGiven && options.emit != "exe" && options.emit != "conv-plans") {
+    error = "--gpu applies to the trainer's build (--emit=exe) and to "
+            "--emit=conv-plans; --emit=" + options.emit +
+            " does not depend on the GPU yet: remove it";
+    return ParseResult::Error;
+  }
   if (options.marchGiven && !target.takesMarch) {
     error = "--march applies to the " +
             join(targetNames([](const auto &t) { return t.takesMarch; })) +

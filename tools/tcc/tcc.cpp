@@ -316,7 +316,7 @@ int runCompile(const tcc::CompileOptions &options) {
                 "use --target=" + fallback.name.str());
   if (generates && !options.targetGiven)
     std::cerr << "tcc: compiling for --target=" << options.target
-              << " (the default: the cuda code generator runs f32 MLPs only so far, "
+              << " (the default: the cuda code generator does not run convolutions yet, "
                  "docs/cuda.md)\n";
 
   // Every emit kind plans the step: the report and the memory budget need
