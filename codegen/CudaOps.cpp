@@ -240,6 +240,20 @@ LogicalResult emitElementwise(Operation *op, CudaPrinter &p) {
                   p(o.getResult()) + "[i] = " + convert + "(" + p(o.getInput()) + "[i]);");
         return success();
       })
+      .Case([&](FlipOp o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        p.os << "  cuda::flip<float>(args.stream, " << in[0] * in[1] * in[2] << ", " << in[3]
+             << ", 1, " << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](ShiftOp o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        p.os << "  cuda::shift_reflect<float>(args.stream, " << in[0] * in[1] << ", " << in[2]
+             << ", " << in[3] << ", " << static_cast<int64_t>(o.getDy()) << ", "
+             << static_cast<int64_t>(o.getDx()) << ", " << p(o.getInput()) << ", "
+             << p(o.getResult()) << ");\n";
+        return success();
+      })
       .Case([&](ReduceSumOp o) {
         ArrayRef<int64_t> in = dimsOf(o.getInput());
         ArrayRef<int64_t> axes = o.getAxes();

@@ -144,6 +144,28 @@ template <class T> void scale(cudaStream_t s, int64_t n, T factor, const T *x, T
   for_each(s, n, [=] __device__(int64_t i) { y[i] = factor * x[i]; });
 }
 
+/// y = x reversed along the middle axis of [outer, axis, inner] (a TTA
+/// view's horizontal flip; kernels::flip).
+template <class T>
+void flip(cudaStream_t s, int64_t outer, int64_t axis, int64_t inner, const T *x, T *y) {
+  for_each(s, outer * axis * inner, [=] __device__(int64_t k) {
+    const int64_t i = k % inner, a = k / inner % axis, o = k / inner / axis;
+    y[k] = x[(o * axis + (axis - 1 - a)) * inner + i];
+  });
+}
+
+/// Images [nc, h, w] translated by (dy, dx), reflected at the border (a TTA
+/// view; kernels::shift_reflect).
+template <class T>
+void shift_reflect(cudaStream_t s, int64_t nc, int64_t h, int64_t w, int64_t dy, int64_t dx,
+                   const T *x, T *y) {
+  for_each(s, nc * h * w, [=] __device__(int64_t k) {
+    auto reflect = [](int64_t i, int64_t n) { return i < 0 ? -i : i >= n ? 2 * (n - 1) - i : i; };
+    const int64_t j = k % w, i = k / w % h, p = k / w / h;
+    y[k] = x[(p * h + reflect(i - dy, h)) * w + reflect(j - dx, w)];
+  });
+}
+
 /// Sum over every dim but the middle of x viewed as [outer, mid, inner].
 template <class T>
 void reduce_sum_keep(cudaStream_t s, int64_t outer, int64_t mid, int64_t inner, const T *x,
