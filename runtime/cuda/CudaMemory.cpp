@@ -47,6 +47,9 @@ public:
   void upload(void *device, const void *host, size_t bytes) override {
     check(cudaDeviceSynchronize(), "running the steps");
     check(cudaMemcpy(device, host, bytes, cudaMemcpyHostToDevice), "copying to the GPU");
+    // From pageable memory cudaMemcpy may return before the copy has
+    // landed, and the model's stream does not wait for the legacy stream.
+    check(cudaDeviceSynchronize(), "copying to the GPU");
   }
   void download(void *host, const void *device, size_t bytes) override {
     check(cudaDeviceSynchronize(), "running the steps");
