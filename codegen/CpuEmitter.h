@@ -76,6 +76,10 @@ class FusionGroupOp;
 /// from outside and the values it yields are named in `emitter`.
 LogicalResult emitCpuFusionGroup(FusionGroupOp group, CpuEmitter &emitter);
 
+/// "f32", "bf16" or "f16" ("?" otherwise): how a value's elements are
+/// stored, as the float <-> 16-bit conversions name them.
+std::string storageName(Value v);
+
 /// The element functor of an activation, forward or backward, as a C++
 /// expression (`Celu<float>(0.075)`; runtime/kernels/Activation.h), or
 /// empty for other ops. Backward functors take (the forward's value, the

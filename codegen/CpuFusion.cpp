@@ -62,12 +62,6 @@ private:
   int counter = 0;
 };
 
-/// "f32", "bf16" or "f16": how a value's elements are stored.
-std::string storageName(Value v) {
-  Type element = cast<ShapedType>(v.getType()).getElementType();
-  return element.isBF16() ? "bf16" : element.isF16() ? "f16" : element.isF32() ? "f32" : "?";
-}
-
 LogicalResult ElementPrinter::print(Operation *op, llvm::raw_ostream &functors,
                                     llvm::raw_ostream &body) {
   std::string expr;
@@ -216,6 +210,11 @@ LogicalResult printNormBackwardPrologue(FusionGroupOp group, CpuEmitter &e,
 }
 
 } // namespace
+
+std::string mlir::tcc::storageName(Value v) {
+  Type element = cast<ShapedType>(v.getType()).getElementType();
+  return element.isBF16() ? "bf16" : element.isF16() ? "f16" : element.isF32() ? "f32" : "?";
+}
 
 std::string mlir::tcc::elementFunctorOf(Operation *op) {
   auto withAttr = [](StringRef name, const APFloat &attr) {

@@ -16,6 +16,8 @@
 #include "ir/ModelNode.h"
 #include "ir/TccOps.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <optional>
@@ -25,12 +27,23 @@ using namespace mlir::tcc;
 
 namespace {
 
-bool isF32(Value v) { return cast<ShapedType>(v.getType()).getElementType().isF32(); }
-
-/// "bf16", "f16" or "f32".
-StringRef storageOf(Value v) {
-  Type element = cast<ShapedType>(v.getType()).getElementType();
-  return element.isBF16() ? "bf16" : element.isF16() ? "f16" : "f32";
+/// Why the cuda target cannot run `op` on its element types yet ("on bf16
+/// tensors"), or empty. 16-bit values so far only pass through casts from
+/// or to f32 and views; a kernel on their stored bits would compute garbage,
+/// silently.
+std::string unsupportedTypes(Operation *op) {
+  if (auto cast = dyn_cast<CastOp>(op)) {
+    std::string from = storageName(cast.getInput()), to = storageName(cast.getResult());
+    return from == to || from == "f32" || to == "f32" ? "" : "from " + from + " to " + to;
+  }
+  if (isa<FlattenOp, ReshapeOp>(op))
+    return "";
+  for (ValueRange values : {ValueRange(op->getOperands()), ValueRange(op->getResults())})
+    for (Value v : values)
+      if (Type element = getElementTypeOrSelf(v.getType());
+          isa<FloatType>(element) && !element.isF32())
+        return "on " + storageName(v) + " tensors";
+  return "";
 }
 
 struct CudaPrinter {
@@ -52,10 +65,6 @@ struct CudaPrinter {
 };
 
 LogicalResult emitLinear(Operation *op, CudaPrinter &p) {
-  for (Value v : op->getOperands())
-    if (!isF32(v))
-      return op->emitError("the cuda target runs f32 linear layers only so far "
-                           "(16-bit matmuls: issue 10); compile with --precision=fp32");
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](LinearOp o) {
         ArrayRef<int64_t> in = dimsOf(o.getInput());
@@ -88,10 +97,6 @@ LogicalResult emitLinear(Operation *op, CudaPrinter &p) {
 /// Pooling (runtime/cuda/device/Pool.cuh): the cpu kernels' per-plane
 /// functions, one thread per plane.
 LogicalResult emitPool(Operation *op, CudaPrinter &p) {
-  for (Value v : op->getOperands())
-    if (!isF32(v))
-      return op->emitError("the cuda target pools f32 tensors only so far (16-bit steps: "
-                           "issue 10); compile with --precision=fp32");
   auto call = [&](StringRef kernel, StringRef shape, ArrayRef<Value> args,
                   std::optional<bool> countIncludePad = std::nullopt) {
     p.os << "  cuda::" << kernel << "<float>(args.stream, " << shape;
@@ -145,10 +150,6 @@ LogicalResult emitPool(Operation *op, CudaPrinter &p) {
 /// Batch norm (runtime/cuda/device/Norm.cuh): the cpu kernels' per-channel
 /// and per-row functions, storing through a device lambda.
 LogicalResult emitBatchNorm(Operation *op, CudaPrinter &p) {
-  for (Value v : op->getOperands())
-    if (!isF32(v))
-      return op->emitError("the cuda target normalizes f32 tensors only so far (16-bit "
-                           "steps: issue 10); compile with --precision=fp32");
   auto opt = [&](Value v) { return v ? p(v) : std::string("static_cast<float *>(nullptr)"); };
   auto store = [&](Value y) {
     return "[=] __device__(int64_t k, float v) { " + p(y) + "[k] = v; }";
@@ -229,13 +230,13 @@ LogicalResult emitElementwise(Operation *op, CudaPrinter &p) {
         return success();
       })
       .Case([&](CastOp o) {
-        StringRef from = storageOf(o.getInput()), to = storageOf(o.getResult());
+        std::string from = storageName(o.getInput()), to = storageName(o.getResult());
         if (from == to) {
           p.copyInto(o.getInput(), o.getResult());
           return success();
         }
         // The cast kernels' conversions (runtime/common/Float16.h).
-        std::string convert = from == "f32" ? "float_to_" + to.str() : from.str() + "_to_float";
+        std::string convert = from == "f32" ? "float_to_" + to : from + "_to_float";
         p.forEach(numElements(o.getResult()),
                   p(o.getResult()) + "[i] = " + convert + "(" + p(o.getInput()) + "[i]);");
         return success();
@@ -359,16 +360,27 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e) {
            << group.getKind() << "' yet (docs/cuda.md lists what it runs); compile with "
            << "--target=cpu";
   }
-  if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp>(op))
-    return emitLinear(op, p);
-  if (isa<BatchNormOp, BatchNormInferenceOp, BatchNormApplyOp, BatchNormBackwardOp>(op))
-    return emitBatchNorm(op, p);
-  if (isa<MaxPool2dOp, MaxPool2dBackwardOp, AvgPool2dOp, AvgPool2dBackwardOp, GlobalAvgPoolOp,
-          GlobalMaxPoolOp, GlobalAvgPoolBackwardOp, GlobalMaxPoolBackwardOp>(op))
-    return emitPool(op, p);
-  if (succeeded(emitElementwise(op, p)) || succeeded(emitElementwise(op, p)) ||
-      succeeded(emitStepOp(op, p)))
+  // Printed aside first: an op the target cannot run is named as such
+  // before its types are looked at.
+  std::string text;
+  llvm::raw_string_ostream buffer(text);
+  CudaPrinter aside{e, buffer};
+  LogicalResult printed =
+      isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp>(op) ? emitLinear(op, aside)
+      : isa<BatchNormOp, BatchNormInferenceOp, BatchNormApplyOp, BatchNormBackwardOp>(op)
+          ? emitBatchNorm(op, aside)
+      : isa<MaxPool2dOp, MaxPool2dBackwardOp, AvgPool2dOp, AvgPool2dBackwardOp, GlobalAvgPoolOp,
+            GlobalMaxPoolOp, GlobalAvgPoolBackwardOp, GlobalMaxPoolBackwardOp>(op)
+          ? emitPool(op, aside)
+          : success(succeeded(emitElementwise(op, aside)) || succeeded(emitStepOp(op, aside)));
+  if (succeeded(printed)) {
+    if (std::string why = unsupportedTypes(op); !why.empty())
+      return op->emitError("the cuda target cannot run ")
+             << op->getName() << " " << why
+             << " yet (16-bit steps: issue 10); compile with --precision=fp32";
+    e.os << text;
     return success();
+  }
   std::string node = modelNodeOf(op->getLoc());
   return op->emitError("the cuda target cannot run ")
          << op->getName() << (node.empty() ? "" : " (model node '" + node + "')")
