@@ -21,6 +21,20 @@ std::string mlir::tcc::cppElementType(Type type) {
   return "int64_t";
 }
 
+std::string mlir::tcc::cppStringLiteral(StringRef s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
 std::string mlir::tcc::cppDouble(double value) {
   std::string s;
   llvm::raw_string_ostream(s) << llvm::format("%.17g", value);

@@ -43,11 +43,14 @@ inline int64_t product(ArrayRef<int64_t> dims) {
   return p;
 }
 
-/// A double as a C++ literal that reads back exactly.
 /// The runtime's ScheduleDesc (runtime/common/Schedule.h) for a
 /// tcc.lr_schedule `schedule` attribute, as an immediately invoked lambda.
 std::string cppScheduleDesc(DictionaryAttr schedule);
 
+/// `s` as a C++ string literal, quotes included.
+std::string cppStringLiteral(StringRef s);
+
+/// A double as a C++ literal that reads back exactly.
 std::string cppDouble(double value);
 inline std::string cppDouble(const APFloat &value) {
   return cppDouble(value.convertToDouble());

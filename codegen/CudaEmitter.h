@@ -12,9 +12,10 @@
 namespace mlir::tcc {
 
 /// Prints the launches of `op` on `args.stream`, its buffers named in
-/// `emitter`. Fails with an error on the op when the cuda target cannot run
-/// it yet.
-LogicalResult emitCudaOp(Operation *op, CpuEmitter &emitter);
+/// `emitter`; a convolution runs row i of the baked cuDNN plans, whose
+/// problem keys are `convKeys`. Fails with an error on the op when the cuda
+/// target cannot run it yet.
+LogicalResult emitCudaOp(Operation *op, CpuEmitter &emitter, ArrayRef<std::string> convKeys);
 
 } // namespace mlir::tcc
 

@@ -12,6 +12,7 @@
 
 #include "codegen/CudaEmitter.h"
 
+#include "codegen/ConvProblems.h"
 #include "codegen/KernelArgs.h"
 #include "ir/ModelNode.h"
 #include "ir/TccOps.h"
@@ -92,6 +93,39 @@ LogicalResult emitLinear(Operation *op, CudaPrinter &p) {
         return success();
       })
       .Default([](Operation *) { return failure(); });
+}
+
+/// Convolutions: row `index` of the baked cuDNN plans
+/// (runtime/cuda/ConvRunner.h), found by the op's problem key; the bias of
+/// a forward conv is added by a kernel after it.
+LogicalResult emitConv(Operation *op, CudaPrinter &p, ArrayRef<std::string> convKeys) {
+  FailureOr<::tcc::cuda::ConvProblem> problem = convProblemOf(op);
+  if (failed(problem))
+    return op->emitError("the cuda target runs a convolution in one element type");
+  const std::string key = problem->key();
+  const auto *row = llvm::find(convKeys, key);
+  if (row == convKeys.end())
+    return op->emitError("the convolution [")
+           << key << "] has no baked cuDNN engine; tcc compile --target=cuda chooses "
+           << "them (the module's tcc.cuda_target attribute)";
+  const int64_t index = row - convKeys.begin();
+  auto run = [&](Value x, Value weight, Value y) {
+    p.os << "  args.convs->run(" << index << ", " << p(x) << ", " << p(weight) << ", "
+         << p(y) << "); // " << ::tcc::cuda::directionName(problem->direction) << "\n";
+  };
+  if (auto conv = dyn_cast<Conv2dOp>(op)) {
+    run(conv.getInput(), conv.getWeight(), conv.getResult());
+    if (Value bias = conv.getBias())
+      p.os << "  cuda::add_channel_bias(args.stream, " << problem->n << ", " << problem->k
+           << ", " << problem->p * problem->q << ", " << p(bias) << ", " << p(conv.getResult())
+           << ");\n";
+  } else if (auto conv = dyn_cast<Conv2dBackwardDataOp>(op)) {
+    run(conv.getResult(), conv.getWeight(), conv.getGrad());
+  } else {
+    auto filter = cast<Conv2dBackwardFilterOp>(op);
+    run(filter.getInput(), filter.getResult(), filter.getGrad());
+  }
+  return success();
 }
 
 /// Pooling (runtime/cuda/device/Pool.cuh): the cpu kernels' per-plane
@@ -346,7 +380,8 @@ LogicalResult emitMultiTensorUpdate(FusionGroupOp group, CudaPrinter &p) {
 
 } // namespace
 
-LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e) {
+LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
+                                    ArrayRef<std::string> convKeys) {
   CudaPrinter p{e, e.os};
   if (auto group = dyn_cast<FusionGroupOp>(op)) {
     if (group.getKind() == FusionGroupOp::kElementwise)
@@ -359,6 +394,16 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e) {
     return group.emitError("the cuda target cannot run a fusion group of kind '")
            << group.getKind() << "' yet (docs/cuda.md lists what it runs); compile with "
            << "--target=cpu";
+  }
+  auto refuseTypes = [&](const std::string &why) {
+    return op->emitError("the cuda target cannot run ")
+           << op->getName() << " " << why
+           << " yet (16-bit steps: issue 10); compile with --precision=fp32";
+  };
+  if (isa<Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp>(op)) {
+    if (std::string why = unsupportedTypes(op); !why.empty())
+      return refuseTypes(why);
+    return emitConv(op, p, convKeys);
   }
   // Printed aside first: an op the target cannot run is named as such
   // before its types are looked at.
@@ -375,9 +420,7 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e) {
           : success(succeeded(emitElementwise(op, aside)) || succeeded(emitStepOp(op, aside)));
   if (succeeded(printed)) {
     if (std::string why = unsupportedTypes(op); !why.empty())
-      return op->emitError("the cuda target cannot run ")
-             << op->getName() << " " << why
-             << " yet (16-bit steps: issue 10); compile with --precision=fp32";
+      return refuseTypes(why);
     e.os << text;
     return success();
   }

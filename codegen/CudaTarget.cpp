@@ -24,10 +24,58 @@ using namespace mlir::tcc;
 
 namespace {
 
+/// The module's tcc.cuda_target attribute, as the trainer's table: its
+/// problem keys index the convolutions (CudaOps.cpp); `table` is its C++.
+struct BakedTable {
+  std::vector<std::string> convKeys;
+  std::string table;
+};
+
+/// Without the attribute (tcc-translate on hand-written IR) the step is
+/// built for the default GPU and may have no convolution. Fails with an
+/// error on a malformed attribute.
+FailureOr<BakedTable> bakedTable(ModuleOp module) {
+  BakedTable baked;
+  auto target = module->getAttrOfType<DictionaryAttr>(kCudaTargetAttr);
+  auto get = [&](StringRef name) { return target ? target.get(name) : Attribute(); };
+  auto gpu = dyn_cast_or_null<StringAttr>(get("gpu"));
+  auto sm = dyn_cast_or_null<IntegerAttr>(get("sm"));
+  auto version = dyn_cast_or_null<IntegerAttr>(get("cudnn_version"));
+  auto fallback = dyn_cast_or_null<BoolAttr>(get("allow_fallback"));
+  auto convs = dyn_cast_or_null<ArrayAttr>(get("convs"));
+  std::string rows;
+  for (Attribute row : convs ? convs.getValue() : ArrayRef<Attribute>()) {
+    auto conv = dyn_cast<DictionaryAttr>(row);
+    auto key = conv ? conv.getAs<StringAttr>("problem") : StringAttr();
+    auto plan = conv ? conv.getAs<StringAttr>("plan") : StringAttr();
+    auto workspace = conv ? conv.getAs<IntegerAttr>("workspace_bytes") : IntegerAttr();
+    auto nodes = conv ? conv.getAs<StringAttr>("nodes") : StringAttr();
+    if (!key || !plan || !workspace || !nodes)
+      return module->emitError(kCudaTargetAttr)
+             << ": each conv needs problem, plan, workspace_bytes and nodes, got " << row;
+    baked.convKeys.push_back(key.str());
+    rows += "    {" + cppStringLiteral(key) + ", " + cppStringLiteral(plan) + ", " +
+            std::to_string(workspace.getInt()) + ", " + cppStringLiteral(nodes) + "},\n";
+  }
+  if (!rows.empty())
+    baked.table = "const tcc::cuda::BakedConv kConvs[] = {\n" + rows + "};\n";
+  baked.table += "// The GPU, the cuDNN and the convolution engines this trainer was built for.\n"
+                 "const tcc::cuda::BakedTarget kTarget = {" +
+                 cppStringLiteral(gpu ? gpu.getValue() : "h100") + ", " +
+                 std::to_string(sm ? sm.getInt() : 90) + ", " +
+                 std::to_string(version ? version.getInt() : 0) + ", " +
+                 (fallback && fallback.getValue() ? "true" : "false") + ", " +
+                 (rows.empty() ? "nullptr" : "kConvs") + ", " +
+                 std::to_string(baked.convKeys.size()) + "};\n\n";
+  return baked;
+}
+
 class CudaTarget final : public TargetEmitter {
 public:
+  explicit CudaTarget(ArrayRef<std::string> convKeys) : convKeys(convKeys) {}
+
   LogicalResult emitOp(Operation *op, CpuEmitter &names) override {
-    return emitCudaOp(op, names);
+    return emitCudaOp(op, names, convKeys);
   }
   /// Kernels read constants from device memory: each is a __device__
   /// array of the file (`constants`), its address taken in the step.
@@ -55,6 +103,7 @@ public:
 
   std::string constants; ///< the __device__ definitions of the constants
   int count = 0;
+  ArrayRef<std::string> convKeys;
 };
 
 } // namespace
@@ -65,7 +114,10 @@ LogicalResult mlir::tcc::emitCudaSource(ModuleOp module, llvm::raw_ostream &os) 
     return failure();
   PlannedSteps steps = *found;
   const BatchBuffers &batch = steps.batch;
-  CudaTarget target;
+  FailureOr<BakedTable> baked = bakedTable(module);
+  if (failed(baked))
+    return failure();
+  CudaTarget target(baked->convKeys);
   WalkedSteps walked;
   if (failed(walkSteps(steps, target, walked)))
     return failure();
@@ -83,8 +135,10 @@ LogicalResult mlir::tcc::emitCudaSource(ModuleOp module, llvm::raw_ostream &os) 
      << "#include <cstdint>\n#include <vector>\n\n"
      << "namespace {\nusing namespace tcc::rt;\nusing namespace tcc::rt::kernels;\n"
      << "namespace cuda = tcc::rt::cuda;\n\n"
+     << baked->table
      << "class Model final : public cuda::CudaModel {\npublic:\n  Model();\n"
      << "  const ModelInfo &info() const override { return info_; }\n"
+     << "  const tcc::cuda::BakedTarget &target() const override { return kTarget; }\n"
      << (steps.plain ? "  bool hasTta() const override { return true; }\n"
                  "  void evalStepWithoutTta() override;\n"
                : "")
@@ -94,14 +148,15 @@ LogicalResult mlir::tcc::emitCudaSource(ModuleOp module, llvm::raw_ostream &os) 
   os << "struct StepArgs {\n  char *state;\n  char *scratch;\n"
      << "  StepControl *control;\n"
      << "  int64_t micro; // the micro-batch a tcc.micro_batches loop is at\n"
-     << "  cudaStream_t stream;\n  cuda::Matmul *matmul;\n};\n\n"
+     << "  cudaStream_t stream;\n  cuda::Matmul *matmul;\n  tcc::cuda::ConvRunner *convs;\n"
+     << "};\n\n"
      << target.constants << "\n"
      << walked.functions.text << walked.train.parts << walked.eval.parts << walked.plain.parts;
 
   std::string argsInit =
       "  const StepBuffers &b = buffers();\n"
       "  StepArgs args{static_cast<char *>(b.state), static_cast<char *>(b.scratch),\n"
-      "                b.control, 0, stream, &matmul};\n";
+      "                b.control, 0, stream, &matmul, &convs};\n";
   std::string images = "reinterpret_cast<float *>(args.scratch + " +
                        std::to_string(batch.imagesOffset) + ")";
   std::string labels = "reinterpret_cast<int64_t *>(args.scratch + " +
@@ -126,11 +181,14 @@ LogicalResult mlir::tcc::emitCudaSource(ModuleOp module, llvm::raw_ostream &os) 
 }
 
 LogicalResult mlir::tcc::emitCudaOps(ModuleOp module, llvm::raw_ostream &os) {
-  CudaTarget target;
+  FailureOr<BakedTable> baked = bakedTable(module);
+  if (failed(baked))
+    return failure();
+  CudaTarget target(baked->convKeys);
   std::string ops;
   llvm::raw_string_ostream opsOs(ops);
   if (failed(emitOpsOneByOne(module, target, opsOs)))
     return failure();
-  os << target.constants << ops;
+  os << baked->table << target.constants << ops;
   return success();
 }

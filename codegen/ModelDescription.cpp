@@ -22,20 +22,6 @@ using namespace mlir::tcc;
 
 namespace {
 
-std::string quoted(StringRef s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string dtypeOf(Type type) {
   Type element = cast<ShapedType>(type).getElementType();
   if (element.isF32())
@@ -124,19 +110,19 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
       a = number(init, "mean"), b = number(init, "std");
     auto source = init.getAs<StringAttr>("source");
     auto foldedInto = train.getArgAttrOfType<StringAttr>(i, kFoldedIntoAttr);
-    os << "    {" << quoted(name.getValue()) << ", " << dimsOf(arg).size() << ", {";
+    os << "    {" << cppStringLiteral(name.getValue()) << ", " << dimsOf(arg).size() << ", {";
     llvm::interleaveComma(dimsOf(arg), os);
     os << "}, " << dtypeOf(arg.getType()) << ", " << roleOf(kind) << ", "
        << (trainable && trainable.getValue() ? "true" : "false") << ", "
-       << quoted(initKind) << ", " << llvm::format("%.17g", a) << ", "
+       << cppStringLiteral(initKind) << ", " << llvm::format("%.17g", a) << ", "
        << llvm::format("%.17g", b) << ", "
-       << quoted(source ? source.getValue() : "") << ", " << stateOffsets[slot++] << ", "
-       << quoted(foldedInto ? foldedInto.getValue() : "") << "},\n";
+       << cppStringLiteral(source ? source.getValue() : "") << ", " << stateOffsets[slot++] << ", "
+       << cppStringLiteral(foldedInto ? foldedInto.getValue() : "") << "},\n";
   }
   os << "};\n\n";
   os << "Model::Model() {\n"
-     << "  info_.name = " << quoted(module->getAttrOfType<StringAttr>(kModelAttr).getValue())
-     << ";\n  info_.target = " << quoted(target) << ";\n  info_.inputShape = {";
+     << "  info_.name = " << cppStringLiteral(module->getAttrOfType<StringAttr>(kModelAttr).getValue())
+     << ";\n  info_.target = " << cppStringLiteral(target) << ";\n  info_.inputShape = {";
   llvm::interleaveComma(module->getAttrOfType<DenseI64ArrayAttr>(kInputShapeAttr).asArrayRef(), os);
   os << "};\n  info_.classes = "
      << module->getAttrOfType<IntegerAttr>(kClassesAttr).getInt() << ";\n"
@@ -149,7 +135,7 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
   std::string recipe = "{\"train\":" + attributeToJson(module->getAttr(kTrainAttr)) +
                        ",\"data\":" + attributeToJson(module->getAttr(kDataAttr)) +
                        ",\"eval\":" + attributeToJson(module->getAttr(kEvalAttr)) + "}";
-  os << "  info_.recipeJson = " << quoted(recipe) << ";\n";
+  os << "  info_.recipeJson = " << cppStringLiteral(recipe) << ";\n";
   // The learning rate the metrics report, as the step computes it.
   train.walk([&](LrScheduleOp schedule) {
     os << "  info_.baseLr = " << cppDouble(schedule.getBaseLr()) << ";\n"

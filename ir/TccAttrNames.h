@@ -147,6 +147,16 @@ inline constexpr llvm::StringLiteral kWorkspaceOffsetAttr = "tcc.workspace_offse
 /// of dictionaries); `tcc compile --report` copies it.
 inline constexpr llvm::StringLiteral kPassReportAttr = "tcc.pass_report";
 
+//===----------------------------------------------------------------------===//
+// The cuda target (tcc compile --target=cuda: codegen/cuda/CudaConvPlans.cpp)
+//===----------------------------------------------------------------------===//
+
+/// On the module: what the cuda target bakes into the trainer (dictionary:
+/// `gpu`, `sm`, `cudnn_version`, `allow_fallback`, and `convs`, each
+/// convolution problem's key with its cuDNN `plan`, `workspace_bytes` and
+/// `nodes`).
+inline constexpr llvm::StringLiteral kCudaTargetAttr = "tcc.cuda_target";
+
 } // namespace mlir::tcc
 
 #endif // TCC_IR_TCCATTRNAMES_H

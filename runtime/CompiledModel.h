@@ -23,6 +23,7 @@
 #include "runtime/common/Schedule.h"
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,13 @@ struct StepBuffers {
   DataView train, test;
   BatchSpec batch;
   StepControl *control = nullptr;
+};
+
+/// What bind() throws when the model cannot run where it was started (no
+/// GPU, a GPU or a cuDNN its plans were not made for): the trainer prints
+/// the message as its one error line, so it says what and how to fix it.
+struct ModelSetupError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 /// The step contract. The host binds the buffers once, then calls

@@ -2,11 +2,9 @@
 
 #include "codegen/cuda/CudaConvPlans.h"
 
-#include "ir/ModelNode.h"
-#include "ir/TccOps.h"
-#include "runtime/cuda/ConvPlans.h"
+#include "ir/TccAttrNames.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,119 +14,46 @@ namespace cuda = ::tcc::cuda;
 
 namespace {
 
-/// The problem of a convolution op in `direction`, whichever way it reads
-/// its tensors: x [n, c, h, w], weight [k, c/g, r, s], y [n, k, p, q].
-template <typename ConvLike>
-FailureOr<cuda::ConvProblem> problemOf(ConvLike op, cuda::ConvDirection direction,
-                                       Value x, Value weight, Value y) {
-  auto xType = cast<RankedTensorType>(x.getType());
-  auto wType = cast<RankedTensorType>(weight.getType());
-  auto yType = cast<RankedTensorType>(y.getType());
-  Type element = xType.getElementType();
-  if (wType.getElementType() != element || yType.getElementType() != element)
-    return failure();
-  cuda::ConvProblem p;
-  p.direction = direction;
-  p.dtype = element.isBF16()  ? cuda::ConvDataType::BFloat16
-            : element.isF16() ? cuda::ConvDataType::Float16
-                              : cuda::ConvDataType::Float32;
-  p.layout = cuda::physicalLayout(p.dtype);
-  ArrayRef<int64_t> xs = xType.getShape(), ws = wType.getShape(),
-                    ys = yType.getShape();
-  p.n = xs[0], p.c = xs[1], p.h = xs[2], p.w = xs[3];
-  p.k = ws[0], p.r = ws[2], p.s = ws[3];
-  p.p = ys[2], p.q = ys[3];
-  p.padH = op.getPadding()[0], p.padW = op.getPadding()[1];
-  p.strideH = op.getStride()[0], p.strideW = op.getStride()[1];
-  p.dilationH = op.getDilation()[0], p.dilationW = op.getDilation()[1];
-  p.groups = static_cast<int64_t>(op.getGroups());
-  return p;
-}
-
-FailureOr<cuda::ConvProblem> problemOf(Operation *op) {
-  if (auto conv = dyn_cast<Conv2dOp>(op))
-    return problemOf(conv, cuda::ConvDirection::Forward, conv.getInput(),
-                     conv.getWeight(), conv.getResult());
-  if (auto conv = dyn_cast<Conv2dBackwardDataOp>(op))
-    return problemOf(conv, cuda::ConvDirection::BackwardData, conv.getResult(),
-                     conv.getWeight(), conv.getGrad());
-  if (auto conv = dyn_cast<Conv2dBackwardFilterOp>(op))
-    return problemOf(conv, cuda::ConvDirection::BackwardFilter, conv.getInput(),
-                     conv.getResult(), conv.getGrad());
-  return failure();
-}
-
-const char *directionName(cuda::ConvDirection direction) {
-  switch (direction) {
-  case cuda::ConvDirection::Forward:
-    return "forward";
-  case cuda::ConvDirection::BackwardData:
-    return "backward-data";
-  case cuda::ConvDirection::BackwardFilter:
-    return "backward-filter";
-  }
-  return "";
+std::string quotedNodes(const StepConv &conv) {
+  std::string nodes;
+  for (const std::string &node : conv.nodes)
+    nodes += (nodes.empty() ? "'" : ", '") + node + "'";
+  return nodes.empty() ? "the step" : nodes;
 }
 
 } // namespace
 
-bool mlir::tcc::collectConvProblems(ModuleOp module, std::vector<StepConv> &convs,
-                                    std::string &error) {
-  for (StringRef name : {"train_step", "eval_step", "eval_step_plain"}) {
-    auto fn = module.lookupSymbol<func::FuncOp>(name);
-    if (!fn)
-      continue;
-    WalkResult walked = fn.walk([&](Operation *op) {
-      if (!isa<Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp>(op))
-        return WalkResult::advance();
-      FailureOr<cuda::ConvProblem> problem = problemOf(op);
-      if (failed(problem)) {
-        error = "the convolution of '" + modelNodeOf(op->getLoc()) +
-                "' (" + op->getName().getStringRef().str() +
-                ") mixes element types; the cuda target runs a convolution "
-                "in one type";
-        return WalkResult::interrupt();
-      }
-      auto same = llvm::find_if(
-          convs, [&](const StepConv &conv) { return conv.problem == *problem; });
-      if (same == convs.end())
-        same = convs.insert(convs.end(), StepConv{*problem, {}});
-      std::string node = modelNodeOf(op->getLoc());
-      if (!node.empty() && !llvm::is_contained(same->nodes, node))
-        same->nodes.push_back(node);
-      return WalkResult::advance();
-    });
-    if (walked.wasInterrupted())
-      return false;
-  }
-  return true;
-}
-
 bool mlir::tcc::bakeConvPlans(ModuleOp module, const cuda::GpuDescription &gpu,
-                              int64_t workspaceLimit, nlohmann::json &table,
+                              int64_t workspaceLimit, std::vector<BakedStepConv> &baked,
                               std::string &error) {
   std::vector<StepConv> convs;
   if (!collectConvProblems(module, convs, error))
     return false;
-  nlohmann::json rows = nlohmann::json::array();
   for (const StepConv &conv : convs) {
     cuda::ConvChoice choice;
     std::string why;
     if (!cuda::chooseConvEngine(conv.problem, gpu, workspaceLimit, choice, why)) {
-      std::string nodes;
-      for (const std::string &node : conv.nodes)
-        nodes += (nodes.empty() ? "'" : ", '") + node + "'";
-      error = std::string("the ") + directionName(conv.problem.direction) +
-              " convolution of " + (nodes.empty() ? "the step" : nodes) +
-              " has no cuDNN engine on the " + gpu.name + ": " + why +
+      error = std::string("the ") + cuda::directionName(conv.problem.direction) +
+              " convolution of " + quotedNodes(conv) + " has no cuDNN engine on the " +
+              gpu.name + ": " + why +
               "; try another --gpu, a larger workspace limit, or report the shape";
       return false;
     }
+    baked.push_back({conv, choice});
+  }
+  return true;
+}
+
+nlohmann::json mlir::tcc::convPlansTable(const std::vector<BakedStepConv> &baked,
+                                         const cuda::GpuDescription &gpu,
+                                         int64_t workspaceLimit) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto &[conv, choice] : baked) {
     nlohmann::json knobs = nlohmann::json::object();
     for (const auto &[knob, value] : choice.engine.knobs)
       knobs[std::to_string(knob)] = value;
     rows.push_back({{"problem", conv.problem.key()},
-                    {"direction", directionName(conv.problem.direction)},
+                    {"direction", cuda::directionName(conv.problem.direction)},
                     {"nodes", conv.nodes},
                     {"engine", choice.engine.engine},
                     {"knobs", knobs},
@@ -138,12 +63,30 @@ bool mlir::tcc::bakeConvPlans(ModuleOp module, const cuda::GpuDescription &gpu,
                     {"candidates", choice.candidates},
                     {"rank", choice.rank}});
   }
-  table = {{"format", "tcc-conv-plans/1"},
-           {"gpu", gpu.name},
-           {"gpu_description", gpu.marketing},
-           {"sm", gpu.smVersion},
-           {"cudnn_version", cuda::cudnnVersion()},
-           {"workspace_limit_bytes", workspaceLimit},
-           {"convs", rows}};
-  return true;
+  return {{"format", "tcc-conv-plans/1"},
+          {"gpu", gpu.name},
+          {"gpu_description", gpu.marketing},
+          {"sm", gpu.smVersion},
+          {"cudnn_version", cuda::cudnnVersion()},
+          {"workspace_limit_bytes", workspaceLimit},
+          {"convs", rows}};
+}
+
+void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gpu,
+                                 bool allowFallback, const std::vector<BakedStepConv> &baked) {
+  Builder b(module.getContext());
+  SmallVector<Attribute> convs;
+  for (const auto &[conv, choice] : baked)
+    convs.push_back(b.getDictionaryAttr(
+        {b.getNamedAttr("problem", b.getStringAttr(conv.problem.key())),
+         b.getNamedAttr("plan", b.getStringAttr(choice.engine.name)),
+         b.getNamedAttr("workspace_bytes", b.getI64IntegerAttr(choice.engine.workspaceBytes)),
+         b.getNamedAttr("nodes", b.getStringAttr(quotedNodes(conv)))}));
+  module->setAttr(kCudaTargetAttr,
+                  b.getDictionaryAttr(
+                      {b.getNamedAttr("gpu", b.getStringAttr(gpu.name)),
+                       b.getNamedAttr("sm", b.getI64IntegerAttr(gpu.smVersion)),
+                       b.getNamedAttr("cudnn_version", b.getI64IntegerAttr(cuda::cudnnVersion())),
+                       b.getNamedAttr("allow_fallback", b.getBoolAttr(allowFallback)),
+                       b.getNamedAttr("convs", b.getArrayAttr(convs))}));
 }

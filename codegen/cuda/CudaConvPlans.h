@@ -2,16 +2,17 @@
 //
 // The cuda target fixes every convolution's cuDNN engine at compile time
 // (docs/cuda.md): it collects the distinct convolution problems of the
-// planned @train_step and @eval_step (forward, backward-data,
-// backward-filter), asks cuDNN's heuristics for a described GPU, and keeps
-// the first engine that builds. `tcc compile --target=cuda --emit=conv-plans`
-// prints the table; the generated trainer bakes it in.
+// planned steps (codegen/ConvProblems.h), asks cuDNN's heuristics for a
+// described GPU, and keeps the first engine that builds. The choices go on
+// the module as its `tcc.cuda_target` attribute, which the cuda target
+// prints as the trainer's table; `--emit=conv-plans` prints them as JSON.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_CODEGEN_CUDACONVPLANS_H
 #define TCC_CODEGEN_CUDACONVPLANS_H
 
-#include "runtime/cuda/ConvProblem.h"
+#include "codegen/ConvProblems.h"
+#include "runtime/cuda/ConvPlans.h"
 #include "runtime/cuda/GpuDescriptions.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -23,26 +24,29 @@
 
 namespace mlir::tcc {
 
-/// A distinct convolution problem of the step and the model nodes whose ops
-/// pose it (a layer's forward in the train and eval step is one problem).
-struct StepConv {
-  ::tcc::cuda::ConvProblem problem;
-  std::vector<std::string> nodes;
+/// A convolution problem of the step and the engine chosen for it.
+struct BakedStepConv {
+  StepConv conv;
+  ::tcc::cuda::ConvChoice choice;
 };
 
-/// The distinct convolution problems of @train_step and @eval_step of a
-/// planned module, in the order the steps first pose them. False with
-/// `error` on an op whose tensors differ in element type.
-bool collectConvProblems(ModuleOp module, std::vector<StepConv> &convs,
-                         std::string &error);
-
 /// Chooses the engine of every convolution of the planned `module` for
-/// `gpu` and returns the table (format tcc-conv-plans/1, docs/cuda.md).
-/// False with `error` naming the conv, its nodes and the fix when one has
-/// no engine.
+/// `gpu`. False with `error` naming the conv, its nodes and the fix when
+/// one has no engine.
 bool bakeConvPlans(ModuleOp module, const ::tcc::cuda::GpuDescription &gpu,
-                   int64_t workspaceLimit, nlohmann::json &table,
+                   int64_t workspaceLimit, std::vector<BakedStepConv> &baked,
                    std::string &error);
+
+/// The choices as a table (format tcc-conv-plans/1, docs/cuda.md).
+nlohmann::json convPlansTable(const std::vector<BakedStepConv> &baked,
+                              const ::tcc::cuda::GpuDescription &gpu,
+                              int64_t workspaceLimit);
+
+/// Sets the module's `tcc.cuda_target` attribute: the GPU, the cuDNN
+/// version, --allow-fallback and every convolution's engine, which the cuda
+/// target bakes into the trainer (CudaTarget.cpp).
+void attachCudaTarget(ModuleOp module, const ::tcc::cuda::GpuDescription &gpu,
+                      bool allowFallback, const std::vector<BakedStepConv> &baked);
 
 } // namespace mlir::tcc
 

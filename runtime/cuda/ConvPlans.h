@@ -63,6 +63,12 @@ bool rebuildConvPlan(const ConvProblem &problem, const GpuDescription &gpu,
 /// cuDNN's version as cudnnGetVersion() gives it (91900 for 9.19.0).
 int64_t cudnnVersion();
 
+/// "9.19.0" for 91900.
+inline std::string cudnnVersionName(int64_t version) {
+  return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+         std::to_string(version % 100);
+}
+
 } // namespace tcc::cuda
 
 #endif // TCC_RUNTIME_CUDA_CONVPLANS_H

@@ -13,6 +13,9 @@
 #define TCC_RUNTIME_CUDA_CONVPROBLEM_H
 
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <initializer_list>
 #include <string>
 
 namespace tcc::cuda {
@@ -55,7 +58,47 @@ struct ConvProblem {
            pair(strideH, strideW) + " dil" + pair(dilationH, dilationW) +
            " g" + std::to_string(groups);
   }
+
+  /// Reads a key() back (the generated trainer's table holds keys). False
+  /// if `text` is not a key.
+  static bool fromKey(const std::string &text, ConvProblem &problem) {
+    char direction[16], dtype[8], layout[8];
+    long long v[16];
+    int used = 0;
+    int read = std::sscanf(
+        text.c_str(),
+        "%15s %7s %7s n%lld c%lld h%lld w%lld k%lld r%lld s%lld p%lld q%lld "
+        "pad%lld,%lld stride%lld,%lld dil%lld,%lld g%lld%n",
+        direction, dtype, layout, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+        &v[8], &v[9], &v[10], &v[11], &v[12], &v[13], &v[14], &v[15], &used);
+    if (read != 19 || used != int(text.size()))
+      return false;
+    auto index = [](const char *word, std::initializer_list<const char *> names) {
+      int i = 0;
+      for (const char *name : names) {
+        if (std::strcmp(word, name) == 0)
+          return i;
+        ++i;
+      }
+      return -1;
+    };
+    int d = index(direction, {"fwd", "bwd-data", "bwd-filter"});
+    int t = index(dtype, {"f32", "bf16", "f16"});
+    int l = index(layout, {"nchw", "nhwc"});
+    if (d < 0 || t < 0 || l < 0)
+      return false;
+    problem = ConvProblem{ConvDirection(d), ConvDataType(t), ConvLayout(l),
+                          v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8],
+                          v[9], v[10], v[11], v[12], v[13], v[14], v[15]};
+    return problem.key() == text;
+  }
 };
+
+/// "forward", "backward-data", "backward-filter", for messages.
+inline const char *directionName(ConvDirection direction) {
+  static const char *const names[] = {"forward", "backward-data", "backward-filter"};
+  return names[int(direction)];
+}
 
 /// The layout the cuda target stores a conv's tensors in.
 inline ConvLayout physicalLayout(ConvDataType dtype) {

@@ -33,6 +33,10 @@ const GpuDescription *findGpu(const std::string &name, std::string &error);
 /// "h100 | h200 | a100 | sm_80 | sm_90 | sm_90a", for help texts.
 std::string gpuChoices();
 
+/// The architecture tcc compiles an sm for: "90a" for sm 90 (Hopper's
+/// architecture-specific features), else "80", "89", ...
+inline std::string cudaArch(int sm) { return std::to_string(sm) + (sm == 90 ? "a" : ""); }
+
 } // namespace tcc::cuda
 
 #endif // TCC_RUNTIME_CUDA_GPUDESCRIPTIONS_H

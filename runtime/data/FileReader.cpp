@@ -2,7 +2,12 @@
 
 #include "runtime/data/FileReader.h"
 
+// A trainer built where zlib is missing (a source tree on a GPU machine:
+// tcc compile --emit=source-tree) reads uncompressed files and says so
+// for a gzip-compressed one.
+#ifndef TCC_NO_ZLIB
 #include <zlib.h>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -85,16 +90,20 @@ struct DataFile::Impl {
   int fd = -1;
   uint64_t size = 0;
   bool gzip = false;
+#ifndef TCC_NO_ZLIB
   z_stream zs;
   bool zInit = false;
+#endif
   std::vector<uint8_t> in = std::vector<uint8_t>(1 << 16);
   bool inEof = false;
   bool done = false;     ///< the last gzip member ended
   uint64_t produced = 0; ///< data bytes handed out so far
 
   ~Impl() {
+#ifndef TCC_NO_ZLIB
     if (zInit)
       inflateEnd(&zs);
+#endif
     if (fd >= 0)
       close(fd);
   }
@@ -104,6 +113,7 @@ struct DataFile::Impl {
     return false;
   }
 
+#ifndef TCC_NO_ZLIB
   /// Appends file bytes after the unconsumed input.
   bool refill(std::string &error) {
     size_t left = zs.avail_in;
@@ -121,6 +131,7 @@ struct DataFile::Impl {
       return true;
     }
   }
+#endif
 
   /// Reads up to `len` bytes into `dst`; `got` < `len` only at the end.
   bool fill(uint8_t *dst, size_t len, size_t &got, std::string &error) {
@@ -140,6 +151,7 @@ struct DataFile::Impl {
       produced += got;
       return true;
     }
+#ifndef TCC_NO_ZLIB
     while (got < len && !done) {
       if (zs.avail_in == 0 && !inEof && !refill(error))
         return false;
@@ -175,6 +187,7 @@ struct DataFile::Impl {
                                      : "zlib error " + std::to_string(rc)) +
                              ")");
     }
+#endif
     return true;
   }
 };
@@ -202,10 +215,15 @@ bool DataFile::open(const std::string &path, std::string &error) {
     return f.fail(error, std::string("read error: ") + std::strerror(errno));
   f.gzip = n == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
   if (f.gzip) {
+#ifdef TCC_NO_ZLIB
+    return f.fail(error, "is gzip-compressed, and this trainer was built without zlib; "
+                         "decompress it (gunzip -k) and give the plain file");
+#else
     std::memset(&f.zs, 0, sizeof f.zs);
     if (inflateInit2(&f.zs, 16 + MAX_WBITS) != Z_OK)
       return f.fail(error, "cannot initialise zlib");
     f.zInit = true;
+#endif
   }
   return true;
 }

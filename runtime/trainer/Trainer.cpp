@@ -28,6 +28,8 @@ int runTrainer(CompiledModel &model, const std::vector<std::string> &args,
     return run.run(args);
   } catch (const UserError &e) {
     message = e.message;
+  } catch (const ModelSetupError &e) {
+    message = e.what();
   } catch (const std::bad_alloc &) {
     message = "out of memory";
   } catch (const std::exception &e) {

@@ -2,8 +2,8 @@
 
 // An op the cuda target cannot run yet is an error naming it (and the model
 // node it comes from), never a silent fallback to the host.
-// CHECK: error: {{.*}}the cuda target cannot run tcc.conv2d (model node 'conv') yet (docs/cuda.md lists what it runs); compile with --target=cpu
-func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
-  %y = tcc.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32> loc("conv")
+// CHECK: error: {{.*}}the cuda target cannot run tcc.transpose (model node 'perm') yet (docs/cuda.md lists what it runs); compile with --target=cpu
+func.func @transpose(%x: tensor<2x3x4x5xf32>) {
+  %y = tcc.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32> loc("perm")
   return
 }

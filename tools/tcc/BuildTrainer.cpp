@@ -83,7 +83,8 @@ bool tcc::cudaTrainerBuild(const std::string &arch, TrainerBuild &build, std::st
   for (StringRef lib : llvm::split(StringRef(TCC_RUNTIME_LIBS), ';'))
     build.libraries.push_back(lib.str());
   build.libraries.insert(build.libraries.end(),
-                         {"-lcublasLt", "-lcudart", "-lz", "-Xlinker=-rpath=" TCC_CUDA_LIB_DIR});
+                         {"-lcudnn", "-lnvrtc", "-lcublasLt", "-lcudart", "-lz",
+                          "-Xlinker=-rpath=" TCC_CUDA_LIB_DIR});
   build.summary = std::string("nvcc -O3 -arch=") + arch;
   return true;
 #else

@@ -25,7 +25,7 @@ namespace {
 const std::vector<std::string> kOptions = {
     "-o",          "--output",        "--emit",       "--target", "--march",
     "--precision", "--memory-budget", "--tuning-db",  "--report", "--help",
-    "--disable-pass", "--explain", "--batch-size", "--gpu"};
+    "--disable-pass", "--explain", "--batch-size", "--gpu", "--allow-fallback"};
 
 /// A -march value for the C++ compiler: a plain word, so that it cannot
 /// smuggle another option in.
@@ -167,6 +167,10 @@ Options:
                          planned-mlir  the IR after autodiff and memory
                                        planning (@train_step, @eval_step)
                          source        the generated C++/CUDA source
+                         source-tree   a folder (-o DIR) with the source,
+                                       the runtime and a CMake project
+                                       that builds the trainer without
+                                       tcc or MLIR (on a GPU machine)
                          exe           a trainer executable (default)
                          conv-plans    the cuDNN engine chosen for each
                                        convolution of the step on --gpu,
@@ -193,6 +197,10 @@ Options:
   --gpu=GPU              the GPU the cuda target plans for and builds the
                          trainer for (sm_90a for h100/h200, sm_80 for
                          a100; default: h100): )" + gpuHelp() + R"(
+  --allow-fallback       let a cuda trainer use cuDNN's heuristic choice,
+                         with a warning, for a convolution whose baked
+                         engine cannot run on its GPU or cuDNN (without
+                         it, the trainer stops and says to recompile)
   --tuning-db=FILE       algorithm choices measured by 'tcc tune' (cuda
                          target only)
   --disable-pass=NAME    leave out an optimization pass (repeatable): )" +
@@ -230,12 +238,12 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
       value = arg.substr(eq + 1);
       hasValue = true;
     }
-    if (name == "--explain") {
+    if (name == "--explain" || name == "--allow-fallback") {
       if (hasValue) {
-        error = "--explain takes no value; remove '=" + value + "'";
+        error = name + " takes no value; remove '=" + value + "'";
         return ParseResult::Error;
       }
-      options.explain = true;
+      (name == "--explain" ? options.explain : options.allowFallback) = true;
       continue;
     }
     if (std::find(kOptions.begin(), kOptions.end(), name) == kOptions.end()) {
@@ -259,8 +267,8 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
     if (name == "-o" || name == "--output") {
       options.output = value;
     } else if (name == "--emit") {
-      if (!oneOf(name, value, {"mlir", "planned-mlir", "source", "exe", "conv-plans"},
-                 error))
+      if (!oneOf(name, value,
+                 {"mlir", "planned-mlir", "source", "source-tree", "exe", "conv-plans"}, error))
         return ParseResult::Error;
       options.emit = value;
     } else if (name == "--disable-pass") {
@@ -335,7 +343,8 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
       error = "-o " + options.output + " would overwrite the model";
       return ParseResult::Error;
     }
-    if (!checkOutputPath("-o", options.output, error))
+    // A source tree is a directory: SourceTree.cpp checks what it replaces.
+    if (options.emit != "source-tree" && !checkOutputPath("-o", options.output, error))
       return ParseResult::Error;
   }
   if (options.report) {
@@ -352,9 +361,14 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
     if (!checkOutputPath("--report", *options.report, error))
       return ParseResult::Error;
   }
-  if (options.marchGiven && options.emit != "exe") {
-    error = "--march applies to the trainer's build (--emit=exe), not to "
+  bool builds = options.emit == "exe" || options.emit == "source-tree";
+  if (options.marchGiven && !builds) {
+    error = "--march applies to the trainer's build (--emit=exe or source-tree), not to "
             "--emit=" + options.emit + "; remove it";
+    return ParseResult::Error;
+  }
+  if (options.emit == "source-tree" && !toFile) {
+    error = "--emit=source-tree writes a folder: give it with -o DIR";
     return ParseResult::Error;
   }
   if (options.emit == "conv-plans") {
@@ -372,12 +386,17 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
             " target, not --target=" + options.target + "; remove it";
     return ParseResult::Error;
   }
-  // The source and the IR do not depend on the GPU yet (no cuDNN choice is
-  // baked into them): only the conv plans and the trainer's build do.
-  if (options.gpuGiven && options.emit != "exe" && options.emit != "conv-plans") {
-    error = "--gpu applies to the trainer's build (--emit=exe) and to "
-            "--emit=conv-plans; --emit=" + options.emit +
-            " does not depend on the GPU yet: remove it";
+  // The IR does not depend on the GPU: the cuDNN choices are baked into
+  // the source, the trainer and the conv plans.
+  if (options.gpuGiven && (options.emit == "mlir" || options.emit == "planned-mlir")) {
+    error = "--gpu applies to the cuda target's source, trainer and conv plans; --emit=" +
+            options.emit + " does not depend on the GPU: remove it";
+    return ParseResult::Error;
+  }
+  if (options.allowFallback &&
+      (options.target != "cuda" || (!builds && options.emit != "source"))) {
+    error = "--allow-fallback applies to a cuda trainer (--target=cuda, --emit=exe, source "
+            "or source-tree): remove it";
     return ParseResult::Error;
   }
   if (options.marchGiven && !target.takesMarch) {

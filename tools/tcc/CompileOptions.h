@@ -26,6 +26,9 @@ struct CompileOptions {
   std::optional<int64_t> batchSize;     ///< overrides train.batch_size
   std::string gpu = "h100";   ///< --gpu: the GPU a cuda step is planned for
   bool gpuGiven = false;
+  /// --allow-fallback: a cuda trainer may replace a baked cuDNN engine that
+  /// cannot run where it is started by cuDNN's choice, with a warning.
+  bool allowFallback = false;
   std::optional<std::string> tuningDb;
   std::optional<std::string> report;
   bool explain = false;       ///< --explain: what the compilation did, readable

@@ -14,6 +14,7 @@
 #include "tools/tcc/CompileOptions.h"
 #include "runtime/AtomicFile.h"
 #include "tools/tcc/BuildTrainer.h"
+#include "tools/tcc/SourceTree.h"
 #include "tools/tcc/Plot.h"
 #ifdef TCC_HAVE_CUDA
 #include "codegen/cuda/CudaConvPlans.h"
@@ -242,28 +243,41 @@ int writeOutput(const tcc::CompileOptions &options, const std::string &text) {
   return 0;
 }
 
-/// --emit=conv-plans: the cuDNN engine of every convolution of the step,
-/// chosen for --gpu (docs/cuda.md).
+/// The cuDNN engine of every convolution of the planned step, chosen for
+/// --gpu (docs/cuda.md), and the module's tcc.cuda_target attribute that
+/// bakes them into the cuda target's source; `table` for --emit=conv-plans.
+bool bakeCudaTarget(ModuleOp planned, const tcc::CompileOptions &options,
+                    nlohmann::json *table, std::string &error) {
+#ifdef TCC_HAVE_CUDA
+  const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(options.gpu, error);
+  std::vector<mlir::tcc::BakedStepConv> baked;
+  if (!gpu || !mlir::tcc::bakeConvPlans(planned, *gpu, tcc::cuda::kDefaultConvWorkspaceLimit,
+                                        baked, error))
+    return false;
+  if (table)
+    *table = mlir::tcc::convPlansTable(baked, *gpu, tcc::cuda::kDefaultConvWorkspaceLimit);
+  mlir::tcc::attachCudaTarget(planned, *gpu, options.allowFallback, baked);
+  return true;
+#else
+  (void)planned, (void)options, (void)table;
+  error = "the cuda target's convolution plans need CUDA, cuDNN and the cuDNN frontend; "
+          "this tcc was built without them: run scripts/setup.sh and rebuild";
+  return false;
+#endif
+}
+
+/// --emit=conv-plans: the baked choices as JSON.
 int emitConvPlans(const ::tcc::frontend::ModelSpec &spec, ModuleOp model,
                   ModuleOp planned, const tcc::CompileOptions &options,
                   const tcc::CompileFacts &facts) {
-#ifdef TCC_HAVE_CUDA
   std::string error;
-  const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(options.gpu, error);
   nlohmann::json table;
-  if (!gpu || !mlir::tcc::bakeConvPlans(planned, *gpu,
-                                        tcc::cuda::kDefaultConvWorkspaceLimit,
-                                        table, error))
+  if (!bakeCudaTarget(planned, options, &table, error))
     return fail(options.model + ": " + error);
   table["model"] = spec.name;
   if (int status = writeOutput(options, table.dump(2) + "\n"))
     return status;
   return writeReport(model, planned, options, facts);
-#else
-  (void)spec, (void)model, (void)planned, (void)facts;
-  return fail("--emit=conv-plans: this tcc was built without CUDA, cuDNN or "
-              "the cuDNN frontend; run scripts/setup.sh and rebuild");
-#endif
 }
 
 /// How the target's source becomes a trainer: the cpu target's for
@@ -278,12 +292,23 @@ bool trainerBuild(const tcc::CompileOptions &options, tcc::TrainerBuild &build,
   const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(options.gpu, error);
   if (!gpu)
     return false;
-  // sm_90a: Hopper's architecture-specific features, for its SASS.
-  std::string arch = "sm_" + std::to_string(gpu->smVersion) + (gpu->smVersion == 90 ? "a" : "");
-  return tcc::cudaTrainerBuild(arch, build, error);
+  return tcc::cudaTrainerBuild("sm_" + tcc::cuda::cudaArch(gpu->smVersion), build, error);
 #else
   return tcc::cudaTrainerBuild("", build, error);
 #endif
+}
+
+/// What --emit=source-tree's CMake project is told.
+tcc::SourceTreeSpec sourceTreeSpec(const ::tcc::frontend::ModelSpec &spec,
+                                   const tcc::CompileOptions &options) {
+  tcc::SourceTreeSpec tree{spec.name, options.target, options.march, options.gpu, "", ""};
+#ifdef TCC_HAVE_CUDA
+  std::string error;
+  if (const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(options.gpu, error))
+    tree.cudaArch = tcc::cuda::cudaArch(gpu->smVersion);
+  tree.cudnn = tcc::cuda::cudnnVersionName(tcc::cuda::cudnnVersion());
+#endif
+  return tree;
 }
 
 int runCompile(const tcc::CompileOptions &options) {
@@ -307,7 +332,8 @@ int runCompile(const tcc::CompileOptions &options) {
   if (!model)
     return fail(error);
 
-  bool generates = options.emit == "source" || options.emit == "exe";
+  bool generates =
+      options.emit == "source" || options.emit == "source-tree" || options.emit == "exe";
   const mlir::tcc::Target &target = *mlir::tcc::lookupTarget(options.target);
   const mlir::tcc::Target &fallback = mlir::tcc::defaultTarget();
   if (generates && !target.emitSource)
@@ -316,8 +342,8 @@ int runCompile(const tcc::CompileOptions &options) {
                 "use --target=" + fallback.name.str());
   if (generates && !options.targetGiven)
     std::cerr << "tcc: compiling for --target=" << options.target
-              << " (the default: the cuda code generator does not run convolutions yet, "
-                 "docs/cuda.md)\n";
+              << " (the default until the cuda target runs 16-bit steps and has been "
+                 "checked on a GPU, docs/cuda.md)\n";
 
   // Every emit kind plans the step: the report and the memory budget need
   // the plan even when only the frontend's IR is printed.
@@ -336,6 +362,8 @@ int runCompile(const tcc::CompileOptions &options) {
   }
   if (options.emit == "conv-plans")
     return emitConvPlans(spec, *model, *planned, options, facts);
+  if (options.target == "cuda" && !bakeCudaTarget(*planned, options, nullptr, error))
+    return fail(options.model + ": " + error);
   std::string source;
   llvm::raw_string_ostream os(source);
   if (!emitSource(target, *planned, os, error))
@@ -343,6 +371,9 @@ int runCompile(const tcc::CompileOptions &options) {
   if (options.emit == "source") {
     if (int status = writeOutput(options, source))
       return status;
+  } else if (options.emit == "source-tree") {
+    if (!tcc::writeSourceTree(sourceTreeSpec(spec, options), source, options.output, error))
+      return fail(error);
   } else {
     std::string output = options.output.empty() ? "./" + spec.name : options.output;
     tcc::TrainerBuild build;

@@ -4,6 +4,8 @@
 // bound buffers are device memory (the trainer allocates them through
 // tccDeviceMemory(), runtime/cuda/CudaMemory.cpp). The first trainStep()
 // records the generated training step on the model's stream as a CUDA graph;
+// bind() has rebuilt the convolutions' baked cuDNN plans first (ConvRunner),
+// so recording enqueues work and builds nothing;
 // every trainStep() replays it: no host work and no synchronisation per
 // step (docs/step-contract.md). Evaluation steps are launched directly.
 // readTotals() is the only synchronisation.
@@ -13,6 +15,7 @@
 #define TCC_RUNTIME_CUDA_DEVICE_CUDAMODEL_CUH
 
 #include "runtime/CompiledModel.h"
+#include "runtime/cuda/ConvRunner.h"
 #include "runtime/cuda/device/Launch.cuh"
 #include "runtime/cuda/device/Matmul.cuh"
 
@@ -38,8 +41,13 @@ public:
   void bind(const StepBuffers &buffers) override {
     bound = buffers;
     check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
+    convs.prepare(target(), stream);
     matmul.init();
   }
+
+  /// The GPU, cuDNN and convolution engines the trainer was built for
+  /// (the generated table).
+  virtual const tcc::cuda::BakedTarget &target() const = 0;
 
   void trainStep() override {
     if (!graph) {
@@ -83,6 +91,7 @@ protected:
 
   cudaStream_t stream = nullptr;
   Matmul matmul;
+  tcc::cuda::ConvRunner convs;
 
 private:
   StepBuffers bound;

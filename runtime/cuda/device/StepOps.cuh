@@ -129,6 +129,13 @@ template <class T> void add_accumulate(cudaStream_t s, int64_t n, const T *x, T 
   for_each(s, n, [=] __device__(int64_t i) { y[i] += x[i]; });
 }
 
+/// y[n, c, plane] += bias[c]: a convolution's bias, after cuDNN's conv.
+inline void add_channel_bias(cudaStream_t s, int64_t n, int64_t channels, int64_t plane,
+                             const float *bias, float *y) {
+  for_each(s, n * channels * plane,
+           [=] __device__(int64_t i) { y[i] += bias[i / plane % channels]; });
+}
+
 /// y = f(x), an activation functor of runtime/kernels/Activation.h.
 template <class F> void map_forward(cudaStream_t s, int64_t n, F f, const float *x, float *y) {
   for_each(s, n, [=] __device__(int64_t i) { y[i] = f(x[i]); });

@@ -130,6 +130,32 @@ TEST(ConvPlans, ProblemKeysAreReadableAndDistinct) {
             "bwd-filter f32 nchw ");
 }
 
+// The trainer's baked table holds keys: each reads back into the problem it
+// names, and nothing else is taken for a key.
+TEST(ConvPlans, ProblemKeysReadBack) {
+  ConvProblem odd = resnetConv(ConvDirection::BackwardData, ConvDataType::Float16);
+  odd.strideH = 2, odd.padW = 0, odd.dilationH = 3, odd.groups = 4, odd.q = 30;
+  for (const ConvProblem &problem :
+       {odd, resnetConv(ConvDirection::Forward, ConvDataType::Float32),
+        resnetConv(ConvDirection::BackwardFilter, ConvDataType::BFloat16)}) {
+    ConvProblem read;
+    ASSERT_TRUE(ConvProblem::fromKey(problem.key(), read)) << problem.key();
+    EXPECT_EQ(read.key(), problem.key());
+    EXPECT_EQ(read.direction, problem.direction);
+    EXPECT_EQ(read.dtype, problem.dtype);
+    EXPECT_EQ(read.layout, problem.layout);
+    EXPECT_EQ(read.dilationH, problem.dilationH);
+    EXPECT_EQ(read.groups, problem.groups);
+  }
+  ConvProblem read;
+  std::string key = odd.key();
+  for (const std::string &bad :
+       {std::string(""), key + " ", key.substr(0, key.size() - 1) + "x",
+        "fwd f64" + key.substr(key.find(' ', 4)), "up" + key.substr(key.find(' ')),
+        key.substr(0, key.find(" g"))})
+    EXPECT_FALSE(ConvProblem::fromKey(bad, read)) << bad;
+}
+
 // An engine that does not exist for the problem is refused by name, not
 // built into a plan that would fail on the GPU.
 TEST(ConvPlans, AnUnknownEngineIsRefusedWithTheProblem) {

@@ -1,0 +1,65 @@
+//===- ConvGraph.h - One convolution as a cuDNN graph -----------*- C++ -*-===//
+//
+// Private to runtime/cuda: how a ConvProblem becomes a cuDNN graph (the
+// frontend's graph API), the same way for a described GPU when the compiler
+// chooses an engine (ConvPlans.cpp) and for the running GPU when the
+// trainer rebuilds that choice (ConvRunner.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_CUDA_CONVGRAPH_H
+#define TCC_RUNTIME_CUDA_CONVGRAPH_H
+
+#include "runtime/cuda/ConvPlans.h"
+
+#include <cudnn_frontend.h>
+
+#include <string>
+#include <vector>
+
+namespace tcc::cuda {
+
+namespace fe = cudnn_frontend;
+
+/// The uids the trainer binds its buffers to, whatever the direction.
+enum : int64_t { kInputUid = 1, kWeightUid = 2, kOutputUid = 3 };
+
+/// A graph that speaks cuDNN's own knob numbering. The frontend's
+/// structured (engine, knobs) calls translate knobs to its KnobType_t and
+/// drop the ones it has no name for (cuDNN 9.19 still chooses deprecated
+/// knobs such as KBLOCK), so a choice read that way could not be rebuilt.
+/// This class reads the choice from cuDNN's tag of the configuration and
+/// builds a configuration from backend knob types directly.
+class ConvGraph : public fe::graph::Graph {
+public:
+  /// cuDNN's numerical notes of candidate `index` ("TENSOR_CORE", ...).
+  std::vector<std::string> numericNotes(int64_t index) const;
+
+  /// Adds the engine configuration (engine, backend knob choices) as the
+  /// only candidate, as Graph::create_execution_plan does with frontend
+  /// knobs. Returns what failed, or "".
+  std::string addConfiguration(const ConvEngine &choice);
+};
+
+/// `problem` as a cuDNN graph, built as far as the operation graph
+/// (engines come next): for the described `gpu`, or, when it is null, for
+/// the GPU of `handle`.
+bool buildConvGraph(const ConvProblem &problem, const GpuDescription *gpu,
+                    cudnnHandle_t handle, fe::graph::Graph &graph, std::string &error);
+
+/// f32 convolutions run in true f32: engines that would round the inputs
+/// to TF32 on tensor cores are passed over, so the cuda trainer computes
+/// what the cpu trainer does (docs/cuda.md).
+void restrictNumerics(const ConvProblem &problem, fe::graph::Graph &graph);
+
+/// Reads "eng45_k2=5_k5=4_k14=4" (cuDNN's name of an engine configuration:
+/// the engine's global index, then backend knob type = value) into
+/// `engine`. False if the name has another form.
+bool parsePlanName(const std::string &name, ConvEngine &engine);
+
+/// Fills `engine` from candidate `index` of `graph`, built: its name,
+/// engine, knobs, workspace and numerical notes.
+bool describeEngine(ConvGraph &graph, int64_t index, ConvEngine &engine);
+
+} // namespace tcc::cuda
+
+#endif // TCC_RUNTIME_CUDA_CONVGRAPH_H

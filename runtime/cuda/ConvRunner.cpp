@@ -1,0 +1,162 @@
+//===- ConvRunner.cpp - Baked cuDNN plans rebuilt on the running GPU ------===//
+
+#include "runtime/cuda/ConvRunner.h"
+
+#include "runtime/CompiledModel.h"
+#include "runtime/cuda/ConvGraph.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <iostream>
+#include <unordered_map>
+#include <vector>
+
+namespace tcc::cuda {
+
+namespace {
+
+using rt::ModelSetupError;
+
+/// A cubin for sm_XY runs on sm_XZ with Z >= Y; sm_90a only on sm_90.
+bool runsOn(int builtSm, int deviceSm) {
+  if (builtSm == 90)
+    return deviceSm == 90;
+  return deviceSm / 10 == builtSm / 10 && deviceSm >= builtSm;
+}
+
+/// The GPU the trainer runs on: its name and compute capability.
+void checkDevice(const BakedTarget &target, std::string &deviceName) {
+  int device = 0;
+  cudaDeviceProp properties{};
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&properties, device) != cudaSuccess)
+    throw ModelSetupError("CUDA cannot describe the current GPU");
+  deviceName = properties.name;
+  int sm = properties.major * 10 + properties.minor;
+  if (!runsOn(target.sm, sm))
+    throw ModelSetupError("this trainer was compiled for sm_" + cudaArch(target.sm) +
+                          " (--gpu=" + target.gpu + "), but this GPU, " + deviceName +
+                          ", is sm_" + cudaArch(sm) +
+                          "; recompile the model with the --gpu of this GPU "
+                          "(tcc compile --help lists them)");
+}
+
+} // namespace
+
+struct ConvRunner::Plans {
+  cudnnHandle_t handle = nullptr;
+  void *workspace = nullptr;
+  std::vector<std::unique_ptr<ConvGraph>> graphs;
+  std::vector<std::string> names; ///< "the forward convolution of 'conv1'", for messages
+
+  ~Plans() {
+    if (workspace)
+      cudaFree(workspace);
+    if (handle)
+      cudnnDestroy(handle);
+  }
+};
+
+ConvRunner::ConvRunner() = default;
+ConvRunner::~ConvRunner() = default;
+
+void ConvRunner::prepare(const BakedTarget &target, void *stream) {
+  std::string deviceName;
+  checkDevice(target, deviceName);
+  plans = std::make_unique<Plans>();
+  if (target.count == 0)
+    return;
+
+  const std::string fix = "recompile the model for this GPU (tcc compile --gpu=...) where "
+                          "this cuDNN is, or compile it with --allow-fallback to use "
+                          "cuDNN's heuristic choice instead";
+  const int64_t version = cudnnVersion();
+  if (version != target.cudnnVersion) {
+    std::string message = "this trainer's convolution plans were chosen for cuDNN " +
+                          cudnnVersionName(target.cudnnVersion) + ", but cuDNN " +
+                          cudnnVersionName(version) + " is loaded";
+    if (!target.allowFallback)
+      throw ModelSetupError(message + "; load cuDNN " + cudnnVersionName(target.cudnnVersion) +
+                            " (LD_LIBRARY_PATH), or " + fix);
+    std::cerr << "warning: " << message
+              << "; plans that do not build are replaced (--allow-fallback)\n";
+  }
+  if (cudnnCreate(&plans->handle) != CUDNN_STATUS_SUCCESS ||
+      cudnnSetStream(plans->handle, static_cast<cudaStream_t>(stream)) !=
+          CUDNN_STATUS_SUCCESS)
+    throw ModelSetupError("cuDNN cannot start on " + deviceName);
+
+  int64_t workspaceBytes = 0;
+  for (int i = 0; i < target.count; ++i) {
+    const BakedConv &baked = target.convs[i];
+    ConvProblem problem;
+    ConvEngine engine;
+    if (!ConvProblem::fromKey(baked.problem, problem) || !parsePlanName(baked.plan, engine))
+      throw std::runtime_error(std::string("the baked convolution table is damaged at [") +
+                               baked.problem + "]");
+    engine.name = baked.plan;
+    std::string what = std::string("the ") + directionName(problem.direction) +
+                       " convolution of " + baked.nodes;
+    auto graph = std::make_unique<ConvGraph>();
+    std::string failure;
+    if (!buildConvGraph(problem, nullptr, plans->handle, *graph, failure))
+      throw ModelSetupError(what + ": " + failure);
+    failure = graph->addConfiguration(engine);
+    if (failure.empty()) {
+      fe::error_t status = graph->check_support();
+      if (status.is_good())
+        status = graph->build_plans();
+      if (status.is_bad())
+        failure = status.get_message();
+    }
+    if (!failure.empty()) {
+      std::string message = what + " [" + baked.problem + "]: cuDNN " + cudnnVersionName(version) +
+                            " cannot run its engine " + baked.plan + ", chosen for the " +
+                            target.gpu + ", on " + deviceName + " (" + failure + ")";
+      if (!target.allowFallback)
+        throw ModelSetupError(message + "; " + fix);
+      // cuDNN's heuristics on this GPU, the same filters as at compile time.
+      graph = std::make_unique<ConvGraph>();
+      fe::error_t status = buildConvGraph(problem, nullptr, plans->handle, *graph, failure)
+                               ? graph->create_execution_plans(
+                                     {fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK})
+                               : fe::error_t{fe::error_code_t::INVALID_VALUE, failure};
+      if (status.is_good()) {
+        restrictNumerics(problem, *graph);
+        graph->deselect_workspace_greater_than(kDefaultConvWorkspaceLimit);
+        status = graph->check_support();
+      }
+      if (status.is_good())
+        status = graph->build_plans(fe::BuildPlanPolicy_t::HEURISTICS_CHOICE);
+      if (status.is_bad())
+        throw ModelSetupError(message + "; and cuDNN's heuristics found no engine either (" +
+                              status.get_message() + ")");
+      std::string chosen;
+      (void)graph->get_plan_name(chosen);
+      std::cerr << "warning: " << message << "; using cuDNN's choice " << chosen
+                << " (--allow-fallback)\n";
+    }
+    int64_t bytes = 0;
+    (void)graph->get_workspace_size(bytes);
+    workspaceBytes = std::max(workspaceBytes, bytes);
+    plans->graphs.push_back(std::move(graph));
+    plans->names.push_back(what);
+  }
+  if (workspaceBytes > 0 && cudaMalloc(&plans->workspace, workspaceBytes) != cudaSuccess)
+    throw ModelSetupError("out of GPU memory for the convolutions' " +
+                          std::to_string(workspaceBytes >> 20) + " MiB workspace on " +
+                          deviceName);
+}
+
+void ConvRunner::run(int index, const void *x, const void *weight, const void *y) {
+  std::unordered_map<int64_t, void *> pointers = {{kInputUid, const_cast<void *>(x)},
+                                                  {kWeightUid, const_cast<void *>(weight)},
+                                                  {kOutputUid, const_cast<void *>(y)}};
+  fe::error_t status = plans->graphs[index]->execute(plans->handle, pointers, plans->workspace);
+  if (status.is_bad())
+    throw std::runtime_error("cuDNN: running " + plans->names[index] + ": " +
+                             status.get_message());
+}
+
+} // namespace tcc::cuda

@@ -1,0 +1,68 @@
+//===- ConvRunner.h - The step's convolutions on the running GPU -*- C++ -*-===//
+//
+// The trainer's side of "engines fixed at compile time" (docs/cuda.md): the
+// generated step holds the table the compiler baked (a BakedTarget) and
+// calls a ConvRunner for each convolution. prepare() rebuilds every baked
+// plan on the running GPU before the first step, with no heuristics, and
+// stops the trainer with one error line when it cannot (another GPU, another
+// cuDNN); run() enqueues a plan on the model's stream, so it can be recorded
+// in the step's CUDA graph. Plain C++ with no CUDA types: the generated .cu
+// file and the host emulation (ConvRunnerEmulated.cpp) include it alike.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_CUDA_CONVRUNNER_H
+#define TCC_RUNTIME_CUDA_CONVRUNNER_H
+
+#include <cstdint>
+#include <memory>
+
+namespace tcc::cuda {
+
+/// One convolution of the step as the compiler baked it.
+struct BakedConv {
+  const char *problem;    ///< ConvProblem::key()
+  const char *plan;       ///< cuDNN's name of the engine configuration: "eng62_k2=0_k13=1"
+  int64_t workspaceBytes; ///< what the plan asked for when it was chosen
+  const char *nodes;      ///< the model nodes that pose it, quoted: "'conv1', 'conv2'"
+};
+
+/// What the compiler fixed for the GPU: its architecture, the cuDNN the
+/// plans were chosen with, and the plans.
+struct BakedTarget {
+  const char *gpu;       ///< --gpu: "h100"
+  int sm;                ///< the compute capability the trainer was built for: 90
+  int64_t cudnnVersion;  ///< cudnnGetVersion() where the plans were chosen: 91900
+  bool allowFallback;    ///< --allow-fallback: use cuDNN's choice where a baked plan fails
+  const BakedConv *convs;
+  int count;
+};
+
+class ConvRunner {
+public:
+  ConvRunner();
+  ~ConvRunner();
+  ConvRunner(const ConvRunner &) = delete;
+  ConvRunner &operator=(const ConvRunner &) = delete;
+
+  /// Checks that the running GPU is the architecture `target` was built
+  /// for and builds every baked plan on it, its launches on `stream` (a
+  /// cudaStream_t). Throws rt::ModelSetupError (runtime/CompiledModel.h)
+  /// naming the conv, the engine and the fix when it cannot; with
+  /// target.allowFallback, a plan that does not build is replaced by
+  /// cuDNN's heuristic choice and a warning is written to stderr.
+  void prepare(const BakedTarget &target, void *stream);
+
+  /// Enqueues convolution `index` of the table. The pointers are the
+  /// problem's x, weight and y whatever the direction: forward writes y,
+  /// backward-data writes x (from y = dy), backward-filter writes the
+  /// weight (from x and dy).
+  void run(int index, const void *x, const void *weight, const void *y);
+
+private:
+  struct Plans;
+  std::unique_ptr<Plans> plans;
+};
+
+} // namespace tcc::cuda
+
+#endif // TCC_RUNTIME_CUDA_CONVRUNNER_H

@@ -1,0 +1,122 @@
+//===- ConvRunnerEmulated.cpp - The step's convolutions, emulated ---------===//
+//
+// ConvRunner under TCC_CUDA_HOST_EMULATION (runtime/cuda/device/
+// HostEmulation.h; test/runtime/cuda/host_emulation.py compiles this file in
+// place of ConvRunner.cpp): each convolution is its definition, summed in
+// double, enqueued on the emulated stream. It reads only the baked table's
+// problem keys, as cuDNN reads the problem, so a wrong geometry, a wrong
+// table row or buffers bound to the wrong roles make the emulated trainer
+// disagree with the cpu trainer. The engines themselves run on a GPU only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TCC_CUDA_HOST_EMULATION
+#error "ConvRunnerEmulated.cpp is the host emulation's ConvRunner"
+#endif
+
+#include "runtime/cuda/ConvRunner.h"
+
+#include "runtime/cuda/ConvProblem.h"
+#include "runtime/cuda/device/HostEmulation.h"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tcc::cuda {
+
+struct ConvRunner::Plans {
+  cudaStream_t stream = nullptr;
+  std::vector<ConvProblem> problems;
+};
+
+ConvRunner::ConvRunner() = default;
+ConvRunner::~ConvRunner() = default;
+
+void ConvRunner::prepare(const BakedTarget &target, void *stream) {
+  plans = std::make_unique<Plans>();
+  plans->stream = static_cast<cudaStream_t>(stream);
+  for (int i = 0; i < target.count; ++i) {
+    ConvProblem problem;
+    if (!ConvProblem::fromKey(target.convs[i].problem, problem))
+      throw std::runtime_error(std::string("the baked convolution table is damaged at [") +
+                               target.convs[i].problem + "]");
+    plans->problems.push_back(problem);
+  }
+}
+
+namespace {
+
+/// y[n, k, p, q] = sum over c in k's group, r, s of x[n, c, ...] w[k, c, r, s]
+/// (zero outside x), in the direction's roles; NCHW, f32.
+void convolve(const ConvProblem &pb, float *x, float *w, float *y) {
+  const int64_t groupIn = pb.c / pb.groups, groupOut = pb.k / pb.groups;
+  // Each output element of the direction is one sum, in a fixed order.
+  auto tap = [&](int64_t n, int64_t k, int64_t p, int64_t q, auto &&visit) {
+    const int64_t g = k / groupOut;
+    for (int64_t ci = 0; ci < groupIn; ++ci)
+      for (int64_t r = 0; r < pb.r; ++r)
+        for (int64_t s = 0; s < pb.s; ++s) {
+          int64_t h = p * pb.strideH - pb.padH + r * pb.dilationH;
+          int64_t wc = q * pb.strideW - pb.padW + s * pb.dilationW;
+          if (h < 0 || h >= pb.h || wc < 0 || wc >= pb.w)
+            continue;
+          visit(((n * pb.c + g * groupIn + ci) * pb.h + h) * pb.w + wc,
+                ((k * groupIn + ci) * pb.r + r) * pb.s + s);
+        }
+  };
+  const int64_t xSize = pb.n * pb.c * pb.h * pb.w, wSize = pb.k * groupIn * pb.r * pb.s;
+  auto yAt = [&](int64_t n, int64_t k, int64_t p, int64_t q) {
+    return ((n * pb.k + k) * pb.p + p) * pb.q + q;
+  };
+  switch (pb.direction) {
+  case ConvDirection::Forward:
+#pragma omp parallel for collapse(2)
+    for (int64_t n = 0; n < pb.n; ++n)
+      for (int64_t k = 0; k < pb.k; ++k)
+        for (int64_t p = 0; p < pb.p; ++p)
+          for (int64_t q = 0; q < pb.q; ++q) {
+            double sum = 0;
+            tap(n, k, p, q, [&](int64_t xi, int64_t wi) { sum += double(x[xi]) * w[wi]; });
+            y[yAt(n, k, p, q)] = float(sum);
+          }
+    return;
+  case ConvDirection::BackwardData:
+  case ConvDirection::BackwardFilter: {
+    // Scatter in double, then round once: each element of dx or dw is the
+    // exact sum of its products before rounding, as in the definition.
+    bool data = pb.direction == ConvDirection::BackwardData;
+    std::vector<double> sums(data ? xSize : wSize, 0.0);
+    for (int64_t n = 0; n < pb.n; ++n)
+      for (int64_t k = 0; k < pb.k; ++k)
+        for (int64_t p = 0; p < pb.p; ++p)
+          for (int64_t q = 0; q < pb.q; ++q) {
+            double dy = y[yAt(n, k, p, q)];
+            tap(n, k, p, q, [&](int64_t xi, int64_t wi) {
+              if (data)
+                sums[xi] += dy * w[wi];
+              else
+                sums[wi] += dy * x[xi];
+            });
+          }
+    float *out = data ? x : w;
+    for (size_t i = 0; i < sums.size(); ++i)
+      out[i] = float(sums[i]);
+    return;
+  }
+  }
+}
+
+} // namespace
+
+void ConvRunner::run(int index, const void *x, const void *weight, const void *y) {
+  const ConvProblem problem = plans->problems.at(size_t(index));
+  float *xs = static_cast<float *>(const_cast<void *>(x));
+  float *ws = static_cast<float *>(const_cast<void *>(weight));
+  float *ys = static_cast<float *>(const_cast<void *>(y));
+  if (problem.dtype != ConvDataType::Float32)
+    throw std::runtime_error("the host emulation runs f32 convolutions only");
+  rt::cuda::emulation::enqueue(plans->stream, [=] { convolve(problem, xs, ws, ys); });
+}
+
+} // namespace tcc::cuda

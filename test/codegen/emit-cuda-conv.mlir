@@ -1,0 +1,34 @@
+// RUN: tcc-translate --emit-cuda %s | FileCheck %s
+
+// Convolutions (codegen/CudaOps.cpp): each op runs the row of the baked
+// cuDNN table (tcc.cuda_target, set by tcc compile) whose problem it poses,
+// with the problem's x, weight and y whatever the direction; a forward
+// conv's bias is a kernel after it. The table is printed for the trainer.
+
+// CHECK: const tcc::cuda::BakedConv kConvs[] = {
+// CHECK-NEXT: {"fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", "eng1_k2=3", 64, "'conv'"},
+// CHECK-NEXT: {"bwd-data f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", "eng2", 0, "'conv'"},
+// CHECK-NEXT: {"bwd-filter f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", "eng3_k5=1", 0, "'conv'"},
+// CHECK-NEXT: };
+// CHECK: const tcc::cuda::BakedTarget kTarget = {"a100", 80, 91900, true, kConvs, 3};
+module attributes {tcc.cuda_target = {allow_fallback = true, cudnn_version = 91900 : i64, gpu = "a100", sm = 80 : i64, convs = [
+    {problem = "fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng1_k2=3", workspace_bytes = 64 : i64, nodes = "'conv'"},
+    {problem = "bwd-data f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng2", workspace_bytes = 0 : i64, nodes = "'conv'"},
+    {problem = "bwd-filter f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng3_k5=1", workspace_bytes = 0 : i64, nodes = "'conv'"}]}} {
+
+// CHECK-LABEL: // @conv
+// CHECK: // tcc.conv2d
+// CHECK-NEXT: args.convs->run(0, a0, a1, r0); // forward
+// CHECK-NEXT: cuda::add_channel_bias(args.stream, 2, 4, 16, a2, r0);
+// CHECK: // tcc.conv2d_backward_data
+// CHECK-NEXT: args.convs->run(1, r1, a1, a3); // backward-data
+// CHECK: // tcc.conv2d_backward_filter
+// CHECK-NEXT: args.convs->run(2, a0, r2, a3); // backward-filter
+func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %dy: tensor<2x4x4x4xf32>) {
+  %y = tcc.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x4x4xf32> loc("conv")
+  %dx = tcc.conv2d_backward_data %dy, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, input_shape = array<i64: 2, 3, 8, 8>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<2x4x4x4xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x8x8xf32> loc("conv")
+  %dw = tcc.conv2d_backward_filter %dy, %x {dilation = array<i64: 1, 1>, groups = 1 : i64, kernel = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<2x4x4x4xf32>, tensor<2x3x8x8xf32>) -> tensor<4x3x3x3xf32> loc("conv")
+  return
+}
+
+}

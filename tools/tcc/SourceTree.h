@@ -1,0 +1,34 @@
+//===- SourceTree.h - A trainer's sources that build without tcc -*- C++ -*-===//
+//
+// `tcc compile --emit=source-tree -o DIR`: the generated step, the runtime
+// and the headers it needs, with a CMake project that builds the trainer
+// where there is no MLIR and no tcc (the GPU machines: CUDA, CMake and a C++
+// toolchain only). docs/cuda.md and the tree's README.md say how to build it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_TOOLS_TCC_SOURCETREE_H
+#define TCC_TOOLS_TCC_SOURCETREE_H
+
+#include <string>
+
+namespace tcc {
+
+/// What the tree's CMake project is told.
+struct SourceTreeSpec {
+  std::string model;   ///< the model's name: the step's file and the trainer's
+  std::string target;  ///< cpu | cuda
+  std::string march;   ///< cpu: -march of the build
+  std::string gpu;     ///< cuda: --gpu
+  std::string cudaArch; ///< cuda: CMAKE_CUDA_ARCHITECTURES ("90a", "80")
+  std::string cudnn;   ///< cuda: the cuDNN the plans were chosen with ("9.19.0")
+};
+
+/// Writes the tree for the generated `source` into `dir`, atomically: it is
+/// built beside `dir` and renamed into place, replacing an earlier tree
+/// (never another directory). False with `error` (one line).
+bool writeSourceTree(const SourceTreeSpec &spec, const std::string &source,
+                     const std::string &dir, std::string &error);
+
+} // namespace tcc
+
+#endif // TCC_TOOLS_TCC_SOURCETREE_H
