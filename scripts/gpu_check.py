@@ -14,9 +14,11 @@ IDX or CIFAR-10 binary, fixed seed), and for each model:
   1. trains the cuda and the cpu trainer the same steps from the same seed
      and compares every checkpoint tensor and metric
      (test/runtime/cuda/compare_trainers.py: 1e-4 of each tensor's max);
-  2. runs the cuda trainer under compute-sanitizer (memcheck, then racecheck
+  2. trains the cuda trainer twice, and once with a --resume half way: the
+     checkpoints must be equal bit for bit;
+  3. runs the cuda trainer under compute-sanitizer (memcheck, then racecheck
      on the small models), which must report no error;
-  3. times the cuda trainer over more steps (a first figure; the benchmark
+  4. times the cuda trainer over more steps (a first figure; the benchmark
      against PyTorch is bench/, issue 11).
 It prints one line per check and writes DIR/gpu-check.json; the exit status
 is 1 if any check failed.
@@ -141,6 +143,41 @@ def build(tree, jobs):
     return out, ""
 
 
+def resume_and_repeat(exe, data, name, root, compare_trainers, steps=6):
+    """The cuda trainer is deterministic: two runs of `steps` steps save the
+    same checkpoint bit for bit, and so does a run of steps/2 resumed for
+    steps/2 more (the step's graph replays the same engines and kernels)."""
+    work = os.path.join(root, "runs", name, "determinism")
+    os.makedirs(work, exist_ok=True)
+
+    def train(out, *extra):
+        r = sh([exe, "--data", data, "--save", os.path.join(work, out), "--quiet", *extra],
+               cwd=work)
+        return r.returncode == 0, r.stderr.strip()[-1000:]
+
+    def state(out):
+        return compare_trainers.read_safetensors(os.path.join(work, out))
+
+    def same(a, b):
+        x, y = state(a), state(b)
+        return sorted(x) == sorted(y) and all(
+            x[k].shape == y[k].shape and x[k].tobytes() == y[k].tobytes() for k in x)
+
+    runs = [train("a.safetensors", "--steps", str(steps)),
+            train("b.safetensors", "--steps", str(steps)),
+            train("half.safetensors", "--steps", str(steps // 2))]
+    runs.append(train("resumed.safetensors", "--resume", os.path.join(work, "half.safetensors"),
+                      "--steps", str(steps - steps // 2)))
+    failed = [why for ok, why in runs if not ok]
+    if failed:
+        return [("repeat and resume", False, failed[0])]
+    return [(f"two runs of {steps} steps", same("a.safetensors", "b.safetensors"),
+             "the checkpoints differ"),
+            (f"{steps // 2} steps resumed for {steps - steps // 2} more",
+             same("a.safetensors", "resumed.safetensors"), "the checkpoint differs from "
+             f"{steps} steps straight")]
+
+
 def run_checks(args):
     import compare_trainers  # NumPy: on the GPU machine, not needed to prepare
     with open(os.path.join(args.dir, "manifest.json")) as f:
@@ -195,6 +232,12 @@ def run_checks(args):
         else:
             print(f"FAIL {name}: run: {row}")
             failed = True
+        if "cuda" in exes:
+            for check, ok, why in resume_and_repeat(exes["cuda"], data, name, args.dir,
+                                                    compare_trainers):
+                row[check] = "identical" if ok else why
+                print(f"{'PASS' if ok else 'FAIL'} {name}: {check}" + ("" if ok else ": " + why))
+                failed |= not ok
         if "cuda" in exes and sanitizer and m["sanitized"]:
             for tool in ("memcheck", "racecheck"):
                 r = sh([sanitizer, "--tool", tool, "--error-exitcode", "3", exes["cuda"], "--data",

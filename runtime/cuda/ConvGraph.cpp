@@ -131,8 +131,10 @@ bool buildConvGraph(const ConvProblem &problem, const GpuDescription *gpu,
 }
 
 void restrictNumerics(const ConvProblem &problem, fe::graph::Graph &graph) {
+  std::vector<fe::NumericalNote_t> barred = {fe::NumericalNote_t::NONDETERMINISTIC};
   if (problem.dtype == ConvDataType::Float32)
-    graph.deselect_numeric_notes({fe::NumericalNote_t::TENSOR_CORE});
+    barred.push_back(fe::NumericalNote_t::TENSOR_CORE);
+  graph.deselect_numeric_notes(barred);
 }
 
 std::vector<std::string> ConvGraph::numericNotes(int64_t index) const {

@@ -46,9 +46,10 @@ public:
 bool buildConvGraph(const ConvProblem &problem, const GpuDescription *gpu,
                     cudnnHandle_t handle, fe::graph::Graph &graph, std::string &error);
 
-/// f32 convolutions run in true f32: engines that would round the inputs
-/// to TF32 on tensor cores are passed over, so the cuda trainer computes
-/// what the cpu trainer does (docs/cuda.md).
+/// Passes over the engines tcc never runs (docs/cuda.md): nondeterministic
+/// ones (atomic accumulation), so that runs and --resume repeat bit for bit;
+/// and for f32 convolutions those that round the inputs to TF32 on tensor
+/// cores, so that the cuda trainer computes what the cpu trainer does.
 void restrictNumerics(const ConvProblem &problem, fe::graph::Graph &graph);
 
 /// Reads "eng45_k2=5_k5=4_k14=4" (cuDNN's name of an engine configuration:

@@ -47,6 +47,8 @@ for row in table["convs"]:
     dtype = key.split()[1]
     check(("TENSOR_CORE" in row["numeric_notes"]) <= (dtype != "f32"),
           "an f32 convolution on tensor cores (TF32): " + key)
+    check("NONDETERMINISTIC" not in row["numeric_notes"],
+          "a nondeterministic engine (runs would not repeat): " + key)
     by_direction[row["direction"]].update(row["nodes"])
 
 for node in model["graph"]:

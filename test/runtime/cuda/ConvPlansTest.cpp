@@ -85,6 +85,8 @@ TEST(ConvPlans, EveryDirectionAndTypeHasAnEngineThatRebuilds) {
         ASSERT_TRUE(rebuildConvPlan(problem, target, choice.engine, workspace, error))
             << error;
         EXPECT_EQ(workspace, choice.engine.workspaceBytes);
+        // Runs repeat bit for bit: no engine that accumulates with atomics.
+        EXPECT_FALSE(hasNote(choice.engine, "NONDETERMINISTIC"));
         // f32 stays f32: no TF32 tensor-core engine. 16-bit runs on them.
         if (dtype == ConvDataType::Float32)
           EXPECT_FALSE(hasNote(choice.engine, "TENSOR_CORE"));
