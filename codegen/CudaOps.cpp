@@ -332,6 +332,21 @@ LogicalResult emitStepOp(Operation *op, CudaPrinter &p) {
              << ", " << p(o.getResult()) << ");\n";
         return success();
       })
+      .Case([&](MixSeedOp o) {
+        p.os << "  cuda::mix_seed(args.stream, " << p(o.getSeed()) << ", " << p(o.getStep())
+             << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](DropoutOp o) {
+        // In a micro-batch loop each iteration draws streams of its own.
+        std::string stream = std::to_string(o.getStream());
+        if (auto loop = o->getParentOfType<MicroBatchesOp>())
+          stream += " + uint64_t(args.micro) * " + std::to_string(loop.getDropoutStreams());
+        p.os << "  cuda::apply_dropout<float>(args.stream, " << numElements(o.getResult()) << ", "
+             << cppDouble(o.getP()) << ", " << p(o.getSeed()) << ", " << stream << ", "
+             << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
       .Case([&](IncrementOp o) {
         p.os << "  cuda::increment(args.stream, " << p(o.getInput()) << ", "
              << (o.getSkip() ? p(o.getSkip()) : "nullptr") << ", " << p(o.getResult())

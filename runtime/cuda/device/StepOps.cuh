@@ -16,6 +16,7 @@
 
 #include "runtime/CompiledModel.h"
 #include "runtime/common/Batch.h"
+#include "runtime/common/DropoutMask.h"
 #include "runtime/common/Schedule.h"
 #include "runtime/cpu/MultiTensor.h"
 #include "runtime/cuda/device/Launch.cuh"
@@ -241,6 +242,25 @@ inline void count_correct(cudaStream_t s, int64_t n, int64_t k, const float *log
 }
 
 //--- step counter, schedule, updates ---------------------------------------//
+
+/// The step's dropout seed (tcc.mix_seed; dropout::mixSeed, as the cpu's).
+inline void mix_seed(cudaStream_t s, const int64_t *seed, const int64_t *step, int64_t *out) {
+  single(s, [=] __device__() { *out = dropout::mixSeed(*seed, *step); });
+}
+
+/// y = dropout(x) with the mask of (p, *seed, stream): the cpu kernel's
+/// (kernels/Dropout.h) element by element, each thread drawing its own
+/// element's bits (dropout::keep); the backward is the same call on dy.
+template <class T>
+void apply_dropout(cudaStream_t s, int64_t n, double p, const int64_t *seed, uint64_t stream,
+             const T *x, T *y) {
+  if (p >= 1.0)
+    return for_each(s, n, [=] __device__(int64_t i) { y[i] = T(0); });
+  const T scale = T(dropout::keptScale(p));
+  for_each(s, n, [=] __device__(int64_t i) {
+    y[i] = dropout::keep(p, uint64_t(*seed), stream, uint64_t(i)) ? x[i] * scale : T(0);
+  });
+}
 
 inline void increment(cudaStream_t s, const int64_t *in, const float *skip, int64_t *out) {
   single(s, [=] __device__() { *out = *in + (skip && *skip != 0 ? 0 : 1); });
