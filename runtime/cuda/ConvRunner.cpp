@@ -107,8 +107,13 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
       fe::error_t status = graph->check_support();
       if (status.is_good())
         status = graph->build_plans();
+      std::string built;
+      if (status.is_good())
+        status = graph->get_plan_name(built);
       if (status.is_bad())
         failure = status.get_message();
+      else if (built != baked.plan)
+        failure = "cuDNN built " + built + " instead";
     }
     if (!failure.empty()) {
       std::string message = what + " [" + baked.problem + "]: cuDNN " + cudnnVersionName(version) +
