@@ -145,6 +145,25 @@ std::vector<std::string> ConvGraph::numericNotes(int64_t index) const {
   return names;
 }
 
+std::string ConvGraph::buildBakedPlan(const ConvEngine &choice, int64_t &workspaceBytes) {
+  std::string failure = addConfiguration(choice);
+  if (!failure.empty())
+    return failure;
+  fe::error_t status = check_support();
+  if (status.is_good())
+    status = build_plans();
+  if (status.is_good())
+    status = get_workspace_size(workspaceBytes);
+  std::string built;
+  if (status.is_good())
+    status = get_plan_name(built);
+  if (status.is_bad())
+    return status.get_message();
+  if (!choice.name.empty() && built != choice.name)
+    return "cuDNN built '" + built + "' instead";
+  return "";
+}
+
 std::string ConvGraph::addConfiguration(const ConvEngine &choice) {
   fe::detail::backend_descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   fe::error_t made = fe::detail::create_engine(

@@ -38,6 +38,11 @@ public:
   /// only candidate, as Graph::create_execution_plan does with frontend
   /// knobs. Returns what failed, or "".
   std::string addConfiguration(const ConvEngine &choice);
+
+  /// Builds `choice` as the only plan, checks that cuDNN built that very
+  /// configuration (when choice.name is set) and gives its workspace: the
+  /// compile-time rebuild and the trainer's. Returns what failed, or "".
+  std::string buildBakedPlan(const ConvEngine &choice, int64_t &workspaceBytes);
 };
 
 /// `problem` as a cuDNN graph, built as far as the operation graph

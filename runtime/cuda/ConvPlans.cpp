@@ -53,21 +53,7 @@ bool rebuildConvPlan(const ConvProblem &problem, const GpuDescription &gpu,
   ConvGraph graph;
   if (!buildConvGraph(problem, &gpu, nullptr, graph, error))
     return false;
-  std::string failure = graph.addConfiguration(engine);
-  if (failure.empty()) {
-    fe::error_t status = graph.check_support();
-    if (status.is_good())
-      status = graph.build_plans();
-    if (status.is_good())
-      status = graph.get_workspace_size(workspaceBytes);
-    std::string built;
-    if (status.is_good())
-      status = graph.get_plan_name(built);
-    if (status.is_bad())
-      failure = status.get_message();
-    else if (!engine.name.empty() && built != engine.name)
-      failure = "cuDNN built '" + built + "' instead";
-  }
+  std::string failure = graph.buildBakedPlan(engine, workspaceBytes);
   if (!failure.empty()) {
     error = "cuDNN " + std::to_string(cudnnVersion()) +
             " cannot build engine " + std::to_string(engine.engine) + " (" +

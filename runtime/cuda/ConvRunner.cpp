@@ -102,19 +102,8 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
     std::string failure;
     if (!buildConvGraph(problem, nullptr, plans->handle, *graph, failure))
       throw ModelSetupError(what + ": " + failure);
-    failure = graph->addConfiguration(engine);
-    if (failure.empty()) {
-      fe::error_t status = graph->check_support();
-      if (status.is_good())
-        status = graph->build_plans();
-      std::string built;
-      if (status.is_good())
-        status = graph->get_plan_name(built);
-      if (status.is_bad())
-        failure = status.get_message();
-      else if (built != baked.plan)
-        failure = "cuDNN built " + built + " instead";
-    }
+    int64_t bytes = 0;
+    failure = graph->buildBakedPlan(engine, bytes);
     if (!failure.empty()) {
       std::string message = what + " [" + baked.problem + "]: cuDNN " + cudnnVersionName(version) +
                             " cannot run its engine " + baked.plan + ", chosen for the " +
@@ -142,8 +131,7 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
       std::cerr << "warning: " << message << "; using cuDNN's choice " << chosen
                 << " (--allow-fallback)\n";
     }
-    int64_t bytes = 0;
-    (void)graph->get_workspace_size(bytes);
+    (void)graph->get_workspace_size(bytes); // the fallback's, if it replaced the plan
     workspaceBytes = std::max(workspaceBytes, bytes);
     plans->graphs.push_back(std::move(graph));
     plans->names.push_back(what);
