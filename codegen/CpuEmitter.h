@@ -129,6 +129,10 @@ struct MultiTensorChains {
 };
 LogicalResult planMultiTensorUpdate(FusionGroupOp group, CpuEmitter &emitter,
                                     MultiTensorChains &out);
+/// The same for `updates` in order (sgd, adamw, ema and lookahead updates):
+/// the cuda target runs an update outside a group as a chain of one.
+LogicalResult planUpdateChains(ArrayRef<Operation *> updates, CpuEmitter &emitter,
+                               MultiTensorChains &out);
 
 /// Prints the kernel calls of `op`. Fails with an error on the op when the
 /// cpu target cannot run it.

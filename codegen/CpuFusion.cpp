@@ -252,6 +252,14 @@ std::string mlir::tcc::elementFunctorOf(Operation *op) {
 // any other starts a chain.
 LogicalResult mlir::tcc::planMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e,
                                                MultiTensorChains &out) {
+  SmallVector<Operation *> updates;
+  for (Operation &op : group.getFusedOps())
+    updates.push_back(&op);
+  return planUpdateChains(updates, e, out);
+}
+
+LogicalResult mlir::tcc::planUpdateChains(ArrayRef<Operation *> updates, CpuEmitter &e,
+                                          MultiTensorChains &out) {
   SmallVector<MultiTensorChains::Chain> &chains = out.chains;
   DenseMap<Value, size_t> chainOf;
   auto N = [&](Value v) { return e.name(v); };
@@ -267,7 +275,8 @@ LogicalResult mlir::tcc::planMultiTensorUpdate(FusionGroupOp group, CpuEmitter &
     else
       out.copies.push_back({numElements(from), N(from), N(to)});
   };
-  for (Operation &op : group.getFusedOps()) {
+  for (Operation *update : updates) {
+    Operation &op = *update;
     std::optional<size_t> chain;
     for (Value operand : op.getOperands())
       if (auto it = chainOf.find(operand); it != chainOf.end()) {

@@ -48,7 +48,7 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
           copyInto(o.getInput(), o.getResult());
           return success();
         }
-        // Between f32 and a 16-bit float (tcc-precision, tcc-widen-for-cpu):
+        // Between f32 and a 16-bit float (tcc-precision, tcc-widen-16bit):
         // rounded to nearest even, as the GPU converts.
         auto name = [](Type t) -> std::string {
           Type e = cast<ShapedType>(t).getElementType();

@@ -15,6 +15,7 @@
 #include "codegen/ConvProblems.h"
 #include "codegen/KernelArgs.h"
 #include "ir/ModelNode.h"
+#include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -28,10 +29,12 @@ using namespace mlir::tcc;
 
 namespace {
 
-/// Why the cuda target cannot run `op` on its element types yet ("on bf16
-/// tensors"), or empty. 16-bit values so far only pass through casts from
-/// or to f32 and views; a kernel on their stored bits would compute garbage,
-/// silently.
+/// Why the cuda target cannot run `op` on its element types ("on bf16
+/// tensors"), or empty. 16-bit tensors are read and written by
+/// convolutions and linear layers (in one type per op), views and casts
+/// from or to f32; tcc-widen-16bit puts every other op on f32 copies (the
+/// cuda target's `keep` list, passes/InitAll.cpp). A kernel on their stored
+/// bits would compute garbage, silently.
 std::string unsupportedTypes(Operation *op) {
   if (auto cast = dyn_cast<CastOp>(op)) {
     std::string from = storageName(cast.getInput()), to = storageName(cast.getResult());
@@ -39,6 +42,14 @@ std::string unsupportedTypes(Operation *op) {
   }
   if (isa<FlattenOp, ReshapeOp>(op))
     return "";
+  if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp, Conv2dOp,
+          Conv2dBackwardDataOp, Conv2dBackwardFilterOp>(op)) {
+    std::string type = storageName(op->getResult(0));
+    for (Value v : op->getOperands())
+      if (storageName(v) != type)
+        return "on " + storageName(v) + " and " + type + " tensors at once";
+    return "";
+  }
   for (ValueRange values : {ValueRange(op->getOperands()), ValueRange(op->getResults())})
     for (Value v : values)
       if (Type element = getElementTypeOrSelf(v.getType());
@@ -65,31 +76,46 @@ struct CudaPrinter {
   }
 };
 
+/// The workspace the memory plan gave `op` (tcc.workspace_offset, set for
+/// the bytes the cuda target asked for), as the arguments "pointer, bytes".
+std::string workspaceOf(Operation *op) {
+  auto bytes = op->getAttrOfType<IntegerAttr>(kWorkspaceBytesAttr);
+  auto offset = op->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
+  if (!bytes || !offset || bytes.getInt() <= 0)
+    return "nullptr, 0";
+  return "args.scratch + " + std::to_string(offset.getInt()) + ", " +
+         std::to_string(bytes.getInt());
+}
+
+/// Linear layers through cuBLASLt (runtime/cuda/device/Matmul.cuh), in the
+/// type of their result, with the workspace the memory plan placed.
 LogicalResult emitLinear(Operation *op, CudaPrinter &p) {
+  std::string call = "(args.stream, cuda::Matmul::Type::" + storageName(op->getResult(0)) + ", ";
+  std::string end = ", " + workspaceOf(op) + ");\n";
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](LinearOp o) {
         ArrayRef<int64_t> in = dimsOf(o.getInput());
-        p.os << "  args.matmul->linear_forward(args.stream, " << product(in.drop_back())
+        p.os << "  args.matmul->linear_forward" << call << product(in.drop_back())
              << ", " << in.back() << ", " << dimsOf(o.getWeight())[0] << ", "
              << p(o.getInput()) << ", " << p(o.getWeight()) << ", "
              << (o.getBias() ? p(o.getBias()) : "nullptr") << ", " << p(o.getResult())
-             << ");\n";
+             << end;
         return success();
       })
       .Case([&](LinearBackwardDataOp o) {
         ArrayRef<int64_t> w = dimsOf(o.getWeight());
-        p.os << "  args.matmul->linear_backward_data(args.stream, "
+        p.os << "  args.matmul->linear_backward_data" << call
              << numElements(o.getGrad()) / w[0] << ", " << w[1] << ", " << w[0] << ", "
              << p(o.getGrad()) << ", " << p(o.getWeight()) << ", " << p(o.getResult())
-             << ");\n";
+             << end;
         return success();
       })
       .Case([&](LinearBackwardWeightOp o) {
         ArrayRef<int64_t> w = dimsOf(o.getResult());
-        p.os << "  args.matmul->linear_backward_weight(args.stream, "
+        p.os << "  args.matmul->linear_backward_weight" << call
              << numElements(o.getGrad()) / w[0] << ", " << w[1] << ", " << w[0] << ", "
              << p(o.getGrad()) << ", " << p(o.getInput()) << ", " << p(o.getResult())
-             << ");\n";
+             << end;
         return success();
       })
       .Default([](Operation *) { return failure(); });
@@ -111,14 +137,27 @@ LogicalResult emitConv(Operation *op, CudaPrinter &p, ArrayRef<std::string> conv
   const int64_t index = row - convKeys.begin();
   auto run = [&](Value x, Value weight, Value y) {
     p.os << "  args.convs->run(" << index << ", " << p(x) << ", " << p(weight) << ", "
-         << p(y) << "); // " << ::tcc::cuda::directionName(problem->direction) << "\n";
+         << p(y) << ", " << workspaceOf(op) << "); // "
+         << ::tcc::cuda::directionName(problem->direction) << "\n";
   };
   if (auto conv = dyn_cast<Conv2dOp>(op)) {
     run(conv.getInput(), conv.getWeight(), conv.getResult());
-    if (Value bias = conv.getBias())
-      p.os << "  cuda::add_channel_bias(args.stream, " << problem->n << ", " << problem->k
-           << ", " << problem->p * problem->q << ", " << p(bias) << ", " << p(conv.getResult())
-           << ");\n";
+    if (Value bias = conv.getBias()) {
+      const int64_t plane = problem->p * problem->q;
+      std::string type = storageName(bias), y = p(conv.getResult());
+      if (type == "f32") {
+        p.os << "  cuda::add_channel_bias(args.stream, " << problem->n << ", " << problem->k
+             << ", " << plane << ", " << p(bias) << ", " << y << ");\n";
+      } else {
+        // The stored 16-bit sum (rounded twice, where cuDNN's epilogue
+        // would round once: within an ulp of 16 bits).
+        std::string channel = p(bias) + "[i / " + std::to_string(plane) + " % " +
+                              std::to_string(problem->k) + "]";
+        p.forEach(problem->n * problem->k * plane,
+                  y + "[i] = float_to_" + type + "(" + type + "_to_float(" + y + "[i]) + " +
+                      type + "_to_float(" + channel + "));");
+      }
+    }
   } else if (auto conv = dyn_cast<Conv2dBackwardDataOp>(op)) {
     run(conv.getResult(), conv.getWeight(), conv.getGrad());
   } else {
@@ -353,6 +392,29 @@ LogicalResult emitStepOp(Operation *op, CudaPrinter &p) {
              << ");\n";
         return success();
       })
+      // fp16 loss scaling (docs/passes.md).
+      .Case([&](ReciprocalOp o) {
+        p.os << "  cuda::reciprocal(args.stream, " << p(o.getInput()) << ", " << p(o.getResult())
+             << ");\n";
+        return success();
+      })
+      .Case([&](FoundNonFiniteOp o) {
+        // The arrays are read on the host when the step is recorded.
+        p.os << "  { const float *tensors[] = {";
+        llvm::interleaveComma(o.getInputs(), p.os, [&](Value v) { p.os << p(v); });
+        p.os << "}; const int64_t sizes[] = {";
+        llvm::interleaveComma(o.getInputs(), p.os, [&](Value v) { p.os << numElements(v); });
+        p.os << "};\n    cuda::found_non_finite(args.stream, " << o.getInputs().size()
+             << ", tensors, sizes, " << p(o.getResult()) << "); }\n";
+        return success();
+      })
+      .Case([&](UpdateLossScaleOp o) {
+        p.os << "  cuda::update_loss_scale(args.stream, " << cppDouble(o.getGrowthFactor())
+             << ", " << cppDouble(o.getBackoffFactor()) << ", " << o.getGrowthInterval() << ", "
+             << p(o.getScale()) << ", " << p(o.getGrowthTracker()) << ", " << p(o.getFoundInf())
+             << ", " << p(o.getNewScale()) << ", " << p(o.getNewGrowthTracker()) << ");\n";
+        return success();
+      })
       .Case([&](LrScheduleOp o) {
         p.os << "  { static const ScheduleDesc schedule = " << cppScheduleDesc(o.getSchedule())
              << ";\n    cuda::lr_schedule(args.stream, schedule, " << cppDouble(o.getBaseLr())
@@ -376,10 +438,7 @@ LogicalResult emitElementwiseGroup(FusionGroupOp group, CudaPrinter &p) {
 
 /// The optimizer (and EMA, Lookahead) updates: one launch per chain, its
 /// stages passed by value.
-LogicalResult emitMultiTensorUpdate(FusionGroupOp group, CudaPrinter &p) {
-  MultiTensorChains plan;
-  if (failed(planMultiTensorUpdate(group, p.e, plan)))
-    return failure();
+void printUpdateChains(const MultiTensorChains &plan, CudaPrinter &p) {
   for (const MultiTensorChains::Copy &copy : plan.copies)
     p.os << "  cuda::copy<float>(args.stream, " << copy.n << ", " << copy.from << ", "
          << copy.to << ");\n";
@@ -390,7 +449,6 @@ LogicalResult emitMultiTensorUpdate(FusionGroupOp group, CudaPrinter &p) {
     p.os << "      }, " << chain.stages.size() << "};\n    cuda::update_chain(args.stream, "
          << chain.n << ", chain); }\n";
   }
-  return success();
 }
 
 } // namespace
@@ -401,8 +459,13 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
   if (auto group = dyn_cast<FusionGroupOp>(op)) {
     if (group.getKind() == FusionGroupOp::kElementwise)
       return emitElementwiseGroup(group, p);
-    if (group.getKind() == FusionGroupOp::kMultiTensorUpdate)
-      return emitMultiTensorUpdate(group, p);
+    if (group.getKind() == FusionGroupOp::kMultiTensorUpdate) {
+      MultiTensorChains plan;
+      if (failed(planMultiTensorUpdate(group, p.e, plan)))
+        return failure();
+      printUpdateChains(plan, p);
+      return success();
+    }
     if (group.getKind() == FusionGroupOp::kNormEpilogue ||
         group.getKind() == FusionGroupOp::kNormBackwardPrologue)
       return emitNormGroup(group, e, {"[=] __device__", "cuda::", "args.stream, "});
@@ -413,12 +476,24 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
   auto refuseTypes = [&](const std::string &why) {
     return op->emitError("the cuda target cannot run ")
            << op->getName() << " " << why
-           << " yet (16-bit steps: issue 10); compile with --precision=fp32";
+           << " (16-bit tensors reach only its convolutions, linear layers, views and casts: "
+              "tcc-widen-16bit puts the other ops on f32 copies)";
   };
   if (isa<Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp>(op)) {
     if (std::string why = unsupportedTypes(op); !why.empty())
       return refuseTypes(why);
     return emitConv(op, p, convKeys);
+  }
+  // An update outside a multi-tensor group (tcc-fusion left out): a chain
+  // of one, as the group would run it.
+  if (isa<SgdUpdateOp, AdamwUpdateOp, EmaUpdateOp, LookaheadUpdateOp>(op)) {
+    if (std::string why = unsupportedTypes(op); !why.empty())
+      return refuseTypes(why);
+    MultiTensorChains plan;
+    if (failed(planUpdateChains({op}, e, plan)))
+      return failure();
+    printUpdateChains(plan, p);
+    return success();
   }
   // Printed aside first: an op the target cannot run is named as such
   // before its types are looked at.

@@ -33,7 +33,7 @@ namespace {
 /// operand and result a tensor of that size, f32, except that a cast
 /// between f32 and a 16-bit float has its 16-bit side. That is how 16-bit
 /// storage fuses on the cpu target, where every other op computes on f32
-/// copies (tcc-widen-for-cpu): the loop converts where the casts are, so
+/// copies (tcc-widen-16bit): the loop converts where the casts are, so
 /// every value is rounded where it would be stored.
 bool joinsLoop(Operation *op, int64_t elements) {
   if (fusionKindOf(op) != FusionKind::Elementwise || op->getNumRegions() != 0)

@@ -11,6 +11,9 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <string>
+#include <vector>
+
 namespace mlir {
 class DialectRegistry;
 class OpPassManager;
@@ -26,10 +29,14 @@ struct CompilePipelineOptions : PassPipelineOptions<CompilePipelineOptions> {
                      "optimizationPassNames() (the flag without 'tcc-')")};
   Option<std::string> target{
       *this, "target",
-      llvm::cl::desc("the target the steps are planned for: cpu adds "
-                     "tcc-widen-for-cpu (its kernels compute in f32)"),
+      llvm::cl::desc("the target the steps are planned for (cpu, cuda): "
+                     "which ops tcc-widen-16bit leaves on 16-bit tensors"),
       llvm::cl::init("cpu")};
 };
+
+/// The ops `target` runs on 16-bit tensors itself (tcc-widen-16bit's
+/// `keep`): none for cpu, whose kernels compute in f32.
+std::vector<std::string> targetSixteenBitOps(StringRef target);
 
 /// The optimization passes the pipeline runs by default, in pipeline order
 /// (docs/passes.md): the names --disable-pass takes.
@@ -44,12 +51,20 @@ void registerAllTccPasses();
 
 /// The passes from the frontend's IR to what the code generators walk:
 /// bn-bias-elimination, pool-activation-reorder, precision,
-/// build-train-step, canonicalize, widen-for-cpu (cpu target), fusion,
+/// build-train-step, canonicalize, widen-16bit (for the target), fusion,
 /// recompute, plan-memory
 /// (docs/passes.md), less the optimization passes `options` disables.
-/// Registered as the pipeline `tcc-compile-pipeline`.
+/// Registered as the pipeline `tcc-compile-pipeline`. It is the step
+/// pipeline followed by the planning pipeline: between the two, the step's
+/// ops and types are final, and `tcc compile` lets the target set the
+/// workspaces its ops need (`tcc.workspace_bytes`: the cuda target's cuDNN
+/// and cuBLASLt workspaces), which recompute and the memory plan count.
 void buildCompilePipeline(OpPassManager &pm,
                           const CompilePipelineOptions &options = {});
+/// bn-bias-elimination through widen-16bit.
+void buildStepPipeline(OpPassManager &pm, const CompilePipelineOptions &options);
+/// fusion, recompute, plan-memory.
+void buildPlanningPipeline(OpPassManager &pm, const CompilePipelineOptions &options);
 
 } // namespace tcc
 } // namespace mlir

@@ -239,7 +239,7 @@ private:
   /// op (or an elementwise fusion group) writes element i after it reads
   /// element i of its operands, so a result can go in place of an operand
   /// of the same size that nothing reads afterwards. (On the cpu target,
-  /// where tcc-widen-for-cpu brackets 16-bit values with casts, this is
+  /// where tcc-widen-16bit brackets 16-bit values with casts, this is
   /// what keeps a fused cast-down-cast-up pair from holding its f32 input
   /// and output at once.)
   std::optional<size_t> dyingOperandFor(OpResult result) {

@@ -196,22 +196,31 @@ def Recompute : Pass<"tcc-recompute", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 
-def WidenForCpu : Pass<"tcc-widen-for-cpu", "::mlir::ModuleOp"> {
-  let summary = "Run ops with 16-bit tensors on f32 copies (the cpu target)";
+def Widen16Bit : Pass<"tcc-widen-16bit", "::mlir::ModuleOp"> {
+  let summary = "Run the ops a target has no 16-bit kernel for on f32 copies";
   let description = [{
-    The cpu target's kernels compute in f32. Each op of the step functions
-    that reads or writes a bf16 or f16 tensor gets its 16-bit operands cast
-    to f32 right before it and its results computed in f32 and cast back to
-    their 16-bit type right after it: the step keeps 16-bit storage (what
-    tcc-precision assigned, rounded where a value is stored) with f32
-    arithmetic, and the memory plan counts the short-lived f32 copies.
-    Casts are left as they are. Part of the pipeline for `--target=cpu`
-    only, after tcc-build-train-step and before tcc-fusion, so that fusion,
-    recompute and the memory budget see the copies.
+    Under mixed precision the step stores 16-bit tensors (what tcc-precision
+    assigned). A target computes some ops on them directly (the cuda target:
+    convolutions through cuDNN, linear layers through cuBLASLt, both with f32
+    accumulation) and every other op in f32. Each op of the step functions
+    that reads or writes a bf16 or f16 tensor and is not in `keep` gets its
+    16-bit operands cast to f32 right before it and its results computed in
+    f32 and cast back to their 16-bit type right after it: the step keeps
+    16-bit storage, rounded where a value is stored, with f32 arithmetic,
+    and the memory plan counts the short-lived f32 copies. Casts are left as
+    they are. The compile pipeline runs it for every target, after
+    tcc-build-train-step and before tcc-fusion (so that fusion, recompute
+    and the memory budget see the copies), with the target's `keep`: none
+    for the cpu target (its kernels compute in f32).
 
-    Report (`tcc.pass_report`, `widen-for-cpu`): `ops` widened, `casts`
+    Report (`tcc.pass_report`, `widen-16bit`): `ops` widened, `casts`
     added.
   }];
+  let options = [
+    ListOption<"keep", "keep", "std::string",
+               "the ops the target runs on 16-bit tensors, by name "
+               "(tcc.conv2d, ...): left as they are">,
+  ];
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 

@@ -115,7 +115,7 @@ bool isSixteenBit(Value v) {
 }
 
 /// The 16-bit value (as readable outside any group) that `v` is the f32
-/// cast of, or null. On the cpu target, tcc-widen-for-cpu makes a separate
+/// cast of, or null. On the cpu target, tcc-widen-16bit makes a separate
 /// f32 copy of a 16-bit value for each op that reads it: two such copies
 /// hold the same numbers.
 Value widenedFrom(Value v) {

@@ -8,12 +8,16 @@ but no MLIR (docs/cuda.md, "Checking on a GPU"):
   scripts/gpu-check.sh run DIR                    # on the GPU machine
 
 `prepare` writes, for each check model, the cuda and the cpu trainer's
-source trees (`tcc compile --emit=source-tree`) and a manifest. `run` builds
-them with CMake, makes synthetic data of the models' shapes (uncompressed
+source trees (`tcc compile --emit=source-tree`; for a 16-bit step also the
+cpu trainer of its f32 step), packed as DIR/trees.tar.xz, and a manifest.
+`run` unpacks them, builds them with CMake, makes synthetic data of the models' shapes (uncompressed
 IDX or CIFAR-10 binary, fixed seed), and for each model:
   1. trains the cuda and the cpu trainer the same steps from the same seed
      and compares every checkpoint tensor and metric
-     (test/runtime/cuda/compare_trainers.py: 1e-4 of each tensor's max);
+     (test/runtime/cuda/compare_trainers.py: 1e-4 of each tensor's max); a
+     16-bit step is measured against the cpu trainer's f32 step of the same
+     model instead, no further from it than twice the cpu 16-bit step
+     (compare_trainers.compare_mixed);
   2. trains the cuda trainer twice, and once with a --resume half way: the
      checkpoints must be equal bit for bit;
   3. runs the cuda trainer under compute-sanitizer (memcheck, then racecheck
@@ -30,24 +34,28 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "test", "runtime", "cuda"))
 
-# (model file, steps compared with the cpu trainer, steps timed, sanitized)
+ARCHIVE = "trees.tar.xz"
+
+# (model file, steps compared with the cpu trainer, steps timed, sanitized,
+# --precision or None for the model's own)
 MODELS = [
-    ("examples/fashion_mlp.json", 20, 400, True),
-    ("test/runtime/cuda/models/pool_mlp.json", 20, 400, True),
-    ("test/runtime/cuda/models/norm_mlp.json", 20, 400, True),
-    ("test/runtime/cuda/models/conv_net.json", 20, 400, True),
-    ("examples/fashion_cnn.json", 10, 200, False),
-    # 16-bit at their own precision: checked at fp32 until the cuda target
-    # runs 16-bit steps.
-    ("examples/resnet9.json", 2, 50, False),
-    ("examples/airbench94.json", 2, 50, False),
+    ("examples/fashion_mlp.json", 20, 400, True, None),
+    ("test/runtime/cuda/models/pool_mlp.json", 20, 400, True, None),
+    ("test/runtime/cuda/models/norm_mlp.json", 20, 400, True, None),
+    ("test/runtime/cuda/models/conv_net.json", 20, 400, True, None),
+    ("test/runtime/cuda/models/conv_net.json", 20, 400, True, "bf16-mixed"),
+    ("test/runtime/cuda/models/conv_net_fp16.json", 20, 400, True, None),
+    ("examples/fashion_cnn.json", 10, 200, False, None),
+    # At their own precision: resnet9 fp16-mixed, airbench94 bf16-mixed.
+    ("examples/resnet9.json", 2, 50, False, None),
+    ("examples/airbench94.json", 2, 50, False, None),
 ]
-FP32_ONLY = {"resnet9", "airbench94"}
 
 
 def sh(cmd, cwd=None, env=None, timeout=None):
@@ -64,17 +72,24 @@ def sh(cmd, cwd=None, env=None, timeout=None):
 def prepare(args):
     os.makedirs(args.dir, exist_ok=True)
     manifest = {"gpu": args.gpu, "models": []}
-    for path, compared, timed, sanitized in MODELS:
+    for path, compared, timed, sanitized, precision in MODELS:
         name = os.path.splitext(os.path.basename(path))[0]
         model = os.path.join(ROOT, path)
         with open(model) as f:
             spec = json.load(f)
-        extra = ["--precision=fp32"] if name in FP32_ONLY else []
-        for target in ("cuda", "cpu"):
-            out = os.path.join(args.dir, name, target)
+        extra = ["--precision=" + precision] if precision else []
+        if precision:
+            name += "-" + precision
+        sixteen_bit = (precision or spec["train"].get("precision", "fp32")) != "fp32"
+        # A 16-bit step is measured against the model's f32 step (cpu-f32).
+        trees = [("cuda", extra), ("cpu", extra)] + (
+            [("cpu-f32", ["--precision=fp32"])] if sixteen_bit else [])
+        for tree, flags in trees:
+            target = tree.split("-")[0]
+            out = os.path.join(args.dir, name, tree)
             os.makedirs(os.path.dirname(out), exist_ok=True)
             cmd = [args.tcc, "compile", model, "--target=" + target, "--emit=source-tree",
-                   "-o", out, *extra]
+                   "-o", out, *flags]
             if target == "cuda":
                 cmd.append("--gpu=" + args.gpu)
             r = sh(cmd)
@@ -84,13 +99,36 @@ def prepare(args):
             "name": name, "data_format": spec["data"]["format"],
             "shape": spec["input"]["shape"], "classes": spec["input"]["classes"],
             "batch_size": spec["train"]["batch_size"], "compared_steps": compared,
-            "timed_steps": timed, "sanitized": sanitized})
+            "timed_steps": timed, "sanitized": sanitized, "sixteen_bit": sixteen_bit,
+            "trees": [tree for tree, _ in trees], "program": os.path.splitext(
+                os.path.basename(path))[0]})
         print(f"{name}: source trees written")
     with open(os.path.join(args.dir, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2)
-    size = sum(os.path.getsize(os.path.join(d, n))
-               for d, _, names in os.walk(args.dir) for n in names)
-    print(f"prepared {args.dir}: {size / 2**20:.1f} MiB")
+    # The trees repeat the runtime and the headers: packed, they travel to
+    # the GPU machine in well under its 64 MiB per call (57 MiB -> 0.6 MiB).
+    names = [m["name"] for m in manifest["models"]]
+    size = sum(os.path.getsize(os.path.join(d, n)) for name in names
+               for d, _, files in os.walk(os.path.join(args.dir, name)) for n in files)
+    archive = os.path.join(args.dir, ARCHIVE)
+    with tarfile.open(archive, "w:xz") as tar:
+        for name in names:
+            tar.add(os.path.join(args.dir, name), arcname=name)
+    for name in names:
+        shutil.rmtree(os.path.join(args.dir, name))
+    print(f"prepared {args.dir}: {len(names)} models, {size / 2**20:.1f} MiB of source trees "
+          f"in {ARCHIVE} ({os.path.getsize(archive) / 2**20:.1f} MiB)")
+
+
+def unpack(folder):
+    """The trees of `prepare`, unpacked once on the GPU machine."""
+    archive = os.path.join(folder, ARCHIVE)
+    with tarfile.open(archive) as tar:
+        members = tar.getmembers()
+        if any(m.name.startswith("/") or ".." in m.name.split("/") for m in members):
+            sys.exit(f"error: {archive}: a path outside the folder")
+        if not all(os.path.lexists(os.path.join(folder, m.name)) for m in members):
+            tar.extractall(folder)
 
 
 def write_idx(path, array):
@@ -182,6 +220,7 @@ def run_checks(args):
     import compare_trainers  # NumPy: on the GPU machine, not needed to prepare
     with open(os.path.join(args.dir, "manifest.json")) as f:
         manifest = json.load(f)
+    unpack(args.dir)
     results, failed = [], False
     info = sh(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
     print("GPU:", info.stdout.strip() or info.stderr.strip())
@@ -195,13 +234,14 @@ def run_checks(args):
         test_n = 2000
         make_data(data, m["data_format"], m["shape"], m["classes"], 10000, test_n)
         exes = {}
-        for target in ("cuda", "cpu"):
-            out, log = build(os.path.join(args.dir, name, target), args.jobs)
+        trees = m.get("trees", ["cuda", "cpu"])
+        for tree in trees:
+            out, log = build(os.path.join(args.dir, name, tree), args.jobs)
             if not out:
-                row[f"{target}_build"] = "failed: " + log
+                row[f"{tree}_build"] = "failed: " + log
                 break
-            exes[target] = os.path.join(out, name)
-        if len(exes) < 2:
+            exes[tree] = os.path.join(out, m.get("program", name))
+        if len(exes) < len(trees):
             print(f"FAIL {name}: build: {row}")
             results.append(row)
             failed = True
@@ -219,7 +259,17 @@ def run_checks(args):
                 break
             state = compare_trainers.read_safetensors(os.path.join(work, "state.safetensors"))
             runs[target] = (state, compare_trainers.read_metrics(os.path.join(work, "metrics.jsonl")))
-        if len(runs) == 2:
+        if len(runs) == len(trees) and m.get("sixteen_bit"):
+            failures, ratio = compare_trainers.compare_mixed(runs["cuda"], runs["cpu"],
+                                                             runs["cpu-f32"])
+            row["compare"] = {"steps": m["compared_steps"], "distance_ratio": ratio,
+                              "failures": failures}
+            ok = not failures
+            print(f"{'PASS' if ok else 'FAIL'} {name}: after {m['compared_steps']} 16-bit "
+                  f"steps the cuda trainer is {ratio:.2f} times as far from the f32 step as "
+                  "the cpu trainer" + ("" if ok else "\n    " + "\n    ".join(failures)))
+            failed |= not ok
+        elif len(runs) == len(trees):
             failures, worst = compare_trainers.compare(runs["cuda"], runs["cpu"], m["batch_size"],
                                                        m["compared_steps"], test_n)
             row["compare"] = {"steps": m["compared_steps"], "worst_relative": worst,

@@ -3,10 +3,13 @@
 #include "codegen/cuda/CudaConvPlans.h"
 
 #include "ir/TccAttrNames.h"
+#include "ir/TccOps.h"
 
 #include "mlir/IR/Builders.h"
 
 #include <nlohmann/json.hpp>
+
+#include <map>
 
 using namespace mlir;
 using namespace mlir::tcc;
@@ -75,6 +78,23 @@ nlohmann::json mlir::tcc::convPlansTable(const std::vector<BakedStepConv> &baked
 void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gpu,
                                  bool allowFallback, const std::vector<BakedStepConv> &baked) {
   Builder b(module.getContext());
+  // The workspaces, which the memory plan places (tcc.workspace_bytes): a
+  // convolution's is its engine's, a matmul's cuBLASLt's recommendation.
+  std::map<std::string, int64_t> convWorkspace;
+  for (const auto &[conv, choice] : baked)
+    convWorkspace[conv.problem.key()] = choice.engine.workspaceBytes;
+  module.walk([&](Operation *op) {
+    int64_t bytes = 0;
+    if (isa<Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp>(op)) {
+      FailureOr<cuda::ConvProblem> problem = convProblemOf(op);
+      if (succeeded(problem))
+        bytes = convWorkspace[problem->key()];
+    } else if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp>(op)) {
+      bytes = cuda::matmulWorkspaceBytes(gpu.smVersion);
+    }
+    if (bytes > 0)
+      op->setAttr(kWorkspaceBytesAttr, b.getI64IntegerAttr(bytes));
+  });
   SmallVector<Attribute> convs;
   for (const auto &[conv, choice] : baked)
     convs.push_back(b.getDictionaryAttr(

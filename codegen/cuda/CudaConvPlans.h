@@ -44,7 +44,9 @@ nlohmann::json convPlansTable(const std::vector<BakedStepConv> &baked,
 
 /// Sets the module's `tcc.cuda_target` attribute: the GPU, the cuDNN
 /// version, --allow-fallback and every convolution's engine, which the cuda
-/// target bakes into the trainer (CudaTarget.cpp).
+/// target bakes into the trainer (CudaTarget.cpp); and the workspace of
+/// every convolution (its engine's) and matmul (cuBLASLt's) as the op's
+/// `tcc.workspace_bytes`, for the memory plan to place.
 void attachCudaTarget(ModuleOp module, const ::tcc::cuda::GpuDescription &gpu,
                       bool allowFallback, const std::vector<BakedStepConv> &baked);
 

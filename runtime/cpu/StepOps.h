@@ -13,6 +13,7 @@
 #ifndef TCC_RUNTIME_CPU_STEPOPS_H
 #define TCC_RUNTIME_CPU_STEPOPS_H
 
+#include "runtime/common/LossScale.h"
 #include "runtime/kernels/Kernels.h"
 #include "runtime/kernels/Step.h"
 
@@ -67,9 +68,8 @@ inline void increment(const int64_t *in, const float *skip, int64_t *out) {
 /// Whether fp16 loss scaling skips this step's updates.
 TCC_HOST_DEVICE inline bool skipped(const float *skip) { return skip && *skip != 0; }
 
-/// *y = 1 / *x (the inverse loss scale, as GradScaler computes it: in
-/// double, rounded to f32 once).
-inline void reciprocal(const float *x, float *y) { *y = float(1.0 / double(*x)); }
+/// *y = 1 / *x (the inverse loss scale, runtime/common/LossScale.h).
+inline void reciprocal(const float *x, float *y) { *y = loss_scale::inverse(*x); }
 
 /// *found = 1 if an element of one of `count` tensors is inf or nan, else 0.
 template <class T>
@@ -80,28 +80,19 @@ void found_non_finite(int64_t count, const T *const *tensors, const int64_t *siz
     const T *x = tensors[k];
 #pragma omp parallel for schedule(static) reduction(|| : any)
     for (int64_t i = 0; i < sizes[k]; ++i)
-      any = any || !std::isfinite(x[i]);
+      any = any || !loss_scale::isFinite(float(x[i]));
   }
   *found = any ? 1.0f : 0.0f;
 }
 
-/// GradScaler.update (torch._amp_update_scale_): back off on an inf or nan
-/// gradient, grow after `interval` clean steps in a row. In place allowed.
+/// GradScaler.update (runtime/common/LossScale.h). In place allowed.
 inline void update_loss_scale(double growth, double backoff, int64_t interval,
                               const float *scale, const int64_t *tracker,
                               const float *foundInf, float *newScale,
                               int64_t *newTracker) {
   float s = *scale;
   int64_t t = *tracker;
-  if (*foundInf != 0) {
-    s = float(double(s) * backoff);
-    t = 0;
-  } else if (++t == interval) {
-    float grown = float(double(s) * growth);
-    if (std::isfinite(grown))
-      s = grown;
-    t = 0;
-  }
+  loss_scale::update(growth, backoff, interval, *foundInf != 0, s, t);
   *newScale = s;
   *newTracker = t;
 }

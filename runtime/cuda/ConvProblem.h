@@ -22,8 +22,8 @@ namespace tcc::cuda {
 
 enum class ConvDirection { Forward, BackwardData, BackwardFilter };
 enum class ConvDataType { Float32, BFloat16, Float16 };
-/// NCHW for f32 convs (the logical layout, no transposes); NHWC for 16-bit
-/// ones, where cuDNN's tensor-core engines want it (DESIGN.md).
+/// How a conv's tensors are stored: NCHW is the IR's logical layout; NHWC
+/// is what cuDNN's tensor-core engines read without a transpose.
 enum class ConvLayout { NCHW, NHWC };
 
 struct ConvProblem {
@@ -100,10 +100,12 @@ inline const char *directionName(ConvDirection direction) {
   return names[int(direction)];
 }
 
-/// The layout the cuda target stores a conv's tensors in.
-inline ConvLayout physicalLayout(ConvDataType dtype) {
-  return dtype == ConvDataType::Float32 ? ConvLayout::NCHW : ConvLayout::NHWC;
-}
+/// The layout the cuda target stores a conv's tensors in: NCHW, the IR's,
+/// for every type so far. cuDNN's engines for 16-bit NCHW convolutions
+/// transpose to NHWC inside their workspace (about one activation's size);
+/// storing 16-bit activations NHWC end to end is the layout work of issue
+/// 11 (docs/cuda.md, "Physical layout").
+inline ConvLayout physicalLayout(ConvDataType) { return ConvLayout::NCHW; }
 
 } // namespace tcc::cuda
 

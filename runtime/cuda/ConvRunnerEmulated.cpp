@@ -3,7 +3,9 @@
 // ConvRunner under TCC_CUDA_HOST_EMULATION (runtime/cuda/device/
 // HostEmulation.h; test/runtime/cuda/host_emulation.py compiles this file in
 // place of ConvRunner.cpp): each convolution is its definition, summed in
-// double, enqueued on the emulated stream. It reads only the baked table's
+// double and rounded once to the problem's type (f32, bf16 or f16, as
+// cuDNN's f32 accumulation is), enqueued on the emulated stream. It reads
+// only the baked table's
 // problem keys, as cuDNN reads the problem, so a wrong geometry, a wrong
 // table row or buffers bound to the wrong roles make the emulated trainer
 // disagree with the cpu trainer. The engines themselves run on a GPU only.
@@ -16,6 +18,7 @@
 
 #include "runtime/cuda/ConvRunner.h"
 
+#include "runtime/common/Float16.h"
 #include "runtime/cuda/ConvProblem.h"
 #include "runtime/cuda/device/HostEmulation.h"
 
@@ -47,9 +50,37 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
 
 namespace {
 
+/// The problem's tensors as stored: f32, or 16-bit bits.
+struct Tensor {
+  ConvDataType type;
+  void *data;
+
+  double operator[](int64_t i) const {
+    const uint16_t *bits = static_cast<const uint16_t *>(data);
+    switch (type) {
+    case ConvDataType::BFloat16:
+      return rt::half::bf16ToFloat(bits[i]);
+    case ConvDataType::Float16:
+      return rt::half::f16ToFloat(bits[i]);
+    default:
+      return static_cast<const float *>(data)[i];
+    }
+  }
+  /// Rounds through f32 (which moves no 16-bit result but a tie).
+  void store(int64_t i, double v) const {
+    const float f = float(v);
+    if (type == ConvDataType::Float32)
+      static_cast<float *>(data)[i] = f;
+    else
+      static_cast<uint16_t *>(data)[i] = type == ConvDataType::BFloat16
+                                             ? rt::half::floatToBf16(f)
+                                             : rt::half::floatToF16(f);
+  }
+};
+
 /// y[n, k, p, q] = sum over c in k's group, r, s of x[n, c, ...] w[k, c, r, s]
-/// (zero outside x), in the direction's roles; NCHW, f32.
-void convolve(const ConvProblem &pb, float *x, float *w, float *y) {
+/// (zero outside x), in the direction's roles; NCHW.
+void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y) {
   const int64_t groupIn = pb.c / pb.groups, groupOut = pb.k / pb.groups;
   // Each output element of the direction is one sum, in a fixed order.
   auto tap = [&](int64_t n, int64_t k, int64_t p, int64_t q, auto &&visit) {
@@ -77,8 +108,8 @@ void convolve(const ConvProblem &pb, float *x, float *w, float *y) {
         for (int64_t p = 0; p < pb.p; ++p)
           for (int64_t q = 0; q < pb.q; ++q) {
             double sum = 0;
-            tap(n, k, p, q, [&](int64_t xi, int64_t wi) { sum += double(x[xi]) * w[wi]; });
-            y[yAt(n, k, p, q)] = float(sum);
+            tap(n, k, p, q, [&](int64_t xi, int64_t wi) { sum += x[xi] * w[wi]; });
+            y.store(yAt(n, k, p, q), sum);
           }
     return;
   case ConvDirection::BackwardData:
@@ -99,9 +130,9 @@ void convolve(const ConvProblem &pb, float *x, float *w, float *y) {
                 sums[wi] += dy * x[xi];
             });
           }
-    float *out = data ? x : w;
+    const Tensor &out = data ? x : w;
     for (size_t i = 0; i < sums.size(); ++i)
-      out[i] = float(sums[i]);
+      out.store(int64_t(i), sums[i]);
     return;
   }
   }
@@ -111,11 +142,8 @@ void convolve(const ConvProblem &pb, float *x, float *w, float *y) {
 
 void ConvRunner::run(int index, const void *x, const void *weight, const void *y) {
   const ConvProblem problem = plans->problems.at(size_t(index));
-  float *xs = static_cast<float *>(const_cast<void *>(x));
-  float *ws = static_cast<float *>(const_cast<void *>(weight));
-  float *ys = static_cast<float *>(const_cast<void *>(y));
-  if (problem.dtype != ConvDataType::Float32)
-    throw std::runtime_error("the host emulation runs f32 convolutions only");
+  auto tensor = [&](const void *p) { return Tensor{problem.dtype, const_cast<void *>(p)}; };
+  const Tensor xs = tensor(x), ws = tensor(weight), ys = tensor(y);
   rt::cuda::emulation::enqueue(plans->stream, [=] { convolve(problem, xs, ws, ys); });
 }
 

@@ -237,10 +237,10 @@ template <class From, class To> void cast(int64_t n, const From *x, To *y) {
 }
 
 /// 16-bit conversions (runtime/common/Float16.h), under the kernels' names.
-inline uint16_t float_to_bf16(float f) { return half::floatToBf16(f); }
-inline float bf16_to_float(uint16_t h) { return half::bf16ToFloat(h); }
-inline uint16_t float_to_f16(float f) { return half::floatToF16(f); }
-inline float f16_to_float(uint16_t h) { return half::f16ToFloat(h); }
+TCC_HOST_DEVICE inline uint16_t float_to_bf16(float f) { return half::floatToBf16(f); }
+TCC_HOST_DEVICE inline float bf16_to_float(uint16_t h) { return half::bf16ToFloat(h); }
+TCC_HOST_DEVICE inline uint16_t float_to_f16(float f) { return half::floatToF16(f); }
+TCC_HOST_DEVICE inline float f16_to_float(uint16_t h) { return half::f16ToFloat(h); }
 
 inline void cast_f32_to_bf16(int64_t n, const float *x, uint16_t *y) {
 #pragma omp parallel for schedule(static)

@@ -144,7 +144,7 @@ func.func @multi_tensor_update(%p: tensor<4xf32>, %g: tensor<4xf32>, %lr: tensor
   return
 }
 
-// 16-bit storage (the cpu target's casts around it, tcc-widen-for-cpu) is
+// 16-bit storage (the cpu target's casts around it, tcc-widen-16bit) is
 // converted where the casts are: down with the cast kernel's rounding, into
 // a uint16_t local, and up exactly (neither needs as_stored: a conversion
 // is no product to contract); the 16-bit value the group yields is stored

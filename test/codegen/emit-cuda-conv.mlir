@@ -9,12 +9,14 @@
 // CHECK-NEXT: {"fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", "eng1_k2=3", 64, "'conv'"},
 // CHECK-NEXT: {"bwd-data f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", "eng2", 0, "'conv'"},
 // CHECK-NEXT: {"bwd-filter f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", "eng3_k5=1", 0, "'conv'"},
+// CHECK-NEXT: {"fwd bf16 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", "eng4", 0, "'conv16'"},
 // CHECK-NEXT: };
-// CHECK: const tcc::cuda::BakedTarget kTarget = {"a100", 80, 91900, true, kConvs, 3};
+// CHECK: const tcc::cuda::BakedTarget kTarget = {"a100", 80, 91900, true, kConvs, 4};
 module attributes {tcc.cuda_target = {allow_fallback = true, cudnn_version = 91900 : i64, gpu = "a100", sm = 80 : i64, convs = [
     {problem = "fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng1_k2=3", workspace_bytes = 64 : i64, nodes = "'conv'"},
     {problem = "bwd-data f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng2", workspace_bytes = 0 : i64, nodes = "'conv'"},
-    {problem = "bwd-filter f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng3_k5=1", workspace_bytes = 0 : i64, nodes = "'conv'"}]}} {
+    {problem = "bwd-filter f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng3_k5=1", workspace_bytes = 0 : i64, nodes = "'conv'"},
+    {problem = "fwd bf16 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng4", workspace_bytes = 0 : i64, nodes = "'conv16'"}]}} {
 
 // CHECK-LABEL: // @conv
 // CHECK: // tcc.conv2d
@@ -28,6 +30,17 @@ func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
   %y = tcc.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x4x4xf32> loc("conv")
   %dx = tcc.conv2d_backward_data %dy, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, input_shape = array<i64: 2, 3, 8, 8>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<2x4x4x4xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x8x8xf32> loc("conv")
   %dw = tcc.conv2d_backward_filter %dy, %x {dilation = array<i64: 1, 1>, groups = 1 : i64, kernel = array<i64: 3, 3>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<2x4x4x4xf32>, tensor<2x3x8x8xf32>) -> tensor<4x3x3x3xf32> loc("conv")
+  return
+}
+
+// A bf16 convolution is its own problem (cuDNN reads and writes bf16,
+// accumulating in f32); its bf16 bias is added to the stored bf16 result.
+// CHECK-LABEL: // @conv16
+// CHECK: // tcc.conv2d
+// CHECK-NEXT: args.convs->run(3, a0, a1, r0); // forward
+// CHECK-NEXT: cuda::for_each(args.stream, 128, [=] __device__(int64_t i) { r0[i] = float_to_bf16(bf16_to_float(r0[i]) + bf16_to_float(a2[i / 16 % 4])); });
+func.func @conv16(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %b: tensor<4xbf16>) {
+  %y = tcc.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<4xbf16>) -> tensor<2x4x4x4xbf16> loc("conv16")
   return
 }
 

@@ -10,16 +10,16 @@
 // CHECK-LABEL: // @mlp
 // CHECK: float *c0 = cuda::symbol_address(tccConstant0);
 // CHECK: // tcc.linear
-// CHECK-NEXT: args.matmul->linear_forward(args.stream, 4, 3, 2, a0, a1, a2, r0);
+// CHECK-NEXT: args.matmul->linear_forward(args.stream, cuda::Matmul::Type::f32, 4, 3, 2, a0, a1, a2, r0);
 // CHECK: // tcc.relu
 // CHECK-NEXT: cuda::map_forward(args.stream, 8, Relu<float>{}, r0, r1);
 // Backward ops read (grad, value); their functors take (value, grad).
 // CHECK: // tcc.relu_backward
 // CHECK-NEXT: cuda::map_backward(args.stream, 8, ReluBackward<float>{}, r1, a3, r2);
 // CHECK: // tcc.linear_backward_data
-// CHECK-NEXT: args.matmul->linear_backward_data(args.stream, 4, 3, 2, r2, a1, r3);
+// CHECK-NEXT: args.matmul->linear_backward_data(args.stream, cuda::Matmul::Type::f32, 4, 3, 2, r2, a1, r3);
 // CHECK: // tcc.linear_backward_weight
-// CHECK-NEXT: args.matmul->linear_backward_weight(args.stream, 4, 3, 2, r2, a0, r4);
+// CHECK-NEXT: args.matmul->linear_backward_weight(args.stream, cuda::Matmul::Type::f32, 4, 3, 2, r2, a0, r4);
 // CHECK: // tcc.reduce_sum
 // CHECK-NEXT: cuda::reduce_sum_keep<float>(args.stream, 4, 2, 1, r2, r5);
 // CHECK: // tcc.cross_entropy_backward
@@ -34,6 +34,19 @@ func.func @mlp(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>, %b: tensor<2xf32>, %dy:
   %dw = tcc.linear_backward_weight %da, %x : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
   %db = tcc.reduce_sum %da {axes = array<i64: 0>} : (tensor<4x2xf32>) -> tensor<2xf32>
   %dl = tcc.cross_entropy_backward %one, %y, %labels {label_smoothing = 0.0 : f64, reduction = "mean"} : (tensor<f32>, tensor<4x2xf32>, tensor<4xi64>) -> tensor<4x2xf32>
+  return
+}
+
+// 16-bit linear layers run in their type on cuBLASLt (f32 accumulation).
+// CHECK-LABEL: // @mlp16
+// CHECK: // tcc.linear
+// CHECK-NEXT: args.matmul->linear_forward(args.stream, cuda::Matmul::Type::bf16, 4, 3, 2, a0, a1, a2, r0);
+// CHECK: // tcc.linear_backward_weight
+// CHECK-NEXT: args.matmul->linear_backward_weight(args.stream, cuda::Matmul::Type::f16, 4, 3, 2, a3, a4, r1);
+func.func @mlp16(%x: tensor<4x3xbf16>, %w: tensor<2x3xbf16>, %b: tensor<2xbf16>, %dy: tensor<4x2xf16>,
+                 %xh: tensor<4x3xf16>) {
+  %y = tcc.linear %x, %w, %b : (tensor<4x3xbf16>, tensor<2x3xbf16>, tensor<2xbf16>) -> tensor<4x2xbf16>
+  %dw = tcc.linear_backward_weight %dy, %xh : (tensor<4x2xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
   return
 }
 

@@ -66,7 +66,7 @@ std::string passResult(const std::string &pass, const json &result) {
     return result.value("precision", "fp32") + ", " + std::to_string(result.value("casts", 0)) +
            " casts; forward ops: " + (dtypes.empty() ? "none" : dtypes);
   }
-  if (pass == "widen-for-cpu")
+  if (pass == "widen-16bit")
     return std::to_string(result.value("ops", 0)) + " ops with 16-bit tensors run on f32 copies (" +
            std::to_string(result.value("casts", 0)) + " casts)";
   if (pass == "recompute") {

@@ -36,6 +36,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <functional>
 #include <unistd.h>
 #include <iostream>
 #include <sstream>
@@ -78,29 +79,41 @@ struct RecordPasses : public mlir::PassInstrumentation {
   std::vector<std::string> &names;
 };
 
-/// The passes from the frontend's IR to the planned step functions; the
+/// The passes from the frontend's IR to the planned step functions
+/// (buildCompilePipeline), with `beforePlanning` between the step pipeline
+/// and the planning one: where the target sets its ops' workspaces. The
 /// first diagnostic becomes the error.
-mlir::LogicalResult runPipeline(ModuleOp module, const tcc::CompileOptions &options,
-                                std::vector<std::string> &passes,
-                                std::string &error) {
+mlir::LogicalResult runPipeline(
+    ModuleOp module, const tcc::CompileOptions &options, std::vector<std::string> &passes,
+    const std::function<bool(ModuleOp, std::string &)> &beforePlanning, std::string &error) {
   const std::string &model = options.model;
-  mlir::PassManager pm(module->getContext());
   mlir::tcc::CompilePipelineOptions pipeline;
   pipeline.disable = options.disabledPasses;
   pipeline.target = options.target;
-  mlir::tcc::buildCompilePipeline(pm, pipeline);
-  pm.addInstrumentation(std::make_unique<RecordPasses>(passes));
   mlir::ScopedDiagnosticHandler handler(
       module->getContext(), [&](mlir::Diagnostic &diag) {
         if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && error.empty())
           error = model + ": " + diag.str();
         return mlir::success();
       });
-  if (mlir::succeeded(pm.run(module)))
-    return mlir::success();
-  if (error.empty())
-    error = model + ": compilation failed";
-  return mlir::failure();
+  auto run = [&](void (*build)(mlir::OpPassManager &,
+                               const mlir::tcc::CompilePipelineOptions &)) {
+    mlir::PassManager pm(module->getContext());
+    build(pm, pipeline);
+    pm.addInstrumentation(std::make_unique<RecordPasses>(passes));
+    if (mlir::succeeded(pm.run(module)))
+      return true;
+    if (error.empty())
+      error = model + ": compilation failed";
+    return false;
+  };
+  if (!run(mlir::tcc::buildStepPipeline))
+    return mlir::failure();
+  if (beforePlanning && !beforePlanning(module, error)) {
+    error = model + ": " + error;
+    return mlir::failure();
+  }
+  return mlir::success(run(mlir::tcc::buildPlanningPipeline));
 }
 
 void warn(tcc::CompileFacts &facts, const std::string &message) {
@@ -243,9 +256,10 @@ int writeOutput(const tcc::CompileOptions &options, const std::string &text) {
   return 0;
 }
 
-/// The cuDNN engine of every convolution of the planned step, chosen for
-/// --gpu (docs/cuda.md), and the module's tcc.cuda_target attribute that
-/// bakes them into the cuda target's source; `table` for --emit=conv-plans.
+/// The cuDNN engine of every convolution of the step, chosen for --gpu
+/// (docs/cuda.md), the module's tcc.cuda_target attribute that bakes them
+/// into the cuda target's source, and the workspaces of the convolutions
+/// and matmuls for the memory plan; `table` for --emit=conv-plans.
 bool bakeCudaTarget(ModuleOp planned, const tcc::CompileOptions &options,
                     nlohmann::json *table, std::string &error) {
 #ifdef TCC_HAVE_CUDA
@@ -268,12 +282,8 @@ bool bakeCudaTarget(ModuleOp planned, const tcc::CompileOptions &options,
 
 /// --emit=conv-plans: the baked choices as JSON.
 int emitConvPlans(const ::tcc::frontend::ModelSpec &spec, ModuleOp model,
-                  ModuleOp planned, const tcc::CompileOptions &options,
+                  ModuleOp planned, nlohmann::json table, const tcc::CompileOptions &options,
                   const tcc::CompileFacts &facts) {
-  std::string error;
-  nlohmann::json table;
-  if (!bakeCudaTarget(planned, options, &table, error))
-    return fail(options.model + ": " + error);
   table["model"] = spec.name;
   if (int status = writeOutput(options, table.dump(2) + "\n"))
     return status;
@@ -342,15 +352,22 @@ int runCompile(const tcc::CompileOptions &options) {
                 "use --target=" + fallback.name.str());
   if (generates && !options.targetGiven)
     std::cerr << "tcc: compiling for --target=" << options.target
-              << " (the default until the cuda target runs 16-bit steps and has been "
-                 "checked on a GPU, docs/cuda.md)\n";
+              << " (the default until the cuda target has been checked on a GPU, "
+                 "docs/cuda.md)\n";
 
   // Every emit kind plans the step: the report and the memory budget need
   // the plan even when only the frontend's IR is printed.
   checkPrecision(spec, options, facts);
   checkScheduleSpan(spec, facts);
   OwningOpRef<ModuleOp> planned = model->clone();
-  if (failed(runPipeline(*planned, options, facts.passes, error)) ||
+  nlohmann::json convPlans;
+  std::function<bool(ModuleOp, std::string &)> beforePlanning;
+  if (options.target == "cuda")
+    beforePlanning = [&](ModuleOp step, std::string &why) {
+      return bakeCudaTarget(step, options, options.emit == "conv-plans" ? &convPlans : nullptr,
+                            why);
+    };
+  if (failed(runPipeline(*planned, options, facts.passes, beforePlanning, error)) ||
       failed(checkMemoryBudget(spec, options, *planned, error)))
     return fail(error);
 
@@ -361,9 +378,7 @@ int runCompile(const tcc::CompileOptions &options) {
     return writeReport(*model, *planned, options, facts);
   }
   if (options.emit == "conv-plans")
-    return emitConvPlans(spec, *model, *planned, options, facts);
-  if (options.target == "cuda" && !bakeCudaTarget(*planned, options, nullptr, error))
-    return fail(options.model + ": " + error);
+    return emitConvPlans(spec, *model, *planned, convPlans, options, facts);
   std::string source;
   llvm::raw_string_ostream os(source);
   if (!emitSource(target, *planned, os, error))

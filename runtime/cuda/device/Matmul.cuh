@@ -1,9 +1,12 @@
 //===- Matmul.cuh - Linear layers through cuBLASLt ---------------*- CUDA -*-===//
 //
 // The three matmuls of a linear layer (forward with its bias as cuBLASLt's
-// epilogue, backward-data, backward-weight), f32 in and out with f32
-// compute (CUBLAS_COMPUTE_32F: no TF32, so an f32 cuda step computes what
-// the cpu step does, within rounding). Tensors are row-major as in the IR;
+// epilogue, backward-data, backward-weight), on f32, bf16 or f16 tensors
+// (all operands of one matmul in one type, as tcc-precision assigns them)
+// with f32 compute (CUBLAS_COMPUTE_32F: no TF32, so an f32 cuda step
+// computes what the cpu step does, within rounding; a 16-bit one rounds
+// each result once, where the cpu step rounds its f32 result when it
+// stores it). Tensors are row-major as in the IR;
 // cuBLASLt is column-major, so each product is posed transposed (a
 // row-major [r, c] matrix is a column-major [c, r] one).
 //
@@ -16,6 +19,7 @@
 #ifndef TCC_RUNTIME_CUDA_DEVICE_MATMUL_CUH
 #define TCC_RUNTIME_CUDA_DEVICE_MATMUL_CUH
 
+#include "runtime/common/Float16.h"
 #include "runtime/cuda/device/Launch.cuh"
 
 #ifndef TCC_CUDA_HOST_EMULATION
@@ -37,6 +41,9 @@ inline void check(cublasStatus_t status, const char *what) {
 
 class Matmul {
 public:
+  /// The element type of a matmul's operands and result.
+  enum class Type { f32, bf16, f16 };
+
   /// The workspace every matmul may use (cuBLASLt's recommendation for
   /// Hopper is 32 MiB).
   static constexpr size_t kWorkspaceBytes = size_t(32) << 20;
@@ -44,25 +51,47 @@ public:
 #ifdef TCC_CUDA_HOST_EMULATION
   void init() {}
 
-  /// cuBLASLt's definition, in double (HostEmulation.h).
-  void gemm(cudaStream_t stream, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-            const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc,
-            const float *bias, bool accumulate) {
+  /// cuBLASLt's definition, in double (HostEmulation.h), rounded once to
+  /// `type` (through f32, which changes no 16-bit result but a tie).
+  void gemm(cudaStream_t stream, Type type, bool transA, bool transB, int64_t m, int64_t n,
+            int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, void *C,
+            int64_t ldc, const void *bias, bool accumulate) {
     emulation::enqueue(stream, [=] {
       for (int64_t j = 0; j < n; ++j)
         for (int64_t i = 0; i < m; ++i) {
           double sum = 0;
           for (int64_t l = 0; l < k; ++l)
-            sum += double(transA ? A[i * lda + l] : A[l * lda + i]) *
-                   double(transB ? B[l * ldb + j] : B[j * ldb + l]);
+            sum += load(type, A, transA ? i * lda + l : l * lda + i) *
+                   load(type, B, transB ? l * ldb + j : j * ldb + l);
           if (accumulate)
-            sum += C[j * ldc + i];
+            sum += load(type, C, j * ldc + i);
           if (bias)
-            sum += bias[i];
-          C[j * ldc + i] = float(sum);
+            sum += load(type, bias, i);
+          store(type, C, j * ldc + i, float(sum));
         }
     });
   }
+
+private:
+  static double load(Type type, const void *p, int64_t i) {
+    switch (type) {
+    case Type::bf16:
+      return half::bf16ToFloat(static_cast<const uint16_t *>(p)[i]);
+    case Type::f16:
+      return half::f16ToFloat(static_cast<const uint16_t *>(p)[i]);
+    default:
+      return static_cast<const float *>(p)[i];
+    }
+  }
+  static void store(Type type, void *p, int64_t i, float v) {
+    if (type == Type::f32)
+      static_cast<float *>(p)[i] = v;
+    else
+      static_cast<uint16_t *>(p)[i] = type == Type::bf16 ? half::floatToBf16(v)
+                                                         : half::floatToF16(v);
+  }
+
+public:
 #else
   void init() {
     check(cublasLtCreate(&handle), "cublasLtCreate");
@@ -83,10 +112,10 @@ public:
   /// Column-major C[m, n] (+)= op(A) op(B) (+ bias[m] per column), where
   /// op transposes when `transA` / `transB`; ld* are the leading
   /// dimensions of A, B, C as stored.
-  void gemm(cudaStream_t stream, bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-            const float *A, int64_t lda, const float *B, int64_t ldb, float *C, int64_t ldc,
-            const float *bias, bool accumulate) {
-    const Key key{transA, transB, m, n, k, lda, ldb, ldc, bias != nullptr};
+  void gemm(cudaStream_t stream, Type type, bool transA, bool transB, int64_t m, int64_t n,
+            int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, void *C,
+            int64_t ldc, const void *bias, bool accumulate) {
+    const Key key{type, transA, transB, m, n, k, lda, ldb, ldc, bias != nullptr};
     auto it = plans.find(key);
     if (it == plans.end())
       it = plans.emplace(key, makePlan(key)).first;
@@ -105,25 +134,26 @@ public:
 #endif
 
   /// y[M, N] = x[M, K] w[N, K]^T + bias[N] (bias may be null).
-  void linear_forward(cudaStream_t s, int64_t M, int64_t K, int64_t N, const float *x,
-                      const float *w, const float *bias, float *y) {
+  void linear_forward(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
+                      const void *x, const void *w, const void *bias, void *y) {
     // Column-major: y^T [N, M] = (w^T [K, N])^T x^T [K, M].
-    gemm(s, true, false, N, M, K, w, K, x, K, y, N, bias, false);
+    gemm(s, type, true, false, N, M, K, w, K, x, K, y, N, bias, false);
   }
   /// dx[M, K] = dy[M, N] w[N, K].
-  void linear_backward_data(cudaStream_t s, int64_t M, int64_t K, int64_t N, const float *dy,
-                            const float *w, float *dx) {
-    gemm(s, false, false, K, M, N, w, K, dy, N, dx, K, nullptr, false);
+  void linear_backward_data(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
+                            const void *dy, const void *w, void *dx) {
+    gemm(s, type, false, false, K, M, N, w, K, dy, N, dx, K, nullptr, false);
   }
   /// dw[N, K] = dy[M, N]^T x[M, K].
-  void linear_backward_weight(cudaStream_t s, int64_t M, int64_t K, int64_t N,
-                              const float *dy, const float *x, float *dw) {
-    gemm(s, false, true, K, N, M, x, K, dy, N, dw, K, nullptr, false);
+  void linear_backward_weight(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
+                              const void *dy, const void *x, void *dw) {
+    gemm(s, type, false, true, K, N, M, x, K, dy, N, dw, K, nullptr, false);
   }
 
 #ifndef TCC_CUDA_HOST_EMULATION
 private:
-  using Key = std::tuple<bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
+  using Key =
+      std::tuple<Type, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
   struct Plan {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t layouts[3] = {};
@@ -131,7 +161,10 @@ private:
   };
 
   Plan makePlan(const Key &key) {
-    auto [transA, transB, m, n, k, lda, ldb, ldc, hasBias] = key;
+    auto [type, transA, transB, m, n, k, lda, ldb, ldc, hasBias] = key;
+    const cudaDataType_t data = type == Type::bf16  ? CUDA_R_16BF
+                                : type == Type::f16 ? CUDA_R_16F
+                                                    : CUDA_R_32F;
     Plan plan;
     check(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
           "creating a matmul");
@@ -148,19 +181,18 @@ private:
       check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                            sizeof(epilogue)),
             "setting the bias epilogue");
-      const cudaDataType_t biasType = CUDA_R_32F;
       check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
-                                           &biasType, sizeof(biasType)),
+                                           &data, sizeof(data)),
             "setting the bias type");
     }
     // As stored: A is [m, k] or, transposed, [k, m]; likewise B.
-    check(cublasLtMatrixLayoutCreate(&plan.layouts[0], CUDA_R_32F, transA ? k : m,
+    check(cublasLtMatrixLayoutCreate(&plan.layouts[0], data, transA ? k : m,
                                      transA ? m : k, lda),
           "creating a layout");
-    check(cublasLtMatrixLayoutCreate(&plan.layouts[1], CUDA_R_32F, transB ? n : k,
+    check(cublasLtMatrixLayoutCreate(&plan.layouts[1], data, transB ? n : k,
                                      transB ? k : n, ldb),
           "creating a layout");
-    check(cublasLtMatrixLayoutCreate(&plan.layouts[2], CUDA_R_32F, m, n, ldc),
+    check(cublasLtMatrixLayoutCreate(&plan.layouts[2], data, m, n, ldc),
           "creating a layout");
     cublasLtMatmulPreference_t preference;
     check(cublasLtMatmulPreferenceCreate(&preference), "creating a preference");

@@ -17,6 +17,7 @@
 #include "runtime/CompiledModel.h"
 #include "runtime/common/Batch.h"
 #include "runtime/common/DropoutMask.h"
+#include "runtime/common/LossScale.h"
 #include "runtime/common/Schedule.h"
 #include "runtime/cpu/MultiTensor.h"
 #include "runtime/cuda/device/Launch.cuh"
@@ -264,6 +265,38 @@ void apply_dropout(cudaStream_t s, int64_t n, double p, const int64_t *seed, uin
 
 inline void increment(cudaStream_t s, const int64_t *in, const float *skip, int64_t *out) {
   single(s, [=] __device__() { *out = *in + (skip && *skip != 0 ? 0 : 1); });
+}
+
+//--- fp16 loss scaling (runtime/common/LossScale.h) ------------------------//
+
+inline void reciprocal(cudaStream_t s, const float *x, float *y) {
+  single(s, [=] __device__() { *y = loss_scale::inverse(*x); });
+}
+
+/// *found = 1 if an element of one of the tensors is inf or NaN, else 0:
+/// cleared, then set by any thread that sees one (they all store 1).
+inline void found_non_finite(cudaStream_t s, int count, const float *const *tensors,
+                             const int64_t *sizes, float *found) {
+  single(s, [=] __device__() { *found = 0.0f; });
+  for (int k = 0; k < count; ++k) {
+    const float *x = tensors[k];
+    for_each(s, sizes[k], [=] __device__(int64_t i) {
+      if (!loss_scale::isFinite(x[i]))
+        *found = 1.0f;
+    });
+  }
+}
+
+inline void update_loss_scale(cudaStream_t s, double growth, double backoff, int64_t interval,
+                              const float *scale, const int64_t *tracker, const float *foundInf,
+                              float *newScale, int64_t *newTracker) {
+  single(s, [=] __device__() {
+    float value = *scale;
+    int64_t count = *tracker;
+    loss_scale::update(growth, backoff, interval, *foundInf != 0, value, count);
+    *newScale = value;
+    *newTracker = count;
+  });
 }
 
 inline void lr_schedule(cudaStream_t s, const ScheduleDesc &schedule, double baseLr,

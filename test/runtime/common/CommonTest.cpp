@@ -7,6 +7,7 @@
 
 #include "runtime/common/DropoutMask.h"
 #include "runtime/common/Float16.h"
+#include "runtime/common/LossScale.h"
 #include "runtime/common/Philox.h"
 #include "runtime/common/Schedule.h"
 
@@ -354,3 +355,35 @@ TEST(Dropout, EachStepDrawsItsOwnSeed) {
 }
 
 } // namespace
+
+// GradScaler's update, step by step (torch._amp_update_scale_): back off
+// and reset on an inf or NaN, grow after `interval` clean steps, never to
+// an infinite scale.
+TEST(LossScale, UpdatesAsGradScaler) {
+  EXPECT_TRUE(loss_scale::isFinite(3.4028235e38f));
+  EXPECT_FALSE(loss_scale::isFinite(std::numeric_limits<float>::infinity()));
+  EXPECT_FALSE(loss_scale::isFinite(-std::numeric_limits<float>::infinity()));
+  EXPECT_FALSE(loss_scale::isFinite(std::numeric_limits<float>::quiet_NaN()));
+  EXPECT_EQ(loss_scale::inverse(65536.0f), 1.0f / 65536.0f);
+  EXPECT_EQ(loss_scale::inverse(3.0f), float(1.0 / 3.0));
+
+  float scale = 65536.0f;
+  int64_t tracker = 0;
+  loss_scale::update(2.0, 0.5, 3, false, scale, tracker);
+  loss_scale::update(2.0, 0.5, 3, false, scale, tracker);
+  EXPECT_EQ(scale, 65536.0f);
+  EXPECT_EQ(tracker, 2);
+  loss_scale::update(2.0, 0.5, 3, false, scale, tracker);
+  EXPECT_EQ(scale, 131072.0f);
+  EXPECT_EQ(tracker, 0);
+  loss_scale::update(2.0, 0.5, 3, false, scale, tracker);
+  loss_scale::update(2.0, 0.5, 3, true, scale, tracker);
+  EXPECT_EQ(scale, 65536.0f);
+  EXPECT_EQ(tracker, 0);
+
+  float top = 3.0e38f;
+  int64_t clean = 0;
+  loss_scale::update(2.0, 0.5, 1, false, top, clean);
+  EXPECT_EQ(top, 3.0e38f); // 6e38 overflows f32: kept
+  EXPECT_EQ(clean, 0);
+}

@@ -14,6 +14,7 @@
 #include "runtime/common/DropoutMask.h"
 #include "runtime/common/Float16.h"
 #include "runtime/common/HostDevice.h"
+#include "runtime/common/LossScale.h"
 #include "runtime/common/Philox.h"
 #include "runtime/common/Schedule.h"
 
@@ -64,6 +65,12 @@ __global__ void useEveryCommonFunction(const uint8_t *pixels,
 
   // Schedule.h.
   v += float(lrFactor(*schedule, i, 100, 1000));
+
+  // LossScale.h.
+  float scale = loss_scale::inverse(v);
+  int64_t tracker = i;
+  loss_scale::update(2.0, 0.5, 2000, !loss_scale::isFinite(v), scale, tracker);
+  v += scale + float(tracker);
 
   out[i] = v;
   bits[i] = r;

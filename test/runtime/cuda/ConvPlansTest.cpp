@@ -96,7 +96,7 @@ TEST(ConvPlans, EveryDirectionAndTypeHasAnEngineThatRebuilds) {
 }
 
 // Shapes from the examples that are easy to get wrong: strided, grouped,
-// 1x1, and 16-bit with an input of 3 channels in NHWC.
+// 1x1, 16-bit with an input of 3 channels, and 16-bit in NHWC.
 TEST(ConvPlans, UnusualShapesHaveEngines) {
   std::vector<ConvProblem> problems;
   ConvProblem strided = resnetConv(ConvDirection::Forward, ConvDataType::BFloat16);
@@ -111,6 +111,9 @@ TEST(ConvPlans, UnusualShapesHaveEngines) {
   ConvProblem rgb = resnetConv(ConvDirection::Forward, ConvDataType::BFloat16);
   rgb.c = 3;
   problems.push_back(rgb);
+  ConvProblem channelsLast = resnetConv(ConvDirection::BackwardFilter, ConvDataType::BFloat16);
+  channelsLast.layout = ConvLayout::NHWC;
+  problems.push_back(channelsLast);
   for (const ConvProblem &problem : problems) {
     SCOPED_TRACE(problem.key());
     ConvChoice choice;
@@ -123,8 +126,11 @@ TEST(ConvPlans, UnusualShapesHaveEngines) {
 
 TEST(ConvPlans, ProblemKeysAreReadableAndDistinct) {
   ConvProblem fwd = resnetConv(ConvDirection::Forward, ConvDataType::BFloat16);
-  EXPECT_EQ(fwd.key(), "fwd bf16 nhwc n64 c64 h32 w32 k128 r3 s3 p32 q32 pad1,1 "
+  EXPECT_EQ(fwd.key(), "fwd bf16 nchw n64 c64 h32 w32 k128 r3 s3 p32 q32 pad1,1 "
                        "stride1,1 dil1,1 g1");
+  ConvProblem channelsLast = fwd;
+  channelsLast.layout = ConvLayout::NHWC;
+  EXPECT_EQ(channelsLast.key().substr(0, 14), "fwd bf16 nhwc ");
   ConvProblem other = fwd;
   other.groups = 2;
   EXPECT_FALSE(other == fwd);

@@ -10,7 +10,12 @@ the cpu trainer of the same model, trains both for --steps steps from the
 same seed on the same data, and compares them as compare_trainers.py says
 (the GPU check's comparison: every checkpoint tensor within 1e-4 of its max,
 the metrics the trainer read from the step's totals within rounding; the
-emulated matmuls and convolutions sum in double).
+emulated matmuls and convolutions sum in double). With --precision
+bf16-mixed or fp16-mixed both train the 16-bit step (the emulated cuda one
+runs its convolutions and linear layers on 16-bit tensors, rounding each
+result once, where the cpu one runs them on f32 copies), and each is
+measured against the cpu trainer's f32 step (compare_trainers.compare_mixed);
+likewise for a model whose own precision is 16-bit.
 What it checks: the cuda emitter's calls, the order of the launches, the
 batch gather, the graph capture and replay, the constants in device memory,
 and the trainer's device paths (uploads, totals read at log points). What it
@@ -43,14 +48,20 @@ def main():
     ap.add_argument("--root", required=True, help="the source tree (runtime headers)")
     ap.add_argument("--libs", required=True, help="the trainer's runtime libraries, ';'-separated")
     ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--precision", choices=["bf16-mixed", "fp16-mixed"],
+                    help="train this 16-bit step (default: the model's own precision)")
     args = ap.parse_args()
+    with open(args.model) as f:
+        spec = json.load(f)
+    sixteen_bit = (args.precision or spec["train"].get("precision", "fp32")) != "fp32"
+    precision = ["--precision=" + args.precision] if args.precision else []
     args.model = os.path.abspath(args.model)
 
     tmp = tempfile.mkdtemp(prefix="tcc-cuda-emu-")
     try:
         source = os.path.join(tmp, "model.cu")
-        run([args.tcc, "compile", args.model, "--target=cuda", "--emit=source", "-o", source],
-            tmp, "tcc compile --target=cuda --emit=source")
+        run([args.tcc, "compile", args.model, "--target=cuda", "--emit=source", "-o", source,
+             *precision], tmp, "tcc compile --target=cuda --emit=source")
         emulated = os.path.join(tmp, "train-cuda-emulated")
         run([args.cxx, "-std=c++17", "-O2", "-fopenmp", "-DTCC_CUDA_HOST_EMULATION",
              "-I" + args.root, "-x", "c++", source,
@@ -58,12 +69,16 @@ def main():
              os.path.join(args.root, "runtime/cuda/ConvRunnerEmulated.cpp"), "-x", "none",
              *args.libs.split(";"), "-lz", "-o", emulated], tmp,
             "building the emulated cuda trainer")
-        cpu = os.path.join(tmp, "train-cpu")
-        run([args.tcc, "compile", args.model, "--target=cpu", "-o", cpu], tmp,
-            "tcc compile --target=cpu")
+        trainers = [("cuda", emulated)]
+        f32 = [("cpu-f32", ["--precision=fp32"])] if sixteen_bit else []
+        for name, extra in [("cpu", precision)] + f32:
+            exe = os.path.join(tmp, "train-" + name)
+            run([args.tcc, "compile", args.model, "--target=cpu", "-o", exe, *extra], tmp,
+                "tcc compile --target=cpu " + " ".join(extra))
+            trainers.append((name, exe))
 
         results = {}
-        for name, exe in (("cuda", emulated), ("cpu", cpu)):
+        for name, exe in trainers:
             run([exe, "--steps", str(args.steps), "--log-every", str(args.steps // 2),
                  "--save", name + ".safetensors", "--metrics", name + ".jsonl", "--quiet"],
                 tmp, f"the {name} trainer")
@@ -71,18 +86,25 @@ def main():
             results[name] = (state,
                              compare_trainers.read_metrics(os.path.join(tmp, name + ".jsonl")))
 
-        with open(args.model) as f:
-            batch = json.load(f)["train"]["batch_size"]
-        failures, worst = compare_trainers.compare(results["cuda"], results["cpu"], batch,
-                                                   args.steps)
+        if sixteen_bit:
+            failures, ratio = compare_trainers.compare_mixed(results["cuda"], results["cpu"],
+                                                             results["cpu-f32"])
+        else:
+            failures, worst = compare_trainers.compare(results["cuda"], results["cpu"],
+                                                       spec["train"]["batch_size"], args.steps)
         if failures:
             print("FAIL: the emulated cuda trainer differs from the cpu trainer:")
             for f in failures:
                 print("  " + f)
             return 1
         cpu_state, cpu_metrics = results["cpu"]
-        print(f"PASS: {len(cpu_state)} tensors and {len(cpu_metrics)} metrics records agree "
-              f"after {args.steps} steps (largest difference: {worst:.2g} of a tensor's max)")
+        if sixteen_bit:
+            print(f"PASS: after {args.steps} 16-bit steps the emulated cuda trainer's "
+                  f"{len(cpu_state)} tensors are {ratio:.2f} times as far from the f32 step as "
+                  "the cpu trainer's (within 1/4 to 2 times, every tensor within 2 times)")
+        else:
+            print(f"PASS: {len(cpu_state)} tensors and {len(cpu_metrics)} metrics records agree "
+                  f"after {args.steps} steps (largest difference: {worst:.2g} of a tensor's max)")
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,19 +1,16 @@
 #!/usr/bin/env python3
-"""Every example (and model of test/runtime/cuda/models/) the cuda target
-can generate builds with nvcc for sm_80 (A100) and sm_90a (H100/H200)
-without register spills, and its trainer, started on a machine without a
-GPU, stops with one clear error line.
+"""Every example (and model of test/runtime/cuda/models/), at its own
+precision (airbench94 bf16-mixed, resnet9 and conv_net_fp16 fp16-mixed),
+builds with nvcc for sm_80 (A100) and sm_90a (H100/H200) without register
+spills, and its trainer, started on a machine without a GPU, stops with one
+clear error line.
 
 For each example: `tcc compile --target=cuda --emit=source`, then nvcc -c
 with `-Xptxas=-v` for both architectures (the flags of `tcc compile`'s own
 trainer build, tools/tcc/BuildTrainer.cpp, kept in step below), failing on
 any kernel that spills; then `tcc compile --target=cuda --gpu=a100|h100 -o
 train`, the whole trainer, for two of them (LINKED; h100 only: the link does
-not depend on the architecture). Examples the cuda target cannot run yet at their own
-precision must be refused with one `error:` line naming the op (docs/cuda.md
-lists them here, in EXPECTED_UNSUPPORTED) and are then built with
---precision=fp32; one that starts to work fails the test until it is moved,
-so the list stays true.
+not depend on the architecture).
 Without a GPU, `./train` must exit 1 with exactly one line on stderr, the
 error saying no usable GPU was found; with one, it must train a step.
 """
@@ -27,9 +24,6 @@ import subprocess
 import sys
 import tempfile
 
-# What the cuda generator cannot run yet at the model's own precision (16-bit
-# steps; docs/cuda.md, "What runs"): built with --precision=fp32 instead.
-EXPECTED_UNSUPPORTED = {"resnet9", "airbench94"}
 ARCHS = {"a100": "sm_80", "h100": "sm_90a"}
 # Built into whole trainers by `tcc compile` (the link does not depend on the
 # model beyond these two: one without convolutions, one with).
@@ -68,20 +62,6 @@ def main():
             source = os.path.join(tmp, name + ".cu")
             compile_cmd = [args.tcc, "compile", path, "--target=cuda"]
             r = run([*compile_cmd, "--emit=source", "-o", source], tmp)
-            if name in EXPECTED_UNSUPPORTED:
-                lines = r.stderr.strip().splitlines()
-                if r.returncode == 0:
-                    failures.append(f"{name}: the cuda target now generates it: move it out of "
-                                    "EXPECTED_UNSUPPORTED (and docs/cuda.md)")
-                    continue
-                if (r.returncode != 1 or len(lines) != 1 or
-                        "the cuda target cannot run" not in lines[0]):
-                    failures.append(f"{name}: expected one 'cannot run' error line, got exit "
-                                    f"{r.returncode}: {r.stderr.strip()}")
-                    continue
-                print(f"{name}: not yet at its precision: {lines[0]}; built at fp32")
-                compile_cmd.append("--precision=fp32")
-                r = run([*compile_cmd, "--emit=source", "-o", source], tmp)
             if r.returncode != 0:
                 failures.append(f"{name}: --emit=source failed: {r.stderr.strip()}")
                 continue

@@ -1,10 +1,11 @@
-// RUN: tcc-opt %s -split-input-file -tcc-widen-for-cpu | FileCheck %s
+// RUN: tcc-opt %s -split-input-file -tcc-widen-16bit | FileCheck %s
+// RUN: tcc-opt %s -split-input-file -tcc-widen-16bit='keep=tcc.conv2d,tcc.flatten' | FileCheck %s --check-prefix=KEEP
 
 // A bf16 convolution and activation run on f32 copies: the 16-bit operands
 // cast up right before the op, its result computed in f32 and cast down
 // right after it, so the stored values stay bf16. The casts themselves and
 // the f32 ops are left as they are.
-// CHECK: "widen-for-cpu" = {casts = 5 : i64, ops = 2 : i64}
+// CHECK: "widen-16bit" = {casts = 5 : i64, ops = 2 : i64}
 // CHECK-LABEL: func.func @train_step(
 // CHECK: %[[W:.*]] = tcc.cast %arg1 to bf16
 // CHECK-NEXT: %[[X32:.*]] = tcc.cast %arg0 to f32 : (tensor<2x3x4x4xbf16>) -> tensor<2x3x4x4xf32>
@@ -30,11 +31,32 @@ func.func @train_step(%x: tensor<2x3x4x4xbf16>, %w: tensor<3x3x1x1xf32>) -> tens
 // -----
 
 // An f32 step is left as it is.
-// CHECK: "widen-for-cpu" = {casts = 0 : i64, ops = 0 : i64}
+// CHECK: "widen-16bit" = {casts = 0 : i64, ops = 0 : i64}
 // CHECK-LABEL: func.func @train_step(
 // CHECK-NOT: tcc.cast
 // CHECK: return
 func.func @train_step(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
   %l = tcc.linear %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
   return %l : tensor<4x8xf32>
+}
+
+// -----
+
+// With the cuda target's keep list (part of it), the bf16 convolution and
+// the flatten stay on 16-bit tensors; the activation does not.
+// KEEP: "widen-16bit" = {casts = 0 : i64, ops = 0 : i64}
+// KEEP: "widen-16bit" = {casts = 2 : i64, ops = 1 : i64}
+// KEEP-NEXT: func.func @keep_step(
+// KEEP: %[[C:.*]] = tcc.conv2d %arg0, %{{.*}} : (tensor<2x3x4x4xbf16>, tensor<3x3x1x1xbf16>) -> tensor<2x3x4x4xbf16>
+// KEEP-NEXT: %[[C32:.*]] = tcc.cast %[[C]] to f32
+// KEEP-NEXT: %[[A:.*]] = tcc.celu %[[C32]] {{.*}} : tensor<2x3x4x4xf32>
+// KEEP-NEXT: %[[A16:.*]] = tcc.cast %[[A]] to bf16
+// KEEP-NEXT: tcc.flatten %[[A16]] {{.*}}-> tensor<2x48xbf16>
+func.func @keep_step(%x: tensor<2x3x4x4xbf16>, %w: tensor<3x3x1x1xf32>) -> tensor<2x48xbf16> {
+  %wl = tcc.cast %w to bf16 : (tensor<3x3x1x1xf32>) -> tensor<3x3x1x1xbf16>
+  %c = tcc.conv2d %x, %wl {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>}
+      : (tensor<2x3x4x4xbf16>, tensor<3x3x1x1xbf16>) -> tensor<2x3x4x4xbf16>
+  %a = tcc.celu %c {alpha = 1.0 : f64} : tensor<2x3x4x4xbf16>
+  %f = tcc.flatten %a : (tensor<2x3x4x4xbf16>) -> tensor<2x48xbf16>
+  return %f : tensor<2x48xbf16>
 }

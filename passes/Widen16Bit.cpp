@@ -1,8 +1,10 @@
-//===- WidenForCpu.cpp - 16-bit storage, f32 arithmetic on the cpu --------===//
+//===- Widen16Bit.cpp - f32 arithmetic on 16-bit storage ------------------===//
 //
-// See Passes.td and docs/passes.md. The cpu target's kernels compute in
-// f32. Under mixed precision the step stores 16-bit tensors; this pass
-// makes each op that reads or writes one run on f32 copies: its 16-bit
+// See Passes.td and docs/passes.md. Under mixed precision the step stores
+// 16-bit tensors; a target computes a few ops on them directly (`keep`:
+// none on the cpu, whose kernels are f32; convolutions and linear layers
+// on the cuda target) and the others in f32. This pass makes each other op
+// that reads or writes a 16-bit tensor run on f32 copies: its 16-bit
 // operands are cast up right before it and its 16-bit results cast down
 // right after it. The copies live for that op only, and the memory plan
 // counts them. Values keep the precision tcc-precision gave them, so every
@@ -19,7 +21,7 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 
 namespace mlir::tcc {
-#define GEN_PASS_DEF_WIDENFORCPU
+#define GEN_PASS_DEF_WIDEN16BIT
 #include "passes/Passes.h.inc"
 } // namespace mlir::tcc
 
@@ -42,7 +44,7 @@ FailureOr<int64_t> widen(Operation *op) {
     return 0;
   auto infer = dyn_cast<InferTypeOpInterface>(op);
   if (!infer) {
-    op->emitOpError("has 16-bit tensors and the cpu target cannot run it on f32 copies");
+    op->emitOpError("has 16-bit tensors and cannot run on f32 copies");
     return failure();
   }
   int64_t casts = 0;
@@ -72,13 +74,16 @@ FailureOr<int64_t> widen(Operation *op) {
   return casts;
 }
 
-struct WidenForCpuPass : mlir::tcc::impl::WidenForCpuBase<WidenForCpuPass> {
+struct Widen16BitPass : mlir::tcc::impl::Widen16BitBase<Widen16BitPass> {
+  using Widen16BitBase::Widen16BitBase;
+
   void runOnOperation() override {
     int64_t casts = 0, ops = 0;
     WalkResult walk = getOperation().walk([&](Operation *op) {
       if (isa<CastOp, FusionGroupOp, MicroBatchesOp, YieldOp, func::ReturnOp, func::FuncOp,
               ModuleOp>(op) ||
-          op->getParentOfType<FusionGroupOp>())
+          op->getParentOfType<FusionGroupOp>() ||
+          llvm::is_contained(keep, op->getName().getStringRef()))
         return WalkResult::advance();
       FailureOr<int64_t> added = widen(op);
       if (failed(added))
@@ -90,8 +95,8 @@ struct WidenForCpuPass : mlir::tcc::impl::WidenForCpuBase<WidenForCpuPass> {
     if (walk.wasInterrupted())
       return signalPassFailure();
     Builder b(&getContext());
-    recordPassResult(getOperation(), "widen-for-cpu", "ops", b.getI64IntegerAttr(ops));
-    recordPassResult(getOperation(), "widen-for-cpu", "casts", b.getI64IntegerAttr(casts));
+    recordPassResult(getOperation(), "widen-16bit", "ops", b.getI64IntegerAttr(ops));
+    recordPassResult(getOperation(), "widen-16bit", "casts", b.getI64IntegerAttr(casts));
   }
 };
 
