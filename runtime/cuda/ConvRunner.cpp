@@ -46,13 +46,11 @@ void checkDevice(const BakedTarget &target, std::string &deviceName) {
 
 struct ConvRunner::Plans {
   cudnnHandle_t handle = nullptr;
-  void *workspace = nullptr;
   std::vector<std::unique_ptr<ConvGraph>> graphs;
+  std::vector<int64_t> workspaceBytes; ///< what each rebuilt plan needs
   std::vector<std::string> names; ///< "the forward convolution of 'conv1'", for messages
 
   ~Plans() {
-    if (workspace)
-      cudaFree(workspace);
     if (handle)
       cudnnDestroy(handle);
   }
@@ -87,7 +85,6 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
           CUDNN_STATUS_SUCCESS)
     throw ModelSetupError("cuDNN cannot start on " + deviceName);
 
-  int64_t workspaceBytes = 0;
   for (int i = 0; i < target.count; ++i) {
     const BakedConv &baked = target.convs[i];
     ConvProblem problem;
@@ -104,13 +101,17 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
       throw ModelSetupError(what + ": " + failure);
     int64_t bytes = 0;
     failure = graph->buildBakedPlan(engine, bytes);
+    if (failure.empty() && bytes > baked.workspaceBytes)
+      failure = "it asks for a workspace of " + std::to_string(bytes) +
+                " bytes, the memory plan has " + std::to_string(baked.workspaceBytes);
     if (!failure.empty()) {
       std::string message = what + " [" + baked.problem + "]: cuDNN " + cudnnVersionName(version) +
                             " cannot run its engine " + baked.plan + ", chosen for the " +
                             target.gpu + ", on " + deviceName + " (" + failure + ")";
       if (!target.allowFallback)
         throw ModelSetupError(message + "; " + fix);
-      // cuDNN's heuristics on this GPU, the same filters as at compile time.
+      // cuDNN's heuristics on this GPU, the same filters as at compile time,
+      // among the engines whose workspace fits the op's in the memory plan.
       graph = std::make_unique<ConvGraph>();
       fe::error_t status = buildConvGraph(problem, nullptr, plans->handle, *graph, failure)
                                ? graph->create_execution_plans(
@@ -118,7 +119,7 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
                                : fe::error_t{fe::error_code_t::INVALID_VALUE, failure};
       if (status.is_good()) {
         restrictNumerics(problem, *graph);
-        graph->deselect_workspace_greater_than(kDefaultConvWorkspaceLimit);
+        graph->deselect_workspace_greater_than(baked.workspaceBytes);
         status = graph->check_support();
       }
       if (status.is_good())
@@ -132,21 +133,22 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
                 << " (--allow-fallback)\n";
     }
     (void)graph->get_workspace_size(bytes); // the fallback's, if it replaced the plan
-    workspaceBytes = std::max(workspaceBytes, bytes);
     plans->graphs.push_back(std::move(graph));
+    plans->workspaceBytes.push_back(bytes);
     plans->names.push_back(what);
   }
-  if (workspaceBytes > 0 && cudaMalloc(&plans->workspace, workspaceBytes) != cudaSuccess)
-    throw ModelSetupError("out of GPU memory for the convolutions' " +
-                          std::to_string(workspaceBytes >> 20) + " MiB workspace on " +
-                          deviceName);
 }
 
-void ConvRunner::run(int index, const void *x, const void *weight, const void *y) {
+void ConvRunner::run(int index, const void *x, const void *weight, const void *y,
+                     void *workspace, int64_t workspaceBytes) {
+  if (workspaceBytes < plans->workspaceBytes[index])
+    throw std::runtime_error("cuDNN: " + plans->names[index] + " needs a workspace of " +
+                             std::to_string(plans->workspaceBytes[index]) + " bytes, the step "
+                             "gives it " + std::to_string(workspaceBytes));
   std::unordered_map<int64_t, void *> pointers = {{kInputUid, const_cast<void *>(x)},
                                                   {kWeightUid, const_cast<void *>(weight)},
                                                   {kOutputUid, const_cast<void *>(y)}};
-  fe::error_t status = plans->graphs[index]->execute(plans->handle, pointers, plans->workspace);
+  fe::error_t status = plans->graphs[index]->execute(plans->handle, pointers, workspace);
   if (status.is_bad())
     throw std::runtime_error("cuDNN: running " + plans->names[index] + ": " +
                              status.get_message());

@@ -22,7 +22,8 @@ namespace tcc::cuda {
 struct BakedConv {
   const char *problem;    ///< ConvProblem::key()
   const char *plan;       ///< cuDNN's name of the engine configuration: "eng62_k2=0_k13=1"
-  int64_t workspaceBytes; ///< what the plan asked for when it was chosen
+  int64_t workspaceBytes; ///< what the plan asked for when it was chosen: what the
+                          ///< memory plan gives each op of this problem
   const char *nodes;      ///< the model nodes that pose it, quoted: "'conv1', 'conv2'"
 };
 
@@ -55,8 +56,11 @@ public:
   /// Enqueues convolution `index` of the table. The pointers are the
   /// problem's x, weight and y whatever the direction: forward writes y,
   /// backward-data writes x (from y = dy), backward-filter writes the
-  /// weight (from x and dy).
-  void run(int index, const void *x, const void *weight, const void *y);
+  /// weight (from x and dy). `workspace` is the op's place in the memory
+  /// plan, `workspaceBytes` long (the baked plan's workspace, which
+  /// prepare() checked the rebuilt plan fits).
+  void run(int index, const void *x, const void *weight, const void *y, void *workspace,
+           int64_t workspaceBytes);
 
 private:
   struct Plans;

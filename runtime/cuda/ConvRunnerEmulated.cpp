@@ -31,6 +31,7 @@ namespace tcc::cuda {
 struct ConvRunner::Plans {
   cudaStream_t stream = nullptr;
   std::vector<ConvProblem> problems;
+  std::vector<int64_t> workspaceBytes;
 };
 
 ConvRunner::ConvRunner() = default;
@@ -45,6 +46,7 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
       throw std::runtime_error(std::string("the baked convolution table is damaged at [") +
                                target.convs[i].problem + "]");
     plans->problems.push_back(problem);
+    plans->workspaceBytes.push_back(target.convs[i].workspaceBytes);
   }
 }
 
@@ -140,11 +142,21 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y) {
 
 } // namespace
 
-void ConvRunner::run(int index, const void *x, const void *weight, const void *y) {
+void ConvRunner::run(int index, const void *x, const void *weight, const void *y,
+                     void *workspace, int64_t workspaceBytes) {
   const ConvProblem problem = plans->problems.at(size_t(index));
+  if (workspaceBytes < plans->workspaceBytes[size_t(index)])
+    throw std::runtime_error("the step gives convolution [" + problem.key() + "] " +
+                             std::to_string(workspaceBytes) + " bytes of workspace, its plan "
+                             "asks for " + std::to_string(plans->workspaceBytes[size_t(index)]));
   auto tensor = [&](const void *p) { return Tensor{problem.dtype, const_cast<void *>(p)}; };
   const Tensor xs = tensor(x), ws = tensor(weight), ys = tensor(y);
-  rt::cuda::emulation::enqueue(plans->stream, [=] { convolve(problem, xs, ws, ys); });
+  rt::cuda::emulation::enqueue(plans->stream, [=] {
+    // cuDNN may write anything there: a value the memory plan placed in an
+    // op's workspace is overwritten, as it would be on a GPU.
+    rt::cuda::emulation::scribble(workspace, workspaceBytes);
+    convolve(problem, xs, ws, ys);
+  });
 }
 
 } // namespace tcc::cuda

@@ -20,12 +20,12 @@ module attributes {tcc.cuda_target = {allow_fallback = true, cudnn_version = 919
 
 // CHECK-LABEL: // @conv
 // CHECK: // tcc.conv2d
-// CHECK-NEXT: args.convs->run(0, a0, a1, r0); // forward
+// CHECK-NEXT: args.convs->run(0, a0, a1, r0, nullptr, 0); // forward
 // CHECK-NEXT: cuda::add_channel_bias(args.stream, 2, 4, 16, a2, r0);
 // CHECK: // tcc.conv2d_backward_data
-// CHECK-NEXT: args.convs->run(1, r1, a1, a3); // backward-data
+// CHECK-NEXT: args.convs->run(1, r1, a1, a3, nullptr, 0); // backward-data
 // CHECK: // tcc.conv2d_backward_filter
-// CHECK-NEXT: args.convs->run(2, a0, r2, a3); // backward-filter
+// CHECK-NEXT: args.convs->run(2, a0, r2, a3, nullptr, 0); // backward-filter
 func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %dy: tensor<2x4x4x4xf32>) {
   %y = tcc.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x4x4xf32> loc("conv")
   %dx = tcc.conv2d_backward_data %dy, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, input_shape = array<i64: 2, 3, 8, 8>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<2x4x4x4xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x8x8xf32> loc("conv")
@@ -35,12 +35,13 @@ func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
 
 // A bf16 convolution is its own problem (cuDNN reads and writes bf16,
 // accumulating in f32); its bf16 bias is added to the stored bf16 result.
+// The op's workspace is where the memory plan put it.
 // CHECK-LABEL: // @conv16
 // CHECK: // tcc.conv2d
-// CHECK-NEXT: args.convs->run(3, a0, a1, r0); // forward
+// CHECK-NEXT: args.convs->run(3, a0, a1, r0, args.scratch + 256, 128); // forward
 // CHECK-NEXT: cuda::for_each(args.stream, 128, [=] __device__(int64_t i) { r0[i] = float_to_bf16(bf16_to_float(r0[i]) + bf16_to_float(a2[i / 16 % 4])); });
 func.func @conv16(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %b: tensor<4xbf16>) {
-  %y = tcc.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<4xbf16>) -> tensor<2x4x4x4xbf16> loc("conv16")
+  %y = tcc.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>, tcc.workspace_bytes = 128 : i64, tcc.workspace_offset = 256 : i64} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<4xbf16>) -> tensor<2x4x4x4xbf16> loc("conv16")
   return
 }
 

@@ -10,16 +10,16 @@
 // CHECK-LABEL: // @mlp
 // CHECK: float *c0 = cuda::symbol_address(tccConstant0);
 // CHECK: // tcc.linear
-// CHECK-NEXT: args.matmul->linear_forward(args.stream, cuda::Matmul::Type::f32, 4, 3, 2, a0, a1, a2, r0);
+// CHECK-NEXT: args.matmul->linear_forward(args.stream, cuda::Matmul::Type::f32, 4, 3, 2, a0, a1, a2, r0, nullptr, 0);
 // CHECK: // tcc.relu
 // CHECK-NEXT: cuda::map_forward(args.stream, 8, Relu<float>{}, r0, r1);
 // Backward ops read (grad, value); their functors take (value, grad).
 // CHECK: // tcc.relu_backward
 // CHECK-NEXT: cuda::map_backward(args.stream, 8, ReluBackward<float>{}, r1, a3, r2);
 // CHECK: // tcc.linear_backward_data
-// CHECK-NEXT: args.matmul->linear_backward_data(args.stream, cuda::Matmul::Type::f32, 4, 3, 2, r2, a1, r3);
+// CHECK-NEXT: args.matmul->linear_backward_data(args.stream, cuda::Matmul::Type::f32, 4, 3, 2, r2, a1, r3, nullptr, 0);
 // CHECK: // tcc.linear_backward_weight
-// CHECK-NEXT: args.matmul->linear_backward_weight(args.stream, cuda::Matmul::Type::f32, 4, 3, 2, r2, a0, r4);
+// CHECK-NEXT: args.matmul->linear_backward_weight(args.stream, cuda::Matmul::Type::f32, 4, 3, 2, r2, a0, r4, nullptr, 0);
 // CHECK: // tcc.reduce_sum
 // CHECK-NEXT: cuda::reduce_sum_keep<float>(args.stream, 4, 2, 1, r2, r5);
 // CHECK: // tcc.cross_entropy_backward
@@ -40,9 +40,9 @@ func.func @mlp(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>, %b: tensor<2xf32>, %dy:
 // 16-bit linear layers run in their type on cuBLASLt (f32 accumulation).
 // CHECK-LABEL: // @mlp16
 // CHECK: // tcc.linear
-// CHECK-NEXT: args.matmul->linear_forward(args.stream, cuda::Matmul::Type::bf16, 4, 3, 2, a0, a1, a2, r0);
+// CHECK-NEXT: args.matmul->linear_forward(args.stream, cuda::Matmul::Type::bf16, 4, 3, 2, a0, a1, a2, r0, nullptr, 0);
 // CHECK: // tcc.linear_backward_weight
-// CHECK-NEXT: args.matmul->linear_backward_weight(args.stream, cuda::Matmul::Type::f16, 4, 3, 2, a3, a4, r1);
+// CHECK-NEXT: args.matmul->linear_backward_weight(args.stream, cuda::Matmul::Type::f16, 4, 3, 2, a3, a4, r1, nullptr, 0);
 func.func @mlp16(%x: tensor<4x3xbf16>, %w: tensor<2x3xbf16>, %b: tensor<2xbf16>, %dy: tensor<4x2xf16>,
                  %xh: tensor<4x3xf16>) {
   %y = tcc.linear %x, %w, %b : (tensor<4x3xbf16>, tensor<2x3xbf16>, tensor<2xbf16>) -> tensor<4x2xbf16>

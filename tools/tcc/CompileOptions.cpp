@@ -386,11 +386,11 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
             " target, not --target=" + options.target + "; remove it";
     return ParseResult::Error;
   }
-  // The IR does not depend on the GPU: the cuDNN choices are baked into
-  // the source, the trainer and the conv plans.
-  if (options.gpuGiven && (options.emit == "mlir" || options.emit == "planned-mlir")) {
-    error = "--gpu applies to the cuda target's source, trainer and conv plans; --emit=" +
-            options.emit + " does not depend on the GPU: remove it";
+  // The frontend's IR does not depend on the GPU; the planned step does
+  // (the workspaces of its convolutions and matmuls).
+  if (options.gpuGiven && options.emit == "mlir") {
+    error = "--gpu applies to the cuda target's planned step, source, trainer and conv "
+            "plans; --emit=mlir does not depend on the GPU: remove it";
     return ParseResult::Error;
   }
   if (options.allowFallback &&

@@ -64,6 +64,14 @@ inline void enqueue(Stream *stream, std::function<void()> work) {
     work();
 }
 
+/// A library's workspace (cuDNN's, cuBLASLt's) after it ran: NaN bits
+/// everywhere, so that a value the memory plan wrongly placed there is
+/// destroyed, as the library might destroy it on a GPU.
+inline void scribble(void *workspace, int64_t bytes) {
+  if (workspace && bytes > 0)
+    std::memset(workspace, 0xff, size_t(bytes));
+}
+
 } // namespace tcc::rt::cuda::emulation
 
 using cudaStream_t = tcc::rt::cuda::emulation::Stream *;

@@ -10,8 +10,9 @@
 // cuBLASLt is column-major, so each product is posed transposed (a
 // row-major [r, c] matrix is a column-major [c, r] one).
 //
-// A layout and its algorithm are chosen once per distinct problem, at the
-// problem's first call (which is inside the captured step: host work only,
+// Each matmul op has its own workspace in the memory plan (docs/cuda.md,
+// "Memory"). A layout and its algorithm are chosen once per distinct
+// problem (and workspace size), at the problem's first call (which is inside the captured step: host work only,
 // nothing is enqueued), by cuBLASLt's heuristic for this GPU; `tcc tune`
 // (issue 11) will bake measured choices as it does for convolutions.
 //
@@ -44,19 +45,19 @@ public:
   /// The element type of a matmul's operands and result.
   enum class Type { f32, bf16, f16 };
 
-  /// The workspace every matmul may use (cuBLASLt's recommendation for
-  /// Hopper is 32 MiB).
-  static constexpr size_t kWorkspaceBytes = size_t(32) << 20;
 
 #ifdef TCC_CUDA_HOST_EMULATION
   void init() {}
 
   /// cuBLASLt's definition, in double (HostEmulation.h), rounded once to
-  /// `type` (through f32, which changes no 16-bit result but a tie).
+  /// `type` (through f32, which changes no 16-bit result but a tie); the
+  /// workspace is scribbled over, as cuBLASLt may.
   void gemm(cudaStream_t stream, Type type, bool transA, bool transB, int64_t m, int64_t n,
             int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, void *C,
-            int64_t ldc, const void *bias, bool accumulate) {
+            int64_t ldc, const void *bias, bool accumulate, void *workspace,
+            int64_t workspaceBytes) {
     emulation::enqueue(stream, [=] {
+      emulation::scribble(workspace, workspaceBytes);
       for (int64_t j = 0; j < n; ++j)
         for (int64_t i = 0; i < m; ++i) {
           double sum = 0;
@@ -93,29 +94,26 @@ private:
 
 public:
 #else
-  void init() {
-    check(cublasLtCreate(&handle), "cublasLtCreate");
-    check(cudaMalloc(&workspace, kWorkspaceBytes), "allocating the cuBLASLt workspace");
-  }
+  void init() { check(cublasLtCreate(&handle), "cublasLtCreate"); }
   ~Matmul() {
     for (auto &entry : plans) {
       cublasLtMatmulDescDestroy(entry.second.desc);
       for (cublasLtMatrixLayout_t l : entry.second.layouts)
         cublasLtMatrixLayoutDestroy(l);
     }
-    if (workspace)
-      cudaFree(workspace);
     if (handle)
       cublasLtDestroy(handle);
   }
 
   /// Column-major C[m, n] (+)= op(A) op(B) (+ bias[m] per column), where
   /// op transposes when `transA` / `transB`; ld* are the leading
-  /// dimensions of A, B, C as stored.
+  /// dimensions of A, B, C as stored. `workspace` is the op's in the memory
+  /// plan; the algorithm is chosen among those that fit it.
   void gemm(cudaStream_t stream, Type type, bool transA, bool transB, int64_t m, int64_t n,
             int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, void *C,
-            int64_t ldc, const void *bias, bool accumulate) {
-    const Key key{type, transA, transB, m, n, k, lda, ldb, ldc, bias != nullptr};
+            int64_t ldc, const void *bias, bool accumulate, void *workspace,
+            int64_t workspaceBytes) {
+    const Key key{type, transA, transB, m, n, k, lda, ldb, ldc, bias != nullptr, workspaceBytes};
     auto it = plans.find(key);
     if (it == plans.end())
       it = plans.emplace(key, makePlan(key)).first;
@@ -127,33 +125,37 @@ public:
     const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
     check(cublasLtMatmul(handle, plan.desc, &one, A, plan.layouts[0], B, plan.layouts[1], &beta,
                          C, plan.layouts[2], C, plan.layouts[2], &plan.algo, workspace,
-                         kWorkspaceBytes, stream),
+                         size_t(workspaceBytes), stream),
           "cublasLtMatmul");
   }
 
 #endif
 
+  // Each with the op's workspace in the memory plan (ws, wsBytes).
+
   /// y[M, N] = x[M, K] w[N, K]^T + bias[N] (bias may be null).
   void linear_forward(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
-                      const void *x, const void *w, const void *bias, void *y) {
+                      const void *x, const void *w, const void *bias, void *y, void *ws,
+                      int64_t wsBytes) {
     // Column-major: y^T [N, M] = (w^T [K, N])^T x^T [K, M].
-    gemm(s, type, true, false, N, M, K, w, K, x, K, y, N, bias, false);
+    gemm(s, type, true, false, N, M, K, w, K, x, K, y, N, bias, false, ws, wsBytes);
   }
   /// dx[M, K] = dy[M, N] w[N, K].
   void linear_backward_data(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
-                            const void *dy, const void *w, void *dx) {
-    gemm(s, type, false, false, K, M, N, w, K, dy, N, dx, K, nullptr, false);
+                            const void *dy, const void *w, void *dx, void *ws, int64_t wsBytes) {
+    gemm(s, type, false, false, K, M, N, w, K, dy, N, dx, K, nullptr, false, ws, wsBytes);
   }
   /// dw[N, K] = dy[M, N]^T x[M, K].
   void linear_backward_weight(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
-                              const void *dy, const void *x, void *dw) {
-    gemm(s, type, false, true, K, N, M, x, K, dy, N, dw, K, nullptr, false);
+                              const void *dy, const void *x, void *dw, void *ws,
+                              int64_t wsBytes) {
+    gemm(s, type, false, true, K, N, M, x, K, dy, N, dw, K, nullptr, false, ws, wsBytes);
   }
 
 #ifndef TCC_CUDA_HOST_EMULATION
 private:
-  using Key =
-      std::tuple<Type, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
+  using Key = std::tuple<Type, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                         bool, int64_t>;
   struct Plan {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t layouts[3] = {};
@@ -161,7 +163,7 @@ private:
   };
 
   Plan makePlan(const Key &key) {
-    auto [type, transA, transB, m, n, k, lda, ldb, ldc, hasBias] = key;
+    auto [type, transA, transB, m, n, k, lda, ldb, ldc, hasBias, workspaceBytes] = key;
     const cudaDataType_t data = type == Type::bf16  ? CUDA_R_16BF
                                 : type == Type::f16 ? CUDA_R_16F
                                                     : CUDA_R_32F;
@@ -196,7 +198,7 @@ private:
           "creating a layout");
     cublasLtMatmulPreference_t preference;
     check(cublasLtMatmulPreferenceCreate(&preference), "creating a preference");
-    const size_t limit = kWorkspaceBytes;
+    const size_t limit = size_t(workspaceBytes);
     check(cublasLtMatmulPreferenceSetAttribute(preference,
                                                CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                &limit, sizeof(limit)),
@@ -216,7 +218,6 @@ private:
   }
 
   cublasLtHandle_t handle = nullptr;
-  void *workspace = nullptr;
   std::map<Key, Plan> plans;
 #endif
 };

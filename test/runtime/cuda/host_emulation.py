@@ -50,18 +50,21 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--precision", choices=["bf16-mixed", "fp16-mixed"],
                     help="train this 16-bit step (default: the model's own precision)")
+    ap.add_argument("--disable-pass", action="append", default=[],
+                    help="leave out an optimization pass in every trainer (repeatable)")
     args = ap.parse_args()
     with open(args.model) as f:
         spec = json.load(f)
     sixteen_bit = (args.precision or spec["train"].get("precision", "fp32")) != "fp32"
     precision = ["--precision=" + args.precision] if args.precision else []
+    passes = ["--disable-pass=" + name for name in args.disable_pass]
     args.model = os.path.abspath(args.model)
 
     tmp = tempfile.mkdtemp(prefix="tcc-cuda-emu-")
     try:
         source = os.path.join(tmp, "model.cu")
         run([args.tcc, "compile", args.model, "--target=cuda", "--emit=source", "-o", source,
-             *precision], tmp, "tcc compile --target=cuda --emit=source")
+             *precision, *passes], tmp, "tcc compile --target=cuda --emit=source")
         emulated = os.path.join(tmp, "train-cuda-emulated")
         run([args.cxx, "-std=c++17", "-O2", "-fopenmp", "-DTCC_CUDA_HOST_EMULATION",
              "-I" + args.root, "-x", "c++", source,
@@ -73,7 +76,7 @@ def main():
         f32 = [("cpu-f32", ["--precision=fp32"])] if sixteen_bit else []
         for name, extra in [("cpu", precision)] + f32:
             exe = os.path.join(tmp, "train-" + name)
-            run([args.tcc, "compile", args.model, "--target=cpu", "-o", exe, *extra], tmp,
+            run([args.tcc, "compile", args.model, "--target=cpu", "-o", exe, *extra, *passes], tmp,
                 "tcc compile --target=cpu " + " ".join(extra))
             trainers.append((name, exe))
 
