@@ -42,18 +42,17 @@ std::vector<std::string> mlir::tcc::targetSixteenBitOps(StringRef target) {
 }
 
 namespace {
-bool enabled(const mlir::tcc::CompilePipelineOptions &options, mlir::StringRef name) {
+bool isEnabled(const mlir::tcc::CompilePipelineOptions &options, mlir::StringRef name) {
   return !llvm::is_contained(options.disable, name);
 }
 } // namespace
 
 void mlir::tcc::buildStepPipeline(OpPassManager &pm, const CompilePipelineOptions &options) {
-  auto enabled = [&](StringRef name) { return ::enabled(options, name); };
-  if (enabled(kBnBiasElimination))
+  if (isEnabled(options, kBnBiasElimination))
     pm.addPass(createBnBiasElimination());
-  if (enabled(kPoolActivationReorder))
+  if (isEnabled(options, kPoolActivationReorder))
     pm.addPass(createPoolActivationReorder());
-  if (enabled(kPrecision))
+  if (isEnabled(options, kPrecision))
     pm.addPass(createPrecision());
   pm.addPass(createBuildTrainStep());
   pm.addPass(createCanonicalizerPass());
@@ -64,10 +63,9 @@ void mlir::tcc::buildStepPipeline(OpPassManager &pm, const CompilePipelineOption
 }
 
 void mlir::tcc::buildPlanningPipeline(OpPassManager &pm, const CompilePipelineOptions &options) {
-  auto enabled = [&](StringRef name) { return ::enabled(options, name); };
-  if (enabled(kFusion))
+  if (isEnabled(options, kFusion))
     pm.addPass(createFusion());
-  if (enabled(kRecompute))
+  if (isEnabled(options, kRecompute))
     pm.addPass(createRecompute());
   pm.addPass(createPlanMemory());
 }

@@ -234,13 +234,13 @@ def run_checks(args):
         test_n = 2000
         make_data(data, m["data_format"], m["shape"], m["classes"], 10000, test_n)
         exes = {}
-        trees = m.get("trees", ["cuda", "cpu"])
+        trees = m["trees"]
         for tree in trees:
             out, log = build(os.path.join(args.dir, name, tree), args.jobs)
             if not out:
                 row[f"{tree}_build"] = "failed: " + log
                 break
-            exes[tree] = os.path.join(out, m.get("program", name))
+            exes[tree] = os.path.join(out, m["program"])
         if len(exes) < len(trees):
             print(f"FAIL {name}: build: {row}")
             results.append(row)
@@ -259,7 +259,7 @@ def run_checks(args):
                 break
             state = compare_trainers.read_safetensors(os.path.join(work, "state.safetensors"))
             runs[target] = (state, compare_trainers.read_metrics(os.path.join(work, "metrics.jsonl")))
-        if len(runs) == len(trees) and m.get("sixteen_bit"):
+        if len(runs) == len(trees) and m["sixteen_bit"]:
             failures, ratio = compare_trainers.compare_mixed(runs["cuda"], runs["cpu"],
                                                              runs["cpu-f32"])
             row["compare"] = {"steps": m["compared_steps"], "distance_ratio": ratio,
