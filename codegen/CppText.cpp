@@ -80,6 +80,7 @@ std::string mlir::tcc::cppScheduleDesc(DictionaryAttr s) {
   auto unit = s.getAs<StringAttr>("unit");
   out += "; s.perEpoch = " +
          std::string(unit && unit.getValue() == "step" ? "false" : "true");
+  out += "; s.countFrom = " + std::to_string(static_cast<int>(num("count_from", 0)));
   out += "; s.stepSize = " + cppDouble(num("step_size", 1)) + "; s.gamma = " +
          cppDouble(num("gamma", 0.1)) + "; s.warmup = " + cppDouble(num("warmup", 0)) +
          "; s.minFactor = " + cppDouble(num("min_factor", 0)) + "; s.pctStart = " +

@@ -319,7 +319,8 @@ LogicalResult mlir::tcc::planUpdateChains(ArrayRef<Operation *> updates, CpuEmit
           return "cpu::ema_stage<float>(" + N(o.getResult()) + ", " + N(o.getValue()) +
                  ", " + N(o.getStep()) + ", " +
                  cppDouble(std::pow(o.getDecay().convertToDouble(), double(every))) + ", " +
-                 std::to_string(every) + ")";
+                 std::to_string(every) +
+                 (o.getPerEpoch() ? ", " + N(o.getPerEpoch()) : std::string()) + ")";
         })
         .Case([&](LookaheadUpdateOp o) {
           copyInto(o.getFast(), o.getNewFast());
@@ -328,7 +329,7 @@ LogicalResult mlir::tcc::planUpdateChains(ArrayRef<Operation *> updates, CpuEmit
                  N(o.getNewSlow()) + ", " + N(o.getStep()) + ", " + N(o.getTotalSteps()) +
                  ", " + cppDouble(o.getAlpha()) + ", " +
                  (o.getAlphaSchedule() == "cubic" ? "true" : "false") + ", " +
-                 std::to_string(o.getEvery()) + ")";
+                 std::to_string(o.getEvery()) + (o.getCopyBack() ? ", true" : "") + ")";
         })
         .Default([](Operation *) { return std::string(); });
     if (stage.empty())

@@ -190,6 +190,12 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
            << ", tensors, sizes, " << N(o.getResult()) << "); }\n";
         return success();
       })
+      .Case([&](FrozenAfterOp o) {
+        os << "  cpu::frozen_after(" << N(o.getStep()) << ", " << N(o.getStepsPerEpoch())
+           << ", " << o.getEpochs() << ", " << e.nameOrNull(o.getSkip()) << ", "
+           << N(o.getResult()) << ");\n";
+        return success();
+      })
       .Case([&](UpdateLossScaleOp o) {
         os << "  cpu::update_loss_scale(" << cppDouble(o.getGrowthFactor()) << ", "
            << cppDouble(o.getBackoffFactor()) << ", " << o.getGrowthInterval() << ", "
@@ -260,7 +266,8 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         os << "  cpu::ema_update<float>(" << n(o.getEma()) << ", "
            << cppDouble(std::pow(o.getDecay().convertToDouble(), double(every))) << ", "
            << every << ", " << N(o.getStep()) << ", " << N(o.getValue()) << ", "
-           << N(o.getResult()) << ");\n";
+           << N(o.getResult())
+           << (o.getPerEpoch() ? ", " + N(o.getPerEpoch()) : std::string()) << ");\n";
         return success();
       })
       .Case([&](LookaheadUpdateOp o) {
@@ -270,7 +277,8 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
            << cppDouble(o.getAlpha()) << ", "
            << (o.getAlphaSchedule() == "cubic" ? "true" : "false") << ", "
            << o.getEvery() << ", " << N(o.getStep()) << ", " << N(o.getTotalSteps())
-           << ", " << N(o.getNewFast()) << ", " << N(o.getNewSlow()) << ");\n";
+           << ", " << N(o.getNewFast()) << ", " << N(o.getNewSlow())
+           << (o.getCopyBack() ? ", true" : "") << ");\n";
         return success();
       })
       // Evaluation views.

@@ -408,6 +408,13 @@ LogicalResult emitStepOp(Operation *op, CudaPrinter &p) {
              << ", tensors, sizes, " << p(o.getResult()) << "); }\n";
         return success();
       })
+      .Case([&](FrozenAfterOp o) {
+        p.os << "  cuda::frozen_after(args.stream, " << p(o.getStep()) << ", "
+             << p(o.getStepsPerEpoch()) << ", " << o.getEpochs() << ", "
+             << (o.getSkip() ? p(o.getSkip()) : "nullptr") << ", " << p(o.getResult())
+             << ");\n";
+        return success();
+      })
       .Case([&](UpdateLossScaleOp o) {
         p.os << "  cuda::update_loss_scale(args.stream, " << cppDouble(o.getGrowthFactor())
              << ", " << cppDouble(o.getBackoffFactor()) << ", " << o.getGrowthInterval() << ", "

@@ -30,8 +30,8 @@ k::Pool2dShape pool(ArrayRef<int64_t> in, ArrayRef<int64_t> kernel, ArrayRef<int
                               stride[1], padding[0], padding[1]);
 }
 
-k::BatchNormShape norm(ArrayRef<int64_t> in, int64_t ghost) {
-  return k::BatchNormShape{in[0], in[1], product(in.drop_front(2)), ghost};
+k::BatchNormShape norm(ArrayRef<int64_t> in, int64_t ghost, bool strided = false) {
+  return k::BatchNormShape{in[0], in[1], product(in.drop_front(2)), ghost, strided};
 }
 
 } // namespace
@@ -63,16 +63,16 @@ k::Pool2dShape kernel_args::pool2d(AvgPool2dBackwardOp o) {
 }
 
 k::BatchNormShape kernel_args::batchNorm(BatchNormOp o) {
-  return norm(dims(o.getInput()), o.getGhostBatch());
+  return norm(dims(o.getInput()), o.getGhostBatch(), o.getGhostStrided());
 }
 k::BatchNormShape kernel_args::batchNorm(BatchNormInferenceOp o) {
   return norm(dims(o.getInput()), 0);
 }
 k::BatchNormShape kernel_args::batchNorm(BatchNormBackwardOp o) {
-  return norm(dims(o.getInput()), o.getGhostBatch());
+  return norm(dims(o.getInput()), o.getGhostBatch(), o.getGhostStrided());
 }
 k::BatchNormShape kernel_args::batchNorm(BatchNormApplyOp o) {
-  return norm(dims(o.getInput()), o.getGhostBatch());
+  return norm(dims(o.getInput()), o.getGhostBatch(), o.getGhostStrided());
 }
 
 Around kernel_args::around(ArrayRef<int64_t> dims, int64_t axis) {
@@ -95,7 +95,8 @@ std::string kernel_args::cpp(const k::Pool2dShape &s) {
 
 std::string kernel_args::cpp(const k::BatchNormShape &s) {
   return "BatchNormShape{" + std::to_string(s.n) + ", " + std::to_string(s.c) + ", " +
-         std::to_string(s.hw) + ", " + std::to_string(s.ghost) + "}";
+         std::to_string(s.hw) + ", " + std::to_string(s.ghost) + (s.strided ? ", true" : "") +
+         "}";
 }
 
 std::string kernel_args::cpp(const Around &a) {

@@ -87,8 +87,9 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
   // make a constructor whose build time grows faster than the model.
   os << "struct StateRow {\n  const char *name;\n  int rank;\n  int64_t dims[8];\n"
      << "  DType dtype;\n  StateRole role;\n  bool trainable;\n  const char *init;\n"
-     << "  double a, b;\n  const char *source;\n  size_t offset;\n  const char *foldedInto;\n};\n\n"
-     << "// name, rank, shape, dtype, role, trainable, init (kind, a, b, source), offset,\n"
+     << "  double a, b;\n  const char *source;\n  double c;\n  size_t offset;\n"
+     << "  const char *foldedInto;\n};\n\n"
+     << "// name, rank, shape, dtype, role, trainable, init (kind, a, b, source, c), offset,\n"
      << "// folded into\n"
      << "const StateRow kStateRows[] = {\n";
   int slot = 0;
@@ -101,13 +102,17 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
     auto kind = train.getArgAttrOfType<StringAttr>(i, kKindAttr).getValue();
     auto trainable = train.getArgAttrOfType<BoolAttr>(i, kTrainableAttr);
     StringRef initKind = init.getAs<StringAttr>("kind").getValue();
-    double a = 0, b = 0;
+    double a = 0, b = 0, c = 0;
     if (initKind == "constant")
       a = number(init, "value");
     else if (initKind == "uniform" || initKind == "dirac")
       a = number(init, "low"), b = number(init, "high");
     else if (initKind == "normal")
       a = number(init, "mean"), b = number(init, "std");
+    else if (initKind == "patch_whitening")
+      // airbench's settings where hand-written IR leaves them out.
+      a = init.get("eps") ? number(init, "eps") : 5e-4,
+      b = init.get("images") ? number(init, "images") : 5000, c = number(init, "ddof");
     auto source = init.getAs<StringAttr>("source");
     auto foldedInto = train.getArgAttrOfType<StringAttr>(i, kFoldedIntoAttr);
     os << "    {" << cppStringLiteral(name.getValue()) << ", " << dimsOf(arg).size() << ", {";
@@ -116,7 +121,8 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
        << (trainable && trainable.getValue() ? "true" : "false") << ", "
        << cppStringLiteral(initKind) << ", " << llvm::format("%.17g", a) << ", "
        << llvm::format("%.17g", b) << ", "
-       << cppStringLiteral(source ? source.getValue() : "") << ", " << stateOffsets[slot++] << ", "
+       << cppStringLiteral(source ? source.getValue() : "") << ", " << llvm::format("%.17g", c)
+       << ", " << stateOffsets[slot++] << ", "
        << cppStringLiteral(foldedInto ? foldedInto.getValue() : "") << "},\n";
   }
   os << "};\n\n";
@@ -144,6 +150,6 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
   os << "  for (const StateRow &r : kStateRows)\n"
      << "    info_.state.push_back({r.name, std::vector<int64_t>(r.dims, r.dims + r.rank),\n"
      << "                           r.dtype, r.role, r.trainable,\n"
-     << "                           {r.init, r.a, r.b, r.source}, r.offset, r.foldedInto});\n";
+     << "                           {r.init, r.a, r.b, r.source, r.c}, r.offset, r.foldedInto});\n";
   os << "}\n\n";
 }

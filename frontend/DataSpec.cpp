@@ -63,14 +63,24 @@ int64_t smallerSide(const ModelSpec &spec) {
 }
 
 Json parseAugment(const ObjectReader &r, const ModelSpec &spec) {
-  r.allowOnly({"random_crop_padding", "flip", "translate", "cutout"});
+  r.allowOnly({"random_crop_padding", "flip", "translate", "cutout", "padding_mode"});
+  // flip: false, true (each image at random each epoch), or "alternating"
+  // (airbench: each image at random in the first epoch, then the other way
+  // each epoch).
+  Json flip = false;
+  if (const Json *v = r.find("flip")) {
+    if (!v->is_boolean() && *v != "alternating")
+      r.failField("flip", "must be true, false or \"alternating\", got " + describe(*v));
+    flip = *v;
+  }
   Json out = {{"random_crop_padding", r.integer("random_crop_padding", 0, 0)},
-              {"flip", r.boolean("flip", false)},
+              {"flip", flip},
               {"translate", r.integer("translate", 0, 0)},
-              {"cutout", r.integer("cutout", 0, 0)}};
+              {"cutout", r.integer("cutout", 0, 0)},
+              {"padding_mode", r.choice("padding_mode", std::string("zeros"), {"zeros", "reflect"})}};
   if (!isImage(spec))
     for (const auto &item : out.items())
-      if (item.value() != 0 && item.value() != false)
+      if (item.value() != 0 && item.value() != false && item.value() != "zeros")
         r.failField(item.key(), "needs an image input [C, H, W], but "
                                 "input.shape is " +
                                     shapeText(spec.inputShape));
@@ -82,6 +92,14 @@ Json parseAugment(const ObjectReader &r, const ModelSpec &spec) {
                            std::to_string(smallerSide(spec)) +
                            " (input.shape " + shapeText(spec.inputShape) +
                            "), got " + describe(*r.find(key)));
+  // A reflection reaches at most the side - 1 pixels beyond the border
+  // (PyTorch's reflect padding needs padding < side).
+  if (out["padding_mode"] == "reflect")
+    for (const char *key : {"random_crop_padding", "translate"})
+      if (out[key].get<int64_t>() >= smallerSide(spec))
+        r.failField(key, "must be smaller than the image's smaller side " +
+                             std::to_string(smallerSide(spec)) +
+                             " with padding_mode \"reflect\", got " + describe(*r.find(key)));
   return out;
 }
 

@@ -138,6 +138,9 @@ LogicalResult NodeImporter::importNode(const NodeSpec &node) {
     op = create<BatchNormOp>(node, present({x, w, b, mean, var}),
                              {a.f64Attr("momentum"), a.f64Attr("eps"),
                               a.i64Attr("ghost_batch", a.i64("ghost_batch")),
+                              builder.getNamedAttr(
+                                  "ghost_strided",
+                                  builder.getBoolAttr(node.attrs["ghost_grouping"] == "strided")),
                               segments(builder, w, b, 2)});
     if (op) {
       setBufferUpdate(mean, op->getResult(3));

@@ -35,6 +35,10 @@ constexpr int64_t kMaxWindow = int64_t(1) << 24;
 constexpr int64_t kMaxFeatures = int64_t(1) << 24;
 /// train.epochs: keeps epochs * steps_per_epoch far inside an int64 count.
 constexpr double kMaxEpochs = 1e6;
+/// patch_whitening's `images`: the first that many training images.
+constexpr int64_t kMaxWhiteningImages = int64_t(1) << 24;
+/// A parameter's train_epochs (a whole number of epochs of the run).
+constexpr int64_t kMaxTrainEpochs = 1000000;
 /// Bytes of model.json; real models are a few KiB.
 constexpr size_t kMaxModelBytes = size_t(64) << 20;
 /// Characters of the model name (it becomes the file ./NAME).

@@ -45,6 +45,8 @@ Value ModelImporter::addParameter(const NodeSpec &node, StringRef role,
   attrs.append(kInitAttr, resolveInit(&context, param.init, node.op, role,
                                        fanIn, fanOut));
   attrs.append(kTrainableAttr, builder.getBoolAttr(param.trainable));
+  if (param.trainEpochs > 0)
+    attrs.append(kTrainEpochsAttr, builder.getI64IntegerAttr(param.trainEpochs));
   return addArgument(RankedTensorType::get(shape, builder.getF32Type()),
                      attrs.getDictionary(&context));
 }

@@ -110,6 +110,12 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 void checkRecipeAgainstGraph(const ModelSpec &spec) {
   int64_t batch = spec.batchSize();
   for (const NodeSpec &node : spec.nodes) {
+    for (const auto &[role, param] : node.params)
+      if (param.trainEpochs > 0 && !spec.train["grad_clip_norm"].is_null())
+        fail("node " + quote(node.name) + " (graph[" + std::to_string(node.index) +
+             "]): " + role + ".train_epochs cannot be combined with train.grad_clip_norm "
+             "yet (the frozen parameter's gradient would still count in the clipped "
+             "norm); remove one of them");
     if (node.op != "batch_norm")
       continue;
     int64_t ghost = node.attrs["ghost_batch"].get<int64_t>();

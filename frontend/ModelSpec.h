@@ -30,6 +30,11 @@ struct InitSpec {
   double value = 0;              ///< constant
   double mean = 0, std = 1;      ///< normal
   double low = 0, high = 1;      ///< uniform
+  /// patch_whitening: airbench's settings by default; myrtle.ai's ResNet-9
+  /// uses eps 1e-2, 10000 images and the unbiased (n - 1) covariance.
+  double whiteningEps = 5e-4;
+  int64_t whiteningImages = 5000;
+  bool whiteningUnbiased = false;
 };
 
 /// A learnable tensor of a node (`weight`, `bias`).
@@ -37,6 +42,8 @@ struct ParamSpec {
   bool present = true;
   InitSpec init;
   bool trainable = true;
+  /// Trains for the first that many epochs only (0: the whole run).
+  int64_t trainEpochs = 0;
 };
 
 /// One entry of `graph`, validated and with every default filled.

@@ -146,15 +146,18 @@ void conv2d(OpReader &o) {
                "computed on the data)");
   if (o.spec.inputShape.size() == 3) {
     // in_channels < 2^31 and kh, kw <= 2^24: the product may overflow.
-    std::optional<int64_t> want = limits::mul(2, o.spec.inputShape[0]);
+    // One filter per eigenvector (myrtle.ai's), or each also negated
+    // (airbench's [V; -V]).
+    std::optional<int64_t> want = o.spec.inputShape[0];
     for (int64_t k : kernel)
       want = want ? limits::mul(*want, k) : std::nullopt;
-    if (want != out)
-      failWhiten("needs out_channels = 2 * in_channels * kh * kw = " +
-                 (want ? std::to_string(*want)
-                       : "2 * " + std::to_string(o.spec.inputShape[0]) +
-                             " * " + std::to_string(kernel[0]) + " * " +
-                             std::to_string(kernel[1])) +
+    std::optional<int64_t> twice = want ? limits::mul(2, *want) : std::nullopt;
+    if (!want || (out != *want && out != twice))
+      failWhiten("needs out_channels = in_channels * kh * kw = " +
+                 (want ? std::to_string(*want) + " (or twice that for the negated filters "
+                                                 "too)"
+                       : std::to_string(o.spec.inputShape[0]) + " * " +
+                             std::to_string(kernel[0]) + " * " + std::to_string(kernel[1])) +
                  ", got " + std::to_string(out));
   }
 }
@@ -234,7 +237,7 @@ const std::vector<OpDef> &opTable() {
          o.param("bias", true);
        }},
       {"batch_norm",
-       {"momentum", "eps", "ghost_batch", "weight", "bias"},
+       {"momentum", "eps", "ghost_batch", "ghost_grouping", "weight", "bias"},
        {1, 1},
        [](OpReader &o) {
          o.number("momentum", 0.1, Range::closed(0, 1));
@@ -246,6 +249,12 @@ const std::vector<OpDef> &opTable() {
                                     limits::kMaxBatch,
                                     "null or a positive integer")
                  : 0;
+         // Consecutive samples (Hoffer et al.) or strided ones (myrtle.ai's
+         // GhostBatchNorm view).
+         o.choice("ghost_grouping", "consecutive", {"consecutive", "strided"});
+         if (o.node.attrs["ghost_batch"] == 0 && o.r.has("ghost_grouping"))
+           o.r.failField("ghost_grouping", "applies only with a ghost_batch; set one or "
+                                           "remove it");
          o.param("weight", true);
          o.param("bias", true);
        }},

@@ -79,5 +79,10 @@ DictionaryAttr mlir::tcc::resolveInit(MLIRContext *ctx,
                  {"high", cast<FloatAttr>(base.get("high")).getValueAsDouble()}});
   }
   // patch_whitening: computed from the training data by the trainer.
+  if (kind == "patch_whitening")
+    return dict(ctx, kind,
+                {{"eps", init.whiteningEps},
+                 {"images", static_cast<double>(init.whiteningImages)},
+                 {"ddof", init.whiteningUnbiased ? 1.0 : 0.0}});
   return dict(ctx, kind, {});
 }

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontend/Limits.h"
 #include "frontend/SpecSections.h"
 
 #include <algorithm>
@@ -23,7 +24,8 @@ InitSpec parseInitObject(const ObjectReader &r) {
   init.kind = r.variant("type",
                         {{"normal", {"mean", "std"}},
                          {"uniform", {"low", "high"}},
-                         {"constant", {"value"}}},
+                         {"constant", {"value"}},
+                         {"patch_whitening", {"eps", "images", "unbiased"}}},
                         {}, "init type");
   if (init.kind == "normal") {
     init.mean = r.number("mean", 0.0);
@@ -35,6 +37,10 @@ InitSpec parseInitObject(const ObjectReader &r) {
       r.failField("high", "must be greater than low " +
                               formatNumber(init.low) + ", got " +
                               formatNumber(init.high));
+  } else if (init.kind == "patch_whitening") {
+    init.whiteningEps = r.number("eps", init.whiteningEps, Range::positive());
+    init.whiteningImages = r.integer("images", init.whiteningImages, 2, limits::kMaxWhiteningImages);
+    init.whiteningUnbiased = r.boolean("unbiased", false);
   } else {
     init.value = r.number("value", std::nullopt);
   }
@@ -87,9 +93,16 @@ ParamSpec parseParam(const ObjectReader &r, const NodeSpec &node,
                             "\"kaiming_normal\"}, got " +
                                 describe(*v));
   ObjectReader p = r.object(role);
-  p.allowOnly({"init", "trainable"});
+  p.allowOnly({"init", "trainable", "train_epochs"});
   param.init = parseInit(p);
   param.trainable = p.boolean("trainable", true);
+  // airbench trains its whitening bias for 3 epochs, then freezes it.
+  if (p.has("train_epochs")) {
+    param.trainEpochs = p.integer("train_epochs", std::nullopt, 1, limits::kMaxTrainEpochs);
+    if (!param.trainable)
+      p.failField("train_epochs", "needs \"trainable\": true (a frozen parameter never "
+                                  "trains); remove one of them");
+  }
 
   const std::string &kind = param.init.kind;
   bool convWeight = node.op == "conv2d" && role == "weight";

@@ -37,12 +37,14 @@ Json parseGroup(const ObjectReader &r) {
 }
 
 Json parseLookahead(const ObjectReader &r) {
-  r.allowOnly({"every", "alpha", "alpha_schedule"});
+  r.allowOnly({"every", "alpha", "alpha_schedule", "buffers", "copy_back"});
   return {{"every", r.integer("every", 5, 1)},
           {"alpha", r.number("alpha", 0.5, Range::open(0, 1))},
           {"alpha_schedule",
            r.choice("alpha_schedule", std::string("constant"),
-                    {"constant", "cubic"})}};
+                    {"constant", "cubic"})},
+          {"buffers", r.boolean("buffers", false)},
+          {"copy_back", r.boolean("copy_back", false)}};
 }
 
 Json parseOptimizer(const ObjectReader &r) {
@@ -156,10 +158,13 @@ Json parseSchedule(const ObjectReader &r) {
        {"one_cycle", {"pct_start", "div_factor", "final_div_factor", "anneal"}},
        {"cosine", {"warmup", "min_factor"}},
        {"piecewise_linear", {"points"}}},
-      {"unit"}, "schedule type");
+      {"unit", "count_from"}, "schedule type");
+  // t counts from 0 at the first step as PyTorch's schedulers do; myrtle.ai's
+  // cifar10-fast increments its step counter before reading the schedule.
   Json out = {{"type", type},
               {"unit", r.choice("unit", std::string("epoch"),
-                                {"epoch", "step"})}};
+                                {"epoch", "step"})},
+              {"count_from", r.integer("count_from", 0, 0, 1)}};
   if (type == "step") {
     out["step_size"] = r.number("step_size", std::nullopt, Range::positive());
     out["gamma"] = r.number("gamma", 0.1, Range::positive());
@@ -181,9 +186,10 @@ Json parseSchedule(const ObjectReader &r) {
 }
 
 Json parseEma(const ObjectReader &r) {
-  r.allowOnly({"decay", "every"});
+  r.allowOnly({"decay", "every", "per_epoch"});
   return {{"decay", r.number("decay", std::nullopt, Range::open(0, 1))},
-          {"every", r.integer("every", 1, 1)}};
+          {"every", r.integer("every", 1, 1)},
+          {"per_epoch", r.boolean("per_epoch", false)}};
 }
 
 Json parseMemoryBudget(const ObjectReader &r) {

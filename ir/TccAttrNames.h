@@ -41,6 +41,10 @@ inline constexpr llvm::StringLiteral kInitAttr = "tcc.init";
 /// On @forward's parameter arguments, then on the step functions' `param`
 /// state arguments: false for no gradient and no update (bool).
 inline constexpr llvm::StringLiteral kTrainableAttr = "tcc.trainable";
+/// On @forward's parameter arguments: a parameter that trains for its first
+/// that many epochs only, then stays frozen (model.json's `train_epochs`;
+/// i64, absent for the whole run).
+inline constexpr llvm::StringLiteral kTrainEpochsAttr = "tcc.train_epochs";
 /// On @forward's parameter arguments: the learning-rate scale of the
 /// parameter's optimizer group (f64).
 inline constexpr llvm::StringLiteral kLrScaleAttr = "tcc.lr_scale";

@@ -130,7 +130,8 @@ def Tcc_BatchNormBackwardOp : Tcc_GradOp<"batch_norm_backward", [DeclareOpInterf
   let arguments = (ins Tcc_FloatTensor:$grad, Tcc_FloatTensor:$input,
                        Optional<Tcc_FloatTensor>:$weight,
                        Tcc_FloatTensor:$saved_mean, Tcc_FloatTensor:$saved_invstd,
-                       I64Attr:$ghost_batch);
+                       I64Attr:$ghost_batch,
+                       DefaultValuedAttr<BoolAttr, "false">:$ghost_strided);
   let results = (outs Tcc_FloatTensor:$grad_input, Tcc_FloatTensor:$grad_weight,
                       Tcc_FloatTensor:$grad_bias);
   let assemblyFormat = [{

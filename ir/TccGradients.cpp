@@ -102,7 +102,7 @@ LogicalResult BatchNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGr
     return success();
   auto grads = b.create<BatchNormBackwardOp>(
       getLoc(), resultGrads[0], getInput(), getWeight(), getSavedMean(),
-      getSavedInvstd(), getGhostBatchAttr());
+      getSavedInvstd(), getGhostBatchAttr(), getGhostStridedAttr());
   assignNormGrads(getWeight(), getBias(), grads, operandGrads);
   return success();
 }

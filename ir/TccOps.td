@@ -75,8 +75,11 @@ def Tcc_BatchNormOp : Tcc_Op<"batch_norm",
   let description = [{
     Normalises `input` ([N, C] or [N, C, H, W]) per channel with the batch's
     statistics. With `ghost_batch = G > 0` the batch is split into N/G ghost
-    batches of G consecutive samples, each normalised with its own statistics
-    (Hoffer et al.); `ghost_batch = 0` means one batch of N.
+    batches of G samples, each normalised with its own statistics (Hoffer et
+    al.); `ghost_batch = 0` means one batch of N. A ghost batch is G
+    consecutive samples, or with `ghost_strided` the samples `g`, `g + N/G`,
+    `g + 2 N/G`, ... (myrtle.ai's GhostBatchNorm, whose `view(-1, C *
+    num_splits, H, W)` groups sample i into split i mod num_splits).
 
     As in PyTorch, the biased variance normalises and the unbiased variance
     (n/(n-1)) updates `running_var`:
@@ -101,7 +104,8 @@ def Tcc_BatchNormOp : Tcc_Op<"batch_norm",
                        Optional<Tcc_FloatTensor>:$bias,
                        Tcc_FloatTensor:$running_mean,
                        Tcc_FloatTensor:$running_var,
-                       F64Attr:$momentum, F64Attr:$eps, I64Attr:$ghost_batch);
+                       F64Attr:$momentum, F64Attr:$eps, I64Attr:$ghost_batch,
+                       DefaultValuedAttr<BoolAttr, "false">:$ghost_strided);
   let results = (outs Tcc_FloatTensor:$result, Tcc_FloatTensor:$saved_mean,
                       Tcc_FloatTensor:$saved_invstd,
                       Tcc_FloatTensor:$new_running_mean,
@@ -160,7 +164,8 @@ def Tcc_BatchNormApplyOp : Tcc_Op<"batch_norm_apply",
                        Optional<Tcc_FloatTensor>:$weight,
                        Optional<Tcc_FloatTensor>:$bias,
                        Tcc_FloatTensor:$saved_mean,
-                       Tcc_FloatTensor:$saved_invstd, I64Attr:$ghost_batch);
+                       Tcc_FloatTensor:$saved_invstd, I64Attr:$ghost_batch,
+                       DefaultValuedAttr<BoolAttr, "false">:$ghost_strided);
   let results = (outs Tcc_FloatTensor:$result);
   let assemblyFormat = [{
     $input (`weight` $weight^)? (`bias` $bias^)? `saved` $saved_mean `,` $saved_invstd

@@ -167,6 +167,29 @@ def Tcc_FoundNonFiniteOp : Tcc_Op<"found_non_finite", [Pure, InferTypeOpAdaptor]
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
+def Tcc_FrozenAfterOp : Tcc_Op<"frozen_after", [Pure]> {
+  let summary = "1 once a parameter that trains for its first epochs only is frozen";
+  let description = [{
+    The skip flag of the updates of a parameter with `train_epochs`
+    (model.json): 1 when `step >= epochs * steps_per_epoch` or when `skip`
+    (fp16 loss scaling's found-inf flag) is nonzero, else 0. airbench trains
+    its whitening bias for 3 epochs, then sets `requires_grad = False`, and
+    torch.optim.SGD skips a parameter without a gradient entirely: no weight
+    decay, no momentum. `step` is the counter before this step.
+
+    ```mlir
+    %frozen = tcc.frozen_after %step, %steps_per_epoch {epochs = 3 : i64}
+              : (tensor<i64>, tensor<i64>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Tcc_ScalarI64:$step, Tcc_ScalarI64:$steps_per_epoch,
+                       Optional<Tcc_SkipFlag>:$skip, I64Attr:$epochs);
+  let results = (outs Tcc_SkipFlag:$result);
+  let assemblyFormat = [{
+    $step `,` $steps_per_epoch (`skip` $skip^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Tcc_UpdateLossScaleOp : Tcc_Op<"update_loss_scale",
     [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate]> {
   let summary = "GradScaler.update: back off on inf/nan, grow after clean steps";
@@ -283,19 +306,29 @@ def Tcc_EmaUpdateOp : Tcc_Op<"ema_update",
     [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Exponential moving average of a weight, every n steps";
   let description = [{
-    `decay` is per step: when `(step + 1) % every == 0`,
+    `decay` is per step: when the update is due,
     `ema = d * ema + (1 - d) * value` with `d = decay^every`; otherwise `ema`
-    is unchanged. `step` is the counter before this step.
+    is unchanged. `step` is the counter before this step. The update is due
+    when `(step + 1) % every == 0` (after steps every, 2 every, ... of the
+    run), or, with a `per_epoch` operand (the steps per epoch), when
+    `(step % steps_per_epoch) % every == 0`: after steps 1, 1 + every, ... of
+    each epoch, as myrtle.ai's update_ema, whose counter restarts with each
+    epoch.
 
     ```mlir
     %e2 = tcc.ema_update %e, %p, %step {decay = 9.9e-01 : f64, every = 5 : i64}
           : (tensor<16xf32>, tensor<16xf32>, tensor<i64>) -> tensor<16xf32>
+    %e3 = tcc.ema_update %e, %p, %step per_epoch %steps_per_epoch {decay = 9.9e-01 : f64, every = 5 : i64}
+          : (tensor<16xf32>, tensor<16xf32>, tensor<i64>, tensor<i64>) -> tensor<16xf32>
     ```
   }];
   let arguments = (ins Tcc_FloatTensor:$ema, Tcc_FloatTensor:$value,
-                       Tcc_ScalarI64:$step, F64Attr:$decay, I64Attr:$every);
+                       Tcc_ScalarI64:$step, Optional<Tcc_ScalarI64>:$per_epoch,
+                       F64Attr:$decay, I64Attr:$every);
   let results = (outs Tcc_FloatTensor:$result);
-  let assemblyFormat = "$ema `,` $value `,` $step attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $ema `,` $value `,` $step (`per_epoch` $per_epoch^)? attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 def Tcc_LookaheadUpdateOp : Tcc_Op<"lookahead_update",
@@ -306,7 +339,9 @@ def Tcc_LookaheadUpdateOp : Tcc_Op<"lookahead_update",
     and `fast = slow`; otherwise both are unchanged. `alpha_t`, the share the
     slow weights keep (airbench's "decay"), is `alpha`, or with
     `alpha_schedule = "cubic"` `alpha * ((step + 1) / total_steps)^3` as
-    airbench uses it.
+    airbench uses it. With `copy_back`, the last step of the run
+    (`step + 1 == total_steps`) ends with `fast = slow`: training ends on
+    the slow weights, as airbench's final `update(decay=1.0)`.
 
     ```mlir
     %fast2, %slow2 = tcc.lookahead_update %fast, %slow, %step, %total {alpha = 7.7e-01 : f64,
@@ -316,7 +351,8 @@ def Tcc_LookaheadUpdateOp : Tcc_Op<"lookahead_update",
   }];
   let arguments = (ins Tcc_FloatTensor:$fast, Tcc_FloatTensor:$slow,
                        Tcc_ScalarI64:$step, Tcc_ScalarI64:$total_steps,
-                       F64Attr:$alpha, StrAttr:$alpha_schedule, I64Attr:$every);
+                       F64Attr:$alpha, StrAttr:$alpha_schedule, I64Attr:$every,
+                       DefaultValuedAttr<BoolAttr, "false">:$copy_back);
   let results = (outs Tcc_FloatTensor:$new_fast, Tcc_FloatTensor:$new_slow);
   let assemblyFormat = [{
     $fast `,` $slow `,` $step `,` $total_steps attr-dict `:` functional-type(operands, results)

@@ -263,11 +263,17 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
     auto slot = [&](StringRef name) {
       return plan.find("optimizer." + entry.name + "." + name.str());
     };
+    // A parameter that trains for its first epochs only skips its updates
+    // afterwards, as torch.optim skips one without a gradient.
+    Value skip = foundInf;
+    if (entry.trainEpochs > 0)
+      skip = b.create<FrozenAfterOp>(loc, counter, step.stepsPerEpoch, foundInf,
+                                     b.getI64IntegerAttr(entry.trainEpochs));
     if (type == "sgd") {
       int buffer = slot("momentum_buffer");
       auto update = b.create<SgdUpdateOp>(
           loc, param, grad, lr, optimizerSteps,
-          buffer >= 0 ? step.state[buffer] : Value(), foundInf, lrScale,
+          buffer >= 0 ? step.state[buffer] : Value(), skip, lrScale,
           b.getF64FloatAttr(recipe::number(optimizer, "momentum", 0)),
           b.getF64FloatAttr(recipe::number(optimizer, "dampening", 0)),
           b.getBoolAttr(recipe::boolean(optimizer, "nesterov", false)), wd,
@@ -287,8 +293,8 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
       double eps = recipe::number(optimizer, "eps", type == "lamb" ? 1e-6 : 1e-8);
       SmallVector<Value> operands{param, grad, lr, optimizerSteps, step.state[m],
                                   step.state[v]};
-      if (foundInf)
-        operands.push_back(foundInf);
+      if (skip)
+        operands.push_back(skip);
       SmallVector<NamedAttribute> attrs{
           b.getNamedAttr("lr_scale", lrScale),
           b.getNamedAttr("beta1", b.getF64FloatAttr(betas[0])),
@@ -313,7 +319,8 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
           loc, step.newState[entry.source], step.state[i], counter, step.totalSteps,
           b.getF64FloatAttr(recipe::number(lookahead, "alpha", 0.5)),
           b.getStringAttr(recipe::string(lookahead, "alpha_schedule", "constant")),
-          b.getI64IntegerAttr(recipe::integer(lookahead, "every", 5)));
+          b.getI64IntegerAttr(recipe::integer(lookahead, "every", 5)),
+          b.getBoolAttr(recipe::boolean(lookahead, "copy_back", false)));
       step.newState[entry.source] = update.getNewFast();
       step.newState[i] = update.getNewSlow();
     }
@@ -323,6 +330,7 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
       if (entry.kind == kind::kEma)
         step.newState[i] = b.create<EmaUpdateOp>(
             loc, step.state[i], step.newState[entry.source], counter,
+            recipe::boolean(ema, "per_epoch", false) ? step.stepsPerEpoch : Value(),
             b.getF64FloatAttr(recipe::number(ema, "decay", 0.999)),
             b.getI64IntegerAttr(recipe::integer(ema, "every", 1)));
 

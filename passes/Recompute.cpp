@@ -158,7 +158,8 @@ BatchNormOp storedNormalisedBy(Value v, Value &mean, Value &invstd) {
 /// point from the statistics it saved (`mean`, `invstd` as readable there).
 Value applyAgain(OpBuilder &b, BatchNormOp bn, Value mean, Value invstd) {
   return b.create<BatchNormApplyOp>(bn.getLoc(), bn.getInput(), bn.getWeight(),
-                                    bn.getBias(), mean, invstd, bn.getGhostBatchAttr());
+                                    bn.getBias(), mean, invstd, bn.getGhostBatchAttr(),
+                                    bn.getGhostStridedAttr());
 }
 
 /// Drops the group results nothing reads: their values stay in the body,
@@ -218,7 +219,8 @@ int64_t recomputeInPrologues(func::FuncOp step, SmallVectorImpl<Attribute> &name
         bn = storedNormalisedBy(v, mean, invstd);
       if (!bn || !sameNumbers(bn.getInput(), backward.getInput()) ||
           bn.getWeight() != backward.getWeight() || mean != backward.getSavedMean() ||
-          invstd != backward.getSavedInvstd() || bn.getGhostBatch() != backward.getGhostBatch())
+          invstd != backward.getSavedInvstd() || bn.getGhostBatch() != backward.getGhostBatch() ||
+          bn.getGhostStrided() != backward.getGhostStrided())
         continue;
       // Worth it only if this prologue is the value's last reader: all of
       // them are in this group.
@@ -235,7 +237,7 @@ int64_t recomputeInPrologues(func::FuncOp step, SmallVectorImpl<Attribute> &name
       // norm's), rounded to 16 bits again where the forward stored it.
       Value again = b.create<BatchNormApplyOp>(bn.getLoc(), backward.getInput(),
                                                bn.getWeight(), bn.getBias(), mean, invstd,
-                                               bn.getGhostBatchAttr());
+                                               bn.getGhostBatchAttr(), bn.getGhostStridedAttr());
       if (stored)
         again = b.create<CastOp>(
             bn.getLoc(), again, TypeAttr::get(cast<ShapedType>(v.getType()).getElementType()));

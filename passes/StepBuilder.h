@@ -27,6 +27,8 @@ struct StateEntry {
   int source = -1;
   /// A bias the step no longer uses: the running mean it folds into.
   std::string foldedInto;
+  /// A parameter that trains for its first that many epochs only (0: all).
+  int64_t trainEpochs = 0;
 };
 
 /// The recipe and the state layout both step functions share.

@@ -103,6 +103,8 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
         entry.weightDecayScale = s.getValueAsDouble();
       if (auto into = plan.forward.getArgAttrOfType<StringAttr>(i, kFoldedIntoAttr))
         entry.foldedInto = into.str();
+      if (auto epochs = plan.forward.getArgAttrOfType<IntegerAttr>(i, kTrainEpochsAttr))
+        entry.trainEpochs = epochs.getInt();
     } else if (auto buffer = plan.forward.getArgAttrOfType<StringAttr>(i, kBufferAttr)) {
       entry.name = buffer.str();
       entry.kind = kind::kBuffer;
@@ -137,9 +139,14 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
       plan.state.push_back({"optimizer." + p.name + "." + slot.str(), kind::kOptimizer.str(),
                             p.type, zeros, false, 1, 1, static_cast<int>(i)});
   }
-  if (optimizer.getAs<DictionaryAttr>("lookahead"))
+  // Lookahead averages the trainable parameters, and with `buffers` the
+  // float buffers (batch-norm running statistics) too, as airbench's
+  // LookaheadState does over the whole state_dict.
+  if (auto lookahead = optimizer.getAs<DictionaryAttr>("lookahead"))
     for (size_t i = 1; i < modelEntries; ++i)
-      if (plan.state[i].trainable)
+      if (plan.state[i].trainable ||
+          (plan.state[i].kind == kind::kBuffer && recipe::boolean(lookahead, "buffers", false) &&
+           isa<FloatType>(cast<RankedTensorType>(plan.state[i].type).getElementType())))
         plan.state.push_back({"lookahead." + plan.state[i].name, kind::kLookahead.str(),
                               plan.state[i].type, copyOf(ctx, plan.state[i].name),
                               false, 1, 1, static_cast<int>(i)});

@@ -53,6 +53,9 @@ struct InitDesc {
   std::string kind = "constant";
   double a = 0, b = 0;
   std::string source;
+  /// patch_whitening: a = eps, b = the number of training images, c = the
+  /// covariance's delta degrees of freedom (0: divide by n, 1: by n - 1).
+  double c = 0;
 };
 
 struct StateTensor {

@@ -10,7 +10,10 @@
 //      window at offset (oy, ox), each uniform in [0, 2 * cropPadding];
 //   2. random translate: shift the content by (dy, dx), each uniform in
 //      [-translate, translate] (out[y][x] = in[y - dy][x - dx]), zero fill;
-//   3. horizontal flip with probability 1/2;
+//   With `reflect`, crop and translate fill with the image mirrored at its
+//   border instead (PyTorch's reflect padding: index -1 reads 1, h reads
+//   h - 2), each coordinate reflected where it leaves the image.
+//   3. horizontal flip with probability 1/2 (or alternating, CounterRng.h);
 //   4. cutout: zero the `cutout` x `cutout` square whose centre (cy, cx) is
 //      uniform over the image (rows cy - cutout/2 .. cy - cutout/2 + cutout
 //      - 1, likewise columns), clipped at the borders.
@@ -37,6 +40,8 @@ struct AugmentConfig {
   bool flip = false;       ///< random horizontal flip with probability 1/2
   int64_t translate = 0;   ///< random shift by up to this many pixels
   int64_t cutout = 0;      ///< zero a random square of this side
+  bool alternateFlip = false; ///< flip: each image the other way each epoch
+  bool reflect = false;       ///< crop and translate fill by reflection
 };
 
 namespace batch {
@@ -53,6 +58,17 @@ TCC_HOST_DEVICE inline int64_t trainPosition(int64_t index, int64_t slot,
   const int64_t valid = n - index * size;
   const int64_t first = size < n ? size : n;
   return (slot - valid) % first;
+}
+
+/// Coordinate i of a side of n mirrored at the borders without repeating
+/// the edge (-1 -> 1, n -> n - 2); exact for -n < i < 2n - 1 (the frontend
+/// keeps crop padding and translation below the side), clamped beyond.
+TCC_HOST_DEVICE inline int64_t reflectIndex(int64_t i, int64_t n) {
+  if (i < 0)
+    i = -i;
+  if (i >= n)
+    i = 2 * (n - 1) - i;
+  return i < 0 ? 0 : (i >= n ? n - 1 : i);
 }
 
 /// The source pixel (sy, sx) of output pixel (y, x) of an image of h x w
@@ -72,11 +88,19 @@ TCC_HOST_DEVICE inline bool augmentedSource(const rng::AugmentDraw &draw,
   const int64_t flipped = draw.flip ? w - 1 - x : x;
   // Translate, then crop: the translated position must lie in the image,
   // and the crop window's pixel in the unpadded source.
-  const int64_t ty = y - draw.shiftY, tx = flipped - draw.shiftX;
-  if (ty < 0 || ty >= h || tx < 0 || tx >= w)
+  int64_t ty = y - draw.shiftY, tx = flipped - draw.shiftX;
+  if (config.reflect) {
+    ty = reflectIndex(ty, h);
+    tx = reflectIndex(tx, w);
+  } else if (ty < 0 || ty >= h || tx < 0 || tx >= w) {
     return false;
+  }
   sy = ty + draw.cropY - config.cropPadding;
   sx = tx + draw.cropX - config.cropPadding;
+  if (config.reflect) {
+    sy = reflectIndex(sy, h);
+    sx = reflectIndex(sx, w);
+  }
   return sy >= 0 && sy < h && sx >= 0 && sx < w;
 }
 

@@ -34,7 +34,10 @@
 // index * batch size + slot, counted in the shuffled order) uses
 //   r_d = counterRandom(streamKey(seed, 2, epoch), p, d)
 // with a fixed draw number d per decision (see AugmentDrawIndex), so turning
-// one augmentation on or off never changes the others' decisions.
+// one augmentation on or off never changes the others' decisions. An
+// alternating flip (airbench) belongs to the image, not the position: row
+// r is flipped in epoch e when
+//   (uniformBelow(counterRandom(streamKey(seed, 2, 0), r, kDrawFlip), 2) == 1) != (e odd).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_COMMON_COUNTERRNG_H
@@ -100,13 +103,15 @@ struct AugmentDraw {
   int64_t cutoutY = 0, cutoutX = 0; ///< cutout centre, [0, h) x [0, w)
 };
 
-/// The decisions for the sample at `position` of `epoch`. Disabled
-/// augmentations (0 / false) get neutral values.
+/// The decisions for the sample at `position` of `epoch`, which is row
+/// `row` of the data set. Disabled augmentations (0 / false) get neutral
+/// values.
 TCC_HOST_DEVICE inline AugmentDraw drawAugment(uint64_t seed, uint64_t epoch,
                                           uint64_t position, int64_t h,
                                           int64_t w, int64_t cropPadding,
                                           bool flip, int64_t translate,
-                                          int64_t cutout) {
+                                          int64_t cutout, bool alternateFlip = false,
+                                          uint64_t row = 0) {
   const uint64_t key = streamKey(seed, kAugmentStream, epoch);
   AugmentDraw d;
   if (cropPadding > 0) {
@@ -125,7 +130,10 @@ TCC_HOST_DEVICE inline AugmentDraw drawAugment(uint64_t seed, uint64_t epoch,
                    counterRandom(key, position, kDrawShiftX), span)) -
                translate;
   }
-  if (flip)
+  if (flip && alternateFlip)
+    d.flip = (uniformBelow(counterRandom(streamKey(seed, kAugmentStream, 0), row, kDrawFlip),
+                           2) == 1) != (epoch % 2 == 1);
+  else if (flip)
     d.flip = uniformBelow(counterRandom(key, position, kDrawFlip), 2) == 1;
   if (cutout > 0 && h > 0 && w > 0) {
     d.cutoutY = static_cast<int64_t>(uniformBelow(

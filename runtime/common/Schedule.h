@@ -25,6 +25,7 @@ struct ScheduleDesc {
   enum Type { Constant, Step, LinearWarmup, OneCycle, Cosine, PiecewiseLinear };
   Type type = Constant;
   bool perEpoch = true;                                       ///< unit "epoch" (else "step")
+  int countFrom = 0; ///< count_from: t's step count at the first optimizer step (0 or 1)
   double stepSize = 1, gamma = 0.1;                           ///< step
   double warmup = 0, minFactor = 0;                           ///< linear_warmup, cosine
   double pctStart = 0.3, divFactor = 25, finalDivFactor = 1e4; ///< one_cycle
@@ -34,10 +35,12 @@ struct ScheduleDesc {
 };
 
 /// factor(t) of the schedule; `step` counts optimizer steps taken before this
-/// one. one_cycle follows torch.optim.lr_scheduler.OneCycleLR, which counts
-/// steps whatever the unit.
+/// one, and t counts from `countFrom` (PyTorch's schedulers from 0,
+/// cifar10-fast's from 1). one_cycle follows
+/// torch.optim.lr_scheduler.OneCycleLR, which counts steps whatever the unit.
 TCC_HOST_DEVICE inline double lrFactor(const ScheduleDesc &s, int64_t step,
                                        int64_t stepsPerEpoch, int64_t totalSteps) {
+  step += s.countFrom;
   const double perUnit = s.perEpoch ? double(stepsPerEpoch > 1 ? stepsPerEpoch : 1) : 1.0;
   const double t = double(step) / perUnit, total = double(totalSteps) / perUnit;
   const double pi = 3.14159265358979323846;

@@ -35,12 +35,14 @@ template <class T> struct UpdateStage {
   T *a, *b, *c, *d;
   const float *lr;
   const int64_t *step, *totalSteps;
-  const float *skip; ///< Sgd, Adamw: fp16 loss scaling skips the step, or null
+  const int64_t *stepsPerEpoch; ///< Ema: the cadence restarts each epoch, or null
+  const float *skip; ///< Sgd, Adamw: skip the step (fp16 loss scaling, frozen), or null
   double lrScale, momentum, dampening, weightDecay, beta1, beta2, eps;
   double decay;  ///< Ema: the per-step decay to the power `every`
   double alpha;  ///< Lookahead: the share the slow weights keep
   bool nesterov, cubic;
   bool lrScaledBuffer; ///< Sgd: the buffer holds lr-scaled steps
+  bool copyBack;       ///< Lookahead: the run's last step ends on the slow weights
   int64_t every; ///< Ema, Lookahead: every `every`-th step
 };
 
@@ -50,8 +52,8 @@ UpdateStage<T> sgd_stage(T *param, const T *grad, T *buffer, const float *lr,
                          double momentum, double dampening, double weightDecay,
                          bool nesterov, bool lrScaledBuffer = false) {
   return {UpdateStage<T>::Sgd, param, const_cast<T *>(grad), buffer, nullptr, lr, step,
-          nullptr, skip, lrScale, momentum, dampening, weightDecay, 0, 0, 0, 0, 0, nesterov,
-          false, lrScaledBuffer, 1};
+          nullptr, nullptr, skip, lrScale, momentum, dampening, weightDecay, 0, 0, 0, 0, 0,
+          nesterov, false, lrScaledBuffer, false, 1};
 }
 
 template <class T>
@@ -60,27 +62,31 @@ UpdateStage<T> adamw_stage(T *param, const T *grad, T *expAvg, T *expAvgSq,
                            double lrScale, double beta1, double beta2, double eps,
                            double weightDecay) {
   return {UpdateStage<T>::Adamw, param, const_cast<T *>(grad), expAvg, expAvgSq, lr, step,
-          nullptr, skip, lrScale, 0, 0, weightDecay, beta1, beta2, eps, 0, 0, false, false, false, 1};
+          nullptr, nullptr, skip, lrScale, 0, 0, weightDecay, beta1, beta2, eps, 0, 0, false,
+          false, false, false, 1};
 }
 
 template <class T>
 UpdateStage<T> ema_stage(T *ema, const T *value, const int64_t *step, double decay,
-                         int64_t every) {
+                         int64_t every, const int64_t *stepsPerEpoch = nullptr) {
   return {UpdateStage<T>::Ema, ema, const_cast<T *>(value), nullptr, nullptr, nullptr,
-          step, nullptr, nullptr, 0, 0, 0, 0, 0, 0, 0, decay, 0, false, false, false, every};
+          step, nullptr, stepsPerEpoch, nullptr, 0, 0, 0, 0, 0, 0, 0, decay, 0, false, false,
+          false, false, every};
 }
 
 template <class T>
 UpdateStage<T> lookahead_stage(T *fast, T *slow, const int64_t *step,
                                const int64_t *totalSteps, double alpha, bool cubic,
-                               int64_t every) {
+                               int64_t every, bool copyBack = false) {
   return {UpdateStage<T>::Lookahead, fast, slow, nullptr, nullptr, nullptr, step,
-          totalSteps, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, alpha, false, cubic, false, every};
+          totalSteps, nullptr, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, alpha, false, cubic, false,
+          copyBack, every};
 }
 
 template <class T> UpdateStage<T> copy_stage(T *to, const T *from) {
   return {UpdateStage<T>::Copy, to, const_cast<T *>(from), nullptr, nullptr, nullptr,
-          nullptr, nullptr, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, false, 1};
+          nullptr, nullptr, nullptr, nullptr, 0, 0, 0, 0, 0, 0, 0, 0, 0, false, false, false,
+          false, 1};
 }
 
 /// The stages [first, first + count) update the n elements of one tensor.
@@ -124,13 +130,12 @@ TCC_HOST_DEVICE inline void prepare_chain(const UpdateStage<T> *first, int count
                                          stage.weightDecay, step + 1);
       break;
     case UpdateStage<T>::Ema:
-      c.active[s] = every_nth_step(step, stage.every);
+      c.active[s] = ema_due(step, stage.every, stage.stepsPerEpoch);
       break;
     case UpdateStage<T>::Lookahead:
-      c.active[s] = every_nth_step(step, stage.every);
-      // The kernel moves the slow weights by 1 - alpha_t towards the fast.
+      c.active[s] = lookahead_due(step, stage.every, stage.copyBack, *stage.totalSteps);
       c.alpha[s] =
-          1.0 - lookahead_alpha(stage.alpha, stage.cubic, step, *stage.totalSteps);
+          lookahead_move(step, stage.every, stage.alpha, stage.cubic, *stage.totalSteps);
       break;
     case UpdateStage<T>::Copy:
       break;

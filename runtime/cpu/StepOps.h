@@ -180,27 +180,67 @@ TCC_HOST_DEVICE inline double lookahead_alpha(double alpha, bool cubic, int64_t 
   return cubic ? alpha * std::pow(double(step + 1) / double(totalSteps), 3.0) : alpha;
 }
 
-/// After every `every`-th step: ema = decay * ema + (1 - decay) * value,
-/// where `decay` is the per-step decay to the power `every`.
+/// Whether the EMA update runs in the step that `step` steps precede: after
+/// every `every`-th step of the run, or, given the steps per epoch, after
+/// steps 1, 1 + every, ... of each epoch (myrtle.ai's update_ema restarts its
+/// counter with each epoch).
+TCC_HOST_DEVICE inline bool ema_due(int64_t step, int64_t every, const int64_t *stepsPerEpoch) {
+  if (!stepsPerEpoch)
+    return every_nth_step(step, every);
+  const int64_t inEpoch = *stepsPerEpoch > 0 ? step % *stepsPerEpoch : step;
+  return inEpoch % every == 0;
+}
+
+/// Whether Lookahead runs in that step: after every `every`-th step, and
+/// with `copyBack` after the run's last (which only restarts the fast
+/// weights from the slow ones).
+TCC_HOST_DEVICE inline bool lookahead_due(int64_t step, int64_t every, bool copyBack,
+                                          int64_t totalSteps) {
+  return every_nth_step(step, every) || (copyBack && step + 1 == totalSteps);
+}
+
+/// How far the slow weights move towards the fast ones in that step:
+/// 1 - alpha_t, or 0 in a copy-back-only step.
+TCC_HOST_DEVICE inline double lookahead_move(int64_t step, int64_t every, double alpha,
+                                             bool cubic, int64_t totalSteps) {
+  return every_nth_step(step, every) ? 1.0 - lookahead_alpha(alpha, cubic, step, totalSteps)
+                                     : 0.0;
+}
+
+/// When ema_due: ema = decay * ema + (1 - decay) * value, where `decay` is
+/// the per-step decay to the power `every`.
 template <class T>
 void ema_update(int64_t n, double decay, int64_t every, const int64_t *step,
-                const T *value, T *ema) {
-  if (every_nth_step(*step, every))
+                const T *value, T *ema, const int64_t *stepsPerEpoch = nullptr) {
+  if (ema_due(*step, every, stepsPerEpoch))
     kernels::ema_update<T>(n, decay, value, ema);
 }
 
 /// After every `every`-th step the slow weights keep the share alpha_t and
 /// take 1 - alpha_t of the fast ones, and the fast ones restart from them;
 /// alpha_t = alpha, or alpha * ((step + 1) / totalSteps)^3 when `cubic`.
+/// With `copyBack` the last step of the run ends with fast = slow.
 template <class T>
 void lookahead_update(int64_t n, double alpha, bool cubic, int64_t every,
                       const int64_t *step, const int64_t *totalSteps, T *fast,
-                      T *slow) {
-  if (!every_nth_step(*step, every))
+                      T *slow, bool copyBack = false) {
+  if (!lookahead_due(*step, every, copyBack, *totalSteps))
     return;
   // The kernel moves the slow weights by its alpha towards the fast ones.
-  kernels::lookahead_update<T>(n, 1.0 - lookahead_alpha(alpha, cubic, *step, *totalSteps),
+  kernels::lookahead_update<T>(n, lookahead_move(*step, every, alpha, cubic, *totalSteps),
                                fast, slow);
+}
+
+/// *frozen = 1 from step epochs * stepsPerEpoch on, or when `skip` is set:
+/// the skip flag of a parameter that trains for its first `epochs` only.
+TCC_HOST_DEVICE inline float frozen_after(int64_t step, int64_t stepsPerEpoch, int64_t epochs,
+                                          const float *skip) {
+  return skipped(skip) || step >= epochs * stepsPerEpoch ? 1.0f : 0.0f;
+}
+
+inline void frozen_after(const int64_t *step, const int64_t *stepsPerEpoch, int64_t epochs,
+                         const float *skip, float *frozen) {
+  *frozen = frozen_after(*step, *stepsPerEpoch, epochs, skip);
 }
 
 } // namespace tcc::rt::cpu

@@ -2,8 +2,8 @@
 //
 // Batch norm (torch.nn.functional.batch_norm, training=True), on x [n, C] or
 // [n, C, HW] (hw = 1 for the former). Ghost batch norm: the batch is split
-// into n/G consecutive groups of G samples, each normalized with its own
-// statistics (G = n, or ghost = 0: the whole batch; n % G == 0).
+// into n/G groups of G samples, each normalized with its own statistics
+// (G = n, or ghost = 0: the whole batch; n % G == 0).
 //   per group g and channel c, over cnt = G*hw elements:
 //     mean = sum x / cnt,  var = sum (x-mean)^2 / cnt        (biased)
 //     invstd = 1 / sqrt(var + eps)
@@ -13,12 +13,11 @@
 //     running_mean = (1-momentum)*running_mean + momentum * avg_g mean_g
 //     running_var  = (1-momentum)*running_var
 //                    + momentum * avg_g var_g * cnt/(cnt-1)    (unbiased)
-//   The groups are consecutive samples (sample i in group i / G). The
-//   myrtle.ai ResNet-9's GhostBatchNorm groups differently: its
-//   x.view(-1, C*num_splits, H, W) puts sample i in group i mod num_splits
-//   (strided groups of n/num_splits samples). Same formulas per group, other
-//   members, so other numbers on the same batch (the strided form is an
-//   open item of issue 12).
+//   The groups are consecutive samples (sample i in group i / G), or with
+//   `strided` every (n/G)-th sample (sample i in group i mod (n/G)): the
+//   myrtle.ai ResNet-9's GhostBatchNorm, whose x.view(-1, C*num_splits, H, W)
+//   puts sample i in split i mod num_splits. Same formulas per group, other
+//   members, so other numbers on the same batch.
 // weight / bias may be nullptr: scale 1 / shift 0 ("frozen" or absent).
 //
 // Layer norm (torch.nn.functional.layer_norm) over the trailing `inner`
@@ -87,8 +86,17 @@ struct BatchNormShape {
   int64_t n, c;
   int64_t hw = 1;    ///< spatial size (h*w); 1 for [n, C]
   int64_t ghost = 0; ///< ghost batch size G in samples; 0 (or n): whole batch
+  bool strided = false; ///< group g is samples g, g + n/G, ... (else g*G, g*G + 1, ...)
   TCC_HOST_DEVICE int64_t group_size() const { return ghost <= 0 || ghost >= n ? n : ghost; }
   TCC_HOST_DEVICE int64_t num_groups() const { return n / group_size(); }
+  /// The group of sample i.
+  TCC_HOST_DEVICE int64_t group_of(int64_t i) const {
+    return strided ? i % num_groups() : i / group_size();
+  }
+  /// The m-th sample of group g, m < group_size().
+  TCC_HOST_DEVICE int64_t member(int64_t g, int64_t m) const {
+    return strided ? g + m * num_groups() : g * group_size() + m;
+  }
 };
 
 /// The statistics of channel c of a training forward: saved_mean and
@@ -104,15 +112,15 @@ TCC_HOST_DEVICE void batch_norm_train_statistics(const BatchNormShape &s, const 
   acc_t meanSum = 0, varSum = 0;
   for (int64_t g = 0; g < groups; ++g) {
     acc_t sum = 0;
-    for (int64_t i = g * G; i < (g + 1) * G; ++i) {
-      const T *xp = x + (i * C + c) * hw;
+    for (int64_t m = 0; m < G; ++m) {
+      const T *xp = x + (s.member(g, m) * C + c) * hw;
       for (int64_t j = 0; j < hw; ++j)
         sum += xp[j];
     }
     const acc_t mean = divide(sum, acc_t(cnt));
     acc_t sq = 0;
-    for (int64_t i = g * G; i < (g + 1) * G; ++i) {
-      const T *xp = x + (i * C + c) * hw;
+    for (int64_t m = 0; m < G; ++m) {
+      const T *xp = x + (s.member(g, m) * C + c) * hw;
       for (int64_t j = 0; j < hw; ++j) {
         const acc_t d = acc_t(xp[j]) - mean;
         sq += d * d;
@@ -139,7 +147,7 @@ TCC_HOST_DEVICE inline T batch_norm_normalized(const BatchNormShape &s, const T 
                                                const T *weight, const T *bias,
                                                const T *saved_mean, const T *saved_invstd,
                                                int64_t k) {
-  const int64_t row = k / s.hw, c = row % s.c, gc = row / s.c / s.group_size() * s.c + c;
+  const int64_t row = k / s.hw, c = row % s.c, gc = s.group_of(row / s.c) * s.c + c;
   const detail::NormAffine a =
       detail::norm_affine(saved_mean[gc], saved_invstd[gc], weight, bias, c);
   return detail::affine(x[k], a.scale, a.shift);
@@ -156,7 +164,7 @@ void batch_norm_forward_train_with(const BatchNormShape &s, const T *x,
                                    double momentum, Store store, T *saved_mean,
                                    T *saved_invstd, T *running_mean,
                                    T *running_var) {
-  const int64_t G = s.group_size(), C = s.c, hw = s.hw;
+  const int64_t C = s.c, hw = s.hw;
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < C; ++c) {
     batch_norm_train_statistics(s, x, eps, momentum, saved_mean, saved_invstd, running_mean,
@@ -164,7 +172,7 @@ void batch_norm_forward_train_with(const BatchNormShape &s, const T *x,
     // Normalised with the statistics as saved, as the backward and a
     // recompute (batch_norm_apply) see them.
     for (int64_t i = 0; i < s.n; ++i) {
-      const int64_t gc = (i / G) * C + c;
+      const int64_t gc = s.group_of(i) * C + c;
       const detail::NormAffine a =
           detail::norm_affine(saved_mean[gc], saved_invstd[gc], weight, bias, c);
       detail::normalize_row((i * C + c) * hw, hw, x, a.scale, a.shift, store);
@@ -191,11 +199,11 @@ template <class T, class Store>
 void batch_norm_apply_with(const BatchNormShape &s, const T *x, const T *weight,
                            const T *bias, const T *saved_mean,
                            const T *saved_invstd, Store store) {
-  const int64_t G = s.group_size(), C = s.c, hw = s.hw;
+  const int64_t C = s.c, hw = s.hw;
 #pragma omp parallel for collapse(2) schedule(static)
   for (int64_t i = 0; i < s.n; ++i) {
     for (int64_t c = 0; c < C; ++c) {
-      const int64_t gc = (i / G) * C + c;
+      const int64_t gc = s.group_of(i) * C + c;
       const detail::NormAffine a =
           detail::norm_affine(saved_mean[gc], saved_invstd[gc], weight, bias, c);
       detail::normalize_row((i * C + c) * hw, hw, x, a.scale, a.shift, store);
@@ -287,8 +295,8 @@ TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &
     const acc_t mean = saved_mean[g * C + c];
     const acc_t invstd = saved_invstd[g * C + c];
     acc_t sumDy = 0, sumDyXhat = 0;
-    for (int64_t i = g * G; i < (g + 1) * G; ++i) {
-      const int64_t k0 = (i * C + c) * hw;
+    for (int64_t m = 0; m < G; ++m) {
+      const int64_t k0 = (s.member(g, m) * C + c) * hw;
       for (int64_t j = 0; j < hw; ++j) {
         const T dy = dyAt(k0 + j, g * C + c);
         if (dx)
@@ -303,8 +311,8 @@ TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &
     if (dx) {
       const acc_t w = weight ? acc_t(weight[c]) : 1.0;
       const acc_t k1 = divide(sumDy, acc_t(cnt)), k2 = divide(sumDyXhat, acc_t(cnt));
-      for (int64_t i = g * G; i < (g + 1) * G; ++i) {
-        const int64_t k0 = (i * C + c) * hw;
+      for (int64_t m = 0; m < G; ++m) {
+        const int64_t k0 = (s.member(g, m) * C + c) * hw;
         for (int64_t j = 0; j < hw; ++j) {
           const acc_t xhat = (acc_t(x[k0 + j]) - mean) * invstd;
           dx[k0 + j] = T(w * invstd * (acc_t(dx[k0 + j]) - k1 - xhat * k2));

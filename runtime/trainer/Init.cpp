@@ -21,11 +21,12 @@ namespace tcc::rt {
 // State initialisation
 //===----------------------------------------------------------------------===//
 
-bool needsWhiteningData(const ModelInfo &info) {
+int64_t whiteningImagesNeeded(const ModelInfo &info) {
+  int64_t most = 0;
   for (const StateTensor &t : info.state)
     if (t.init.kind == "patch_whitening")
-      return true;
-  return false;
+      most = std::max(most, static_cast<int64_t>(t.init.b));
+  return most;
 }
 
 namespace {
@@ -95,17 +96,22 @@ bool initOne(const StateTensor &t, void *state, uint64_t seed,
     }
     const int64_t o = t.shape[0], c = t.shape[1], kh = t.shape[2],
                   kw = t.shape[3];
-    if (c != whitening->c || o != 2 * c * kh * kw) {
+    const int64_t d = whitening->c * kh * kw;
+    if (c != whitening->c || (o != d && o != 2 * d)) {
       error = where + " has patch_whitening init, which needs shape [" +
-              std::to_string(2 * whitening->c * kh * kw) + ", " +
-              std::to_string(whitening->c) + ", " + std::to_string(kh) + ", " +
-              std::to_string(kw) + "] (2*C*kh*kw filters for " +
-              std::to_string(whitening->c) + "-channel images), but it is " +
-              shapeText(t.shape);
+              std::to_string(2 * d) + ", " + std::to_string(whitening->c) + ", " +
+              std::to_string(kh) + ", " + std::to_string(kw) + "] (2*C*kh*kw filters for " +
+              std::to_string(whitening->c) + "-channel images, or C*kh*kw without the "
+              "negated ones), but it is " + shapeText(t.shape);
       return false;
     }
+    WhiteningSettings settings;
+    settings.eps = init.a;
+    settings.images = static_cast<int64_t>(init.b);
+    settings.ddof = static_cast<int>(init.c);
+    settings.negated = o == 2 * d;
     std::vector<double> weights;
-    if (!patchWhiteningWeights(*whitening, kh, kw, weights, nullptr, error)) {
+    if (!patchWhiteningWeights(*whitening, kh, kw, weights, nullptr, error, settings)) {
       error = where + ": " + error;
       return false;
     }

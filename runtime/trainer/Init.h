@@ -76,8 +76,8 @@ float halfToFloat(uint16_t bits);
 uint16_t floatToBFloat16(float value);
 float bfloat16ToFloat(uint16_t bits);
 
-/// True if some state tensor's init is patch_whitening.
-bool needsWhiteningData(const ModelInfo &info);
+/// The most training images a patch_whitening init reads (0: none has one).
+int64_t whiteningImagesNeeded(const ModelInfo &info);
 
 /// Fills every state tensor of the host arena `state` from its InitDesc
 /// (copies last). `whitening` may be null when no tensor needs it.

@@ -80,9 +80,10 @@ void symmetricEigen(std::vector<double> a, int n, std::vector<double> &values,
 bool patchWhiteningWeights(const WhiteningData &data, int64_t kh, int64_t kw,
                            std::vector<double> &weights,
                            std::vector<double> *eigenvalues,
-                           std::string &error) {
+                           std::string &error, const WhiteningSettings &settings) {
   const int64_t c = data.c, h = data.h, w = data.w;
-  if (!data.images || data.n <= 0) {
+  const int64_t images = std::min(data.n, settings.images);
+  if (!data.images || images <= 0) {
     error = "patch whitening needs training images, and there are none";
     return false;
   }
@@ -96,7 +97,7 @@ bool patchWhiteningWeights(const WhiteningData &data, int64_t kh, int64_t kw,
   const int64_t ph = h - kh + 1, pw = w - kw + 1;
   std::vector<double> sum(static_cast<size_t>(d * d), 0.0);
   std::vector<double> patch(static_cast<size_t>(d));
-  for (int64_t img = 0; img < data.n; ++img) {
+  for (int64_t img = 0; img < images; ++img) {
     const float *x = data.images + img * c * h * w;
     for (int64_t y = 0; y < ph; ++y)
       for (int64_t xx = 0; xx < pw; ++xx) {
@@ -113,7 +114,7 @@ bool patchWhiteningWeights(const WhiteningData &data, int64_t kh, int64_t kw,
         }
       }
   }
-  const double count = static_cast<double>(data.n) * ph * pw;
+  const double count = static_cast<double>(images) * ph * pw - settings.ddof;
   for (int64_t r = 0; r < d; ++r)
     for (int64_t s = r; s < d; ++s) {
       double v = sum[r * d + s] / count;
@@ -122,7 +123,7 @@ bool patchWhiteningWeights(const WhiteningData &data, int64_t kh, int64_t kw,
   std::vector<double> values, vectors;
   symmetricEigen(sum, static_cast<int>(d), values, vectors);
 
-  weights.assign(static_cast<size_t>(2 * d * d), 0.0);
+  weights.assign(static_cast<size_t>((settings.negated ? 2 : 1) * d * d), 0.0);
   if (eigenvalues)
     eigenvalues->clear();
   for (int64_t r = 0; r < d; ++r) {
@@ -135,11 +136,12 @@ bool patchWhiteningWeights(const WhiteningData &data, int64_t kh, int64_t kw,
       if (std::abs(vectors[k * d + col]) > std::abs(vectors[biggest * d + col]))
         biggest = k;
     double sign = vectors[biggest * d + col] < 0 ? -1.0 : 1.0;
-    double scale = sign / std::sqrt(std::max(lambda, 0.0) + kWhiteningEps);
+    double scale = sign / std::sqrt(std::max(lambda, 0.0) + settings.eps);
     for (int64_t k = 0; k < d; ++k) {
       double v = vectors[k * d + col] * scale;
       weights[r * d + k] = v;
-      weights[(d + r) * d + k] = -v;
+      if (settings.negated)
+        weights[(d + r) * d + k] = -v;
     }
   }
   return true;

@@ -64,7 +64,11 @@ bool parseRecipe(const std::string &text, Recipe &out, std::string &error) {
     if (data.contains("augment") && data["augment"].is_object()) {
       const Json &a = data["augment"];
       out.augment.cropPadding = a.value("random_crop_padding", int64_t(0));
-      out.augment.flip = a.value("flip", false);
+      // true, false or "alternating" (the frontend's normal form)
+      const Json flip = a.value("flip", Json(false));
+      out.augment.flip = flip == true || flip == "alternating";
+      out.augment.alternateFlip = flip == "alternating";
+      out.augment.reflect = a.value("padding_mode", std::string("zeros")) == "reflect";
       out.augment.translate = a.value("translate", int64_t(0));
       out.augment.cutout = a.value("cutout", int64_t(0));
     }

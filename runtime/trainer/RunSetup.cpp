@@ -76,9 +76,9 @@ void Run::initState(void *hostState) {
   std::string error;
   std::vector<float> whiteningImages;
   WhiteningData whitening;
-  if (needsWhiteningData(info)) {
+  if (int64_t images = whiteningImagesNeeded(info)) {
     const Dataset &train = data->train;
-    int64_t n = std::min<int64_t>(train.n, kWhiteningImages);
+    int64_t n = std::min<int64_t>(train.n, images);
     if (n == 0)
       fail("patch-whitening init needs training images, but the training "
            "set in '" + oneLine(dataPath) + "' is empty");

@@ -290,6 +290,22 @@ VARIANTS = {
         "lookahead", {"every": 2, "alpha": 0.6}),
     "lookahead_cubic": lambda s: s["train"]["optimizer"].__setitem__(
         "lookahead", {"every": 2, "alpha": 0.9, "alpha_schedule": "cubic"}),
+    # airbench's: the batch-norm statistics averaged too, and the run ending
+    # on the slow weights (run with --total-steps equal to --steps)
+    "lookahead_airbench": lambda s: s["train"]["optimizer"].__setitem__(
+        "lookahead", {"every": 2, "alpha": 0.9, "alpha_schedule": "cubic", "buffers": True,
+                      "copy_back": True}),
+    # myrtle.ai's update_ema: after steps 1, 1 + every, ... of each epoch
+    # (run with --train-samples making 2 or 3 steps per epoch)
+    "ema_per_epoch": lambda s: s["train"].__setitem__(
+        "ema", {"decay": 0.8, "every": 2, "per_epoch": True}),
+    # myrtle.ai's GhostBatchNorm: bn1's two ghost batches of 8 are the even
+    # and the odd samples
+    "ghost_strided": lambda s: s["graph"][2].__setitem__("ghost_grouping", "strided"),
+    # airbench's whitening bias: trains for the first epoch(s) only
+    "train_epochs": lambda s: s["graph"][0].__setitem__(
+        "bias", dict(s["graph"][0].get("bias") if isinstance(s["graph"][0].get("bias"), dict)
+                     else {}, train_epochs=1)),
     "label_smoothing_sum": lambda s: (
         s.__setitem__("loss", {"op": "cross_entropy", "label_smoothing": 0.15,
                                "reduction": "sum"}),
@@ -324,6 +340,9 @@ VARIANTS = {
     "schedule_piecewise": _schedule(type="piecewise_linear", unit="epoch",
                                     points=[[0, 0.1], [0.3, 1], [0.6, 0.5], [0.7, 0.2]]),
     # points that end before the run: the last factor holds (documented)
+    # cifar10-fast's counter: the first step reads factor(1 / steps_per_epoch)
+    "schedule_count_from_1": _schedule(type="piecewise_linear", unit="epoch", count_from=1,
+                                       points=[[0, 0], [0.5, 1], [1, 0.1]]),
     "schedule_piecewise_short": _schedule(type="piecewise_linear", unit="step",
                                           points=[[0, 0.2], [1, 1], [2.5, 0.3]]),
 }
@@ -348,8 +367,8 @@ def reduce_width(spec, div):
     for node in spec["graph"]:
         if node["op"] != "conv2d":
             continue
-        w = node.get("weight")
-        if isinstance(w, dict) and w.get("init") == "patch_whitening":
+        init = node.get("weight", {}).get("init") if isinstance(node.get("weight"), dict) else None
+        if "patch_whitening" in (init, init.get("type") if isinstance(init, dict) else None):
             continue
         groups = int(node.get("groups", 1))
         out = max(groups, int(node["out_channels"]) // div // groups * groups)
@@ -542,7 +561,8 @@ def torch_scheduler_factors(schedule, steps_per_epoch, total_steps, steps):
         per_unit = float(steps_per_epoch) if unit == "epoch" else 1.0
         xs = [float(p[0]) for p in schedule["points"]]
         ys = [float(p[1]) for p in schedule["points"]]
-        return [float(np.interp(s / per_unit, xs, ys)) for s in range(steps)]
+        first = int(schedule.get("count_from", 0))
+        return [float(np.interp((s + first) / per_unit, xs, ys)) for s in range(steps)]
     else:
         return None
     out = []
@@ -616,8 +636,9 @@ def max_margin_rows(probe32, probe64, micro_per_step):
 def train_reference(spec, model, images, labels, steps, steps_per_epoch, total_steps,
                     dtype):
     """Trains `model` (changed in place) in `dtype`; returns (state as float32
-    numpy, per-sample loss sum, the lr of each step, grad norms, the inputs of
-    every max reduction as ref.MaxWindow in forward order)."""
+    numpy, the per-sample loss sum of the last epoch's steps (the metrics'
+    last train_loss), the lr of each step, grad norms, the inputs of every
+    max reduction as ref.MaxWindow in forward order)."""
     train = spec["train"]
     batch = int(train["batch_size"])
     effective = batch * int(train.get("accumulate", 1))
@@ -627,12 +648,15 @@ def train_reference(spec, model, images, labels, steps, steps_per_epoch, total_s
     trainer = ref.Trainer(model, spec, steps_per_epoch, total_steps)
     mean = spec["loss"].get("reduction", "mean") == "mean"
     loss_sum, lrs = 0.0, []
+    last_epoch = (steps - 1) // steps_per_epoch * steps_per_epoch
     for s in range(steps):
-        lo, hi = s * effective, (s + 1) * effective
+        lo = (s % steps_per_epoch) * effective
+        hi = lo + effective
         lrs.append(trainer.lr())
         loss = trainer.step(images[lo:hi], labels[lo:hi])
-        # the metrics sum the per-sample losses
-        loss_sum += loss * batch if mean else loss
+        # the metrics sum the per-sample losses of the epoch
+        if s >= last_epoch:
+            loss_sum += loss * batch if mean else loss
     state = {n: (t.float() if t.is_floating_point() else t).numpy()
              for n, t in trainer.state().items()}
     return state, loss_sum, lrs, trainer.grad_norms, model.max_probe
@@ -675,20 +699,27 @@ class Reference:
         self.steps_per_epoch = n_train // self.effective
         if not train.get("drop_last", True) and n_train % self.effective:
             self.steps_per_epoch += 1
-        if self.steps_per_epoch < args.steps:
-            raise RunFailed("%d training samples make %d steps per epoch, fewer than "
-                            "--steps %d" % (n_train, self.steps_per_epoch, args.steps))
+        # Fewer steps per epoch than --steps: the run goes through the
+        # data again in file order (--no-shuffle), whole batches only.
+        if self.steps_per_epoch < args.steps and n_train % self.effective:
+            raise RunFailed("%d training samples make a partial batch, and --steps %d "
+                            "goes past the epoch" % (n_train, args.steps))
         self.epochs = args.total_steps / self.steps_per_epoch
         self.total_steps = ref.total_steps_for(self.epochs, self.steps_per_epoch)
         # the reference's initial state, which the trainer starts from
         torch.manual_seed(args.seed)
-        whiten = normalize(spec, x_u8[:min(n_train, 5000)])
+        whiten = normalize(spec, x_u8[:min(n_train, 10000)])
         self.model = ref.TccModel(spec, init_images=whiten)
         self.init = {n: t.detach().numpy().copy()
                      for n, t in self.model.state_dict().items()}
         self.used = args.steps * self.effective
-        self.images = normalize(spec, x_u8[:self.used])
-        self.labels = torch.from_numpy(np.array(y[:self.used], copy=True))
+        # the samples of the metrics' last record, that of the last epoch
+        self.last_epoch_samples = (self.used -
+                                   (args.steps - 1) // self.steps_per_epoch *
+                                   self.steps_per_epoch * self.effective)
+        distinct = min(args.steps, self.steps_per_epoch) * self.effective
+        self.images = normalize(spec, x_u8[:distinct])
+        self.labels = torch.from_numpy(np.array(y[:distinct], copy=True))
         self.runs = {}  # dtype -> (state, loss_sum, lrs, norms, probe, seconds)
 
     def run(self, dtype):
@@ -777,7 +808,7 @@ def compare_run(args, spec, tmp):
     for dtype in dtypes:
         state, loss_sum, lrs, norms, _, seconds = reference.run(dtype)
         rows = compare_tensors(tcc_state, state, reference.init, args.steps)
-        rows.append(compare_loss(tcc_loss, loss_sum / reference.used))
+        rows.append(compare_loss(tcc_loss, loss_sum / reference.last_epoch_samples))
         results.append((dtype, rows, seconds, lrs, norms))
         if all(r.ok for r in rows):
             break

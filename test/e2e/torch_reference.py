@@ -128,6 +128,16 @@ def glob_match(pattern, name):
     return False
 
 
+def train_epochs_of(spec, name):
+    """The `train_epochs` of parameter `name` ("<node>.<role>"), or None."""
+    node, _, role = name.rpartition(".")
+    for n in spec["graph"]:
+        p = n.get(role) if n["name"] == node else None
+        if isinstance(p, dict) and "train_epochs" in p:
+            return int(p["train_epochs"])
+    return None
+
+
 def group_scales(spec, name):
     """(lr_scale, weight_decay_scale) of parameter `name`: the first group of
     train.optimizer.groups whose match (a glob or a list of globs) matches."""
@@ -144,17 +154,20 @@ def group_scales(spec, name):
 # the very same tensors through --init)
 # --------------------------------------------------------------------------
 
-def patch_whitening_weight(images, kh, kw, eps=5e-4):
-    """airbench's init_whitening_conv on normalised images [n, c, h, w]."""
-    x = images.double()
+def patch_whitening_weight(images, kh, kw, eps=5e-4, count=5000, unbiased=False,
+                           negated=True):
+    """airbench's init_whitening_conv on the first `count` normalised images
+    [n, c, h, w]; myrtle.ai's whitening_filter with eps 1e-2, the covariance
+    over n - 1 (`unbiased`) and without the negated filters."""
+    x = images[:count].double()
     patches = x.unfold(2, kh, 1).unfold(3, kw, 1)          # n c h' w' kh kw
     patches = patches.permute(0, 2, 3, 1, 4, 5).reshape(-1, x.shape[1] * kh * kw)
-    cov = patches.t() @ patches / patches.shape[0]
+    cov = patches.t() @ patches / (patches.shape[0] - (1 if unbiased else 0))
     evals, evecs = torch.linalg.eigh(cov)
     evals, evecs = evals.flip(0), evecs.t().flip(0)
     filters = evecs / torch.sqrt(evals + eps)[:, None]
     filters = filters.reshape(-1, x.shape[1], kh, kw)
-    return torch.cat([filters, -filters]).float()
+    return (torch.cat([filters, -filters]) if negated else filters).float()
 
 
 def apply_init(tensor, init, module_default, images=None):
@@ -171,6 +184,14 @@ def apply_init(tensor, init, module_default, images=None):
                 tensor.uniform_(init.get("low", 0.0), init.get("high", 1.0))
             elif t == "constant":
                 tensor.fill_(float(init["value"]))
+            elif t == "patch_whitening" and images is None:
+                module_default()
+            elif t == "patch_whitening":
+                w = patch_whitening_weight(
+                    images, tensor.shape[2], tensor.shape[3], float(init.get("eps", 5e-4)),
+                    int(init.get("images", 5000)), bool(init.get("unbiased", False)),
+                    tensor.shape[0] == 2 * tensor[0].numel())
+                tensor.copy_(w.reshape(tensor.shape))
             else:
                 raise ValueError("unknown init %r" % init)
         elif init == "default":
@@ -190,7 +211,8 @@ def apply_init(tensor, init, module_default, images=None):
             if images is None:
                 module_default()
             else:
-                w = patch_whitening_weight(images, tensor.shape[2], tensor.shape[3])
+                w = patch_whitening_weight(images, tensor.shape[2], tensor.shape[3],
+                                           negated=tensor.shape[0] == 2 * tensor[0].numel())
                 tensor.copy_(w.reshape(tensor.shape))
         else:
             raise ValueError("unknown init %r" % (init,))
@@ -202,11 +224,15 @@ def apply_init(tensor, init, module_default, images=None):
 
 class BatchNorm(nn.Module):
     """torch.nn.BatchNorm{1,2}d with separately optional weight and bias and
-    ghost batches of `ghost_batch` consecutive samples."""
+    ghost batches of `ghost_batch` consecutive samples, or with `strided`
+    myrtle.ai's GhostBatchNorm (cifar10-fast torch_backend.py): the batch
+    viewed as (-1, C * num_splits, ...) and normalised as one."""
 
-    def __init__(self, channels, momentum, eps, ghost_batch, has_weight, has_bias):
+    def __init__(self, channels, momentum, eps, ghost_batch, has_weight, has_bias,
+                 strided=False):
         super().__init__()
         self.momentum, self.eps, self.ghost = float(momentum), float(eps), int(ghost_batch or 0)
+        self.strided = strided
         self.weight = nn.Parameter(torch.ones(channels)) if has_weight else None
         self.bias = nn.Parameter(torch.zeros(channels)) if has_bias else None
         self.register_buffer("running_mean", torch.zeros(channels))
@@ -224,6 +250,8 @@ class BatchNorm(nn.Module):
                                 self.bias, True, self.momentum, self.eps)
         if n % self.ghost:
             raise ValueError("ghost_batch %d does not divide the batch %d" % (self.ghost, n))
+        if self.strided:
+            return self._strided(x, n // self.ghost)
         chunks = x.split(self.ghost)
         y = torch.cat([F.batch_norm(c, None, None, self.weight, self.bias, True, 0.0,
                                     self.eps) for c in chunks])
@@ -232,6 +260,25 @@ class BatchNorm(nn.Module):
             means = torch.stack([c.mean(dim=dims) for c in chunks])
             variances = torch.stack([c.var(dim=dims, unbiased=True) for c in chunks])
             m = self.momentum
+            self.running_mean.mul_(1 - m).add_(m * means.mean(0))
+            self.running_var.mul_(1 - m).add_(m * variances.mean(0))
+        return y
+
+    def _strided(self, x, splits):
+        """GhostBatchNorm.forward in training: split k holds the samples
+        i = k (mod splits)."""
+        c = x.shape[1]
+        view = x.reshape(-1, c * splits, *x.shape[2:])
+        w = self.weight.repeat(splits) if self.weight is not None else None
+        b = self.bias.repeat(splits) if self.bias is not None else None
+        y = F.batch_norm(view, None, None, w, b, True, 0.0, self.eps).reshape(x.shape)
+        with torch.no_grad():
+            dims = [0] + list(range(2, view.dim()))
+            means = view.mean(dim=dims).reshape(splits, c)
+            variances = view.var(dim=dims, unbiased=True).reshape(splits, c)
+            m = self.momentum
+            # the mean over the splits' running statistics, as the
+            # original collates them before evaluating
             self.running_mean.mul_(1 - m).add_(m * means.mean(0))
             self.running_var.mul_(1 - m).add_(m * variances.mean(0))
         return y
@@ -343,7 +390,8 @@ class TccModel(nn.Module):
             wp, winit, wtrain = _param_spec(node, "weight")
             bp, binit, btrain = _param_spec(node, "bias")
             m = BatchNorm(x.shape[1], node.get("momentum", 0.1), node.get("eps", 1e-5),
-                          node.get("ghost_batch"), wp, bp)
+                          node.get("ghost_batch"), wp, bp,
+                          node.get("ghost_grouping", "consecutive") == "strided")
             if wp:
                 apply_init(m.weight, winit, lambda: m.weight.fill_(1.0))
                 if not wtrain:
@@ -543,8 +591,9 @@ def loss_fn(spec, output, labels):
 
 def lr_factor(schedule, step, steps_per_epoch, total_steps):
     """runtime/kernels/Step.h's lr_factor: `step` counts the optimizer steps
-    taken before this one."""
+    taken before this one; t counts from `count_from`."""
     schedule = schedule or {"type": "constant"}
+    step += int(schedule.get("count_from", 0))
     kind = schedule.get("type", "constant")
     per_epoch = schedule.get("unit", "epoch") == "epoch"
     per_unit = float(max(1, steps_per_epoch)) if per_epoch else 1.0
@@ -678,9 +727,17 @@ class Trainer:
             self.eps = float(self.opt.get("eps", 1e-6))
         else:
             raise ValueError("unknown optimizer " + self.kind)
+        # A parameter with train_epochs stops getting gradients after them
+        # (airbench sets requires_grad = False; torch.optim skips it).
+        self.train_epochs = {n: train_epochs_of(spec, n) for n in self.params}
         self.slow = OrderedDict()
         if self.lookahead:
             self.slow = OrderedDict((n, p.detach().clone()) for n, p in self.params.items())
+            if self.lookahead.get("buffers"):
+                # airbench's LookaheadState covers the state_dict's floats
+                for n, t in self.model.named_buffers():
+                    if t.is_floating_point():
+                        self.slow[n] = t.detach().clone()
         self.ema = OrderedDict()
         if self.ema_spec:
             self.ema = OrderedDict((n, t.detach().clone())
@@ -742,6 +799,10 @@ class Trainer:
                                                   float(self.clip))
             self.grad_norms.append(float(norm))
         lr = self.lr()
+        for n, p in self.params.items():
+            epochs = self.train_epochs[n]
+            if epochs is not None and self.count >= epochs * self.steps_per_epoch:
+                p.grad = None
         with torch.no_grad():
             if found_inf:
                 pass  # GradScaler.step skips optimizer.step()
@@ -749,6 +810,8 @@ class Trainer:
                 m = float(self.opt["momentum"])
                 for g in self.groups:
                     p, v = g["params"][0], self.sgd_buffers[g["name"]]
+                    if p.grad is None:
+                        continue
                     dw = p.grad.add(p, alpha=g["wd"]).mul_(-lr * g["lr_scale"])
                     v.mul_(m).add_(dw)
                     p.add_(dw.add_(v, alpha=m) if self.opt.get("nesterov") else v)
@@ -761,6 +824,8 @@ class Trainer:
                 applied = self.optimizer_steps if self.amp else self.count
                 for g in self.groups:
                     p = g["params"][0]
+                    if p.grad is None:
+                        continue
                     _lamb_step(p, p.grad, self.lamb_state[g["name"]], lr * g["lr_scale"],
                                b1, b2, self.eps, g["wd"], applied + 1)
             if self.amp:
@@ -770,13 +835,20 @@ class Trainer:
                 alpha = float(self.lookahead.get("alpha", 0.5))
                 if self.lookahead.get("alpha_schedule", "constant") == "cubic":
                     alpha *= ((s + 1) / float(self.total_steps)) ** 3
-                for n, p in self.params.items():
-                    slow = self.slow[n]
-                    slow.mul_(alpha).add_(p, alpha=1 - alpha)
-                    p.copy_(slow)
+                state = self.model_state()
+                for n, slow in self.slow.items():
+                    slow.mul_(alpha).add_(state[n], alpha=1 - alpha)
+                    state[n].copy_(slow)
+            if self.lookahead and self.lookahead.get("copy_back") and s + 1 == self.total_steps:
+                # airbench's final update(decay=1.0): the run ends on the slow weights
+                state = self.model_state()
+                for n, slow in self.slow.items():
+                    state[n].copy_(slow)
             if self.ema_spec:
                 every = int(self.ema_spec.get("every", 1))
-                if (s + 1) % every == 0:
+                # myrtle.ai's update_ema counts the steps of each epoch
+                count = s % self.steps_per_epoch if self.ema_spec.get("per_epoch") else s + 1
+                if count % every == 0:
                     d = float(self.ema_spec["decay"]) ** every
                     for n, t in self.model_state().items():
                         self.ema[n].mul_(d).add_(t, alpha=1 - d)

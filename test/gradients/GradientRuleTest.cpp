@@ -169,7 +169,7 @@ Case linear(const std::string &name, Shape x, int64_t o, bool bias) {
 }
 
 Case batchNorm(const std::string &name, Shape x, bool weight, bool bias,
-               int64_t ghost) {
+               int64_t ghost, bool strided = false) {
   int64_t c = x[1];
   int64_t groups = ghost > 0 && ghost < x[0] ? x[0] / ghost : 1;
   std::vector<Arg> args{{"x", x}};
@@ -187,7 +187,8 @@ Case batchNorm(const std::string &name, Shape x, bool weight, bool bias,
   Shape saved{groups, c};
   std::string body = "%y, %mean, %invstd, %nrm, %nrv = tcc.batch_norm " + operands +
                      " running %rm, %rv {eps = " + f64(1e-5) + ", ghost_batch = " +
-                     std::to_string(ghost) + " : i64, momentum = " + f64(0.1) +
+                     std::to_string(ghost) + " : i64, " +
+                     (strided ? "ghost_strided = true, " : "") + "momentum = " + f64(0.1) +
                      "} : (" + typesOf(args) + ") -> (" + ty(x) + ", " + ty(saved) +
                      ", " + ty(saved) + ", " + ty({c}) + ", " + ty({c}) + ")";
   return {name, "tcc.batch_norm", args, body, x};
@@ -386,6 +387,8 @@ std::vector<Case> allCases() {
   c.push_back(batchNorm("BatchNormGhostEqualsBatch", {4, 2, 2, 2}, true, true, 4));
   c.push_back(batchNorm("BatchNorm2dWeightBias", {6, 4}, true, true, 0));
   c.push_back(batchNorm("BatchNorm2dGhost4BiasOnly", {8, 3}, false, true, 4));
+  c.push_back(batchNorm("BatchNormGhost2StridedWeightBias", {6, 2, 2, 2}, true, true, 2, true));
+  c.push_back(batchNorm("BatchNorm2dGhost4StridedBiasOnly", {8, 3}, false, true, 4, true));
   // Layer norm.
   c.push_back(layerNorm("LayerNormWeightBias", {3, 6}, 1, true, true));
   c.push_back(layerNorm("LayerNormNoAffine", {3, 6}, 1, false, false));

@@ -99,6 +99,16 @@ def with_ema(**fields):
 
 UNIFORM = {"init": {"type": "uniform", "low": -0.2, "high": 0.3}}
 
+
+def whitening(**fields):
+    """c1 as a 1x1 patch-whitening conv (6 = 2 * 3 * 1 * 1 filters) with
+    `fields` in its init."""
+    return chain(setter(["node:c1", "kernel"], 1), setter(["node:c1", "padding"], 0),
+                 setter(["node:c1", "groups"], 1),
+                 setter(["node:c1", "weight"],
+                        {"init": dict({"type": "patch_whitening"}, **fields),
+                         "trainable": False}))
+
 MUTATIONS = {
     "model.format": (setter(["format"], "tcc-model/2"), "refused"),
     "model.name": setter(["name"], "renamed"),
@@ -137,6 +147,8 @@ MUTATIONS = {
     "op.batch_norm.momentum": setter(["node:bn", "momentum"], 0.3),
     "op.batch_norm.eps": setter(["node:bn", "eps"], 1e-3),
     "op.batch_norm.ghost_batch": setter(["node:bn", "ghost_batch"], 8),
+    "op.batch_norm.ghost_grouping": chain(setter(["node:bn", "ghost_batch"], 8),
+                                          setter(["node:bn", "ghost_grouping"], "strided")),
     "op.batch_norm.weight": setter(["node:bn", "weight"], False),
     "op.batch_norm.bias": setter(["node:bn", "bias"], False),
     "op.layer_norm.normalized_dims": setter(["node:ln", "normalized_dims"], 1),
@@ -163,6 +175,7 @@ MUTATIONS = {
     "op.log_softmax.axis": (setter(["node:lsm", "axis"], 0), "refused"),
     "param.init": setter(["node:fc3", "bias"], {"init": {"type": "constant", "value": 0.5}}),
     "param.trainable": setter(["node:fc3", "bias"], {"trainable": False}),
+    "param.train_epochs": setter(["node:fc3", "bias"], {"train_epochs": 2}),
     "init.type": setter(["node:fc3", "bias"], {"init": {"type": "constant", "value": 0.1}}),
     "init.value": setter(["node:fc3", "bias"], {"init": {"type": "constant", "value": 2}}),
     "init.low": setter(["node:bn", "weight"], {"init": {"type": "uniform", "low": 0.1,
@@ -171,6 +184,9 @@ MUTATIONS = {
                                                          "high": 2.5}}),
     "init.mean": setter(["node:bn", "bias"], {"init": {"type": "normal", "mean": 1,
                                                        "std": 0.1}}),
+    "init.eps": whitening(eps=0.01),
+    "init.images": whitening(images=100),
+    "init.unbiased": whitening(unbiased=True),
     "init.std": setter(["node:bn", "bias"], {"init": {"type": "normal", "mean": 0,
                                                       "std": 0.5}}),
     "loss.op": setter(["loss", "op"], "mse_loss"),
@@ -210,8 +226,11 @@ MUTATIONS = {
     "optimizer.lookahead.every": optimizer(lookahead={"every": 3}),
     "optimizer.lookahead.alpha": optimizer(lookahead={"alpha": 0.7}),
     "optimizer.lookahead.alpha_schedule": optimizer(lookahead={"alpha_schedule": "cubic"}),
+    "optimizer.lookahead.buffers": optimizer(lookahead={"buffers": True}),
+    "optimizer.lookahead.copy_back": optimizer(lookahead={"copy_back": True}),
     "schedule.type": schedule(type="linear_warmup", warmup=2),
     "schedule.unit": schedule(type="cosine", unit="epoch", warmup=1),
+    "schedule.count_from": schedule(type="linear_warmup", warmup=2, count_from=1),
     "schedule.warmup": schedule(type="cosine", unit="step", warmup=3),
     "schedule.min_factor": schedule(type="cosine", unit="step", warmup=1, min_factor=0.1),
     "schedule.step_size": schedule(type="step", step_size=2),
@@ -227,6 +246,7 @@ MUTATIONS = {
     "lossScale.growth_interval": fp16_loss_scale(growth_interval=100),
     "ema.decay": with_ema(decay=0.5),
     "ema.every": with_ema(every=3),
+    "ema.per_epoch": with_ema(every=3, per_epoch=True),
     # the npy base has a [3, 12, 12] input: CIFAR-10's files are [3, 32, 32]
     "data.format": (setter(["data", "format"], "cifar10"), "refused"),
     "data.path": setter(["data", "path"], "elsewhere"),
@@ -235,6 +255,8 @@ MUTATIONS = {
     "data.augment.flip": setter(["data", "augment"], {"flip": True}),
     "data.augment.translate": setter(["data", "augment"], {"translate": 2}),
     "data.augment.cutout": setter(["data", "augment"], {"cutout": 4}),
+    "data.augment.padding_mode": setter(["data", "augment"], {"translate": 2,
+                                                             "padding_mode": "reflect"}),
     "data.normalize": lambda s: s["data"].pop("normalize"),
     "data.normalize.mean": setter(["data", "normalize", "mean"], [0.4, 0.4, 0.4]),
     "data.normalize.std": setter(["data", "normalize", "std"], [0.5, 0.5, 0.5]),

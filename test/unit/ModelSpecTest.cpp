@@ -188,14 +188,21 @@ TEST(Examples, Resnet9) {
   EXPECT_EQ(spec.train["optimizer"]["nesterov"], true);
   EXPECT_EQ(spec.data["format"], "cifar10");
   EXPECT_EQ(spec.data["augment"]["random_crop_padding"], 4);
-  EXPECT_EQ(spec.data["augment"]["cutout"], 8);
+  EXPECT_EQ(spec.data["augment"]["cutout"], 0); // not in the final recipe
   EXPECT_EQ(spec.data["normalize"]["std"].size(), 3u);
-  // Every ghost batch splits the batch of 512 into 16.
+  // Every ghost batch splits the batch of 512 into 16 strided groups.
   for (const NodeSpec &node : spec.nodes) {
     if (node.op == "batch_norm") {
       EXPECT_EQ(spec.batchSize() / node.attrs["ghost_batch"].get<int64_t>(), 16);
+      EXPECT_EQ(node.attrs["ghost_grouping"], "strided");
     }
   }
+  const NodeSpec *whiten = spec.findNode("prep.whiten");
+  ASSERT_NE(whiten, nullptr);
+  EXPECT_EQ(whiten->params.at("weight").init.whiteningImages, 10000);
+  EXPECT_TRUE(whiten->params.at("weight").init.whiteningUnbiased);
+  EXPECT_EQ(spec.train["ema"]["per_epoch"], true);
+  EXPECT_EQ(spec.train["schedule"]["count_from"], 1);
 }
 
 TEST(Examples, Airbench94) {
@@ -206,6 +213,7 @@ TEST(Examples, Airbench94) {
   EXPECT_EQ(whiten->params.at("weight").init.kind, "patch_whitening");
   EXPECT_FALSE(whiten->params.at("weight").trainable);
   EXPECT_EQ(whiten->params.at("bias").init.kind, "zeros");
+  EXPECT_EQ(whiten->params.at("bias").trainEpochs, 3);
   const NodeSpec *conv = spec.findNode("block2.conv1");
   ASSERT_NE(conv, nullptr);
   EXPECT_EQ(conv->attrs["padding"], json({1, 1})); // "same" resolved
@@ -306,7 +314,7 @@ TEST(Normalize, TrainDefaults) {
   EXPECT_EQ(train["optimizer"]["groups"][0]["match"], json({"*.bias"}));
   EXPECT_EQ(train["optimizer"]["groups"][0]["lr_scale"], 1.0);
   EXPECT_TRUE(train["optimizer"]["lookahead"].is_null());
-  EXPECT_EQ(train["schedule"], json({{"type", "constant"}, {"unit", "epoch"}}));
+  EXPECT_EQ(train["schedule"], json({{"type", "constant"}, {"unit", "epoch"}, {"count_from", 0}}));
   EXPECT_EQ(train["deterministic"], false);
   EXPECT_TRUE(train["grad_clip_norm"].is_null());
 
@@ -624,6 +632,68 @@ TEST(OpError, ShapesAndAxes) {
                   "field 'axis' must not be 0");
 }
 
+TEST(OpError, RecipeItemRules) {
+  // Strided ghost batches need ghost batches.
+  EXPECT_CONTAINS(errorAfter([](json &m) { m["graph"][1]["ghost_grouping"] = "strided"; }),
+                  "node 'bn1' (graph[1]): field 'ghost_grouping' applies only with a "
+                  "ghost_batch");
+  EXPECT_CONTAINS(errorAfter([](json &m) {
+                    m["graph"][1]["ghost_batch"] = 16;
+                    m["graph"][1]["ghost_grouping"] = "every_other";
+                  }),
+                  "ghost_grouping");
+  // train_epochs: a trainable parameter, a whole number of epochs, no clipping.
+  EXPECT_CONTAINS(errorAfter([](json &m) {
+                    m["graph"][4]["bias"] = {{"trainable", false}, {"train_epochs", 2}};
+                  }),
+                  "field 'bias.train_epochs' needs \"trainable\": true");
+  EXPECT_CONTAINS(errorAfter([](json &m) { m["graph"][4]["bias"] = {{"train_epochs", 0}}; }),
+                  "train_epochs");
+  EXPECT_CONTAINS(errorAfter([](json &m) {
+                    m["graph"][4]["bias"] = {{"train_epochs", 2}};
+                    m["train"]["grad_clip_norm"] = 1.0;
+                  }),
+                  "node 'fc' (graph[4]): bias.train_epochs cannot be combined with "
+                  "train.grad_clip_norm");
+  // Patch whitening's settings.
+  auto whiten = [](json init) {
+    return [init](json &m) {
+      m["graph"][0] = {{"name", "conv1"}, {"op", "conv2d"}, {"out_channels", 9}, {"kernel", 3},
+                       {"padding", 1}, {"bias", false},
+                       {"weight", {{"init", init}, {"trainable", false}}}};
+    };
+  };
+  EXPECT_EQ(specAfter(whiten({{"type", "patch_whitening"}, {"eps", 0.01}, {"images", 100},
+                              {"unbiased", true}}))
+                .nodes[0]
+                .params.at("weight")
+                .init.whiteningImages,
+            100);
+  EXPECT_CONTAINS(errorAfter(whiten({{"type", "patch_whitening"}, {"images", 1}})), "images");
+  EXPECT_CONTAINS(errorAfter(whiten({{"type", "patch_whitening"}, {"eps", 0}})), "eps");
+  EXPECT_CONTAINS(errorAfter(whiten({{"type", "patch_whitening"}, {"value", 1}})), "value");
+  // Alternating flips and reflect padding (airbench, myrtle.ai).
+  ModelSpec alternating = specAfter([](json &m) {
+    m["data"] = {{"augment", {{"flip", "alternating"}, {"padding_mode", "reflect"},
+                              {"random_crop_padding", 27}}}};
+  });
+  EXPECT_EQ(alternating.data["augment"]["flip"], "alternating");
+  EXPECT_EQ(alternating.data["augment"]["padding_mode"], "reflect");
+  EXPECT_EQ(specAfter([](json &) {}).data["augment"]["padding_mode"], "zeros");
+  EXPECT_CONTAINS(errorAfter([](json &m) { m["data"] = {{"augment", {{"flip", "sometimes"}}}}; }),
+                  "data.augment.flip must be true, false or \"alternating\", got \"sometimes\"");
+  EXPECT_CONTAINS(errorAfter([](json &m) {
+                    m["data"] = {{"augment", {{"translate", 28}, {"padding_mode", "reflect"}}}};
+                  }),
+                  "data.augment.translate must be smaller than the image's smaller side 28 with "
+                  "padding_mode \"reflect\", got 28");
+  // count_from is 0 or 1.
+  EXPECT_CONTAINS(errorAfter([](json &m) {
+                    m["train"]["schedule"] = {{"type", "constant"}, {"count_from", 2}};
+                  }),
+                  "count_from");
+}
+
 TEST(OpError, InitRules) {
   EXPECT_CONTAINS(errorAfter([](json &m) {
                     m["graph"][0]["weight"] = {{"init", "patch_whitening"}};
@@ -633,7 +703,8 @@ TEST(OpError, InitRules) {
                     m["graph"][0]["weight"] = {{"init", "patch_whitening"},
                                                {"trainable", false}};
                   }),
-                  "needs out_channels = 2 * in_channels * kh * kw = 18, got 8");
+                  "needs out_channels = in_channels * kh * kw = 9 (or twice that for the negated "
+                 "filters too), got 8");
   EXPECT_CONTAINS(errorAfter([](json &m) {
                     m["graph"][4]["weight"] = {{"init", "dirac"}};
                   }),

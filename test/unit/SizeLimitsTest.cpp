@@ -160,8 +160,8 @@ TEST(SizeLimits, PatchWhiteningProductDoesNotOverflow) {
                      {"weight", {{"init", "patch_whitening"}, {"trainable", false}}},
                      {"inputs", "input"}};
   });
-  EXPECT_CONTAINS(error, "init 'patch_whitening' needs out_channels = 2 * "
-                         "in_channels * kh * kw = 2 * 65536 * 16777216 * "
+  EXPECT_CONTAINS(error, "init 'patch_whitening' needs out_channels = "
+                         "in_channels * kh * kw = 65536 * 16777216 * "
                          "16777216, got 8");
 }
 

@@ -22,7 +22,7 @@ using kernels::BatchNormShape;
 /// The statistics row g * C + c of element k of [n, C, hw].
 TCC_HOST_DEVICE inline int64_t statisticsRow(const BatchNormShape &s, int64_t k) {
   const int64_t row = k / s.hw;
-  return row / s.c / s.group_size() * s.c + row % s.c;
+  return s.group_of(row / s.c) * s.c + row % s.c;
 }
 
 template <class T, class Store>

@@ -72,7 +72,8 @@ inline void gather_train_batch(cudaStream_t s, const StepBuffers &b, const int64
     if (spec.augmentOn)
       draw = rng::drawAugment(run.seed, uint64_t(epoch), uint64_t(position), spec.h, spec.w,
                               spec.augment.cropPadding, spec.augment.flip,
-                              spec.augment.translate, spec.augment.cutout);
+                              spec.augment.translate, spec.augment.cutout,
+                              spec.augment.alternateFlip, uint64_t(row));
     images[i] = batch::samplePixel(data.pixels, data.isFloat, row, spec.c, spec.h, spec.w,
                                    spec.augmentOn ? &draw : nullptr, spec.augment, px.ch,
                                    px.y, px.x, spec.mean[px.ch], spec.std[px.ch]);
@@ -265,6 +266,13 @@ void apply_dropout(cudaStream_t s, int64_t n, double p, const int64_t *seed, uin
 
 inline void increment(cudaStream_t s, const int64_t *in, const float *skip, int64_t *out) {
   single(s, [=] __device__() { *out = *in + (skip && *skip != 0 ? 0 : 1); });
+}
+
+/// The skip flag of a parameter that trains for its first `epochs` only
+/// (runtime/cpu/StepOps.h).
+inline void frozen_after(cudaStream_t s, const int64_t *step, const int64_t *stepsPerEpoch,
+                         int64_t epochs, const float *skip, float *frozen) {
+  single(s, [=] __device__() { *frozen = cpu::frozen_after(*step, *stepsPerEpoch, epochs, skip); });
 }
 
 //--- fp16 loss scaling (runtime/common/LossScale.h) ------------------------//

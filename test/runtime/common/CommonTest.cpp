@@ -254,6 +254,11 @@ TEST(Schedule, PiecewiseLinearInterpolatesAndHolds) {
   EXPECT_EQ(lrFactor(s, 30, 10, 40), 0.75);
   EXPECT_EQ(lrFactor(s, 40, 10, 40), 0.5);  // the last point
   EXPECT_EQ(lrFactor(s, 45, 10, 40), 0.5);  // past it: held
+  // count_from 1 (cifar10-fast): the first step (0 before it) reads t = 1/10.
+  ScheduleDesc fromOne = s;
+  fromOne.countFrom = 1;
+  EXPECT_EQ(lrFactor(fromOne, 0, 10, 40), 0.05);
+  EXPECT_EQ(lrFactor(fromOne, 19, 10, 40), 1.0);
   // Unit "step", and all 64 points usable.
   ScheduleDesc full = piecewise({}, false);
   for (int i = 0; i < kMaxSchedulePoints; ++i) {

@@ -32,7 +32,7 @@ __global__ void useEveryCommonFunction(const uint8_t *pixels,
                rng::mulHigh64(key, u) ^ rng::uniformBelow(key ^ u, 10);
   const int64_t row = rng::shuffledRow(7, 1, i, 60000);
   const rng::AugmentDraw draw =
-      rng::drawAugment(7, 1, u, 28, 28, 2, true, 1, 4);
+      rng::drawAugment(7, 1, u, 28, 28, 2, true, 1, 4, /*alternateFlip=*/true, uint64_t(row));
 
   // Batch.h: one augmented, normalised element of a training slot.
   AugmentConfig config;
@@ -40,6 +40,7 @@ __global__ void useEveryCommonFunction(const uint8_t *pixels,
   config.flip = true;
   config.translate = 1;
   config.cutout = 4;
+  config.reflect = i % 2 == 0;
   int64_t sy = 0, sx = 0;
   const bool inside =
       batch::augmentedSource(draw, config, 28, 28, i % 28, 5, sy, sx);
@@ -47,7 +48,8 @@ __global__ void useEveryCommonFunction(const uint8_t *pixels,
                                0, 3, 5, 0.5f, 0.25f) +
             batch::normalizedPixel(pixels, false, sy * 28 + sx, 0.5f, 0.25f) *
                 float(inside) +
-            float(batch::trainPosition(3, i, 256, 60000));
+            float(batch::trainPosition(3, i, 256, 60000)) +
+            float(batch::reflectIndex(i % 40 - 5, 28));
 
   // Philox.h and DropoutMask.h.
   const philox::Words block = philox::randomBlock(1, 2, u);

@@ -23,12 +23,15 @@ does not: GPU rounding and concurrency (scripts/gpu-check.sh on a GPU).
 """
 
 import argparse
+import gzip
 import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+
+import numpy as np
 
 import compare_trainers
 
@@ -38,6 +41,34 @@ def run(cmd, cwd, what):
     if result.returncode != 0:
         sys.exit(f"FAIL: {what} exited with {result.returncode}:\n{result.stdout}{result.stderr}")
     return result
+
+
+def read_idx(directory, name):
+    """An IDX file of the Fashion-MNIST directory (gzip or plain) as numpy."""
+    path = os.path.join(directory, name)
+    opener = gzip.open if os.path.exists(path + ".gz") else open
+    with opener(path + ".gz" if opener is gzip.open else path, "rb") as f:
+        raw = f.read()
+    dims = raw[3]
+    shape = [int.from_bytes(raw[4 + 4 * i:8 + 4 * i], "big") for i in range(dims)]
+    return np.frombuffer(raw, np.uint8, offset=4 + 4 * dims).reshape(shape)
+
+
+def with_first_samples(spec, tmp, n_train):
+    """`spec` training on the first n_train images of its Fashion-MNIST idx
+    files (and 2 batches of test images), written as npy files in tmp: a
+    run of few steps then crosses epochs."""
+    directory = spec["data"]["path"]
+    out = os.path.join(tmp, "data")
+    os.makedirs(out)
+    n_test = 2 * int(spec["train"]["batch_size"])
+    for split, prefix, n in (("train", "train", n_train), ("test", "t10k", n_test)):
+        x = read_idx(directory, prefix + "-images-idx3-ubyte")[:n]
+        y = read_idx(directory, prefix + "-labels-idx1-ubyte")[:n].astype(np.int64)
+        np.save(os.path.join(out, split + "_x.npy"), x.reshape(x.shape[0], 1, 28, 28))
+        np.save(os.path.join(out, split + "_y.npy"), y)
+    spec["data"] = dict(spec["data"], format="npy", path=out)
+    return n_test
 
 
 def main():
@@ -52,6 +83,9 @@ def main():
                     help="train this 16-bit step (default: the model's own precision)")
     ap.add_argument("--disable-pass", action="append", default=[],
                     help="leave out an optimization pass in every trainer (repeatable)")
+    ap.add_argument("--train-samples", type=int,
+                    help="train on the first that many images of the model's Fashion-MNIST "
+                         "idx files (so that --steps crosses epochs)")
     args = ap.parse_args()
     with open(args.model) as f:
         spec = json.load(f)
@@ -62,6 +96,12 @@ def main():
 
     tmp = tempfile.mkdtemp(prefix="tcc-cuda-emu-")
     try:
+        test_samples = 10000
+        if args.train_samples:
+            test_samples = with_first_samples(spec, tmp, args.train_samples)
+            args.model = os.path.join(tmp, "model.json")
+            with open(args.model, "w") as f:
+                json.dump(spec, f)
         source = os.path.join(tmp, "model.cu")
         run([args.tcc, "compile", args.model, "--target=cuda", "--emit=source", "-o", source,
              *precision, *passes], tmp, "tcc compile --target=cuda --emit=source")
@@ -94,7 +134,8 @@ def main():
                                                              results["cpu-f32"])
         else:
             failures, worst = compare_trainers.compare(results["cuda"], results["cpu"],
-                                                       spec["train"]["batch_size"], args.steps)
+                                                       spec["train"]["batch_size"], args.steps,
+                                                       test_samples)
         if failures:
             print("FAIL: the emulated cuda trainer differs from the cpu trainer:")
             for f in failures:

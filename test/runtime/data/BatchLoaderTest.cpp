@@ -51,16 +51,30 @@ Batch getBatch(const BatchLoader &loader, const Dataset &d, int64_t batchSize,
   return b;
 }
 
+/// Index i of a side of n in a mirror image of it that does not repeat the
+/// edge (numpy's and PyTorch's "reflect"), folded until it lands inside.
+int64_t mirrored(int64_t i, int64_t n) {
+  while (i < 0 || i >= n)
+    i = i < 0 ? -i : 2 * (n - 1) - i;
+  return i;
+}
+
 /// The augmentation of Dataset.h done the slow, literal way on one image
 /// plane: pad, crop, translate, flip, cutout. Returns raw pixel values.
+/// With `reflect`, padding and translation fill with the mirror image.
 std::vector<int> referenceAugment(const uint8_t *img, int64_t h, int64_t w,
                                   const rng::AugmentDraw &d, int64_t pad,
-                                  int64_t cutout) {
+                                  int64_t cutout, bool reflect = false) {
   const int64_t ph = h + 2 * pad, pw = w + 2 * pad;
   std::vector<int> padded(size_t(ph * pw), 0);
-  for (int64_t y = 0; y < h; ++y)
-    for (int64_t x = 0; x < w; ++x)
-      padded[size_t((y + pad) * pw + x + pad)] = img[y * w + x];
+  for (int64_t y = 0; y < ph; ++y)
+    for (int64_t x = 0; x < pw; ++x) {
+      const int64_t iy = y - pad, ix = x - pad;
+      if (reflect)
+        padded[size_t(y * pw + x)] = img[mirrored(iy, h) * w + mirrored(ix, w)];
+      else if (iy >= 0 && iy < h && ix >= 0 && ix < w)
+        padded[size_t(y * pw + x)] = img[iy * w + ix];
+    }
   std::vector<int> cropped(size_t(h * w));
   for (int64_t y = 0; y < h; ++y)
     for (int64_t x = 0; x < w; ++x)
@@ -70,7 +84,9 @@ std::vector<int> referenceAugment(const uint8_t *img, int64_t h, int64_t w,
   for (int64_t y = 0; y < h; ++y)
     for (int64_t x = 0; x < w; ++x) {
       int64_t sy = y - d.shiftY, sx = x - d.shiftX;
-      if (sy >= 0 && sy < h && sx >= 0 && sx < w)
+      if (reflect)
+        shifted[size_t(y * w + x)] = cropped[size_t(mirrored(sy, h) * w + mirrored(sx, w))];
+      else if (sy >= 0 && sy < h && sx >= 0 && sx < w)
         shifted[size_t(y * w + x)] = cropped[size_t(sy * w + sx)];
     }
   std::vector<int> flipped(size_t(h * w));
@@ -287,6 +303,73 @@ TEST(BatchLoader, MatchesTheLiteralAugmentation) {
       }
     }
   }
+}
+
+TEST(BatchLoader, MatchesTheLiteralAugmentationWithReflection) {
+  // Crop and translate of reflect-padded images (airbench's and myrtle.ai's
+  // F.pad(mode="reflect")), padding up to the side - 1.
+  Dataset d = makeDataset(48, 2, 7, 9);
+  const int64_t pad = 6, translate = 3;
+  AugmentConfig aug{pad, true, translate, 0, false, true};
+  NormalizeConfig normalize{{0.1f, 0.2f}, {0.5f, 0.6f}};
+  BatchLoader loader(d, 16, true, true, false, 77, aug, normalize);
+  const int64_t plane = 7 * 9;
+  int reflected = 0;
+  for (int64_t epoch = 0; epoch < 2; ++epoch) {
+    std::vector<int64_t> order = loader.epochOrder(epoch);
+    for (int64_t bi = 0; bi < loader.batchesPerEpoch(); ++bi) {
+      Batch b = getBatch(loader, d, 16, epoch, bi);
+      for (int64_t k = 0; k < b.valid; ++k) {
+        const int64_t position = bi * 16 + k, row = order[size_t(position)];
+        rng::AugmentDraw draw = rng::drawAugment(77, uint64_t(epoch), uint64_t(position), 7,
+                                                 9, pad, true, translate, 0);
+        reflected += draw.cropY != pad || draw.shiftX != 0;
+        for (int64_t ch = 0; ch < 2; ++ch) {
+          std::vector<int> expect = referenceAugment(d.u8.data() + (row * 2 + ch) * plane, 7,
+                                                     9, draw, pad, 0, true);
+          for (int64_t i = 0; i < plane; ++i)
+            ASSERT_EQ(b.images[size_t((k * 2 + ch) * plane + i)],
+                      norm(expect[size_t(i)], normalize.mean[size_t(ch)],
+                           normalize.std[size_t(ch)]))
+                << "epoch " << epoch << " position " << position << " pixel " << i;
+        }
+      }
+    }
+  }
+  EXPECT_GT(reflected, 40); // most samples read beyond a border
+}
+
+TEST(BatchLoader, AlternatingFlipsTurnEachImageEveryEpoch) {
+  // airbench: a random half of the images is flipped in the first epoch,
+  // and every image the other way in each following epoch, whatever the
+  // shuffle puts it.
+  Dataset d = makeDataset(400, 1, 2, 3);
+  AugmentConfig aug;
+  aug.flip = true;
+  aug.alternateFlip = true;
+  BatchLoader loader(d, 400, true, true, false, 5, aug, {});
+  std::vector<int> first(400, -1);
+  int flippedFirst = 0;
+  for (int64_t epoch = 0; epoch < 4; ++epoch) {
+    Batch b = getBatch(loader, d, 400, epoch, 0);
+    for (int64_t k = 0; k < 400; ++k) {
+      const int64_t row = b.labels[size_t(k)];
+      const uint8_t *img = d.u8.data() + row * 6;
+      const float *got = b.images.data() + k * 6;
+      const bool same = got[0] == norm(img[0], 0, 1) && got[2] == norm(img[2], 0, 1);
+      const bool mirror = got[0] == norm(img[2], 0, 1) && got[2] == norm(img[0], 0, 1);
+      ASSERT_NE(same, mirror) << "row " << row;
+      if (epoch == 0) {
+        first[size_t(row)] = mirror;
+        flippedFirst += mirror;
+      } else {
+        ASSERT_EQ(mirror, (first[size_t(row)] == 1) != (epoch % 2 == 1))
+            << "row " << row << " epoch " << epoch;
+      }
+    }
+  }
+  EXPECT_GT(flippedFirst, 150);
+  EXPECT_LT(flippedFirst, 250);
 }
 
 TEST(BatchLoader, FlipGivesTheImageOrItsMirror) {

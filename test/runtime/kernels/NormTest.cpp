@@ -20,6 +20,7 @@ const BnCase kBnCases[] = {
     {"ghost 2 groups", {6, 3, 4, 3}, true, true},
     {"ghost 3 groups [n,C]", {6, 2, 1, 2}, true, false},
     {"ghost no affine", {4, 2, 3, 2}, false, false},
+    {"ghost strided 3 groups", {6, 3, 4, 2, true}, true, true},
 };
 
 TEST(BatchNorm, OutputIsNormalizedPerGroupAndChannel) {
@@ -94,6 +95,46 @@ TEST(BatchNorm, AffineAndRunningStats) {
     EXPECT_NEAR(rm[c], torchMean[c], 1e-15);
     EXPECT_NEAR(rv[c], torchVar[c], 1e-15);
   }
+}
+
+TEST(BatchNorm, StridedGroupsAreConsecutiveGroupsOfThePermutedBatch) {
+  // Strided ghost batches of 3 in a batch of 6 (groups {0, 2, 4} and
+  // {1, 3, 5}, myrtle.ai's split i mod 2) give, sample for sample, what
+  // consecutive ghost batches give on the batch reordered 0, 2, 4, 1, 3, 5.
+  const int64_t n = 6, c = 2, hw = 3, per = c * hw;
+  const BatchNormShape strided{n, c, hw, 3, true}, consecutive{n, c, hw, 3};
+  const int64_t order[n] = {0, 2, 4, 1, 3, 5};
+  Vec x = random_vec(n * per, 7, -1.0, 2.0), xp(x.size());
+  for (int64_t i = 0; i < n; ++i)
+    std::memcpy(&xp[i * per], &x[order[i] * per], per * sizeof(double));
+  Vec w = {1.5, -0.5}, b = {0.1, 0.2};
+  Vec y(x.size()), yp(x.size()), m(4), is(4), mp(4), isp(4);
+  Vec rm = {0.1, 0.2}, rv = {1.0, 2.0}, rmp = rm, rvp = rv;
+  batch_norm_forward_train(strided, x.data(), w.data(), b.data(), 1e-5, 0.1, y.data(), m.data(),
+                           is.data(), rm.data(), rv.data());
+  batch_norm_forward_train(consecutive, xp.data(), w.data(), b.data(), 1e-5, 0.1, yp.data(),
+                           mp.data(), isp.data(), rmp.data(), rvp.data());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < per; ++k)
+      EXPECT_EQ(y[order[i] * per + k], yp[i * per + k]);
+  EXPECT_EQ(m, mp);
+  EXPECT_EQ(is, isp);
+  EXPECT_EQ(rm, rmp);
+  EXPECT_EQ(rv, rvp);
+  // The backward, the same way.
+  Vec dy = random_vec(n * per, 8, -1.0, 1.0), dyp(dy.size());
+  for (int64_t i = 0; i < n; ++i)
+    std::memcpy(&dyp[i * per], &dy[order[i] * per], per * sizeof(double));
+  Vec dx(x.size()), dxp(x.size()), dw(2), dwp(2), db(2), dbp(2);
+  batch_norm_backward(strided, dy.data(), x.data(), w.data(), m.data(), is.data(), dx.data(),
+                      dw.data(), db.data());
+  batch_norm_backward(consecutive, dyp.data(), xp.data(), w.data(), mp.data(), isp.data(),
+                      dxp.data(), dwp.data(), dbp.data());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t k = 0; k < per; ++k)
+      EXPECT_EQ(dx[order[i] * per + k], dxp[i * per + k]);
+  EXPECT_EQ(dw, dwp);
+  EXPECT_EQ(db, dbp);
 }
 
 TEST(BatchNorm, Inference) {
@@ -187,7 +228,7 @@ TEST(BatchNorm, ApplyRecomputesTheTrainingOutputExactly) {
     for (int64_t i = 0; i < s.n; ++i)
       for (int64_t ch = 0; ch < s.c; ++ch)
         for (int64_t j = 0; j < s.hw; ++j) {
-          const int64_t k = (i * s.c + ch) * s.hw + j, gc = (i / s.group_size()) * s.c + ch;
+          const int64_t k = (i * s.c + ch) * s.hw + j, gc = s.group_of(i) * s.c + ch;
           const float at = batch_norm_apply_at<float>(x[k], mean[gc], invstd[gc], wp, bp, ch);
           EXPECT_EQ(0, std::memcmp(&at, &y[k], sizeof(float))) << "element " << k;
         }

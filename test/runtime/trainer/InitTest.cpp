@@ -271,6 +271,34 @@ TEST(Init, JacobiEigenDecomposition) {
   EXPECT_EQ(values, (std::vector<double>{-1, 2, 3}));
 }
 
+/// sum(y y^T) over the k x k patches p of the first `images` images, with
+/// y = W p for the first D rows of `weights`; `count` gets the patch count.
+static std::vector<double> whitenedSecondMoments(const WhiteningData &data, int64_t images, int64_t k,
+                                                 const std::vector<double> &weights, double &count) {
+  const int64_t c = data.c, h = data.h, w = data.w, d = c * k * k;
+  std::vector<double> sum(d * d, 0.0), patch(d), y(d);
+  count = 0;
+  for (int64_t i = 0; i < images; ++i)
+    for (int64_t py = 0; py + k <= h; ++py)
+      for (int64_t px = 0; px + k <= w; ++px) {
+        int64_t t = 0;
+        for (int64_t ch = 0; ch < c; ++ch)
+          for (int64_t a = 0; a < k; ++a)
+            for (int64_t b = 0; b < k; ++b)
+              patch[t++] = data.images[((i * c + ch) * h + py + a) * w + px + b];
+        for (int64_t r = 0; r < d; ++r) {
+          y[r] = 0;
+          for (int64_t s = 0; s < d; ++s)
+            y[r] += weights[r * d + s] * patch[s];
+        }
+        for (int64_t r = 0; r < d; ++r)
+          for (int64_t s = 0; s < d; ++s)
+            sum[r * d + s] += y[r] * y[s];
+        ++count;
+      }
+  return sum;
+}
+
 TEST(Init, PatchWhiteningWhitensThePatches) {
   // Correlated 3-channel images: channel 1 follows channel 0, neighbouring
   // pixels are correlated, plus a low-variance channel.
@@ -293,7 +321,7 @@ TEST(Init, PatchWhiteningWhitensThePatches) {
   WhiteningData data{images.data(), n, c, h, w};
 
   Model m;
-  m.add("whiten.weight", {2 * d, c, k, k}, {"patch_whitening", 0, 0, ""});
+  m.add("whiten.weight", {2 * d, c, k, k}, {"patch_whitening", kWhiteningEps, kWhiteningImages, ""});
   std::string error;
   EXPECT_FALSE(m.init(0, error)) << "needs the data";
   ASSERT_TRUE(m.init(0, error, &data)) << error;
@@ -308,27 +336,8 @@ TEST(Init, PatchWhiteningWhitensThePatches) {
 
   // Whitened patches: E[y y^T] = diag(lambda / (lambda + eps)), i.e. the
   // identity for the components well above eps.
-  std::vector<double> cov(d * d, 0.0);
-  std::vector<double> patch(d), y(d);
   double count = 0;
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t py = 0; py + k <= h; ++py)
-      for (int64_t px = 0; px + k <= w; ++px) {
-        int64_t t = 0;
-        for (int64_t ch = 0; ch < c; ++ch)
-          for (int64_t a = 0; a < k; ++a)
-            for (int64_t b = 0; b < k; ++b)
-              patch[t++] = images[((i * c + ch) * h + py + a) * w + px + b];
-        for (int64_t r = 0; r < d; ++r) {
-          y[r] = 0;
-          for (int64_t s = 0; s < d; ++s)
-            y[r] += exact[r * d + s] * patch[s];
-        }
-        for (int64_t r = 0; r < d; ++r)
-          for (int64_t s = 0; s < d; ++s)
-            cov[r * d + s] += y[r] * y[s];
-        ++count;
-      }
+  std::vector<double> cov = whitenedSecondMoments(data, n, k, exact, count);
   int kept = 0;
   for (int64_t r = 0; r < d; ++r) {
     double expected = eig[r] / (eig[r] + kWhiteningEps);
@@ -347,8 +356,30 @@ TEST(Init, PatchWhiteningWhitensThePatches) {
     EXPECT_EQ(wt[i], static_cast<double>(static_cast<float>(
                          i < d * d ? exact[i] : -exact[i - d * d])));
 
+  // myrtle.ai's settings: D filters (no negated half), eps 1e-2, the first
+  // 100 images, the covariance over n - 1. Its whitened patches have
+  // E[y y^T] = diag(lambda / (lambda + eps)) with the same divisor.
+  Model fast;
+  fast.add("whiten.weight", {d, c, k, k}, {"patch_whitening", 1e-2, 100, "", 1});
+  ASSERT_TRUE(fast.init(0, error, &data)) << error;
+  std::vector<double> fastWt = fast.values("whiten.weight");
+  ASSERT_EQ(fastWt.size(), static_cast<size_t>(d * d));
+  std::vector<double> fastEig;
+  WhiteningSettings settings{1e-2, 100, 1, false};
+  ASSERT_TRUE(patchWhiteningWeights(data, k, k, exact, &fastEig, error, settings));
+  double patches = 0;
+  std::vector<double> fastCov = whitenedSecondMoments(data, 100, k, exact, patches);
+  for (int64_t r = 0; r < d; ++r) {
+    EXPECT_EQ(fastWt[r], static_cast<double>(static_cast<float>(exact[r])));
+    for (int64_t s = 0; s < d; ++s)
+      EXPECT_NEAR(fastCov[r * d + s] / (patches - 1),
+                  r == s ? fastEig[r] / (fastEig[r] + 1e-2) : 0.0, 1e-9)
+          << r << "," << s;
+  }
+
   Model wrong;
-  wrong.add("whiten.weight", {d, c, k, k}, {"patch_whitening", 0, 0, ""});
+  wrong.add("whiten.weight", {d + 1, c, k, k},
+            {"patch_whitening", kWhiteningEps, kWhiteningImages, ""});
   EXPECT_FALSE(wrong.init(0, error, &data));
   EXPECT_NE(error.find("needs shape [24, 3, 2, 2]"), std::string::npos)
       << error;
