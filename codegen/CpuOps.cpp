@@ -202,6 +202,21 @@ LogicalResult emitNN(Operation *op, Printer &p) {
            << ");\n";
         return success();
       })
+      // Channel gates (runtime/kernels/ChannelMul.h): [N * C] planes.
+      .Case([&](ChannelMulOp o) {
+        int64_t planes = numElements(o.getGate());
+        os << "  channel_mul<float>(" << planes << ", " << numElements(o.getInput()) / planes
+           << ", " << p(o.getInput()) << ", " << p(o.getGate()) << ", " << p(o.getResult())
+           << ");\n";
+        return success();
+      })
+      .Case([&](ChannelMulBackwardGateOp o) {
+        int64_t planes = numElements(o.getResult());
+        os << "  channel_mul_backward_gate<float>(" << planes << ", "
+           << numElements(o.getInput()) / planes << ", " << p(o.getGrad()) << ", "
+           << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
       .Case([&](GlobalAvgPoolBackwardOp o) {
         ArrayRef<int64_t> in = o.getInputShape();
         os << "  global_avg_pool_backward<float>(" << in[0] << ", " << in[1] << ", "

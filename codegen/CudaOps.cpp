@@ -408,6 +408,23 @@ LogicalResult emitStepOp(Operation *op, CudaPrinter &p) {
              << ", tensors, sizes, " << p(o.getResult()) << "); }\n";
         return success();
       })
+      // Channel gates: the cpu kernels' element and plane functions.
+      .Case([&](ChannelMulOp o) {
+        int64_t planes = numElements(o.getGate()), hw = numElements(o.getInput()) / planes;
+        p.os << "  { const float *x = " << p(o.getInput()) << ", *gate = " << p(o.getGate())
+             << "; float *y = " << p(o.getResult()) << ";\n    cuda::for_each(args.stream, "
+             << planes * hw << ", [=] __device__(int64_t k) { y[k] = channel_mul_at(" << hw
+             << ", x, gate, k); }); }\n";
+        return success();
+      })
+      .Case([&](ChannelMulBackwardGateOp o) {
+        int64_t planes = numElements(o.getResult()), hw = numElements(o.getInput()) / planes;
+        p.os << "  { const float *dy = " << p(o.getGrad()) << ", *x = " << p(o.getInput())
+             << "; float *dgate = " << p(o.getResult()) << ";\n    cuda::for_each(args.stream, "
+             << planes << ", [=] __device__(int64_t q) { dgate[q] = channel_mul_gate_grad_at("
+             << hw << ", dy, x, q); }); }\n";
+        return success();
+      })
       .Case([&](FrozenAfterOp o) {
         p.os << "  cuda::frozen_after(args.stream, " << p(o.getStep()) << ", "
              << p(o.getStepsPerEpoch()) << ", " << o.getEpochs() << ", "

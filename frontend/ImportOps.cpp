@@ -200,7 +200,23 @@ LogicalResult NodeImporter::importNode(const NodeSpec &node) {
   } else if (kind == "add") {
     op = create<AddOp>(node, inputs, {});
   } else if (kind == "mul") {
-    op = create<MulOp>(node, inputs, {});
+    // A [N, C, ...] tensor times a [N, C] or [N, C, 1, ...] gate, either
+    // side: a channel gate (squeeze-and-excitation), broadcast over the rest.
+    auto gates = [](Value gate, Value of) {
+      ArrayRef<int64_t> g = shapeOf(gate), s = shapeOf(of);
+      return s.size() >= 3 && g.take_front(2) == s.take_front(2) &&
+             (g.size() == 2 || (g.size() == s.size() && g != s &&
+                                llvm::all_of(g.drop_front(2), [](int64_t d) { return d == 1; })));
+    };
+    if (gates(inputs[1], inputs[0]) || gates(inputs[0], inputs[1])) {
+      bool gateFirst = gates(inputs[0], inputs[1]);
+      Value input = inputs[gateFirst ? 1 : 0], gate = inputs[gateFirst ? 0 : 1];
+      if (shapeOf(gate).size() > 2) // [N, C, 1, 1] -> [N, C], a view
+        gate = create<FlattenOp>(node, gate, {})->getResult(0);
+      op = create<ChannelMulOp>(node, {input, gate}, {});
+    } else {
+      op = create<MulOp>(node, inputs, {});
+    }
   } else if (kind == "concat") {
     op = create<ConcatOp>(node, inputs,
                           {a.i64Attr("axis", normalizeAxis(a.i64("axis"), x))});

@@ -245,6 +245,23 @@ def Tcc_AvgPool2dBackwardOp : Tcc_GradOp<"avg_pool2d_backward"> {
   let assemblyFormat = "$grad attr-dict `:` functional-type(operands, results)";
 }
 
+def Tcc_ChannelMulBackwardGateOp : Tcc_GradOp<"channel_mul_backward_gate"> {
+  let summary = "Gradient of channel_mul with respect to its gate: [N, C, ...] -> [N, C]";
+  let description = [{
+    `result[n, c] = sum over the other dims of grad[n, c, ...] * input[n, c, ...]`,
+    accumulated in double. (The gradient with respect to the input is a
+    `tcc.channel_mul` of `grad` and the gate.)
+
+    ```mlir
+    %dgate = tcc.channel_mul_backward_gate %dy, %x
+             : (tensor<8x16x4x4xf32>, tensor<8x16x4x4xf32>) -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$grad, Tcc_FloatTensor:$input);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$grad `,` $input attr-dict `:` functional-type(operands, results)";
+}
+
 def Tcc_GlobalAvgPoolBackwardOp : Tcc_GradOp<"global_avg_pool_backward"> {
   let summary = "Gradient of global_avg_pool: [N, C] -> [N, C, H, W]";
   let description = [{

@@ -245,6 +245,17 @@ LogicalResult AvgPool2dBackwardOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult ChannelMulBackwardGateOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> in = shapeOf(adaptor.getInput());
+  if (in.size() < 3 || adaptor.getGrad().getType() != adaptor.getInput().getType())
+    return emitOptionalError(loc, "grad and input must be one type of rank 3 or more, got ",
+                             shapeStr(adaptor.getGrad()), " and ", shapeStr(adaptor.getInput()));
+  inferred.push_back(RankedTensorType::get(in.take_front(2), elementTypeOf(adaptor.getInput())));
+  return success();
+}
+
 LogicalResult GlobalAvgPoolBackwardOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &inferred) {

@@ -240,6 +240,14 @@ LogicalResult MulOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+LogicalResult ChannelMulOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                           SmallVectorImpl<Value> &operandGrads) {
+  reset(*this, operandGrads);
+  operandGrads[0] = b.create<ChannelMulOp>(getLoc(), resultGrads[0], getGate());
+  operandGrads[1] = b.create<ChannelMulBackwardGateOp>(getLoc(), resultGrads[0], getInput());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Shape ops
 //===----------------------------------------------------------------------===//

@@ -335,6 +335,24 @@ class Tcc_BinaryOp<string mnemonic, string formula>
 def Tcc_AddOp : Tcc_BinaryOp<"add", "sum x + y">;
 def Tcc_MulOp : Tcc_BinaryOp<"mul", "product x * y">;
 
+def Tcc_ChannelMulOp : Tcc_Op<"channel_mul", [Pure, InferTypeOpAdaptor, Tcc_FollowsInputPrecision,
+                                              DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "A tensor times a per-(sample, channel) gate, broadcast over the rest";
+  let description = [{
+    `result[n, c, ...] = input[n, c, ...] * gate[n, c]` for an input of rank
+    3 or more and a gate [N, C] of its element type: squeeze-and-excitation's
+    channel gates (model.json's `mul` of a [N, C, H, W] tensor and a [N, C]
+    one; PyTorch's `x * gate[:, :, None, None]`).
+
+    ```mlir
+    %y = tcc.channel_mul %x, %gate : (tensor<8x16x4x4xf32>, tensor<8x16xf32>) -> tensor<8x16x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Tcc_FloatTensor:$gate);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $gate attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Shape ops
 //===----------------------------------------------------------------------===//

@@ -279,6 +279,20 @@ LogicalResult MulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc
   return inferBinary(loc, adaptor.getLhs(), adaptor.getRhs(), inferred);
 }
 
+LogicalResult ChannelMulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &inferred) {
+  ArrayRef<int64_t> in = shapeOf(adaptor.getInput());
+  if (in.size() < 3 || shapeOf(adaptor.getGate()) != in.take_front(2) ||
+      elementTypeOf(adaptor.getInput()) != elementTypeOf(adaptor.getGate()))
+    return emitOptionalError(loc, "needs an input [N, C, ...] of rank 3 or more and a gate "
+                                  "[N, C] of its element type, got ",
+                             shapeStr(adaptor.getInput()), " and ",
+                             shapeStr(adaptor.getGate()));
+  inferred.push_back(adaptor.getInput().getType());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Shape ops
 //===----------------------------------------------------------------------===//

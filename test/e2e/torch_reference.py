@@ -459,7 +459,13 @@ class TccModel(nn.Module):
         if op == "add":
             return xs[0] + xs[1]
         if op == "mul":
-            return xs[0] * xs[1]
+            a, b = xs
+            # a channel gate [N, C] times [N, C, ...], either side
+            if a.dim() == 2 and b.dim() > 2:
+                a = a.reshape(*a.shape, *([1] * (b.dim() - 2)))
+            if b.dim() == 2 and a.dim() > 2:
+                b = b.reshape(*b.shape, *([1] * (a.dim() - 2)))
+            return a * b
         if op == "scale":
             return x * float(node["factor"])
         if op == "concat":

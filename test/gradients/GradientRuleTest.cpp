@@ -264,6 +264,12 @@ Case binary(const std::string &name, const std::string &mnemonic, Shape x,
   return {name, "tcc." + mnemonic, args, body, x};
 }
 
+Case channelMul(const std::string &name, Shape x) {
+  Shape gate{x[0], x[1]};
+  std::string body = "%y = tcc.channel_mul %x, %g : (" + ty(x) + ", " + ty(gate) + ") -> " + ty(x);
+  return {name, "tcc.channel_mul", {{"x", x}, {"g", gate}}, body, x};
+}
+
 Case concat(const std::string &name, std::vector<Shape> inputs, int64_t axis) {
   std::vector<Arg> args;
   Shape y = inputs[0];
@@ -453,6 +459,8 @@ std::vector<Case> allCases() {
   c.push_back(binary("AddSameOperand", "add", {3, 4}, true));
   c.push_back(binary("Mul", "mul", {2, 3, 2}, false));
   c.push_back(binary("MulSameOperand", "mul", {3, 4}, true));
+  c.push_back(channelMul("ChannelMul", {2, 3, 2, 3}));
+  c.push_back(channelMul("ChannelMulRank3", {3, 2, 5}));
   // Shape ops.
   c.push_back(concat("ConcatAxis1", {{2, 3, 2, 2}, {2, 1, 2, 2}, {2, 2, 2, 2}}, 1));
   c.push_back(concat("ConcatAxis3", {{2, 2, 2, 3}, {2, 2, 2, 1}}, 3));

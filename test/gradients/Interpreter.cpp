@@ -483,6 +483,19 @@ private:
                          res(o.getResult()));
           return true;
         })
+        .Case([&](ChannelMulOp o) {
+          const int64_t planes = numElementsOf(o.getGate());
+          k::channel_mul<double>(planes, numElementsOf(o.getInput()) / planes,
+                                 in(o.getInput()), in(o.getGate()), res(o.getResult()));
+          return true;
+        })
+        .Case([&](ChannelMulBackwardGateOp o) {
+          const int64_t planes = numElementsOf(o.getResult());
+          k::channel_mul_backward_gate<double>(planes, numElementsOf(o.getInput()) / planes,
+                                               in(o.getGrad()), in(o.getInput()),
+                                               res(o.getResult()));
+          return true;
+        })
         .Case([&](ScaleOp o) {
           k::scale<double>(numElementsOf(o.getResult()), f64(o.getFactor()),
                            in(o.getInput()), res(o.getResult()));

@@ -22,6 +22,7 @@
 #include "runtime/cpu/MultiTensor.h"
 #include "runtime/cuda/device/Launch.cuh"
 #include "runtime/kernels/Activation.h"
+#include "runtime/kernels/ChannelMul.h"
 #include "runtime/kernels/Loss.h"
 #include "runtime/kernels/Metrics.h"
 
