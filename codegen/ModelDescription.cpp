@@ -13,6 +13,7 @@
 #include "codegen/CpuEmitter.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
+#include "runtime/trainer/InitWhitening.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/Format.h"
@@ -111,8 +112,10 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
       a = number(init, "mean"), b = number(init, "std");
     else if (initKind == "patch_whitening")
       // airbench's settings where hand-written IR leaves them out.
-      a = init.get("eps") ? number(init, "eps") : 5e-4,
-      b = init.get("images") ? number(init, "images") : 5000, c = number(init, "ddof");
+      a = init.get("eps") ? number(init, "eps") : ::tcc::rt::kWhiteningEps,
+      b = init.get("images") ? number(init, "images")
+                             : static_cast<double>(::tcc::rt::kWhiteningImages),
+      c = number(init, "ddof");
     auto source = init.getAs<StringAttr>("source");
     auto foldedInto = train.getArgAttrOfType<StringAttr>(i, kFoldedIntoAttr);
     os << "    {" << cppStringLiteral(name.getValue()) << ", " << dimsOf(arg).size() << ", {";

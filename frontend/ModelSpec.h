@@ -12,6 +12,8 @@
 #ifndef TCC_FRONTEND_MODELSPEC_H
 #define TCC_FRONTEND_MODELSPEC_H
 
+#include "runtime/trainer/InitWhitening.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -32,8 +34,8 @@ struct InitSpec {
   double low = 0, high = 1;      ///< uniform
   /// patch_whitening: airbench's settings by default; myrtle.ai's ResNet-9
   /// uses eps 1e-2, 10000 images and the unbiased (n - 1) covariance.
-  double whiteningEps = 5e-4;
-  int64_t whiteningImages = 5000;
+  double whiteningEps = ::tcc::rt::kWhiteningEps;
+  int64_t whiteningImages = ::tcc::rt::kWhiteningImages;
   bool whiteningUnbiased = false;
 };
 
