@@ -63,7 +63,7 @@ int64_t smallerSide(const ModelSpec &spec) {
 }
 
 Json parseAugment(const ObjectReader &r, const ModelSpec &spec) {
-  r.allowOnly({"random_crop_padding", "flip", "translate", "cutout", "padding_mode"});
+  r.allowOnly({"random_crop_padding", "flip", "translate", "cutout", "padding_mode", "draws"});
   // flip: false, true (each image at random each epoch), or "alternating"
   // (airbench: each image at random in the first epoch, then the other way
   // each epoch).
@@ -77,10 +77,14 @@ Json parseAugment(const ObjectReader &r, const ModelSpec &spec) {
               {"flip", flip},
               {"translate", r.integer("translate", 0, 0)},
               {"cutout", r.integer("cutout", 0, 0)},
-              {"padding_mode", r.choice("padding_mode", std::string("zeros"), {"zeros", "reflect"})}};
+              {"padding_mode", r.choice("padding_mode", std::string("zeros"), {"zeros", "reflect"})},
+              // "balanced": each choice to an equal share of the epoch
+              // (myrtle.ai's cifar10-fast), not drawn per sample
+              {"draws", r.choice("draws", std::string("independent"), {"independent", "balanced"})}};
   if (!isImage(spec))
     for (const auto &item : out.items())
-      if (item.value() != 0 && item.value() != false && item.value() != "zeros")
+      if (item.value() != 0 && item.value() != false && item.value() != "zeros" &&
+          item.value() != "independent")
         r.failField(item.key(), "needs an image input [C, H, W], but "
                                 "input.shape is " +
                                     shapeText(spec.inputShape));

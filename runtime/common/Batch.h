@@ -14,6 +14,8 @@
 //   border instead (PyTorch's reflect padding: index -1 reads 1, h reads
 //   h - 2), each coordinate reflected where it leaves the image.
 //   3. horizontal flip with probability 1/2 (or alternating, CounterRng.h);
+//   With `balanced`, each of these choices is dealt out evenly over the
+//   epoch's samples instead of drawn for each sample (CounterRng.h);
 //   4. cutout: zero the `cutout` x `cutout` square whose centre (cy, cx) is
 //      uniform over the image (rows cy - cutout/2 .. cy - cutout/2 + cutout
 //      - 1, likewise columns), clipped at the borders.
@@ -42,6 +44,7 @@ struct AugmentConfig {
   int64_t cutout = 0;      ///< zero a random square of this side
   bool alternateFlip = false; ///< flip: each image the other way each epoch
   bool reflect = false;       ///< crop and translate fill by reflection
+  bool balanced = false;      ///< each option to an equal share of the epoch
 };
 
 namespace batch {

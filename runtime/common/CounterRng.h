@@ -39,6 +39,18 @@
 // r is flipped in epoch e when
 //   (uniformBelow(counterRandom(streamKey(seed, 2, 0), r, kDrawFlip), 2) == 1) != (e odd).
 //
+// Balanced draws (myrtle.ai's cifar10-fast, `transformed`): instead of one
+// draw per sample, each decision d deals the epoch's n positions out evenly
+// over its k options. With base = streamKey(seed, 3, epoch), position p gets
+//   q = permute(splitmix64(base ^ 2d), p, n)      (a random order of [0, n))
+//   c = the chunk of q when [0, n) is cut into k chunks, the first n mod k
+//       of them n / k + 1 long, the others n / k
+//   option = permute(splitmix64(base ^ (2d + 1)), c, k)
+// where permute is the shuffle's Feistel network under that key. Every
+// option then goes to n / k or n / k + 1 samples of the epoch. Options:
+// crop and translate offsets (y, x) = (o / span, o % span), flip o == 1,
+// cutout centre (o / w, o % w).
+//
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_COMMON_COUNTERRNG_H
 #define TCC_RUNTIME_COMMON_COUNTERRNG_H
@@ -52,6 +64,7 @@ namespace tcc::rt::rng {
 
 constexpr uint64_t kShuffleStream = 1;
 constexpr uint64_t kAugmentStream = 2;
+constexpr uint64_t kBalancedStream = 3;
 
 /// The draw number `d` of each augmentation decision.
 enum AugmentDrawIndex : uint64_t {
@@ -95,68 +108,18 @@ TCC_HOST_DEVICE inline uint64_t uniformBelow(uint64_t r, uint64_t m) {
   return mulHigh64(r, m);
 }
 
-/// One sample's augmentation decisions.
-struct AugmentDraw {
-  int64_t cropY = 0, cropX = 0;     ///< offsets into the padded image, [0, 2p]
-  int64_t shiftY = 0, shiftX = 0;   ///< translation, [-t, t]
-  bool flip = false;                ///< mirror left-right
-  int64_t cutoutY = 0, cutoutX = 0; ///< cutout centre, [0, h) x [0, w)
-};
-
-/// The decisions for the sample at `position` of `epoch`, which is row
-/// `row` of the data set. Disabled augmentations (0 / false) get neutral
-/// values.
-TCC_HOST_DEVICE inline AugmentDraw drawAugment(uint64_t seed, uint64_t epoch,
-                                          uint64_t position, int64_t h,
-                                          int64_t w, int64_t cropPadding,
-                                          bool flip, int64_t translate,
-                                          int64_t cutout, bool alternateFlip = false,
-                                          uint64_t row = 0) {
-  const uint64_t key = streamKey(seed, kAugmentStream, epoch);
-  AugmentDraw d;
-  if (cropPadding > 0) {
-    const uint64_t span = 2 * static_cast<uint64_t>(cropPadding) + 1;
-    d.cropY = static_cast<int64_t>(
-        uniformBelow(counterRandom(key, position, kDrawCropY), span));
-    d.cropX = static_cast<int64_t>(
-        uniformBelow(counterRandom(key, position, kDrawCropX), span));
-  }
-  if (translate > 0) {
-    const uint64_t span = 2 * static_cast<uint64_t>(translate) + 1;
-    d.shiftY = static_cast<int64_t>(uniformBelow(
-                   counterRandom(key, position, kDrawShiftY), span)) -
-               translate;
-    d.shiftX = static_cast<int64_t>(uniformBelow(
-                   counterRandom(key, position, kDrawShiftX), span)) -
-               translate;
-  }
-  if (flip && alternateFlip)
-    d.flip = (uniformBelow(counterRandom(streamKey(seed, kAugmentStream, 0), row, kDrawFlip),
-                           2) == 1) != (epoch % 2 == 1);
-  else if (flip)
-    d.flip = uniformBelow(counterRandom(key, position, kDrawFlip), 2) == 1;
-  if (cutout > 0 && h > 0 && w > 0) {
-    d.cutoutY = static_cast<int64_t>(uniformBelow(
-        counterRandom(key, position, kDrawCutoutY), static_cast<uint64_t>(h)));
-    d.cutoutX = static_cast<int64_t>(uniformBelow(
-        counterRandom(key, position, kDrawCutoutX), static_cast<uint64_t>(w)));
-  }
-  return d;
-}
-
 /// Rounds of the shuffle's Feistel network (4 make a pseudo-random
 /// permutation from a pseudo-random round function; 6 leave a margin).
 constexpr int kFeistelRounds = 6;
 
-/// The row that position `position` (in [0, n)) of `epoch` visits.
-TCC_HOST_DEVICE inline int64_t shuffledRow(uint64_t seed, uint64_t epoch,
-                                           int64_t position, int64_t n) {
+/// The image of `x` (in [0, n)) under the permutation of [0, n) that `key`
+/// selects: the Feistel network of the header, with cycle walking.
+TCC_HOST_DEVICE inline int64_t permute(uint64_t key, int64_t x0, int64_t n) {
   int bits = 1; // k: half the width of the network
   while (bits < 31 && (uint64_t(1) << (2 * bits)) < static_cast<uint64_t>(n))
     ++bits;
   const uint64_t mask = (uint64_t(1) << bits) - 1;
-  const uint64_t key = streamKey(seed, kShuffleStream, epoch);
-  uint64_t x = static_cast<uint64_t>(position);
+  uint64_t x = static_cast<uint64_t>(x0);
   do {
     uint64_t left = x >> bits, right = x & mask;
     for (int r = 0; r < kFeistelRounds; ++r) {
@@ -168,6 +131,84 @@ TCC_HOST_DEVICE inline int64_t shuffledRow(uint64_t seed, uint64_t epoch,
     x = (left << bits) | right;
   } while (x >= static_cast<uint64_t>(n));
   return static_cast<int64_t>(x);
+}
+
+/// The row that position `position` (in [0, n)) of `epoch` visits.
+TCC_HOST_DEVICE inline int64_t shuffledRow(uint64_t seed, uint64_t epoch,
+                                           int64_t position, int64_t n) {
+  return permute(streamKey(seed, kShuffleStream, epoch), position, n);
+}
+
+/// Decision `draw`'s option, of k, for the sample at `position` of an epoch
+/// of n positions under balanced draws (the header's scheme).
+TCC_HOST_DEVICE inline int64_t balancedOption(uint64_t seed, uint64_t epoch,
+                                              uint64_t draw, int64_t position,
+                                              int64_t n, int64_t k) {
+  const uint64_t base = streamKey(seed, kBalancedStream, epoch);
+  const int64_t q = permute(splitmix64(base ^ (2 * draw)), position, n);
+  const int64_t size = n / k, big = n % k;
+  const int64_t chunk = q < big * (size + 1) ? q / (size + 1)
+                                              : big + (q - big * (size + 1)) / size;
+  return permute(splitmix64(base ^ (2 * draw + 1)), chunk, k);
+}
+
+/// One sample's augmentation decisions.
+struct AugmentDraw {
+  int64_t cropY = 0, cropX = 0;     ///< offsets into the padded image, [0, 2p]
+  int64_t shiftY = 0, shiftX = 0;   ///< translation, [-t, t]
+  bool flip = false;                ///< mirror left-right
+  int64_t cutoutY = 0, cutoutX = 0; ///< cutout centre, [0, h) x [0, w)
+};
+
+/// The decisions for the sample at `position` of `epoch`, which is row
+/// `row` of the data set. Disabled augmentations (0 / false) get neutral
+/// values. `balanced`: the balanced draws of an epoch of `n` positions (the
+/// header's scheme) instead of independent ones; an alternating flip keeps
+/// its own rule.
+TCC_HOST_DEVICE inline AugmentDraw drawAugment(uint64_t seed, uint64_t epoch,
+                                          uint64_t position, int64_t h,
+                                          int64_t w, int64_t cropPadding,
+                                          bool flip, int64_t translate,
+                                          int64_t cutout, bool alternateFlip = false,
+                                          uint64_t row = 0, bool balanced = false,
+                                          int64_t n = 0) {
+  const uint64_t key = streamKey(seed, kAugmentStream, epoch);
+  // one option of k for decision d (for a pair, d is its first draw)
+  auto option = [&](uint64_t d, int64_t k) -> int64_t {
+    if (balanced && n > 0)
+      return balancedOption(seed, epoch, d, static_cast<int64_t>(position), n, k);
+    return static_cast<int64_t>(
+        uniformBelow(counterRandom(key, position, d), static_cast<uint64_t>(k)));
+  };
+  // a pair (y, x) in [0, spanY) x [0, spanX): two independent draws, or one
+  // balanced draw over the spanY * spanX pairs
+  auto pair = [&](uint64_t dy, uint64_t dx, int64_t spanY, int64_t spanX, int64_t &y,
+                  int64_t &x) {
+    if (balanced && n > 0) {
+      const int64_t o = option(dy, spanY * spanX);
+      y = o / spanX;
+      x = o % spanX;
+    } else {
+      y = option(dy, spanY);
+      x = option(dx, spanX);
+    }
+  };
+  AugmentDraw d;
+  if (cropPadding > 0)
+    pair(kDrawCropY, kDrawCropX, 2 * cropPadding + 1, 2 * cropPadding + 1, d.cropY, d.cropX);
+  if (translate > 0) {
+    pair(kDrawShiftY, kDrawShiftX, 2 * translate + 1, 2 * translate + 1, d.shiftY, d.shiftX);
+    d.shiftY -= translate;
+    d.shiftX -= translate;
+  }
+  if (flip && alternateFlip)
+    d.flip = (uniformBelow(counterRandom(streamKey(seed, kAugmentStream, 0), row, kDrawFlip),
+                           2) == 1) != (epoch % 2 == 1);
+  else if (flip)
+    d.flip = option(kDrawFlip, 2) == 1;
+  if (cutout > 0 && h > 0 && w > 0)
+    pair(kDrawCutoutY, kDrawCutoutX, h, w, d.cutoutY, d.cutoutX);
+  return d;
 }
 
 /// Writes the visiting order of `epoch` to perm[0..n): perm[p] =

@@ -52,7 +52,8 @@ inline void gather_train_batch(const StepBuffers &b, const int64_t *step,
     if (b.batch.augmentOn)
       draw = rng::drawAugment(run.seed, uint64_t(epoch), uint64_t(position),
                               b.batch.h, b.batch.w, ac.cropPadding, ac.flip,
-                              ac.translate, ac.cutout, ac.alternateFlip, uint64_t(row));
+                              ac.translate, ac.cutout, ac.alternateFlip, uint64_t(row),
+                              ac.balanced, b.train.n);
     gather_sample(b.train, b.batch, row, b.batch.augmentOn ? &draw : nullptr,
                   images + slot * plane, labels + slot);
   }

@@ -181,7 +181,7 @@ void BatchLoader::batch(int64_t epoch, int64_t index, float *images,
         draw = rng::drawAugment(
             seed, static_cast<uint64_t>(epoch), static_cast<uint64_t>(position),
             h, w, ac.cropPadding, ac.flip, ac.translate, ac.cutout, ac.alternateFlip,
-            static_cast<uint64_t>(row));
+            static_cast<uint64_t>(row), ac.balanced, data.n);
       float *dst = images + k * plane;
       for (int64_t ch = 0; ch < c; ++ch)
         for (int64_t y = 0; y < h; ++y)

@@ -71,6 +71,7 @@ bool parseRecipe(const std::string &text, Recipe &out, std::string &error) {
       out.augment.reflect = a.value("padding_mode", std::string("zeros")) == "reflect";
       out.augment.translate = a.value("translate", int64_t(0));
       out.augment.cutout = a.value("cutout", int64_t(0));
+      out.augment.balanced = a.value("draws", std::string("independent")) == "balanced";
     }
     if (data.contains("normalize") && data["normalize"].is_object()) {
       const Json &n = data["normalize"];

@@ -260,6 +260,8 @@ MUTATIONS = {
     "data.augment.cutout": setter(["data", "augment"], {"cutout": 4}),
     "data.augment.padding_mode": setter(["data", "augment"], {"translate": 2,
                                                              "padding_mode": "reflect"}),
+    "data.augment.draws": setter(["data", "augment"], {"random_crop_padding": 2, "flip": True,
+                                                      "draws": "balanced"}),
     "data.normalize": lambda s: s["data"].pop("normalize"),
     "data.normalize.mean": setter(["data", "normalize", "mean"], [0.4, 0.4, 0.4]),
     "data.normalize.std": setter(["data", "normalize", "std"], [0.5, 0.5, 0.5]),

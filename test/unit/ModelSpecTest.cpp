@@ -680,6 +680,14 @@ TEST(OpError, RecipeItemRules) {
   EXPECT_EQ(alternating.data["augment"]["flip"], "alternating");
   EXPECT_EQ(alternating.data["augment"]["padding_mode"], "reflect");
   EXPECT_EQ(specAfter([](json &) {}).data["augment"]["padding_mode"], "zeros");
+  // Balanced augmentation draws (myrtle.ai).
+  EXPECT_EQ(specAfter([](json &m) {
+              m["data"] = {{"augment", {{"flip", true}, {"draws", "balanced"}}}};
+            }).data["augment"]["draws"],
+            "balanced");
+  EXPECT_EQ(specAfter([](json &) {}).data["augment"]["draws"], "independent");
+  EXPECT_CONTAINS(errorAfter([](json &m) { m["data"] = {{"augment", {{"draws", "fair"}}}}; }),
+                  "data.augment.draws");
   EXPECT_CONTAINS(errorAfter([](json &m) { m["data"] = {{"augment", {{"flip", "sometimes"}}}}; }),
                   "data.augment.flip must be true, false or \"alternating\", got \"sometimes\"");
   EXPECT_CONTAINS(errorAfter([](json &m) {

@@ -74,7 +74,8 @@ inline void gather_train_batch(cudaStream_t s, const StepBuffers &b, const int64
       draw = rng::drawAugment(run.seed, uint64_t(epoch), uint64_t(position), spec.h, spec.w,
                               spec.augment.cropPadding, spec.augment.flip,
                               spec.augment.translate, spec.augment.cutout,
-                              spec.augment.alternateFlip, uint64_t(row));
+                              spec.augment.alternateFlip, uint64_t(row),
+                              spec.augment.balanced, data.n);
     images[i] = batch::samplePixel(data.pixels, data.isFloat, row, spec.c, spec.h, spec.w,
                                    spec.augmentOn ? &draw : nullptr, spec.augment, px.ch,
                                    px.y, px.x, spec.mean[px.ch], spec.std[px.ch]);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -337,6 +338,69 @@ TEST(BatchLoader, MatchesTheLiteralAugmentationWithReflection) {
     }
   }
   EXPECT_GT(reflected, 40); // most samples read beyond a border
+}
+
+TEST(BatchLoader, BalancedDrawsDealEachChoiceEvenly) {
+  // myrtle.ai's cifar10-fast: each crop offset (81 for padding 4), each
+  // translation (25), each flip (2) and each cutout centre (36) goes to
+  // n / k or n / k + 1 of an epoch's n samples; each epoch another deal.
+  const int64_t n = 2 * 81 + 5, h = 6, w = 6;
+  std::map<std::pair<int64_t, int64_t>, int> firstCrops;
+  for (uint64_t epoch = 0; epoch < 3; ++epoch) {
+    std::map<std::pair<int64_t, int64_t>, int> crops, shifts, cutouts;
+    int flips = 0;
+    for (int64_t p = 0; p < n; ++p) {
+      rng::AugmentDraw d = rng::drawAugment(9, epoch, uint64_t(p), h, w, 4, true, 2, 3,
+                                            false, 0, /*balanced=*/true, n);
+      ++crops[{d.cropY, d.cropX}];
+      ++shifts[{d.shiftY, d.shiftX}];
+      ++cutouts[{d.cutoutY, d.cutoutX}];
+      flips += d.flip;
+      if (epoch == 0)
+        firstCrops[{p, d.cropY * 9 + d.cropX}] = 1;
+    }
+    auto expectEven = [&](const std::map<std::pair<int64_t, int64_t>, int> &count, int64_t k,
+                          int64_t lo, int64_t hi, const char *what) {
+      ASSERT_EQ(int64_t(count.size()), k) << what << " epoch " << epoch;
+      int big = 0;
+      for (const auto &[option, c] : count) {
+        ASSERT_GE(option.first, lo) << what;
+        ASSERT_LE(option.first, hi) << what;
+        ASSERT_TRUE(c == n / k || c == n / k + 1) << what << " option count " << c;
+        big += c == n / k + 1;
+      }
+      EXPECT_EQ(big, n % k) << what;
+    };
+    expectEven(crops, 81, 0, 8, "crop");
+    expectEven(shifts, 25, -2, 2, "translate");
+    expectEven(cutouts, 36, 0, 5, "cutout");
+    EXPECT_TRUE(flips == n / 2 || flips == n / 2 + 1) << flips;
+    if (epoch > 0) {
+      int same = 0;
+      for (int64_t p = 0; p < n; ++p) {
+        rng::AugmentDraw d = rng::drawAugment(9, epoch, uint64_t(p), h, w, 4, true, 2, 3,
+                                              false, 0, true, n);
+        same += firstCrops.count({p, d.cropY * 9 + d.cropX});
+      }
+      EXPECT_LT(same, 20) << "epoch " << epoch << " repeats epoch 0's deal";
+    }
+  }
+
+  // The loader applies exactly these draws.
+  Dataset data = makeDataset(n, 1, h, w);
+  AugmentConfig aug{4, true, 0, 3, false, false, /*balanced=*/true};
+  BatchLoader loader(data, n, true, true, false, 9, aug, {});
+  std::vector<int64_t> order = loader.epochOrder(1);
+  Batch b = getBatch(loader, data, n, 1, 0);
+  for (int64_t p = 0; p < n; ++p) {
+    rng::AugmentDraw draw = rng::drawAugment(9, 1, uint64_t(p), h, w, 4, true, 0, 3, false,
+                                             0, true, n);
+    std::vector<int> expect =
+        referenceAugment(data.u8.data() + order[size_t(p)] * h * w, h, w, draw, 4, 3);
+    for (int64_t i = 0; i < h * w; ++i)
+      ASSERT_EQ(b.images[size_t(p * h * w + i)], norm(expect[size_t(i)], 0, 1))
+          << "position " << p << " pixel " << i;
+  }
 }
 
 TEST(BatchLoader, AlternatingFlipsTurnEachImageEveryEpoch) {
