@@ -30,9 +30,11 @@ __global__ void useEveryCommonFunction(const uint8_t *pixels,
   const uint64_t key = rng::streamKey(7, rng::kAugmentStream, 1);
   uint64_t r = rng::splitmix64(u) ^ rng::counterRandom(key, u, 3) ^
                rng::mulHigh64(key, u) ^ rng::uniformBelow(key ^ u, 10);
-  const int64_t row = rng::shuffledRow(7, 1, i, 60000);
+  const int64_t row = (rng::shuffledRow(7, 1, i, 60000) ^ rng::permute(key, i, 60000) ^
+                       rng::balancedOption(7, 1, 0, i, 60000, 25)) % 60000;
   const rng::AugmentDraw draw =
-      rng::drawAugment(7, 1, u, 28, 28, 2, true, 1, 4, /*alternateFlip=*/true, uint64_t(row));
+      rng::drawAugment(7, 1, u, 28, 28, 2, true, 1, 4, /*alternateFlip=*/i % 3 == 0,
+                       uint64_t(row), /*balanced=*/i % 2 == 0, 60000);
 
   // Batch.h: one augmented, normalised element of a training slot.
   AugmentConfig config;
