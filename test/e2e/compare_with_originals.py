@@ -106,7 +106,19 @@ def smooth_images(rng, n):
 # The two examples
 # --------------------------------------------------------------------------
 
-class Airbench94:
+class Example:
+    """What the run needs of an example: its transcription (`orig`), sizes,
+    and the map from the original's tensor names and forms to tcc's."""
+
+    @staticmethod
+    def model_state(run):
+        return run.model.state_dict()
+
+    def to_tcc(self, name, value):
+        return value
+
+
+class Airbench94(Example):
     example = "airbench94.json"
     batch, steps_per_epoch, steps, width_div = 4, 2, 20, 16
 
@@ -133,9 +145,6 @@ class Airbench94:
     def whitening(self, run):
         return run.model[0].weight.detach().clone(), run.eigenvalues
 
-    def model_state(self, run):
-        return run.model.state_dict()
-
     def final_state(self, run):
         return run.state()
 
@@ -155,12 +164,9 @@ class Airbench94:
             return "optimizer.%s.momentum_buffer" % base
         return prefix + base
 
-    @staticmethod
-    def to_tcc(name, value):
-        return value
 
 
-class ResNet9:
+class ResNet9(Example):
     example = "resnet9.json"
     batch, steps_per_epoch, steps, splits, width_div = 16, 97, 6, 16, 16
 
@@ -186,9 +192,6 @@ class ResNet9:
 
     def whitening(self, run):
         return run.model.prep_whiten.weight.detach().clone(), run.eigenvalues
-
-    def model_state(self, run):
-        return run.model.state_dict()
 
     def final_state(self, run):
         return run.named_state()
@@ -344,8 +347,6 @@ def compare(args, model, tmp):
     final = tcc_state_of(model, model.final_state(run64))
     init = tcc_state_of(model, start)
 
-    data_dir = os.path.join(tmp, "data")
-    os.makedirs(data_dir, exist_ok=True)
     cwt.write_npy(spec, tmp, x, y, xt, yt)
     model_path = os.path.join(tmp, "model.json")
     with open(model_path, "w") as f:
