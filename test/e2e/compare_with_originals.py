@@ -165,7 +165,6 @@ class Airbench94(Example):
         return prefix + base
 
 
-
 class ResNet9(Example):
     example = "resnet9.json"
     batch, steps_per_epoch, steps, splits, width_div = 16, 97, 6, 16, 16
