@@ -1,31 +1,39 @@
 #!/usr/bin/env python3
 """The cuda trainers on a real GPU, checked against the cpu trainers.
 
-Two steps, because the GPU machines have CUDA, CMake and Python with NumPy
-but no MLIR (docs/cuda.md, "Checking on a GPU"):
+Three steps, because the GPU machines have CUDA, CMake and Python with
+NumPy but no MLIR, and their time is scarce (docs/cuda.md, "Checking on a GPU"):
 
   scripts/gpu-check.sh prepare DIR [--gpu h100]   # here, with tcc built
-  scripts/gpu-check.sh run DIR                    # on the GPU machine
+  scripts/gpu-check.sh build DIR                  # here (optional): nvcc needs no GPU
+  scripts/gpu-check.sh run DIR [--budget S] [--pytorch] [--out FILE]   # on the GPU machine
 
 `prepare` writes, for each check model, the cuda and the cpu trainer's
 source trees (`tcc compile --emit=source-tree`; for a 16-bit step also the
 cpu trainer of its f32 step), packed as DIR/trees.tar.xz, and a manifest.
-`run` unpacks them, builds them with CMake, makes synthetic data of the models' shapes (uncompressed
-IDX or CIFAR-10 binary, fixed seed), and for each model:
+`build` builds them all here and packs the trainers as DIR/bins.tar.xz.
+`run` uses a packed trainer where it starts (PyTorch's NVIDIA wheels on the
+library path) and builds the tree with CMake where none does; it makes
+synthetic data of the models' shapes (uncompressed IDX or CIFAR-10 binary,
+fixed seed, a full data set's size) and checks in phases, each over every
+model, so that a run stopped by --budget has answered the first for all:
   1. trains the cuda and the cpu trainer the same steps from the same seed
      and compares every checkpoint tensor and metric
      (test/runtime/cuda/compare_trainers.py: 1e-4 of each tensor's max); a
      16-bit step is measured against the cpu trainer's f32 step of the same
      model instead, no further from it than twice the cpu 16-bit step
-     (compare_trainers.compare_mixed);
-  2. trains the cuda trainer twice, and once with a --resume half way: the
+     (compare_trainers.compare_mixed); the trainers' warnings (a baked
+     cuDNN plan replaced under --allow-fallback) are reported;
+  2. times the cuda trainer over whole epochs (median epoch after the
+     first), and with --pytorch PyTorch eager on each example's model.json
+     (bench/pytorch_gpu.py) for a first ratio (the benchmark is issue 11's);
+  3. trains the cuda trainer twice, and once with a --resume half way: the
      checkpoints must be equal bit for bit;
-  3. runs the cuda trainer under compute-sanitizer (memcheck, then racecheck
-     on the small models), which must report no error;
-  4. times the cuda trainer over more steps (a first figure; the benchmark
-     against PyTorch is bench/, issue 11).
-It prints one line per check and writes DIR/gpu-check.json; the exit status
-is 1 if any check failed.
+  4. runs the small models' cuda trainers under compute-sanitizer (memcheck,
+     racecheck), which must report no error (a GPU the sanitizer does not
+     support is reported as such, not as a pass).
+It prints one line per check and writes DIR/gpu-check.json after each; the
+exit status is 1 if any check failed.
 """
 
 import argparse
@@ -41,21 +49,32 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "test", "runtime", "cuda"))
 
 ARCHIVE = "trees.tar.xz"
+BINARIES = "bins.tar.xz"
 
-# (model file, steps compared with the cpu trainer, steps timed, sanitized,
-# --precision or None for the model's own)
+TEST_N = 2000  # test images of the synthetic data
+
+# (model file, steps compared with the cpu trainer, sanitized, --precision or
+# None for the model's own)
 MODELS = [
-    ("examples/fashion_mlp.json", 20, 400, True, None),
-    ("test/runtime/cuda/models/pool_mlp.json", 20, 400, True, None),
-    ("test/runtime/cuda/models/norm_mlp.json", 20, 400, True, None),
-    ("test/runtime/cuda/models/conv_net.json", 20, 400, True, None),
-    ("test/runtime/cuda/models/conv_net.json", 20, 400, True, "bf16-mixed"),
-    ("test/runtime/cuda/models/conv_net_fp16.json", 20, 400, True, None),
-    ("examples/fashion_cnn.json", 10, 200, False, None),
+    ("examples/fashion_mlp.json", 20, True, None),
+    ("test/runtime/cuda/models/pool_mlp.json", 20, True, None),
+    ("test/runtime/cuda/models/norm_mlp.json", 20, True, None),
+    ("test/runtime/cuda/models/conv_net.json", 20, True, None),
+    ("test/runtime/cuda/models/conv_net.json", 20, True, "bf16-mixed"),
+    ("test/runtime/cuda/models/conv_net_fp16.json", 20, True, None),
+    ("examples/fashion_cnn.json", 10, False, None),
     # At their own precision: resnet9 fp16-mixed, airbench94 bf16-mixed.
-    ("examples/resnet9.json", 2, 50, False, None),
-    ("examples/airbench94.json", 2, 50, False, None),
+    ("examples/resnet9.json", 2, False, None),
+    ("examples/airbench94.json", 2, False, None),
 ]
+
+
+def model_name(path, precision):
+    name = os.path.splitext(os.path.basename(path))[0]
+    return name + "-" + precision if precision else name
+
+
+MODEL_PATHS = {model_name(path, precision): path for path, *_, precision in MODELS}
 
 
 def sh(cmd, cwd=None, env=None, timeout=None):
@@ -72,14 +91,12 @@ def sh(cmd, cwd=None, env=None, timeout=None):
 def prepare(args):
     os.makedirs(args.dir, exist_ok=True)
     manifest = {"gpu": args.gpu, "models": []}
-    for path, compared, timed, sanitized, precision in MODELS:
-        name = os.path.splitext(os.path.basename(path))[0]
+    for path, compared, sanitized, precision in MODELS:
+        name = model_name(path, precision)
         model = os.path.join(ROOT, path)
         with open(model) as f:
             spec = json.load(f)
         extra = ["--precision=" + precision] if precision else []
-        if precision:
-            name += "-" + precision
         sixteen_bit = (precision or spec["train"].get("precision", "fp32")) != "fp32"
         # A 16-bit step is measured against the model's f32 step (cpu-f32).
         trees = [("cuda", extra), ("cpu", extra)] + (
@@ -91,7 +108,10 @@ def prepare(args):
             cmd = [args.tcc, "compile", model, "--target=" + target, "--emit=source-tree",
                    "-o", out, *flags]
             if target == "cuda":
-                cmd.append("--gpu=" + args.gpu)
+                # --allow-fallback: where the GPU machine's cuDNN is not the
+                # one the plans were baked for, the check still runs (the
+                # baked plans first) and reports each replaced plan.
+                cmd += ["--gpu=" + args.gpu, "--allow-fallback"]
             r = sh(cmd)
             if r.returncode != 0:
                 sys.exit(f"error: {' '.join(cmd)}: {r.stderr.strip()}")
@@ -99,7 +119,7 @@ def prepare(args):
             "name": name, "data_format": spec["data"]["format"],
             "shape": spec["input"]["shape"], "classes": spec["input"]["classes"],
             "batch_size": spec["train"]["batch_size"], "compared_steps": compared,
-            "timed_steps": timed, "sanitized": sanitized, "sixteen_bit": sixteen_bit,
+            "sanitized": sanitized, "sixteen_bit": sixteen_bit,
             "trees": [tree for tree, _ in trees], "program": os.path.splitext(
                 os.path.basename(path))[0]})
         print(f"{name}: source trees written")
@@ -171,14 +191,45 @@ def make_data(folder, fmt, shape, classes, train, test):
         raise SystemExit(f"error: no synthetic data for format {fmt}")
 
 
-def build(tree, jobs):
+def build(tree, jobs, flags=()):
     out = os.path.join(tree, "build")
-    r = sh(["cmake", "-S", tree, "-B", out, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"])
+    r = sh(["cmake", "-S", tree, "-B", out, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", *flags])
     if r.returncode == 0:
         r = sh(["cmake", "--build", out, "-j", str(jobs)])
     if r.returncode != 0:
         return None, (r.stdout + r.stderr)[-3000:]
     return out, ""
+
+
+def build_here(args):
+    """Builds every tree where tcc is (nvcc and cuDNN link without a GPU)
+    and packs the trainers as DIR/bins.tar.xz, so that the GPU machine's
+    time goes to the checks: `run` uses a packed trainer where it starts
+    there and builds the tree only where it does not (another glibc, say).
+    The cpu trainers are built for any x86-64-v3 machine, not this one."""
+    with open(os.path.join(args.dir, "manifest.json")) as f:
+        manifest = json.load(f)
+    unpack(args.dir)
+    programs = []
+    for m in manifest["models"]:
+        for tree in m["trees"]:
+            folder = os.path.join(args.dir, m["name"], tree)
+            start = time.monotonic()
+            out, log = build(folder, args.jobs,
+                             ["-DTCC_MARCH=x86-64-v3"] if tree.startswith("cpu") else [])
+            if not out:
+                sys.exit(f"error: building {folder}: {log}")
+            exe = os.path.join(out, m["program"])
+            sh(["strip", exe])
+            programs.append((exe, f"{m['name']}/{tree}/{m['program']}"))
+            print(f"{m['name']}/{tree}: built in {time.monotonic() - start:.0f} s", flush=True)
+    with tarfile.open(os.path.join(args.dir, BINARIES), "w:xz") as tar:
+        for exe, name in programs:
+            tar.add(exe, arcname=name)
+    for m in manifest["models"]:
+        shutil.rmtree(os.path.join(args.dir, m["name"]))
+    print(f"built {len(programs)} trainers into {os.path.join(args.dir, BINARIES)} "
+          f"({os.path.getsize(os.path.join(args.dir, BINARIES)) / 2**20:.1f} MiB)")
 
 
 def resume_and_repeat(exe, data, name, root, compare_trainers, steps=6):
@@ -216,102 +267,258 @@ def resume_and_repeat(exe, data, name, root, compare_trainers, steps=6):
              f"{steps} steps straight")]
 
 
-def run_checks(args):
+def wheel_library_path():
+    """PyTorch's NVIDIA wheels (site-packages/nvidia/*/lib), where the GPU
+    machines keep cuDNN, cuBLASLt, NVRTC and the CUDA runtime."""
+    import glob
+    import site
+    dirs = []
+    for folder in site.getsitepackages():
+        dirs += sorted(glob.glob(os.path.join(folder, "nvidia", "*", "lib")))
+    return dirs
+
+
+class Report:
+    """The checks' results, written to DIR/gpu-check.json (and --out) after
+    each check, so that a run cut short by its time keeps what it did."""
+
+    def __init__(self, paths, gpu):
+        self.paths, self.failed = paths, False
+        self.data = {"gpu": gpu, "models": {}, "skipped": []}
+
+    def model(self, name):
+        return self.data["models"].setdefault(name, {})
+
+    def check(self, name, check, ok, line, detail=None):
+        """ok: True, False, or None for a check that could not run here."""
+        self.model(name)[check] = detail if detail is not None else (
+            "pass" if ok else "unavailable" if ok is None else "fail")
+        self.failed |= ok is False
+        print(f"{'PASS' if ok else 'SKIP' if ok is None else 'FAIL'} {name}: {line}", flush=True)
+        self.save()
+
+    def save(self):
+        for path in self.paths:
+            with open(path, "w") as f:
+                json.dump(self.data, f, indent=2)
+
+
+def trainer_for(args, m, tree):
+    """The packed trainer of `build` where it starts here, else the tree
+    built here. Returns (path or None, how, log)."""
+    packed = os.path.join(args.dir, "bins", m["name"], tree, m["program"])
+    why = "not packed"
+    if os.path.exists(packed):
+        r = sh([packed, "--help"])
+        if r.returncode == 0:
+            return packed, "packed", ""
+        why = f"the packed trainer does not start: {(r.stdout + r.stderr).strip()[-500:]}"
+    out, log = build(os.path.join(args.dir, m["name"], tree), args.jobs)
+    if not out:
+        return None, "build failed", why + "\n" + log
+    return os.path.join(out, m["program"]), "built here", why
+
+
+def train(exe, data, work, steps, extra=()):
+    os.makedirs(work, exist_ok=True)
+    r = sh([exe, "--data", data, "--steps", str(steps), "--log-every", str(max(1, steps // 2)),
+            "--save", os.path.join(work, "state.safetensors"),
+            "--metrics", os.path.join(work, "metrics.jsonl"), "--quiet", *extra], cwd=work)
+    return r
+
+
+def compare_with_cpu(args, m, exes, data, test_n, report, compare_trainers):
+    """Check 1: the cuda and the cpu trainer, same steps, same seed."""
+    name, runs, warnings = m["name"], {}, []
+    for tree, exe in exes.items():
+        work = os.path.join(args.dir, "runs", name, tree)
+        r = train(exe, data, work, m["compared_steps"])
+        if r.returncode != 0:
+            report.check(name, "compare", False, f"the {tree} trainer failed: exit "
+                         f"{r.returncode}", f"{tree}: exit {r.returncode}: {r.stderr.strip()[-2000:]}")
+            return
+        warnings += [f"{tree}: {line}" for line in r.stderr.splitlines() if "warning" in line]
+        runs[tree] = (compare_trainers.read_safetensors(os.path.join(work, "state.safetensors")),
+                      compare_trainers.read_metrics(os.path.join(work, "metrics.jsonl")))
+    steps = m["compared_steps"]
+    if warnings:
+        report.model(name)["warnings"] = warnings
+        print("    " + "\n    ".join(warnings))
+    if m["sixteen_bit"]:
+        failures, ratio = compare_trainers.compare_mixed(runs["cuda"], runs["cpu"], runs["cpu-f32"])
+        line = (f"after {steps} 16-bit steps the cuda trainer is {ratio:.2f} times as far "
+                "from the f32 step as the cpu trainer")
+        detail = {"steps": steps, "distance_ratio": ratio, "failures": failures}
+    else:
+        failures, worst = compare_trainers.compare(runs["cuda"], runs["cpu"], m["batch_size"],
+                                                   steps, test_n)
+        line = f"cuda vs cpu after {steps} steps: largest difference {worst:.2g} of a tensor's max"
+        detail = {"steps": steps, "worst_relative": worst, "failures": failures}
+    report.check(name, "compare", not failures,
+                 line + "".join("\n    " + f for f in failures), detail)
+
+
+def timed_epochs(args, m, exe, data, report):
+    """Check 4: the cuda trainer's speed, from its metrics: the median
+    epoch after the first (start-up, cuDNN's plans and the graph's capture
+    are in the first), training only (evaluation has its own field)."""
+    name, epochs = m["name"], args.timed_epochs
+    work = os.path.join(args.dir, "runs", name, "timed")
+    os.makedirs(work, exist_ok=True)
+    start = time.monotonic()
+    r = sh([exe, "--data", data, "--epochs", str(epochs), "--quiet", "--metrics",
+            os.path.join(work, "metrics.jsonl")], cwd=work, timeout=args.run_timeout)
+    wall = time.monotonic() - start
+    if r.returncode != 0:
+        report.check(name, "timed", False, f"timed run: exit {r.returncode}",
+                     r.stderr.strip()[-2000:])
+        return
+    import statistics
+    records = [x for x in compare_trainers_module().read_metrics(
+        os.path.join(work, "metrics.jsonl")) if x.get("type") == "epoch"]
+    later = records[1:] or records
+    seconds = statistics.median(x["epoch_seconds"] for x in later)
+    ips = statistics.median(x["images_per_second"] for x in later)
+    detail = {"epochs": epochs, "wall_seconds": wall, "epoch_seconds": seconds,
+              "images_per_second": ips, "records": records}
+    report.check(name, "timed", True, f"{ips:.0f} img/s, {1000 * seconds:.1f} ms per epoch "
+                 f"of {m['train_n']} images (median of epochs 2-{epochs}; {wall:.1f} s in all)",
+                 detail)
+
+
+def pytorch_eager(args, m, report):
+    """PyTorch eager on the same model.json (bench/pytorch_gpu.py), for a
+    first ratio next to the tcc trainer's figure of the same run."""
+    name = m["name"]
+    out = os.path.join(args.dir, "runs", name, "pytorch.json")
+    model = os.path.join(ROOT, m["model"])
+    r = sh([sys.executable, os.path.join(ROOT, "bench", "pytorch_gpu.py"), model,
+            "--steps", str(args.pytorch_steps), "--json", out], timeout=args.run_timeout)
+    if r.returncode != 0:
+        report.check(name, "pytorch_eager", None, "PyTorch eager did not run",
+                     (r.stdout + r.stderr).strip()[-1500:])
+        return
+    with open(out) as f:
+        result = json.load(f)
+    tcc = report.model(name).get("timed")
+    ratio = ""
+    if isinstance(tcc, dict):
+        result["tcc_vs_pytorch"] = tcc["images_per_second"] / result["images_per_second"]
+        ratio = f"; tcc {result['tcc_vs_pytorch']:.2f}x"
+    report.check(name, "pytorch_eager", True, f"PyTorch eager {result['images_per_second']:.0f} "
+                 f"img/s ({result['precision']}){ratio}", result)
+
+
+def compare_trainers_module():
     import compare_trainers  # NumPy: on the GPU machine, not needed to prepare
+    return compare_trainers
+
+
+SANITIZER_UNSUPPORTED = ("Device not supported", "not supported on this platform")
+
+
+def sanitized(args, m, exe, data, report):
+    """Check 5: compute-sanitizer memcheck and racecheck, no error."""
+    name = m["name"]
+    for tool in ("memcheck", "racecheck"):
+        r = sh([args.sanitizer, "--tool", tool, "--error-exitcode", "3", exe, "--data", data,
+                "--steps", "3", "--quiet"], timeout=args.run_timeout)
+        text = (r.stdout + r.stderr).strip()
+        if any(s in text for s in SANITIZER_UNSUPPORTED):
+            report.check(name, tool, None, f"compute-sanitizer {tool}: this machine's GPU is "
+                         "not supported by it", text[-1000:])
+            return
+        report.check(name, tool, r.returncode == 0, f"compute-sanitizer {tool}",
+                     "clean" if r.returncode == 0 else text[-2000:])
+
+
+def run_checks(args):
+    """The checks in phases, each over every model, the cheapest and most
+    telling first, so that a run cut short by --budget still answers the
+    first questions for every model: 1. cuda vs cpu, 2. speed (and PyTorch
+    eager's with --pytorch), 3. repeat and resume, 4. compute-sanitizer."""
+    deadline = time.monotonic() + args.budget
+    args.dir = os.path.abspath(args.dir)  # the trainers run in their own folders
+    compare_trainers = compare_trainers_module()
+    os.environ["LD_LIBRARY_PATH"] = ":".join(
+        wheel_library_path() + [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":") if p])
+    args.sanitizer = shutil.which("compute-sanitizer")
     with open(os.path.join(args.dir, "manifest.json")) as f:
         manifest = json.load(f)
     unpack(args.dir)
-    results, failed = [], False
+    packed = os.path.join(args.dir, BINARIES)
+    if os.path.exists(packed):
+        with tarfile.open(packed) as tar:
+            tar.extractall(os.path.join(args.dir, "bins"))
     info = sh(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"])
-    print("GPU:", info.stdout.strip() or info.stderr.strip())
-    sanitizer = shutil.which("compute-sanitizer")
-    for m in manifest["models"]:
-        name = m["name"]
-        if args.only and name not in args.only:
+    print("GPU:", info.stdout.strip() or info.stderr.strip(), flush=True)
+    paths = [os.path.join(args.dir, "gpu-check.json")] + ([args.out] if args.out else [])
+    report = Report(paths, info.stdout.strip())
+    report.data["versions"] = {"nvcc": sh(["nvcc", "--version"]).stdout.strip().splitlines()[-1:],
+                               "library_path": os.environ["LD_LIBRARY_PATH"]}
+    models = [dict(m, model=MODEL_PATHS[m["name"]]) for m in manifest["models"]
+              if not args.only or m["name"] in args.only]
+
+    def in_time(name, phase):
+        if time.monotonic() < deadline:
+            return True
+        report.data["skipped"].append(f"{name}: {phase}")
+        print(f"SKIP {name}: {phase} (out of time: --budget {args.budget} s)", flush=True)
+        report.save()
+        return False
+
+    def guarded(name, phase, check, *rest):
+        """A check's own failure (a bug of this script, say) is reported and
+        the run goes on: GPU time is too scarce to lose the other checks."""
+        try:
+            check(*rest)
+        except Exception as e:  # noqa: BLE001
+            report.check(name, phase, False, f"{phase}: the check itself failed: {e!r}")
+
+    def repeat_checks(m, exe):
+        for check, ok, why in resume_and_repeat(exe, m["data"], m["name"], args.dir,
+                                                compare_trainers):
+            report.check(m["name"], check, ok, check + ("" if ok else ": " + why),
+                         None if ok else why)
+
+    ready = {}
+    for m in models:  # 1: build or unpack, then cuda vs cpu
+        if not in_time(m["name"], "compare"):
             continue
-        row = {"model": name}
-        data = os.path.join(args.dir, "data", name)
-        test_n = 2000
-        make_data(data, m["data_format"], m["shape"], m["classes"], 10000, test_n)
-        exes = {}
-        trees = m["trees"]
-        for tree in trees:
-            out, log = build(os.path.join(args.dir, name, tree), args.jobs)
-            if not out:
-                row[f"{tree}_build"] = "failed: " + log
+        name, exes = m["name"], {}
+        m["train_n"] = 50000 if m["data_format"] == "cifar10" else 60000
+        m["data"] = os.path.join(args.dir, "data", name)
+        make_data(m["data"], m["data_format"], m["shape"], m["classes"], m["train_n"], TEST_N)
+        for tree in m["trees"]:
+            exe, how, log = trainer_for(args, m, tree)
+            report.model(name).setdefault("trainers", {})[tree] = how
+            if not exe:
+                report.check(name, "build", False, f"{tree} tree: {how}", log[-3000:])
                 break
-            exes[tree] = os.path.join(out, m["program"])
-        if len(exes) < len(trees):
-            print(f"FAIL {name}: build: {row}")
-            results.append(row)
-            failed = True
+            exes[tree] = exe
+        if len(exes) < len(m["trees"]):
             continue
-        runs = {}
-        for target, exe in exes.items():
-            work = os.path.join(args.dir, "runs", name, target)
-            os.makedirs(work, exist_ok=True)
-            steps = m["compared_steps"]
-            r = sh([exe, "--data", data, "--steps", str(steps), "--log-every",
-                    str(max(1, steps // 2)), "--save", os.path.join(work, "state.safetensors"),
-                    "--metrics", os.path.join(work, "metrics.jsonl"), "--quiet"], cwd=work)
-            if r.returncode != 0:
-                row[f"{target}_run"] = f"exit {r.returncode}: {r.stderr.strip()[-2000:]}"
-                break
-            state = compare_trainers.read_safetensors(os.path.join(work, "state.safetensors"))
-            runs[target] = (state, compare_trainers.read_metrics(os.path.join(work, "metrics.jsonl")))
-        if len(runs) == len(trees) and m["sixteen_bit"]:
-            failures, ratio = compare_trainers.compare_mixed(runs["cuda"], runs["cpu"],
-                                                             runs["cpu-f32"])
-            row["compare"] = {"steps": m["compared_steps"], "distance_ratio": ratio,
-                              "failures": failures}
-            ok = not failures
-            print(f"{'PASS' if ok else 'FAIL'} {name}: after {m['compared_steps']} 16-bit "
-                  f"steps the cuda trainer is {ratio:.2f} times as far from the f32 step as "
-                  "the cpu trainer" + ("" if ok else "\n    " + "\n    ".join(failures)))
-            failed |= not ok
-        elif len(runs) == len(trees):
-            failures, worst = compare_trainers.compare(runs["cuda"], runs["cpu"], m["batch_size"],
-                                                       m["compared_steps"], test_n)
-            row["compare"] = {"steps": m["compared_steps"], "worst_relative": worst,
-                              "failures": failures}
-            ok = not failures
-            print(f"{'PASS' if ok else 'FAIL'} {name}: cuda vs cpu after {m['compared_steps']} "
-                  f"steps: largest difference {worst:.2g} of a tensor's max"
-                  + ("" if ok else "\n    " + "\n    ".join(failures)))
-            failed |= not ok
-        else:
-            print(f"FAIL {name}: run: {row}")
-            failed = True
-        if "cuda" in exes:
-            for check, ok, why in resume_and_repeat(exes["cuda"], data, name, args.dir,
-                                                    compare_trainers):
-                row[check] = "identical" if ok else why
-                print(f"{'PASS' if ok else 'FAIL'} {name}: {check}" + ("" if ok else ": " + why))
-                failed |= not ok
-        if "cuda" in exes and sanitizer and m["sanitized"]:
-            for tool in ("memcheck", "racecheck"):
-                r = sh([sanitizer, "--tool", tool, "--error-exitcode", "3", exes["cuda"], "--data",
-                        data, "--steps", "3", "--quiet"], timeout=1200)
-                ok = r.returncode == 0
-                row[tool] = "clean" if ok else (r.stdout + r.stderr)[-2000:]
-                print(f"{'PASS' if ok else 'FAIL'} {name}: compute-sanitizer {tool}"
-                      + ("" if ok else "\n" + row[tool]))
-                failed |= not ok
-        if "cuda" in exes:
-            start = time.monotonic()
-            r = sh([exes["cuda"], "--data", data, "--steps", str(m["timed_steps"]), "--quiet"],
-                   cwd=os.path.join(args.dir, "runs", name))
-            seconds = time.monotonic() - start
-            if r.returncode == 0:
-                row["timed"] = {"steps": m["timed_steps"], "seconds": seconds,
-                                "ms_per_step_with_startup": 1000 * seconds / m["timed_steps"]}
-                print(f"     {name}: {m['timed_steps']} cuda steps in {seconds:.2f} s "
-                      "(start-up and evaluation included)")
-        results.append(row)
-    with open(os.path.join(args.dir, "gpu-check.json"), "w") as f:
-        json.dump({"gpu": info.stdout.strip(), "results": results}, f, indent=2)
-    print("FAIL" if failed else "PASS")
-    return 1 if failed else 0
+        ready[name] = exes["cuda"]
+        guarded(name, "compare", compare_with_cpu, args, m, exes, m["data"], TEST_N, report,
+                compare_trainers)
+    for m in models:  # 2: speed
+        if m["name"] in ready and in_time(m["name"], "timed"):
+            guarded(m["name"], "timed", timed_epochs, args, m, ready[m["name"]], m["data"],
+                    report)
+            if (args.pytorch and m["model"].startswith("examples/")
+                    and in_time(m["name"], "pytorch_eager")):
+                guarded(m["name"], "pytorch_eager", pytorch_eager, args, m, report)
+    for m in models:  # 3: deterministic, and resumed exactly
+        if m["name"] in ready and in_time(m["name"], "repeat and resume"):
+            guarded(m["name"], "repeat and resume", repeat_checks, m, ready[m["name"]])
+    for m in models:  # 4: compute-sanitizer on the small models
+        if (m["name"] in ready and m["sanitized"] and args.sanitizer
+                and in_time(m["name"], "compute-sanitizer")):
+            guarded(m["name"], "compute-sanitizer", sanitized, args, m, ready[m["name"]],
+                    m["data"], report)
+    report.save()
+    print("FAIL" if report.failed else "PASS")
+    return 1 if report.failed else 0
 
 
 def main():
@@ -321,13 +528,29 @@ def main():
     p.add_argument("dir")
     p.add_argument("--tcc", default=os.path.join(ROOT, "build", "bin", "tcc"))
     p.add_argument("--gpu", default="h100")
+    b = sub.add_parser("build", help="build the prepared trees here, for `run` to use")
+    b.add_argument("dir")
+    b.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
     r = sub.add_parser("run", help="build and check on the GPU machine")
     r.add_argument("dir")
     r.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
     r.add_argument("--only", nargs="*", help="model names to check (default: all)")
+    r.add_argument("--budget", type=float, default=float("inf"),
+                   help="seconds: start no check after this (what is done is kept)")
+    r.add_argument("--timed-epochs", type=int, default=3,
+                   help="epochs of the timed run (default 3; the first is not counted)")
+    r.add_argument("--pytorch", action="store_true",
+                   help="also time PyTorch eager on each model (bench/pytorch_gpu.py)")
+    r.add_argument("--pytorch-steps", type=int, default=30)
+    r.add_argument("--run-timeout", type=float, default=300,
+                   help="seconds one timed or sanitized run may take")
+    r.add_argument("--out", help="also write the report here")
     args = ap.parse_args()
     if args.command == "prepare":
         prepare(args)
+        return 0
+    if args.command == "build":
+        build_here(args)
         return 0
     return run_checks(args)
 

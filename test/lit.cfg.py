@@ -24,3 +24,4 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["tcc", "tcc-opt", "tcc-translate"], [config.tcc_tools_dir])
 if config.tcc_have_cuda:
     config.available_features.add("cuda")
+    llvm_config.add_tool_substitutions(["tcc-tune"], [config.tcc_tools_dir])

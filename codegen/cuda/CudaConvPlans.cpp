@@ -24,17 +24,51 @@ std::string quotedNodes(const StepConv &conv) {
   return nodes.empty() ? "the step" : nodes;
 }
 
+/// The measured engine of `conv`, rebuilt for the described GPU as the
+/// trainer will rebuild it: a tuning file that names a plan this cuDNN
+/// cannot build is an error, not a silent return to the heuristics.
+bool bakeTuned(const StepConv &conv, const cuda::GpuDescription &gpu, int64_t workspaceLimit,
+               const cuda::TunedConv &tuned, cuda::ConvChoice &choice, std::string &error) {
+  std::string what = "the tuning file's engine " + tuned.plan + " for the " +
+                     cuda::directionName(conv.problem.direction) + " convolution of " +
+                     quotedNodes(conv);
+  cuda::ConvEngine &engine = choice.engine;
+  std::string why = "cuDNN's plan name has an unknown form";
+  if (!cuda::parsePlanName(tuned.plan, engine) ||
+      !cuda::rebuildConvPlan(conv.problem, gpu, engine, engine.workspaceBytes, why)) {
+    error = what + " does not build for the " + gpu.name + ": " + why +
+            "; run 'tcc tune' again with this tcc";
+    return false;
+  }
+  if (engine.workspaceBytes > workspaceLimit) {
+    error = what + " needs a workspace of " + std::to_string(engine.workspaceBytes) +
+            " bytes, over the limit of " + std::to_string(workspaceLimit) +
+            "; run 'tcc tune' again";
+    return false;
+  }
+  engine.name = tuned.plan;
+  choice.tunedMicroseconds = tuned.microseconds;
+  return true;
+}
+
 } // namespace
 
 bool mlir::tcc::bakeConvPlans(ModuleOp module, const cuda::GpuDescription &gpu,
-                              int64_t workspaceLimit, std::vector<BakedStepConv> &baked,
-                              std::string &error) {
+                              int64_t workspaceLimit, const cuda::TuningFile *tuning,
+                              std::vector<BakedStepConv> &baked, std::string &error) {
   std::vector<StepConv> convs;
   if (!collectConvProblems(module, convs, error))
     return false;
   for (const StepConv &conv : convs) {
     cuda::ConvChoice choice;
     std::string why;
+    auto tuned = tuning ? tuning->convs.find(conv.problem.key()) : cuda::TunedConvs::iterator{};
+    if (tuning && tuned != tuning->convs.end()) {
+      if (!bakeTuned(conv, gpu, workspaceLimit, tuned->second, choice, error))
+        return false;
+      baked.push_back({conv, choice});
+      continue;
+    }
     if (!cuda::chooseConvEngine(conv.problem, gpu, workspaceLimit, choice, why)) {
       error = std::string("the ") + cuda::directionName(conv.problem.direction) +
               " convolution of " + quotedNodes(conv) + " has no cuDNN engine on the " +
@@ -64,7 +98,10 @@ nlohmann::json mlir::tcc::convPlansTable(const std::vector<BakedStepConv> &baked
                     {"workspace_bytes", choice.engine.workspaceBytes},
                     {"numeric_notes", choice.engine.numericNotes},
                     {"candidates", choice.candidates},
-                    {"rank", choice.rank}});
+                    {"rank", choice.rank},
+                    {"chosen_by", choice.tunedMicroseconds >= 0 ? "tuning" : "heuristics"}});
+    if (choice.tunedMicroseconds >= 0)
+      rows.back()["tuned_microseconds"] = choice.tunedMicroseconds;
   }
   return {{"format", "tcc-conv-plans/1"},
           {"gpu", gpu.name},

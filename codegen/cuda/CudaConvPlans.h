@@ -14,6 +14,7 @@
 #include "codegen/ConvProblems.h"
 #include "runtime/cuda/ConvPlans.h"
 #include "runtime/cuda/GpuDescriptions.h"
+#include "runtime/cuda/TuningFile.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -31,11 +32,13 @@ struct BakedStepConv {
 };
 
 /// Chooses the engine of every convolution of the planned `module` for
-/// `gpu`. False with `error` naming the conv, its nodes and the fix when
-/// one has no engine.
+/// `gpu`: the measured one where `tuning` (checked against `gpu` and this
+/// cuDNN by the caller) has the problem, cuDNN's heuristics otherwise.
+/// False with `error` naming the conv, its nodes and the fix when one has
+/// no engine, or when the tuning file's does not build.
 bool bakeConvPlans(ModuleOp module, const ::tcc::cuda::GpuDescription &gpu,
-                   int64_t workspaceLimit, std::vector<BakedStepConv> &baked,
-                   std::string &error);
+                   int64_t workspaceLimit, const ::tcc::cuda::TuningFile *tuning,
+                   std::vector<BakedStepConv> &baked, std::string &error);
 
 /// The choices as a table (format tcc-conv-plans/1, docs/cuda.md).
 nlohmann::json convPlansTable(const std::vector<BakedStepConv> &baked,

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <set>
 
 namespace tcc::cuda {
 
@@ -217,6 +218,35 @@ bool parsePlanName(const std::string &tag, ConvEngine &engine) {
   }
   std::sort(engine.knobs.begin(), engine.knobs.end());
   return *end == '\0';
+}
+
+bool buildAllCandidates(const ConvProblem &problem, ConvGraph &graph, int64_t workspaceLimit,
+                        int most, std::vector<std::pair<int64_t, ConvEngine>> &built,
+                        int &offered, std::string &error) {
+  fe::error_t status = graph.create_execution_plans(
+      {fe::HeurMode_t::A, fe::HeurMode_t::B, fe::HeurMode_t::FALLBACK});
+  if (status.is_bad()) {
+    error = "cuDNN's heuristics offer no engine for [" + problem.key() +
+            "]: " + status.get_message();
+    return false;
+  }
+  offered = int(graph.get_execution_plan_count());
+  restrictNumerics(problem, graph);
+  graph.deselect_workspace_greater_than(workspaceLimit);
+  (void)graph.check_support();
+  // Modes A and B offer many of the same configurations.
+  std::set<std::string> seen;
+  for (int64_t index = 0; index < offered && (most <= 0 || int(built.size()) < most);
+       ++index) {
+    ConvEngine engine;
+    if (graph.build_plan_at_index(index).is_good() && describeEngine(graph, index, engine) &&
+        engine.workspaceBytes <= workspaceLimit && seen.insert(engine.name).second)
+      built.emplace_back(index, engine);
+  }
+  if (built.empty())
+    error = "none of the " + std::to_string(offered) + " engine configurations cuDNN offers "
+            "for [" + problem.key() + "] builds within the workspace limit";
+  return !built.empty();
 }
 
 bool describeEngine(ConvGraph &graph, int64_t index, ConvEngine &engine) {

@@ -57,10 +57,16 @@ bool buildConvGraph(const ConvProblem &problem, const GpuDescription *gpu,
 /// cores, so that the cuda trainer computes what the cpu trainer does.
 void restrictNumerics(const ConvProblem &problem, fe::graph::Graph &graph);
 
-/// Reads "eng45_k2=5_k5=4_k14=4" (cuDNN's name of an engine configuration:
-/// the engine's global index, then backend knob type = value) into
-/// `engine`. False if the name has another form.
-bool parsePlanName(const std::string &name, ConvEngine &engine);
+/// Every engine configuration `tcc tune` considers for `problem` on the GPU
+/// `graph` was built for: cuDNN's heuristic modes A and B and its fallback
+/// list, filtered as the compile-time choice is (restrictNumerics, the
+/// workspace limit), each distinct configuration once, built, in cuDNN's
+/// order, as (index among the graph's plans, engine); the first `most`
+/// only when it is positive. `offered`: how many the heuristics offered.
+/// False with `error` when none builds.
+bool buildAllCandidates(const ConvProblem &problem, ConvGraph &graph, int64_t workspaceLimit,
+                        int most, std::vector<std::pair<int64_t, ConvEngine>> &built,
+                        int &offered, std::string &error);
 
 /// Fills `engine` from candidate `index` of `graph`, built: its name,
 /// engine, knobs, workspace and numerical notes.

@@ -47,6 +47,20 @@ bool chooseConvEngine(const ConvProblem &problem, const GpuDescription &gpu,
   return false;
 }
 
+bool listConvEngines(const ConvProblem &problem, const GpuDescription &gpu,
+                     int64_t workspaceLimit, std::vector<ConvEngine> &engines,
+                     std::string &error) {
+  ConvGraph graph;
+  std::vector<std::pair<int64_t, ConvEngine>> built;
+  int offered = 0;
+  if (!buildConvGraph(problem, &gpu, nullptr, graph, error) ||
+      !buildAllCandidates(problem, graph, workspaceLimit, 0, built, offered, error))
+    return false;
+  for (auto &candidate : built)
+    engines.push_back(std::move(candidate.second));
+  return true;
+}
+
 bool rebuildConvPlan(const ConvProblem &problem, const GpuDescription &gpu,
                      const ConvEngine &engine, int64_t &workspaceBytes,
                      std::string &error) {

@@ -39,6 +39,8 @@ struct ConvChoice {
   ConvEngine engine;
   int candidates = 0;  ///< engine configurations the heuristics offered
   int rank = 0;        ///< the position of the chosen one among them
+  /// Its time on the tuned GPU when a tuning file chose it, else negative.
+  double tunedMicroseconds = -1;
 };
 
 /// The largest cuDNN workspace a conv's engine may ask for, unless the
@@ -52,6 +54,13 @@ bool chooseConvEngine(const ConvProblem &problem, const GpuDescription &gpu,
                       int64_t workspaceLimit, ConvChoice &choice,
                       std::string &error);
 
+/// Every engine configuration `tcc tune` would time for `problem` on the
+/// described `gpu` (ConvGraph.h, buildAllCandidates), without a GPU: what
+/// `tcc-tune --list` prints. False with `error` when none builds.
+bool listConvEngines(const ConvProblem &problem, const GpuDescription &gpu,
+                     int64_t workspaceLimit, std::vector<ConvEngine> &engines,
+                     std::string &error);
+
 /// Builds the plan of a baked `engine` for `problem` on `gpu`, as the
 /// trainer will, without a GPU; sets its workspace. False with `error` when
 /// this cuDNN cannot build it, or builds another configuration than
@@ -59,6 +68,11 @@ bool chooseConvEngine(const ConvProblem &problem, const GpuDescription &gpu,
 bool rebuildConvPlan(const ConvProblem &problem, const GpuDescription &gpu,
                      const ConvEngine &engine, int64_t &workspaceBytes,
                      std::string &error);
+
+/// Reads "eng45_k2=5_k5=4_k14=4" (cuDNN's name of an engine configuration:
+/// the engine's global index, then backend knob type = value) into
+/// `engine`. False if the name has another form.
+bool parsePlanName(const std::string &name, ConvEngine &engine);
 
 /// cuDNN's version as cudnnGetVersion() gives it (91900 for 9.19.0).
 int64_t cudnnVersion();

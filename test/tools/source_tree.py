@@ -11,6 +11,7 @@ it.
 """
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -95,6 +96,20 @@ def main():
                     "no usable NVIDIA GPU was found" not in lines[0]):
                 failures.append(f"the cuda tree's trainer without a GPU: exit {r.returncode}, "
                                 f"{r.stderr.strip()}")
+            # tcc-tune (docs/tuning.md) builds from the tree too, reads its
+            # conv-plans.json and lists the candidates for a described GPU.
+            must(["cmake", "--build", build, "-j2", "--target", "tcc-tune"],
+                 "building the cuda tree's tcc-tune")
+            r = must([os.path.join(build, "tcc-tune"), os.path.join(tree, "conv-plans.json"),
+                      "--list", "--gpu", "a100"], "the tree's tcc-tune --list")
+            listed = json.loads(r.stdout)
+            with open(os.path.join(tree, "conv-plans.json")) as f:
+                plans = json.load(f)
+            if (listed["gpu"] != "a100" or not plans["convs"] or
+                    [c["problem"] for c in listed["convs"]] != [c["problem"] for c in plans["convs"]]
+                    or not all(c["plans"] for c in listed["convs"])):
+                failures.append("the tree's tcc-tune --list does not list conv-plans.json's "
+                                "problems with their candidates")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:

@@ -7,6 +7,7 @@
 #include "passes/InitAll.h"
 #ifdef TCC_HAVE_CUDA
 #include "runtime/cuda/GpuDescriptions.h"
+#include "runtime/cuda/TuningFile.h"
 #endif
 
 #include <cctype>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <sys/stat.h>
 
 #include "llvm/Support/FileSystem.h"
@@ -25,7 +27,8 @@ namespace {
 const std::vector<std::string> kOptions = {
     "-o",          "--output",        "--emit",       "--target", "--march",
     "--precision", "--memory-budget", "--tuning-db",  "--report", "--help",
-    "--disable-pass", "--explain", "--batch-size", "--gpu", "--allow-fallback"};
+    "--disable-pass", "--explain", "--batch-size", "--gpu", "--allow-fallback",
+    "--ignore-tuning-mismatch"};
 
 /// A -march value for the C++ compiler: a plain word, so that it cannot
 /// smuggle another option in.
@@ -103,6 +106,8 @@ bool sameFile(const std::string &a, const std::string &b) {
   return !llvm::sys::fs::equivalent(a, b, same) && same;
 }
 
+/// The file of --tuning-db reads as a tuning file; whether it fits --gpu
+/// and this cuDNN is checked where the plans are baked (tcc.cpp).
 bool checkTuningDb(const std::string &path, std::string &error) {
   std::ifstream in(path);
   if (!in) {
@@ -110,17 +115,20 @@ bool checkTuningDb(const std::string &path, std::string &error) {
             "on the target GPU to create it, or leave the option out";
     return false;
   }
-  nlohmann::json db = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (db.is_discarded() || !db.is_object()) {
-    error = "--tuning-db " + path + ": not a tuning file (expected a JSON object "
-            "written by 'tcc tune')";
+#ifdef TCC_HAVE_CUDA
+  std::stringstream text;
+  text << in.rdbuf();
+  tcc::cuda::TuningFile file;
+  if (!tcc::cuda::parseTuningFile(text.str(), path, file, error)) {
+    error = "--tuning-db " + error;
     return false;
   }
-  // Nothing writes tuning files yet: accepting one would ignore it.
-  error = "--tuning-db " + path + ": this version of tcc has no 'tcc tune' and cannot "
-          "apply tuning files yet (issue 11); leave the option out: the cuda target bakes "
-          "cuDNN's heuristic choices for --gpu";
+  return true;
+#else
+  error = "--tuning-db " + path + ": this tcc was built without CUDA and cannot bake "
+          "cuDNN engines; run scripts/setup.sh and rebuild";
   return false;
+#endif
 }
 
 } // namespace
@@ -201,8 +209,12 @@ Options:
                          with a warning, for a convolution whose baked
                          engine cannot run on its GPU or cuDNN (without
                          it, the trainer stops and says to recompile)
-  --tuning-db=FILE       algorithm choices measured by 'tcc tune' (cuda
-                         target only)
+  --tuning-db=FILE       the cuDNN engines measured by 'tcc tune' on the
+                         GPU of --gpu (docs/tuning.md): baked instead of
+                         the heuristics' for every convolution it lists; a
+                         file of another GPU or cuDNN is refused
+  --ignore-tuning-mismatch
+                         ignore such a file with a warning instead
   --disable-pass=NAME    leave out an optimization pass (repeatable): )" +
          passNames() + R"(
                          (docs/passes.md)
@@ -238,12 +250,15 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
       value = arg.substr(eq + 1);
       hasValue = true;
     }
-    if (name == "--explain" || name == "--allow-fallback") {
+    if (name == "--explain" || name == "--allow-fallback" ||
+        name == "--ignore-tuning-mismatch") {
       if (hasValue) {
         error = name + " takes no value; remove '=" + value + "'";
         return ParseResult::Error;
       }
-      (name == "--explain" ? options.explain : options.allowFallback) = true;
+      (name == "--explain"          ? options.explain
+       : name == "--allow-fallback" ? options.allowFallback
+                                    : options.ignoreTuningMismatch) = true;
       continue;
     }
     if (std::find(kOptions.begin(), kOptions.end(), name) == kOptions.end()) {
@@ -414,5 +429,9 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
   }
   if (options.tuningDb && !checkTuningDb(*options.tuningDb, error))
     return ParseResult::Error;
+  if (options.ignoreTuningMismatch && !options.tuningDb) {
+    error = "--ignore-tuning-mismatch applies to a --tuning-db file: remove it or give the file";
+    return ParseResult::Error;
+  }
   return ParseResult::Ok;
 }

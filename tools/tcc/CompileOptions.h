@@ -29,7 +29,10 @@ struct CompileOptions {
   /// --allow-fallback: a cuda trainer may replace a baked cuDNN engine that
   /// cannot run where it is started by cuDNN's choice, with a warning.
   bool allowFallback = false;
-  std::optional<std::string> tuningDb;
+  std::optional<std::string> tuningDb; ///< --tuning-db: a file of 'tcc tune'
+  /// --ignore-tuning-mismatch: a tuning file of another GPU or cuDNN is
+  /// ignored with a warning instead of refused.
+  bool ignoreTuningMismatch = false;
   std::optional<std::string> report;
   bool explain = false;       ///< --explain: what the compilation did, readable
   /// --disable-pass (repeatable): optimization passes to leave out.

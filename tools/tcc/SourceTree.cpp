@@ -5,6 +5,8 @@
 #include "runtime/AtomicFile.h"
 #include "tools/tcc/RuntimePaths.h"
 
+#include <nlohmann/json.hpp>
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
@@ -73,7 +75,8 @@ bool writeFile(const std::string &dir, StringRef name, const std::string &text,
 } // namespace
 
 bool tcc::writeSourceTree(const SourceTreeSpec &spec, const std::string &source,
-                          const std::string &dir, std::string &error) {
+                          const nlohmann::json &convPlans, const std::string &dir,
+                          std::string &error) {
   StringRef parent = sys::path::parent_path(dir);
   if (!parent.empty() && !sys::fs::is_directory(parent))
     return fail(error, "-o " + dir + ": the folder " + parent.str() + " does not exist");
@@ -107,6 +110,8 @@ bool tcc::writeSourceTree(const SourceTreeSpec &spec, const std::string &source,
       !writeFile(building, "CMakeLists.txt", cmake, error) ||
       !writeFile(building, "README.md", readme, error) ||
       !writeFile(building, kMarker, "", error) ||
+      (!convPlans.is_null() &&
+       !writeFile(building, "conv-plans.json", convPlans.dump(2) + "\n", error)) ||
       !copyTree(runtime, building + "/runtime", {".h", ".cuh", ".cpp", ".md"}, error) ||
       !copyTree(TCC_NLOHMANN_INCLUDE_DIR "/nlohmann", building + "/third_party/include/nlohmann",
                 {".hpp"}, error))

@@ -9,6 +9,8 @@
 #ifndef TCC_TOOLS_TCC_SOURCETREE_H
 #define TCC_TOOLS_TCC_SOURCETREE_H
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <string>
 
 namespace tcc {
@@ -25,9 +27,12 @@ struct SourceTreeSpec {
 
 /// Writes the tree for the generated `source` into `dir`, atomically: it is
 /// built beside `dir` and renamed into place, replacing an earlier tree
-/// (never another directory). False with `error` (one line).
+/// (never another directory). A cuda tree also gets the baked `convPlans`
+/// as conv-plans.json, which its tcc-tune target reads (docs/tuning.md).
+/// False with `error` (one line).
 bool writeSourceTree(const SourceTreeSpec &spec, const std::string &source,
-                     const std::string &dir, std::string &error);
+                     const nlohmann::json &convPlans, const std::string &dir,
+                     std::string &error);
 
 } // namespace tcc
 

@@ -16,6 +16,7 @@
 #include "tools/tcc/BuildTrainer.h"
 #include "tools/tcc/SourceTree.h"
 #include "tools/tcc/Plot.h"
+#include "tools/tcc/Tune.h"
 #ifdef TCC_HAVE_CUDA
 #include "codegen/cuda/CudaConvPlans.h"
 #include "runtime/cuda/ConvPlans.h"
@@ -36,6 +37,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <unistd.h>
 #include <iostream>
@@ -54,12 +56,14 @@ const char *kTopHelp = R"(tcc - ahead-of-time compiler for neural-network traini
 
 Usage:
   tcc compile MODEL.json [options]   compile a model and its training recipe
+  tcc tune MODEL.json... -o FILE     measure cuDNN's engines on this GPU
+                                     (for tcc compile --tuning-db)
   tcc plot RUN.jsonl... -o FILE.png  draw training curves from metrics files
   tcc --help                         show this help
   tcc --version                      show the version
 
-Run 'tcc compile --help' for the compile options, 'tcc plot --help' for the
-plot's. The model format is described in docs/model-format.md.
+Run 'tcc compile --help' for the compile options, 'tcc tune --help' and
+'tcc plot --help' for theirs. The model format is described in docs/model-format.md.
 )";
 
 int fail(const std::string &message) {
@@ -256,24 +260,79 @@ int writeOutput(const tcc::CompileOptions &options, const std::string &text) {
   return 0;
 }
 
+#ifdef TCC_HAVE_CUDA
+/// The --tuning-db file, when it was measured on --gpu's GPU with this
+/// cuDNN (docs/tuning.md). A file of another GPU or cuDNN is an error, or
+/// under --ignore-tuning-mismatch a warning and no tuning (`tuned` false).
+bool loadTuning(const tcc::CompileOptions &options, const tcc::cuda::GpuDescription &gpu,
+                tcc::cuda::TuningFile &file, bool &tuned, tcc::CompileFacts &facts,
+                std::string &error) {
+  tuned = false;
+  if (!options.tuningDb)
+    return true;
+  const std::string &path = *options.tuningDb;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!tcc::cuda::parseTuningFile(text.str(), path, file, error))
+    return false;
+  std::string mismatch;
+  if (file.gpu != gpu.name)
+    mismatch = "was measured on the " + file.gpu + " (" + file.device + "), not the " +
+               gpu.name + " of --gpu";
+  else if (file.cudnnVersion != tcc::cuda::cudnnVersion())
+    mismatch = "was measured with cuDNN " + tcc::cuda::cudnnVersionName(file.cudnnVersion) +
+               ", this tcc plans with cuDNN " +
+               tcc::cuda::cudnnVersionName(tcc::cuda::cudnnVersion());
+  if (mismatch.empty()) {
+    tuned = true;
+    return true;
+  }
+  std::string message = "--tuning-db " + path + " " + mismatch;
+  if (!options.ignoreTuningMismatch) {
+    error = message + "; run 'tcc tune' for this GPU and cuDNN, or add "
+                      "--ignore-tuning-mismatch to use cuDNN's heuristics instead";
+    return false;
+  }
+  warn(facts, message + ": ignored (--ignore-tuning-mismatch); cuDNN's heuristics choose");
+  return true;
+}
+#endif
+
 /// The cuDNN engine of every convolution of the step, chosen for --gpu
-/// (docs/cuda.md), the module's tcc.cuda_target attribute that bakes them
-/// into the cuda target's source, and the workspaces of the convolutions
-/// and matmuls for the memory plan; `table` for --emit=conv-plans.
+/// (docs/cuda.md) or measured by 'tcc tune' (--tuning-db), the module's
+/// tcc.cuda_target attribute that bakes them into the cuda target's
+/// source, and the workspaces of the convolutions and matmuls for the
+/// memory plan; `table` for --emit=conv-plans and the source tree.
 bool bakeCudaTarget(ModuleOp planned, const tcc::CompileOptions &options,
-                    nlohmann::json *table, std::string &error) {
+                    nlohmann::json *table, tcc::CompileFacts &facts, std::string &error) {
 #ifdef TCC_HAVE_CUDA
   const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(options.gpu, error);
-  std::vector<mlir::tcc::BakedStepConv> baked;
-  if (!gpu || !mlir::tcc::bakeConvPlans(planned, *gpu, tcc::cuda::kDefaultConvWorkspaceLimit,
-                                        baked, error))
+  if (!gpu)
     return false;
+  tcc::cuda::TuningFile tuning;
+  bool tuned = false;
+  std::vector<mlir::tcc::BakedStepConv> baked;
+  if (!loadTuning(options, *gpu, tuning, tuned, facts, error) ||
+      !mlir::tcc::bakeConvPlans(planned, *gpu, tcc::cuda::kDefaultConvWorkspaceLimit,
+                                tuned ? &tuning : nullptr, baked, error))
+    return false;
+  if (tuned) {
+    size_t heuristic = std::count_if(baked.begin(), baked.end(), [](const auto &b) {
+      return b.choice.tunedMicroseconds < 0;
+    });
+    if (heuristic)
+      warn(facts, std::to_string(heuristic) + " of the step's " + std::to_string(baked.size()) +
+                      " convolution problems are not in " + *options.tuningDb +
+                      ": cuDNN's heuristics choose their engines (run 'tcc tune' on this "
+                      "model to measure them)");
+  }
   if (table)
     *table = mlir::tcc::convPlansTable(baked, *gpu, tcc::cuda::kDefaultConvWorkspaceLimit);
   mlir::tcc::attachCudaTarget(planned, *gpu, options.allowFallback, baked);
   return true;
 #else
-  (void)planned, (void)options, (void)table;
+  (void)planned, (void)options, (void)table, (void)facts;
   error = "the cuda target's convolution plans need CUDA, cuDNN and the cuDNN frontend; "
           "this tcc was built without them: run scripts/setup.sh and rebuild";
   return false;
@@ -364,8 +423,8 @@ int runCompile(const tcc::CompileOptions &options) {
   std::function<bool(ModuleOp, std::string &)> beforePlanning;
   if (options.target == "cuda")
     beforePlanning = [&](ModuleOp step, std::string &why) {
-      return bakeCudaTarget(step, options, options.emit == "conv-plans" ? &convPlans : nullptr,
-                            why);
+      bool tabled = options.emit == "conv-plans" || options.emit == "source-tree";
+      return bakeCudaTarget(step, options, tabled ? &convPlans : nullptr, facts, why);
     };
   if (failed(runPipeline(*planned, options, facts.passes, beforePlanning, error)) ||
       failed(checkMemoryBudget(spec, options, *planned, error)))
@@ -387,7 +446,10 @@ int runCompile(const tcc::CompileOptions &options) {
     if (int status = writeOutput(options, source))
       return status;
   } else if (options.emit == "source-tree") {
-    if (!tcc::writeSourceTree(sourceTreeSpec(spec, options), source, options.output, error))
+    if (!convPlans.is_null())
+      convPlans["model"] = spec.name;
+    if (!tcc::writeSourceTree(sourceTreeSpec(spec, options), source, convPlans,
+                              options.output, error))
       return fail(error);
   } else {
     std::string output = options.output.empty() ? "./" + spec.name : options.output;
@@ -419,9 +481,11 @@ int main(int argc, char **argv) {
   }
   if (command == "plot")
     return tcc::runPlot({args.begin() + 1, args.end()});
+  if (command == "tune")
+    return tcc::runTune({args.begin() + 1, args.end()}, argv[0], runCompile);
   if (command != "compile")
     return fail("unknown command '" + command +
-                "'; the commands are 'compile' and 'plot' (see 'tcc --help')");
+                "'; the commands are 'compile', 'tune' and 'plot' (see 'tcc --help')");
 
   tcc::CompileOptions options;
   std::string error;

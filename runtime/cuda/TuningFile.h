@@ -1,0 +1,56 @@
+//===- TuningFile.h - What `tcc tune` measured, as JSON ---------*- C++ -*-===//
+//
+// A tuning file (format tcc-tuning/1, docs/tuning.md) holds, for one GPU and
+// one cuDNN version, the fastest engine configuration of every convolution
+// problem `tcc tune` timed. The tuner (runtime/cuda/tune/TuneMain.cpp, on the
+// GPU) writes it; `tcc compile --tuning-db` reads it and bakes its choices
+// instead of cuDNN's heuristics. Plain C++ and nlohmann/json: no cuDNN.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_CUDA_TUNINGFILE_H
+#define TCC_RUNTIME_CUDA_TUNINGFILE_H
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace tcc::cuda {
+
+constexpr const char *kTuningFormat = "tcc-tuning/1";
+
+/// The measured choice for one convolution problem.
+struct TunedConv {
+  std::string plan;           ///< cuDNN's name of the configuration: "eng12_k2=1_k3=0"
+  int64_t workspaceBytes = 0;
+  double microseconds = 0;    ///< its median time on the tuned GPU
+  /// The configuration the heuristics rank first (what tcc bakes without
+  /// a tuning file) and its time there; empty/negative when not timed.
+  std::string heuristicPlan;
+  double heuristicMicroseconds = -1;
+  nlohmann::json timed;       ///< every configuration timed: [{plan, microseconds}]
+};
+
+using TunedConvs = std::map<std::string, TunedConv>; ///< by ConvProblem::key()
+
+struct TuningFile {
+  std::string gpu;      ///< tcc's name of the GPU (h100, h200, a100) or sm_XX
+  std::string device;   ///< as CUDA names it: "NVIDIA H200"
+  int sm = 0;           ///< compute capability, 10 * major + minor
+  int64_t cudnnVersion = 0;
+  int64_t workspaceLimitBytes = 0;
+  std::string tunedAt;  ///< UTC, ISO 8601
+  TunedConvs convs;
+};
+
+nlohmann::json toJson(const TuningFile &file);
+
+/// Reads `text` (the file `path`, for messages). False with `error`, one
+/// line naming the file and what is wrong.
+bool parseTuningFile(const std::string &text, const std::string &path, TuningFile &file,
+                     std::string &error);
+
+} // namespace tcc::cuda
+
+#endif // TCC_RUNTIME_CUDA_TUNINGFILE_H
