@@ -232,7 +232,7 @@ def build_here(args):
           f"({os.path.getsize(os.path.join(args.dir, BINARIES)) / 2**20:.1f} MiB)")
 
 
-def resume_and_repeat(exe, data, name, root, compare_trainers, steps=6):
+def resume_and_repeat(exe, data, name, root, compare_trainers, steps=6, timeout=None):
     """The cuda trainer is deterministic: two runs of `steps` steps save the
     same checkpoint bit for bit, and so does a run of steps/2 resumed for
     steps/2 more (the step's graph replays the same engines and kernels)."""
@@ -241,7 +241,7 @@ def resume_and_repeat(exe, data, name, root, compare_trainers, steps=6):
 
     def train(out, *extra):
         r = sh([exe, "--data", data, "--save", os.path.join(work, out), "--quiet", *extra],
-               cwd=work)
+               cwd=work, timeout=timeout)
         return r.returncode == 0, r.stderr.strip()[-1000:]
 
     def state(out):
@@ -319,12 +319,12 @@ def trainer_for(args, m, tree):
     return os.path.join(out, m["program"]), "built here", why
 
 
-def train(exe, data, work, steps, extra=()):
+def train(exe, data, work, steps, timeout):
     os.makedirs(work, exist_ok=True)
-    r = sh([exe, "--data", data, "--steps", str(steps), "--log-every", str(max(1, steps // 2)),
-            "--save", os.path.join(work, "state.safetensors"),
-            "--metrics", os.path.join(work, "metrics.jsonl"), "--quiet", *extra], cwd=work)
-    return r
+    return sh([exe, "--data", data, "--steps", str(steps), "--log-every", str(max(1, steps // 2)),
+               "--save", os.path.join(work, "state.safetensors"),
+               "--metrics", os.path.join(work, "metrics.jsonl"), "--quiet"], cwd=work,
+              timeout=timeout)
 
 
 def compare_with_cpu(args, m, exes, data, test_n, report, compare_trainers):
@@ -332,7 +332,7 @@ def compare_with_cpu(args, m, exes, data, test_n, report, compare_trainers):
     name, runs, warnings = m["name"], {}, []
     for tree, exe in exes.items():
         work = os.path.join(args.dir, "runs", name, tree)
-        r = train(exe, data, work, m["compared_steps"])
+        r = train(exe, data, work, m["compared_steps"], 2 * args.run_timeout)
         if r.returncode != 0:
             report.check(name, "compare", False, f"the {tree} trainer failed: exit "
                          f"{r.returncode}", f"{tree}: exit {r.returncode}: {r.stderr.strip()[-2000:]}")
@@ -477,7 +477,7 @@ def run_checks(args):
 
     def repeat_checks(m, exe):
         for check, ok, why in resume_and_repeat(exe, m["data"], m["name"], args.dir,
-                                                compare_trainers):
+                                                compare_trainers, timeout=args.run_timeout):
             report.check(m["name"], check, ok, check + ("" if ok else ": " + why),
                          None if ok else why)
 

@@ -207,12 +207,12 @@ int main(int argc, char **argv) {
   std::cerr << "tcc-tune: " << problems.size() << " convolution problems on " << file.device
             << " (" << file.gpu << "), cuDNN " << cudnnVersionName(file.cudnnVersion) << "\n";
 
+  std::string error;
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem &p = problems[i];
     ConvProblem problem;
     ConvProblem::fromKey(p.key, problem);
     ConvTiming timing;
-    std::string error;
     if (!timeConvEngines(problem, handle, workspaceLimit, repeats, maxCandidates, timing,
                          error)) {
       cudnnDestroy(handle);
@@ -236,11 +236,14 @@ int main(int argc, char **argv) {
            << " us)";
     std::cerr << line.str() << "\n";
     file.convs[p.key] = conv;
+    // Rewritten after every problem: a run that is stopped keeps what it
+    // measured (tcc compile --tuning-db says which problems it lacks).
+    if (!tcc::writeFileAtomically(output, toJson(file).dump(1) + "\n", error)) {
+      cudnnDestroy(handle);
+      return fail(error);
+    }
   }
   cudnnDestroy(handle);
-  std::string error;
-  if (!tcc::writeFileAtomically(output, toJson(file).dump(1) + "\n", error))
-    return fail(error);
   std::cerr << "tcc-tune: wrote " << output << "\n";
   return 0;
 }

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The GPU checks of a session with a lent GPU machine, as one command there
+# (docs/cuda.md, "Checking on a GPU"). Prepared here, where tcc is:
+#   scripts/gpu-check.sh prepare gpu-trees --gpu h200 && scripts/gpu-check.sh build gpu-trees
+#   mkdir -p gpu-trees/tune && cp build/bin/tcc-tune gpu-trees/tune/ &&
+#     for m in airbench94 resnet9 fashion_cnn; do build/bin/tcc compile examples/$m.json \
+#       --emit=conv-plans --gpu=h200 -o gpu-trees/tune/$m.json; done
+# then on the device, from the repository root, with gpu-trees carried:
+#   scripts/gpu-session.sh BUDGET_SECONDS
+# It writes into $OUT (or ./gpu-out): env.txt (GPU, driver, versions),
+# gpu-check.json and .log, tuning.json and tune.log.
+set -uo pipefail
+budget=${1:-250}
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+site=$(python3 -c 'import site; print(site.getsitepackages()[0])')
+export LD_LIBRARY_PATH=$site/nvidia/cudnn/lib:$site/nvidia/cu13/lib:$site/nvidia/nccl/lib:${LD_LIBRARY_PATH:-}
+{
+  date -u
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+  nvcc --version | tail -1
+  python3 -c 'import torch; print("torch", torch.__version__, "cuDNN", torch.backends.cudnn.version(), "CUDA", torch.version.cuda)'
+  ldd --version | head -1
+  lscpu | grep -E 'Model name|^CPU\(s\)'
+} 2>&1 | tee "$out/env.txt"
+python3 scripts/gpu_check.py run gpu-trees --budget "$budget" --pytorch --run-timeout 90 \
+  --out "$out/gpu-check.json" 2>&1 | tee "$out/gpu-check.log"
+status=$?
+if [ -x gpu-trees/tune/tcc-tune ]; then
+  plans=$(ls gpu-trees/tune/*.json)
+  timeout "${TUNE_SECONDS:-110}" gpu-trees/tune/tcc-tune $plans --max-candidates 12 \
+    -o "$out/tuning.json" 2>&1 | tee "$out/tune.log"
+fi
+exit $status
