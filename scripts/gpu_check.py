@@ -90,9 +90,11 @@ def sh(cmd, cwd=None, env=None, timeout=None):
 
 def prepare(args):
     os.makedirs(args.dir, exist_ok=True)
-    manifest = {"gpu": args.gpu, "models": []}
+    manifest = {"gpu": args.gpu, "tuning_db": args.tuning_db, "models": []}
     for path, compared, sanitized, precision in MODELS:
         name = model_name(path, precision)
+        if args.only and name not in args.only:
+            continue
         model = os.path.join(ROOT, path)
         with open(model) as f:
             spec = json.load(f)
@@ -112,6 +114,8 @@ def prepare(args):
                 # one the plans were baked for, the check still runs (the
                 # baked plans first) and reports each replaced plan.
                 cmd += ["--gpu=" + args.gpu, "--allow-fallback"]
+                if args.tuning_db:
+                    cmd.append("--tuning-db=" + os.path.abspath(args.tuning_db))
             r = sh(cmd)
             if r.returncode != 0:
                 sys.exit(f"error: {' '.join(cmd)}: {r.stderr.strip()}")
@@ -458,6 +462,8 @@ def run_checks(args):
                                "library_path": os.environ["LD_LIBRARY_PATH"]}
     models = [dict(m, model=MODEL_PATHS[m["name"]]) for m in manifest["models"]
               if not args.only or m["name"] in args.only]
+    if args.only:  # in the order asked for: the first matter most under --budget
+        models.sort(key=lambda m: args.only.index(m["name"]))
 
     def in_time(name, phase):
         if time.monotonic() < deadline:
@@ -499,20 +505,22 @@ def run_checks(args):
         if len(exes) < len(m["trees"]):
             continue
         ready[name] = exes["cuda"]
-        guarded(name, "compare", compare_with_cpu, args, m, exes, m["data"], TEST_N, report,
-                compare_trainers)
+        if "compare" in args.phases.split(","):
+            guarded(name, "compare", compare_with_cpu, args, m, exes, m["data"], TEST_N, report,
+                    compare_trainers)
+    phases = args.phases.split(",")
     for m in models:  # 2: speed
-        if m["name"] in ready and in_time(m["name"], "timed"):
+        if "timed" in phases and m["name"] in ready and in_time(m["name"], "timed"):
             guarded(m["name"], "timed", timed_epochs, args, m, ready[m["name"]], m["data"],
                     report)
             if (args.pytorch and m["model"].startswith("examples/")
                     and in_time(m["name"], "pytorch_eager")):
                 guarded(m["name"], "pytorch_eager", pytorch_eager, args, m, report)
     for m in models:  # 3: deterministic, and resumed exactly
-        if m["name"] in ready and in_time(m["name"], "repeat and resume"):
+        if "repeat" in phases and m["name"] in ready and in_time(m["name"], "repeat and resume"):
             guarded(m["name"], "repeat and resume", repeat_checks, m, ready[m["name"]])
     for m in models:  # 4: compute-sanitizer on the small models
-        if (m["name"] in ready and m["sanitized"] and args.sanitizer
+        if ("sanitizer" in phases and m["name"] in ready and m["sanitized"] and args.sanitizer
                 and in_time(m["name"], "compute-sanitizer")):
             guarded(m["name"], "compute-sanitizer", sanitized, args, m, ready[m["name"]],
                     m["data"], report)
@@ -528,6 +536,9 @@ def main():
     p.add_argument("dir")
     p.add_argument("--tcc", default=os.path.join(ROOT, "build", "bin", "tcc"))
     p.add_argument("--gpu", default="h100")
+    p.add_argument("--only", nargs="*", help="model names to prepare (default: all)")
+    p.add_argument("--tuning-db", help="compile the cuda trees with this tuning file "
+                   "(docs/tuning.md)")
     b = sub.add_parser("build", help="build the prepared trees here, for `run` to use")
     b.add_argument("dir")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
@@ -545,6 +556,8 @@ def main():
     r.add_argument("--run-timeout", type=float, default=300,
                    help="seconds one timed or sanitized run may take")
     r.add_argument("--out", help="also write the report here")
+    r.add_argument("--phases", default="compare,timed,repeat,sanitizer",
+                   help="the phases to run, of compare,timed,repeat,sanitizer (default: all)")
     args = ap.parse_args()
     if args.command == "prepare":
         prepare(args)

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 
 using namespace mlir;
@@ -24,22 +25,27 @@ std::string quotedNodes(const StepConv &conv) {
   return nodes.empty() ? "the step" : nodes;
 }
 
-/// The measured engine of `conv`, rebuilt for the described GPU as the
-/// trainer will rebuild it: a tuning file that names a plan this cuDNN
-/// cannot build is an error, not a silent return to the heuristics.
+/// The measured engine of `conv`. It is rebuilt for the described GPU, as
+/// the trainer will rebuild it, where cuDNN can: some engines (the legacy
+/// ones, eng0 to eng60 or so) exist only for a real device and cannot be
+/// built for a description, yet were timed on the GPU the file is for; those
+/// are trusted (the trainer rebuilds every plan when it starts and stops
+/// if one does not build). The workspace is the larger of the two.
 bool bakeTuned(const StepConv &conv, const cuda::GpuDescription &gpu, int64_t workspaceLimit,
                const cuda::TunedConv &tuned, cuda::ConvChoice &choice, std::string &error) {
   std::string what = "the tuning file's engine " + tuned.plan + " for the " +
                      cuda::directionName(conv.problem.direction) + " convolution of " +
                      quotedNodes(conv);
   cuda::ConvEngine &engine = choice.engine;
-  std::string why = "cuDNN's plan name has an unknown form";
-  if (!cuda::parsePlanName(tuned.plan, engine) ||
-      !cuda::rebuildConvPlan(conv.problem, gpu, engine, engine.workspaceBytes, why)) {
-    error = what + " does not build for the " + gpu.name + ": " + why +
-            "; run 'tcc tune' again with this tcc";
+  if (!cuda::parsePlanName(tuned.plan, engine)) {
+    error = what + " is not a cuDNN plan name (eng<N>_k<knob>=<value>...)";
     return false;
   }
+  std::string why;
+  int64_t described = 0;
+  choice.builtWithoutGpu =
+      cuda::rebuildConvPlan(conv.problem, gpu, engine, described, why);
+  engine.workspaceBytes = std::max(described, tuned.workspaceBytes);
   if (engine.workspaceBytes > workspaceLimit) {
     error = what + " needs a workspace of " + std::to_string(engine.workspaceBytes) +
             " bytes, over the limit of " + std::to_string(workspaceLimit) +
@@ -100,8 +106,10 @@ nlohmann::json mlir::tcc::convPlansTable(const std::vector<BakedStepConv> &baked
                     {"candidates", choice.candidates},
                     {"rank", choice.rank},
                     {"chosen_by", choice.tunedMicroseconds >= 0 ? "tuning" : "heuristics"}});
-    if (choice.tunedMicroseconds >= 0)
+    if (choice.tunedMicroseconds >= 0) {
       rows.back()["tuned_microseconds"] = choice.tunedMicroseconds;
+      rows.back()["built_without_gpu"] = choice.builtWithoutGpu;
+    }
   }
   return {{"format", "tcc-conv-plans/1"},
           {"gpu", gpu.name},

@@ -41,6 +41,9 @@ struct ConvChoice {
   int rank = 0;        ///< the position of the chosen one among them
   /// Its time on the tuned GPU when a tuning file chose it, else negative.
   double tunedMicroseconds = -1;
+  /// A tuning file's engine that cuDNN also built for the description (the
+  /// heuristics' choices always are).
+  bool builtWithoutGpu = true;
 };
 
 /// The largest cuDNN workspace a conv's engine may ask for, unless the

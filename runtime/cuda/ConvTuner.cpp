@@ -145,4 +145,21 @@ bool timeConvEngines(const ConvProblem &problem, cudnnHandle_t handle, int64_t w
   return true;
 }
 
+bool describeGpu(cudnnHandle_t handle, std::string &json, std::string &error) {
+  fe::DeviceProperties properties;
+  properties.set_handle(handle);
+  std::vector<uint8_t> bytes;
+  fe::error_t status = properties.build();
+  if (status.is_good())
+    status = properties.serialize(bytes);
+  if (status.is_bad()) {
+    error = "cuDNN cannot describe this GPU: " + status.get_message();
+    return false;
+  }
+  json.assign(bytes.begin(), bytes.end());
+  while (!json.empty() && json.back() == '\0')
+    json.pop_back();
+  return true;
+}
+
 } // namespace tcc::cuda

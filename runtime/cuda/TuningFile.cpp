@@ -27,6 +27,7 @@ nlohmann::json toJson(const TuningFile &file) {
           {"cudnn_version", file.cudnnVersion},
           {"workspace_limit_bytes", file.workspaceLimitBytes},
           {"tuned_at", file.tunedAt},
+          {"device_properties", file.deviceProperties},
           {"convs", convs}};
 }
 

@@ -41,6 +41,9 @@ struct TuningFile {
   int64_t cudnnVersion = 0;
   int64_t workspaceLimitBytes = 0;
   std::string tunedAt;  ///< UTC, ISO 8601
+  /// cuDNN's description of the tuned GPU (device-property JSON), for
+  /// comparing with tcc's built-in one; not read back.
+  nlohmann::json deviceProperties;
   TunedConvs convs;
 };
 

@@ -10,6 +10,7 @@ usage: make_tuning_file.py PLANS.json LIST.json OUT.json [--drop N]
   --drop N     leave out the N-th problem (0-based)
   --gpu NAME   record another GPU; --cudnn V another cuDNN version
   --plan PLAN  give every problem this plan (e.g. one that does not exist)
+  --workspace B  with --plan: the workspace it asked for on the GPU
 Prints each problem's chosen plan, one per line, "PROBLEM = PLAN".
 """
 import argparse
@@ -23,6 +24,7 @@ ap.add_argument("--drop", type=int)
 ap.add_argument("--gpu")
 ap.add_argument("--cudnn", type=int)
 ap.add_argument("--plan")
+ap.add_argument("--workspace", type=int, default=0)
 args = ap.parse_args()
 
 table = json.load(open(args.plans))
@@ -34,7 +36,8 @@ for i, row in enumerate(table["convs"]):
     heuristic = row["plan"]
     others = [p for p in listed[row["problem"]]["plans"] if p["plan"] != heuristic]
     assert others, "no alternative to the heuristics' plan for " + row["problem"]
-    chosen = {"plan": args.plan, "workspace_bytes": 0} if args.plan else others[-1]
+    chosen = ({"plan": args.plan, "workspace_bytes": args.workspace} if args.plan
+              else others[-1])
     convs.append({"problem": row["problem"], "plan": chosen["plan"],
                   "workspace_bytes": chosen["workspace_bytes"], "microseconds": 10.0 + i,
                   "heuristic_plan": heuristic, "heuristic_microseconds": 20.0 + i,

@@ -27,6 +27,8 @@
 #include <cublasLt.h>
 #endif
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <tuple>
 
@@ -113,7 +115,17 @@ public:
             int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, void *C,
             int64_t ldc, const void *bias, bool accumulate, void *workspace,
             int64_t workspaceBytes) {
-    const Key key{type, transA, transB, m, n, k, lda, ldb, ldc, bias != nullptr, workspaceBytes};
+    // cuBLASLt wants a 256-byte aligned workspace; the memory plan aligns to
+    // 64: the first bytes up to 256 are left unused.
+    const int64_t skip = int64_t(-reinterpret_cast<uintptr_t>(workspace) & 255);
+    workspace = static_cast<char *>(workspace) + skip;
+    workspaceBytes = std::max<int64_t>(0, workspaceBytes - skip);
+    // Its algorithms assume 256-byte aligned operands unless told otherwise
+    // (and then fail with status 7): the alignment the operands have is
+    // part of the problem.
+    const int64_t alignment = std::min({alignmentOf(A), alignmentOf(B), alignmentOf(C)});
+    const Key key{type,    transA, transB, m, n, k, lda, ldb, ldc, bias != nullptr,
+                  workspaceBytes, alignment};
     auto it = plans.find(key);
     if (it == plans.end())
       it = plans.emplace(key, makePlan(key)).first;
@@ -155,7 +167,15 @@ public:
 #ifndef TCC_CUDA_HOST_EMULATION
 private:
   using Key = std::tuple<Type, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                         bool, int64_t>;
+                         bool, int64_t, int64_t>;
+
+  /// The largest power of two up to 256 that divides the address.
+  static int64_t alignmentOf(const void *p) {
+    int64_t alignment = 256;
+    while (alignment > 1 && reinterpret_cast<uintptr_t>(p) % alignment)
+      alignment /= 2;
+    return alignment;
+  }
   struct Plan {
     cublasLtMatmulDesc_t desc = nullptr;
     cublasLtMatrixLayout_t layouts[3] = {};
@@ -163,7 +183,8 @@ private:
   };
 
   Plan makePlan(const Key &key) {
-    auto [type, transA, transB, m, n, k, lda, ldb, ldc, hasBias, workspaceBytes] = key;
+    auto [type, transA, transB, m, n, k, lda, ldb, ldc, hasBias, workspaceBytes, alignment] =
+        key;
     const cudaDataType_t data = type == Type::bf16  ? CUDA_R_16BF
                                 : type == Type::f16 ? CUDA_R_16F
                                                     : CUDA_R_32F;
@@ -203,6 +224,12 @@ private:
                                                CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                                &limit, sizeof(limit)),
           "setting the workspace limit");
+    const uint32_t bytes = uint32_t(alignment);
+    for (cublasLtMatmulPreferenceAttributes_t operand :
+         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+      check(cublasLtMatmulPreferenceSetAttribute(preference, operand, &bytes, sizeof(bytes)),
+            "setting an operand's alignment");
     cublasLtMatmulHeuristicResult_t result;
     int found = 0;
     check(cublasLtMatmulAlgoGetHeuristic(handle, plan.desc, plan.layouts[0], plan.layouts[1],

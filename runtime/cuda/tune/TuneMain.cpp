@@ -41,6 +41,8 @@ fastest of each as a tuning file for 'tcc compile --tuning-db'.
 
 options:
   -o FILE                 the tuning file to write (atomically)
+  --describe              print cuDNN's description of this GPU (device-property
+                          JSON, as tcc's built-in GPUs are written) and stop
   --list --gpu NAME       list, without a GPU and without timing, the engine
                           configurations that would be timed on the described
                           GPU (h100, h200, a100, sm_XX), as JSON
@@ -118,7 +120,7 @@ int listEngines(const std::vector<Problem> &problems, const std::string &gpuName
 int main(int argc, char **argv) {
   std::vector<std::string> inputs;
   std::string output, listFor;
-  bool list = false;
+  bool list = false, describe = false;
   int repeats = 5, maxCandidates = 0;
   int64_t workspaceLimit = -1;
   for (int i = 1; i < argc; ++i) {
@@ -136,6 +138,8 @@ int main(int argc, char **argv) {
     } else if (arg == "-o") {
       if (!value(output))
         return fail("-o needs a file name");
+    } else if (arg == "--describe") {
+      describe = true;
     } else if (arg == "--list") {
       list = true;
     } else if (arg == "--gpu") {
@@ -156,7 +160,7 @@ int main(int argc, char **argv) {
       inputs.push_back(arg);
     }
   }
-  if (inputs.empty() || (output.empty() && !list))
+  if (!describe && (inputs.empty() || (output.empty() && !list)))
     return fail("give the conv-plans files and -o TUNING.json (see --help)");
   if (list != !listFor.empty())
     return fail("--list and --gpu go together: the GPU whose engines to list");
@@ -204,10 +208,20 @@ int main(int argc, char **argv) {
   cudnnHandle_t handle = nullptr;
   if (cudnnCreate(&handle) != CUDNN_STATUS_SUCCESS)
     return fail("cuDNN cannot start on " + file.device);
+  std::string description, error;
+  if (!describeGpu(handle, description, error)) {
+    cudnnDestroy(handle);
+    return fail(error);
+  }
+  if (describe) {
+    std::cout << description << "\n";
+    cudnnDestroy(handle);
+    return 0;
+  }
+  file.deviceProperties = nlohmann::json::parse(description, nullptr, false);
   std::cerr << "tcc-tune: " << problems.size() << " convolution problems on " << file.device
             << " (" << file.gpu << "), cuDNN " << cudnnVersionName(file.cudnnVersion) << "\n";
 
-  std::string error;
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem &p = problems[i];
     ConvProblem problem;
