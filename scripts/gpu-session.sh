@@ -8,7 +8,8 @@
 # then on the device, from the repository root, with gpu-trees carried:
 #   scripts/gpu-session.sh BUDGET_SECONDS
 # It writes into $OUT (or ./gpu-out): env.txt (GPU, driver, versions),
-# gpu-check.json and .log, tuning.json and tune.log.
+# description.json (cuDNN's description of the GPU, to check tcc's built-in
+# one against), gpu-check.json and .log, tuning.json and tune.log.
 set -uo pipefail
 budget=${1:-250}
 out=${OUT:-gpu-out}
@@ -24,6 +25,7 @@ export LD_LIBRARY_PATH=$site/nvidia/cudnn/lib:$site/nvidia/cu13/lib:$site/nvidia
   ldd --version | head -1
   lscpu | grep -E 'Model name|^CPU\(s\)'
 } 2>&1 | tee "$out/env.txt"
+[ -x gpu-trees/tune/tcc-tune ] && gpu-trees/tune/tcc-tune --describe > "$out/description.json" 2>&1
 python3 scripts/gpu_check.py run gpu-trees --budget "$budget" --pytorch --run-timeout 90 \
   --out "$out/gpu-check.json" 2>&1 | tee "$out/gpu-check.log"
 status=$?

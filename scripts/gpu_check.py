@@ -195,32 +195,40 @@ def make_data(folder, fmt, shape, classes, train, test):
         raise SystemExit(f"error: no synthetic data for format {fmt}")
 
 
-def build(tree, jobs, flags=()):
+def build(tree, jobs, flags=(), env=None):
     out = os.path.join(tree, "build")
-    r = sh(["cmake", "-S", tree, "-B", out, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", *flags])
+    r = sh(["cmake", "-S", tree, "-B", out, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", *flags],
+           env=env)
     if r.returncode == 0:
-        r = sh(["cmake", "--build", out, "-j", str(jobs)])
+        r = sh(["cmake", "--build", out, "-j", str(jobs)], env=env)
     if r.returncode != 0:
         return None, (r.stdout + r.stderr)[-3000:]
     return out, ""
 
 
 def build_here(args):
-    """Builds every tree where tcc is (nvcc and cuDNN link without a GPU)
-    and packs the trainers as DIR/bins.tar.xz, so that the GPU machine's
+    """Builds every tree where tcc is (nvcc and cuDNN link without a GPU;
+    ccache, where installed, compiles their common runtime once) and packs
+    the trainers as DIR/bins.tar.xz, so that the GPU machine's
     time goes to the checks: `run` uses a packed trainer where it starts
     there and builds the tree only where it does not (another glibc, say).
     The cpu trainers are built for any x86-64-v3 machine, not this one."""
     with open(os.path.join(args.dir, "manifest.json")) as f:
         manifest = json.load(f)
     unpack(args.dir)
+    # Every tree holds the same runtime: with ccache (paths taken relative to
+    # DIR, so the trees' copies hash alike) it is compiled once per target.
+    flags, env = [], None
+    if shutil.which("ccache"):
+        flags = ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_CUDA_COMPILER_LAUNCHER=ccache"]
+        env = dict(os.environ, CCACHE_BASEDIR=os.path.abspath(args.dir), CCACHE_NOHASHDIR="1")
     programs = []
     for m in manifest["models"]:
         for tree in m["trees"]:
             folder = os.path.join(args.dir, m["name"], tree)
             start = time.monotonic()
-            out, log = build(folder, args.jobs,
-                             ["-DTCC_MARCH=x86-64-v3"] if tree.startswith("cpu") else [])
+            out, log = build(folder, args.jobs, flags + (["-DTCC_MARCH=x86-64-v3"]
+                                                         if tree.startswith("cpu") else []), env)
             if not out:
                 sys.exit(f"error: building {folder}: {log}")
             exe = os.path.join(out, m["program"])
@@ -341,13 +349,20 @@ def compare_with_cpu(args, m, exes, data, test_n, report, compare_trainers):
             report.check(name, "compare", False, f"the {tree} trainer failed: exit "
                          f"{r.returncode}", f"{tree}: exit {r.returncode}: {r.stderr.strip()[-2000:]}")
             return
-        warnings += [f"{tree}: {line}" for line in r.stderr.splitlines() if "warning" in line]
+        warnings += [f"{tree}: {line}" for line in r.stderr.splitlines()
+                     if line.startswith(("warning:", "note:"))]
         runs[tree] = (compare_trainers.read_safetensors(os.path.join(work, "state.safetensors")),
                       compare_trainers.read_metrics(os.path.join(work, "metrics.jsonl")))
     steps = m["compared_steps"]
     if warnings:
         report.model(name)["warnings"] = warnings
         print("    " + "\n    ".join(warnings))
+    # A baked plan replaced by cuDNN's choice (--allow-fallback) means the
+    # engines fixed at compile time did not all run.
+    replaced = [w for w in warnings if "(--allow-fallback)" in w]
+    report.check(name, "baked plans", not replaced,
+                 f"{len(replaced)} baked cuDNN plans did not run: cuDNN's choice replaced them"
+                 if replaced else "every baked cuDNN plan ran", replaced or None)
     if m["sixteen_bit"]:
         failures, ratio = compare_trainers.compare_mixed(runs["cuda"], runs["cpu"], runs["cpu-f32"])
         line = (f"after {steps} 16-bit steps the cuda trainer is {ratio:.2f} times as far "
@@ -487,6 +502,7 @@ def run_checks(args):
             report.check(m["name"], check, ok, check + ("" if ok else ": " + why),
                          None if ok else why)
 
+    phases = args.phases.split(",")
     ready = {}
     for m in models:  # 1: build or unpack, then cuda vs cpu
         if not in_time(m["name"], "compare"):
@@ -505,10 +521,9 @@ def run_checks(args):
         if len(exes) < len(m["trees"]):
             continue
         ready[name] = exes["cuda"]
-        if "compare" in args.phases.split(","):
+        if "compare" in phases:
             guarded(name, "compare", compare_with_cpu, args, m, exes, m["data"], TEST_N, report,
                     compare_trainers)
-    phases = args.phases.split(",")
     for m in models:  # 2: speed
         if "timed" in phases and m["name"] in ready and in_time(m["name"], "timed"):
             guarded(m["name"], "timed", timed_epochs, args, m, ready[m["name"]], m["data"],

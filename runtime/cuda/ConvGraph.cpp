@@ -133,8 +133,18 @@ bool buildConvGraph(const ConvProblem &problem, const GpuDescription *gpu,
 
 void restrictNumerics(const ConvProblem &problem, fe::graph::Graph &graph) {
   std::vector<fe::NumericalNote_t> barred = {fe::NumericalNote_t::NONDETERMINISTIC};
+  // An f32 convolution computes what the cpu step does within summation
+  // order: no TF32 (tensor cores), and none of the algorithms that round
+  // differently (FFT, Winograd, lower-precision inputs or sums), which the
+  // heuristics rarely rank first but `tcc tune` found fastest for some
+  // (2026-11-26, docs/performance.md: 7e-4 from the cpu step in 10 steps).
   if (problem.dtype == ConvDataType::Float32)
-    barred.push_back(fe::NumericalNote_t::TENSOR_CORE);
+    barred.insert(barred.end(),
+                  {fe::NumericalNote_t::TENSOR_CORE, fe::NumericalNote_t::DOWN_CONVERT_INPUTS,
+                   fe::NumericalNote_t::REDUCED_PRECISION_REDUCTION, fe::NumericalNote_t::FFT,
+                   fe::NumericalNote_t::WINOGRAD, fe::NumericalNote_t::WINOGRAD_TILE_4x4,
+                   fe::NumericalNote_t::WINOGRAD_TILE_6x6,
+                   fe::NumericalNote_t::WINOGRAD_TILE_13x13});
   graph.deselect_numeric_notes(barred);
 }
 

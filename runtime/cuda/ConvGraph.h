@@ -53,8 +53,9 @@ bool buildConvGraph(const ConvProblem &problem, const GpuDescription *gpu,
 
 /// Passes over the engines tcc never runs (docs/cuda.md): nondeterministic
 /// ones (atomic accumulation), so that runs and --resume repeat bit for bit;
-/// and for f32 convolutions those that round the inputs to TF32 on tensor
-/// cores, so that the cuda trainer computes what the cpu trainer does.
+/// and for f32 convolutions those that round otherwise than an f32 sum does
+/// (TF32 on tensor cores, FFT, Winograd, reduced-precision inputs or sums),
+/// so that the cuda trainer computes what the cpu trainer does.
 void restrictNumerics(const ConvProblem &problem, fe::graph::Graph &graph);
 
 /// Every engine configuration `tcc tune` considers for `problem` on the GPU

@@ -49,8 +49,15 @@ struct ConvRunner::Plans {
   std::vector<std::unique_ptr<ConvGraph>> graphs;
   std::vector<int64_t> workspaceBytes; ///< what each rebuilt plan needs
   std::vector<std::string> names; ///< "the forward convolution of 'conv1'", for messages
+  /// The workspace of the plans that need more on this GPU than cuDNN
+  /// computed for the described one (the memory plan's): one buffer, as the
+  /// step's convolutions run one after another on its stream.
+  void *overflow = nullptr;
+  int64_t overflowBytes = 0;
 
   ~Plans() {
+    if (overflow)
+      cudaFree(overflow);
     if (handle)
       cudnnDestroy(handle);
   }
@@ -85,6 +92,7 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
           CUDNN_STATUS_SUCCESS)
     throw ModelSetupError("cuDNN cannot start on " + deviceName);
 
+  std::vector<std::string> overflowing; // the plans that need more workspace here
   for (int i = 0; i < target.count; ++i) {
     const BakedConv &baked = target.convs[i];
     ConvProblem problem;
@@ -101,9 +109,6 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
       throw ModelSetupError(what + ": " + failure);
     int64_t bytes = 0;
     failure = graph->buildBakedPlan(engine, bytes);
-    if (failure.empty() && bytes > baked.workspaceBytes)
-      failure = "it asks for a workspace of " + std::to_string(bytes) +
-                " bytes, the memory plan has " + std::to_string(baked.workspaceBytes);
     if (!failure.empty()) {
       std::string message = what + " [" + baked.problem + "]: cuDNN " + cudnnVersionName(version) +
                             " cannot run its engine " + baked.plan + ", chosen for the " +
@@ -133,18 +138,41 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
                 << " (--allow-fallback)\n";
     }
     (void)graph->get_workspace_size(bytes); // the fallback's, if it replaced the plan
+    if (bytes > baked.workspaceBytes) {
+      overflowing.push_back(what + " [" + baked.problem + "]: " + std::to_string(bytes) +
+                            " bytes, planned " + std::to_string(baked.workspaceBytes));
+      plans->overflowBytes = std::max(plans->overflowBytes, bytes);
+    }
     plans->graphs.push_back(std::move(graph));
     plans->workspaceBytes.push_back(bytes);
     plans->names.push_back(what);
+  }
+  // cuDNN computes some engines' workspace from the GPU's properties, and
+  // the real card's may differ from the description the compiler planned
+  // with (docs/cuda.md, "The described GPUs"): such plans run from one
+  // buffer beside the memory plan, allocated here, before the step is
+  // recorded as a graph, and said to be.
+  if (plans->overflowBytes > 0) {
+    if (cudaMalloc(&plans->overflow, size_t(plans->overflowBytes)) != cudaSuccess)
+      throw ModelSetupError("cannot allocate " + std::to_string(plans->overflowBytes) +
+                            " bytes of cuDNN workspace on " + deviceName);
+    std::cerr << "note: on " << deviceName << " cuDNN asks " << overflowing.size()
+              << " convolution plan(s) for more workspace than it computed for the "
+              << target.gpu << " the trainer was compiled for (the first: " << overflowing[0]
+              << "); the trainer allocates " << plans->overflowBytes
+              << " bytes for them beside its memory plan\n";
   }
 }
 
 void ConvRunner::run(int index, const void *x, const void *weight, const void *y,
                      void *workspace, int64_t workspaceBytes) {
-  if (workspaceBytes < plans->workspaceBytes[index])
-    throw std::runtime_error("cuDNN: " + plans->names[index] + " needs a workspace of " +
-                             std::to_string(plans->workspaceBytes[index]) + " bytes, the step "
-                             "gives it " + std::to_string(workspaceBytes));
+  if (workspaceBytes < plans->workspaceBytes[index]) {
+    if (plans->workspaceBytes[index] > plans->overflowBytes)
+      throw std::runtime_error("cuDNN: " + plans->names[index] + " needs a workspace of " +
+                               std::to_string(plans->workspaceBytes[index]) +
+                               " bytes, the step gives it " + std::to_string(workspaceBytes));
+    workspace = plans->overflow;
+  }
   std::unordered_map<int64_t, void *> pointers = {{kInputUid, const_cast<void *>(x)},
                                                   {kWeightUid, const_cast<void *>(weight)},
                                                   {kOutputUid, const_cast<void *>(y)}};

@@ -57,8 +57,8 @@ public:
   /// problem's x, weight and y whatever the direction: forward writes y,
   /// backward-data writes x (from y = dy), backward-filter writes the
   /// weight (from x and dy). `workspace` is the op's place in the memory
-  /// plan, `workspaceBytes` long (the baked plan's workspace, which
-  /// prepare() checked the rebuilt plan fits).
+  /// plan, `workspaceBytes` long (the baked plan's workspace); a plan that
+  /// needs more on this GPU runs from the buffer prepare() allocated for it.
   void run(int index, const void *x, const void *weight, const void *y, void *workspace,
            int64_t workspaceBytes);
 

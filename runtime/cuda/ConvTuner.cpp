@@ -145,9 +145,9 @@ bool timeConvEngines(const ConvProblem &problem, cudnnHandle_t handle, int64_t w
   return true;
 }
 
-bool describeGpu(cudnnHandle_t handle, std::string &json, std::string &error) {
+bool describeGpu(int device, std::string &json, std::string &error) {
   fe::DeviceProperties properties;
-  properties.set_handle(handle);
+  properties.set_device_id(device);
   std::vector<uint8_t> bytes;
   fe::error_t status = properties.build();
   if (status.is_good())

@@ -41,11 +41,11 @@ struct ConvTiming {
 bool timeConvEngines(const ConvProblem &problem, cudnnHandle_t handle, int64_t workspaceLimit,
                      int repeats, int maxCandidates, ConvTiming &timing, std::string &error);
 
-/// cuDNN's description of the GPU of `handle` (its device-property JSON,
+/// cuDNN's description of CUDA device `device` (its device-property JSON,
 /// the form GpuDescriptions.cpp writes the built-in GPUs in): what a
 /// built-in description must match for the plans chosen without a GPU to
 /// be the ones this GPU builds. False with `error`.
-bool describeGpu(cudnnHandle_t handle, std::string &json, std::string &error);
+bool describeGpu(int device, std::string &json, std::string &error);
 
 } // namespace tcc::cuda
 

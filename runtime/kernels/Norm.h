@@ -99,39 +99,73 @@ struct BatchNormShape {
   }
 };
 
+/// Two sums taken in one pass (a backward's two; a forward's one, twice).
+struct Sums {
+  acc_t first = 0, second = 0;
+};
+
+/// How the cpu kernels sum a channel's group of `rows` samples of `hw`
+/// elements: in order, on the calling thread (they run channels in
+/// parallel). The cuda target's device reduction (cuda::BlockSums,
+/// runtime/cuda/device/Launch.cuh) has the same interface: the per-channel
+/// functions below are the one definition of the math for both targets;
+/// only the order of the sums differs.
+struct SequentialSums {
+  int64_t hw;
+  /// The sums of term(m, j) over m < rows, j < hw.
+  template <class Term> TCC_HOST_DEVICE Sums over(int64_t rows, Term term) const {
+    Sums s;
+    for (int64_t m = 0; m < rows; ++m)
+      for (int64_t j = 0; j < hw; ++j) {
+        const Sums t = term(m, j);
+        s.first += t.first;
+        s.second += t.second;
+      }
+    return s;
+  }
+  /// f(m, j) for every m < rows, j < hw.
+  template <class F> TCC_HOST_DEVICE void each(int64_t rows, F f) const {
+    for (int64_t m = 0; m < rows; ++m)
+      for (int64_t j = 0; j < hw; ++j)
+        f(m, j);
+  }
+  /// Whether this thread writes a channel's results (a block has one).
+  TCC_HOST_DEVICE bool leader() const { return true; }
+};
+
 /// The statistics of channel c of a training forward: saved_mean and
-/// saved_invstd of each group, and the running statistics when given.
-template <class T>
+/// saved_invstd of each group, and the running statistics when given, each
+/// sum over a group's G * hw elements taken by `sums` (SequentialSums).
+template <class T, class Reducer>
 TCC_HOST_DEVICE void batch_norm_train_statistics(const BatchNormShape &s, const T *x, double eps,
                                                  double momentum, T *saved_mean,
                                                  T *saved_invstd, T *running_mean,
-                                                 T *running_var, int64_t c) {
+                                                 T *running_var, int64_t c,
+                                                 const Reducer &sums) {
   const int64_t G = s.group_size(), groups = s.num_groups(), C = s.c;
   const int64_t hw = s.hw, cnt = G * hw;
   const acc_t unbias = cnt > 1 ? divide(acc_t(cnt), acc_t(cnt - 1)) : acc_t(1);
   acc_t meanSum = 0, varSum = 0;
   for (int64_t g = 0; g < groups; ++g) {
-    acc_t sum = 0;
-    for (int64_t m = 0; m < G; ++m) {
-      const T *xp = x + (s.member(g, m) * C + c) * hw;
-      for (int64_t j = 0; j < hw; ++j)
-        sum += xp[j];
-    }
-    const acc_t mean = divide(sum, acc_t(cnt));
-    acc_t sq = 0;
-    for (int64_t m = 0; m < G; ++m) {
-      const T *xp = x + (s.member(g, m) * C + c) * hw;
-      for (int64_t j = 0; j < hw; ++j) {
-        const acc_t d = acc_t(xp[j]) - mean;
-        sq += d * d;
-      }
-    }
+    auto at = [&](int64_t m, int64_t j) { return x[(s.member(g, m) * C + c) * hw + j]; };
+    const acc_t mean =
+        divide(sums.over(G, [&](int64_t m, int64_t j) { return Sums{acc_t(at(m, j)), 0}; })
+                   .first,
+               acc_t(cnt));
+    const acc_t sq = sums.over(G, [&](int64_t m, int64_t j) {
+                               const acc_t d = acc_t(at(m, j)) - mean;
+                               return Sums{d * d, 0};
+                             }).first;
     const acc_t var = divide(sq, acc_t(cnt));
-    saved_mean[g * C + c] = T(mean);
-    saved_invstd[g * C + c] = T(divide(1.0, std::sqrt(var + eps)));
+    if (sums.leader()) {
+      saved_mean[g * C + c] = T(mean);
+      saved_invstd[g * C + c] = T(divide(1.0, std::sqrt(var + eps)));
+    }
     meanSum += mean;
     varSum += var * unbias;
   }
+  if (!sums.leader())
+    return;
   if (running_mean)
     running_mean[c] = T((1.0 - momentum) * acc_t(running_mean[c]) +
                         momentum * divide(meanSum, acc_t(groups)));
@@ -168,7 +202,7 @@ void batch_norm_forward_train_with(const BatchNormShape &s, const T *x,
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < C; ++c) {
     batch_norm_train_statistics(s, x, eps, momentum, saved_mean, saved_invstd, running_mean,
-                                running_var, c);
+                                running_var, c, SequentialSums{hw});
     // Normalised with the statistics as saved, as the backward and a
     // recompute (batch_norm_apply) see them.
     for (int64_t i = 0; i < s.n; ++i) {
@@ -283,43 +317,40 @@ void batch_norm_forward_inference(const BatchNormShape &s, const T *x,
 /// fused prologue computes it; it is kept in dx (when computed) between the
 /// two passes, so it needs no memory of its own.
 /// Channel c of batch_norm_backward_with.
-template <class T, class DyAt>
+template <class T, class DyAt, class Reducer>
 TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &dyAt, const T *x,
                                                  const T *weight, const T *saved_mean,
                                                  const T *saved_invstd, T *dx, T *dweight,
-                                                 T *dbias, int64_t c) {
+                                                 T *dbias, int64_t c, const Reducer &sums) {
   const int64_t G = s.group_size(), groups = s.num_groups(), C = s.c;
   const int64_t hw = s.hw, cnt = G * hw;
   acc_t dwSum = 0, dbSum = 0;
   for (int64_t g = 0; g < groups; ++g) {
     const acc_t mean = saved_mean[g * C + c];
     const acc_t invstd = saved_invstd[g * C + c];
-    acc_t sumDy = 0, sumDyXhat = 0;
-    for (int64_t m = 0; m < G; ++m) {
-      const int64_t k0 = (s.member(g, m) * C + c) * hw;
-      for (int64_t j = 0; j < hw; ++j) {
-        const T dy = dyAt(k0 + j, g * C + c);
-        if (dx)
-          dx[k0 + j] = dy;
-        sumDy += dy;
-        sumDyXhat += acc_t(dy) * (acc_t(x[k0 + j]) - mean);
-      }
-    }
-    sumDyXhat *= invstd;
+    auto at = [&](int64_t m, int64_t j) { return (s.member(g, m) * C + c) * hw + j; };
+    const Sums both = sums.over(G, [&](int64_t m, int64_t j) {
+      const int64_t k = at(m, j);
+      const T dy = dyAt(k, g * C + c);
+      if (dx)
+        dx[k] = dy;
+      return Sums{acc_t(dy), acc_t(dy) * (acc_t(x[k]) - mean)};
+    });
+    const acc_t sumDy = both.first, sumDyXhat = both.second * invstd;
     dwSum += sumDyXhat;
     dbSum += sumDy;
     if (dx) {
       const acc_t w = weight ? acc_t(weight[c]) : 1.0;
       const acc_t k1 = divide(sumDy, acc_t(cnt)), k2 = divide(sumDyXhat, acc_t(cnt));
-      for (int64_t m = 0; m < G; ++m) {
-        const int64_t k0 = (s.member(g, m) * C + c) * hw;
-        for (int64_t j = 0; j < hw; ++j) {
-          const acc_t xhat = (acc_t(x[k0 + j]) - mean) * invstd;
-          dx[k0 + j] = T(w * invstd * (acc_t(dx[k0 + j]) - k1 - xhat * k2));
-        }
-      }
+      sums.each(G, [&](int64_t m, int64_t j) {
+        const int64_t k = at(m, j);
+        const acc_t xhat = (acc_t(x[k]) - mean) * invstd;
+        dx[k] = T(w * invstd * (acc_t(dx[k]) - k1 - xhat * k2));
+      });
     }
   }
+  if (!sums.leader())
+    return;
   if (dweight)
     dweight[c] = T(dwSum);
   if (dbias)
@@ -335,7 +366,7 @@ void batch_norm_backward_with(const BatchNormShape &s, DyAt dyAt, const T *x,
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < s.c; ++c)
     batch_norm_backward_channel(s, dyAt, x, weight, saved_mean, saved_invstd, dx, dweight,
-                                dbias, c);
+                                dbias, c, SequentialSums{s.hw});
 }
 
 /// Training backward, reading dy [n, C, hw].

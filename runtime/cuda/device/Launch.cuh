@@ -18,6 +18,8 @@
 #include <cuda_runtime.h>
 #endif
 
+#include "runtime/kernels/Norm.h"
+
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -117,6 +119,105 @@ void block_sum(cudaStream_t stream, int64_t n, Term term, Done done) {
 #else
   blockSumKernel<<<1, kThreads, 0, stream>>>(n, term, done);
   check(cudaGetLastError(), "launching a reduction");
+#endif
+}
+
+/// A block's sums over a channel's group of `rows` samples of `hw`
+/// elements, for the per-channel functions of runtime/kernels/Norm.h (the
+/// interface of kernels::SequentialSums): thread t takes the flat indices
+/// t, t + kThreads, ... of the rows * hw elements, in double, then the
+/// block adds the partial sums as a tree. A fixed order, so the same bits
+/// on every run; every thread gets the totals. The host emulation sums in
+/// that same order.
+struct BlockSums {
+  int64_t hw;
+#ifndef TCC_CUDA_HOST_EMULATION
+  template <class Term> __device__ kernels::Sums over(int64_t rows, Term term) const {
+    __shared__ double first[kThreads], second[kThreads];
+    kernels::Sums s;
+    each(rows, [&](int64_t m, int64_t j) {
+      const kernels::Sums t = term(m, j);
+      s.first += t.first;
+      s.second += t.second;
+    });
+    first[threadIdx.x] = s.first;
+    second[threadIdx.x] = s.second;
+    __syncthreads();
+    for (int width = kThreads / 2; width > 0; width /= 2) {
+      if (int(threadIdx.x) < width) {
+        first[threadIdx.x] += first[threadIdx.x + width];
+        second[threadIdx.x] += second[threadIdx.x + width];
+      }
+      __syncthreads();
+    }
+    const kernels::Sums total{first[0], second[0]};
+    __syncthreads(); // before a next call writes the arrays again
+    return total;
+  }
+  /// f(m, j) for this thread's elements: the flat index steps by kThreads
+  /// with no division in the loop (a 64-bit division there makes the loop
+  /// spill registers, Launch.cuh's blocksFor says why).
+  template <class F> __device__ void each(int64_t rows, F f) const {
+    const int64_t stepRows = kThreads / hw, stepCols = kThreads % hw;
+    int64_t m = threadIdx.x / hw, j = threadIdx.x % hw;
+    while (m < rows) {
+      f(m, j);
+      m += stepRows;
+      j += stepCols;
+      if (j >= hw) {
+        j -= hw;
+        ++m;
+      }
+    }
+  }
+  __device__ bool leader() const { return threadIdx.x == 0; }
+#else
+  template <class Term> kernels::Sums over(int64_t rows, Term term) const {
+    kernels::Sums partial[kThreads];
+    for (int t = 0; t < kThreads; ++t)
+      for (int64_t i = t; i < rows * hw; i += kThreads) {
+        const kernels::Sums v = term(i / hw, i % hw);
+        partial[t].first += v.first;
+        partial[t].second += v.second;
+      }
+    for (int width = kThreads / 2; width > 0; width /= 2)
+      for (int t = 0; t < width; ++t) {
+        partial[t].first += partial[t + width].first;
+        partial[t].second += partial[t + width].second;
+      }
+    return partial[0];
+  }
+  template <class F> void each(int64_t rows, F f) const {
+    for (int64_t i = 0; i < rows * hw; ++i)
+      f(i / hw, i % hw);
+  }
+  bool leader() const { return true; }
+#endif
+};
+
+#ifndef TCC_CUDA_HOST_EMULATION
+template <class Body>
+__global__ void __launch_bounds__(kThreads) perBlockKernel(int64_t hw, Body body) {
+  body(int64_t(blockIdx.x), BlockSums{hw});
+}
+#endif
+
+/// body(b, sums) for every b in [0, blocks), one block of kThreads threads
+/// each, `sums` reducing over rows of hw elements (BlockSums).
+template <class Body>
+void per_block(cudaStream_t stream, int64_t blocks, int64_t hw, Body body) {
+  if (blocks <= 0)
+    return;
+#ifdef TCC_CUDA_HOST_EMULATION
+  emulation::enqueue(stream, [=] {
+    for (int64_t b = 0; b < blocks; ++b)
+      body(b, BlockSums{hw});
+  });
+#else
+  if (blocks > 0x7fffffff)
+    throw std::runtime_error("a kernel of more than 2^31 blocks");
+  perBlockKernel<<<unsigned(blocks), kThreads, 0, stream>>>(hw, body);
+  check(cudaGetLastError(), "launching a per-block kernel");
 #endif
 }
 

@@ -1,9 +1,10 @@
 //===- Norm.cuh - Batch norm on the device -------------------------*- CUDA -*-===//
 //
 // The cpu kernels' functions (runtime/kernels/Norm.h) behind the same
-// `_with` interface: the statistics and the backward's sums one thread per
-// channel (through every group of its channel, in the cpu kernel's order),
-// every elementwise part one thread per element. A fused group's elementwise
+// `_with` interface: the statistics and the backward's sums one block per
+// channel (through every group of its channel, each group's sums spread over
+// the block's threads in a fixed order, BlockSums), every elementwise part
+// one thread per element. A fused group's elementwise
 // ops come in as the device lambda `store` (an epilogue) or `dyAt` (a
 // backward prologue), printed by codegen/CpuFusion.cpp; each element's
 // thread calls them once (a call inside a loop would spill registers).
@@ -34,16 +35,16 @@ void batch_norm_apply_with(cudaStream_t s, const BatchNormShape &shape, const T 
   });
 }
 
-/// Statistics one thread per channel, then each element normalised and
+/// Statistics one block per channel, then each element normalised and
 /// stored by its own thread.
 template <class T, class Store>
 void batch_norm_forward_train_with(cudaStream_t s, const BatchNormShape &shape, const T *x,
                                    const T *weight, const T *bias, double eps, double momentum,
                                    Store store, T *savedMean, T *savedInvstd, T *runningMean,
                                    T *runningVar) {
-  for_each(s, shape.c, [=] __device__(int64_t c) {
+  per_block(s, shape.c, shape.hw, [=] __device__(int64_t c, const BlockSums &sums) {
     kernels::batch_norm_train_statistics(shape, x, eps, momentum, savedMean, savedInvstd,
-                                         runningMean, runningVar, c);
+                                         runningMean, runningVar, c, sums);
   });
   batch_norm_apply_with(s, shape, x, weight, bias, savedMean, savedInvstd, store);
 }
@@ -60,17 +61,17 @@ void batch_norm_forward_inference_with(cudaStream_t s, const BatchNormShape &sha
 }
 
 /// dy (a fused prologue's value) into dx, one thread per element; then the
-/// cpu kernel's per-channel backward, one thread per channel, reading it.
+/// cpu kernel's per-channel backward, one block per channel, reading it.
 template <class T, class DyAt>
 void batch_norm_backward_with(cudaStream_t s, const BatchNormShape &shape, DyAt dyAt,
                               const T *x, const T *weight, const T *savedMean,
                               const T *savedInvstd, T *dx, T *dweight, T *dbias) {
   for_each(s, shape.n * shape.c * shape.hw,
            [=] __device__(int64_t k) { dx[k] = dyAt(k, statisticsRow(shape, k)); });
-  for_each(s, shape.c, [=] __device__(int64_t c) {
+  per_block(s, shape.c, shape.hw, [=] __device__(int64_t c, const BlockSums &sums) {
     auto fromDx = [dx](int64_t k, int64_t) { return dx[k]; };
     kernels::batch_norm_backward_channel(shape, fromDx, x, weight, savedMean, savedInvstd, dx,
-                                         dweight, dbias, c);
+                                         dweight, dbias, c, sums);
   });
 }
 

@@ -178,16 +178,17 @@ void shift_reflect(cudaStream_t s, int64_t nc, int64_t h, int64_t w, int64_t dy,
   });
 }
 
-/// Sum over every dim but the middle of x viewed as [outer, mid, inner].
+/// Sum over every dim but the middle of x viewed as [outer, mid, inner]
+/// (a bias's gradient): one block per j (BlockSums).
 template <class T>
 void reduce_sum_keep(cudaStream_t s, int64_t outer, int64_t mid, int64_t inner, const T *x,
                      T *y) {
-  for_each(s, mid, [=] __device__(int64_t j) {
-    double sum = 0;
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t i = 0; i < inner; ++i)
-        sum += double(x[(o * mid + j) * inner + i]);
-    y[j] = T(sum);
+  per_block(s, mid, inner, [=] __device__(int64_t j, const BlockSums &sums) {
+    const double sum = sums.over(outer, [&](int64_t o, int64_t i) {
+                              return kernels::Sums{double(x[(o * mid + j) * inner + i]), 0};
+                            }).first;
+    if (sums.leader())
+      y[j] = T(sum);
   });
 }
 

@@ -209,7 +209,7 @@ int main(int argc, char **argv) {
   if (cudnnCreate(&handle) != CUDNN_STATUS_SUCCESS)
     return fail("cuDNN cannot start on " + file.device);
   std::string description, error;
-  if (!describeGpu(handle, description, error)) {
+  if (!describeGpu(0, description, error)) {
     cudnnDestroy(handle);
     return fail(error);
   }
@@ -236,7 +236,10 @@ int main(int argc, char **argv) {
     TunedConv conv{best.engine.name, best.engine.workspaceBytes, best.microseconds,
                    p.heuristicPlan, -1, nlohmann::json::array()};
     for (const TimedConvEngine &t : timing.timed) {
-      conv.timed.push_back({{"plan", t.engine.name}, {"microseconds", t.microseconds}});
+      conv.timed.push_back({{"plan", t.engine.name},
+                            {"microseconds", t.microseconds},
+                            {"workspace_bytes", t.engine.workspaceBytes},
+                            {"numeric_notes", t.engine.numericNotes}});
       if (t.engine.name == p.heuristicPlan)
         conv.heuristicMicroseconds = t.microseconds;
     }
