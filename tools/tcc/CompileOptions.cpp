@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -434,4 +435,9 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
     return ParseResult::Error;
   }
   return ParseResult::Ok;
+}
+
+void tcc::warn(CompileFacts &facts, const std::string &message) {
+  std::cerr << "warning: " << message << "\n";
+  facts.warnings.push_back(message);
 }

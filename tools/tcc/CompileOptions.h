@@ -56,6 +56,9 @@ struct CompileFacts {
   std::vector<std::string> warnings;    ///< as printed, without "warning: "
 };
 
+/// Prints "warning: MESSAGE" and keeps it for the report.
+void warn(CompileFacts &facts, const std::string &message);
+
 /// The --report file, as JSON: the model's parameters (counted on the
 /// frontend's IR `model`), the planned step's state and scratch bytes (on
 /// `planned`, the IR after the compile pipeline), the passes that ran and

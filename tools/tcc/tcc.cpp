@@ -14,11 +14,11 @@
 #include "tools/tcc/CompileOptions.h"
 #include "runtime/AtomicFile.h"
 #include "tools/tcc/BuildTrainer.h"
+#include "tools/tcc/CudaBake.h"
 #include "tools/tcc/SourceTree.h"
 #include "tools/tcc/Plot.h"
 #include "tools/tcc/Tune.h"
 #ifdef TCC_HAVE_CUDA
-#include "codegen/cuda/CudaConvPlans.h"
 #include "runtime/cuda/ConvPlans.h"
 #endif
 
@@ -37,7 +37,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <unistd.h>
 #include <iostream>
@@ -120,10 +119,6 @@ mlir::LogicalResult runPipeline(
   return mlir::success(run(mlir::tcc::buildPlanningPipeline));
 }
 
-void warn(tcc::CompileFacts &facts, const std::string &message) {
-  std::cerr << "warning: " << message << "\n";
-  facts.warnings.push_back(message);
-}
 
 /// The precision the step runs in (tcc-precision); a setting it cannot
 /// honour is said to be so, not dropped: it warns and the step runs fp32.
@@ -137,7 +132,7 @@ void checkPrecision(const ::tcc::frontend::ModelSpec &spec,
   bool disabled = std::find(options.disabledPasses.begin(), options.disabledPasses.end(),
                             "precision") != options.disabledPasses.end();
   if (disabled)
-    warn(facts, setting + " is left out by --disable-pass=precision: the step runs in fp32" +
+    tcc::warn(facts, setting + " is left out by --disable-pass=precision: the step runs in fp32" +
                     (precision == "fp16-mixed" ? " (with its loss scaling)" : ""));
   else
     facts.precision = precision;
@@ -156,7 +151,7 @@ void overridePrecision(::tcc::frontend::ModelSpec &spec, const std::string &prec
     // The frontend fills GradScaler's defaults under fp16-mixed: only
     // settings the model chose are worth a word.
     if (lossScale != ::tcc::frontend::defaultLossScale())
-      warn(facts, "train.loss_scale of the model is not used: --precision=" + precision +
+      tcc::warn(facts, "train.loss_scale of the model is not used: --precision=" + precision +
                       " needs no loss scaling");
     lossScale = nullptr;
   }
@@ -180,11 +175,11 @@ void checkScheduleSpan(const ::tcc::frontend::ModelSpec &spec,
     return os.str();
   };
   if (last < epochs)
-    warn(facts, "train.schedule.points end at epoch " + text(last) + " of " +
+    tcc::warn(facts, "train.schedule.points end at epoch " + text(last) + " of " +
                     text(epochs) + ": the factor " + text(factor) +
                     " holds for the rest of the run");
   else if (last > epochs)
-    warn(facts, "train.schedule.points reach epoch " + text(last) + ", beyond the run's " +
+    tcc::warn(facts, "train.schedule.points reach epoch " + text(last) + ", beyond the run's " +
                     text(epochs) + " epochs: the points after epoch " + text(epochs) +
                     " are never used");
 }
@@ -258,85 +253,6 @@ int writeOutput(const tcc::CompileOptions &options, const std::string &text) {
   else if (!tcc::writeFileAtomically(options.output, text, error))
     return fail(error);
   return 0;
-}
-
-#ifdef TCC_HAVE_CUDA
-/// The --tuning-db file, when it was measured on --gpu's GPU with this
-/// cuDNN (docs/tuning.md). A file of another GPU or cuDNN is an error, or
-/// under --ignore-tuning-mismatch a warning and no tuning (`tuned` false).
-bool loadTuning(const tcc::CompileOptions &options, const tcc::cuda::GpuDescription &gpu,
-                tcc::cuda::TuningFile &file, bool &tuned, tcc::CompileFacts &facts,
-                std::string &error) {
-  tuned = false;
-  if (!options.tuningDb)
-    return true;
-  const std::string &path = *options.tuningDb;
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!tcc::cuda::parseTuningFile(text.str(), path, file, error))
-    return false;
-  std::string mismatch;
-  if (file.gpu != gpu.name)
-    mismatch = "was measured on the " + file.gpu + " (" + file.device + "), not the " +
-               gpu.name + " of --gpu";
-  else if (file.cudnnVersion != tcc::cuda::cudnnVersion())
-    mismatch = "was measured with cuDNN " + tcc::cuda::cudnnVersionName(file.cudnnVersion) +
-               ", this tcc plans with cuDNN " +
-               tcc::cuda::cudnnVersionName(tcc::cuda::cudnnVersion());
-  if (mismatch.empty()) {
-    tuned = true;
-    return true;
-  }
-  std::string message = "--tuning-db " + path + " " + mismatch;
-  if (!options.ignoreTuningMismatch) {
-    error = message + "; run 'tcc tune' for this GPU and cuDNN, or add "
-                      "--ignore-tuning-mismatch to use cuDNN's heuristics instead";
-    return false;
-  }
-  warn(facts, message + ": ignored (--ignore-tuning-mismatch); cuDNN's heuristics choose");
-  return true;
-}
-#endif
-
-/// The cuDNN engine of every convolution of the step, chosen for --gpu
-/// (docs/cuda.md) or measured by 'tcc tune' (--tuning-db), the module's
-/// tcc.cuda_target attribute that bakes them into the cuda target's
-/// source, and the workspaces of the convolutions and matmuls for the
-/// memory plan; `table` for --emit=conv-plans and the source tree.
-bool bakeCudaTarget(ModuleOp planned, const tcc::CompileOptions &options,
-                    nlohmann::json *table, tcc::CompileFacts &facts, std::string &error) {
-#ifdef TCC_HAVE_CUDA
-  const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(options.gpu, error);
-  if (!gpu)
-    return false;
-  tcc::cuda::TuningFile tuning;
-  bool tuned = false;
-  std::vector<mlir::tcc::BakedStepConv> baked;
-  if (!loadTuning(options, *gpu, tuning, tuned, facts, error) ||
-      !mlir::tcc::bakeConvPlans(planned, *gpu, tcc::cuda::kDefaultConvWorkspaceLimit,
-                                tuned ? &tuning : nullptr, baked, error))
-    return false;
-  if (tuned) {
-    size_t heuristic = std::count_if(baked.begin(), baked.end(), [](const auto &b) {
-      return b.choice.tunedMicroseconds < 0;
-    });
-    if (heuristic)
-      warn(facts, std::to_string(heuristic) + " of the step's " + std::to_string(baked.size()) +
-                      " convolution problems are not in " + *options.tuningDb +
-                      ": cuDNN's heuristics choose their engines (run 'tcc tune' on this "
-                      "model to measure them)");
-  }
-  if (table)
-    *table = mlir::tcc::convPlansTable(baked, *gpu, tcc::cuda::kDefaultConvWorkspaceLimit);
-  mlir::tcc::attachCudaTarget(planned, *gpu, options.allowFallback, baked);
-  return true;
-#else
-  (void)planned, (void)options, (void)table, (void)facts;
-  error = "the cuda target's convolution plans need CUDA, cuDNN and the cuDNN frontend; "
-          "this tcc was built without them: run scripts/setup.sh and rebuild";
-  return false;
-#endif
 }
 
 /// --emit=conv-plans: the baked choices as JSON.
@@ -424,7 +340,7 @@ int runCompile(const tcc::CompileOptions &options) {
   if (options.target == "cuda")
     beforePlanning = [&](ModuleOp step, std::string &why) {
       bool tabled = options.emit == "conv-plans" || options.emit == "source-tree";
-      return bakeCudaTarget(step, options, tabled ? &convPlans : nullptr, facts, why);
+      return tcc::bakeCudaTarget(step, options, tabled ? &convPlans : nullptr, facts, why);
     };
   if (failed(runPipeline(*planned, options, facts.passes, beforePlanning, error)) ||
       failed(checkMemoryBudget(spec, options, *planned, error)))
