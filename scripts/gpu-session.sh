@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # The GPU checks of a session with a lent GPU machine, as one command there
 # (docs/cuda.md, "Checking on a GPU"). Prepared here, where tcc is:
-#   scripts/gpu-check.sh prepare gpu-trees --gpu h200 && scripts/gpu-check.sh build gpu-trees
-#   mkdir -p gpu-trees/tune && cp build/bin/tcc-tune gpu-trees/tune/ &&
-#     for m in airbench94 resnet9 fashion_cnn; do build/bin/tcc compile examples/$m.json \
-#       --emit=conv-plans --gpu=h200 -o gpu-trees/tune/$m.json; done
+#   apt-get install -y ccache   # optional: the build in ~5 minutes instead of ~35
+#   scripts/gpu-check.sh prepare gpu-trees --gpu h200 --with-tuner
+#   scripts/gpu-check.sh build gpu-trees
 # then on the device, from the repository root, with gpu-trees carried:
 #   scripts/gpu-session.sh BUDGET_SECONDS
 # It writes into $OUT (or ./gpu-out): env.txt (GPU, driver, versions),

@@ -53,6 +53,9 @@ BINARIES = "bins.tar.xz"
 
 TEST_N = 2000  # test images of the synthetic data
 
+# The examples whose convolutions scripts/gpu-session.sh tunes (prepare --with-tuner).
+TUNED_EXAMPLES = ["airbench94", "resnet9", "fashion_cnn"]
+
 # (model file, steps compared with the cpu trainer, sanitized, --precision or
 # None for the model's own)
 MODELS = [
@@ -129,6 +132,8 @@ def prepare(args):
         print(f"{name}: source trees written")
     with open(os.path.join(args.dir, "manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2)
+    if args.with_tuner:
+        prepare_tuner(args)
     # The trees repeat the runtime and the headers: packed, they travel to
     # the GPU machine in well under its 64 MiB per call (57 MiB -> 0.6 MiB).
     names = [m["name"] for m in manifest["models"]]
@@ -142,6 +147,24 @@ def prepare(args):
         shutil.rmtree(os.path.join(args.dir, name))
     print(f"prepared {args.dir}: {len(names)} models, {size / 2**20:.1f} MiB of source trees "
           f"in {ARCHIVE} ({os.path.getsize(archive) / 2**20:.1f} MiB)")
+
+
+def prepare_tuner(args):
+    """DIR/tune: tcc-tune as built beside tcc, and the conv-plans tables of
+    the examples for --gpu, for scripts/gpu-session.sh to time on the GPU
+    (docs/tuning.md)."""
+    tune = os.path.join(args.dir, "tune")
+    os.makedirs(tune, exist_ok=True)
+    tuner = os.path.join(os.path.dirname(args.tcc), "tcc-tune")
+    shutil.copy(tuner, tune)
+    sh(["strip", os.path.join(tune, "tcc-tune")])
+    for name in TUNED_EXAMPLES:
+        out = os.path.join(tune, name + ".json")
+        r = sh([args.tcc, "compile", os.path.join(ROOT, "examples", name + ".json"),
+                "--emit=conv-plans", "--gpu=" + args.gpu, "-o", out])
+        if r.returncode != 0:
+            sys.exit(f"error: the conv plans of {name}: {r.stderr.strip()}")
+    print(f"{tune}: tcc-tune and the conv plans of {', '.join(TUNED_EXAMPLES)}")
 
 
 def unpack(folder):
@@ -552,6 +575,8 @@ def main():
     p.add_argument("--tcc", default=os.path.join(ROOT, "build", "bin", "tcc"))
     p.add_argument("--gpu", default="h100")
     p.add_argument("--only", nargs="*", help="model names to prepare (default: all)")
+    p.add_argument("--with-tuner", action="store_true",
+                   help="also DIR/tune: tcc-tune and the examples' conv plans (gpu-session.sh)")
     p.add_argument("--tuning-db", help="compile the cuda trees with this tuning file "
                    "(docs/tuning.md)")
     b = sub.add_parser("build", help="build the prepared trees here, for `run` to use")
