@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "test", "e2e"))
 import torch  # noqa: E402
@@ -62,7 +63,6 @@ def measure(spec, steps, warmup, device):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
     else:
-        import time
         t0 = time.perf_counter()
     for s in range(warmup, warmup + steps):
         step(s)

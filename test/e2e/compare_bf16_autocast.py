@@ -29,9 +29,7 @@ import argparse
 import copy
 import json
 import os
-import shutil
 import sys
-import tempfile
 
 import numpy as np
 
@@ -56,8 +54,8 @@ def main():
     with open(args.model) as f:
         spec = json.load(f)
     spec["train"]["precision"] = "bf16-mixed"
-    tmp = tempfile.mkdtemp(prefix="tcc-bf16-")
-    try:
+
+    def check(tmp):
         reference, exe = cw.compile_beside_reference(args, spec, tmp,
                                                      "compare_bf16_autocast.py")
         cw.run([exe, "--init", "init.safetensors", "--no-shuffle", "--no-augment",
@@ -107,14 +105,8 @@ def main():
         ok &= within and bf16_ran
         print("PASS" if ok else "FAILED")
         return 0 if ok else 1
-    except cw.RunFailed as e:
-        print("FAILED: %s" % e)
-        return 2
-    finally:
-        if args.keep:
-            print("kept " + tmp)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+
+    return cw.run_in_temporary_directory("tcc-bf16-", args.keep, check)
 
 
 if __name__ == "__main__":

@@ -44,9 +44,7 @@ import argparse
 import copy
 import json
 import os
-import shutil
 import sys
-import tempfile
 
 import numpy as np
 
@@ -173,8 +171,8 @@ def main():
         spec = json.load(f)
     spec["train"]["precision"] = "fp16-mixed"
     spec["train"]["loss_scale"] = LOSS_SCALE
-    tmp = tempfile.mkdtemp(prefix="tcc-fp16-")
-    try:
+
+    def check(tmp):
         reference, exe = cw.compile_beside_reference(args, spec, tmp,
                                                      "compare_fp16_loss_scaling.py")
 
@@ -225,14 +223,8 @@ def main():
         ok &= compare_states(tcc_state, emulated, fp32)
         print("PASS" if ok else "FAILED")
         return 0 if ok else 1
-    except cw.RunFailed as e:
-        print("FAILED: %s" % e)
-        return 2
-    finally:
-        if args.keep:
-            print("kept " + tmp)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+
+    return cw.run_in_temporary_directory("tcc-fp16-", args.keep, check)
 
 
 if __name__ == "__main__":

@@ -69,9 +69,7 @@ import argparse
 import json
 import math
 import os
-import shutil
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True
@@ -410,17 +408,8 @@ def main():
     args = ap.parse_args()
     torch.set_num_threads(1)
     model = MODELS[args.model]()
-    tmp = tempfile.mkdtemp(prefix="tcc-originals-")
-    try:
-        return compare(args, model, tmp)
-    except cwt.RunFailed as e:
-        print("FAILED: %s" % e)
-        return 2
-    finally:
-        if args.keep:
-            print("kept " + tmp)
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
+    return cwt.run_in_temporary_directory("tcc-originals-", args.keep,
+                                           lambda tmp: compare(args, model, tmp))
 
 
 if __name__ == "__main__":

@@ -433,6 +433,22 @@ class RunFailed(Exception):
     """tcc or the trainer failed; the message says how."""
 
 
+def run_in_temporary_directory(prefix, keep, work):
+    """work(tmp) in a fresh temporary directory, removed afterwards unless
+    `keep`; a RunFailed becomes "FAILED: ..." and exit status 2."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    try:
+        return work(tmp)
+    except RunFailed as e:
+        print("FAILED: %s" % e)
+        return 2
+    finally:
+        if keep:
+            print("kept " + tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 def run(cmd, cwd, what, threads=None):
     t0 = time.time()
     env = dict(os.environ)

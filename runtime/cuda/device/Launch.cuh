@@ -60,23 +60,6 @@ template <class F> __global__ void __launch_bounds__(kThreads) forEachKernel(int
   if (i < n)
     f(i);
 }
-
-template <class Term, class Done>
-__global__ void __launch_bounds__(kThreads) blockSumKernel(int64_t n, Term term, Done done) {
-  __shared__ double partial[kThreads];
-  double s = 0;
-  for (int64_t i = threadIdx.x; i < n; i += kThreads)
-    s += term(i);
-  partial[threadIdx.x] = s;
-  __syncthreads();
-  for (int width = kThreads / 2; width > 0; width /= 2) {
-    if (threadIdx.x < width)
-      partial[threadIdx.x] += partial[threadIdx.x + width];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0)
-    done(partial[0]);
-}
 #endif
 
 /// f(i) for every i in [0, n), in any order.
@@ -97,29 +80,6 @@ template <class F> void for_each(cudaStream_t stream, int64_t n, F f) {
 /// f() once, on one device thread.
 template <class F> void single(cudaStream_t stream, F f) {
   for_each(stream, 1, [=] __device__(int64_t) { f(); });
-}
-
-/// done(sum of term(i), i in [0, n)), summed in double by one block in a
-/// fixed order: kThreads strided partial sums, then a tree. For the step's
-/// small reductions (a loss over a batch, the correct count); the n of a
-/// whole tensor belongs to a multi-block kernel.
-template <class Term, class Done>
-void block_sum(cudaStream_t stream, int64_t n, Term term, Done done) {
-#ifdef TCC_CUDA_HOST_EMULATION
-  emulation::enqueue(stream, [=] {
-    double partial[kThreads] = {};
-    for (int t = 0; t < kThreads; ++t)
-      for (int64_t i = t; i < n; i += kThreads)
-        partial[t] += term(i);
-    for (int width = kThreads / 2; width > 0; width /= 2)
-      for (int t = 0; t < width; ++t)
-        partial[t] += partial[t + width];
-    done(partial[0]);
-  });
-#else
-  blockSumKernel<<<1, kThreads, 0, stream>>>(n, term, done);
-  check(cudaGetLastError(), "launching a reduction");
-#endif
 }
 
 /// A block's sums over a channel's group of `rows` samples of `hw`
@@ -219,6 +179,21 @@ void per_block(cudaStream_t stream, int64_t blocks, int64_t hw, Body body) {
   perBlockKernel<<<unsigned(blocks), kThreads, 0, stream>>>(hw, body);
   check(cudaGetLastError(), "launching a per-block kernel");
 #endif
+}
+
+/// done(sum of term(i), i in [0, n)), summed in double by one block in a
+/// fixed order (BlockSums: kThreads strided partial sums, then a tree). For
+/// the step's small reductions (a loss over a batch, the correct count);
+/// the n of a whole tensor belongs to a multi-block kernel.
+template <class Term, class Done>
+void block_sum(cudaStream_t stream, int64_t n, Term term, Done done) {
+  per_block(stream, 1, 1, [=] __device__(int64_t, const BlockSums &sums) {
+    const double total =
+        sums.over(n, [&](int64_t i, int64_t) { return kernels::Sums{double(term(i)), 0}; })
+            .first;
+    if (sums.leader())
+      done(total);
+  });
 }
 
 } // namespace tcc::rt::cuda
