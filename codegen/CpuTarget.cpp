@@ -68,11 +68,12 @@ LogicalResult mlir::tcc::emitCpuSource(ModuleOp module, llvm::raw_ostream &os) {
      << "#include \"runtime/cpu/StepOps.h\"\n"
      << "#include \"runtime/kernels/Kernels.h\"\n"
      << "#include \"runtime/kernels/Step.h\"\n\n"
-     << "#include <cmath>\n#include <cstdint>\n#include <vector>\n\n"
+     << "#include <cmath>\n#include <cstdint>\n#include <iterator>\n#include <vector>\n\n"
      << "namespace {\nusing namespace tcc::rt;\nusing namespace tcc::rt::kernels;\n\n"
      << "class Model final : public CpuModel {\npublic:\n  Model();\n"
      << "  const ModelInfo &info() const override { return info_; }\n"
      << "  void trainStep() override;\n  void evalStep() override;\n"
+     << "\nprotected:\n  std::vector<OpSite> trainSites() const override;\n"
      << (plain ? "  bool hasTta() const override { return true; }\n"
                  "  void evalStepWithoutTta() override;\n"
                : "")
@@ -84,26 +85,31 @@ LogicalResult mlir::tcc::emitCpuSource(ModuleOp module, llvm::raw_ostream &os) {
   // pointer each, so parts stay independent).
   os << "struct StepArgs {\n  char *state;\n  char *scratch;\n"
      << "  StepControl *control;\n"
-     << "  int64_t micro; // the micro-batch a tcc.micro_batches loop is at\n};\n\n";
+     << "  int64_t micro; // the micro-batch a tcc.micro_batches loop is at\n"
+     << "  OpClock *clock; // null unless the step is profiled\n};\n\n";
   CpuTarget target;
   WalkedSteps walked;
   if (failed(walkSteps(steps, target, walked)))
     return failure();
-  os << walked.functions.text << walked.train.parts << walked.eval.parts << walked.plain.parts;
+  os << siteTable(walked.train, "kTrainSites")
+     << "std::vector<OpSite> Model::trainSites() const {\n"
+     << "  return {std::begin(kTrainSites), std::end(kTrainSites)};\n}\n\n"
+     << walked.functions.text << walked.train.parts << walked.eval.parts << walked.plain.parts;
 
   std::string argsInit =
       "  const StepBuffers &b = buffers();\n"
       "  StepArgs args{static_cast<char *>(b.state), static_cast<char *>(b.scratch),\n"
-      "                b.control, 0};\n";
+      "                b.control, 0, opClock()};\n";
   std::string images = "reinterpret_cast<float *>(args.scratch + " +
                        std::to_string(batch.imagesOffset) + ")";
   std::string labels = "reinterpret_cast<int64_t *>(args.scratch + " +
                        std::to_string(batch.labelsOffset) + ")";
   os << "void Model::trainStep() {\n" << argsInit
+     << "  if (args.clock) args.clock->at(0);\n"
      << "  cpu::gather_train_batch(b, reinterpret_cast<const int64_t *>(args.state + "
      << steps.counterOffset << "), " << dimsOf(train.getArgument(0))[0] << ", " << images << ", "
      << labels << ");\n"
-     << walked.train.calls << "}\n\n";
+     << walked.train.calls << "  endProfiledStep();\n}\n\n";
   os << "void Model::evalStep() {\n" << argsInit << "  cpu::gather_eval_batch(b, "
      << dimsOf(eval.getArgument(0))[0] << ", " << images << ", " << labels << ");\n"
      << walked.eval.calls << "}\n\n";

@@ -132,7 +132,7 @@ LogicalResult mlir::tcc::emitCudaSource(ModuleOp module, llvm::raw_ostream &os) 
      << "#include \"runtime/cuda/device/StepOps.cuh\"\n"
      << "#include \"runtime/kernels/Activation.h\"\n"
      << "#include \"runtime/kernels/Step.h\"\n\n"
-     << "#include <cstdint>\n#include <vector>\n\n"
+     << "#include <cstdint>\n#include <iterator>\n#include <vector>\n\n"
      << "namespace {\nusing namespace tcc::rt;\nusing namespace tcc::rt::kernels;\n"
      << "namespace cuda = tcc::rt::cuda;\n\n"
      << baked->table
@@ -143,25 +143,30 @@ LogicalResult mlir::tcc::emitCudaSource(ModuleOp module, llvm::raw_ostream &os) 
                  "  void evalStepWithoutTta() override;\n"
                : "")
      << "\nprotected:\n  void runTrainStep() override;\n  void runEvalStep() override;\n"
+     << "  std::vector<OpSite> trainSites() const override;\n"
      << "\nprivate:\n  ModelInfo info_;\n};\n\n";
   emitModelDescription(module, steps.train, steps.eval, "cuda", batch.endOffset, os);
   os << "struct StepArgs {\n  char *state;\n  char *scratch;\n"
      << "  StepControl *control;\n"
      << "  int64_t micro; // the micro-batch a tcc.micro_batches loop is at\n"
      << "  cudaStream_t stream;\n  cuda::Matmul *matmul;\n  tcc::cuda::ConvRunner *convs;\n"
+     << "  OpClock *clock; // null unless the step is profiled\n"
      << "};\n\n"
-     << target.constants << "\n"
+     << target.constants << "\n" << siteTable(walked.train, "kTrainSites")
+     << "std::vector<OpSite> Model::trainSites() const {\n"
+     << "  return {std::begin(kTrainSites), std::end(kTrainSites)};\n}\n\n"
      << walked.functions.text << walked.train.parts << walked.eval.parts << walked.plain.parts;
 
   std::string argsInit =
       "  const StepBuffers &b = buffers();\n"
       "  StepArgs args{static_cast<char *>(b.state), static_cast<char *>(b.scratch),\n"
-      "                b.control, 0, stream, &matmul, &convs};\n";
+      "                b.control, 0, stream, &matmul, &convs, opClock()};\n";
   std::string images = "reinterpret_cast<float *>(args.scratch + " +
                        std::to_string(batch.imagesOffset) + ")";
   std::string labels = "reinterpret_cast<int64_t *>(args.scratch + " +
                        std::to_string(batch.labelsOffset) + ")";
   os << "void Model::runTrainStep() {\n" << argsInit
+     << "  if (args.clock) args.clock->at(0);\n"
      << "  cuda::gather_train_batch(stream, b, reinterpret_cast<const int64_t *>(args.state + "
      << steps.counterOffset << "), " << dimsOf(steps.train.getArgument(0))[0] << ", "
      << images << ", " << labels << ");\n"

@@ -8,6 +8,8 @@
 
 #include "codegen/StepWalker.h"
 
+#include "ir/ModelNode.h"
+#include "ir/PlannedViews.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 
@@ -37,10 +39,12 @@ constexpr int kOpsPerPart = 32;
 /// scratch arena), so a part needs nothing from the one before it.
 class StepPrinter {
 public:
+  /// `sites`: where a timed step's sites go (null: not timed).
   StepPrinter(func::FuncOp fn, TargetEmitter &target, CpuEmitter &e,
-              OpFunctions &functions, StringRef prefix, const BatchBuffers &batch)
+              OpFunctions &functions, StringRef prefix, const BatchBuffers &batch,
+              std::vector<std::pair<std::string, std::string>> *sites)
       : fn(fn), target(target), e(e), functions(functions), prefix(prefix.str()),
-        batch(batch) {}
+        batch(batch), sites(sites) {}
 
   LogicalResult print(std::string &calls);
 
@@ -72,6 +76,13 @@ private:
         e.os << "  " << it->second << "\n";
     }
   }
+  /// In a timed step, the mark of a new site (runtime/StepProfile.h).
+  void markSite(std::string op, std::string node) {
+    if (!sites)
+      return;
+    e.os << "  if (args.clock) args.clock->at(" << sites->size() << ");\n";
+    sites->emplace_back(std::move(op), std::move(node));
+  }
   LogicalResult printConstant(arith::ConstantOp constant);
   LogicalResult printResults(Operation &op);
   void printReturn(func::ReturnOp ret);
@@ -82,6 +93,7 @@ private:
   OpFunctions &functions;
   std::string prefix;
   const BatchBuffers &batch;
+  std::vector<std::pair<std::string, std::string>> *sites;
   DenseMap<Value, std::string> decls;
   DenseMap<Value, Value> dependsOn; ///< a declaration that names another value
   llvm::StringSet<> declared; ///< names declared in the part being printed
@@ -166,6 +178,7 @@ LogicalResult StepPrinter::printResults(Operation &op) {
 /// metric sums and the batch's real samples to the totals.
 void StepPrinter::printReturn(func::ReturnOp ret) {
   declare(ret.getOperands());
+  markSite("step_end", "");
   std::string lossSum, correct; // empty: the step has none
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (auto state = fn.getResultAttrOfType<StringAttr>(i, kStateAttr)) {
@@ -252,6 +265,7 @@ LogicalResult StepPrinter::printLoop(MicroBatchesOp loop, std::string &calls,
 void StepPrinter::printYield(YieldOp yield) {
   auto loop = cast<MicroBatchesOp>(yield->getParentOp());
   size_t carried = loop.getInits().size();
+  markSite("micro_batch_sums", "");
   for (auto [i, pair] : llvm::enumerate(llvm::zip(yield.getValues(), loop.getResults()))) {
     auto [value, result] = pair;
     declare({value, result});
@@ -266,20 +280,6 @@ void StepPrinter::printYield(YieldOp yield) {
          << target.copy(type, n, e.name(value), e.name(result)) << "\n  else\n    "
          << target.accumulate(type, n, e.name(value), e.name(result)) << "\n";
   }
-}
-
-/// True if `op` is a view whose result the memory plan put in its input's
-/// bytes (equal offsets always mean that: passes/PlanMemory.cpp).
-bool sharesItsInputsBytes(Operation &op) {
-  auto view = dyn_cast<ViewLikeOpInterface>(op);
-  if (!view)
-    return false;
-  auto source = dyn_cast<OpResult>(view.getViewSource());
-  auto offsets = op.getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
-  if (!source || !offsets || offsets[0] < 0)
-    return false;
-  auto sourceOffsets = source.getOwner()->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
-  return sourceOffsets && sourceOffsets[source.getResultNumber()] == offsets[0];
 }
 
 /// A call of the op's function, with the op's buffers as arguments. A view
@@ -328,6 +328,18 @@ LogicalResult StepPrinter::printOp(Operation &op) {
     }
   if (failed(target.emitOp(&op, generic)))
     return failure();
+  std::string kind = op.getName().getStringRef().str();
+  std::string node = modelNodeOf(op.getLoc());
+  if (auto group = dyn_cast<FusionGroupOp>(op)) {
+    kind = "fusion_group:" + group.getKind().str();
+    // The group's first op names it (a norm epilogue's norm).
+    for (Operation &inner : group.getBody().front())
+      if (std::string first = modelNodeOf(inner.getLoc()); !first.empty()) {
+        node = first;
+        break;
+      }
+  }
+  markSite(kind, node);
   e.os << "  " << functions.get(params, body) << "(args" << arguments << "); // "
        << op.getName() << "\n";
   return success();
@@ -379,10 +391,20 @@ StringRef OpFunctions::get(const std::string &params, const std::string &body) {
 
 LogicalResult mlir::tcc::walkStep(func::FuncOp fn, TargetEmitter &target,
                                   OpFunctions &functions, StringRef prefix,
-                                  const BatchBuffers &batch, WalkedStep &out) {
+                                  const BatchBuffers &batch, bool timed, WalkedStep &out) {
   llvm::raw_string_ostream os(out.parts);
   CpuEmitter names{os, {}};
-  return StepPrinter(fn, target, names, functions, prefix, batch).print(out.calls);
+  if (timed)
+    out.sites.emplace_back("gather_batch", "");
+  return StepPrinter(fn, target, names, functions, prefix, batch, timed ? &out.sites : nullptr)
+      .print(out.calls);
+}
+
+std::string mlir::tcc::siteTable(const WalkedStep &step, StringRef name) {
+  std::string table = "const tcc::rt::OpSite " + name.str() + "[] = {\n";
+  for (const auto &[op, node] : step.sites)
+    table += "    {" + cppStringLiteral(op) + ", " + cppStringLiteral(node) + "},\n";
+  return table + "};\n\n";
 }
 
 /// The batch buffers go after the larger of the two steps' plans, images
@@ -441,10 +463,12 @@ FailureOr<PlannedSteps> mlir::tcc::findPlannedSteps(ModuleOp module, StringRef t
 LogicalResult mlir::tcc::walkSteps(const PlannedSteps &steps, TargetEmitter &target,
                                    WalkedSteps &out) {
   return failure(
-      failed(walkStep(steps.train, target, out.functions, "train", steps.batch, out.train)) ||
-      failed(walkStep(steps.eval, target, out.functions, "eval", steps.batch, out.eval)) ||
+      failed(walkStep(steps.train, target, out.functions, "train", steps.batch, true,
+                      out.train)) ||
+      failed(walkStep(steps.eval, target, out.functions, "eval", steps.batch, false,
+                      out.eval)) ||
       (steps.plain && failed(walkStep(steps.plain, target, out.functions, "evalPlain",
-                                      steps.batch, out.plain))));
+                                      steps.batch, false, out.plain))));
 }
 
 LogicalResult mlir::tcc::emitOpsOneByOne(ModuleOp module, TargetEmitter &target,

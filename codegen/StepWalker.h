@@ -19,6 +19,8 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mlir::tcc {
 
@@ -80,14 +82,23 @@ struct OpFunctions {
 /// in order (the micro-batch loop among them).
 struct WalkedStep {
   std::string parts, calls;
+  /// A timed step's sites (runtime/StepProfile.h) in the order they run:
+  /// (op, model node); site 0 is the batch's gather, which the target
+  /// prints. Empty if the step is not timed.
+  std::vector<std::pair<std::string, std::string>> sites;
 };
+
+/// The C++ table `const tcc::rt::OpSite NAME[]` of `step`'s sites.
+std::string siteTable(const WalkedStep &step, StringRef name);
 
 /// Walks `fn` with `target`, adding the functions of its ops to
 /// `functions`. The generated code must define `struct StepArgs` with
-/// `char *state, *scratch; StepControl *control; int64_t micro;`.
+/// `char *state, *scratch; StepControl *control; int64_t micro;` and
+/// `tcc::rt::OpClock *clock`, which a `timed` step marks before each op
+/// (./train --profile; runtime/StepProfile.h).
 LogicalResult walkStep(func::FuncOp fn, TargetEmitter &target,
                        OpFunctions &functions, StringRef prefix,
-                       const BatchBuffers &batch, WalkedStep &out);
+                       const BatchBuffers &batch, bool timed, WalkedStep &out);
 
 /// The planned steps of a module (after tcc-build-train-step and
 /// tcc-plan-memory) and what every target derives from them.
@@ -103,7 +114,8 @@ struct PlannedSteps {
 /// generator when it has none or no memory plan.
 FailureOr<PlannedSteps> findPlannedSteps(ModuleOp module, StringRef target);
 
-/// Every step of `steps` walked with `target`, their op functions shared.
+/// Every step of `steps` walked with `target`, their op functions shared;
+/// the training step timed.
 struct WalkedSteps {
   OpFunctions functions;
   WalkedStep train, eval, plain;

@@ -14,6 +14,8 @@
 #include "passes/Passes.h"
 #include "passes/PassReport.h"
 
+#include "ir/PlannedViews.h"
+#include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -292,8 +294,11 @@ int64_t mlir::tcc::kernelsPerStep(func::FuncOp step) {
   std::function<int64_t(Block &)> count = [&](Block &block) {
     int64_t kernels = 0;
     for (Operation &op : block) {
-      if (isa<arith::ConstantOp, FlattenOp, ReshapeOp>(op) ||
-          op.hasTrait<mlir::OpTrait::IsTerminator>())
+      // Before the memory plan every view counts as free; after it, those
+      // it made a new name for their input's bytes (ir/PlannedViews.h).
+      const bool planned = op.hasAttr(kOffsetsAttr);
+      if (isa<arith::ConstantOp>(op) || op.hasTrait<mlir::OpTrait::IsTerminator>() ||
+          (isa<FlattenOp, ReshapeOp>(op) && (!planned || sharesItsInputsBytes(op))))
         continue;
       if (auto loop = dyn_cast<MicroBatchesOp>(op))
         kernels += static_cast<int64_t>(loop.getCount()) * count(loop.getBody().front());

@@ -24,7 +24,9 @@ void recordPassResult(ModuleOp module, StringRef pass, StringRef key, Attribute 
 
 /// The kernels one run of `step` launches: one per op or fusion group, a
 /// micro-batch loop's body once per micro-batch; constants and views
-/// (flatten, reshape: a new name for the same bytes) launch none.
+/// (flatten, reshape: a new name for the same bytes) launch none, except,
+/// in a planned step, a view the memory plan gave bytes of its own (a copy:
+/// ir/PlannedViews.h).
 int64_t kernelsPerStep(func::FuncOp step);
 
 } // namespace mlir::tcc

@@ -428,6 +428,27 @@ def timed_epochs(args, m, exe, data, report):
                  detail)
 
 
+def profiled(args, m, exe, data, report):
+    """The cuda trainer's per-op profile (./train --profile, CUDA events
+    around every kernel, steps not replayed from the graph): the op kinds
+    that take the step's time, for the kernel work of issue 11."""
+    name = m["name"]
+    work = os.path.join(args.dir, "runs", name, "profile")
+    os.makedirs(work, exist_ok=True)
+    out = os.path.join(work, "profile.json")
+    r = sh([exe, "--data", data, "--steps", str(args.profile_steps), "--quiet", "--profile", out],
+           cwd=work, timeout=args.run_timeout)
+    if r.returncode != 0:
+        report.check(name, "profile", False, f"profiled run: exit {r.returncode}",
+                     r.stderr.strip()[-2000:])
+        return
+    with open(out) as f:
+        profile = json.load(f)
+    top = ", ".join(f"{o['op']} {100 * o['share']:.0f}%" for o in profile["ops"][:4])
+    report.check(name, "profile", True, f"{profile['step_ms']:.2f} ms per step un-graphed: {top}",
+                 profile)
+
+
 def pytorch_eager(args, m, report):
     """PyTorch eager on the same model.json (bench/pytorch_gpu.py), for a
     first ratio next to the tcc trainer's figure of the same run."""
@@ -478,7 +499,8 @@ def run_checks(args):
     """The checks in phases, each over every model, the cheapest and most
     telling first, so that a run cut short by --budget still answers the
     first questions for every model: 1. cuda vs cpu, 2. speed (and PyTorch
-    eager's with --pytorch), 3. repeat and resume, 4. compute-sanitizer."""
+    eager's with --pytorch, and the per-op profile), 3. repeat and resume,
+    4. compute-sanitizer."""
     deadline = time.monotonic() + args.budget
     args.dir = os.path.abspath(args.dir)  # the trainers run in their own folders
     compare_trainers = compare_trainers_module()
@@ -551,6 +573,9 @@ def run_checks(args):
         if "timed" in phases and m["name"] in ready and in_time(m["name"], "timed"):
             guarded(m["name"], "timed", timed_epochs, args, m, ready[m["name"]], m["data"],
                     report)
+            if "profile" in phases and in_time(m["name"], "profile"):
+                guarded(m["name"], "profile", profiled, args, m, ready[m["name"]], m["data"],
+                        report)
             if (args.pytorch and m["model"].startswith("examples/")
                     and in_time(m["name"], "pytorch_eager")):
                 guarded(m["name"], "pytorch_eager", pytorch_eager, args, m, report)
@@ -596,8 +621,11 @@ def main():
     r.add_argument("--run-timeout", type=float, default=300,
                    help="seconds one timed or sanitized run may take")
     r.add_argument("--out", help="also write the report here")
-    r.add_argument("--phases", default="compare,timed,repeat,sanitizer",
-                   help="the phases to run, of compare,timed,repeat,sanitizer (default: all)")
+    r.add_argument("--phases", default="compare,timed,profile,repeat,sanitizer",
+                   help="the phases to run, of compare,timed,profile,repeat,sanitizer "
+                        "(default: all; profile runs with timed)")
+    r.add_argument("--profile-steps", type=int, default=12,
+                   help="steps of the profiled run (the first is a warm-up; default 12)")
     args = ap.parse_args()
     if args.command == "prepare":
         prepare(args)

@@ -25,7 +25,7 @@ const OptionSpec kOptions[] = {
     {"--save", "FILE.safetensors"}, {"--resume", "FILE"},
     {"--metrics", "FILE.jsonl"},    {"--log-every", "N"},
     {"--checkpoint-every", "N|Nm"}, {"--eval", "ema|raw|both"},
-    {"--tta", "on|off"},
+    {"--tta", "on|off"},              {"--profile", "FILE.json"},
     {"--no-shuffle", nullptr},
     {"--no-augment", nullptr}, {"--eval-only", nullptr},
     {"--quiet", nullptr},     {"--help", nullptr},
@@ -202,11 +202,17 @@ bool parseOptions(const std::vector<std::string> &args, TrainOptions &out,
         out.resume = v;
       else if (name == "--metrics")
         out.metrics = v;
+      else if (name == "--profile")
+        out.profile = v;
     }
   }
   if ((out.checkpointEpochs || out.checkpointMinutes) && out.save.empty()) {
     error = "--checkpoint-every writes the checkpoint to --save FILE; give "
             "--save too";
+    return false;
+  }
+  if (!out.profile.empty() && out.evalOnly) {
+    error = "--profile times the training step; --eval-only runs none";
     return false;
   }
   if (!out.init.empty() && !out.resume.empty()) {
@@ -266,6 +272,11 @@ std::string helpText(const std::string &program, const OptionDefaults &d) {
        std::string("average the recipe's test-time-augmentation views in the "
                    "evaluation, or not (") +
            (d.hasTta ? "default: on" : "this model has no TTA (eval.tta): off only") + ")");
+  line("--profile FILE.json",
+       "time every op of the training steps (after the first) and write the "
+       "times per op to FILE.json; steps then run one by one (a cuda trainer "
+       "without its CUDA graph), slower than a normal run "
+       "(docs/training.md#profiling-a-step)");
   line("--no-shuffle", "keep the training set in file order");
   line("--no-augment", "turn the recipe's data augmentation off");
   line("--eval-only", "evaluate on the test set without training");

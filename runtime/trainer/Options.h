@@ -4,7 +4,7 @@
 //         [--init FILE.safetensors] [--save FILE.safetensors]
 //         [--resume FILE] [--metrics FILE.jsonl] [--log-every N]
 //         [--checkpoint-every N|Nm] [--eval ema|raw|both] [--tta on|off]
-//         [--no-shuffle]
+//         [--profile FILE.json] [--no-shuffle]
 //         [--no-augment] [--eval-only] [--quiet] [--help]
 //
 // Values are given as "--opt value" or "--opt=value". Parsing checks only
@@ -29,6 +29,7 @@ struct TrainOptions {
   std::optional<int64_t> batchSize;  ///< must equal the compiled one
   std::optional<uint64_t> seed;
   std::string init, save, resume, metrics; ///< empty: not given
+  std::string profile;               ///< --profile FILE.json; empty: not given
   std::optional<int64_t> logEvery;   ///< a step record every N steps
   /// --checkpoint-every: a checkpoint to --save every N epochs, or every N
   /// minutes ("10m").

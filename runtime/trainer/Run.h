@@ -106,6 +106,9 @@ private:
   std::string save(const std::string &path, const void *hostState,
                    std::string &failure);
   std::string resumeCommand(const std::string &checkpoint) const;
+  /// --profile: the file and the summary, for `steps` steps after
+  /// `warmupSteps` uncounted ones.
+  void writeProfile(const std::vector<OpTime> &sites, int64_t steps, int64_t warmupSteps);
   void warn(const std::string &message);
   void foldBiases(void *hostState, const std::string &file);
   int interrupted() const { return env.interrupted ? env.interrupted() : 0; }

@@ -41,6 +41,8 @@ void Run::checkTargets() {
     fail(error);
   if (!opts.metrics.empty() && !checkMetricsTarget(opts.metrics, error))
     fail(error);
+  if (!opts.profile.empty() && !checkProfileTarget(opts.profile, error))
+    fail(error);
 }
 
 void Run::loadData(const Recipe &recipe) {

@@ -105,6 +105,10 @@ bool checkMetricsTarget(const std::string &path, std::string &error) {
   return checkWritable("--metrics", path, error);
 }
 
+bool checkProfileTarget(const std::string &path, std::string &error) {
+  return checkWritable("--profile", path, error);
+}
+
 std::string interruptedSavePath(const std::string &modelName) {
   return fileStem(modelName) + ".interrupted.safetensors";
 }

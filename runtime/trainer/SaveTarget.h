@@ -47,6 +47,10 @@ bool checkSaveTarget(const std::string &path, uint64_t bytes,
 /// appended). Never creates or truncates the file.
 bool checkMetricsTarget(const std::string &path, std::string &error);
 
+/// --profile PATH, before training: as --metrics (the file is written at the
+/// end of the run, atomically).
+bool checkProfileTarget(const std::string &path, std::string &error);
+
 /// Where a run interrupted without --save saves its state:
 /// "<model name>.interrupted.safetensors" in the current directory.
 std::string interruptedSavePath(const std::string &modelName);

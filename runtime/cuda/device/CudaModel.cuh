@@ -8,7 +8,9 @@
 // so recording enqueues work and builds nothing;
 // every trainStep() replays it: no host work and no synchronisation per
 // step (docs/step-contract.md). Evaluation steps are launched directly.
-// readTotals() is the only synchronisation.
+// readTotals() is the only synchronisation. A profiled trainer (./train
+// --profile) launches every training step directly instead, with a CUDA
+// event before each op, and waits for each step (EventOpClock).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_CUDA_DEVICE_CUDAMODEL_CUH
@@ -20,6 +22,8 @@
 #include "runtime/cuda/device/Matmul.cuh"
 
 #include <cstddef>
+#include <memory>
+#include <vector>
 
 /// Defined beside tccDeviceMemory() (runtime/cuda/CudaMemory.cpp): calling
 /// it links that file from the runtime's archive, which a reference to the
@@ -27,6 +31,50 @@
 extern "C" void tccLinkCudaMemory();
 
 namespace tcc::rt::cuda {
+
+/// The clock of a profiled cuda step: an event recorded on the model's
+/// stream at every mark, read once the step is done.
+class EventOpClock final : public OpClock {
+public:
+  EventOpClock(std::vector<OpSite> sites, cudaStream_t stream)
+      : sums(std::move(sites)), stream(stream) {}
+  ~EventOpClock() override {
+    for (cudaEvent_t event : events)
+      cudaEventDestroy(event);
+  }
+  EventOpClock(const EventOpClock &) = delete;
+  EventOpClock &operator=(const EventOpClock &) = delete;
+
+  void at(int site) override {
+    if (used == events.size()) {
+      cudaEvent_t event;
+      check(cudaEventCreate(&event), "creating a profiling event");
+      events.push_back(event);
+    }
+    check(cudaEventRecord(events[used], stream), "recording a profiling event");
+    marks.resize(used + 1);
+    marks[used++] = site;
+  }
+  /// Waits for the step and adds its ops' times to the totals.
+  void endStep() {
+    at(-1);
+    check(cudaEventSynchronize(events[used - 1]), "running a profiled step");
+    for (size_t i = 0; i < used; ++i) {
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, events[0], events[i]), "reading a profiling event");
+      sums.mark(marks[i], ms / 1000.0);
+    }
+    used = 0;
+  }
+  const std::vector<OpTime> &totals() const { return sums.totals(); }
+
+private:
+  SiteTotals sums;
+  cudaStream_t stream;
+  std::vector<cudaEvent_t> events;
+  std::vector<int> marks; ///< the site of each recorded event
+  size_t used = 0;
+};
 
 class CudaModel : public CompiledModel {
 public:
@@ -50,6 +98,11 @@ public:
   virtual const tcc::cuda::BakedTarget &target() const = 0;
 
   void trainStep() override {
+    if (clock) {
+      runTrainStep();
+      clock->endStep();
+      return;
+    }
     if (!graph) {
       cudaGraph_t recorded;
       check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
@@ -73,6 +126,14 @@ public:
     return totals;
   }
 
+  bool startProfiling() override {
+    clock = std::make_unique<EventOpClock>(trainSites(), stream);
+    return true;
+  }
+  std::vector<OpTime> profile() const override {
+    return clock ? clock->totals() : std::vector<OpTime>();
+  }
+
   void resetTotals() override {
     // totals and evalBatch are adjacent in StepControl.
     static_assert(offsetof(StepControl, evalBatch) ==
@@ -86,6 +147,10 @@ protected:
   /// The generated steps: launches on `stream`, nothing else.
   virtual void runTrainStep() = 0;
   virtual void runEvalStep() = 0;
+  /// The generated training step's sites (runtime/StepProfile.h).
+  virtual std::vector<OpSite> trainSites() const = 0;
+  /// The clock a profiled step marks, else null.
+  OpClock *opClock() const { return clock.get(); }
 
   const StepBuffers &buffers() const { return bound; }
 
@@ -96,6 +161,7 @@ protected:
 private:
   StepBuffers bound;
   cudaGraphExec_t graph = nullptr;
+  std::unique_ptr<EventOpClock> clock;
 };
 
 } // namespace tcc::rt::cuda

@@ -20,6 +20,7 @@
 #ifndef TCC_RUNTIME_CUDA_DEVICE_HOSTEMULATION_H
 #define TCC_RUNTIME_CUDA_DEVICE_HOSTEMULATION_H
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -146,6 +147,29 @@ inline cudaError_t cudaMemcpyAsync(void *to, const void *from, size_t bytes, cud
 inline cudaError_t cudaMemsetAsync(void *pointer, int value, size_t bytes,
                                    cudaStream_t stream) {
   tcc::rt::cuda::emulation::enqueue(stream, [=] { std::memset(pointer, value, bytes); });
+  return cudaSuccess;
+}
+/// An event is the host's time when the stream reached it.
+struct CUevent_emulated {
+  std::chrono::steady_clock::time_point at;
+};
+using cudaEvent_t = CUevent_emulated *;
+inline cudaError_t cudaEventCreate(cudaEvent_t *event) {
+  *event = new CUevent_emulated();
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventDestroy(cudaEvent_t event) {
+  delete event;
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+  tcc::rt::cuda::emulation::enqueue(stream,
+                                    [=] { event->at = std::chrono::steady_clock::now(); });
+  return cudaSuccess;
+}
+inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end) {
+  *ms = std::chrono::duration<float, std::milli>(end->at - start->at).count();
   return cudaSuccess;
 }
 template <class T> cudaError_t cudaGetSymbolAddress(void **address, T &symbol) {

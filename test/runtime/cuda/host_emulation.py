@@ -35,6 +35,9 @@ import numpy as np
 
 import compare_trainers
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "trainer"))
+import check_profile  # noqa: E402  (test/trainer/check_profile.py)
+
 
 def run(cmd, cwd, what):
     result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
@@ -86,6 +89,11 @@ def main():
     ap.add_argument("--train-samples", type=int,
                     help="train on the first that many images of the model's Fashion-MNIST "
                          "idx files (so that --steps crosses epochs)")
+    ap.add_argument("--profile", action="store_true",
+                    help="also run the emulated cuda trainer with --profile: its steps, run "
+                         "one by one instead of replayed from the graph, must give the same "
+                         "checkpoint bit for bit, and its profile the report's kernels "
+                         "(test/trainer/check_profile.py)")
     args = ap.parse_args()
     with open(args.model) as f:
         spec = json.load(f)
@@ -103,8 +111,10 @@ def main():
             with open(args.model, "w") as f:
                 json.dump(spec, f)
         source = os.path.join(tmp, "model.cu")
+        report = os.path.join(tmp, "cuda-report.json")
         run([args.tcc, "compile", args.model, "--target=cuda", "--emit=source", "-o", source,
-             *precision, *passes], tmp, "tcc compile --target=cuda --emit=source")
+             "--report", report, *precision, *passes], tmp,
+            "tcc compile --target=cuda --emit=source")
         emulated = os.path.join(tmp, "train-cuda-emulated")
         run([args.cxx, "-std=c++17", "-O2", "-fopenmp", "-DTCC_CUDA_HOST_EMULATION",
              "-I" + args.root, "-x", "c++", source,
@@ -128,6 +138,23 @@ def main():
             state = compare_trainers.read_safetensors(os.path.join(tmp, name + ".safetensors"))
             results[name] = (state,
                              compare_trainers.read_metrics(os.path.join(tmp, name + ".jsonl")))
+
+        if args.profile:
+            run([emulated, "--steps", str(args.steps), "--save", "profiled.safetensors",
+                 "--profile", "profile.json", "--quiet"], tmp, "the profiled cuda trainer")
+            with open(os.path.join(tmp, "cuda.safetensors"), "rb") as a, \
+                    open(os.path.join(tmp, "profiled.safetensors"), "rb") as b:
+                if a.read() != b.read():
+                    print("FAIL: the profiled cuda trainer's checkpoint differs from the "
+                          "graph-replayed one's")
+                    return 1
+            with open(os.path.join(tmp, "profile.json")) as f, open(report) as r:
+                failures = check_profile.check(json.load(f), json.load(r), args.steps - 1)
+            if failures:
+                print("FAIL: the profile of the cuda trainer: " + "; ".join(failures))
+                return 1
+            print("PASS: the profiled cuda trainer computes the same step, and its profile "
+                  "times every kernel")
 
         if sixteen_bit:
             failures, ratio = compare_trainers.compare_mixed(results["cuda"], results["cpu"],

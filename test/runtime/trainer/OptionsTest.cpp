@@ -127,7 +127,7 @@ TEST(Options, HelpListsEverythingWithDefaults) {
   EXPECT_NE(help.find("default: 9.9"), std::string::npos);
   EXPECT_NE(help.find("default: 1024"), std::string::npos);
   EXPECT_NE(help.find("tcc compile"), std::string::npos);
-  EXPECT_EQ(optionNames().size(), 18u);
+  EXPECT_EQ(optionNames().size(), 19u);
 }
 
 TEST(Options, LogCheckpointAndEvalChoices) {
@@ -163,4 +163,15 @@ TEST(Options, LogCheckpointAndEvalChoices) {
   TrainOptions t;
   ASSERT_TRUE(parseOptions({"--tta=off"}, t, error)) << error;
   EXPECT_EQ(t.tta, false);
+}
+
+TEST(Options, Profile) {
+  TrainOptions o;
+  std::string error;
+  ASSERT_TRUE(parseOptions({"--profile", "p.json", "--steps", "5"}, o, error)) << error;
+  EXPECT_EQ(o.profile, "p.json");
+  EXPECT_NE(parseError({"--profile"}).find("--profile needs a value"), std::string::npos);
+  EXPECT_NE(parseError({"--profile="}).find("expected a path"), std::string::npos);
+  EXPECT_NE(parseError({"--profile", "p.json", "--eval-only"}).find("--eval-only runs none"),
+            std::string::npos);
 }

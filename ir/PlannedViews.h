@@ -1,0 +1,31 @@
+//===- PlannedViews.h - Views the memory plan made free -----------*- C++ -*-===//
+#ifndef TCC_IR_PLANNEDVIEWS_H
+#define TCC_IR_PLANNEDVIEWS_H
+
+#include "ir/TccAttrNames.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Operation.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::tcc {
+
+/// True if `op` is a view whose result the memory plan put in its input's
+/// bytes (equal offsets always mean that: passes/PlanMemory.cpp): then it
+/// is only a new name for them, and no kernel runs. A view of a value the
+/// plan could not share (a micro-batch's slice of the batch) is a copy.
+inline bool sharesItsInputsBytes(Operation &op) {
+  auto view = dyn_cast<ViewLikeOpInterface>(op);
+  if (!view)
+    return false;
+  auto source = dyn_cast<OpResult>(view.getViewSource());
+  auto offsets = op.getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
+  if (!source || !offsets || offsets[0] < 0)
+    return false;
+  auto sourceOffsets = source.getOwner()->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
+  return sourceOffsets && sourceOffsets[source.getResultNumber()] == offsets[0];
+}
+
+} // namespace mlir::tcc
+
+#endif // TCC_IR_PLANNEDVIEWS_H
