@@ -3,8 +3,12 @@
 // torch.nn.functional.max_pool2d / avg_pool2d (no dilation) on NCHW, and the
 // global pools [n, C, H, W] -> [n, C] (adaptive_*_pool2d to 1x1, flattened).
 // Each kernel is a loop over the n*C planes of a per-plane function
-// (`*_plane`, host and device: the cuda target runs the same ones, one
-// thread per plane).
+// (`*_plane`). The cuda target runs per-element functions instead, one
+// thread per output element forward and per input element backward (`*_at`,
+// host and device): the same windows, the same first-maximum rule and, in
+// the backward, the same sums in the same order (a gather over the windows
+// that contain an input element, in output order, where the plane function
+// scatters each window in output order), so the same bits.
 //
 // Window of output (oy, ox): rows [oy*sh - ph, oy*sh - ph + kh), columns
 // likewise, as PyTorch's CPU kernels compute it:
@@ -101,6 +105,91 @@ TCC_HOST_DEVICE inline AvgWindow avg_pool_window(const Pool2dShape &s, int64_t o
 }
 } // namespace detail
 
+namespace detail {
+/// The outputs whose windows contain input row (or column) `i` of an axis
+/// of kernel k, stride st, padding pad and `out` outputs: [first, last].
+TCC_HOST_DEVICE inline void windows_containing(int64_t i, int64_t k, int64_t st, int64_t pad,
+                                               int64_t out, int64_t &first, int64_t &last) {
+  // o * st - pad <= i < o * st - pad + k
+  const int64_t lo = i + pad - k + 1;
+  first = lo <= 0 ? 0 : (lo + st - 1) / st;
+  last = std::min((i + pad) / st, out - 1);
+}
+} // namespace detail
+
+/// Output element i (of n*C*oh*ow) of max_pool2d_forward.
+template <class T>
+TCC_HOST_DEVICE void max_pool2d_forward_at(const Pool2dShape &s, const T *x, T *y, int64_t i) {
+  const int64_t plane = i / (s.oh * s.ow), o = i % (s.oh * s.ow);
+  T v;
+  detail::max_pool_argmax(s, x + plane * s.h * s.w, o / s.ow, o % s.ow, v);
+  y[i] = v;
+}
+
+namespace detail {
+/// Output (oy, ox) of the average pool of plane xp.
+template <class T>
+TCC_HOST_DEVICE T avg_pool_output(const Pool2dShape &s, bool count_include_pad, const T *xp,
+                                  int64_t oy, int64_t ox) {
+  const AvgWindow win = avg_pool_window(s, oy, ox, count_include_pad);
+  if (win.hs >= win.he || win.ws >= win.we)
+    return T(0);
+  acc_t sum = 0;
+  for (int64_t iy = win.hs; iy < win.he; ++iy)
+    for (int64_t ix = win.ws; ix < win.we; ++ix)
+      sum += xp[iy * s.w + ix];
+  return T(sum / acc_t(win.divisor));
+}
+} // namespace detail
+
+/// Input element i (of n*C*h*w) of max_pool2d_backward: the dy of every
+/// window whose first maximum it is, summed in output order.
+template <class T>
+TCC_HOST_DEVICE void max_pool2d_backward_at(const Pool2dShape &s, const T *x, const T *dy,
+                                            T *dx, int64_t i) {
+  const int64_t plane = i / (s.h * s.w), j = i % (s.h * s.w);
+  const T *xp = x + plane * s.h * s.w;
+  const T *dyp = dy + plane * s.oh * s.ow;
+  int64_t oy0, oy1, ox0, ox1;
+  detail::windows_containing(j / s.w, s.kh, s.sh, s.ph, s.oh, oy0, oy1);
+  detail::windows_containing(j % s.w, s.kw, s.sw, s.pw, s.ow, ox0, ox1);
+  T sum = T(0);
+  for (int64_t oy = oy0; oy <= oy1; ++oy)
+    for (int64_t ox = ox0; ox <= ox1; ++ox) {
+      T v;
+      if (detail::max_pool_argmax(s, xp, oy, ox, v) == j)
+        sum += dyp[oy * s.ow + ox];
+    }
+  dx[i] = sum;
+}
+
+/// Output element i of avg_pool2d_forward.
+template <class T>
+TCC_HOST_DEVICE void avg_pool2d_forward_at(const Pool2dShape &s, bool count_include_pad,
+                                           const T *x, T *y, int64_t i) {
+  const int64_t plane = i / (s.oh * s.ow), o = i % (s.oh * s.ow);
+  y[i] = detail::avg_pool_output(s, count_include_pad, x + plane * s.h * s.w, o / s.ow, o % s.ow);
+}
+
+/// Input element i of avg_pool2d_backward: dy / divisor of every window
+/// that contains it, summed in output order.
+template <class T>
+TCC_HOST_DEVICE void avg_pool2d_backward_at(const Pool2dShape &s, bool count_include_pad,
+                                            const T *dy, T *dx, int64_t i) {
+  const int64_t plane = i / (s.h * s.w), j = i % (s.h * s.w);
+  const T *dyp = dy + plane * s.oh * s.ow;
+  int64_t oy0, oy1, ox0, ox1;
+  detail::windows_containing(j / s.w, s.kh, s.sh, s.ph, s.oh, oy0, oy1);
+  detail::windows_containing(j % s.w, s.kw, s.sw, s.pw, s.ow, ox0, ox1);
+  T sum = T(0);
+  for (int64_t oy = oy0; oy <= oy1; ++oy)
+    for (int64_t ox = ox0; ox <= ox1; ++ox) {
+      const detail::AvgWindow win = detail::avg_pool_window(s, oy, ox, count_include_pad);
+      sum += dyp[oy * s.ow + ox] / T(win.divisor);
+    }
+  dx[i] = sum;
+}
+
 /// Plane p of max_pool2d_forward.
 template <class T>
 TCC_HOST_DEVICE void max_pool2d_forward_plane(const Pool2dShape &s, const T *x, T *y,
@@ -154,18 +243,8 @@ TCC_HOST_DEVICE void avg_pool2d_forward_plane(const Pool2dShape &s, bool count_i
   const T *xp = x + p * s.h * s.w;
   T *yp = y + p * s.oh * s.ow;
   for (int64_t oy = 0; oy < s.oh; ++oy)
-    for (int64_t ox = 0; ox < s.ow; ++ox) {
-      const detail::AvgWindow win = detail::avg_pool_window(s, oy, ox, count_include_pad);
-      if (win.hs >= win.he || win.ws >= win.we) {
-        yp[oy * s.ow + ox] = T(0);
-        continue;
-      }
-      acc_t sum = 0;
-      for (int64_t iy = win.hs; iy < win.he; ++iy)
-        for (int64_t ix = win.ws; ix < win.we; ++ix)
-          sum += xp[iy * s.w + ix];
-      yp[oy * s.ow + ox] = T(sum / acc_t(win.divisor));
-    }
+    for (int64_t ox = 0; ox < s.ow; ++ox)
+      yp[oy * s.ow + ox] = detail::avg_pool_output(s, count_include_pad, xp, oy, ox);
 }
 
 /// y = window sum / divisor (see the header comment for the divisor).

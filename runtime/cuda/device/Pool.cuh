@@ -1,8 +1,11 @@
 //===- Pool.cuh - Pooling on the device ----------------------------*- CUDA -*-===//
 //
-// The cpu kernels' per-plane functions (runtime/kernels/Pool.h), one thread
-// per plane of [n, C, H, W]: the same windows, the same first-maximum rule
-// and summation order as the cpu target.
+// The per-element functions of runtime/kernels/Pool.h, one thread per
+// output element forward and per input element backward: the same windows,
+// first-maximum rule and summation order as the cpu target's per-plane
+// loops, so the same bits, and neighbouring threads read neighbouring
+// elements. The global pools run one thread per plane (their planes are the
+// last layer's few elements).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_CUDA_DEVICE_POOL_CUH
@@ -17,31 +20,31 @@ using kernels::Pool2dShape;
 
 template <class T>
 void max_pool2d_forward(cudaStream_t s, const Pool2dShape &shape, const T *x, T *y) {
-  for_each(s, shape.n * shape.c,
-           [=] __device__(int64_t p) { kernels::max_pool2d_forward_plane(shape, x, y, p); });
+  for_each(s, shape.n * shape.c * shape.oh * shape.ow,
+           [=] __device__(int64_t i) { kernels::max_pool2d_forward_at(shape, x, y, i); });
 }
 
 template <class T>
 void max_pool2d_backward(cudaStream_t s, const Pool2dShape &shape, const T *x, const T *dy,
                          T *dx) {
-  for_each(s, shape.n * shape.c, [=] __device__(int64_t p) {
-    kernels::max_pool2d_backward_plane(shape, x, dy, dx, p);
+  for_each(s, shape.n * shape.c * shape.h * shape.w, [=] __device__(int64_t i) {
+    kernels::max_pool2d_backward_at(shape, x, dy, dx, i);
   });
 }
 
 template <class T>
 void avg_pool2d_forward(cudaStream_t s, const Pool2dShape &shape, bool countIncludePad,
                         const T *x, T *y) {
-  for_each(s, shape.n * shape.c, [=] __device__(int64_t p) {
-    kernels::avg_pool2d_forward_plane(shape, countIncludePad, x, y, p);
+  for_each(s, shape.n * shape.c * shape.oh * shape.ow, [=] __device__(int64_t i) {
+    kernels::avg_pool2d_forward_at(shape, countIncludePad, x, y, i);
   });
 }
 
 template <class T>
 void avg_pool2d_backward(cudaStream_t s, const Pool2dShape &shape, bool countIncludePad,
                          const T *dy, T *dx) {
-  for_each(s, shape.n * shape.c, [=] __device__(int64_t p) {
-    kernels::avg_pool2d_backward_plane(shape, countIncludePad, dy, dx, p);
+  for_each(s, shape.n * shape.c * shape.h * shape.w, [=] __device__(int64_t i) {
+    kernels::avg_pool2d_backward_at(shape, countIncludePad, dy, dx, i);
   });
 }
 

@@ -2,12 +2,20 @@
 #include "runtime/kernels/Pool.h"
 #include "TestUtil.h"
 
+#include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace tcc::rt::kernels;
 using namespace tcc::rt::kernels::test;
 
 namespace {
+
+uint32_t float_bits(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits;
+}
 
 struct PoolCase {
   const char *name;
@@ -138,6 +146,40 @@ TEST(AvgPool, BackwardFiniteDifferences) {
                        avg_pool2d_forward(s, cip, x.data(), y.data());
                      });
     }
+}
+
+// The cuda target's backward gathers, per input element, the windows that
+// contain it (Pool.h's *_at functions); the cpu's scatters each window. Same
+// terms in the same order: the same float bits, ties and NaNs included.
+TEST(Pool, PerElementBackwardEqualsPerPlaneBitForBit) {
+  uint64_t seed = 40;
+  for (const PoolCase &c : cases()) {
+    const Pool2dShape &s = c.s;
+    const int64_t in = s.n * s.c * s.h * s.w, out = s.n * s.c * s.oh * s.ow;
+    // Values from {-2, ..., 2}: many ties; and one NaN.
+    Vec r = random_vec(in, seed++, -2.5, 2.5), g = random_vec(out, seed++);
+    std::vector<float> x(in), dy(g.begin(), g.end());
+    for (int64_t i = 0; i < in; ++i)
+      x[i] = std::round(r[i]);
+    x[in / 2] = std::nanf("");
+    for (int m = 0; m < 3; ++m) {
+      std::vector<float> plane(in, 7.0f), element(in, 9.0f);
+      for (int64_t i = 0; i < in; ++i) {
+        if (m == 0)
+          max_pool2d_backward_at(s, x.data(), dy.data(), element.data(), i);
+        else
+          avg_pool2d_backward_at(s, m == 2, dy.data(), element.data(), i);
+      }
+      if (m == 0)
+        max_pool2d_backward(s, x.data(), dy.data(), plane.data());
+      else
+        avg_pool2d_backward(s, m == 2, dy.data(), plane.data());
+      for (int64_t i = 0; i < in; ++i)
+        ASSERT_EQ(float_bits(plane[i]), float_bits(element[i]))
+            << c.name << (m == 0 ? " max" : m == 1 ? " avg" : " avg count_include_pad")
+            << " at " << i;
+    }
+  }
 }
 
 TEST(GlobalPool, ForwardAndBackward) {
