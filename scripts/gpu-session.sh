@@ -4,11 +4,14 @@
 #   apt-get install -y ccache   # optional: the build in ~5 minutes instead of ~35
 #   scripts/gpu-check.sh prepare gpu-trees --gpu h200 --with-tuner
 #   scripts/gpu-check.sh build gpu-trees
-# then on the device, from the repository root, with gpu-trees carried:
+#   bench/bench.py prepare bench-gpu --gpu h200   # optional: the benchmark too
+# then on the device, from the repository root, with gpu-trees (and bench-gpu) carried:
 #   scripts/gpu-session.sh BUDGET_SECONDS
 # It writes into $OUT (or ./gpu-out): env.txt (GPU, driver, versions),
 # description.json (cuDNN's description of the GPU, to check tcc's built-in
-# one against), gpu-check.json and .log, tuning.json and tune.log.
+# one against), gpu-check.json and .log, tuning.json and tune.log, and with
+# bench-gpu the benchmark's bench-results.json, bench.log and bench.png
+# (BENCH_SECONDS, default 240, and BENCH_ARGS, e.g. "--only airbench94").
 set -uo pipefail
 budget=${1:-250}
 out=${OUT:-gpu-out}
@@ -32,5 +35,9 @@ if [ -x gpu-trees/tune/tcc-tune ]; then
   plans=$(ls gpu-trees/tune/*.json)
   timeout "${TUNE_SECONDS:-110}" gpu-trees/tune/tcc-tune $plans --max-candidates 12 \
     -o "$out/tuning.json" 2>&1 | tee "$out/tune.log"
+fi
+if [ -d bench-gpu ]; then
+  # shellcheck disable=SC2086
+  bench/run.sh bench-gpu --budget "${BENCH_SECONDS:-240}" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"
 fi
 exit $status

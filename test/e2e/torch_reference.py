@@ -676,9 +676,12 @@ def _lamb_step(p, grad, state, lr, beta1, beta2, eps, wd, step):
 
 class Trainer:
     """Trains a TccModel with the recipe of its model.json, one optimizer step
-    per call of `step` with the `accumulate * batch_size` samples given."""
+    per call of `step` with the `accumulate * batch_size` samples given.
+    `fast` (bench/pytorch_gpu.py): torch.optim's multi-tensor (foreach)
+    implementations, and `step` returns the loss as a tensor instead of
+    reading it (no host sync per step), as a PyTorch user would train."""
 
-    def __init__(self, model, spec, steps_per_epoch, total_steps):
+    def __init__(self, model, spec, steps_per_epoch, total_steps, fast=False):
         self.model, self.spec = model, spec
         train = spec["train"]
         self.opt = train["optimizer"]
@@ -691,6 +694,7 @@ class Trainer:
         self.lookahead = self.opt.get("lookahead")
         self.steps_per_epoch, self.total_steps = steps_per_epoch, total_steps
         self.count = 0
+        self.fast = fast
         self.grad_norms = []      # global norms before clipping, per step
         self.base_lr = float(self.opt["lr"])
         self.base_wd = float(self.opt.get("weight_decay", 0.0))
@@ -704,6 +708,17 @@ class Trainer:
             self.groups.append({"params": [p], "name": name, "lr_scale": lr_s,
                                 "wd": self.base_wd * wd_s, "lr": self.base_lr,
                                 "weight_decay": self.base_wd * wd_s})
+        # fast: torch.optim gets one group per (lr scale, weight decay), as
+        # a hand-written training script has them.
+        optim_groups = self.groups
+        if fast:
+            merged = OrderedDict()
+            for g in self.groups:
+                key = (g["lr_scale"], g["wd"])
+                if key not in merged:
+                    merged[key] = dict(g, params=[], name=None)
+                merged[key]["params"] += g["params"]
+            optim_groups = list(merged.values())
         self.momentum_of = self.opt.get("momentum_of", "gradient")
         if self.kind == "sgd" and self.momentum_of == "update":
             # myrtle.ai's ResNet-9 (cifar10-fast torch_backend.py,
@@ -712,20 +727,20 @@ class Trainer:
             self.sgd_buffers = {n: torch.zeros_like(p) for n, p in self.params.items()}
         elif self.kind == "sgd":
             self.optimizer = torch.optim.SGD(
-                self.groups, lr=self.base_lr,
+                optim_groups, lr=self.base_lr,
                 momentum=float(self.opt.get("momentum", 0.0)),
                 dampening=float(self.opt.get("dampening", 0.0)),
-                nesterov=bool(self.opt.get("nesterov", False)), foreach=False)
+                nesterov=bool(self.opt.get("nesterov", False)), foreach=fast)
         elif self.kind == "adam":
             self.optimizer = torch.optim.Adam(
-                self.groups, lr=self.base_lr,
+                optim_groups, lr=self.base_lr,
                 betas=tuple(self.opt.get("betas", (0.9, 0.999))),
-                eps=float(self.opt.get("eps", 1e-8)), foreach=False)
+                eps=float(self.opt.get("eps", 1e-8)), foreach=fast)
         elif self.kind == "adamw":
             self.optimizer = torch.optim.AdamW(
-                self.groups, lr=self.base_lr,
+                optim_groups, lr=self.base_lr,
                 betas=tuple(self.opt.get("betas", (0.9, 0.999))),
-                eps=float(self.opt.get("eps", 1e-8)), foreach=False)
+                eps=float(self.opt.get("eps", 1e-8)), foreach=fast)
         elif self.kind == "lamb":
             self.optimizer = None
             self.lamb_state = {n: {} for n in self.params}
@@ -782,7 +797,7 @@ class Trainer:
             x = images[k * self.micro:(k + 1) * self.micro]
             y = labels[k * self.micro:(k + 1) * self.micro]
             loss = loss_fn(spec, model(x), y)
-            total_loss += loss.item()
+            total_loss += loss.detach() if self.fast else loss.item()
             if self.accumulate > 1 and mean:
                 loss = loss / self.accumulate
             if self.amp:

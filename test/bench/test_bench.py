@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""The benchmark's PyTorch side and table, on the CPU (bench/pytorch_gpu.py,
+bench/bench.py; the GPU runs them for real).
+
+- The augmentation: every crop is a window of the padded image (zero fill
+  as a raw pixel 0, or reflection), alternating flips turn every image the
+  other way each epoch, normalisation is the recipe's.
+- The TTA views average as docs/model-format.md says.
+- The data mode trains on Fashion-MNIST (a few hundred images) and writes
+  every field the table reads; bench.py's table renders it, an error row too.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+import bench  # noqa: E402
+import pytorch_gpu  # noqa: E402
+
+FAILURES = []
+
+
+def check(ok, what):
+    if not ok:
+        FAILURES.append(what)
+        print("FAIL: " + what)
+
+
+def spec_with(augment, normalize=None):
+    return {"input": {"shape": [2, 6, 5], "classes": 3},
+            "data": {"augment": augment, "normalize": normalize or {"mean": [0.5, 0.25],
+                                                                    "std": [0.5, 2.0]}}}
+
+
+def test_augment():
+    g = torch.Generator().manual_seed(3)
+    raw = torch.randint(1, 256, (16, 2, 6, 5), generator=g, dtype=torch.uint8)
+    for mode in ("zeros", "reflect"):
+        spec = spec_with({"random_crop_padding": 2, "padding_mode": mode})
+        aug = pytorch_gpu.Augment(spec, 16, "cpu", g)
+        out = aug(raw, torch.arange(16), 0)
+        x = raw.float()
+        padded = F.pad(x, (2,) * 4, mode="reflect" if mode == "reflect" else "constant")
+        norm = aug.normalize(padded.to(torch.uint8) if mode == "zeros" else padded)
+        for i in range(16):
+            found = any(torch.allclose(out[i], norm[i, :, oy:oy + 6, ox:ox + 5])
+                        for oy in range(5) for ox in range(5))
+            check(found, f"{mode} crop of image {i} is no window of the padded image")
+    spec = spec_with({"flip": "alternating"})
+    aug = pytorch_gpu.Augment(spec, 16, "cpu", g)
+    rows = torch.arange(16)
+    a, b = aug(raw, rows, 0), aug(raw, rows, 1)
+    plain = aug.normalize(raw)
+    for i in range(16):
+        flipped = [torch.equal(v[i], plain[i].flip(2)) for v in (a, b)]
+        check(flipped[0] != flipped[1], f"image {i} is not flipped the other way in epoch 1")
+    check(torch.allclose(plain[0, 1], (raw[0, 1].float() / 255 - 0.25) / 2.0),
+          "normalisation is not (x / 255 - mean) / std")
+
+
+def test_tta():
+    class Sum(torch.nn.Module):  # logits that see the view's position
+        def forward(self, x):
+            return torch.stack([x[:, 0, 0, 0], x[:, 0, -1, -1]], 1)
+    x = torch.arange(2 * 1 * 4 * 4, dtype=torch.float32).view(2, 1, 4, 4)
+    spec = {"eval": {"tta": ["flip"]}}
+    want = 0.5 * (Sum()(x) + Sum()(x.flip(3)))
+    check(torch.allclose(pytorch_gpu.tta_logits(Sum(), spec, x), want), "flip TTA")
+    spec = {"eval": {"tta": ["translate"], "translate": 1}}
+    p = F.pad(x, (1,) * 4, mode="reflect")
+    want = 0.5 * Sum()(x) + 0.25 * Sum()(p[:, :, 0:4, 0:4]) + 0.25 * Sum()(p[:, :, 2:6, 2:6])
+    check(torch.allclose(pytorch_gpu.tta_logits(Sum(), spec, x), want), "translate TTA")
+
+
+def test_data_mode_and_table():
+    data = "/usr/share/datasets/fashion-mnist"
+    if not os.path.isdir(data):
+        print("SKIP data mode: no Fashion-MNIST")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "pt.json")
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "bench", "pytorch_gpu.py"),
+                            os.path.join(ROOT, "examples", "fashion_cnn.json"), "--device", "cpu",
+                            "--data", data, "--epochs", "2", "--train-samples", "768",
+                            "--json", out], capture_output=True, text=True)
+        check(r.returncode == 0, "pytorch_gpu.py --data: " + r.stderr[-2000:])
+        if r.returncode != 0:
+            return
+        with open(out) as f:
+            result = json.load(f)
+        check(result["steps"] == 6 and len(result["epoch_seconds"]) == 2, "3 steps per epoch")
+        check(0 <= result["test_accuracy"] <= 1, "accuracy")
+        # fashion_cnn's 3x3 convolutions: 1->16 and 16->32 at 28x28, two 32->32
+        # and 32->64 at 14x14; the 64->10 linear. 2 FLOPs per multiply-add,
+        # three passes.
+        macs = (28 * 28 * 9 * (16 * 1 + 32 * 16) + 14 * 14 * 9 * (2 * 32 * 32 + 64 * 32) +
+                64 * 10)
+        check(result["flops_per_image"] in (6 * macs,), f"FLOPs per image "
+              f"{result['flops_per_image']}, counted by hand {6 * macs}")
+        rows = [dict(result, model="fashion_cnn", row="pytorch-eager", data="real"),
+                dict(model="fashion_cnn", row="tcc-bf16", data="real", error="exit 1: x")]
+        text = bench.table({"rows": rows})
+        check("| fashion_cnn | pytorch-eager | real |" in text and "1.00x" in text,
+              "the table's eager row:\n" + text)
+        check("error: exit 1" in text, "the table's error row")
+
+
+def main():
+    test_augment()
+    test_tta()
+    test_data_mode_and_table()
+    print("FAIL" if FAILURES else "PASS")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
