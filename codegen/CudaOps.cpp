@@ -1,10 +1,11 @@
 //===- CudaOps.cpp - One tcc op as launches on the model's stream ---------===//
 //
 // The cuda target's printers: each op becomes calls of the device runtime
-// (runtime/cuda/device/: StepOps.cuh, Matmul.cuh, Pool.cuh, Norm.cuh) or a
-// device lambda launched over its elements (cuda::for_each), on
-// `args.stream`. The element math is the cpu target's (runtime/kernels'
-// functors and element functions, marked TCC_HOST_DEVICE). An op this
+// (runtime/cuda/device/: StepOps.cuh, Matmul.cuh, Pool.cuh, Norm.cuh,
+// Softmax.cuh) or a device lambda launched over its elements
+// (cuda::for_each), on `args.stream`. The element math is the cpu target's
+// (runtime/kernels' functors and element functions, marked
+// TCC_HOST_DEVICE). An op this
 // version cannot run on a GPU is an error naming it: never a silent
 // fallback to the host.
 //
@@ -85,6 +86,28 @@ std::string workspaceOf(Operation *op) {
     return "nullptr, 0";
   return "args.scratch + " + std::to_string(offset.getInt()) + ", " +
          std::to_string(bytes.getInt());
+}
+
+/// The index into x [in] of element i of x.permute(perm), as C++ with the
+/// sizes as constants (a division by a constant is a multiplication; by a
+/// variable, a subroutine call on the GPU).
+std::string transposeSource(ArrayRef<int64_t> in, ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> inStride(in.size(), 1);
+  for (int d = int(in.size()) - 2; d >= 0; --d)
+    inStride[d] = inStride[d + 1] * in[d + 1];
+  // Output dims from the last: digit d of i is (i / place) % in[perm[d]].
+  std::string index;
+  int64_t place = 1;
+  for (int d = int(perm.size()) - 1; d >= 0; --d) {
+    const int64_t size = in[perm[d]];
+    std::string digit = place == 1 ? "i" : "i / " + std::to_string(place);
+    if (d > 0)
+      digit = "(" + digit + ") % " + std::to_string(size);
+    index += (index.empty() ? "" : " + ") + std::string("(") + digit + ") * " +
+             std::to_string(inStride[perm[d]]);
+    place *= size;
+  }
+  return index.empty() ? "0" : index;
 }
 
 /// Linear layers through cuBLASLt (runtime/cuda/device/Matmul.cuh), in the
@@ -268,6 +291,52 @@ LogicalResult emitBatchNorm(Operation *op, CudaPrinter &p) {
       .Default([](Operation *) { return failure(); });
 }
 
+/// Layer norm (Norm.cuh) and softmax (Softmax.cuh): the cpu kernels' per-row
+/// and per-position functions.
+LogicalResult emitRowOp(Operation *op, CudaPrinter &p) {
+  auto opt = [&](Value v) { return v ? p(v) : std::string("static_cast<float *>(nullptr)"); };
+  auto rows = [](ArrayRef<int64_t> in, int64_t normalized) {
+    const int64_t inner = product(in.take_back(normalized));
+    return std::to_string(product(in) / inner) + ", " + std::to_string(inner);
+  };
+  auto around = [](ArrayRef<int64_t> in, int64_t axis) {
+    return std::to_string(product(in.take_front(axis))) + ", " + std::to_string(in[axis]) +
+           ", " + std::to_string(product(in.drop_front(axis + 1)));
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](LayerNormOp o) {
+        p.os << "  cuda::layer_norm_forward<float>(args.stream, "
+             << rows(dimsOf(o.getInput()), o.getNormalizedDims()) << ", " << p(o.getInput())
+             << ", " << opt(o.getWeight()) << ", " << opt(o.getBias()) << ", "
+             << cppDouble(o.getEps()) << ", " << p(o.getResult()) << ", " << p(o.getSavedMean())
+             << ", " << p(o.getSavedInvstd()) << ");\n";
+        return success();
+      })
+      .Case([&](LayerNormBackwardOp o) {
+        p.os << "  cuda::layer_norm_backward<float>(args.stream, "
+             << rows(dimsOf(o.getInput()), o.getNormalizedDims()) << ", " << p(o.getGrad())
+             << ", " << p(o.getInput()) << ", " << opt(o.getWeight()) << ", "
+             << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", "
+             << p(o.getGradInput()) << ", " << p(o.getGradWeight()) << ", "
+             << p(o.getGradBias()) << ");\n";
+        return success();
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto o) {
+        p.os << "  cuda::softmax_forward<" << (isa<LogSoftmaxOp>(op) ? "true" : "false")
+             << ">(args.stream, " << around(dimsOf(o.getInput()), o.getAxis()) << ", "
+             << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case<SoftmaxBackwardOp, LogSoftmaxBackwardOp>([&](auto o) {
+        p.os << "  cuda::softmax_backward<" << (isa<LogSoftmaxBackwardOp>(op) ? "true" : "false")
+             << ">(args.stream, " << around(dimsOf(o.getGrad()), o.getAxis()) << ", "
+             << p(o.getResultValue()) << ", " << p(o.getGrad()) << ", " << p(o.getResult())
+             << ");\n";
+        return success();
+      })
+      .Default([](Operation *) { return failure(); });
+}
+
 LogicalResult emitElementwise(Operation *op, CudaPrinter &p) {
   if (std::string functor = elementFunctorOf(op); !functor.empty()) {
     int64_t n = numElements(op->getResult(0));
@@ -328,6 +397,45 @@ LogicalResult emitElementwise(Operation *op, CudaPrinter &p) {
              << p(o.getResult()) << ");\n";
         return success();
       })
+      .Case([&](TransposeOp o) {
+        p.forEach(numElements(o.getResult()),
+                  p(o.getResult()) + "[i] = " + p(o.getInput()) + "[" +
+                      transposeSource(dimsOf(o.getInput()), o.getPerm()) + "];");
+        return success();
+      })
+      .Case([&](ConcatOp o) {
+        // One launch per input, into its block of the axis.
+        ArrayRef<int64_t> out = dimsOf(o.getResult());
+        const int64_t axis = o.getAxis(), inner = product(out.drop_front(axis + 1));
+        int64_t offset = 0;
+        for (Value input : o.getInputs()) {
+          const int64_t block = dimsOf(input)[axis] * inner;
+          p.forEach(numElements(input),
+                    p(o.getResult()) + "[i / " + std::to_string(block) + " * " +
+                        std::to_string(out[axis] * inner) + " + " +
+                        std::to_string(offset * inner) + " + i % " + std::to_string(block) +
+                        "] = " + p(input) + "[i];");
+          offset += dimsOf(input)[axis];
+        }
+        return success();
+      })
+      .Case([&](SliceOp o) {
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        const int64_t axis = o.getAxis(), inner = product(in.drop_front(axis + 1));
+        const int64_t block = o.getSize() * inner;
+        p.forEach(numElements(o.getResult()),
+                  p(o.getResult()) + "[i] = " + p(o.getInput()) + "[i / " +
+                      std::to_string(block) + " * " + std::to_string(in[axis] * inner) +
+                      " + " + std::to_string(o.getOffset() * inner) + " + i % " +
+                      std::to_string(block) + "];");
+        return success();
+      })
+      .Case([&](OneHotOp o) {
+        p.forEach(numElements(o.getResult()),
+                  p(o.getResult()) + "[i] = one_hot_at<float>(" +
+                      std::to_string(o.getClasses()) + ", " + p(o.getLabels()) + ", i);");
+        return success();
+      })
       .Case([&](ReduceSumOp o) {
         ArrayRef<int64_t> in = dimsOf(o.getInput());
         ArrayRef<int64_t> axes = o.getAxes();
@@ -362,6 +470,49 @@ LogicalResult emitStepOp(Operation *op, CudaPrinter &p) {
              << ", " << p(o.getLogits()) << ", " << p(o.getLabels()) << ", "
              << cppDouble(o.getLabelSmoothing()) << ", " << cppReduction(o.getReduction())
              << ", " << p(o.getGrad()) << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](MseLossOp o) {
+        p.os << "  cuda::mse_loss_forward(args.stream, " << numElements(o.getInput()) << ", "
+             << p(o.getInput()) << ", " << p(o.getTarget()) << ", "
+             << cppReduction(o.getReduction()) << ", " << p(o.getResult()) << ", "
+             << (o.getValid() ? p(o.getValid()) : "nullptr") << ", "
+             << product(dimsOf(o.getInput()).drop_front()) << ");\n";
+        return success();
+      })
+      .Case([&](MseLossBackwardOp o) {
+        p.os << "  cuda::mse_loss_backward(args.stream, " << numElements(o.getInput()) << ", "
+             << p(o.getInput()) << ", " << p(o.getTarget()) << ", "
+             << cppReduction(o.getReduction()) << ", " << p(o.getGrad()) << ", "
+             << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](GlobalNormOp o) {
+        // The arrays are read on the host when the step is recorded.
+        p.os << "  { const float *tensors[] = {";
+        llvm::interleaveComma(o.getInputs(), p.os, [&](Value v) { p.os << p(v); });
+        p.os << "}; const int64_t sizes[] = {";
+        llvm::interleaveComma(o.getInputs(), p.os, [&](Value v) { p.os << numElements(v); });
+        p.os << "};\n    cuda::global_norm(args.stream, " << o.getInputs().size()
+             << ", tensors, sizes, " << p(o.getResult()) << "); }\n";
+        return success();
+      })
+      .Case([&](ClipCoefficientOp o) {
+        p.os << "  cuda::clip_coefficient(args.stream, " << cppDouble(o.getMaxNorm()) << ", "
+             << p(o.getNorm()) << ", " << p(o.getResult()) << ");\n";
+        return success();
+      })
+      .Case([&](LambUpdateOp o) {
+        p.copyInto(o.getParam(), o.getNewParam());
+        p.copyInto(o.getExpAvg(), o.getNewExpAvg());
+        p.copyInto(o.getExpAvgSq(), o.getNewExpAvgSq());
+        p.os << "  cuda::lamb_update(args.stream, " << numElements(o.getParam()) << ", "
+             << p(o.getNewParam()) << ", " << p(o.getGrad()) << ", " << p(o.getNewExpAvg())
+             << ", " << p(o.getNewExpAvgSq()) << ", " << p(o.getLr()) << ", "
+             << cppDouble(o.getLrScale()) << ", " << cppDouble(o.getBeta1()) << ", "
+             << cppDouble(o.getBeta2()) << ", " << cppDouble(o.getEps()) << ", "
+             << cppDouble(o.getWeightDecay()) << ", " << p(o.getStep()) << ", "
+             << (o.getSkip() ? p(o.getSkip()) : "nullptr") << ");\n";
         return success();
       })
       .Case([&](CountCorrectOp o) {
@@ -531,6 +682,9 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
       : isa<MaxPool2dOp, MaxPool2dBackwardOp, AvgPool2dOp, AvgPool2dBackwardOp, GlobalAvgPoolOp,
             GlobalMaxPoolOp, GlobalAvgPoolBackwardOp, GlobalMaxPoolBackwardOp>(op)
           ? emitPool(op, aside)
+      : isa<LayerNormOp, LayerNormBackwardOp, SoftmaxOp, LogSoftmaxOp, SoftmaxBackwardOp,
+            LogSoftmaxBackwardOp>(op)
+          ? emitRowOp(op, aside)
           : success(succeeded(emitElementwise(op, aside)) || succeeded(emitStepOp(op, aside)));
   if (succeeded(printed)) {
     if (std::string why = unsupportedTypes(op); !why.empty())

@@ -129,6 +129,7 @@ LogicalResult mlir::tcc::emitCudaSource(ModuleOp module, llvm::raw_ostream &os) 
      << "#include \"runtime/cuda/device/CudaModel.cuh\"\n"
      << "#include \"runtime/cuda/device/Norm.cuh\"\n"
      << "#include \"runtime/cuda/device/Pool.cuh\"\n"
+     << "#include \"runtime/cuda/device/Softmax.cuh\"\n"
      << "#include \"runtime/cuda/device/StepOps.cuh\"\n"
      << "#include \"runtime/kernels/Activation.h\"\n"
      << "#include \"runtime/kernels/Step.h\"\n\n"

@@ -126,14 +126,19 @@ void mse_loss_backward(int64_t n, const T *x, const T *target,
     dx[i] = T(scale * (acc_t(x[i]) - acc_t(target[i])));
 }
 
+/// Element e of one_hot: y[i, j] = (j == labels[i]), e = i * K + j.
+template <class T>
+TCC_HOST_DEVICE T one_hot_at(int64_t k, const int64_t *labels, int64_t e) {
+  return e % k == labels[e / k] ? T(1) : T(0);
+}
+
 /// y [n, K]: y[i, labels[i]] = 1, else 0 (labels outside [0, K) give a zero
 /// row).
 template <class T>
 void one_hot(int64_t n, int64_t k, const int64_t *labels, T *y) {
 #pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < k; ++j)
-      y[i * k + j] = j == labels[i] ? T(1) : T(0);
+  for (int64_t e = 0; e < n * k; ++e)
+    y[e] = one_hot_at<T>(k, labels, e);
 }
 
 } // namespace tcc::rt::kernels

@@ -378,68 +378,106 @@ void batch_norm_backward(const BatchNormShape &s, const T *dy, const T *x,
                            saved_mean, saved_invstd, dx, dweight, dbias);
 }
 
-/// Layer norm forward over rows of x [outer, inner]:
-/// y = (x - mean) * invstd * weight + bias, invstd = 1/sqrt(var_biased + eps).
-/// Writes saved_mean / saved_invstd [outer]. weight / bias may be nullptr.
+/// Row r of the layer norm forward over x [outer, inner]:
+/// y = (x - mean) * invstd * weight + bias, invstd = 1/sqrt(var_biased + eps),
+/// each sum over the row taken by `sums` (SequentialSums{inner} on the cpu,
+/// a block's BlockSums on the cuda target); saved_mean / saved_invstd [outer].
+/// weight / bias may be nullptr.
+template <class T, class Reducer>
+TCC_HOST_DEVICE void layer_norm_forward_row(int64_t inner, const T *x, const T *weight,
+                                            const T *bias, double eps, T *y, T *saved_mean,
+                                            T *saved_invstd, int64_t r, const Reducer &sums) {
+  const T *xr = x + r * inner;
+  T *yr = y + r * inner;
+  const acc_t mean = divide(
+      sums.over(1, [&](int64_t, int64_t j) { return Sums{acc_t(xr[j]), 0}; }).first,
+      acc_t(inner));
+  const acc_t sq = sums.over(1, [&](int64_t, int64_t j) {
+                         const acc_t d = acc_t(xr[j]) - mean;
+                         return Sums{d * d, 0};
+                       }).first;
+  const acc_t invstd = divide(1.0, std::sqrt(divide(sq, acc_t(inner)) + eps));
+  if (sums.leader()) {
+    saved_mean[r] = T(mean);
+    saved_invstd[r] = T(invstd);
+  }
+  sums.each(1, [&](int64_t, int64_t j) {
+    acc_t v = (acc_t(xr[j]) - mean) * invstd;
+    if (weight)
+      v *= acc_t(weight[j]);
+    if (bias)
+      v += acc_t(bias[j]);
+    yr[j] = T(v);
+  });
+}
+
+/// Layer norm forward over the rows of x [outer, inner].
 template <class T>
 void layer_norm_forward(int64_t outer, int64_t inner, const T *x,
                         const T *weight, const T *bias, double eps, T *y,
                         T *saved_mean, T *saved_invstd) {
 #pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < outer; ++r) {
-    const T *xr = x + r * inner;
-    T *yr = y + r * inner;
-    acc_t sum = 0;
-    for (int64_t j = 0; j < inner; ++j)
-      sum += xr[j];
-    const acc_t mean = sum / acc_t(inner);
-    acc_t sq = 0;
-    for (int64_t j = 0; j < inner; ++j) {
-      const acc_t d = acc_t(xr[j]) - mean;
-      sq += d * d;
-    }
-    const acc_t invstd = 1.0 / std::sqrt(sq / acc_t(inner) + eps);
-    saved_mean[r] = T(mean);
-    saved_invstd[r] = T(invstd);
-    for (int64_t j = 0; j < inner; ++j) {
-      acc_t v = (acc_t(xr[j]) - mean) * invstd;
-      if (weight)
-        v *= acc_t(weight[j]);
-      if (bias)
-        v += acc_t(bias[j]);
-      yr[j] = T(v);
-    }
-  }
+  for (int64_t r = 0; r < outer; ++r)
+    layer_norm_forward_row(inner, x, weight, bias, eps, y, saved_mean, saved_invstd, r,
+                           SequentialSums{inner});
 }
 
-/// Layer norm backward. Per row, with xhat = (x - mean) * invstd and
-/// g = dy * weight:
-///   dx = invstd * (g - mean(g) - xhat * mean(g * xhat))
-///   dweight[j] = sum_rows dy * xhat,  dbias[j] = sum_rows dy.
-/// Any of dx / dweight / dbias may be nullptr; weight may be nullptr (1).
+/// Row r of the layer norm backward's dx, with xhat = (x - mean) * invstd
+/// and g = dy * weight: dx = invstd * (g - mean(g) - xhat * mean(g * xhat)),
+/// the two sums taken by `sums` in one pass. weight may be nullptr (1).
+template <class T, class Reducer>
+TCC_HOST_DEVICE void layer_norm_backward_row(int64_t inner, const T *dy, const T *x,
+                                             const T *weight, const T *saved_mean,
+                                             const T *saved_invstd, T *dx, int64_t r,
+                                             const Reducer &sums) {
+  const T *xr = x + r * inner, *dyr = dy + r * inner;
+  const acc_t mean = saved_mean[r], invstd = saved_invstd[r];
+  const Sums both = sums.over(1, [&](int64_t, int64_t j) {
+    const acc_t g = acc_t(dyr[j]) * (weight ? acc_t(weight[j]) : 1.0);
+    return Sums{g, g * (acc_t(xr[j]) - mean) * invstd};
+  });
+  const acc_t k1 = divide(both.first, acc_t(inner)), k2 = divide(both.second, acc_t(inner));
+  T *dxr = dx + r * inner;
+  sums.each(1, [&](int64_t, int64_t j) {
+    const acc_t g = acc_t(dyr[j]) * (weight ? acc_t(weight[j]) : 1.0);
+    const acc_t xhat = (acc_t(xr[j]) - mean) * invstd;
+    dxr[j] = T(invstd * (g - k1 - xhat * k2));
+  });
+}
+
+/// Column j of the layer norm's parameter gradients: dweight[j] = sum over
+/// rows of dy * xhat, dbias[j] = sum of dy, rows in order (the cuda target's
+/// thread per column; layer_norm_backward's blocked loop sums the same terms
+/// in the same order). Either output may be nullptr.
+template <class T>
+TCC_HOST_DEVICE void layer_norm_param_grads_at(int64_t outer, int64_t inner, const T *dy,
+                                               const T *x, const T *saved_mean,
+                                               const T *saved_invstd, T *dweight, T *dbias,
+                                               int64_t j) {
+  acc_t dw = 0, db = 0;
+  for (int64_t r = 0; r < outer; ++r) {
+    const acc_t mean = saved_mean[r], invstd = saved_invstd[r];
+    dw += acc_t(dy[r * inner + j]) * (acc_t(x[r * inner + j]) - mean) * invstd;
+    db += dy[r * inner + j];
+  }
+  if (dweight)
+    dweight[j] = T(dw);
+  if (dbias)
+    dbias[j] = T(db);
+}
+
+/// Layer norm backward (layer_norm_backward_row per row; the parameter
+/// gradients as layer_norm_param_grads_at, 64 columns at a time). Any of
+/// dx / dweight / dbias may be nullptr; weight may be nullptr (1).
 template <class T>
 void layer_norm_backward(int64_t outer, int64_t inner, const T *dy, const T *x,
                          const T *weight, const T *saved_mean,
                          const T *saved_invstd, T *dx, T *dweight, T *dbias) {
   if (dx) {
 #pragma omp parallel for schedule(static)
-    for (int64_t r = 0; r < outer; ++r) {
-      const T *xr = x + r * inner, *dyr = dy + r * inner;
-      const acc_t mean = saved_mean[r], invstd = saved_invstd[r];
-      acc_t sumG = 0, sumGXhat = 0;
-      for (int64_t j = 0; j < inner; ++j) {
-        const acc_t g = acc_t(dyr[j]) * (weight ? acc_t(weight[j]) : 1.0);
-        sumG += g;
-        sumGXhat += g * (acc_t(xr[j]) - mean) * invstd;
-      }
-      const acc_t k1 = sumG / acc_t(inner), k2 = sumGXhat / acc_t(inner);
-      T *dxr = dx + r * inner;
-      for (int64_t j = 0; j < inner; ++j) {
-        const acc_t g = acc_t(dyr[j]) * (weight ? acc_t(weight[j]) : 1.0);
-        const acc_t xhat = (acc_t(xr[j]) - mean) * invstd;
-        dxr[j] = T(invstd * (g - k1 - xhat * k2));
-      }
-    }
+    for (int64_t r = 0; r < outer; ++r)
+      layer_norm_backward_row(inner, dy, x, weight, saved_mean, saved_invstd, dx, r,
+                              SequentialSums{inner});
   }
   if (dweight || dbias) {
     constexpr int64_t kCols = 64;

@@ -124,6 +124,24 @@ void adamw_step(int64_t n, T *param, const T *grad, T *exp_avg, T *exp_avg_sq,
     adamw_element(i, param, grad, exp_avg, exp_avg_sq, f, beta1, beta2, eps);
 }
 
+/// LAMB's element i from the state before the step: the new moments and
+/// the update direction u (bc1, bc2: the bias corrections 1 - beta^t).
+template <class T> struct LambElementOf {
+  T m, v, u;
+};
+template <class T>
+TCC_HOST_DEVICE LambElementOf<T> lamb_element(int64_t i, const T *param, const T *grad,
+                                              const T *exp_avg, const T *exp_avg_sq,
+                                              double beta1, double beta2, double eps,
+                                              double weight_decay, double bc1, double bc2) {
+  const double g = grad[i];
+  const double m = beta1 * double(exp_avg[i]) + (1.0 - beta1) * g;
+  const double v = beta2 * double(exp_avg_sq[i]) + (1.0 - beta2) * g * g;
+  return {T(m), T(v),
+          T(divide(divide(m, bc1), std::sqrt(divide(v, bc2)) + eps) +
+            weight_decay * double(param[i]))};
+}
+
 /// LAMB, part 1: updates exp_avg / exp_avg_sq, writes the update direction u
 /// [n] (may alias grad) and the squared norms of param and u (one element
 /// each). `step` = t >= 1, counting this step.
@@ -138,29 +156,33 @@ void lamb_compute_update(int64_t n, const T *param, const T *grad, T *exp_avg,
     const double p = param[i];
     return p * p;
   });
+  using LambElement = LambElementOf<T>;
   const acc_t uSq = detail::deterministic_sum(n, [&](int64_t i) {
-    const double g = grad[i];
-    const double m = beta1 * double(exp_avg[i]) + (1.0 - beta1) * g;
-    const double v = beta2 * double(exp_avg_sq[i]) + (1.0 - beta2) * g * g;
-    exp_avg[i] = T(m);
-    exp_avg_sq[i] = T(v);
-    const T u = T((m / bc1) / (std::sqrt(v / bc2) + eps) +
-                  weight_decay * double(param[i]));
-    update[i] = u;
-    return double(u) * double(u);
+    const LambElement e =
+        lamb_element(i, param, grad, exp_avg, exp_avg_sq, beta1, beta2, eps, weight_decay,
+                     bc1, bc2);
+    exp_avg[i] = e.m;
+    exp_avg_sq[i] = e.v;
+    update[i] = e.u;
+    return double(e.u) * double(e.u);
   });
   *param_sq_norm = T(pSq);
   *update_sq_norm = T(uSq);
+}
+
+/// lr * r, LAMB's step with the trust ratio r = ||p|| / ||u|| (1 if either
+/// norm is 0), from the squared norms.
+TCC_HOST_DEVICE inline double lamb_step_size(double lr, double param_sq_norm,
+                                             double update_sq_norm) {
+  const double pn = std::sqrt(param_sq_norm), un = std::sqrt(update_sq_norm);
+  return lr * ((pn > 0.0 && un > 0.0) ? divide(pn, un) : 1.0);
 }
 
 /// LAMB, part 2: p -= lr * r * u with the trust ratio r from the squared norms.
 template <class T>
 void lamb_apply(int64_t n, T *param, const T *update, double lr,
                 T param_sq_norm, T update_sq_norm) {
-  const double pn = std::sqrt(double(param_sq_norm));
-  const double un = std::sqrt(double(update_sq_norm));
-  const double r = (pn > 0.0 && un > 0.0) ? pn / un : 1.0;
-  const double k = lr * r;
+  const double k = lamb_step_size(lr, double(param_sq_norm), double(update_sq_norm));
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i)
     param[i] = T(double(param[i]) - k * double(update[i]));

@@ -127,3 +127,26 @@ func.func @dropout(%x: tensor<8x16xf32>, %seed: tensor<i64>, %step: tensor<i64>)
   %y = tcc.dropout %x, %s {p = 2.5e-01 : f64, stream = 3 : i64} : (tensor<8x16xf32>, tensor<i64>) -> tensor<8x16xf32>
   return
 }
+
+// Layout ops: index arithmetic with the sizes as constants (a division by a
+// constant is a multiplication on the GPU); concat one launch per input.
+// CHECK-LABEL: // @layout
+// CHECK: // tcc.transpose
+// CHECK-NEXT: cuda::for_each(args.stream, 120, [=] __device__(int64_t i) { r0[i] = a0[((i) % 3) * 20 + ((i / 3) % 5) * 1 + ((i / 15) % 4) * 5 + (i / 60) * 60]; });
+// CHECK: // tcc.concat
+// CHECK-NEXT: cuda::for_each(args.stream, 120, [=] __device__(int64_t i) { r1[i / 60 * 100 + 0 + i % 60] = a0[i]; });
+// CHECK-NEXT: cuda::for_each(args.stream, 80, [=] __device__(int64_t i) { r1[i / 40 * 100 + 60 + i % 40] = a1[i]; });
+// CHECK: // tcc.slice
+// CHECK-NEXT: cuda::for_each(args.stream, 80, [=] __device__(int64_t i) { r2[i] = r1[i / 40 * 100 + 20 + i % 40]; });
+// CHECK: // tcc.layer_norm
+// CHECK-NEXT: cuda::layer_norm_forward<float>(args.stream, 6, 20, a0, static_cast<float *>(nullptr), static_cast<float *>(nullptr), 1.0000000000000001e-05, r3, r4, r5);
+// CHECK: // tcc.softmax
+// CHECK-NEXT: cuda::softmax_forward<false>(args.stream, 6, 4, 5, a0, r6);
+func.func @layout(%x: tensor<2x3x4x5xf32>, %z: tensor<2x2x4x5xf32>) {
+  %t = tcc.transpose %x {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32>
+  %c = tcc.concat %x, %z {axis = 1 : i64} : (tensor<2x3x4x5xf32>, tensor<2x2x4x5xf32>) -> tensor<2x5x4x5xf32>
+  %s = tcc.slice %c {axis = 1 : i64, offset = 1 : i64, size = 2 : i64} : (tensor<2x5x4x5xf32>) -> tensor<2x2x4x5xf32>
+  %y, %mean, %invstd = tcc.layer_norm %x {normalized_dims = 2 : i64, eps = 1.0e-05 : f64} : (tensor<2x3x4x5xf32>) -> (tensor<2x3x4x5xf32>, tensor<2x3xf32>, tensor<2x3xf32>)
+  %sm = tcc.softmax %x {axis = 2 : i64} : (tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32>
+  return
+}

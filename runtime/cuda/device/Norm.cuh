@@ -1,4 +1,4 @@
-//===- Norm.cuh - Batch norm on the device -------------------------*- CUDA -*-===//
+//===- Norm.cuh - Batch and layer norm on the device -------------*- CUDA -*-===//
 //
 // The cpu kernels' functions (runtime/kernels/Norm.h) behind the same
 // `_with` interface: the statistics and the backward's sums one block per
@@ -8,6 +8,8 @@
 // ops come in as the device lambda `store` (an epilogue) or `dyAt` (a
 // backward prologue), printed by codegen/CpuFusion.cpp; each element's
 // thread calls them once (a call inside a loop would spill registers).
+// Layer norm: one block per row (its sums BlockSums again), and its
+// parameter gradients one thread per column.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_CUDA_DEVICE_NORM_CUH
@@ -73,6 +75,35 @@ void batch_norm_backward_with(cudaStream_t s, const BatchNormShape &shape, DyAt 
     kernels::batch_norm_backward_channel(shape, fromDx, x, weight, savedMean, savedInvstd, dx,
                                          dweight, dbias, c, sums);
   });
+}
+
+/// Layer norm forward over the rows of x [outer, inner], one block per row.
+template <class T>
+void layer_norm_forward(cudaStream_t s, int64_t outer, int64_t inner, const T *x,
+                        const T *weight, const T *bias, double eps, T *y, T *savedMean,
+                        T *savedInvstd) {
+  per_block(s, outer, inner, [=] __device__(int64_t r, const BlockSums &sums) {
+    kernels::layer_norm_forward_row(inner, x, weight, bias, eps, y, savedMean, savedInvstd, r,
+                                    sums);
+  });
+}
+
+/// Layer norm backward: dx one block per row, the parameter gradients one
+/// thread per column (either may be null).
+template <class T>
+void layer_norm_backward(cudaStream_t s, int64_t outer, int64_t inner, const T *dy, const T *x,
+                         const T *weight, const T *savedMean, const T *savedInvstd, T *dx,
+                         T *dweight, T *dbias) {
+  if (dx)
+    per_block(s, outer, inner, [=] __device__(int64_t r, const BlockSums &sums) {
+      kernels::layer_norm_backward_row(inner, dy, x, weight, savedMean, savedInvstd, dx, r,
+                                       sums);
+    });
+  if (dweight || dbias)
+    for_each(s, inner, [=] __device__(int64_t j) {
+      kernels::layer_norm_param_grads_at(outer, inner, dy, x, savedMean, savedInvstd, dweight,
+                                         dbias, j);
+    });
 }
 
 } // namespace tcc::rt::cuda

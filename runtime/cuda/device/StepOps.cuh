@@ -25,6 +25,7 @@
 #include "runtime/kernels/ChannelMul.h"
 #include "runtime/kernels/Loss.h"
 #include "runtime/kernels/Metrics.h"
+#include "runtime/kernels/Optimizer.h"
 
 namespace tcc::rt::cuda {
 
@@ -315,6 +316,101 @@ inline void lr_schedule(cudaStream_t s, const ScheduleDesc &schedule, double bas
                         const int64_t *totalSteps, float *lr) {
   single(s, [=] __device__() {
     *lr = float(baseLr * lrFactor(schedule, *step, *stepsPerEpoch, *totalSteps));
+  });
+}
+
+//--- MSE, clipping and LAMB ------------------------------------------------//
+
+/// *loss = the reduced squared error of the first min(n / row, *valid) rows
+/// of `row` elements (`valid` may be null: all n elements).
+inline void mse_loss_forward(cudaStream_t s, int64_t n, const float *x, const float *target,
+                             Reduction reduction, float *loss, const int64_t *valid,
+                             int64_t row) {
+  block_sum(
+      s, n,
+      [=] __device__(int64_t i) {
+        if (valid && i >= *valid * row)
+          return 0.0;
+        const double d = double(x[i]) - double(target[i]);
+        return d * d;
+      },
+      [=] __device__(double total) {
+        const int64_t rows = valid ? (*valid < n / row ? (*valid < 0 ? 0 : *valid) : n / row)
+                                   : n / row;
+        const int64_t count = rows * row;
+        *loss = float(reduction == Reduction::Mean
+                          ? (count ? kernels::divide(total, double(count)) : 0.0)
+                          : total);
+      });
+}
+
+/// dx = *dloss * 2 (x - target) (/ n for Mean).
+inline void mse_loss_backward(cudaStream_t s, int64_t n, const float *x, const float *target,
+                              Reduction reduction, const float *dloss, float *dx) {
+  const double perElement = reduction == Reduction::Mean ? 1.0 / double(n) : 1.0;
+  for_each(s, n, [=] __device__(int64_t i) {
+    const double scale = 2.0 * double(*dloss) * perElement;
+    dx[i] = float(scale * (double(x[i]) - double(target[i])));
+  });
+}
+
+/// *norm = sqrt of the sum of squares of every tensor: each tensor's sum in
+/// double by one block (rounded to f32 as the cpu kernel rounds it), added
+/// into *norm in f32, then the root (the cpu adds the f32 parts in double:
+/// within count f32 roundings of it).
+inline void global_norm(cudaStream_t s, int count, const float *const *tensors,
+                        const int64_t *sizes, float *norm) {
+  single(s, [=] __device__() { *norm = 0.0f; });
+  for (int k = 0; k < count; ++k) {
+    const float *x = tensors[k];
+    block_sum(
+        s, sizes[k], [=] __device__(int64_t i) { return double(x[i]) * double(x[i]); },
+        [=] __device__(double total) { *norm += float(total); });
+  }
+  single(s, [=] __device__() { *norm = float(sqrt(double(*norm))); });
+}
+
+/// *coefficient = min(1, maxNorm / (norm + 1e-6)).
+inline void clip_coefficient(cudaStream_t s, double maxNorm, const float *norm,
+                             float *coefficient) {
+  single(s, [=] __device__() {
+    *coefficient = float(fmin(1.0, kernels::divide(maxNorm, double(*norm) + 1e-6)));
+  });
+}
+
+/// One LAMB step (runtime/cpu/StepOps.h's lamb_update) of a tensor of n
+/// elements by one block: the squared norms of the parameter and of the
+/// update direction in one pass over the state before the step, then every
+/// element updated from that same state (kernels::lamb_element), so no
+/// buffer holds the direction. Each thread reads and writes only its own
+/// elements (BlockSums hands over() and each() the same ones). Nothing when
+/// `skip` is set.
+inline void lamb_update(cudaStream_t s, int64_t n, float *param, const float *grad,
+                        float *expAvg, float *expAvgSq, const float *lr, double lrScale,
+                        double beta1, double beta2, double eps, double weightDecay,
+                        const int64_t *step, const float *skip) {
+  per_block(s, 1, n, [=] __device__(int64_t, const BlockSums &sums) {
+    if (cpu::skipped(skip))
+      return;
+    const double t = double(*step + 1);
+    const double bc1 = 1.0 - pow(beta1, t), bc2 = 1.0 - pow(beta2, t);
+    auto element = [&](int64_t i) {
+      return kernels::lamb_element(i, param, grad, expAvg, expAvgSq, beta1, beta2, eps,
+                                   weightDecay, bc1, bc2);
+    };
+    const kernels::Sums norms = sums.over(1, [&](int64_t, int64_t i) {
+      const float u = element(i).u;
+      return kernels::Sums{double(param[i]) * double(param[i]), double(u) * double(u)};
+    });
+    // The squared norms rounded to f32, as the cpu kernel keeps them.
+    const double k = kernels::lamb_step_size(double(*lr) * lrScale, double(float(norms.first)),
+                                             double(float(norms.second)));
+    sums.each(1, [&](int64_t, int64_t i) {
+      const kernels::LambElementOf<float> e = element(i);
+      expAvg[i] = e.m;
+      expAvgSq[i] = e.v;
+      param[i] = float(double(param[i]) - k * double(e.u));
+    });
   });
 }
 
