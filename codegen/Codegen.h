@@ -50,8 +50,9 @@ struct Target {
 ArrayRef<Target> registeredTargets();
 /// The target named `name`, or null.
 const Target *lookupTarget(StringRef name);
-/// The first target that can generate code (cpu: the cuda generator does
-/// not run every model yet).
+/// The first target that can generate code: what an error suggests where
+/// another cannot. (`tcc compile`'s default is the driver's: cuda where
+/// CUDA is found, tools/tcc/CompileOptions.cpp.)
 const Target &defaultTarget();
 
 /// The attribute as JSON text (dictionaries, arrays, strings, numbers,

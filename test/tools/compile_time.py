@@ -45,7 +45,7 @@ def main():
         json.dump(model, open(path, "w"))
         out = os.path.join(work, model["name"])
         start = time.monotonic()
-        r = subprocess.run([tcc, "compile", path, "--march=x86-64", "-o", out],
+        r = subprocess.run([tcc, "compile", path, "--target=cpu", "--march=x86-64", "-o", out],
                            capture_output=True, text=True, timeout=10 * limit)
         seconds = time.monotonic() - start
         print("%s: %d nodes, accumulate %d: %.1f s (limit %.0f s)"

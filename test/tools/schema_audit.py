@@ -275,7 +275,7 @@ def compile_model(tcc, spec, tmp, name):
     path = os.path.join(tmp, name + ".json")
     with open(path, "w") as f:
         json.dump(spec, f)
-    p = subprocess.run([tcc, "compile", path, "--emit=planned-mlir"],
+    p = subprocess.run([tcc, "compile", path, "--target=cpu", "--emit=planned-mlir"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True)
     return p.returncode, p.stdout, p.stderr

@@ -69,6 +69,14 @@ tcc::TrainerBuild tcc::cpuTrainerBuild(const std::string &march) {
   return build;
 }
 
+std::string tcc::cudaToolkitCompiler() {
+#ifdef TCC_NVCC
+  if (llvm::sys::fs::can_execute(TCC_NVCC))
+    return TCC_NVCC;
+#endif
+  return "";
+}
+
 bool tcc::cudaTrainerBuild(const std::string &arch, TrainerBuild &build, std::string &error) {
 #ifdef TCC_NVCC
   build.compiler = TCC_NVCC;

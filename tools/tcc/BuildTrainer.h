@@ -23,6 +23,11 @@ TrainerBuild cpuTrainerBuild(const std::string &march);
 /// with cuBLASLt. False with `error` when tcc was built without CUDA.
 bool cudaTrainerBuild(const std::string &arch, TrainerBuild &build, std::string &error);
 
+/// The nvcc a cuda trainer is built with, if this tcc was built with CUDA
+/// and it is still there; else empty. `tcc compile` defaults to the cuda
+/// target where it is found.
+std::string cudaToolkitCompiler();
+
 /// Compiles the generated `source` as `build` says and links it with the
 /// runtime into the executable `output`, which appears only when
 /// everything succeeded. Temporary files are removed on every path, Ctrl-C

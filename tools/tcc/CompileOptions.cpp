@@ -1,6 +1,7 @@
 //===- CompileOptions.cpp - The command line of `tcc compile` -------------===//
 
 #include "tools/tcc/CompileOptions.h"
+#include "tools/tcc/BuildTrainer.h"
 
 #include "codegen/Codegen.h"
 #include "frontend/ModelSpec.h"
@@ -153,13 +154,18 @@ std::string gpuHelp() {
 }
 
 /// The --target lines of the help, from the target registry.
+/// cuda where this tcc can build cuda trainers (its nvcc is there), cpu
+/// otherwise.
+std::string defaultTargetName() { return cudaToolkitCompiler().empty() ? "cpu" : "cuda"; }
+
 std::string targetHelp() {
   std::string names, lines;
   for (const mlir::tcc::Target &target : mlir::tcc::registeredTargets()) {
     names += (names.empty() ? "" : " | ") + target.name.str();
     lines += "\n                         " + target.name.str() + ": " + target.summary.str();
   }
-  return names + " (default: " + mlir::tcc::defaultTarget().name.str() + ")" + lines;
+  return names + " (default: cuda where CUDA is found, else cpu; here: " +
+         defaultTargetName() + ")" + lines;
 }
 } // namespace
 
@@ -234,7 +240,7 @@ Outputs are written only when compilation succeeds, and atomically.
 ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
                                      CompileOptions &options,
                                      std::string &error) {
-  options.target = mlir::tcc::defaultTarget().name.str();
+  options.target = defaultTargetName();
   std::vector<std::string> positional;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];

@@ -327,8 +327,12 @@ int runCompile(const tcc::CompileOptions &options) {
                 "use --target=" + fallback.name.str());
   if (generates && !options.targetGiven)
     std::cerr << "tcc: compiling for --target=" << options.target
-              << " (the default until the cuda target has been checked on a GPU, "
-                 "docs/cuda.md)\n";
+              << (options.target == "cuda"
+                      ? " (the default where CUDA is found: " + tcc::cudaToolkitCompiler() +
+                            "; the trainer needs an NVIDIA GPU, --target=cpu builds one for "
+                            "this machine's CPU)"
+                      : std::string(" (the default where no CUDA toolkit is found)"))
+              << "\n";
 
   // Every emit kind plans the step: the report and the memory budget need
   // the plan even when only the frontend's IR is printed.
