@@ -155,11 +155,11 @@ BatchNormOp storedNormalisedBy(Value v, Value &mean, Value &invstd) {
 }
 
 /// The normalised result of `bn`, computed again before `b`'s insertion
-/// point from the statistics it saved (`mean`, `invstd` as readable there).
-Value applyAgain(OpBuilder &b, BatchNormOp bn, Value mean, Value invstd) {
-  return b.create<BatchNormApplyOp>(bn.getLoc(), bn.getInput(), bn.getWeight(),
-                                    bn.getBias(), mean, invstd, bn.getGhostBatchAttr(),
-                                    bn.getGhostStridedAttr());
+/// point from `input` (its input, or the same numbers) and the statistics
+/// it saved (`mean`, `invstd` as readable there).
+Value applyAgain(OpBuilder &b, BatchNormOp bn, Value input, Value mean, Value invstd) {
+  return b.create<BatchNormApplyOp>(bn.getLoc(), input, bn.getWeight(), bn.getBias(), mean,
+                                    invstd, bn.getGhostBatchAttr(), bn.getGhostStridedAttr());
 }
 
 /// Drops the group results nothing reads: their values stay in the body,
@@ -235,9 +235,7 @@ int64_t recomputeInPrologues(func::FuncOp step, SmallVectorImpl<Attribute> &name
       OpBuilder b(first);
       // From the input the norm backward reads (the same numbers as the
       // norm's), rounded to 16 bits again where the forward stored it.
-      Value again = b.create<BatchNormApplyOp>(bn.getLoc(), backward.getInput(),
-                                               bn.getWeight(), bn.getBias(), mean, invstd,
-                                               bn.getGhostBatchAttr(), bn.getGhostStridedAttr());
+      Value again = applyAgain(b, bn, backward.getInput(), mean, invstd);
       if (stored)
         again = b.create<CastOp>(
             bn.getLoc(), again, TypeAttr::get(cast<ShapedType>(v.getType()).getElementType()));
@@ -307,19 +305,64 @@ SmallVector<Operation *> sliceOf(FusionGroupOp group, Value inner) {
   return ordered;
 }
 
-/// Builds, at `b`'s insertion point, the ops that compute `v` again, and
-/// returns the new value; null when `v` cannot be (a group's statistics it
-/// does not yield).
-Value buildAgain(OpBuilder &b, Value v) {
+/// What buildAgain built: the value, and its ops in order (one op, one
+/// group, or either after the casts that widen its 16-bit operands again).
+struct Rebuilt {
+  Value value;
+  SmallVector<Operation *> ops;
+};
+
+/// Whether `v` is read at or after `point` (an op of v's block).
+bool readFrom(Value v, Operation *point) {
+  Block *block = point->getBlock();
+  return llvm::any_of(v.getUsers(), [&](Operation *user) {
+    Operation *reader = block->findAncestorOpInBlock(*user);
+    return reader && !reader->isBeforeInBlock(point);
+  });
+}
+
+/// Builds, at `b`'s insertion point, the ops that compute `v` again.
+/// Fails (a null value) when `v` cannot be (a group's statistics it does
+/// not yield). Under 16-bit storage an operand the recomputation reads may
+/// be the f32 copy of a 16-bit value that nothing reads from there on:
+/// rather than keep that copy alive, the 16-bit value is widened again just
+/// before (the same numbers: tcc-widen-16bit's copies are casts of it).
+Rebuilt buildAgain(OpBuilder &b, Value v) {
   auto result = cast<OpResult>(v);
   Operation *def = result.getOwner();
-  if (auto bn = dyn_cast<BatchNormOp>(def))
-    return result.getResultNumber() == 0
-               ? applyAgain(b, bn, bn.getSavedMean(), bn.getSavedInvstd())
-               : Value();
+  Operation *point = &*b.getInsertionPoint();
+  Rebuilt built;
+  IRMapping map;
+  auto widenAgain = [&](Value operand) {
+    if (map.contains(operand) || readFrom(operand, point))
+      return;
+    Value source = widenedFrom(operand);
+    if (!source)
+      return;
+    auto widened = b.create<CastOp>(operand.getLoc(), source,
+                                    TypeAttr::get(b.getF32Type()));
+    built.ops.push_back(widened);
+    map.map(operand, widened.getResult());
+  };
+
+  if (auto bn = dyn_cast<BatchNormOp>(def)) {
+    if (result.getResultNumber() != 0)
+      return {};
+    widenAgain(bn.getInput());
+    built.value = applyAgain(b, bn, map.lookupOrDefault(bn.getInput()), bn.getSavedMean(),
+                             bn.getSavedInvstd());
+    built.ops.push_back(built.value.getDefiningOp());
+    return built;
+  }
   auto group = dyn_cast<FusionGroupOp>(def);
-  if (!group)
-    return b.clone(*def)->getResult(result.getResultNumber());
+  if (!group) {
+    for (Value operand : def->getOperands())
+      widenAgain(operand);
+    Operation *clone = b.clone(*def, map);
+    built.ops.push_back(clone);
+    built.value = clone->getResult(result.getResultNumber());
+    return built;
+  }
 
   auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
   Value inner = yield.getValues()[result.getResultNumber()];
@@ -327,7 +370,17 @@ Value buildAgain(OpBuilder &b, Value v) {
   if (auto bn = inner.getDefiningOp<BatchNormOp>(); bn && inner != bn.getResult())
     return {};
   SmallVector<Operation *> slice = sliceOf(group, inner);
-  IRMapping map;
+  for (Operation *op : slice) {
+    // A norm is recomputed from its input (and its saved statistics).
+    SmallVector<Value> read;
+    if (auto bn = dyn_cast<BatchNormOp>(op))
+      read.push_back(bn.getInput());
+    else
+      llvm::append_range(read, op->getOperands());
+    for (Value operand : read)
+      if (operand.getParentRegion() != &group.getBody())
+        widenAgain(operand);
+  }
   auto cloneInto = [&](OpBuilder &at) -> LogicalResult {
     for (Operation *op : slice) {
       if (auto bn = dyn_cast<BatchNormOp>(op)) {
@@ -335,17 +388,25 @@ Value buildAgain(OpBuilder &b, Value v) {
         Value invstd = yieldedAs(group, bn.getSavedInvstd());
         if (!mean || !invstd)
           return failure();
-        map.map(bn.getResult(), applyAgain(at, bn, mean, invstd));
+        map.map(bn.getResult(),
+                applyAgain(at, bn, map.lookupOrDefault(bn.getInput()), mean, invstd));
         continue;
       }
       at.clone(*op, map);
     }
     return success();
   };
+  auto fail = [&]() {
+    for (Operation *op : llvm::reverse(built.ops))
+      op->erase();
+    return Rebuilt();
+  };
   if (slice.size() == 1) {
     if (failed(cloneInto(b)))
-      return {};
-    return map.lookup(inner);
+      return fail();
+    built.value = map.lookup(inner);
+    built.ops.push_back(built.value.getDefiningOp());
+    return built;
   }
   bool norm = isa<BatchNormOp>(slice.front());
   auto again = b.create<FusionGroupOp>(
@@ -356,24 +417,29 @@ Value buildAgain(OpBuilder &b, Value v) {
   OpBuilder inside = OpBuilder::atBlockEnd(body);
   if (failed(cloneInto(inside))) {
     again.erase();
-    return {};
+    return fail();
   }
   inside.create<YieldOp>(group.getLoc(), ValueRange{map.lookup(inner)});
-  return again.getResult(0);
+  built.ops.push_back(again);
+  built.value = again.getResult(0);
+  return built;
 }
 
 /// Undoes recomputeLate: the late readers read `v` again and what
-/// buildAgain built (one op or one group) goes.
-void undoRecompute(Value again, Value v) {
-  again.replaceAllUsesWith(v);
-  again.getDefiningOp()->erase();
+/// buildAgain built goes.
+void undoRecompute(Rebuilt again, Value v) {
+  again.value.replaceAllUsesWith(v);
+  for (Operation *op : llvm::reverse(again.ops))
+    op->erase();
 }
 
 /// Splits the readers of `v` at the widest gap between two of them and
 /// feeds those after the gap from a recomputation placed before the first
-/// of them. Returns the new value, or null if `v` has no such gap or
-/// cannot be recomputed.
-Value recomputeLate(Value v) {
+/// of them. A 16-bit value counts its definition as a reader too: it is
+/// the copy that the backward reads (the forward's readers read an f32 copy
+/// made beside it), so all its readers may be late. Returns what was built,
+/// with a null value if `v` has no such gap or cannot be recomputed.
+Rebuilt recomputeLate(Value v) {
   Block *block = v.getParentBlock();
   SmallVector<Operation *> readers;
   for (Operation *user : v.getUsers()) {
@@ -384,6 +450,8 @@ Value recomputeLate(Value v) {
     if (!llvm::is_contained(readers, reader))
       readers.push_back(reader);
   }
+  if (Operation *def = v.getDefiningOp(); def && isSixteenBit(v) && !readers.empty())
+    readers.push_back(def);
   if (readers.size() < 2)
     return {};
   llvm::sort(readers, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
@@ -404,12 +472,12 @@ Value recomputeLate(Value v) {
     return {};
   Operation *lateReader = readers[split];
   OpBuilder b(lateReader);
-  Value again = buildAgain(b, v);
-  if (!again)
+  Rebuilt again = buildAgain(b, v);
+  if (!again.value)
     return {};
-  v.replaceUsesWithIf(again, [&](OpOperand &use) {
+  v.replaceUsesWithIf(again.value, [&](OpOperand &use) {
     Operation *reader = block->findAncestorOpInBlock(*use.getOwner());
-    return reader != again.getDefiningOp() && !reader->isBeforeInBlock(lateReader);
+    return !llvm::is_contained(again.ops, reader) && !reader->isBeforeInBlock(lateReader);
   });
   return again;
 }
@@ -460,24 +528,33 @@ struct RecomputePass : mlir::tcc::impl::RecomputeBase<RecomputePass> {
     if (failed(now))
       return signalPassFailure();
     int64_t kernelsAdded = 0;
+    llvm::SetVector<FusionGroupOp> unread;
     if (budget && now->stepBytes() > *budget) {
       for (const Candidate &candidate : candidates(train)) {
         if (now->stepBytes() <= *budget)
           break;
-        Value again = recomputeLate(candidate.value);
-        if (!again)
+        Rebuilt again = recomputeLate(candidate.value);
+        if (!again.value)
           continue;
         FailureOr<MemoryPlanSizes> trial = measureMemoryPlan(module);
         if (failed(trial))
           return signalPassFailure();
         if (trial->trainScratchBytes < now->trainScratchBytes) {
           now = trial;
-          budgeted.push_back(b.getStringAttr(describe(again.getDefiningOp())));
-          ++kernelsAdded;
+          budgeted.push_back(b.getStringAttr(describe(again.value.getDefiningOp())));
+          kernelsAdded += static_cast<int64_t>(again.ops.size());
+          // A group's result that nothing reads any more is not stored.
+          if (candidate.value.use_empty())
+            if (auto group = candidate.value.getDefiningOp<FusionGroupOp>())
+              unread.insert(group);
           continue;
         }
         undoRecompute(again, candidate.value);
       }
+      for (FusionGroupOp group : unread)
+        dropUnreadResults(group);
+      if (!unread.empty() && failed(now = measureMemoryPlan(module)))
+        return signalPassFailure();
       if (now->stepBytes() > *budget) {
         module.emitError() << "the memory budget " << mebibytes(*budget)
                            << " is below the smallest step tcc plans with recompute: "
