@@ -70,6 +70,16 @@ struct CudaPrinter {
     os << "  cuda::for_each(args.stream, " << n
        << ", [=] __device__(int64_t i) { " << body << " });\n";
   }
+  /// cuda::KERNEL(stream, count, tensors, sizes, result) over `inputs`,
+  /// whose arrays the call reads on the host when the step is recorded.
+  void overTensors(StringRef kernel, ValueRange inputs, Value result) {
+    os << "  { const float *tensors[] = {";
+    llvm::interleaveComma(inputs, os, [&](Value v) { os << e.name(v); });
+    os << "}; const int64_t sizes[] = {";
+    llvm::interleaveComma(inputs, os, [&](Value v) { os << numElements(v); });
+    os << "};\n    cuda::" << kernel << "(args.stream, " << inputs.size()
+       << ", tensors, sizes, " << e.name(result) << "); }\n";
+  }
   void copyInto(Value from, Value to) {
     if (e.name(from) != e.name(to))
       os << "  cuda::copy<" << cppElementType(from.getType()) << ">(args.stream, "
@@ -488,13 +498,7 @@ LogicalResult emitStepOp(Operation *op, CudaPrinter &p) {
         return success();
       })
       .Case([&](GlobalNormOp o) {
-        // The arrays are read on the host when the step is recorded.
-        p.os << "  { const float *tensors[] = {";
-        llvm::interleaveComma(o.getInputs(), p.os, [&](Value v) { p.os << p(v); });
-        p.os << "}; const int64_t sizes[] = {";
-        llvm::interleaveComma(o.getInputs(), p.os, [&](Value v) { p.os << numElements(v); });
-        p.os << "};\n    cuda::global_norm(args.stream, " << o.getInputs().size()
-             << ", tensors, sizes, " << p(o.getResult()) << "); }\n";
+        p.overTensors("global_norm", o.getInputs(), o.getResult());
         return success();
       })
       .Case([&](ClipCoefficientOp o) {
@@ -550,13 +554,7 @@ LogicalResult emitStepOp(Operation *op, CudaPrinter &p) {
         return success();
       })
       .Case([&](FoundNonFiniteOp o) {
-        // The arrays are read on the host when the step is recorded.
-        p.os << "  { const float *tensors[] = {";
-        llvm::interleaveComma(o.getInputs(), p.os, [&](Value v) { p.os << p(v); });
-        p.os << "}; const int64_t sizes[] = {";
-        llvm::interleaveComma(o.getInputs(), p.os, [&](Value v) { p.os << numElements(v); });
-        p.os << "};\n    cuda::found_non_finite(args.stream, " << o.getInputs().size()
-             << ", tensors, sizes, " << p(o.getResult()) << "); }\n";
+        p.overTensors("found_non_finite", o.getInputs(), o.getResult());
         return success();
       })
       // Channel gates: the cpu kernels' element and plane functions.

@@ -142,25 +142,37 @@ TCC_HOST_DEVICE T avg_pool_output(const Pool2dShape &s, bool count_include_pad, 
 }
 } // namespace detail
 
+namespace detail {
+/// The sum from 0, in output order, of term(plane, j, oy, ox) over the
+/// windows (oy, ox) that contain input element i (element j of its plane):
+/// what a backward's per-plane scatter adds into dx[i], in its order. A
+/// term of +0 leaves the sum's bits as they are (it never is -0).
+template <class T, class Term>
+TCC_HOST_DEVICE T sum_over_windows(const Pool2dShape &s, int64_t i, Term term) {
+  const int64_t plane = i / (s.h * s.w), j = i % (s.h * s.w);
+  int64_t oy0, oy1, ox0, ox1;
+  windows_containing(j / s.w, s.kh, s.sh, s.ph, s.oh, oy0, oy1);
+  windows_containing(j % s.w, s.kw, s.sw, s.pw, s.ow, ox0, ox1);
+  T sum = T(0);
+  for (int64_t oy = oy0; oy <= oy1; ++oy)
+    for (int64_t ox = ox0; ox <= ox1; ++ox)
+      sum += term(plane, j, oy, ox);
+  return sum;
+}
+} // namespace detail
+
 /// Input element i (of n*C*h*w) of max_pool2d_backward: the dy of every
 /// window whose first maximum it is, summed in output order.
 template <class T>
 TCC_HOST_DEVICE void max_pool2d_backward_at(const Pool2dShape &s, const T *x, const T *dy,
                                             T *dx, int64_t i) {
-  const int64_t plane = i / (s.h * s.w), j = i % (s.h * s.w);
-  const T *xp = x + plane * s.h * s.w;
-  const T *dyp = dy + plane * s.oh * s.ow;
-  int64_t oy0, oy1, ox0, ox1;
-  detail::windows_containing(j / s.w, s.kh, s.sh, s.ph, s.oh, oy0, oy1);
-  detail::windows_containing(j % s.w, s.kw, s.sw, s.pw, s.ow, ox0, ox1);
-  T sum = T(0);
-  for (int64_t oy = oy0; oy <= oy1; ++oy)
-    for (int64_t ox = ox0; ox <= ox1; ++ox) {
-      T v;
-      if (detail::max_pool_argmax(s, xp, oy, ox, v) == j)
-        sum += dyp[oy * s.ow + ox];
-    }
-  dx[i] = sum;
+  dx[i] = detail::sum_over_windows<T>(s, i, [&](int64_t plane, int64_t j, int64_t oy,
+                                                int64_t ox) {
+    T v;
+    return detail::max_pool_argmax(s, x + plane * s.h * s.w, oy, ox, v) == j
+               ? dy[(plane * s.oh + oy) * s.ow + ox]
+               : T(0);
+  });
 }
 
 /// Output element i of avg_pool2d_forward.
@@ -176,18 +188,11 @@ TCC_HOST_DEVICE void avg_pool2d_forward_at(const Pool2dShape &s, bool count_incl
 template <class T>
 TCC_HOST_DEVICE void avg_pool2d_backward_at(const Pool2dShape &s, bool count_include_pad,
                                             const T *dy, T *dx, int64_t i) {
-  const int64_t plane = i / (s.h * s.w), j = i % (s.h * s.w);
-  const T *dyp = dy + plane * s.oh * s.ow;
-  int64_t oy0, oy1, ox0, ox1;
-  detail::windows_containing(j / s.w, s.kh, s.sh, s.ph, s.oh, oy0, oy1);
-  detail::windows_containing(j % s.w, s.kw, s.sw, s.pw, s.ow, ox0, ox1);
-  T sum = T(0);
-  for (int64_t oy = oy0; oy <= oy1; ++oy)
-    for (int64_t ox = ox0; ox <= ox1; ++ox) {
-      const detail::AvgWindow win = detail::avg_pool_window(s, oy, ox, count_include_pad);
-      sum += dyp[oy * s.ow + ox] / T(win.divisor);
-    }
-  dx[i] = sum;
+  dx[i] = detail::sum_over_windows<T>(s, i, [&](int64_t plane, int64_t, int64_t oy,
+                                                int64_t ox) {
+    const detail::AvgWindow win = detail::avg_pool_window(s, oy, ox, count_include_pad);
+    return dy[(plane * s.oh + oy) * s.ow + ox] / T(win.divisor);
+  });
 }
 
 /// Plane p of max_pool2d_forward.

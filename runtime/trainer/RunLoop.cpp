@@ -246,7 +246,6 @@ std::string Run::save(const std::string &path, const void *hostState,
        ": the trained state is lost");
 }
 
-/// The command that continues this run from `checkpoint`.
 void Run::writeProfile(const std::vector<OpTime> &sites, int64_t steps, int64_t warmupSteps) {
   std::string error;
   if (!writeFileAtomically(opts.profile, profileJson(info, sites, steps, warmupSteps), error))
@@ -256,6 +255,7 @@ void Run::writeProfile(const std::vector<OpTime> &sites, int64_t steps, int64_t 
         << "'" << std::endl;
 }
 
+/// The command that continues this run from `checkpoint`.
 std::string Run::resumeCommand(const std::string &checkpoint) const {
   std::string command =
       shellQuote(env.program) + " --resume " + shellQuote(checkpoint);
