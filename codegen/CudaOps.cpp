@@ -120,6 +120,19 @@ std::string transposeSource(ArrayRef<int64_t> in, ArrayRef<int64_t> perm) {
   return index.empty() ? "0" : index;
 }
 
+/// A linear layer's forward through cuBLASLt, storing into `result` (the
+/// ReLU of a matmul_epilogue group's when `relu`), with the workspace the
+/// memory plan placed for `planned` (the op, or its group).
+void printLinearForward(LinearOp o, CudaPrinter &p, Value result, bool relu,
+                        Operation *planned) {
+  ArrayRef<int64_t> in = dimsOf(o.getInput());
+  p.os << "  args.matmul->linear_forward(args.stream, cuda::Matmul::Type::"
+       << storageName(o.getResult()) << ", " << product(in.drop_back()) << ", " << in.back()
+       << ", " << dimsOf(o.getWeight())[0] << ", " << p(o.getInput()) << ", "
+       << p(o.getWeight()) << ", " << (o.getBias() ? p(o.getBias()) : "nullptr") << ", "
+       << p(result) << ", " << workspaceOf(planned) << (relu ? ", true" : "") << ");\n";
+}
+
 /// Linear layers through cuBLASLt (runtime/cuda/device/Matmul.cuh), in the
 /// type of their result, with the workspace the memory plan placed.
 LogicalResult emitLinear(Operation *op, CudaPrinter &p) {
@@ -127,12 +140,7 @@ LogicalResult emitLinear(Operation *op, CudaPrinter &p) {
   std::string end = ", " + workspaceOf(op) + ");\n";
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](LinearOp o) {
-        ArrayRef<int64_t> in = dimsOf(o.getInput());
-        p.os << "  args.matmul->linear_forward" << call << product(in.drop_back())
-             << ", " << in.back() << ", " << dimsOf(o.getWeight())[0] << ", "
-             << p(o.getInput()) << ", " << p(o.getWeight()) << ", "
-             << (o.getBias() ? p(o.getBias()) : "nullptr") << ", " << p(o.getResult())
-             << end;
+        printLinearForward(o, p, o.getResult(), false, op);
         return success();
       })
       .Case([&](LinearBackwardDataOp o) {
@@ -632,6 +640,13 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
   if (auto group = dyn_cast<FusionGroupOp>(op)) {
     if (group.getKind() == FusionGroupOp::kElementwise)
       return emitElementwiseGroup(group, p);
+    if (group.getKind() == FusionGroupOp::kMatmulEpilogue) {
+      auto linear = cast<LinearOp>(&*group.getFusedOps().begin());
+      if (std::string why = unsupportedTypes(linear); !why.empty())
+        return linear->emitError("the cuda target cannot run tcc.linear ") << why;
+      printLinearForward(linear, p, group.getResult(0), true, group);
+      return success();
+    }
     if (group.getKind() == FusionGroupOp::kMultiTensorUpdate) {
       MultiTensorChains plan;
       if (failed(planMultiTensorUpdate(group, p.e, plan)))

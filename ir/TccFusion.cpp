@@ -115,6 +115,13 @@ LogicalResult FusionGroupOp::verify() {
                          "ops and batch_norm_apply, then a batch_norm_backward");
     return success();
   }
+  if (kind == kMatmulEpilogue) {
+    if (fused.size() != 2 || !isa<LinearOp>(fused[0]) || !isa<ReluOp>(fused[1]) ||
+        fused[1]->getOperand(0) != fused[0]->getResult(0))
+      return emitOpError("of kind matmul_epilogue must hold a linear, then the relu of "
+                         "its result");
+    return success();
+  }
   if (kind == kMultiTensorUpdate) {
     if (!llvm::all_of(fused, isMultiTensorUpdate))
       return emitOpError("of kind multi_tensor_update must hold sgd, adamw, ema "
@@ -123,5 +130,6 @@ LogicalResult FusionGroupOp::verify() {
   }
   return emitOpError("kind must be \"")
          << kElementwise << "\", \"" << kNormEpilogue << "\", \"" << kNormBackwardPrologue
-         << "\" or \"" << kMultiTensorUpdate << "\", got \"" << kind << "\"";
+         << "\", \"" << kMultiTensorUpdate << "\" or \"" << kMatmulEpilogue << "\", got \""
+         << kind << "\"";
 }

@@ -33,6 +33,11 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
       gradient of a `tcc.batch_norm_backward`, which is last: its kernel
       computes each gradient element where it reads it, and the gradient
       never reaches memory.
+    - `matmul_epilogue`: a `tcc.linear` first, then the `tcc.relu` of its
+      result, which the matmul library applies before it stores the
+      result (cuBLASLt's RELU_BIAS epilogue; a target option, cuda only):
+      the linear's own result never reaches memory (ReLU's backward reads
+      its output).
     - `multi_tensor_update`: the optimizer, EMA and Lookahead updates of
       many tensors (`sgd_update`, `adamw_update`, `ema_update`,
       `lookahead_update`), as one multi-tensor kernel: each tensor's
@@ -59,6 +64,7 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
     static constexpr ::llvm::StringLiteral kNormEpilogue = "norm_epilogue";
     static constexpr ::llvm::StringLiteral kNormBackwardPrologue = "norm_backward_prologue";
     static constexpr ::llvm::StringLiteral kMultiTensorUpdate = "multi_tensor_update";
+    static constexpr ::llvm::StringLiteral kMatmulEpilogue = "matmul_epilogue";
   }];
 }
 

@@ -68,7 +68,8 @@ int64_t elementsOf(Value v) { return cast<RankedTensorType>(v.getType()).getNumE
 
 class BlockFuser {
 public:
-  explicit BlockFuser(Block &block) : block(block) {}
+  BlockFuser(Block &block, bool matmulEpilogues)
+      : block(block), matmulEpilogues(matmulEpilogues) {}
 
   /// Forms the groups of the block; returns how many of each kind.
   void run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused);
@@ -92,6 +93,7 @@ private:
   void createGroup(const llvm::SetVector<Operation *> &members, StringRef kind);
 
   Block &block;
+  bool matmulEpilogues; ///< the target applies a ReLU in a matmul's epilogue
   DenseSet<Operation *> grouped;
 };
 
@@ -159,7 +161,8 @@ void BlockFuser::createGroup(const llvm::SetVector<Operation *> &members, String
         return !members.contains(inBlock(user));
       });
       bool anchorWrites = fusionKindOf(m) != FusionKind::Elementwise &&
-                          !(kind == FusionGroupOp::kNormEpilogue &&
+                          !((kind == FusionGroupOp::kNormEpilogue ||
+                             kind == FusionGroupOp::kMatmulEpilogue) &&
                             result.getResultNumber() == 0);
       if (readAfter || anchorWrites)
         leaving.push_back(result);
@@ -174,6 +177,12 @@ void BlockFuser::createGroup(const llvm::SetVector<Operation *> &members, String
     m->moveBefore(body, body->end());
     grouped.insert(m);
   }
+  // The library workspace the anchor asked for is the group's to plan.
+  for (Operation *m : ordered)
+    if (Attribute bytes = m->getAttr(kWorkspaceBytesAttr)) {
+      group->setAttr(kWorkspaceBytesAttr, bytes);
+      m->removeAttr(kWorkspaceBytesAttr);
+    }
   b.setInsertionPointToEnd(body);
   b.create<YieldOp>(last->getLoc(), leaving);
   for (auto [value, result] : llvm::zip(leaving, group.getResults()))
@@ -191,6 +200,25 @@ void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) 
   };
   SmallVector<Operation *> ops =
       llvm::to_vector(llvm::make_pointer_range(block.without_terminator()));
+
+  // An f32 linear layer and the ReLU that alone reads its result, where the
+  // target's matmul applies it in its epilogue.
+  if (matmulEpilogues)
+    for (Operation *op : ops) {
+      auto linear = dyn_cast<LinearOp>(op);
+      if (!linear ||
+          !cast<RankedTensorType>(linear.getResult().getType()).getElementType().isF32() ||
+          !linear.getResult().hasOneUse())
+        continue;
+      auto relu = dyn_cast<ReluOp>(*linear.getResult().getUsers().begin());
+      if (!relu || relu->getBlock() != &block)
+        continue;
+      llvm::SetVector<Operation *> members;
+      members.insert(linear);
+      members.insert(relu);
+      if (canSinkToLast(members))
+        form(members, FusionGroupOp::kMatmulEpilogue);
+    }
 
   // A batch norm and the elementwise ops on its normalised result.
   for (Operation *op : ops)
@@ -252,6 +280,8 @@ void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) 
 }
 
 struct FusionPass : mlir::tcc::impl::FusionBase<FusionPass> {
+  using FusionBase::FusionBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto train = module.lookupSymbol<func::FuncOp>("train_step");
@@ -272,7 +302,7 @@ struct FusionPass : mlir::tcc::impl::FusionBase<FusionPass> {
       fn.walk([&](MicroBatchesOp loop) { blocks.push_back(&loop.getBody().front()); });
       blocks.push_back(&fn.front());
       for (Block *block : blocks)
-        BlockFuser(*block).run(groupsByKind, opsFused);
+        BlockFuser(*block, matmulEpilogues).run(groupsByKind, opsFused);
     }
     int64_t groups = 0;
     SmallVector<NamedAttribute> byKind;

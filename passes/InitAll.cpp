@@ -63,8 +63,13 @@ void mlir::tcc::buildStepPipeline(OpPassManager &pm, const CompilePipelineOption
 }
 
 void mlir::tcc::buildPlanningPipeline(OpPassManager &pm, const CompilePipelineOptions &options) {
-  if (isEnabled(options, kFusion))
-    pm.addPass(createFusion());
+  if (isEnabled(options, kFusion)) {
+    FusionOptions fusion;
+    // cuBLASLt applies a ReLU in the matmul's epilogue; the cpu kernels
+    // take no epilogue.
+    fusion.matmulEpilogues = options.target == "cuda";
+    pm.addPass(createFusion(fusion));
+  }
   if (isEnabled(options, kRecompute))
     pm.addPass(createRecompute());
   pm.addPass(createPlanMemory());

@@ -144,6 +144,11 @@ def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
     4. `elementwise`: chains of two or more elementwise ops over tensors of
        one size: one loop.
 
+    With `matmul-epilogues` (the cuda target), first of all:
+    `matmul_epilogue`, an f32 `tcc.linear` and the `tcc.relu` that is the
+    only reader of its result: cuBLASLt applies the ReLU in the matmul's
+    epilogue, and the linear's result never reaches memory.
+
     An op joins only when every tensor it reads and writes has the group's
     number of elements and is f32 (a cast between f32 and a 16-bit float
     joins with its 16-bit side: on the cpu target every other op computes
@@ -155,6 +160,11 @@ def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
     and `kernels_before` / `kernels_after`, the kernels one training step
     launches.
   }];
+  let options = [
+    Option<"matmulEpilogues", "matmul-epilogues", "bool", /*default=*/"false",
+           "Group a linear layer with the ReLU of its result (matmul_epilogue), "
+           "for a target whose matmuls apply it in their epilogue (cuda)">
+  ];
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 

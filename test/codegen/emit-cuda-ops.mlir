@@ -150,3 +150,18 @@ func.func @layout(%x: tensor<2x3x4x5xf32>, %z: tensor<2x2x4x5xf32>) {
   %sm = tcc.softmax %x {axis = 2 : i64} : (tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32>
   return
 }
+
+// A matmul_epilogue group (tcc-fusion's matmul-epilogues, the cuda
+// target's): the linear through cuBLASLt with its ReLU in the epilogue
+// (RELU_BIAS), stored straight into the group's result.
+// CHECK-LABEL: // @epilogue
+// CHECK: // tcc.fusion_group
+// CHECK-NEXT: args.matmul->linear_forward(args.stream, cuda::Matmul::Type::f32, 8, 4, 16, a0, a1, a2, r0, nullptr, 0, true);
+func.func @epilogue(%x: tensor<8x4xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>) {
+  %g = tcc.fusion_group "matmul_epilogue" -> (tensor<8x16xf32>) {
+    %l = tcc.linear %x, %w, %b : (tensor<8x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    %r = tcc.relu %l : tensor<8x16xf32>
+    tcc.yield %r : tensor<8x16xf32>
+  }
+  return
+}

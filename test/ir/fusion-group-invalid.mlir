@@ -3,7 +3,7 @@
 // The tcc.fusion_group verifier: its kind says which ops it may hold.
 
 func.func @unknown_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{kind must be "elementwise", "norm_epilogue", "norm_backward_prologue" or "multi_tensor_update", got "conv_epilogue"}}
+  // expected-error @+1 {{kind must be "elementwise", "norm_epilogue", "norm_backward_prologue", "multi_tensor_update" or "matmul_epilogue", got "conv_epilogue"}}
   %0 = tcc.fusion_group "conv_epilogue" -> (tensor<4xf32>) {
     %a = tcc.relu %x : tensor<4xf32>
     tcc.yield %a : tensor<4xf32>

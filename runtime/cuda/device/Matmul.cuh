@@ -1,7 +1,8 @@
 //===- Matmul.cuh - Linear layers through cuBLASLt ---------------*- CUDA -*-===//
 //
-// The three matmuls of a linear layer (forward with its bias as cuBLASLt's
-// epilogue, backward-data, backward-weight), on f32, bf16 or f16 tensors
+// The three matmuls of a linear layer (forward with its bias, and the ReLU
+// of a matmul_epilogue fusion group, as cuBLASLt's epilogue, backward-data,
+// backward-weight), on f32, bf16 or f16 tensors
 // (all operands of one matmul in one type, as tcc-precision assigns them)
 // with f32 compute (CUBLAS_COMPUTE_32F: no TF32, so an f32 cuda step
 // computes what the cpu step does, within rounding; a 16-bit one rounds
@@ -56,7 +57,7 @@ public:
   /// workspace is scribbled over, as cuBLASLt may.
   void gemm(cudaStream_t stream, Type type, bool transA, bool transB, int64_t m, int64_t n,
             int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, void *C,
-            int64_t ldc, const void *bias, bool accumulate, void *workspace,
+            int64_t ldc, const void *bias, bool relu, bool accumulate, void *workspace,
             int64_t workspaceBytes) {
     emulation::enqueue(stream, [=] {
       emulation::scribble(workspace, workspaceBytes);
@@ -70,6 +71,8 @@ public:
             sum += load(type, C, j * ldc + i);
           if (bias)
             sum += load(type, bias, i);
+          if (relu && !(sum > 0) && sum == sum) // kernels::Relu: NaN stays
+            sum = 0;
           store(type, C, j * ldc + i, float(sum));
         }
     });
@@ -107,13 +110,14 @@ public:
       cublasLtDestroy(handle);
   }
 
-  /// Column-major C[m, n] (+)= op(A) op(B) (+ bias[m] per column), where
-  /// op transposes when `transA` / `transB`; ld* are the leading
-  /// dimensions of A, B, C as stored. `workspace` is the op's in the memory
-  /// plan; the algorithm is chosen among those that fit it.
+  /// Column-major C[m, n] (+)= op(A) op(B) (+ bias[m] per column, then
+  /// max(0, .) with `relu`), where op transposes when `transA` / `transB`;
+  /// ld* are the leading dimensions of A, B, C as stored. `workspace` is
+  /// the op's in the memory plan; the algorithm is chosen among those that
+  /// fit it.
   void gemm(cudaStream_t stream, Type type, bool transA, bool transB, int64_t m, int64_t n,
             int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, void *C,
-            int64_t ldc, const void *bias, bool accumulate, void *workspace,
+            int64_t ldc, const void *bias, bool relu, bool accumulate, void *workspace,
             int64_t workspaceBytes) {
     // cuBLASLt wants a 256-byte aligned workspace; the memory plan aligns to
     // 64: the first bytes up to 256 are left unused.
@@ -124,8 +128,8 @@ public:
     // (and then fail with status 7): the alignment the operands have is
     // part of the problem.
     const int64_t alignment = std::min({alignmentOf(A), alignmentOf(B), alignmentOf(C)});
-    const Key key{type,    transA, transB, m, n, k, lda, ldb, ldc, bias != nullptr,
-                  workspaceBytes, alignment};
+    const Key key{type, transA, transB, m,    n,    k,
+                  lda,  ldb,    ldc,    bias != nullptr, relu, workspaceBytes, alignment};
     auto it = plans.find(key);
     if (it == plans.end())
       it = plans.emplace(key, makePlan(key)).first;
@@ -145,29 +149,31 @@ public:
 
   // Each with the op's workspace in the memory plan (ws, wsBytes).
 
-  /// y[M, N] = x[M, K] w[N, K]^T + bias[N] (bias may be null).
+  /// y[M, N] = x[M, K] w[N, K]^T + bias[N] (bias may be null), then
+  /// max(0, y) with `relu` (a matmul_epilogue group).
   void linear_forward(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
                       const void *x, const void *w, const void *bias, void *y, void *ws,
-                      int64_t wsBytes) {
+                      int64_t wsBytes, bool relu = false) {
     // Column-major: y^T [N, M] = (w^T [K, N])^T x^T [K, M].
-    gemm(s, type, true, false, N, M, K, w, K, x, K, y, N, bias, false, ws, wsBytes);
+    gemm(s, type, true, false, N, M, K, w, K, x, K, y, N, bias, relu, false, ws, wsBytes);
   }
   /// dx[M, K] = dy[M, N] w[N, K].
   void linear_backward_data(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
                             const void *dy, const void *w, void *dx, void *ws, int64_t wsBytes) {
-    gemm(s, type, false, false, K, M, N, w, K, dy, N, dx, K, nullptr, false, ws, wsBytes);
+    gemm(s, type, false, false, K, M, N, w, K, dy, N, dx, K, nullptr, false, false, ws, wsBytes);
   }
   /// dw[N, K] = dy[M, N]^T x[M, K].
   void linear_backward_weight(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
                               const void *dy, const void *x, void *dw, void *ws,
                               int64_t wsBytes) {
-    gemm(s, type, false, true, K, N, M, x, K, dy, N, dw, K, nullptr, false, ws, wsBytes);
+    gemm(s, type, false, true, K, N, M, x, K, dy, N, dw, K, nullptr, false, false, ws,
+         wsBytes);
   }
 
 #ifndef TCC_CUDA_HOST_EMULATION
 private:
   using Key = std::tuple<Type, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                         bool, int64_t, int64_t>;
+                         bool, bool, int64_t, int64_t>;
 
   /// The largest power of two up to 256 that divides the address.
   static int64_t alignmentOf(const void *p) {
@@ -183,8 +189,8 @@ private:
   };
 
   Plan makePlan(const Key &key) {
-    auto [type, transA, transB, m, n, k, lda, ldb, ldc, hasBias, workspaceBytes, alignment] =
-        key;
+    auto [type, transA, transB, m, n, k, lda, ldb, ldc, hasBias, relu, workspaceBytes,
+          alignment] = key;
     const cudaDataType_t data = type == Type::bf16  ? CUDA_R_16BF
                                 : type == Type::f16 ? CUDA_R_16F
                                                     : CUDA_R_32F;
@@ -199,15 +205,18 @@ private:
     check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB,
                                          sizeof(opB)),
           "setting transb");
-    if (hasBias) {
-      const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    if (hasBias || relu) {
+      const cublasLtEpilogue_t epilogue = relu ? (hasBias ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                                          : CUBLASLT_EPILOGUE_RELU)
+                                               : CUBLASLT_EPILOGUE_BIAS;
       check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
                                            sizeof(epilogue)),
-            "setting the bias epilogue");
+            "setting the epilogue");
+    }
+    if (hasBias)
       check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
                                            &data, sizeof(data)),
             "setting the bias type");
-    }
     // As stored: A is [m, k] or, transposed, [k, m]; likewise B.
     check(cublasLtMatrixLayoutCreate(&plan.layouts[0], data, transA ? k : m,
                                      transA ? m : k, lda),

@@ -1,0 +1,49 @@
+// RUN: tcc-opt %s -split-input-file -tcc-fusion=matmul-epilogues=true | FileCheck %s
+// RUN: tcc-opt %s -split-input-file -tcc-fusion | FileCheck %s --check-prefix=OFF
+// RUN: tcc-opt %s -split-input-file -tcc-fusion=matmul-epilogues=true -tcc-plan-memory | FileCheck %s --check-prefix=PLAN
+
+// tcc-fusion's matmul-epilogues option (the cuda target's: cuBLASLt applies
+// a ReLU in a matmul's epilogue). An f32 linear whose result only a ReLU
+// reads: one matmul_epilogue group that yields the ReLU's output only (its
+// backward reads that), and takes over the linear's workspace, which the
+// memory plan places for the group. Without the option (the cpu target):
+// no group.
+// CHECK: groups_by_kind = {matmul_epilogue = 1 : i64}, kernels_after = 2 : i64, kernels_before = 3 : i64
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[G:.*]] = tcc.fusion_group "matmul_epilogue" {tcc.workspace_bytes = 4096 : i64} -> (tensor<8x16xf32>) {
+// CHECK-NEXT: %[[L:.*]] = tcc.linear %arg0, %arg1, %arg2 :
+// CHECK-NEXT: %[[R:.*]] = tcc.relu %[[L]]
+// CHECK-NEXT: tcc.yield %[[R]] : tensor<8x16xf32>
+// CHECK-NEXT: }
+// CHECK: tcc.relu_backward %{{.*}}, %[[G]]
+// OFF-NOT: matmul_epilogue
+// PLAN: tcc.fusion_group "matmul_epilogue" {tcc.offsets = array<i64: {{[0-9]+}}>, tcc.workspace_bytes = 4096 : i64, tcc.workspace_offset = {{[0-9]+}} : i64} -> (tensor<8x16xf32>) {
+func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %w: tensor<16x4xf32>,
+                      %b: tensor<16xf32>, %dy: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %l = tcc.linear %x, %w, %b {tcc.workspace_bytes = 4096 : i64} : (tensor<8x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %r = tcc.relu %l : tensor<8x16xf32>
+  %d = tcc.relu_backward %dy, %r : tensor<8x16xf32>
+  return %d : tensor<8x16xf32>
+}
+
+// -----
+
+// Must not fire: the linear's result has another reader (it would have to
+// be stored anyway), the activation is not a ReLU (GELU's backward reads its
+// input, and cuBLASLt's GELU epilogue would round otherwise), or the linear
+// is 16-bit (its ReLU runs on an f32 copy, after a cast).
+// CHECK-LABEL: func.func @train_step
+// CHECK-NOT: matmul_epilogue
+// CHECK: return
+func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %w: tensor<16x4xf32>,
+                      %x16: tensor<8x4xbf16>, %w16: tensor<16x4xbf16>)
+    -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) {
+  %l = tcc.linear %x, %w : (tensor<8x4xf32>, tensor<16x4xf32>) -> tensor<8x16xf32>
+  %r = tcc.relu %l : tensor<8x16xf32>
+  %l2 = tcc.linear %x, %w : (tensor<8x4xf32>, tensor<16x4xf32>) -> tensor<8x16xf32>
+  %g = tcc.gelu %l2 {approximate = "none"} : tensor<8x16xf32>
+  %l3 = tcc.linear %x16, %w16 : (tensor<8x4xbf16>, tensor<16x4xbf16>) -> tensor<8x16xbf16>
+  %c = tcc.cast %l3 to f32 : (tensor<8x16xbf16>) -> tensor<8x16xf32>
+  %r3 = tcc.relu %c : tensor<8x16xf32>
+  return %r, %l, %g, %r3 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
+}
