@@ -91,10 +91,7 @@ LogicalResult mlir::tcc::emitCpuSource(ModuleOp module, llvm::raw_ostream &os) {
   WalkedSteps walked;
   if (failed(walkSteps(steps, target, walked)))
     return failure();
-  os << siteTable(walked.train, "kTrainSites")
-     << "std::vector<OpSite> Model::trainSites() const {\n"
-     << "  return {std::begin(kTrainSites), std::end(kTrainSites)};\n}\n\n"
-     << walked.functions.text << walked.train.parts << walked.eval.parts << walked.plain.parts;
+  os << siteTable(walked.train) << walked.functions.text << walked.train.parts << walked.eval.parts << walked.plain.parts;
 
   std::string argsInit =
       "  const StepBuffers &b = buffers();\n"

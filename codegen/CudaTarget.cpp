@@ -153,10 +153,7 @@ LogicalResult mlir::tcc::emitCudaSource(ModuleOp module, llvm::raw_ostream &os) 
      << "  cudaStream_t stream;\n  cuda::Matmul *matmul;\n  tcc::cuda::ConvRunner *convs;\n"
      << "  OpClock *clock; // null unless the step is profiled\n"
      << "};\n\n"
-     << target.constants << "\n" << siteTable(walked.train, "kTrainSites")
-     << "std::vector<OpSite> Model::trainSites() const {\n"
-     << "  return {std::begin(kTrainSites), std::end(kTrainSites)};\n}\n\n"
-     << walked.functions.text << walked.train.parts << walked.eval.parts << walked.plain.parts;
+     << target.constants << "\n" << siteTable(walked.train) << walked.functions.text << walked.train.parts << walked.eval.parts << walked.plain.parts;
 
   std::string argsInit =
       "  const StepBuffers &b = buffers();\n"

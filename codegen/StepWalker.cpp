@@ -400,11 +400,12 @@ LogicalResult mlir::tcc::walkStep(func::FuncOp fn, TargetEmitter &target,
       .print(out.calls);
 }
 
-std::string mlir::tcc::siteTable(const WalkedStep &step, StringRef name) {
-  std::string table = "const tcc::rt::OpSite " + name.str() + "[] = {\n";
+std::string mlir::tcc::siteTable(const WalkedStep &step) {
+  std::string table = "const tcc::rt::OpSite kTrainSites[] = {\n";
   for (const auto &[op, node] : step.sites)
     table += "    {" + cppStringLiteral(op) + ", " + cppStringLiteral(node) + "},\n";
-  return table + "};\n\n";
+  return table + "};\n\nstd::vector<OpSite> Model::trainSites() const {\n"
+                 "  return {std::begin(kTrainSites), std::end(kTrainSites)};\n}\n\n";
 }
 
 /// The batch buffers go after the larger of the two steps' plans, images

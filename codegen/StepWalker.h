@@ -88,8 +88,9 @@ struct WalkedStep {
   std::vector<std::pair<std::string, std::string>> sites;
 };
 
-/// The C++ table `const tcc::rt::OpSite NAME[]` of `step`'s sites.
-std::string siteTable(const WalkedStep &step, StringRef name);
+/// The C++ table `kTrainSites` of the timed `step`'s sites and the
+/// definition of `Model::trainSites()` that returns it.
+std::string siteTable(const WalkedStep &step);
 
 /// Walks `fn` with `target`, adding the functions of its ops to
 /// `functions`. The generated code must define `struct StepArgs` with

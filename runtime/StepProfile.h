@@ -53,11 +53,11 @@ public:
 /// pairs, in order; the base of the targets' clocks.
 class SiteTotals {
 public:
-  explicit SiteTotals(std::vector<OpSite> sites) : sites(std::move(sites)) {
-    times.resize(this->sites.size());
-    for (size_t i = 0; i < times.size(); ++i) {
-      times[i].op = this->sites[i].op;
-      times[i].node = this->sites[i].node;
+  explicit SiteTotals(const std::vector<OpSite> &sites) {
+    for (const OpSite &site : sites) {
+      times.emplace_back();
+      times.back().op = site.op;
+      times.back().node = site.node;
     }
   }
   /// Site `site` started at `seconds` (-1: the step ended).
@@ -75,7 +75,6 @@ public:
   const std::vector<OpTime> &totals() const { return times; }
 
 private:
-  std::vector<OpSite> sites;
   std::vector<OpTime> times;
   int current = -1;
   double since = 0;
@@ -85,7 +84,7 @@ private:
 /// the host's time.
 class HostOpClock final : public OpClock {
 public:
-  explicit HostOpClock(std::vector<OpSite> sites) : sums(std::move(sites)) {}
+  explicit HostOpClock(const std::vector<OpSite> &sites) : sums(sites) {}
   void at(int site) override { sums.mark(site, now()); }
   void endStep() { sums.mark(-1, now()); }
   const std::vector<OpTime> &totals() const { return sums.totals(); }

@@ -30,7 +30,7 @@ public:
     std::vector<OpSite> sites = trainSites();
     if (sites.empty())
       return false;
-    clock = std::make_unique<HostOpClock>(std::move(sites));
+    clock = std::make_unique<HostOpClock>(sites);
     return true;
   }
   std::vector<OpTime> profile() const override {

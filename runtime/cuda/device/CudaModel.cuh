@@ -36,8 +36,8 @@ namespace tcc::rt::cuda {
 /// stream at every mark, read once the step is done.
 class EventOpClock final : public OpClock {
 public:
-  EventOpClock(std::vector<OpSite> sites, cudaStream_t stream)
-      : sums(std::move(sites)), stream(stream) {}
+  EventOpClock(const std::vector<OpSite> &sites, cudaStream_t stream)
+      : sums(sites), stream(stream) {}
   ~EventOpClock() override {
     for (cudaEvent_t event : events)
       cudaEventDestroy(event);
