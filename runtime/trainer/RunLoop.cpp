@@ -470,9 +470,6 @@ int Run::run(const std::vector<std::string> &args) {
     emit(m);
   }
   progress.clear();
-  if (!opts.profile.empty() && ran > 0)
-    writeProfile(ran > 1 ? profileSince(model.profile(), warmup) : model.profile(),
-                 ran > 1 ? ran - 1 : ran, ran > 1 ? 1 : 0);
   if (signal && ran == 0) {
     err << "interrupted by " << signalName(signal)
         << " before the first step of this run: nothing to save" << std::endl;
@@ -500,6 +497,11 @@ int Run::run(const std::vector<std::string> &args) {
            "' instead (move it into place, or continue with: " +
            resumeCommand(written) + ")");
   }
+  // After the save: a profile that cannot be written never costs the
+  // trained state.
+  if (!opts.profile.empty() && ran > 0)
+    writeProfile(ran > 1 ? profileSince(model.profile(), warmup) : model.profile(),
+                 ran > 1 ? ran - 1 : ran, ran > 1 ? 1 : 0);
   if (signal) {
     err << "interrupted by " << signalName(signal) << " after step " << step
         << " of " << constants.totalSteps << ": saved the state to '"
