@@ -259,14 +259,14 @@ Json parseTrain(const ObjectReader &r) {
       r.has("schedule") ? r.object("schedule")
                         : ObjectReader(constantSchedule, "", r.fieldRef("schedule")));
   train["precision"] = r.choice("precision", std::string("fp32"),
-                                {"fp32", "fp16-mixed", "bf16-mixed"});
+                                {"fp32", "fp16-mixed", "bf16-mixed", "fp16", "bf16"});
   // GradScaler's settings: defaults under fp16-mixed, an error elsewhere.
   static const Json noSettings = Json::object();
   const Json *lossScale = nullable(r, "loss_scale");
   bool fp16 = train["precision"] == "fp16-mixed";
   if (lossScale && !fp16)
-    r.failField("loss_scale", "applies only to train.precision \"fp16-mixed\" (bf16 and "
-                              "fp32 need no loss scaling), not " +
+    r.failField("loss_scale", "applies only to train.precision \"fp16-mixed\" (bf16, fp32 "
+                              "and pure fp16 train without loss scaling), not " +
                                   describe(train["precision"]) + "; remove it");
   train["loss_scale"] =
       fp16 ? parseLossScale(lossScale ? r.object("loss_scale")

@@ -57,7 +57,7 @@ def PoolActivationReorder : Pass<"tcc-pool-activation-reorder", "::mlir::ModuleO
 }
 
 def Precision : Pass<"tcc-precision", "::mlir::ModuleOp"> {
-  let summary = "Mixed precision: which ops of the forward compute in 16 bits";
+  let summary = "Mixed and pure 16-bit precision: which ops of the forward compute in 16 bits, which parameters are stored in 16 bits";
   let description = [{
     Reads `train.precision` from the module's `tcc.train`. Under
     `bf16-mixed` (and `fp16-mixed`, with f16 wherever bf16 is written
@@ -82,9 +82,17 @@ def Precision : Pass<"tcc-precision", "::mlir::ModuleOp"> {
     unchanged. fp16-mixed's dynamic loss scaling is built by
     `tcc-build-train-step` from `train.loss_scale`.
 
+    Under the pure modes `bf16` and `fp16` (`model.half()` with the batch
+    norms in f32) the same policy runs, then every parameter (an argument
+    with `tcc.param`) that the forward reads only through its cast to 16
+    bits is stored in 16 bits itself: the cast is removed and the argument
+    becomes 16-bit, so its gradient, optimizer state, Lookahead and EMA
+    copies and checkpoint tensor are 16-bit too.
+
     Report (`tcc.pass_report`): `precision` (what the step runs: fp32,
-    bf16-mixed or fp16-mixed), `casts` (inserted), `ops_by_dtype` (the forward's ops by
-    the element type they produce).
+    bf16-mixed, fp16-mixed, bf16 or fp16), `casts` (inserted), `ops_by_dtype` (the forward's ops by
+    the element type they produce), `sixteen_bit_params` (the pure modes:
+    the parameters stored in 16 bits).
   }];
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }

@@ -275,9 +275,26 @@ bool loadCheckpoint(const std::string &path, const ModelInfo &info,
   return true;
 }
 
+namespace {
+
+bool isFloat(DType dtype) {
+  return dtype == DType::F32 || dtype == DType::F16 || dtype == DType::BF16;
+}
+
+/// `f`'s elements as `t` stores them, rounded to nearest.
+std::vector<uint8_t> roundedTo(const StateTensor &t, const Tensor &f) {
+  std::vector<uint8_t> out(t.numBytes());
+  const size_t from = dtypeSize(f.dtype), to = dtypeSize(t.dtype);
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    storeValue(t.dtype, out.data() + i * to, loadValue(f.dtype, f.data.data() + i * from));
+  return out;
+}
+
+} // namespace
+
 bool loadStateDict(const std::string &path, const ModelInfo &info,
                    void *state, std::vector<std::string> *loaded,
-                   std::string &error) {
+                   std::string &error, std::vector<std::string> *converted) {
   SafetensorsFile file;
   if (!readSafetensors(path, file, error))
     return false;
@@ -307,9 +324,12 @@ bool loadStateDict(const std::string &path, const ModelInfo &info,
     found += isStateDictRole(it->second->role);
   }
   // Then every parameter and buffer, in the model's order: present, same
-  // shape, same dtype. Optimizer state, EMA and the counter of a tcc
-  // checkpoint are skipped (they keep their initialisation).
-  std::vector<std::pair<const StateTensor *, const Tensor *>> copies;
+  // shape, same dtype (or a float type, rounded). Optimizer state, EMA and
+  // the counter of a tcc checkpoint are skipped (they keep their
+  // initialisation).
+  std::vector<std::pair<const StateTensor *, const uint8_t *>> copies;
+  std::vector<std::vector<uint8_t>> conversions; // the bytes copies point into
+  conversions.reserve(info.state.size());
   for (const StateTensor &t : info.state) {
     if (!isStateDictRole(t.role))
       continue;
@@ -327,13 +347,13 @@ bool loadStateDict(const std::string &path, const ModelInfo &info,
               "' needs " + shapeText(t.shape);
       return false;
     }
-    if (f->dtype != t.dtype) {
+    if (f->dtype != t.dtype && !(isFloat(f->dtype) && isFloat(t.dtype))) {
       error = where + "tensor '" + t.name + "' is " + dtypeName(f->dtype) +
               " in the file, but model '" + info.name + "' stores it as " +
               dtypeName(t.dtype) + " (convert it before saving)";
       return false;
     }
-    if (std::string bad = nonFiniteTensor(t.name, t.dtype, f->data.data(),
+    if (std::string bad = nonFiniteTensor(t.name, f->dtype, f->data.data(),
                                           t.numElements());
         !bad.empty()) {
       error = where + "tensor " + bad +
@@ -341,13 +361,30 @@ bool loadStateDict(const std::string &path, const ModelInfo &info,
               "weights";
       return false;
     }
-    copies.push_back({&t, f});
+    const uint8_t *bytes = f->data.data();
+    if (f->dtype != t.dtype) {
+      // A float tensor of another width (a pure-16-bit model started from
+      // f32 weights, or the reverse) is rounded to the model's type.
+      bytes = conversions.emplace_back(roundedTo(t, *f)).data();
+      if (std::string bad = nonFiniteTensor(t.name, t.dtype, bytes, t.numElements());
+          !bad.empty()) {
+        error = where + "tensor " + bad + " once rounded to " + dtypeName(t.dtype) +
+                ", the type model '" + info.name + "' stores it in: its " +
+                dtypeName(f->dtype) + " value is out of that range; scale the weights down "
+                "or compile the model with another train.precision";
+        return false;
+      }
+      if (converted)
+        converted->push_back(t.name + " (" + dtypeName(f->dtype) + " to " +
+                             dtypeName(t.dtype) + ")");
+    }
+    copies.push_back({&t, bytes});
   }
 
   auto *base = static_cast<uint8_t *>(state);
-  for (auto [t, f] : copies) {
+  for (auto [t, bytes] : copies) {
     if (t->numBytes())
-      std::memcpy(base + t->offset, f->data.data(), t->numBytes());
+      std::memcpy(base + t->offset, bytes, t->numBytes());
     if (loaded)
       loaded->push_back(t->name);
   }

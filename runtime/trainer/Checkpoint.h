@@ -83,12 +83,15 @@ bool loadCheckpoint(const std::string &path, const ModelInfo &info,
 /// "*.num_batches_tracked" entries the model does not have are ignored, and
 /// so are the model's own optimizer/EMA/step entries (when the file is a tcc
 /// checkpoint): optimizer state and the counter keep their initialization.
-/// The tensors copied must hold finite values.
+/// A float tensor of another float type (F32, F16, BF16) is rounded to the
+/// model's; `converted` (optional) receives "name (F32 to F16)" for each.
+/// The tensors copied must hold finite values, after rounding too.
 /// On failure leaves `state` untouched. `loaded` (optional) receives the
 /// names of the tensors copied.
 bool loadStateDict(const std::string &path, const ModelInfo &info,
                    void *state, std::vector<std::string> *loaded,
-                   std::string &error);
+                   std::string &error,
+                   std::vector<std::string> *converted = nullptr);
 
 } // namespace tcc::rt
 

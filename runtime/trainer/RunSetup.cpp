@@ -98,8 +98,15 @@ void Run::initState(void *hostState) {
   if (!initializeState(info, hostState, seed, &whitening, error))
     fail(error);
   if (!opts.init.empty()) {
-    if (!loadStateDict(opts.init, info, hostState, nullptr, error))
+    std::vector<std::string> converted;
+    if (!loadStateDict(opts.init, info, hostState, nullptr, error, &converted))
       fail(error);
+    if (!converted.empty()) {
+      progress.clear();
+      err << "note: '" << oneLine(opts.init) << "': " << converted.size()
+          << " tensor(s) rounded to the type the model stores them in: "
+          << converted.front() << (converted.size() > 1 ? ", ..." : "") << std::endl;
+    }
     foldBiases(hostState, opts.init);
     if (!applyCopyInits(info, hostState, error))
       fail(error);

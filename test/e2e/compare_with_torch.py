@@ -91,7 +91,8 @@ import torch_reference as ref  # noqa: E402
 # --------------------------------------------------------------------------
 
 _DTYPES = {"F32": (np.float32, 4), "F64": (np.float64, 8), "I64": (np.int64, 8),
-           "I32": (np.int32, 4), "U8": (np.uint8, 1)}
+           "I32": (np.int32, 4), "U8": (np.uint8, 1), "F16": (np.float16, 2),
+           "BF16": (np.uint16, 2)}
 
 
 def write_safetensors(path, tensors, metadata=None):
@@ -121,8 +122,9 @@ def write_safetensors(path, tensors, metadata=None):
             f.write(b)
 
 
-def read_safetensors(path):
-    """name -> numpy array, and the metadata."""
+def read_safetensors(path, dtypes=None):
+    """name -> numpy array (F16 and BF16 as float32), and the metadata;
+    `dtypes`, a dict, receives name -> the file's dtype."""
     with open(path, "rb") as f:
         raw = f.read()
     (n,) = struct.unpack("<Q", raw[:8])
@@ -140,7 +142,15 @@ def read_safetensors(path):
             raise ValueError("%s: %s has %d bytes for shape %s" % (path, name, end - begin,
                                                                   h["shape"]))
         a = np.frombuffer(raw[base + begin:base + end], dtype=np.dtype(dt).newbyteorder("<"))
-        out[name] = a.reshape(h["shape"]).astype(dt)
+        if h["dtype"] == "BF16":
+            a = (a.astype(np.uint32) << 16).view(np.float32)
+        elif h["dtype"] == "F16":
+            a = a.astype(np.float32)
+        else:
+            a = a.astype(dt)  # a copy: writable, native byte order
+        out[name] = a.reshape(h["shape"])
+        if dtypes is not None:
+            dtypes[name] = h["dtype"]
     return out, meta
 
 

@@ -27,7 +27,11 @@ runtime/kernels/Step.h, runtime/kernels/Optimizer.h, codegen/CpuOpsTrain.cpp):
   operands of conv2d and linear, and the results of the ops that follow
   their inputs' precision), and torch.amp.GradScaler's dynamic loss scaling
   written out (Debian's torch 1.13 has no fp16 autocast and no GradScaler on
-  the CPU).
+  the CPU);
+* pure fp16 / bf16 (`TccModel.storage16` with `low_dtype`, `Trainer.stored16`):
+  the same forward and backward, and the parameters of conv2d and linear
+  layers, their optimizer slots, Lookahead and EMA copies rounded to 16 bits
+  where tcc stores them: each update computed in float32, then rounded.
 """
 
 import fnmatch
@@ -324,6 +328,7 @@ class TccModel(nn.Module):
         # rounded too); `grad_probe`, when a list, receives the largest
         # |gradient| arriving at each rounded value before it is rounded.
         self.storage16 = False
+        self.low_dtype = torch.float16  # what storage16 rounds to
         self.grad_probe = None
         with torch.no_grad():
             self._run(torch.zeros([2] + list(spec["input"]["shape"])), build=True)
@@ -518,7 +523,7 @@ class TccModel(nn.Module):
     def _round16(self, t):
         if t is None:
             return None
-        y = t.half().float()
+        y = t.to(self.low_dtype).float()
         if self.grad_probe is not None and y.requires_grad:
             y.register_hook(lambda g: self.grad_probe.append(float(g.abs().max())))
         return y
@@ -698,6 +703,14 @@ class Trainer:
         self.grad_norms = []      # global norms before clipping, per step
         self.base_lr = float(self.opt["lr"])
         self.base_wd = float(self.opt.get("weight_decay", 0.0))
+        # Pure 16-bit: the parameters tcc stores in 16 bits (conv2d's and
+        # linear's), rounded from the start; every later store rounds too.
+        self.stored16 = set()
+        if train.get("precision") in ("fp16", "bf16"):
+            for prefix, m in model.named_modules():
+                if isinstance(m, (nn.Conv2d, nn.Linear)):
+                    self.stored16 |= {prefix + "." + n for n, _ in m.named_parameters()}
+            self._round_stored16(dict(model.named_parameters()))
         self.params = OrderedDict((n, p) for n, p in model.named_parameters()
                                   if p.requires_grad)
         # One torch.optim parameter group per parameter: its lr and weight
@@ -851,6 +864,8 @@ class Trainer:
                                b1, b2, self.eps, g["wd"], applied + 1)
             if self.amp:
                 self._update_loss_scale(found_inf)
+            self._round_stored16(self.params)
+            self._round_stored16(self._optimizer_slots())
             s = self.count
             if self.lookahead and (s + 1) % int(self.lookahead.get("every", 5)) == 0:
                 alpha = float(self.lookahead.get("alpha", 0.5))
@@ -860,6 +875,8 @@ class Trainer:
                 for n, slow in self.slow.items():
                     slow.mul_(alpha).add_(state[n], alpha=1 - alpha)
                     state[n].copy_(slow)
+                self._round_stored16(self.slow)
+                self._round_stored16(self.params)
             if self.lookahead and self.lookahead.get("copy_back") and s + 1 == self.total_steps:
                 # airbench's final update(decay=1.0): the run ends on the slow weights
                 state = self.model_state()
@@ -873,8 +890,32 @@ class Trainer:
                     d = float(self.ema_spec["decay"]) ** every
                     for n, t in self.model_state().items():
                         self.ema[n].mul_(d).add_(t, alpha=1 - d)
+                    self._round_stored16(self.ema)
         self.count += 1
         return total_loss
+
+    def _round_stored16(self, tensors):
+        """Rounds, in place, the tensors of {name: tensor} whose name (or its
+        slot's parameter) tcc stores in 16 bits."""
+        for n, t in tensors.items():
+            if n.split(":")[0] in self.stored16:
+                with torch.no_grad():
+                    t.copy_(t.to(self.model.low_dtype).float())
+
+    def _optimizer_slots(self):
+        """{"param:slot": tensor} of every optimizer slot."""
+        out = {}
+        for n, p in self.params.items():
+            if self.optimizer is not None:
+                slots = self.optimizer.state.get(p, {})
+            elif self.kind == "lamb":
+                slots = self.lamb_state[n]
+            else:
+                slots = {"momentum_buffer": self.sgd_buffers[n]}
+            for k, t in slots.items():
+                if torch.is_tensor(t) and t.dim() > 0:
+                    out[n + ":" + k] = t
+        return out
 
     def _update_loss_scale(self, found_inf):
         """GradScaler.update (torch._amp_update_scale_), in f32 as it keeps the scale."""

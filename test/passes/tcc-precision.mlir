@@ -81,3 +81,37 @@ module attributes {tcc.train = {precision = "fp16-mixed"}} {
     return %l : tensor<4x8xf32>
   }
 }
+
+// -----
+
+// Pure fp16 (model.half()): the same policy, and every parameter the forward
+// reads only through its cast to f16 is stored in f16 itself (the cast goes:
+// its gradient, optimizer state and checkpoint tensor are f16 too). The
+// input stays f32 (not a parameter, cast as before); the batch norm's scale
+// stays f32 (an f32 operand of the norm); a weight that an f32 op also reads
+// (the softmax of the weight) stays f32 and keeps its cast.
+// CHECK: precision = {casts = 3 : i64, ops_by_dtype = {f16 = 3 : i64, f32 = 1 : i64}, precision = "fp16", sixteen_bit_params = 1 : i64}
+// CHECK: func.func @forward(%arg0: tensor<2x3x4x4xf32>, %arg1: tensor<3x3x1x1xf16> {tcc.param = "conv.weight"}, %arg2: tensor<3xf32> {tcc.param = "bn.weight"}, %arg3: tensor<3xf32>, %arg4: tensor<3xf32>, %arg5: tensor<3x3x1x1xf32> {tcc.param = "tied.weight"})
+// CHECK-DAG: %[[X:.*]] = tcc.cast %arg0 to f16
+// CHECK-DAG: %[[T:.*]] = tcc.cast %arg5 to f16
+// CHECK-NOT: tcc.cast %arg1
+// CHECK: %[[C:.*]] = tcc.conv2d %[[X]], %arg1 {{.*}} -> tensor<2x3x4x4xf16>
+// CHECK: tcc.batch_norm %[[C]] weight %arg2 running %arg3, %arg4 {{.*}} : (tensor<2x3x4x4xf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+// CHECK: tcc.conv2d %{{.*}}, %[[T]] {{.*}} -> tensor<2x3x4x4xf16>
+// CHECK: tcc.softmax %arg5
+module attributes {tcc.train = {precision = "fp16"}} {
+  func.func @forward(%x: tensor<2x3x4x4xf32>, %w: tensor<3x3x1x1xf32> {tcc.param = "conv.weight"},
+                     %g: tensor<3xf32> {tcc.param = "bn.weight"}, %rm: tensor<3xf32>, %rv: tensor<3xf32>,
+                     %t: tensor<3x3x1x1xf32> {tcc.param = "tied.weight"})
+      -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3x3x1x1xf32>) {
+    %c = tcc.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>}
+        : (tensor<2x3x4x4xf32>, tensor<3x3x1x1xf32>) -> tensor<2x3x4x4xf32>
+    %y, %mean, %invstd, %nrm, %nrv = tcc.batch_norm %c weight %g running %rm, %rv {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64}
+        : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+        -> (tensor<2x3x4x4xf32>, tensor<1x3xf32>, tensor<1x3xf32>, tensor<3xf32>, tensor<3xf32>)
+    %c2 = tcc.conv2d %y, %t {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>}
+        : (tensor<2x3x4x4xf32>, tensor<3x3x1x1xf32>) -> tensor<2x3x4x4xf32>
+    %s = tcc.softmax %t {axis = 1 : i64} : (tensor<3x3x1x1xf32>) -> tensor<3x3x1x1xf32>
+    return %c2, %nrm, %nrv, %s : tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3x3x1x1xf32>
+  }
+}

@@ -230,7 +230,7 @@ TEST(Examples, Airbench94) {
   EXPECT_EQ(opt["lookahead"]["alpha_schedule"], "cubic");
   EXPECT_NEAR(opt["lookahead"]["alpha"].get<double>(), 0.7737809375, 1e-12);
   EXPECT_DOUBLE_EQ(spec.train["epochs"].get<double>(), 9.9);
-  EXPECT_EQ(spec.train["precision"], "bf16-mixed");
+  EXPECT_EQ(spec.train["precision"], "fp16"); // net.half(), as airbench
   EXPECT_EQ(spec.eval["tta"], json({"flip", "translate"}));
   EXPECT_EQ(spec.eval["translate"], 1);
 }
@@ -837,6 +837,15 @@ TEST(RecipeError, LossScale) {
                   "train.loss_scale applies only to train.precision \"fp16-mixed\"");
   EXPECT_CONTAINS(errorAfter([](json &m) { m["train"]["loss_scale"] = json::object(); }),
                   "not \"fp32\"; remove it");
+  // Pure fp16 trains without loss scaling, as model.half() does.
+  EXPECT_CONTAINS(errorAfter([](json &m) {
+                    m["train"]["precision"] = "fp16";
+                    m["train"]["loss_scale"] = {{"init_scale", 1024}};
+                  }),
+                  "and pure fp16 train without loss scaling), not \"fp16\"; remove it");
+  EXPECT_TRUE(specAfter([](json &m) { m["train"]["precision"] = "fp16"; })
+                  .train["loss_scale"]
+                  .is_null());
   auto fp16With = [](const char *key, json value) {
     return errorAfter([&](json &m) {
       m["train"]["precision"] = "fp16-mixed";

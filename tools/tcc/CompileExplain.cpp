@@ -63,8 +63,12 @@ std::string passResult(const std::string &pass, const json &result) {
     const json byDtype = result.value("ops_by_dtype", json::object());
     for (const auto &[dtype, count] : byDtype.items())
       dtypes += (dtypes.empty() ? "" : ", ") + std::to_string(count.get<int64_t>()) + " " + dtype;
+    std::string stored;
+    if (result.contains("sixteen_bit_params"))
+      stored = "; " + std::to_string(result.value("sixteen_bit_params", 0)) +
+               " parameters stored in 16 bits";
     return result.value("precision", "fp32") + ", " + std::to_string(result.value("casts", 0)) +
-           " casts; forward ops: " + (dtypes.empty() ? "none" : dtypes);
+           " casts; forward ops: " + (dtypes.empty() ? "none" : dtypes) + stored;
   }
   if (pass == "widen-16bit")
     return std::to_string(result.value("ops", 0)) + " ops with 16-bit tensors run on f32 copies (" +

@@ -196,11 +196,13 @@ Options:
                          compiler's -march (default: native, the machine
                          that compiles it; x86-64 or x86-64-v3 for a
                          trainer that runs on other machines)
-  --precision=P          fp32 | fp16-mixed | bf16-mixed; overrides
-                         train.precision of the model (the -mixed modes run
-                         conv and linear in 16 bits with f32 master weights;
-                         fp16-mixed adds dynamic loss scaling,
-                         train.loss_scale)
+  --precision=P          fp32 | fp16-mixed | bf16-mixed | fp16 | bf16;
+                         overrides train.precision of the model (the -mixed
+                         modes run conv and linear in 16 bits with f32
+                         master weights; fp16-mixed adds dynamic loss
+                         scaling, train.loss_scale; fp16 and bf16 also store
+                         those layers' parameters, gradients and optimizer
+                         state in 16 bits, as model.half())
   --batch-size=N         samples per training step; overrides
                          train.batch_size of the model (the step is compiled
                          for one batch size)
@@ -315,7 +317,7 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
       options.march = value;
       options.marchGiven = true;
     } else if (name == "--precision") {
-      if (!oneOf(name, value, {"fp32", "fp16-mixed", "bf16-mixed"}, error))
+      if (!oneOf(name, value, {"fp32", "fp16-mixed", "bf16-mixed", "fp16", "bf16"}, error))
         return ParseResult::Error;
       options.precision = value;
     } else if (name == "--memory-budget") {

@@ -11,7 +11,7 @@ same seed on the same data, and compares them as compare_trainers.py says
 (the GPU check's comparison: every checkpoint tensor within 1e-4 of its max,
 the metrics the trainer read from the step's totals within rounding; the
 emulated matmuls and convolutions sum in double). With --precision
-bf16-mixed or fp16-mixed both train the 16-bit step (the emulated cuda one
+bf16-mixed, fp16-mixed, bf16 or fp16 both train the 16-bit step (the emulated cuda one
 runs its convolutions and linear layers on 16-bit tensors, rounding each
 result once, where the cpu one runs them on f32 copies), and each is
 measured against the cpu trainer's f32 step (compare_trainers.compare_mixed);
@@ -82,7 +82,7 @@ def main():
     ap.add_argument("--root", required=True, help="the source tree (runtime headers)")
     ap.add_argument("--libs", required=True, help="the trainer's runtime libraries, ';'-separated")
     ap.add_argument("--steps", type=int, default=20)
-    ap.add_argument("--precision", choices=["bf16-mixed", "fp16-mixed"],
+    ap.add_argument("--precision", choices=["bf16-mixed", "fp16-mixed", "bf16", "fp16"],
                     help="train this 16-bit step (default: the model's own precision)")
     ap.add_argument("--disable-pass", action="append", default=[],
                     help="leave out an optimization pass in every trainer (repeatable)")

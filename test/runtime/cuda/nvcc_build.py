@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every example (and model of test/runtime/cuda/models/), at its own
-precision (airbench94 bf16-mixed, resnet9 and conv_net_fp16 fp16-mixed),
+precision (airbench94 and resnet9 pure fp16, conv_net_fp16 fp16-mixed),
 builds with nvcc for sm_80 (A100) and sm_90a (H100/H200) without register
 spills, and its trainer, started on a machine without a GPU, stops with one
 clear error line.

@@ -274,12 +274,58 @@ TEST(Checkpoint, InitRejectsWrongShapesAndDtypes) {
   EXPECT_FALSE(loadStateDict(path, model.info(), state.data(), nullptr, error));
   EXPECT_EQ(error, path + ": tensor 'fc.weight' has shape [16, 3] in the "
                           "file, but model 'fake_linear' needs [3, 16]");
-  writeStateDict(path, fullStateDict(), DType::F16);
+  writeStateDict(path, fullStateDict(), DType::I64);
   EXPECT_FALSE(loadStateDict(path, model.info(), state.data(), nullptr, error));
-  EXPECT_NE(error.find("'fc.weight' is F16 in the file, but model "
+  EXPECT_NE(error.find("'fc.weight' is I64 in the file, but model "
                        "'fake_linear' stores it as F32"),
             std::string::npos)
       << error;
+  EXPECT_EQ(state, before);
+}
+
+// A model that stores a parameter in 16 bits (pure fp16) starts from f32
+// weights: each value rounded to nearest (ties to even), listed as
+// converted; a value beyond fp16's range is an error, and nothing is loaded.
+TEST(Checkpoint, InitRoundsFloatTensorsToTheModelsType) {
+  TempDir dir;
+  FakeModel model;
+  ModelInfo half = model.info();
+  for (StateTensor &t : half.state)
+    if (t.name == "fc.weight")
+      t.dtype = DType::F16; // half its bytes, at the same offset
+  std::string path = dir.file("init.safetensors"), error;
+  std::vector<uint8_t> f32 = initialised(model.info(), 5);
+  const float values[] = {1.0f + 0x1p-11f,     // a tie: to even, 1
+                          1.0f + 3 * 0x1p-11f, // a tie: to even, 1 + 2^-9
+                          0.1f, -2.5f};
+  std::memcpy(f32.data() + tensor(model.info(), "fc.weight").offset, values,
+              sizeof values);
+  ASSERT_TRUE(saveCheckpoint(path, model.info(), f32.data(), {}, error)) << error;
+
+  std::vector<uint8_t> state = initialised(half, 5);
+  std::vector<std::string> converted;
+  ASSERT_TRUE(loadStateDict(path, half, state.data(), nullptr, error, &converted)) << error;
+  EXPECT_EQ(converted, std::vector<std::string>{"fc.weight (F32 to F16)"});
+  uint16_t bits[4];
+  std::memcpy(bits, state.data() + tensor(half, "fc.weight").offset, sizeof bits);
+  EXPECT_EQ(bits[0], 0x3c00); // 1
+  EXPECT_EQ(bits[1], 0x3c02); // 1 + 2^-9
+  EXPECT_EQ(bits[2], 0x2e66); // 0.0999755859375, the nearest to 0.1f
+  EXPECT_EQ(bits[3], 0xc100); // -2.5
+  // The other tensors are copied as they are.
+  const StateTensor &bias = tensor(half, "fc.bias");
+  EXPECT_EQ(0, std::memcmp(state.data() + bias.offset, f32.data() + bias.offset,
+                           bias.numBytes()));
+
+  const float tooLarge = 70000.0f; // fp16's largest is 65504
+  std::memcpy(f32.data() + tensor(model.info(), "fc.weight").offset + 8, &tooLarge, 4);
+  ASSERT_TRUE(saveCheckpoint(path, model.info(), f32.data(), {}, error)) << error;
+  std::vector<uint8_t> before = state;
+  EXPECT_FALSE(loadStateDict(path, half, state.data(), nullptr, error));
+  EXPECT_EQ(error, path + ": tensor fc.weight holds inf (element 2) once rounded to F16, "
+                          "the type model 'fake_linear' stores it in: its F32 value is out "
+                          "of that range; scale the weights down or compile the model with "
+                          "another train.precision");
   EXPECT_EQ(state, before);
 }
 
