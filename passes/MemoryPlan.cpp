@@ -337,6 +337,76 @@ Operation *inPlaceWriter(OpResult result) {
   return op;
 }
 
+/// The value the group yields as `result`.
+Value yielded(FusionGroupOp group, OpResult result) {
+  auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
+  return yield.getValues()[result.getResultNumber()];
+}
+
+/// The value of `block` that holds `v`: v itself, or, for a value a fusion
+/// group's body yields, the group's result; null for a value a group keeps
+/// inside.
+Value heldIn(Block &block, Value v) {
+  if (v.getParentBlock() == &block)
+    return v;
+  auto group = dyn_cast<FusionGroupOp>(v.getParentBlock()->getParentOp());
+  if (!group || group->getBlock() != &block)
+    return Value();
+  for (OpOperand &use : v.getUses())
+    if (isa<YieldOp>(use.getOwner()))
+      return group->getResult(use.getOperandNumber());
+  return Value();
+}
+
+/// Values that a later in-place update overwrites in the state slot it
+/// returns, each with that slot: a batch norm's new running mean that
+/// Lookahead then moves, the SGD step's new weights that Lookahead moves.
+/// Such a value may take the slot too where its own update reads the slot
+/// (planFunction checks), so the whole chain of updates runs in the state's
+/// bytes and nothing is copied at the end. Only when nothing reads the value
+/// after the update that overwrites it: every reader runs before it (inside
+/// the same group: before it in the group's order), or is it.
+DenseMap<Value, int64_t> overwrittenInSlot(Block &block, func::ReturnOp ret,
+                                           const DenseMap<Value, int64_t> &replaces) {
+  DenseMap<Value, int64_t> out;
+  auto before = [&](Operation *user, Operation *writer) {
+    if (user == writer || (isa<YieldOp>(user) && user->getBlock() == writer->getBlock()))
+      return true;
+    if (user->getBlock() == writer->getBlock())
+      return user->isBeforeInBlock(writer);
+    Operation *a = block.findAncestorOpInBlock(*user), *b = block.findAncestorOpInBlock(*writer);
+    return a && b && a != b && a->isBeforeInBlock(b);
+  };
+  for (Value returned : ret.getOperands()) {
+    auto found = replaces.find(returned);
+    if (found == replaces.end())
+      continue;
+    int64_t slot = found->second;
+    auto result = dyn_cast<OpResult>(returned);
+    Operation *writer = result ? inPlaceWriter(result) : nullptr;
+    while (writer) {
+      Operation *next = nullptr;
+      for (Value operand : writer->getOperands()) {
+        auto held = dyn_cast_if_present<OpResult>(heldIn(block, operand));
+        if (!held || held.getType() != returned.getType() || replaces.count(held) ||
+            out.count(held) || !inPlaceWriter(held))
+          continue;
+        bool readFirst = llvm::all_of(operand.getUses(), [&](OpOperand &use) {
+                           return before(use.getOwner(), writer);
+                         }) &&
+                         (held == operand || held.use_empty());
+        if (!readFirst)
+          continue;
+        out.try_emplace(held, slot);
+        next = inPlaceWriter(held);
+        break;
+      }
+      writer = next;
+    }
+  }
+  return out;
+}
+
 LogicalResult planFunction(func::FuncOp fn, PlanMode mode, int64_t &bytes) {
   Block &block = fn.front();
   auto ret = cast<func::ReturnOp>(block.getTerminator());
@@ -356,6 +426,8 @@ LogicalResult planFunction(func::FuncOp fn, PlanMode mode, int64_t &bytes) {
     if (auto name = fn.getResultAttrOfType<StringAttr>(i, kStateAttr))
       replaces.try_emplace(v, slotOfName.lookup(name.getValue()));
 
+  DenseMap<Value, int64_t> overwritten = overwrittenInSlot(block, ret, replaces);
+
   // A state update that could not be in place is copied at the end.
   auto lastOf = [&](Value v) { return replaces.count(v) ? end : plan.lastUse(v); };
 
@@ -367,14 +439,18 @@ LogicalResult planFunction(func::FuncOp fn, PlanMode mode, int64_t &bytes) {
     SmallVector<int64_t> slots(op.getNumResults(), -1);
     for (auto [r, result] : llvm::enumerate(op.getResults())) {
       auto it = replaces.find(result);
-      if (it == replaces.end())
+      if (it == replaces.end() && (it = overwritten.find(result)) == overwritten.end())
         continue;
       Operation *writer = inPlaceWriter(result);
       if (!writer)
         continue;
       int64_t slot = it->second;
-      Value current = slotContent[slot];
-      bool reads = llvm::is_contained(writer->getOperands(), current);
+      Value current = slotContent[slot], read = current;
+      // An earlier result of the same group (overwrittenInSlot checked its
+      // readers inside the group): the writer reads the value yielded for it.
+      if (auto group = dyn_cast<FusionGroupOp>(&op); group && current.getDefiningOp() == &op)
+        read = yielded(group, cast<OpResult>(current));
+      bool reads = llvm::is_contained(writer->getOperands(), read);
       bool lastReader = llvm::all_of(current.getUsers(), [&](Operation *user) {
         return user == writer || plan.position(user) < t;
       });

@@ -17,6 +17,10 @@ config.substitutions.append(
     ("%exit1", "%s %s 1" % (config.python_executable,
                             os.path.join(config.test_source_root, "lib", "exit-status.py"))))
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+# lit runs two tests at once, often beside another ctest test: OpenMP threads
+# that spin at a barrier for a thread of another process slow a trainer down
+# a hundredfold (test/CMakeLists.txt, tcc_tests_wait_passively).
+config.environment["OMP_WAIT_POLICY"] = "passive"
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()

@@ -118,20 +118,34 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y) {
   case ConvDirection::BackwardFilter: {
     // Scatter in double, then round once: each element of dx or dw is the
     // exact sum of its products before rounding, as in the definition.
+    // dx[n] gathers from image n only, dw[k] from output channel k only: a
+    // thread per image (per channel) adds each element's products in the
+    // order (k, p, q, tap) (resp. (n, p, q, tap)) on any number of threads.
     bool data = pb.direction == ConvDirection::BackwardData;
     std::vector<double> sums(data ? xSize : wSize, 0.0);
-    for (int64_t n = 0; n < pb.n; ++n)
+    auto scatter = [&](int64_t n, int64_t k) {
+      for (int64_t p = 0; p < pb.p; ++p)
+        for (int64_t q = 0; q < pb.q; ++q) {
+          double dy = y[yAt(n, k, p, q)];
+          tap(n, k, p, q, [&](int64_t xi, int64_t wi) {
+            if (data)
+              sums[xi] += dy * w[wi];
+            else
+              sums[wi] += dy * x[xi];
+          });
+        }
+    };
+    if (data) {
+#pragma omp parallel for
+      for (int64_t n = 0; n < pb.n; ++n)
+        for (int64_t k = 0; k < pb.k; ++k)
+          scatter(n, k);
+    } else {
+#pragma omp parallel for
       for (int64_t k = 0; k < pb.k; ++k)
-        for (int64_t p = 0; p < pb.p; ++p)
-          for (int64_t q = 0; q < pb.q; ++q) {
-            double dy = y[yAt(n, k, p, q)];
-            tap(n, k, p, q, [&](int64_t xi, int64_t wi) {
-              if (data)
-                sums[xi] += dy * w[wi];
-              else
-                sums[wi] += dy * x[xi];
-            });
-          }
+        for (int64_t n = 0; n < pb.n; ++n)
+          scatter(n, k);
+    }
     const Tensor &out = data ? x : w;
     for (size_t i = 0; i < sums.size(); ++i)
       out.store(int64_t(i), sums[i]);

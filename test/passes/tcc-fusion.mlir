@@ -152,9 +152,10 @@ func.func @train_step(%x: tensor<8xf32> {tcc.role = "input"}) -> tensor<8xf32> {
 // The optimizer, EMA and Lookahead updates: one multi_tensor_update group,
 // sunk to the last update; an update whose result is read before the last
 // (%e by the relu) stays out. The state the group's updates replace stays
-// in place where the update inside reads the slot (slow, ema); the SGD
-// step's weights, which Lookahead then reads, get scratch, as without the
-// group.
+// in place where the update inside reads the slot (slow, ema), and so do the
+// SGD step's weights, which only the Lookahead that overwrites them in the
+// same slot reads: the whole chain runs in the state's bytes (no scratch,
+// no copy at the end).
 // CHECK-LABEL: func.func @train_step(
 // CHECK: tcc.ema_update %arg3
 // CHECK-NEXT: tcc.relu
@@ -164,7 +165,7 @@ func.func @train_step(%x: tensor<8xf32> {tcc.role = "input"}) -> tensor<8xf32> {
 // CHECK-NEXT: tcc.ema_update
 // CHECK-NEXT: tcc.yield
 // PLAN-LABEL: func.func @train_step(
-// PLAN: tcc.fusion_group "multi_tensor_update" {tcc.offsets = array<i64: 64, 128, -1, -1>, tcc.state_slots = array<i64: -1, -1, 1, 2>}
+// PLAN: tcc.fusion_group "multi_tensor_update" {tcc.offsets = array<i64: -1, -1, -1, -1>, tcc.state_slots = array<i64: 0, 0, 1, 2>}
 func.func @train_step(%p: tensor<4xf32> {tcc.state = "p"}, %slow: tensor<4xf32> {tcc.state = "slow"},
                       %ema: tensor<4xf32> {tcc.state = "ema"}, %e2: tensor<4xf32> {tcc.state = "e2"},
                       %g: tensor<4xf32> {tcc.role = "input"}, %lr: tensor<f32> {tcc.role = "input"},
@@ -179,4 +180,26 @@ func.func @train_step(%p: tensor<4xf32> {tcc.state = "p"}, %slow: tensor<4xf32> 
       : (tensor<4xf32>, tensor<4xf32>, tensor<i64>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>)
   %em = tcc.ema_update %ema, %p2, %step {decay = 0.9 : f64, every = 1 : i64} : (tensor<4xf32>, tensor<4xf32>, tensor<i64>) -> tensor<4xf32>
   return %p2, %s2, %em, %e, %r : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Where an update after the Lookahead still reads the SGD step's weights
+// (the EMA of %p1), they must survive the Lookahead: they get scratch, and
+// the Lookahead's weights, which then do not read the slot, too (copied to
+// the slot at the end).
+// CHECK: tcc.fusion_group "multi_tensor_update"
+// PLAN: tcc.fusion_group "multi_tensor_update" {tcc.offsets = array<i64: {{[0-9]+}}, {{[0-9]+}}, -1, -1>, tcc.state_slots = array<i64: -1, -1, 1, 2>}
+func.func @train_step(%p: tensor<4xf32> {tcc.state = "p"}, %slow: tensor<4xf32> {tcc.state = "slow"},
+                      %ema: tensor<4xf32> {tcc.state = "ema"},
+                      %g: tensor<4xf32> {tcc.role = "input"}, %lr: tensor<f32> {tcc.role = "input"},
+                      %step: tensor<i64> {tcc.role = "input"}, %total: tensor<i64> {tcc.role = "input"})
+    -> (tensor<4xf32> {tcc.state = "p"}, tensor<4xf32> {tcc.state = "slow"},
+        tensor<4xf32> {tcc.state = "ema"}) {
+  %p1 = tcc.sgd_update %p, %g, %lr, %step {dampening = 0.0 : f64, lr_scale = 1.0 : f64, momentum = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
+      : (tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>) -> tensor<4xf32>
+  %p2, %s2 = tcc.lookahead_update %p1, %slow, %step, %total {alpha = 0.5 : f64, alpha_schedule = "constant", every = 2 : i64}
+      : (tensor<4xf32>, tensor<4xf32>, tensor<i64>, tensor<i64>) -> (tensor<4xf32>, tensor<4xf32>)
+  %em = tcc.ema_update %ema, %p1, %step {decay = 0.9 : f64, every = 1 : i64} : (tensor<4xf32>, tensor<4xf32>, tensor<i64>) -> tensor<4xf32>
+  return %p2, %s2, %em : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <map>
 #include <tuple>
+#include <vector>
 
 namespace tcc::rt::cuda {
 
@@ -61,12 +62,23 @@ public:
             int64_t workspaceBytes) {
     emulation::enqueue(stream, [=] {
       emulation::scribble(workspace, workspaceBytes);
+      // The operands in double, each row of op(A) and column of op(B)
+      // contiguous; a thread per column of C, each element's sum in order
+      // of l: the same bits on any number of threads.
+      std::vector<double> a(size_t(m * k)), b(size_t(k * n));
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t l = 0; l < k; ++l)
+          a[size_t(i * k + l)] = load(type, A, transA ? i * lda + l : l * lda + i);
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t l = 0; l < k; ++l)
+          b[size_t(j * k + l)] = load(type, B, transB ? l * ldb + j : j * ldb + l);
+#pragma omp parallel for
       for (int64_t j = 0; j < n; ++j)
         for (int64_t i = 0; i < m; ++i) {
           double sum = 0;
+          const double *row = a.data() + i * k, *column = b.data() + j * k;
           for (int64_t l = 0; l < k; ++l)
-            sum += load(type, A, transA ? i * lda + l : l * lda + i) *
-                   load(type, B, transB ? l * ldb + j : j * ldb + l);
+            sum += row[l] * column[l];
           if (accumulate)
             sum += load(type, C, j * ldc + i);
           if (bias)

@@ -57,21 +57,19 @@ def read_idx(directory, name):
     return np.frombuffer(raw, np.uint8, offset=4 + 4 * dims).reshape(shape)
 
 
-def with_first_samples(spec, tmp, n_train):
+def with_first_samples(spec, tmp, n_train, n_test):
     """`spec` training on the first n_train images of its Fashion-MNIST idx
-    files (and 2 batches of test images), written as npy files in tmp: a
-    run of few steps then crosses epochs."""
+    files (all of them for None) and evaluating on the first n_test test
+    images, written as npy files in tmp."""
     directory = spec["data"]["path"]
     out = os.path.join(tmp, "data")
     os.makedirs(out)
-    n_test = 2 * int(spec["train"]["batch_size"])
     for split, prefix, n in (("train", "train", n_train), ("test", "t10k", n_test)):
         x = read_idx(directory, prefix + "-images-idx3-ubyte")[:n]
         y = read_idx(directory, prefix + "-labels-idx1-ubyte")[:n].astype(np.int64)
         np.save(os.path.join(out, split + "_x.npy"), x.reshape(x.shape[0], 1, 28, 28))
         np.save(os.path.join(out, split + "_y.npy"), y)
     spec["data"] = dict(spec["data"], format="npy", path=out)
-    return n_test
 
 
 def main():
@@ -104,12 +102,16 @@ def main():
 
     tmp = tempfile.mkdtemp(prefix="tcc-cuda-emu-")
     try:
-        test_samples = 10000
-        if args.train_samples:
-            test_samples = with_first_samples(spec, tmp, args.train_samples)
-            args.model = os.path.join(tmp, "model.json")
-            with open(args.model, "w") as f:
-                json.dump(spec, f)
+        # The first 1000 test images (a partial last batch for the batch
+        # sizes here): the evaluation on the emulated device, serial sums in
+        # double, is most of a run's time. With --train-samples, few
+        # training images so that a run of few steps crosses epochs, and 2
+        # batches of test images.
+        test_samples = 2 * int(spec["train"]["batch_size"]) if args.train_samples else 1000
+        with_first_samples(spec, tmp, args.train_samples, test_samples)
+        args.model = os.path.join(tmp, "model.json")
+        with open(args.model, "w") as f:
+            json.dump(spec, f)
         source = os.path.join(tmp, "model.cu")
         report = os.path.join(tmp, "cuda-report.json")
         run([args.tcc, "compile", args.model, "--target=cuda", "--emit=source", "-o", source,
