@@ -112,16 +112,26 @@ struct NormKernelStyle {
 LogicalResult emitNormGroup(FusionGroupOp group, CpuEmitter &emitter,
                             const NormKernelStyle &style);
 
+/// The element type the optimizer kernels (runtime/kernels/Optimizer.h,
+/// runtime/cpu/MultiTensor.h) are instantiated with for state stored like
+/// `v`: float, or tcc::rt::half::F16 / BF16 for the 16-bit state of pure
+/// 16-bit training (runtime/common/Float16.h).
+std::string updateElementType(Value v);
+/// `v`'s pointer as that type (a 16-bit tensor's uint16_t pointer cast), or
+/// a null pointer of the type of `like` when `v` is null.
+std::string updatePointer(const CpuEmitter &emitter, Value v, Value like);
+
 /// A multi_tensor_update group as runtime/cpu/MultiTensor.h runs it: copies
 /// into the updates' buffers before the loops, then chains of stages (each
-/// a C++ expression of a cpu::UpdateStage<float>) over one tensor each.
+/// a C++ expression of a cpu::UpdateStage<T>) over one tensor each.
 struct MultiTensorChains {
   struct Copy {
     int64_t n;
-    std::string from, to;
+    std::string type, from, to;
   };
   struct Chain {
     int64_t n;
+    std::string type; ///< the stages' T (updateElementType)
     llvm::SmallVector<std::string> stages;
   };
   llvm::SmallVector<Copy> copies;

@@ -211,6 +211,18 @@ LogicalResult printNormBackwardPrologue(FusionGroupOp group, CpuEmitter &e,
 
 } // namespace
 
+std::string mlir::tcc::updateElementType(Value v) {
+  Type element = cast<ShapedType>(v.getType()).getElementType();
+  return element.isBF16() ? "tcc::rt::half::BF16" : element.isF16() ? "tcc::rt::half::F16" : "float";
+}
+
+std::string mlir::tcc::updatePointer(const CpuEmitter &e, Value v, Value like) {
+  std::string type = updateElementType(like);
+  if (!v)
+    return "static_cast<" + type + " *>(nullptr)";
+  return type == "float" ? e.name(v) : "reinterpret_cast<" + type + " *>(" + e.name(v) + ")";
+}
+
 std::string mlir::tcc::storageName(Value v) {
   Type element = cast<ShapedType>(v.getType()).getElementType();
   return element.isBF16() ? "bf16" : element.isF16() ? "f16" : element.isF32() ? "f32" : "?";
@@ -263,6 +275,9 @@ LogicalResult mlir::tcc::planUpdateChains(ArrayRef<Operation *> updates, CpuEmit
   SmallVector<MultiTensorChains::Chain> &chains = out.chains;
   DenseMap<Value, size_t> chainOf;
   auto N = [&](Value v) { return e.name(v); };
+  // The state's pointers as the kernels' element type (16-bit state: the
+  // update computes in double from the stored values, rounds when it stores).
+  auto P = [&](Value v) { return updatePointer(e, v, v); };
   // An update works in place on its result's buffer, which starts as a copy
   // of its input: before the loop for a value from outside the group, at
   // element i (a copy stage) for one an earlier update of the chain wrote.
@@ -271,9 +286,10 @@ LogicalResult mlir::tcc::planUpdateChains(ArrayRef<Operation *> updates, CpuEmit
     if (N(from) == N(to))
       return;
     if (chainOf.count(from))
-      chainCopies.push_back("cpu::copy_stage<float>(" + N(to) + ", " + N(from) + ")");
+      chainCopies.push_back("cpu::copy_stage<" + updateElementType(to) + ">(" + P(to) + ", " +
+                            P(from) + ")");
     else
-      out.copies.push_back({numElements(from), N(from), N(to)});
+      out.copies.push_back({numElements(from), cppElementType(from.getType()), N(from), N(to)});
   };
   for (Operation *update : updates) {
     Operation &op = *update;
@@ -285,17 +301,27 @@ LogicalResult mlir::tcc::planUpdateChains(ArrayRef<Operation *> updates, CpuEmit
                               "chains of a multi-tensor group");
         chain = it->second;
       }
+    const std::string type = updateElementType(op.getResult(0));
+    for (ValueRange values : {ValueRange(op.getOperands()), ValueRange(op.getResults())})
+      for (Value v : values)
+        if (cast<ShapedType>(v.getType()).getRank() > 0 && updateElementType(v) != type)
+          return op.emitError("cannot update state stored as ")
+                 << storageName(op.getResult(0)) << " with a " << storageName(v)
+                 << " tensor (an update reads and writes one element type)";
     if (!chain) {
       chain = chains.size();
-      chains.push_back({numElements(op.getResult(0)), {}});
+      chains.push_back({numElements(op.getResult(0)), type, {}});
+    } else if (chains[*chain].type != type) {
+      return op.emitError("cannot update one tensor in two element types");
     }
     std::string stage = llvm::TypeSwitch<Operation *, std::string>(&op)
         .Case([&](SgdUpdateOp o) {
           copyInto(o.getParam(), o.getNewParam());
           if (o.getMomentumBuffer())
             copyInto(o.getMomentumBuffer(), o.getNewMomentumBuffer());
-          return "cpu::sgd_stage<float>(" + N(o.getNewParam()) + ", " + N(o.getGrad()) +
-                 ", " + e.nameOrNull(o.getNewMomentumBuffer()) + ", " + N(o.getLr()) + ", " +
+          return "cpu::sgd_stage<" + type + ">(" + P(o.getNewParam()) + ", " + P(o.getGrad()) +
+                 ", " + updatePointer(e, o.getNewMomentumBuffer(), o.getNewParam()) + ", " +
+                 N(o.getLr()) + ", " +
                  N(o.getStep()) + ", " + e.nameOrNull(o.getSkip()) + ", " +
                  cppDouble(o.getLrScale()) + ", " +
                  cppDouble(o.getMomentum()) + ", " + cppDouble(o.getDampening()) + ", " +
@@ -306,8 +332,9 @@ LogicalResult mlir::tcc::planUpdateChains(ArrayRef<Operation *> updates, CpuEmit
           copyInto(o.getParam(), o.getNewParam());
           copyInto(o.getExpAvg(), o.getNewExpAvg());
           copyInto(o.getExpAvgSq(), o.getNewExpAvgSq());
-          return "cpu::adamw_stage<float>(" + N(o.getNewParam()) + ", " + N(o.getGrad()) +
-                 ", " + N(o.getNewExpAvg()) + ", " + N(o.getNewExpAvgSq()) + ", " +
+          return "cpu::adamw_stage<" + type + ">(" + P(o.getNewParam()) + ", " +
+                 P(o.getGrad()) + ", " + P(o.getNewExpAvg()) + ", " + P(o.getNewExpAvgSq()) +
+                 ", " +
                  N(o.getLr()) + ", " + N(o.getStep()) + ", " + e.nameOrNull(o.getSkip()) +
                  ", " + cppDouble(o.getLrScale()) +
                  ", " + cppDouble(o.getBeta1()) + ", " + cppDouble(o.getBeta2()) + ", " +
@@ -316,7 +343,7 @@ LogicalResult mlir::tcc::planUpdateChains(ArrayRef<Operation *> updates, CpuEmit
         .Case([&](EmaUpdateOp o) {
           copyInto(o.getEma(), o.getResult());
           int64_t every = o.getEvery();
-          return "cpu::ema_stage<float>(" + N(o.getResult()) + ", " + N(o.getValue()) +
+          return "cpu::ema_stage<" + type + ">(" + P(o.getResult()) + ", " + P(o.getValue()) +
                  ", " + N(o.getStep()) + ", " +
                  cppDouble(std::pow(o.getDecay().convertToDouble(), double(every))) + ", " +
                  std::to_string(every) +
@@ -325,8 +352,8 @@ LogicalResult mlir::tcc::planUpdateChains(ArrayRef<Operation *> updates, CpuEmit
         .Case([&](LookaheadUpdateOp o) {
           copyInto(o.getFast(), o.getNewFast());
           copyInto(o.getSlow(), o.getNewSlow());
-          return "cpu::lookahead_stage<float>(" + N(o.getNewFast()) + ", " +
-                 N(o.getNewSlow()) + ", " + N(o.getStep()) + ", " + N(o.getTotalSteps()) +
+          return "cpu::lookahead_stage<" + type + ">(" + P(o.getNewFast()) + ", " +
+                 P(o.getNewSlow()) + ", " + N(o.getStep()) + ", " + N(o.getTotalSteps()) +
                  ", " + cppDouble(o.getAlpha()) + ", " +
                  (o.getAlphaSchedule() == "cubic" ? "true" : "false") + ", " +
                  std::to_string(o.getEvery()) + (o.getCopyBack() ? ", true" : "") + ")";
@@ -353,22 +380,31 @@ LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
   MultiTensorChains plan;
   if (failed(planMultiTensorUpdate(group, e, plan)))
     return failure();
-  std::string copies, stages, table;
   for (const MultiTensorChains::Copy &copy : plan.copies)
-    copies += "    copy<float>(" + std::to_string(copy.n) + ", " + copy.from + ", " + copy.to +
-              ");\n";
-  int first = 0;
-  for (const MultiTensorChains::Chain &chain : plan.chains) {
-    for (const std::string &stage : chain.stages)
-      stages += "        " + stage + ",\n";
-    table += "        {" + std::to_string(chain.n) + ", " + std::to_string(first) + ", " +
-             std::to_string(chain.stages.size()) + "},\n";
-    first += static_cast<int>(chain.stages.size());
+    e.os << "  copy<" << copy.type << ">(" << copy.n << ", " << copy.from << ", " << copy.to
+         << ");\n";
+  // One table of stages per element type (f32 state, and the 16-bit state
+  // of pure 16-bit training): the chains are independent of each other.
+  for (StringRef type : {"float", "tcc::rt::half::F16", "tcc::rt::half::BF16"}) {
+    std::string stages, table;
+    int first = 0, count = 0;
+    for (const MultiTensorChains::Chain &chain : plan.chains) {
+      if (chain.type != type)
+        continue;
+      for (const std::string &stage : chain.stages)
+        stages += "        " + stage + ",\n";
+      table += "        {" + std::to_string(chain.n) + ", " + std::to_string(first) + ", " +
+               std::to_string(chain.stages.size()) + "},\n";
+      first += static_cast<int>(chain.stages.size());
+      ++count;
+    }
+    if (count == 0)
+      continue;
+    e.os << "  {\n    const cpu::UpdateStage<" << type << "> stages[] = {\n" << stages
+         << "    };\n    const cpu::UpdateChain chains[] = {\n" << table
+         << "    };\n    cpu::multi_tensor_update<" << type << ">(chains, " << count
+         << ", stages);\n  }\n";
   }
-  e.os << "  {\n" << copies << "    const cpu::UpdateStage<float> stages[] = {\n" << stages
-       << "    };\n    const cpu::UpdateChain chains[] = {\n" << table
-       << "    };\n    cpu::multi_tensor_update<float>(chains, " << plan.chains.size()
-       << ", stages);\n  }\n";
   return success();
 }
 

@@ -21,6 +21,7 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
          << e.name(from) << ", " << e.name(to) << ");\n";
   };
   auto N = [&](Value v) { return e.name(v); };
+  auto P = [&](Value v) { return updatePointer(e, v, v); };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       // Elementwise and shape.
       .Case<AddOp, MulOp>([&](auto o) {
@@ -231,16 +232,16 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
            << N(o.getNorm()) << ", " << N(o.getResult()) << ");\n";
         return success();
       })
-      // Optimizers: copy the state into the result unless in place, update it.
+      // Optimizers: copy the state into the result unless in place, update it
+      // (16-bit state: computed in double, rounded where stored; updatePointer).
       .Case([&](SgdUpdateOp o) {
         copyInto(o.getParam(), o.getNewParam());
         if (o.getMomentumBuffer())
           copyInto(o.getMomentumBuffer(), o.getNewMomentumBuffer());
-        os << "  cpu::sgd_update<float>(" << n(o.getParam()) << ", " << N(o.getNewParam())
-           << ", " << N(o.getGrad()) << ", "
-           << (o.getMomentumBuffer() ? N(o.getNewMomentumBuffer())
-                                     : std::string("static_cast<float *>(nullptr)"))
-           << ", " << N(o.getLr()) << ", " << cppDouble(o.getLrScale()) << ", "
+        os << "  cpu::sgd_update<" << updateElementType(o.getParam()) << ">("
+           << n(o.getParam()) << ", " << P(o.getNewParam()) << ", " << P(o.getGrad()) << ", "
+           << updatePointer(e, o.getNewMomentumBuffer(), o.getNewParam()) << ", "
+           << N(o.getLr()) << ", " << cppDouble(o.getLrScale()) << ", "
            << cppDouble(o.getMomentum()) << ", " << cppDouble(o.getDampening()) << ", "
            << cppDouble(o.getWeightDecay()) << ", " << (o.getNesterov() ? "true" : "false")
            << ", " << N(o.getStep()) << ", " << e.nameOrNull(o.getSkip())
@@ -251,9 +252,10 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
         copyInto(o.getParam(), o.getNewParam());
         copyInto(o.getExpAvg(), o.getNewExpAvg());
         copyInto(o.getExpAvgSq(), o.getNewExpAvgSq());
-        os << "  cpu::" << (isa<AdamwUpdateOp>(op) ? "adamw" : "lamb") << "_update<float>("
-           << n(o.getParam()) << ", " << N(o.getNewParam()) << ", " << N(o.getGrad())
-           << ", " << N(o.getNewExpAvg()) << ", " << N(o.getNewExpAvgSq()) << ", "
+        os << "  cpu::" << (isa<AdamwUpdateOp>(op) ? "adamw" : "lamb") << "_update<"
+           << updateElementType(o.getParam()) << ">(" << n(o.getParam()) << ", "
+           << P(o.getNewParam()) << ", " << P(o.getGrad()) << ", " << P(o.getNewExpAvg())
+           << ", " << P(o.getNewExpAvgSq()) << ", "
            << N(o.getLr()) << ", " << cppDouble(o.getLrScale()) << ", "
            << cppDouble(o.getBeta1()) << ", " << cppDouble(o.getBeta2()) << ", "
            << cppDouble(o.getEps()) << ", " << cppDouble(o.getWeightDecay()) << ", "
@@ -263,21 +265,21 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
       .Case([&](EmaUpdateOp o) {
         copyInto(o.getEma(), o.getResult());
         int64_t every = o.getEvery();
-        os << "  cpu::ema_update<float>(" << n(o.getEma()) << ", "
-           << cppDouble(std::pow(o.getDecay().convertToDouble(), double(every))) << ", "
-           << every << ", " << N(o.getStep()) << ", " << N(o.getValue()) << ", "
-           << N(o.getResult())
+        os << "  cpu::ema_update<" << updateElementType(o.getEma()) << ">(" << n(o.getEma())
+           << ", " << cppDouble(std::pow(o.getDecay().convertToDouble(), double(every)))
+           << ", " << every << ", " << N(o.getStep()) << ", " << P(o.getValue()) << ", "
+           << P(o.getResult())
            << (o.getPerEpoch() ? ", " + N(o.getPerEpoch()) : std::string()) << ");\n";
         return success();
       })
       .Case([&](LookaheadUpdateOp o) {
         copyInto(o.getFast(), o.getNewFast());
         copyInto(o.getSlow(), o.getNewSlow());
-        os << "  cpu::lookahead_update<float>(" << n(o.getFast()) << ", "
-           << cppDouble(o.getAlpha()) << ", "
+        os << "  cpu::lookahead_update<" << updateElementType(o.getFast()) << ">("
+           << n(o.getFast()) << ", " << cppDouble(o.getAlpha()) << ", "
            << (o.getAlphaSchedule() == "cubic" ? "true" : "false") << ", "
            << o.getEvery() << ", " << N(o.getStep()) << ", " << N(o.getTotalSteps())
-           << ", " << N(o.getNewFast()) << ", " << N(o.getNewSlow())
+           << ", " << P(o.getNewFast()) << ", " << P(o.getNewSlow())
            << (o.getCopyBack() ? ", true" : "") << ");\n";
         return success();
       })

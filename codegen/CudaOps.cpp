@@ -32,16 +32,18 @@ namespace {
 
 /// Why the cuda target cannot run `op` on its element types ("on bf16
 /// tensors"), or empty. 16-bit tensors are read and written by
-/// convolutions and linear layers (in one type per op), views and casts
-/// from or to f32; tcc-widen-16bit puts every other op on f32 copies (the
-/// cuda target's `keep` list, passes/InitAll.cpp). A kernel on their stored
-/// bits would compute garbage, silently.
+/// convolutions and linear layers (in one type per op), views, casts from
+/// or to f32, and the optimizer, EMA and Lookahead updates (the 16-bit state
+/// of pure 16-bit training; planUpdateChains checks one type per update);
+/// tcc-widen-16bit puts every other op on f32 copies (the cuda target's
+/// `keep` list, passes/InitAll.cpp). A kernel on their stored bits would
+/// compute garbage, silently.
 std::string unsupportedTypes(Operation *op) {
   if (auto cast = dyn_cast<CastOp>(op)) {
     std::string from = storageName(cast.getInput()), to = storageName(cast.getResult());
     return from == to || from == "f32" || to == "f32" ? "" : "from " + from + " to " + to;
   }
-  if (isa<FlattenOp, ReshapeOp>(op))
+  if (isa<FlattenOp, ReshapeOp, SgdUpdateOp, AdamwUpdateOp, EmaUpdateOp, LookaheadUpdateOp>(op))
     return "";
   if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp, Conv2dOp,
           Conv2dBackwardDataOp, Conv2dBackwardFilterOp>(op)) {
@@ -621,10 +623,10 @@ LogicalResult emitElementwiseGroup(FusionGroupOp group, CudaPrinter &p) {
 /// stages passed by value.
 void printUpdateChains(const MultiTensorChains &plan, CudaPrinter &p) {
   for (const MultiTensorChains::Copy &copy : plan.copies)
-    p.os << "  cuda::copy<float>(args.stream, " << copy.n << ", " << copy.from << ", "
-         << copy.to << ");\n";
+    p.os << "  cuda::copy<" << copy.type << ">(args.stream, " << copy.n << ", " << copy.from
+         << ", " << copy.to << ");\n";
   for (const MultiTensorChains::Chain &chain : plan.chains) {
-    p.os << "  { cuda::ChainLaunch chain{{\n";
+    p.os << "  { cuda::ChainLaunch<" << chain.type << "> chain{{\n";
     for (const std::string &stage : chain.stages)
       p.os << "        " << stage << ",\n";
     p.os << "      }, " << chain.stages.size() << "};\n    cuda::update_chain(args.stream, "

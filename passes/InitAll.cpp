@@ -32,13 +32,20 @@ const mlir::StringRef kOptimizationPasses[] = {kBnBiasElimination, kPoolActivati
 mlir::ArrayRef<mlir::StringRef> mlir::tcc::optimizationPassNames() { return kOptimizationPasses; }
 
 std::vector<std::string> mlir::tcc::targetSixteenBitOps(StringRef target) {
+  // The optimizer, EMA and Lookahead updates of 16-bit state (pure 16-bit
+  // training) on both targets: they compute in double from the stored
+  // values and round where they store, the same bits as on f32 copies
+  // without the copies (runtime/common/Float16.h, half::F16).
+  std::vector<std::string> ops = {"tcc.sgd_update", "tcc.adamw_update", "tcc.ema_update",
+                                  "tcc.lookahead_update"};
   if (target != "cuda")
-    return {};
+    return ops;
   // cuDNN and cuBLASLt read and write 16-bit tensors and accumulate in f32
   // (docs/cuda.md); a view copies the stored bits.
-  return {"tcc.conv2d",  "tcc.conv2d_backward_data",   "tcc.conv2d_backward_filter",
-          "tcc.linear",  "tcc.linear_backward_data",   "tcc.linear_backward_weight",
-          "tcc.flatten", "tcc.reshape"};
+  ops.insert(ops.end(), {"tcc.conv2d", "tcc.conv2d_backward_data", "tcc.conv2d_backward_filter",
+                         "tcc.linear", "tcc.linear_backward_data", "tcc.linear_backward_weight",
+                         "tcc.flatten", "tcc.reshape"});
+  return ops;
 }
 
 namespace {

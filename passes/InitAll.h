@@ -35,7 +35,8 @@ struct CompilePipelineOptions : PassPipelineOptions<CompilePipelineOptions> {
 };
 
 /// The ops `target` runs on 16-bit tensors itself (tcc-widen-16bit's
-/// `keep`): none for cpu, whose kernels compute in f32.
+/// `keep`): on both, the optimizer updates (double arithmetic on the stored
+/// values); on cuda also convolutions, linear layers and views.
 std::vector<std::string> targetSixteenBitOps(StringRef target);
 
 /// The optimization passes the pipeline runs by default, in pipeline order

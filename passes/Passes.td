@@ -228,8 +228,11 @@ def Widen16Bit : Pass<"tcc-widen-16bit", "::mlir::ModuleOp"> {
     and the memory plan counts the short-lived f32 copies. Casts are left as
     they are. The compile pipeline runs it for every target, after
     tcc-build-train-step and before tcc-fusion (so that fusion, recompute
-    and the memory budget see the copies), with the target's `keep`: none
-    for the cpu target (its kernels compute in f32).
+    and the memory budget see the copies), with the target's `keep`: on
+    both targets the optimizer, EMA and Lookahead updates (the 16-bit state
+    of pure 16-bit training: they compute in double from the stored values
+    and round where they store, the same bits as on f32 copies), on the
+    cuda target also convolutions, linear layers and views.
 
     Report (`tcc.pass_report`, `widen-16bit`): `ops` widened, `casts`
     added.

@@ -87,6 +87,25 @@ TCC_HOST_DEVICE inline float f16ToFloat(uint16_t h) {
   return bitsFloat(sign | ((e + 112) << 23) | (m << 13));
 }
 
+/// A stored bfloat16 / binary16, for the kernels templated on their element
+/// type that compute in double and store `T(value)` (the optimizer updates):
+/// the value is rounded to float first, then to 16 bits, exactly as an f32
+/// kernel's result cast down to 16 bits afterwards would be, so the update
+/// gives the same bits as one on f32 copies of the 16-bit state.
+struct BF16 {
+  uint16_t bits;
+  BF16() = default;
+  TCC_HOST_DEVICE explicit BF16(double v) : bits(floatToBf16(float(v))) {}
+  TCC_HOST_DEVICE operator double() const { return bf16ToFloat(bits); }
+};
+struct F16 {
+  uint16_t bits;
+  F16() = default;
+  TCC_HOST_DEVICE explicit F16(double v) : bits(floatToF16(float(v))) {}
+  TCC_HOST_DEVICE operator double() const { return f16ToFloat(bits); }
+};
+static_assert(sizeof(BF16) == 2 && sizeof(F16) == 2, "stored as 16 bits");
+
 } // namespace tcc::rt::half
 
 #endif // TCC_RUNTIME_COMMON_FLOAT16_H

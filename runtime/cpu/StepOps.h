@@ -132,7 +132,7 @@ void clip_coefficient(double maxNorm, const T *norm, T *coefficient) {
 /// Nothing when `skip` is set (skipped()).
 template <class T>
 void sgd_update(int64_t n, T *param, const T *grad, T *momentumBuffer,
-                const T *lr, double lrScale, double momentum, double dampening,
+                const float *lr, double lrScale, double momentum, double dampening,
                 double weightDecay, bool nesterov, const int64_t *step,
                 const float *skip, bool lrScaledBuffer = false) {
   if (skipped(skip))
@@ -144,7 +144,7 @@ void sgd_update(int64_t n, T *param, const T *grad, T *momentumBuffer,
 
 template <class T>
 void adamw_update(int64_t n, T *param, const T *grad, T *expAvg, T *expAvgSq,
-                  const T *lr, double lrScale, double beta1, double beta2,
+                  const float *lr, double lrScale, double beta1, double beta2,
                   double eps, double weightDecay, const int64_t *step,
                   const float *skip) {
   if (skipped(skip))

@@ -116,10 +116,10 @@ func.func @apply_epilogue(%x: tensor<4x2xf32>, %b: tensor<2xf32>, %mean: tensor<
 // passed as pointers (read by the kernel, never here).
 // CHECK-LABEL: // @multi_tensor_update
 // CHECK: // tcc.fusion_group
-// CHECK-NEXT: {
 // CHECK-NEXT: copy<float>(4, a0, r0);
 // CHECK-NEXT: copy<float>(4, a5, r2);
 // CHECK-NEXT: copy<float>(8, a6, r3);
+// CHECK-NEXT: {
 // CHECK-NEXT: const cpu::UpdateStage<float> stages[] = {
 // CHECK-NEXT: cpu::sgd_stage<float>(r0, a1, static_cast<float *>(nullptr), a2, a3, static_cast<float *>(nullptr), 1, 0, 0, 0, false),
 // CHECK-NEXT: cpu::copy_stage<float>(r1, r0),

@@ -75,7 +75,7 @@ func.func @elementwise(%x: tensor<8xf32>, %r: tensor<8xf32>) {
 // CHECK-LABEL: // @updates
 // CHECK: // tcc.fusion_group
 // CHECK-NEXT: cuda::copy<float>(args.stream, 4, a0, r0);
-// CHECK-NEXT: { cuda::ChainLaunch chain{{[{][{]}}
+// CHECK-NEXT: { cuda::ChainLaunch<float> chain{{[{][{]}}
 // CHECK-NEXT: cpu::sgd_stage<float>(r0, a1, static_cast<float *>(nullptr), a2, a3, static_cast<float *>(nullptr), 1, 0, 0, 0, false),
 // CHECK-NEXT: }, 1};
 // CHECK-NEXT: cuda::update_chain(args.stream, 4, chain); }

@@ -416,12 +416,16 @@ inline void lamb_update(cudaStream_t s, int64_t n, float *param, const float *gr
 
 /// One chain of a multi-tensor update group (runtime/cpu/MultiTensor.h):
 /// its stages travel by value in the launch.
-struct ChainLaunch {
-  cpu::UpdateStage<float> stages[cpu::kMaxChainStages];
+/// T: float, or half::F16 / half::BF16 for the 16-bit state of pure 16-bit
+/// training (computed in double, stored as the f32 kernel's result cast
+/// down would be).
+template <class T> struct ChainLaunch {
+  cpu::UpdateStage<T> stages[cpu::kMaxChainStages];
   int count = 0;
 };
 
-inline void update_chain(cudaStream_t s, int64_t n, const ChainLaunch &chain) {
+template <class T>
+inline void update_chain(cudaStream_t s, int64_t n, const ChainLaunch<T> &chain) {
   for_each(s, n, [=] __device__(int64_t i) {
     cpu::ChainConstants constants;
     cpu::prepare_chain(chain.stages, chain.count, constants);

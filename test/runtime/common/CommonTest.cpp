@@ -228,6 +228,22 @@ TEST(Float16, BinaryHalfDecodesExactlyAndKeepsNaNs) {
   EXPECT_EQ(toBits(half::f16ToFloat(0xfd00u)), 0xffa00000u);
 }
 
+// The stored 16-bit types of the optimizer kernels round a double through
+// float, as an f32 kernel's result cast down to 16 bits is: 1 + 2^-11 +
+// 2^-40 is above the binary16 tie between 1 and 1 + 2^-10, but as a float
+// it is the tie itself, which goes to the even 1.
+TEST(Float16, StoredTypesRoundThroughFloat) {
+  const double aboveTie = 1.0 + 0x1p-11 + 0x1p-40;
+  EXPECT_EQ(half::F16(aboveTie).bits, half::floatToF16(float(aboveTie)));
+  EXPECT_EQ(half::F16(aboveTie).bits, 0x3c00u);
+  EXPECT_EQ(half::BF16(1.0 + 0x1p-8 + 0x1p-40).bits, 0x3f80u); // the same for bf16
+  EXPECT_EQ(double(half::F16(-2.5)), -2.5);
+  EXPECT_EQ(double(half::BF16(3.0)), 3.0);
+  half::F16 stored[2] = {half::F16(1.5), half::F16(0.0)};
+  stored[1] = stored[0]; // copied as bits, as the copy stages do
+  EXPECT_EQ(stored[1].bits, 0x3e00u);
+}
+
 //===----------------------------------------------------------------------===//
 // Schedules
 //===----------------------------------------------------------------------===//
