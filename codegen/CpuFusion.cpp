@@ -213,7 +213,9 @@ LogicalResult printNormBackwardPrologue(FusionGroupOp group, CpuEmitter &e,
 
 std::string mlir::tcc::updateElementType(Value v) {
   Type element = cast<ShapedType>(v.getType()).getElementType();
-  return element.isBF16() ? "tcc::rt::half::BF16" : element.isF16() ? "tcc::rt::half::F16" : "float";
+  return element.isBF16()  ? "tcc::rt::half::BF16"
+         : element.isF16() ? "tcc::rt::half::F16"
+                           : "float";
 }
 
 std::string mlir::tcc::updatePointer(const CpuEmitter &e, Value v, Value like) {
