@@ -5,7 +5,7 @@ benchmark").
 
   bench.py prepare DIR [--gpu h100|h200|a100] [--only MODEL...]
       Where tcc is (MLIR): compiles the cuda trainers of airbench94, ResNet-9
-      and the Fashion-MNIST CNN in fp32 and bf16-mixed, timing each `tcc
+      and the Fashion-MNIST CNN in fp32, bf16-mixed and pure fp16, timing each `tcc
       compile` end to end (nvcc included) on this machine, and packs them
       with their compile reports and Fashion-MNIST into DIR (a few MiB, for
       the GPU machine, which has no MLIR).
@@ -16,8 +16,9 @@ benchmark").
   bench.py table RESULTS.json [--png FILE]
       The table of a run again, and its chart (bench/results/*.json).
 
-Rows per model: tcc fp32, tcc bf16-mixed (the trainers' own metrics: the
-median epoch after the first, training only), PyTorch eager and
+Rows per model: tcc fp32, tcc bf16-mixed, tcc pure fp16 (the examples' own
+precision, last: a tight --budget skips it first; the trainers' own metrics:
+the median epoch after the first, training only), PyTorch eager and
 torch.compile(mode="max-autotune"), both bf16 autocast (bench/pytorch_gpu.py,
 the parity tests' PyTorch model and trainer on the same data and recipe).
 Columns: ms per epoch, images/s, achieved TFLOP/s and % of the GPU's dense
@@ -46,8 +47,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 MODELS = ["airbench94", "resnet9", "fashion_cnn"]
-PRECISIONS = ["fp32", "bf16-mixed"]
-ROWS = ["tcc-bf16", "pytorch-eager", "tcc-fp32", "torch-compile"]
+PRECISIONS = ["fp32", "bf16-mixed", "fp16"]
+# The tcc rows and the precision each trains in: tcc-fp16 is pure fp16, as
+# the airbench94 and ResNet-9 examples (and their originals) train; last, so
+# that a tight --budget skips it first.
+TCC_ROWS = {"tcc-bf16": "bf16-mixed", "tcc-fp32": "fp32", "tcc-fp16": "fp16"}
+ROWS = ["tcc-bf16", "pytorch-eager", "tcc-fp32", "torch-compile", "tcc-fp16"]
 BINARIES = "bench-bins.tar.xz"
 # Dense (no sparsity) bf16 tensor-core peaks, TFLOP/s, by a word of the GPU's name.
 DENSE_BF16_PEAK = [("H200", 989.4), ("H100", 989.4), ("A100", 312.0)]
@@ -222,8 +227,7 @@ def run(args):
                 print(f"SKIP {model} {name} (--budget {args.budget} s)", flush=True)
                 continue
             if name.startswith("tcc-"):
-                precision = "fp32" if name == "tcc-fp32" else "bf16-mixed"
-                measured = tcc_row(args, precisions[precision], data, epochs)
+                measured = tcc_row(args, precisions[TCC_ROWS[name]], data, epochs)
             else:
                 measured = pytorch_row(args, model, data, epochs,
                                        "max-autotune" if name == "torch-compile" else None)

@@ -64,6 +64,8 @@ MODELS = [
     ("test/runtime/cuda/models/norm_mlp.json", 20, True, None),
     ("test/runtime/cuda/models/conv_net.json", 20, True, None),
     ("test/runtime/cuda/models/conv_net.json", 20, True, "bf16-mixed"),
+    # pure bf16: weights, gradients and momentum stored in bf16 on the GPU too
+    ("test/runtime/cuda/models/conv_net.json", 20, True, "bf16"),
     ("test/runtime/cuda/models/conv_net_fp16.json", 20, True, None),
     ("examples/fashion_cnn.json", 10, False, None),
     # resnet9 at its own precision (pure fp16), airbench94 in bf16-mixed.
