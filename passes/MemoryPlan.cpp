@@ -323,24 +323,22 @@ FailureOr<int64_t> planLoopBody(MicroBatchesOp loop, PlanMode mode) {
   return plan.assign();
 }
 
+/// The value the group yields as `result`.
+Value yielded(FusionGroupOp group, OpResult result) {
+  auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
+  return yield.getValues()[result.getResultNumber()];
+}
+
 /// The op that computes `result` and may write it over the state slot it
 /// reads (InPlaceStateUpdate): the result's own op, or, for a fusion
 /// group's result, the op inside the group that yields it. Null if none.
 Operation *inPlaceWriter(OpResult result) {
   Operation *op = result.getOwner();
-  if (auto group = dyn_cast<FusionGroupOp>(op)) {
-    auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
-    op = yield.getValues()[result.getResultNumber()].getDefiningOp();
-  }
+  if (auto group = dyn_cast<FusionGroupOp>(op))
+    op = yielded(group, result).getDefiningOp();
   if (!op || !op->hasTrait<mlir::tcc::OpTrait::InPlaceStateUpdate>())
     return nullptr;
   return op;
-}
-
-/// The value the group yields as `result`.
-Value yielded(FusionGroupOp group, OpResult result) {
-  auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
-  return yield.getValues()[result.getResultNumber()];
 }
 
 /// The value of `block` that holds `v`: v itself, or, for a value a fusion

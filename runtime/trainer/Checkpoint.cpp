@@ -284,9 +284,7 @@ bool isFloat(DType dtype) {
 /// `f`'s elements as `t` stores them, rounded to nearest.
 std::vector<uint8_t> roundedTo(const StateTensor &t, const Tensor &f) {
   std::vector<uint8_t> out(t.numBytes());
-  const size_t from = dtypeSize(f.dtype), to = dtypeSize(t.dtype);
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    storeValue(t.dtype, out.data() + i * to, loadValue(f.dtype, f.data.data() + i * from));
+  convertValues(t.dtype, out.data(), f.dtype, f.data.data(), t.numElements());
   return out;
 }
 

@@ -164,9 +164,7 @@ bool applyCopyInits(const ModelInfo &info, void *state, std::string &error) {
       if (s.dtype == t->dtype) {
         std::memmove(dst, src, t->numBytes());
       } else {
-        size_t ds = dtypeSize(t->dtype), ss = dtypeSize(s.dtype);
-        for (int64_t i = 0; i < t->numElements(); ++i)
-          storeValue(t->dtype, dst + i * ds, loadValue(s.dtype, src + i * ss));
+        convertValues(t->dtype, dst, s.dtype, src, t->numElements());
       }
       done.insert(t->name);
     }

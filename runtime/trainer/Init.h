@@ -71,6 +71,8 @@ private:
 /// nearest; U8: round and clamp to [0, 255]).
 void storeValue(DType dtype, void *dst, double value);
 double loadValue(DType dtype, const void *src);
+/// `count` elements of `from` stored as `to`, element by element.
+void convertValues(DType to, void *dst, DType from, const void *src, int64_t count);
 uint16_t floatToHalf(float value);
 float halfToFloat(uint16_t bits);
 uint16_t floatToBFloat16(float value);

@@ -59,6 +59,13 @@ void storeValue(DType dtype, void *dst, double value) {
   }
 }
 
+void convertValues(DType to, void *dst, DType from, const void *src, int64_t count) {
+  const size_t toSize = dtypeSize(to), fromSize = dtypeSize(from);
+  for (int64_t i = 0; i < count; ++i)
+    storeValue(to, static_cast<uint8_t *>(dst) + i * toSize,
+               loadValue(from, static_cast<const uint8_t *>(src) + i * fromSize));
+}
+
 double loadValue(DType dtype, const void *src) {
   switch (dtype) {
   case DType::F32: {
