@@ -1,8 +1,8 @@
 //===- CudaOps.cpp - One tcc op as launches on the model's stream ---------===//
 //
 // The cuda target's printers: each op becomes calls of the device runtime
-// (runtime/cuda/device/: StepOps.cuh, Matmul.cuh, Pool.cuh, Norm.cuh,
-// Softmax.cuh) or a device lambda launched over its elements
+// (runtime/cuda/device/: StepOps.cuh, MultiTensor.cuh, Matmul.cuh, Pool.cuh,
+// Norm.cuh, Softmax.cuh) or a device lambda launched over its elements
 // (cuda::for_each), on `args.stream`. The element math is the cpu target's
 // (runtime/kernels' functors and element functions, marked
 // TCC_HOST_DEVICE). An op this
@@ -619,18 +619,40 @@ LogicalResult emitElementwiseGroup(FusionGroupOp group, CudaPrinter &p) {
   return success();
 }
 
-/// The optimizer (and EMA, Lookahead) updates: one launch per chain, its
-/// stages passed by value.
+/// The optimizer (and EMA, Lookahead) updates: the chains of each element
+/// type in one launch (runtime/cuda/device/MultiTensor.cuh), a new launch
+/// when a table would exceed kMaxStagesPerLaunch stages.
 void printUpdateChains(const MultiTensorChains &plan, CudaPrinter &p) {
+  constexpr size_t kMaxStagesPerLaunch = 128; // MultiTensor.cuh's
   for (const MultiTensorChains::Copy &copy : plan.copies)
     p.os << "  cuda::copy<" << copy.type << ">(args.stream, " << copy.n << ", " << copy.from
          << ", " << copy.to << ");\n";
-  for (const MultiTensorChains::Chain &chain : plan.chains) {
-    p.os << "  { cuda::ChainLaunch<" << chain.type << "> chain{{\n";
-    for (const std::string &stage : chain.stages)
-      p.os << "        " << stage << ",\n";
-    p.os << "      }, " << chain.stages.size() << "};\n    cuda::update_chain(args.stream, "
-         << chain.n << ", chain); }\n";
+  for (StringRef type : {"float", "tcc::rt::half::F16", "tcc::rt::half::BF16"}) {
+    std::string stages, chains;
+    size_t stageCount = 0, chainCount = 0;
+    auto launch = [&] {
+      if (chainCount == 0)
+        return;
+      p.os << "  { cuda::UpdateTable<" << type << ", " << stageCount << ", " << chainCount
+           << "> table{{\n" << stages << "      }, {\n" << chains
+           << "      }, {}};\n    cuda::multi_tensor_update(args.stream, table); }\n";
+      stages.clear();
+      chains.clear();
+      stageCount = chainCount = 0;
+    };
+    for (const MultiTensorChains::Chain &chain : plan.chains) {
+      if (chain.type != type)
+        continue;
+      if (stageCount + chain.stages.size() > kMaxStagesPerLaunch)
+        launch();
+      chains += "        {" + std::to_string(chain.n) + ", " + std::to_string(stageCount) +
+                ", " + std::to_string(chain.stages.size()) + "},\n";
+      for (const std::string &stage : chain.stages)
+        stages += "        " + stage + ",\n";
+      stageCount += chain.stages.size();
+      ++chainCount;
+    }
+    launch();
   }
 }
 

@@ -127,6 +127,7 @@ LogicalResult mlir::tcc::emitCudaSource(ModuleOp module, llvm::raw_ostream &os) 
      << "' for the cuda target. Do not edit.\n"
      << "#include \"runtime/CompiledModel.h\"\n"
      << "#include \"runtime/cuda/device/CudaModel.cuh\"\n"
+     << "#include \"runtime/cuda/device/MultiTensor.cuh\"\n"
      << "#include \"runtime/cuda/device/Norm.cuh\"\n"
      << "#include \"runtime/cuda/device/Pool.cuh\"\n"
      << "#include \"runtime/cuda/device/Softmax.cuh\"\n"

@@ -70,20 +70,65 @@ func.func @elementwise(%x: tensor<8xf32>, %r: tensor<8xf32>) {
   return
 }
 
-// The updates of a multi-tensor group: one launch per chain, its stages by
-// value; an update's input from outside the group is copied first.
+// The updates of a multi-tensor group: the chains of each element type in
+// one launch (runtime/cuda/device/MultiTensor.cuh), the table of stages and
+// chains ({elements, first stage, stages}) by value; an update's input from
+// outside the group is copied first.
 // CHECK-LABEL: // @updates
 // CHECK: // tcc.fusion_group
 // CHECK-NEXT: cuda::copy<float>(args.stream, 4, a0, r0);
-// CHECK-NEXT: { cuda::ChainLaunch<float> chain{{[{][{]}}
+// CHECK-NEXT: { cuda::UpdateTable<float, 1, 1> table{{[{][{]}}
 // CHECK-NEXT: cpu::sgd_stage<float>(r0, a1, static_cast<float *>(nullptr), a2, a3, static_cast<float *>(nullptr), 1, 0, 0, 0, false),
-// CHECK-NEXT: }, 1};
-// CHECK-NEXT: cuda::update_chain(args.stream, 4, chain); }
+// CHECK-NEXT: }, {
+// CHECK-NEXT: {4, 0, 1},
+// CHECK-NEXT: }, {}};
+// CHECK-NEXT: cuda::multi_tensor_update(args.stream, table); }
 func.func @updates(%p: tensor<4xf32>, %g: tensor<4xf32>, %lr: tensor<f32>, %step: tensor<i64>) {
   %0 = tcc.fusion_group "multi_tensor_update" -> (tensor<4xf32>) {
     %p1 = tcc.sgd_update %p, %g, %lr, %step {dampening = 0.0 : f64, lr_scale = 1.0 : f64, momentum = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
         : (tensor<4xf32>, tensor<4xf32>, tensor<f32>, tensor<i64>) -> tensor<4xf32>
     tcc.yield %p1 : tensor<4xf32>
+  }
+  return
+}
+
+// Two chains in f32 (an SGD step and the EMA of its result; a bias) and one
+// of 16-bit state (pure fp16): one launch per type, each chain's stages
+// together, in the group's order.
+// CHECK-LABEL: // @updates_by_type
+// CHECK: // tcc.fusion_group
+// CHECK-NEXT: cuda::copy<float>(args.stream, 8, a0, r0);
+// CHECK-NEXT: cuda::copy<float>(args.stream, 8, a5, r1);
+// CHECK-NEXT: cuda::copy<uint16_t>(args.stream, 6, a8, r3);
+// CHECK-NEXT: cuda::copy<float>(args.stream, 3, a6, r2);
+// CHECK-NEXT: { cuda::UpdateTable<float, 3, 2> table{{[{][{]}}
+// CHECK-NEXT: cpu::sgd_stage<float>(r0, a1,
+// CHECK-NEXT: cpu::ema_stage<float>(r1, r0, a3, 0.25, 2),
+// CHECK-NEXT: cpu::sgd_stage<float>(r2, a7,
+// CHECK-NEXT: }, {
+// CHECK-NEXT: {8, 0, 2},
+// CHECK-NEXT: {3, 2, 1},
+// CHECK-NEXT: }, {}};
+// CHECK-NEXT: cuda::multi_tensor_update(args.stream, table); }
+// CHECK-NEXT: { cuda::UpdateTable<tcc::rt::half::F16, 1, 1> table{{[{][{]}}
+// CHECK-NEXT: cpu::sgd_stage<tcc::rt::half::F16>(reinterpret_cast<tcc::rt::half::F16 *>(r3), reinterpret_cast<tcc::rt::half::F16 *>(a9),
+// CHECK-NEXT: }, {
+// CHECK-NEXT: {6, 0, 1},
+// CHECK-NEXT: }, {}};
+// CHECK-NEXT: cuda::multi_tensor_update(args.stream, table); }
+// CHECK-NOT: multi_tensor_update
+func.func @updates_by_type(%w: tensor<8xf32>, %g: tensor<8xf32>, %lr: tensor<f32>, %step: tensor<i64>,
+                           %unused: tensor<8xf32>, %ema: tensor<8xf32>, %b: tensor<3xf32>,
+                           %gb: tensor<3xf32>, %h: tensor<6xf16>, %gh: tensor<6xf16>) {
+  %0:4 = tcc.fusion_group "multi_tensor_update" -> (tensor<8xf32>, tensor<8xf32>, tensor<3xf32>, tensor<6xf16>) {
+    %w1 = tcc.sgd_update %w, %g, %lr, %step {dampening = 0.0 : f64, lr_scale = 1.0 : f64, momentum = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
+        : (tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<i64>) -> tensor<8xf32>
+    %e = tcc.ema_update %ema, %w1, %step {decay = 0.5 : f64, every = 2 : i64} : (tensor<8xf32>, tensor<8xf32>, tensor<i64>) -> tensor<8xf32>
+    %h1 = tcc.sgd_update %h, %gh, %lr, %step {dampening = 0.0 : f64, lr_scale = 1.0 : f64, momentum = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
+        : (tensor<6xf16>, tensor<6xf16>, tensor<f32>, tensor<i64>) -> tensor<6xf16>
+    %b1 = tcc.sgd_update %b, %gb, %lr, %step {dampening = 0.0 : f64, lr_scale = 1.0 : f64, momentum = 0.0 : f64, nesterov = false, weight_decay = 0.0 : f64}
+        : (tensor<3xf32>, tensor<3xf32>, tensor<f32>, tensor<i64>) -> tensor<3xf32>
+    tcc.yield %w1, %e, %b1, %h1 : tensor<8xf32>, tensor<8xf32>, tensor<3xf32>, tensor<6xf16>
   }
   return
 }

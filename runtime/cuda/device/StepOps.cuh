@@ -2,7 +2,7 @@
 //
 // What the generated cuda step calls for each op that is not a matmul or a
 // fused group: launches (Launch.cuh) of the element math the cpu target
-// uses (runtime/kernels, runtime/common, runtime/cpu/MultiTensor.h). Like
+// uses (runtime/kernels, runtime/common, runtime/cpu/StepOps.h). Like
 // runtime/cpu/StepOps.h, every value of the step (the learning rate, the
 // counter, the valid count) is read inside the kernel through its pointer,
 // never on the host: the step is captured once and replayed as a CUDA graph.
@@ -19,7 +19,7 @@
 #include "runtime/common/DropoutMask.h"
 #include "runtime/common/LossScale.h"
 #include "runtime/common/Schedule.h"
-#include "runtime/cpu/MultiTensor.h"
+#include "runtime/cpu/StepOps.h"
 #include "runtime/cuda/device/Launch.cuh"
 #include "runtime/kernels/Activation.h"
 #include "runtime/kernels/ChannelMul.h"
@@ -411,25 +411,6 @@ inline void lamb_update(cudaStream_t s, int64_t n, float *param, const float *gr
       expAvgSq[i] = e.v;
       param[i] = float(double(param[i]) - k * double(e.u));
     });
-  });
-}
-
-/// One chain of a multi-tensor update group (runtime/cpu/MultiTensor.h):
-/// its stages travel by value in the launch.
-/// T: float, or half::F16 / half::BF16 for the 16-bit state of pure 16-bit
-/// training (computed in double, stored as the f32 kernel's result cast
-/// down would be).
-template <class T> struct ChainLaunch {
-  cpu::UpdateStage<T> stages[cpu::kMaxChainStages];
-  int count = 0;
-};
-
-template <class T>
-inline void update_chain(cudaStream_t s, int64_t n, const ChainLaunch<T> &chain) {
-  for_each(s, n, [=] __device__(int64_t i) {
-    cpu::ChainConstants constants;
-    cpu::prepare_chain(chain.stages, chain.count, constants);
-    cpu::apply_chain_at(i, chain.stages, chain.count, constants);
   });
 }
 

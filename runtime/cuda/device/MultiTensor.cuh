@@ -1,0 +1,108 @@
+//===- MultiTensor.cuh - Every parameter's update in one launch --*- CUDA -*-===//
+//
+// The cuda kernel of a multi-tensor update group (runtime/cpu/MultiTensor.h
+// is the cpu one, with the same chains and stages): all chains of one
+// element type in one launch. Each chain gets whole blocks of kThreads
+// elements, so a block's threads run one chain's stages (no divergence
+// between chains); a block finds its chain by a binary search over the
+// chains' first blocks. The chains are independent (codegen/CpuFusion.cpp's
+// planUpdateChains puts an update that reads another's result in its
+// chain), so their order does not matter. One launch instead of one per
+// parameter: airbench94 runs 26 chains per step, most of a few hundred
+// elements, each a launch that fills a fraction of one SM.
+//
+// The table travels by value as the kernel's parameter (up to 32764 bytes
+// from CUDA 12.1 on Volta and later); the code generator splits a group
+// whose table would not fit (kMaxStagesPerLaunch).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_CUDA_DEVICE_MULTITENSOR_CUH
+#define TCC_RUNTIME_CUDA_DEVICE_MULTITENSOR_CUH
+
+#include "runtime/cpu/MultiTensor.h"
+#include "runtime/cuda/device/Launch.cuh"
+
+namespace tcc::rt::cuda {
+
+/// Stages one launch takes; codegen/CudaOps.cpp starts a new launch beyond
+/// it (keeps UpdateTable under the kernel parameter limit, static_assert).
+constexpr int kMaxStagesPerLaunch = 128;
+
+/// `Chains` chains of `Stages` stages in all, of element type T; firstBlock
+/// is filled by multi_tensor_update.
+template <class T, int Stages, int Chains> struct UpdateTable {
+  cpu::UpdateStage<T> stages[Stages];
+  cpu::UpdateChain chains[Chains];
+  uint32_t firstBlock[Chains + 1];
+};
+
+/// The chain whose blocks include `block`: the last k with
+/// firstBlock[k] <= block (firstBlock ascending, firstBlock[0] = 0).
+template <int Chains>
+TCC_HOST_DEVICE inline int chain_of_block(const uint32_t (&firstBlock)[Chains + 1],
+                                          uint32_t block) {
+  int low = 0, high = Chains - 1;
+  while (low < high) {
+    const int middle = (low + high + 1) / 2;
+    if (firstBlock[middle] <= block)
+      low = middle;
+    else
+      high = middle - 1;
+  }
+  return low;
+}
+
+/// Thread `thread` of block `block`: its chain's element, every stage.
+template <class T, int Stages, int Chains>
+TCC_HOST_DEVICE inline void update_at(const UpdateTable<T, Stages, Chains> &table,
+                                      uint32_t block, int thread) {
+  const int k = chain_of_block<Chains>(table.firstBlock, block);
+  const cpu::UpdateChain &chain = table.chains[k];
+  const int64_t i = int64_t(block - table.firstBlock[k]) * kThreads + thread;
+  if (i >= chain.n)
+    return;
+  const cpu::UpdateStage<T> *first = table.stages + chain.first;
+  cpu::ChainConstants constants;
+  cpu::prepare_chain(first, chain.count, constants);
+  cpu::apply_chain_at(i, first, chain.count, constants);
+}
+
+#ifndef TCC_CUDA_HOST_EMULATION
+template <class T, int Stages, int Chains>
+__global__ void __launch_bounds__(kThreads)
+    multiTensorKernel(const UpdateTable<T, Stages, Chains> table) {
+  update_at(table, blockIdx.x, threadIdx.x);
+}
+#endif
+
+/// Every chain of `table` in one launch.
+template <class T, int Stages, int Chains>
+void multi_tensor_update(cudaStream_t stream, UpdateTable<T, Stages, Chains> table) {
+  static_assert(Stages <= kMaxStagesPerLaunch && Chains <= Stages,
+                "a multi-tensor launch beyond kMaxStagesPerLaunch");
+  static_assert(sizeof(table) <= 32764, "beyond CUDA's kernel parameter limit");
+  int64_t blocks = 0;
+  for (int k = 0; k < Chains; ++k) {
+    table.firstBlock[k] = static_cast<uint32_t>(blocks);
+    blocks += blocksFor(table.chains[k].n);
+  }
+  table.firstBlock[Chains] = static_cast<uint32_t>(blocks);
+  if (blocks > 0x7fffffff)
+    throw std::runtime_error("a multi-tensor update of more than 2^31 blocks");
+  if (blocks == 0)
+    return;
+#ifdef TCC_CUDA_HOST_EMULATION
+  emulation::enqueue(stream, [=] {
+    for (uint32_t b = 0; b < uint32_t(blocks); ++b)
+      for (int t = 0; t < kThreads; ++t)
+        update_at(table, b, t);
+  });
+#else
+  multiTensorKernel<<<unsigned(blocks), kThreads, 0, stream>>>(table);
+  check(cudaGetLastError(), "launching the multi-tensor update");
+#endif
+}
+
+} // namespace tcc::rt::cuda
+
+#endif // TCC_RUNTIME_CUDA_DEVICE_MULTITENSOR_CUH
