@@ -103,7 +103,11 @@ struct NormKernelStyle {
   std::string lambda; ///< what opens the store / dy lambda: "[&]"
   std::string call;   ///< before the kernel's name: "", "cuda::"
   std::string stream; ///< the kernel's first arguments: "", "args.stream, "
-  static NormKernelStyle cpu() { return {"[&]", "", ""}; }
+  /// After `stream`, for the kernels that sum over the batch (the training
+  /// forward and the backward): "" on the cpu, the cuda target's workspace
+  /// "pointer, bytes, " (runtime/cuda/NormSplit.h).
+  std::string workspace;
+  static NormKernelStyle cpu() { return {"[&]", "", "", ""}; }
 };
 
 /// A norm_epilogue or norm_backward_prologue group: the batch norm kernel

@@ -161,7 +161,8 @@ LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e, const NormKe
       if (e.name(from) != e.name(to))
         e.os << "    " << k.call << "copy<float>(" << k.stream << numElements(from) << ", "
              << e.name(from) << ", " << e.name(to) << ");\n";
-    e.os << "    " << k.call << "batch_norm_forward_train_with<float>(" << k.stream << cpp(kernel_args::batchNorm(bn))
+    e.os << "    " << k.call << "batch_norm_forward_train_with<float>(" << k.stream
+         << k.workspace << cpp(kernel_args::batchNorm(bn))
          << ", " << e.name(bn.getInput()) << ", " << e.nameOrNull(bn.getWeight()) << ", "
          << e.nameOrNull(bn.getBias()) << ", " << cppDouble(bn.getEps()) << ", "
          << cppDouble(bn.getMomentum()) << ", " << store << ", "
@@ -202,7 +203,8 @@ LogicalResult printNormBackwardPrologue(FusionGroupOp group, CpuEmitter &e,
                      "      return " +
                      printer.element(bn.getGrad()) + ";\n    }";
   e.os << "  {\n" << functors << "    " << k.call << "batch_norm_backward_with<float>("
-       << k.stream << cpp(kernel_args::batchNorm(bn)) << ", " << dyAt << ", " << e.name(bn.getInput())
+       << k.stream << k.workspace << cpp(kernel_args::batchNorm(bn)) << ", " << dyAt << ", "
+       << e.name(bn.getInput())
        << ", " << e.nameOrNull(bn.getWeight()) << ", " << e.name(bn.getSavedMean()) << ", "
        << e.name(bn.getSavedInvstd()) << ", " << e.name(bn.getGradInput()) << ", "
        << e.name(bn.getGradWeight()) << ", " << e.name(bn.getGradBias()) << ");\n  }\n";

@@ -275,8 +275,8 @@ LogicalResult emitBatchNorm(Operation *op, CudaPrinter &p) {
         // The kernel updates the running statistics in place.
         p.copyInto(o.getRunningMean(), o.getNewRunningMean());
         p.copyInto(o.getRunningVar(), o.getNewRunningVar());
-        p.os << "  cuda::batch_norm_forward_train_with<float>(args.stream, "
-             << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << p(o.getInput()) << ", "
+        p.os << "  cuda::batch_norm_forward_train_with<float>(args.stream, " << workspaceOf(o)
+             << ", " << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << p(o.getInput()) << ", "
              << opt(o.getWeight()) << ", " << opt(o.getBias()) << ", " << cppDouble(o.getEps())
              << ", " << cppDouble(o.getMomentum()) << ", " << store(o.getResult()) << ", "
              << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", "
@@ -299,7 +299,7 @@ LogicalResult emitBatchNorm(Operation *op, CudaPrinter &p) {
         return success();
       })
       .Case([&](BatchNormBackwardOp o) {
-        p.os << "  cuda::batch_norm_backward_with<float>(args.stream, "
+        p.os << "  cuda::batch_norm_backward_with<float>(args.stream, " << workspaceOf(o) << ", "
              << kernel_args::cpp(kernel_args::batchNorm(o))
              << ", [=] __device__(int64_t k, int64_t) { return " << p(o.getGrad())
              << "[k]; }, " << p(o.getInput()) << ", " << opt(o.getWeight()) << ", "
@@ -680,7 +680,8 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
     }
     if (group.getKind() == FusionGroupOp::kNormEpilogue ||
         group.getKind() == FusionGroupOp::kNormBackwardPrologue)
-      return emitNormGroup(group, e, {"[=] __device__", "cuda::", "args.stream, "});
+      return emitNormGroup(group, e,
+                           {"[=] __device__", "cuda::", "args.stream, ", workspaceOf(group) + ", "});
     return group.emitError("the cuda target cannot run a fusion group of kind '")
            << group.getKind() << "' yet (docs/cuda.md lists what it runs); compile with "
            << "--target=cpu";

@@ -1,6 +1,8 @@
 //===- CudaConvPlans.cpp - Convolution problems and their baked engines ---===//
 
 #include "codegen/cuda/CudaConvPlans.h"
+#include "codegen/KernelArgs.h"
+#include "runtime/cuda/NormSplit.h"
 
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
@@ -124,7 +126,8 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
                                  bool allowFallback, const std::vector<BakedStepConv> &baked) {
   Builder b(module.getContext());
   // The workspaces, which the memory plan places (tcc.workspace_bytes): a
-  // convolution's is its engine's, a matmul's cuBLASLt's recommendation.
+  // convolution's is its engine's, a matmul's cuBLASLt's recommendation, a
+  // batch norm's (training forward, backward) its sums' over many blocks.
   std::map<std::string, int64_t> convWorkspace;
   for (const auto &[conv, choice] : baked)
     convWorkspace[conv.problem.key()] = choice.engine.workspaceBytes;
@@ -136,6 +139,10 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
         bytes = convWorkspace[problem->key()];
     } else if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp>(op)) {
       bytes = cuda::matmulWorkspaceBytes(gpu.smVersion);
+    } else if (auto bn = dyn_cast<BatchNormOp>(op)) {
+      bytes = cuda::normSplit(kernel_args::batchNorm(bn)).workspaceBytes();
+    } else if (auto bn = dyn_cast<BatchNormBackwardOp>(op)) {
+      bytes = cuda::normSplit(kernel_args::batchNorm(bn)).workspaceBytes();
     }
     if (bytes > 0)
       op->setAttr(kWorkspaceBytesAttr, b.getI64IntegerAttr(bytes));

@@ -133,38 +133,37 @@ struct SequentialSums {
   TCC_HOST_DEVICE bool leader() const { return true; }
 };
 
-/// The statistics of channel c of a training forward: saved_mean and
-/// saved_invstd of each group, and the running statistics when given, each
-/// sum over a group's G * hw elements taken by `sums` (SequentialSums).
-template <class T, class Reducer>
-TCC_HOST_DEVICE void batch_norm_train_statistics(const BatchNormShape &s, const T *x, double eps,
+/// The mean of a statistics row (a group's G * hw elements of a channel)
+/// from its sum.
+TCC_HOST_DEVICE inline acc_t batch_norm_mean(const BatchNormShape &s, acc_t sum) {
+  return divide(sum, acc_t(s.group_size() * s.hw));
+}
+
+/// Channel c's saved_mean and saved_invstd of each group, and its running
+/// statistics when given, from each group's sums: groupSums(g) is
+/// Sums{sum x, sum (x - mean)^2} around batch_norm_mean(sum x), called once
+/// per group in order. Only the `leader` writes.
+template <class T, class GroupSums>
+TCC_HOST_DEVICE void batch_norm_store_statistics(const BatchNormShape &s, double eps,
                                                  double momentum, T *saved_mean,
                                                  T *saved_invstd, T *running_mean,
                                                  T *running_var, int64_t c,
-                                                 const Reducer &sums) {
-  const int64_t G = s.group_size(), groups = s.num_groups(), C = s.c;
-  const int64_t hw = s.hw, cnt = G * hw;
+                                                 GroupSums &&groupSums, bool leader) {
+  const int64_t groups = s.num_groups(), C = s.c, cnt = s.group_size() * s.hw;
   const acc_t unbias = cnt > 1 ? divide(acc_t(cnt), acc_t(cnt - 1)) : acc_t(1);
   acc_t meanSum = 0, varSum = 0;
   for (int64_t g = 0; g < groups; ++g) {
-    auto at = [&](int64_t m, int64_t j) { return x[(s.member(g, m) * C + c) * hw + j]; };
-    const acc_t mean =
-        divide(sums.over(G, [&](int64_t m, int64_t j) { return Sums{acc_t(at(m, j)), 0}; })
-                   .first,
-               acc_t(cnt));
-    const acc_t sq = sums.over(G, [&](int64_t m, int64_t j) {
-                               const acc_t d = acc_t(at(m, j)) - mean;
-                               return Sums{d * d, 0};
-                             }).first;
-    const acc_t var = divide(sq, acc_t(cnt));
-    if (sums.leader()) {
+    const Sums sums = groupSums(g);
+    const acc_t mean = batch_norm_mean(s, sums.first);
+    const acc_t var = divide(sums.second, acc_t(cnt));
+    if (leader) {
       saved_mean[g * C + c] = T(mean);
       saved_invstd[g * C + c] = T(divide(1.0, std::sqrt(var + eps)));
     }
     meanSum += mean;
     varSum += var * unbias;
   }
-  if (!sums.leader())
+  if (!leader)
     return;
   if (running_mean)
     running_mean[c] = T((1.0 - momentum) * acc_t(running_mean[c]) +
@@ -172,6 +171,32 @@ TCC_HOST_DEVICE void batch_norm_train_statistics(const BatchNormShape &s, const 
   if (running_var)
     running_var[c] = T((1.0 - momentum) * acc_t(running_var[c]) +
                        momentum * divide(varSum, acc_t(groups)));
+}
+
+/// The statistics of channel c of a training forward, each sum over a
+/// group's G * hw elements taken by `sums` (SequentialSums): the mean, then
+/// the squared deviations from it (two passes, as PyTorch's).
+template <class T, class Reducer>
+TCC_HOST_DEVICE void batch_norm_train_statistics(const BatchNormShape &s, const T *x, double eps,
+                                                 double momentum, T *saved_mean,
+                                                 T *saved_invstd, T *running_mean,
+                                                 T *running_var, int64_t c,
+                                                 const Reducer &sums) {
+  const int64_t G = s.group_size(), C = s.c, hw = s.hw;
+  batch_norm_store_statistics(
+      s, eps, momentum, saved_mean, saved_invstd, running_mean, running_var, c,
+      [&](int64_t g) {
+        auto at = [&](int64_t m, int64_t j) { return x[(s.member(g, m) * C + c) * hw + j]; };
+        const acc_t sum =
+            sums.over(G, [&](int64_t m, int64_t j) { return Sums{acc_t(at(m, j)), 0}; }).first;
+        const acc_t mean = batch_norm_mean(s, sum);
+        const acc_t sq = sums.over(G, [&](int64_t m, int64_t j) {
+                               const acc_t d = acc_t(at(m, j)) - mean;
+                               return Sums{d * d, 0};
+                             }).first;
+        return Sums{sum, sq};
+      },
+      sums.leader());
 }
 
 /// Element k (the flat index into [n, C, hw]) of x normalised with the
@@ -305,51 +330,52 @@ void batch_norm_forward_inference(const BatchNormShape &s, const T *x,
                                     eps, [y](int64_t k, T v) { y[k] = v; });
 }
 
-/// Training backward, with the batch statistics as functions of x. Per group
-/// and channel, xhat = (x - mean) * invstd and
-///   dx      = weight * invstd * (dy - mean(dy) - xhat * mean(dy * xhat))
-///   dweight = sum over all groups of sum(dy * xhat)
-///   dbias   = sum over all groups of sum(dy)
-/// (means over the group's cnt elements). Any of dx / dweight / dbias may be
-/// nullptr (not computed); weight may be nullptr (1). dy is read through
-/// `dyAt(k, gc)` (k the flat index into [n, C, hw], gc = g * C + c the row
-/// of the statistics) once per element, where a
-/// fused prologue computes it; it is kept in dx (when computed) between the
-/// two passes, so it needs no memory of its own.
-/// Channel c of batch_norm_backward_with.
-template <class T, class DyAt, class Reducer>
-TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &dyAt, const T *x,
-                                                 const T *weight, const T *saved_mean,
-                                                 const T *saved_invstd, T *dx, T *dweight,
-                                                 T *dbias, int64_t c, const Reducer &sums) {
-  const int64_t G = s.group_size(), groups = s.num_groups(), C = s.c;
-  const int64_t hw = s.hw, cnt = G * hw;
+// Training backward, with the batch statistics as functions of x. Per group
+// and channel, xhat = (x - mean) * invstd and
+//   dx      = weight * invstd * (dy - mean(dy) - xhat * mean(dy * xhat))
+//   dweight = sum over all groups of sum(dy * xhat)
+//   dbias   = sum over all groups of sum(dy)
+// (means over the group's cnt elements). Any of dx / dweight / dbias may be
+// nullptr (not computed); weight may be nullptr (1). dy is read through
+// `dyAt(k, gc)` (k the flat index into [n, C, hw], gc = g * C + c the row
+// of the statistics) once per element, where a
+// fused prologue computes it; it is kept in dx (when computed) between the
+// two passes, so it needs no memory of its own.
+
+/// The factors of dx in a group: k1 = mean(dy), k2 = mean(dy * xhat), from
+/// the group's Sums{sum dy, sum dy * (x - mean)}.
+struct NormGradFactors {
+  acc_t k1, k2;
+};
+TCC_HOST_DEVICE inline NormGradFactors batch_norm_grad_factors(const BatchNormShape &s,
+                                                               const Sums &sums,
+                                                               acc_t invstd) {
+  const acc_t cnt = acc_t(s.group_size() * s.hw);
+  return {divide(sums.first, cnt), divide(sums.second * invstd, cnt)};
+}
+
+/// One element of dx from its dy and x.
+template <class T>
+TCC_HOST_DEVICE inline T batch_norm_dx(T dy, T x, acc_t w, acc_t mean, acc_t invstd,
+                                       const NormGradFactors &f) {
+  const acc_t xhat = (acc_t(x) - mean) * invstd;
+  return T(w * invstd * (acc_t(dy) - f.k1 - xhat * f.k2));
+}
+
+/// Channel c's dweight and dbias (either may be null) from each group's
+/// sums: groupSums(g) is Sums{sum dy, sum dy * (x - mean)}, called once per
+/// group in order. Only the `leader` writes.
+template <class T, class GroupSums>
+TCC_HOST_DEVICE void batch_norm_param_grads(const BatchNormShape &s, const T *saved_invstd,
+                                            T *dweight, T *dbias, int64_t c,
+                                            GroupSums &&groupSums, bool leader) {
   acc_t dwSum = 0, dbSum = 0;
-  for (int64_t g = 0; g < groups; ++g) {
-    const acc_t mean = saved_mean[g * C + c];
-    const acc_t invstd = saved_invstd[g * C + c];
-    auto at = [&](int64_t m, int64_t j) { return (s.member(g, m) * C + c) * hw + j; };
-    const Sums both = sums.over(G, [&](int64_t m, int64_t j) {
-      const int64_t k = at(m, j);
-      const T dy = dyAt(k, g * C + c);
-      if (dx)
-        dx[k] = dy;
-      return Sums{acc_t(dy), acc_t(dy) * (acc_t(x[k]) - mean)};
-    });
-    const acc_t sumDy = both.first, sumDyXhat = both.second * invstd;
-    dwSum += sumDyXhat;
-    dbSum += sumDy;
-    if (dx) {
-      const acc_t w = weight ? acc_t(weight[c]) : 1.0;
-      const acc_t k1 = divide(sumDy, acc_t(cnt)), k2 = divide(sumDyXhat, acc_t(cnt));
-      sums.each(G, [&](int64_t m, int64_t j) {
-        const int64_t k = at(m, j);
-        const acc_t xhat = (acc_t(x[k]) - mean) * invstd;
-        dx[k] = T(w * invstd * (acc_t(dx[k]) - k1 - xhat * k2));
-      });
-    }
+  for (int64_t g = 0; g < s.num_groups(); ++g) {
+    const Sums sums = groupSums(g);
+    dwSum += sums.second * acc_t(saved_invstd[g * s.c + c]);
+    dbSum += sums.first;
   }
-  if (!sums.leader())
+  if (!leader)
     return;
   if (dweight)
     dweight[c] = T(dwSum);
@@ -357,6 +383,38 @@ TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &
     dbias[c] = T(dbSum);
 }
 
+/// Channel c of batch_norm_backward_with.
+template <class T, class DyAt, class Reducer>
+TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &dyAt, const T *x,
+                                                 const T *weight, const T *saved_mean,
+                                                 const T *saved_invstd, T *dx, T *dweight,
+                                                 T *dbias, int64_t c, const Reducer &sums) {
+  const int64_t G = s.group_size(), C = s.c, hw = s.hw;
+  const acc_t w = weight ? acc_t(weight[c]) : 1.0;
+  batch_norm_param_grads(
+      s, saved_invstd, dweight, dbias, c,
+      [&](int64_t g) {
+        const acc_t mean = saved_mean[g * C + c];
+        const acc_t invstd = saved_invstd[g * C + c];
+        auto at = [&](int64_t m, int64_t j) { return (s.member(g, m) * C + c) * hw + j; };
+        const Sums both = sums.over(G, [&](int64_t m, int64_t j) {
+          const int64_t k = at(m, j);
+          const T dy = dyAt(k, g * C + c);
+          if (dx)
+            dx[k] = dy;
+          return Sums{acc_t(dy), acc_t(dy) * (acc_t(x[k]) - mean)};
+        });
+        if (dx) {
+          const NormGradFactors f = batch_norm_grad_factors(s, both, invstd);
+          sums.each(G, [&](int64_t m, int64_t j) {
+            const int64_t k = at(m, j);
+            dx[k] = batch_norm_dx(dx[k], x[k], w, mean, invstd, f);
+          });
+        }
+        return both;
+      },
+      sums.leader());
+}
 
 template <class T, class DyAt>
 void batch_norm_backward_with(const BatchNormShape &s, DyAt dyAt, const T *x,

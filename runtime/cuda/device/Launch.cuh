@@ -93,13 +93,23 @@ struct BlockSums {
   int64_t hw;
 #ifndef TCC_CUDA_HOST_EMULATION
   template <class Term> __device__ kernels::Sums over(int64_t rows, Term term) const {
-    __shared__ double first[kThreads], second[kThreads];
+    return over_range(0, rows * hw, term);
+  }
+  /// The sums of term(m, j) over the flat indices [begin, end) of the rows
+  /// (a part of a channel's group: runtime/cuda/NormSplit.h).
+  template <class Term>
+  __device__ kernels::Sums over_range(int64_t begin, int64_t end, Term term) const {
     kernels::Sums s;
-    each(rows, [&](int64_t m, int64_t j) {
+    each_in(begin, end, [&](int64_t m, int64_t j) {
       const kernels::Sums t = term(m, j);
       s.first += t.first;
       s.second += t.second;
     });
+    return reduce(s);
+  }
+  /// The block's total of every thread's `s`, as a tree; every thread gets it.
+  __device__ kernels::Sums reduce(const kernels::Sums &s) const {
+    __shared__ double first[kThreads], second[kThreads];
     first[threadIdx.x] = s.first;
     second[threadIdx.x] = s.second;
     __syncthreads();
@@ -114,13 +124,17 @@ struct BlockSums {
     __syncthreads(); // before a next call writes the arrays again
     return total;
   }
-  /// f(m, j) for this thread's elements: the flat index steps by kThreads
-  /// with no division in the loop (a 64-bit division there makes the loop
-  /// spill registers, Launch.cuh's blocksFor says why).
-  template <class F> __device__ void each(int64_t rows, F f) const {
+  /// f(m, j) for this thread's elements of the rows.
+  template <class F> __device__ void each(int64_t rows, F f) const { each_in(0, rows * hw, f); }
+  /// f(m, j) for this thread's flat indices begin + t, begin + t + kThreads,
+  /// ... below end: (m, j) steps by kThreads with no division in the loop
+  /// (a 64-bit division there makes the loop spill registers, Launch.cuh's
+  /// blocksFor says why).
+  template <class F> __device__ void each_in(int64_t begin, int64_t end, F f) const {
     const int64_t stepRows = kThreads / hw, stepCols = kThreads % hw;
-    int64_t m = threadIdx.x / hw, j = threadIdx.x % hw;
-    while (m < rows) {
+    const int64_t first = begin + threadIdx.x, endRow = end / hw, endCol = end % hw;
+    int64_t m = first / hw, j = first % hw;
+    while (m < endRow || (m == endRow && j < endCol)) {
       f(m, j);
       m += stepRows;
       j += stepCols;
@@ -133,9 +147,12 @@ struct BlockSums {
   __device__ bool leader() const { return threadIdx.x == 0; }
 #else
   template <class Term> kernels::Sums over(int64_t rows, Term term) const {
+    return over_range(0, rows * hw, term);
+  }
+  template <class Term> kernels::Sums over_range(int64_t begin, int64_t end, Term term) const {
     kernels::Sums partial[kThreads];
     for (int t = 0; t < kThreads; ++t)
-      for (int64_t i = t; i < rows * hw; i += kThreads) {
+      for (int64_t i = begin + t; i < end; i += kThreads) {
         const kernels::Sums v = term(i / hw, i % hw);
         partial[t].first += v.first;
         partial[t].second += v.second;

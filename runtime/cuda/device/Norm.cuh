@@ -1,10 +1,12 @@
 //===- Norm.cuh - Batch and layer norm on the device -------------*- CUDA -*-===//
 //
 // The cpu kernels' functions (runtime/kernels/Norm.h) behind the same
-// `_with` interface: the statistics and the backward's sums one block per
-// channel (through every group of its channel, each group's sums spread over
-// the block's threads in a fixed order, BlockSums), every elementwise part
-// one thread per element. A fused group's elementwise
+// `_with` interface, plus the workspace the memory plan gave the op: the
+// statistics and the backward's sums of each channel's group over many
+// blocks (runtime/cuda/NormSplit.h: each block a fixed range, its threads in
+// a fixed order, BlockSums; the parts added in order, so the same bits on
+// every run), each channel's results by one thread with the cpu kernel's
+// math, every elementwise part one thread per element. A fused group's elementwise
 // ops come in as the device lambda `store` (an epilogue) or `dyAt` (a
 // backward prologue), printed by codegen/CpuFusion.cpp; each element's
 // thread calls them once (a call inside a loop would spill registers).
@@ -15,6 +17,7 @@
 #ifndef TCC_RUNTIME_CUDA_DEVICE_NORM_CUH
 #define TCC_RUNTIME_CUDA_DEVICE_NORM_CUH
 
+#include "runtime/cuda/NormSplit.h"
 #include "runtime/cuda/device/Launch.cuh"
 #include "runtime/kernels/Norm.h"
 
@@ -37,16 +40,85 @@ void batch_norm_apply_with(cudaStream_t s, const BatchNormShape &shape, const T 
   });
 }
 
-/// Statistics one block per channel, then each element normalised and
-/// stored by its own thread.
+/// The workspace of a training forward or backward (NormSplit): each
+/// block's sums, then each row's.
+struct NormWorkspace {
+  kernels::Sums *parts, *rows;
+};
+inline NormWorkspace norm_workspace(const tcc::cuda::NormSplit &split, char *workspace,
+                                    int64_t bytes) {
+  if (!workspace || bytes < split.workspaceBytes())
+    throw std::runtime_error("a batch norm was given " + std::to_string(bytes) +
+                             " bytes of workspace, it needs " +
+                             std::to_string(split.workspaceBytes()) +
+                             " (a trainer compiled by another tcc version?)");
+  if (split.length > 0xffffffffLL)
+    throw std::runtime_error("a batch norm over more than 2^32 elements per channel");
+  auto *parts = reinterpret_cast<kernels::Sums *>(workspace);
+  return {parts, parts + split.rows * split.parts};
+}
+
+/// parts[b] = the sums of term(row, k) over block b's range of its row
+/// (row = g * C + c; k the flat index into [n, C, hw]), in a fixed order.
+template <class Term>
+void row_part_sums(cudaStream_t s, const BatchNormShape &shape,
+                   const tcc::cuda::NormSplit &split, kernels::Sums *parts, Term term) {
+  per_block(s, split.rows * split.parts, shape.hw,
+            [=] __device__(int64_t b, const BlockSums &sums) {
+              const int64_t row = b / split.parts, begin = (b - row * split.parts) * split.chunk;
+              const int64_t end = begin + split.chunk < split.length ? begin + split.chunk
+                                                                     : split.length;
+              const int64_t g = row / shape.c, c = row - g * shape.c;
+              const kernels::Sums total = sums.over_range(begin, end, [&](int64_t m, int64_t j) {
+                return term(row, (shape.member(g, m) * shape.c + c) * shape.hw + j);
+              });
+              if (sums.leader())
+                parts[b] = total;
+            });
+}
+
+/// The sums of row `row`'s parts, in order.
+TCC_HOST_DEVICE inline kernels::Sums row_sums(const tcc::cuda::NormSplit &split,
+                                              const kernels::Sums *parts, int64_t row) {
+  kernels::Sums total;
+  for (int64_t p = 0; p < split.parts; ++p) {
+    total.first += parts[row * split.parts + p].first;
+    total.second += parts[row * split.parts + p].second;
+  }
+  return total;
+}
+
+/// Training forward: each statistics row summed over split.parts blocks
+/// (NormSplit), its mean, the squared deviations from it the same way, the
+/// statistics of each channel by one thread (kernels::
+/// batch_norm_store_statistics, the cpu kernel's), then each element
+/// normalised and stored by its own thread.
 template <class T, class Store>
-void batch_norm_forward_train_with(cudaStream_t s, const BatchNormShape &shape, const T *x,
-                                   const T *weight, const T *bias, double eps, double momentum,
-                                   Store store, T *savedMean, T *savedInvstd, T *runningMean,
+void batch_norm_forward_train_with(cudaStream_t s, char *workspace, int64_t workspaceBytes,
+                                   const BatchNormShape &shape, const T *x, const T *weight,
+                                   const T *bias, double eps, double momentum, Store store,
+                                   T *savedMean, T *savedInvstd, T *runningMean,
                                    T *runningVar) {
-  per_block(s, shape.c, shape.hw, [=] __device__(int64_t c, const BlockSums &sums) {
-    kernels::batch_norm_train_statistics(shape, x, eps, momentum, savedMean, savedInvstd,
-                                         runningMean, runningVar, c, sums);
+  const tcc::cuda::NormSplit split = tcc::cuda::normSplit(shape);
+  const NormWorkspace w = norm_workspace(split, workspace, workspaceBytes);
+  row_part_sums(s, shape, split, w.parts, [=] __device__(int64_t, int64_t k) {
+    return kernels::Sums{double(x[k]), 0};
+  });
+  for_each(s, split.rows, [=] __device__(int64_t row) {
+    w.rows[row].first = row_sums(split, w.parts, row).first;
+  });
+  row_part_sums(s, shape, split, w.parts, [=] __device__(int64_t row, int64_t k) {
+    const double d = double(x[k]) - kernels::batch_norm_mean(shape, w.rows[row].first);
+    return kernels::Sums{d * d, 0};
+  });
+  for_each(s, shape.c, [=] __device__(int64_t c) {
+    kernels::batch_norm_store_statistics(
+        shape, eps, momentum, savedMean, savedInvstd, runningMean, runningVar, c,
+        [&](int64_t g) {
+          const int64_t row = g * shape.c + c;
+          return kernels::Sums{w.rows[row].first, row_sums(split, w.parts, row).first};
+        },
+        true);
   });
   batch_norm_apply_with(s, shape, x, weight, bias, savedMean, savedInvstd, store);
 }
@@ -62,18 +134,36 @@ void batch_norm_forward_inference_with(cudaStream_t s, const BatchNormShape &sha
   });
 }
 
-/// dy (a fused prologue's value) into dx, one thread per element; then the
-/// cpu kernel's per-channel backward, one block per channel, reading it.
+/// Training backward: dy (a fused prologue's value) into dx, one thread per
+/// element; each statistics row's two sums over split.parts blocks; each
+/// channel's parameter gradients by one thread; then dx, one thread per
+/// element (kernels::batch_norm_dx, the cpu kernel's).
 template <class T, class DyAt>
-void batch_norm_backward_with(cudaStream_t s, const BatchNormShape &shape, DyAt dyAt,
-                              const T *x, const T *weight, const T *savedMean,
-                              const T *savedInvstd, T *dx, T *dweight, T *dbias) {
-  for_each(s, shape.n * shape.c * shape.hw,
-           [=] __device__(int64_t k) { dx[k] = dyAt(k, statisticsRow(shape, k)); });
-  per_block(s, shape.c, shape.hw, [=] __device__(int64_t c, const BlockSums &sums) {
-    auto fromDx = [dx](int64_t k, int64_t) { return dx[k]; };
-    kernels::batch_norm_backward_channel(shape, fromDx, x, weight, savedMean, savedInvstd, dx,
-                                         dweight, dbias, c, sums);
+void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspaceBytes,
+                              const BatchNormShape &shape, DyAt dyAt, const T *x,
+                              const T *weight, const T *savedMean, const T *savedInvstd, T *dx,
+                              T *dweight, T *dbias) {
+  const tcc::cuda::NormSplit split = tcc::cuda::normSplit(shape);
+  const NormWorkspace w = norm_workspace(split, workspace, workspaceBytes);
+  const int64_t n = shape.n * shape.c * shape.hw;
+  for_each(s, n, [=] __device__(int64_t k) { dx[k] = dyAt(k, statisticsRow(shape, k)); });
+  row_part_sums(s, shape, split, w.parts, [=] __device__(int64_t row, int64_t k) {
+    const double dy = double(dx[k]);
+    return kernels::Sums{dy, dy * (double(x[k]) - double(savedMean[row]))};
+  });
+  for_each(s, split.rows,
+           [=] __device__(int64_t row) { w.rows[row] = row_sums(split, w.parts, row); });
+  if (dweight || dbias)
+    for_each(s, shape.c, [=] __device__(int64_t c) {
+      kernels::batch_norm_param_grads(
+          shape, savedInvstd, dweight, dbias, c,
+          [&](int64_t g) { return w.rows[g * shape.c + c]; }, true);
+    });
+  for_each(s, n, [=] __device__(int64_t k) {
+    const int64_t row = statisticsRow(shape, k), c = row % shape.c;
+    const double mean = savedMean[row], invstd = savedInvstd[row];
+    dx[k] = kernels::batch_norm_dx(dx[k], x[k], weight ? double(weight[c]) : 1.0, mean, invstd,
+                                   kernels::batch_norm_grad_factors(shape, w.rows[row], invstd));
   });
 }
 

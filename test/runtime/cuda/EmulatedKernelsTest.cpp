@@ -1,0 +1,222 @@
+//===- EmulatedKernelsTest.cpp - Device kernels against the cpu's --------===//
+//
+// The cuda target's batch norm over many blocks per channel
+// (runtime/cuda/NormSplit.h) and its multi-tensor update in one launch
+// (runtime/cuda/device/MultiTensor.cuh), run under host emulation (the
+// device code as plain C++, every block and thread in order), against the
+// cpu kernels on shapes the test models do not reach: rows split in parts
+// with a shorter last part, ghost groups (consecutive and strided) split
+// too, chains of more than one block. The trainers' own emulation tests
+// (host_emulation.py) cover the generated calls.
+//
+//===----------------------------------------------------------------------===//
+#define TCC_CUDA_HOST_EMULATION 1
+
+#include "runtime/cpu/MultiTensor.h"
+#include "runtime/cuda/NormSplit.h"
+#include "runtime/cuda/device/MultiTensor.cuh"
+#include "runtime/cuda/device/Norm.cuh"
+#include "runtime/kernels/Norm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace {
+
+using tcc::cuda::NormSplit;
+using tcc::cuda::normSplit;
+using tcc::rt::kernels::BatchNormShape;
+namespace cuda = tcc::rt::cuda;
+namespace cpu = tcc::rt::cpu;
+namespace kernels = tcc::rt::kernels;
+
+std::vector<float> randomValues(size_t n, unsigned seed, float offset) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = offset + uniform(rng);
+  return v;
+}
+
+// The two kernels sum in double in different orders, then round to float:
+// the double results differ by about n * 2^-53 of the terms' magnitude
+// (1e-12 here, terms of order 1), far below half a float ulp, so a result
+// can differ from the cpu's by one rounding flip (1 ulp) at most, plus that
+// absolute error where cancellation makes the result itself small.
+void expectWithinOneRounding(const std::vector<float> &device, const std::vector<float> &host,
+                             const char *what) {
+  ASSERT_EQ(device.size(), host.size()) << what;
+  for (size_t i = 0; i < host.size(); ++i) {
+    const double bound = std::ldexp(std::fabs(double(host[i])), -23) + 1e-10;
+    ASSERT_LE(std::fabs(double(device[i]) - double(host[i])), bound)
+        << what << "[" << i << "]: device " << device[i] << ", cpu " << host[i];
+  }
+}
+
+TEST(NormSplit, PartsCoverEveryRowOnce) {
+  for (BatchNormShape s : {BatchNormShape{1024, 64, 225, 0}, BatchNormShape{7, 3, 1300, 0},
+                           BatchNormShape{8, 2, 2101, 4, true}, BatchNormShape{32, 8, 1, 0},
+                           BatchNormShape{512, 512, 16, 0}}) {
+    const NormSplit split = normSplit(s);
+    EXPECT_EQ(split.rows, s.c * s.num_groups());
+    EXPECT_EQ(split.length, s.group_size() * s.hw);
+    EXPECT_GE(split.parts, 1);
+    // parts - 1 whole chunks and a last, non-empty one.
+    EXPECT_LT((split.parts - 1) * split.chunk, split.length);
+    EXPECT_GE(split.parts * split.chunk, split.length);
+    // A part is worth a block, and the rows together fill about kTargetBlocks.
+    if (split.parts > 1) {
+      EXPECT_GE(split.chunk, NormSplit::kMinChunk / 2);
+      EXPECT_LE(split.rows * (split.parts - 1), NormSplit::kTargetBlocks);
+    }
+    EXPECT_EQ(split.workspaceBytes(),
+              (split.rows * split.parts + split.rows) * int64_t(sizeof(kernels::Sums)));
+  }
+  // airbench94's first batch norm: 64 rows of 230400 elements in 32 parts.
+  const NormSplit first = normSplit(BatchNormShape{1024, 64, 225, 0});
+  EXPECT_EQ(first.parts, 32);
+  EXPECT_EQ(first.chunk, 7200);
+}
+
+struct NormCase {
+  BatchNormShape shape;
+  int expectedParts;
+};
+
+class BatchNormOnDevice : public ::testing::TestWithParam<NormCase> {};
+
+TEST_P(BatchNormOnDevice, MatchesTheCpuKernel) {
+  const BatchNormShape s = GetParam().shape;
+  const NormSplit split = normSplit(s);
+  ASSERT_EQ(split.parts, GetParam().expectedParts);
+  const size_t n = size_t(s.n * s.c * s.hw), rows = size_t(s.c * s.num_groups());
+  // An offset mean, so the deviations' pass matters.
+  const std::vector<float> x = randomValues(n, 1, 3.0f), dy = randomValues(n, 2, 0.1f);
+  const std::vector<float> weight = randomValues(size_t(s.c), 3, 1.0f),
+                           bias = randomValues(size_t(s.c), 4, 0.0f);
+  std::vector<char> workspace(size_t(split.workspaceBytes()));
+  cudaStream_t stream = nullptr;
+
+  // Forward.
+  std::vector<float> y(n), mean(rows), invstd(rows), runMean(size_t(s.c), 0.5f),
+      runVar(size_t(s.c), 2.0f);
+  std::vector<float> yHost(n), meanHost(rows), invstdHost(rows), runMeanHost = runMean,
+                                                                  runVarHost = runVar;
+  float *out = y.data();
+  cuda::batch_norm_forward_train_with<float>(
+      stream, workspace.data(), split.workspaceBytes(), s, x.data(), weight.data(), bias.data(),
+      1e-5, 0.1, [=](int64_t k, float v) { out[k] = v; }, mean.data(), invstd.data(),
+      runMean.data(), runVar.data());
+  kernels::batch_norm_forward_train(s, x.data(), weight.data(), bias.data(), 1e-5, 0.1,
+                                    yHost.data(), meanHost.data(), invstdHost.data(),
+                                    runMeanHost.data(), runVarHost.data());
+  expectWithinOneRounding(mean, meanHost, "saved_mean");
+  expectWithinOneRounding(invstd, invstdHost, "saved_invstd");
+  expectWithinOneRounding(runMean, runMeanHost, "running_mean");
+  expectWithinOneRounding(runVar, runVarHost, "running_var");
+  // y from the saved statistics: a flip of the saved mean (1 ulp at |x| < 4,
+  // 4.8e-7) or invstd moves y by that times invstd * |weight| (< 2 * 2), and
+  // y has its own rounding.
+  for (size_t k = 0; k < n; ++k)
+    ASSERT_NEAR(y[k], yHost[k], std::ldexp(std::fabs(double(yHost[k])), -22) + 4e-6)
+        << "y[" << k << "]";
+
+  // Backward, from the cpu's statistics on both sides.
+  std::vector<float> dx(n), dw(size_t(s.c)), db(size_t(s.c));
+  std::vector<float> dxHost(n), dwHost(size_t(s.c)), dbHost(size_t(s.c));
+  const float *grad = dy.data();
+  cuda::batch_norm_backward_with<float>(
+      stream, workspace.data(), split.workspaceBytes(), s,
+      [=](int64_t k, int64_t) { return grad[k]; }, x.data(), weight.data(), meanHost.data(),
+      invstdHost.data(), dx.data(), dw.data(), db.data());
+  kernels::batch_norm_backward(s, dy.data(), x.data(), weight.data(), meanHost.data(),
+                               invstdHost.data(), dxHost.data(), dwHost.data(), dbHost.data());
+  expectWithinOneRounding(dx, dxHost, "dx");
+  expectWithinOneRounding(dw, dwHost, "dweight");
+  expectWithinOneRounding(db, dbHost, "dbias");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, BatchNormOnDevice,
+    ::testing::Values(
+        // One part per row (a row below kMinChunk).
+        NormCase{BatchNormShape{16, 3, 49, 0}, 1},
+        // Three parts, the last two elements shorter (9100 = 2 * 3034 + 3032).
+        NormCase{BatchNormShape{7, 3, 1300, 0}, 3},
+        // Ghost groups of 4 samples, consecutive and strided, each row split.
+        NormCase{BatchNormShape{8, 2, 2101, 4, false}, 3},
+        NormCase{BatchNormShape{8, 2, 2101, 4, true}, 3}));
+
+TEST(BatchNormOnDevice, RefusesTooSmallAWorkspace) {
+  const BatchNormShape s{7, 3, 1300, 0};
+  std::vector<float> x(size_t(7 * 3 * 1300)), stats(3);
+  std::vector<char> workspace(16);
+  EXPECT_THROW(cuda::batch_norm_forward_train_with<float>(
+                   nullptr, workspace.data(), 16, s, x.data(), nullptr, nullptr, 1e-5, 0.1,
+                   [](int64_t, float) {}, stats.data(), stats.data(), nullptr, nullptr),
+               std::runtime_error);
+}
+
+// Chains of 1 to several blocks (300, 256 exactly, 1, 1000 elements), two
+// and one stages: the one launch gives the cpu kernel's bits.
+TEST(MultiTensorOnDevice, OneLaunchGivesTheCpuKernelsBits) {
+  const std::vector<int64_t> sizes = {300, 256, 1, 1000};
+  float lr = 0.05f;
+  int64_t step = 3;
+  std::vector<std::vector<float>> params, grads, buffers, emas;
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    params.push_back(randomValues(size_t(sizes[t]), unsigned(10 + t), 0.0f));
+    grads.push_back(randomValues(size_t(sizes[t]), unsigned(20 + t), 0.0f));
+    buffers.push_back(randomValues(size_t(sizes[t]), unsigned(30 + t), 0.0f));
+    emas.push_back(randomValues(size_t(sizes[t]), unsigned(40 + t), 0.0f));
+  }
+  auto hostParams = params, hostBuffers = buffers, hostEmas = emas;
+
+  auto stagesOf = [&](std::vector<std::vector<float>> &p, std::vector<std::vector<float>> &b,
+                      std::vector<std::vector<float>> &e) {
+    std::vector<cpu::UpdateStage<float>> stages;
+    for (size_t t = 0; t < sizes.size(); ++t) {
+      stages.push_back(cpu::sgd_stage<float>(p[t].data(), grads[t].data(), b[t].data(), &lr,
+                                             &step, nullptr, 1.0, 0.9, 0.0, 5e-4, true));
+      if (t != 2) // the one-element tensor: a chain of one stage
+        stages.push_back(cpu::ema_stage<float>(e[t].data(), p[t].data(), &step, 0.99, 1));
+    }
+    return stages;
+  };
+  const std::vector<cpu::UpdateStage<float>> hostStages =
+      stagesOf(hostParams, hostBuffers, hostEmas);
+  const std::vector<cpu::UpdateChain> chains = {{300, 0, 2}, {256, 2, 2}, {1, 4, 1}, {1000, 5, 2}};
+  cpu::multi_tensor_update<float>(chains.data(), int(chains.size()), hostStages.data());
+
+  cuda::UpdateTable<float, 7, 4> table{};
+  const std::vector<cpu::UpdateStage<float>> deviceStages = stagesOf(params, buffers, emas);
+  std::copy(deviceStages.begin(), deviceStages.end(), table.stages);
+  std::copy(chains.begin(), chains.end(), table.chains);
+  cuda::multi_tensor_update(nullptr, table);
+
+  for (size_t t = 0; t < sizes.size(); ++t) {
+    EXPECT_EQ(0, std::memcmp(params[t].data(), hostParams[t].data(), sizes[t] * sizeof(float)))
+        << "param " << t;
+    EXPECT_EQ(0, std::memcmp(buffers[t].data(), hostBuffers[t].data(),
+                             sizes[t] * sizeof(float)))
+        << "momentum " << t;
+    EXPECT_EQ(0, std::memcmp(emas[t].data(), hostEmas[t].data(), sizes[t] * sizeof(float)))
+        << "ema " << t;
+  }
+}
+
+TEST(MultiTensorOnDevice, ChainOfBlock) {
+  // Chains of 2, 0 and 3 blocks (an empty chain owns no block).
+  const uint32_t firstBlock[4] = {0, 2, 2, 5};
+  EXPECT_EQ((cuda::chain_of_block<3>(firstBlock, 0)), 0);
+  EXPECT_EQ((cuda::chain_of_block<3>(firstBlock, 1)), 0);
+  EXPECT_EQ((cuda::chain_of_block<3>(firstBlock, 2)), 2);
+  EXPECT_EQ((cuda::chain_of_block<3>(firstBlock, 4)), 2);
+}
+
+} // namespace
