@@ -119,11 +119,46 @@ LogicalResult ElementPrinter::print(Operation *op, llvm::raw_ostream &functors,
   return success();
 }
 
-/// The elementwise ops of the group other than `anchor`.
+/// The cast inside `group` that widens `x` from 16-bit storage (tcc-fusion
+/// moves it there for the norm that reads x), or null.
+CastOp widenedInGroup(FusionGroupOp group, Value x) {
+  auto cast = x.getDefiningOp<CastOp>();
+  return cast && cast->getParentOp() == group ? cast : CastOp();
+}
+
+/// The pointer a group's norm reads its input `x` through: x's buffer, or
+/// the 16-bit tensor itself where the group widens it (as half::F16 or
+/// BF16, which the kernels widen as they load each element).
+std::string normInput(FusionGroupOp group, Value x, CpuEmitter &e) {
+  CastOp widening = widenedInGroup(group, x);
+  if (!widening)
+    return e.name(x);
+  return "reinterpret_cast<const " + updateElementType(widening.getInput()) + " *>(" +
+         e.name(widening.getInput()) + ")";
+}
+
+/// The batch norm a norm group is built around (after the casts of its
+/// input in a norm_epilogue; last in a norm_backward_prologue).
+Operation *normOf(FusionGroupOp group) {
+  for (Operation &op : group.getFusedOps())
+    if (!isa<CastOp>(op))
+      return &op;
+  return nullptr;
+}
+
+/// The elementwise ops of the group other than its norm `anchor` and the
+/// cast that widens the norm's input when only the norm reads it (the norm
+/// reads the 16-bit tensor itself: normInput).
 SmallVector<Operation *> elementwiseOps(FusionGroupOp group, Operation *anchor) {
+  auto backward = dyn_cast<BatchNormBackwardOp>(anchor);
+  Value input = backward ? backward.getInput() : anchor->getOperand(0);
+  Operation *widening = widenedInGroup(group, input);
+  if (widening && !llvm::all_of(widening->getUsers(),
+                                [&](Operation *user) { return user == anchor; }))
+    widening = nullptr;
   SmallVector<Operation *> ops;
   for (Operation &op : group.getFusedOps())
-    if (&op != anchor)
+    if (&op != anchor && &op != widening)
       ops.push_back(&op);
   return ops;
 }
@@ -140,7 +175,7 @@ LogicalResult printElementwise(FusionGroupOp group, CpuEmitter &e) {
 
 /// The batch norm's kernel with the elementwise ops as its store.
 LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e, const NormKernelStyle &k) {
-  Operation *norm = &*group.getFusedOps().begin();
+  Operation *norm = normOf(group);
   ElementPrinter printer(group, e);
   printer.setLocal(norm->getResult(0), "y");
   std::string functors, body;
@@ -162,8 +197,8 @@ LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e, const NormKe
         e.os << "    " << k.call << "copy<float>(" << k.stream << numElements(from) << ", "
              << e.name(from) << ", " << e.name(to) << ");\n";
     e.os << "    " << k.call << "batch_norm_forward_train_with<float>(" << k.stream
-         << k.workspace << cpp(kernel_args::batchNorm(bn))
-         << ", " << e.name(bn.getInput()) << ", " << e.nameOrNull(bn.getWeight()) << ", "
+         << k.workspace << cpp(kernel_args::batchNorm(bn)) << ", "
+         << normInput(group, bn.getInput(), e) << ", " << e.nameOrNull(bn.getWeight()) << ", "
          << e.nameOrNull(bn.getBias()) << ", " << cppDouble(bn.getEps()) << ", "
          << cppDouble(bn.getMomentum()) << ", " << store << ", "
          << e.name(bn.getSavedMean()) << ", " << e.name(bn.getSavedInvstd()) << ", "
@@ -172,15 +207,17 @@ LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e, const NormKe
     return success();
   }
   if (auto apply = dyn_cast<BatchNormApplyOp>(norm)) {
-    e.os << "    " << k.call << "batch_norm_apply_with<float>(" << k.stream << cpp(kernel_args::batchNorm(apply)) << ", "
-         << e.name(apply.getInput()) << ", " << e.nameOrNull(apply.getWeight()) << ", "
+    e.os << "    " << k.call << "batch_norm_apply_with<float>(" << k.stream
+         << cpp(kernel_args::batchNorm(apply)) << ", " << normInput(group, apply.getInput(), e)
+         << ", " << e.nameOrNull(apply.getWeight()) << ", "
          << e.nameOrNull(apply.getBias()) << ", " << e.name(apply.getSavedMean()) << ", "
          << e.name(apply.getSavedInvstd()) << ", " << store << ");\n  }\n";
     return success();
   }
   auto inference = cast<BatchNormInferenceOp>(norm);
   e.os << "    " << k.call << "batch_norm_forward_inference_with<float>(" << k.stream
-       << cpp(kernel_args::batchNorm(inference)) << ", " << e.name(inference.getInput())
+       << cpp(kernel_args::batchNorm(inference)) << ", "
+       << normInput(group, inference.getInput(), e)
        << ", " << e.nameOrNull(inference.getWeight()) << ", "
        << e.nameOrNull(inference.getBias()) << ", " << e.name(inference.getRunningMean())
        << ", " << e.name(inference.getRunningVar()) << ", "
@@ -204,7 +241,7 @@ LogicalResult printNormBackwardPrologue(FusionGroupOp group, CpuEmitter &e,
                      printer.element(bn.getGrad()) + ";\n    }";
   e.os << "  {\n" << functors << "    " << k.call << "batch_norm_backward_with<float>("
        << k.stream << k.workspace << cpp(kernel_args::batchNorm(bn)) << ", " << dyAt << ", "
-       << e.name(bn.getInput())
+       << normInput(group, bn.getInput(), e)
        << ", " << e.nameOrNull(bn.getWeight()) << ", " << e.name(bn.getSavedMean()) << ", "
        << e.name(bn.getSavedInvstd()) << ", " << e.name(bn.getGradInput()) << ", "
        << e.name(bn.getGradWeight()) << ", " << e.name(bn.getGradBias()) << ");\n  }\n";

@@ -97,10 +97,15 @@ LogicalResult FusionGroupOp::verify() {
     return success();
   }
   if (kind == kNormEpilogue) {
-    if (!isa<BatchNormOp, BatchNormInferenceOp, BatchNormApplyOp>(fused.front()) ||
-        !allElementwise(ArrayRef(fused).drop_front()))
-      return emitOpError("of kind norm_epilogue must hold a batch norm, then "
-                         "elementwise ops");
+    // Casts first: the widening of the norm's 16-bit input, which its
+    // kernel does as it loads (tcc-fuse-norm-inputs).
+    ArrayRef<Operation *> rest(fused);
+    while (!rest.empty() && isa<CastOp>(rest.front()))
+      rest = rest.drop_front();
+    if (rest.empty() || !isa<BatchNormOp, BatchNormInferenceOp, BatchNormApplyOp>(rest.front()) ||
+        !allElementwise(rest.drop_front()))
+      return emitOpError("of kind norm_epilogue must hold a batch norm (after the casts "
+                         "of its input), then elementwise ops");
     return success();
   }
   if (kind == kNormBackwardPrologue) {

@@ -26,9 +26,11 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
 
     - `elementwise`: a chain of Elementwise ops over tensors of one size;
       one loop over the elements.
-    - `norm_epilogue`: a `tcc.batch_norm` or `tcc.batch_norm_inference`
-      first, then Elementwise ops on its normalised result: the norm's
-      kernel runs them on each normalised element before it is stored.
+    - `norm_epilogue`: a `tcc.batch_norm`, `tcc.batch_norm_inference` or
+      `tcc.batch_norm_apply` (after the `tcc.cast` that widens its 16-bit
+      input, if any: the norm's kernel widens as it loads), then
+      Elementwise ops on its normalised result: the norm's kernel runs them
+      on each normalised element before it is stored.
     - `norm_backward_prologue`: Elementwise ops computing the upstream
       gradient of a `tcc.batch_norm_backward`, which is last: its kernel
       computes each gradient element where it reads it, and the gradient

@@ -90,6 +90,12 @@ private:
   /// are read by the group only.
   void growProducers(llvm::SetVector<Operation *> &members, Value value, int64_t elements);
 
+  /// Adds to `members` the widening cast (16-bit storage to f32) that
+  /// computes `input`, the norm input `norm` reads, so that the norm's
+  /// kernel loads the 16-bit tensor and widens it itself. A cast others
+  /// read too is copied for the norm.
+  void growInputCast(llvm::SetVector<Operation *> &members, Operation *norm, OpOperand &input);
+
   void createGroup(const llvm::SetVector<Operation *> &members, StringRef kind);
 
   Block &block;
@@ -144,6 +150,23 @@ void BlockFuser::growProducers(llvm::SetVector<Operation *> &members, Value valu
   members.insert(producer);
   for (Value operand : producer->getOperands())
     growProducers(members, operand, elements);
+}
+
+void BlockFuser::growInputCast(llvm::SetVector<Operation *> &members, Operation *norm,
+                               OpOperand &input) {
+  auto widening = input.get().getDefiningOp<CastOp>();
+  if (!widening || widening->getBlock() != &block || grouped.contains(widening) ||
+      members.contains(widening) || !cast<RankedTensorType>(widening.getType()).getElementType().isF32())
+    return;
+  Type from = cast<RankedTensorType>(widening.getInput().getType()).getElementType();
+  if (!from.isF16() && !from.isBF16())
+    return;
+  if (!llvm::all_of(widening->getUsers(), [&](Operation *user) { return members.contains(user); })) {
+    OpBuilder b(norm);
+    widening = cast<CastOp>(b.clone(*widening));
+    input.set(widening);
+  }
+  members.insert(widening);
 }
 
 void BlockFuser::createGroup(const llvm::SetVector<Operation *> &members, StringRef kind) {
@@ -227,6 +250,7 @@ void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) 
       llvm::SetVector<Operation *> members;
       members.insert(op);
       growConsumers(members, elementsOf(op->getResult(0)));
+      growInputCast(members, op, op->getOpOperand(0));
       if (members.size() > 1)
         form(members, FusionGroupOp::kNormEpilogue);
     }
@@ -237,6 +261,7 @@ void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) 
       llvm::SetVector<Operation *> members;
       members.insert(op);
       growProducers(members, backward.getGrad(), elementsOf(backward.getGrad()));
+      growInputCast(members, op, backward.getInputMutable());
       if (members.size() > 1)
         form(members, FusionGroupOp::kNormBackwardPrologue);
     }

@@ -145,6 +145,12 @@ def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
        `tcc.batch_norm_backward` reads as its upstream gradient (the
        activation's backward, the residual gradient's add): the backward
        kernel computes each gradient element where it reads it.
+
+    Under 16-bit storage both also take the `tcc.cast` that widens the
+    norm's input from bf16/fp16 to f32: the norm's kernel loads the 16-bit
+    tensor and widens each element as it loads it (exact, as the cast), so
+    the f32 copy is neither written nor read. A cast that other ops read
+    too stays for them, and the group gets its own.
     3. `multi_tensor_update`: the step's `sgd_update`, `adamw_update`,
        `ema_update` and `lookahead_update` ops (less any whose result is
        read before the last of them): one multi-tensor kernel per run of

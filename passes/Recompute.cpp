@@ -257,6 +257,13 @@ int64_t recomputeInPrologues(func::FuncOp step, SmallVectorImpl<Attribute> &name
       for (Operation *user : v.getUsers())
         if (!first || user->isBeforeInBlock(first))
           first = user;
+      // The cast that widens the norm's 16-bit input in the group
+      // (tcc-fusion) reads only a value from outside it: it can go first.
+      if (auto widening = backward.getInput().getDefiningOp<CastOp>();
+          widening && widening->getBlock() == first->getBlock() &&
+          first->isBeforeInBlock(widening) &&
+          widening.getInput().getParentRegion() != &prologue.getBody())
+        widening->moveBefore(first);
       OpBuilder b(first);
       // From the input the norm backward reads (the same numbers as the
       // norm's), rounded to 16 bits again where the forward stored it.
@@ -433,7 +440,9 @@ Rebuilt buildAgain(OpBuilder &b, Value v) {
     built.ops.push_back(built.value.getDefiningOp());
     return built;
   }
-  bool norm = isa<BatchNormOp>(slice.front());
+  // A norm's slice may start with the cast that widens its 16-bit input
+  // (tcc-fusion puts it in the norm's group).
+  bool norm = llvm::any_of(slice, [](Operation *op) { return isa<BatchNormOp>(op); });
   auto again = b.create<FusionGroupOp>(
       group.getLoc(), TypeRange{v.getType()},
       b.getStringAttr(norm ? FusionGroupOp::kNormEpilogue : FusionGroupOp::kElementwise));

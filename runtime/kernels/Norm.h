@@ -63,18 +63,23 @@ template <class T> TCC_HOST_DEVICE inline T affine(T x, acc_t scale, acc_t shift
 #endif
 }
 
+/// x as the kernels compute with it: a 16-bit input (half::F16 / BF16,
+/// runtime/common/Float16.h: a norm that reads the stored 16-bit tensor
+/// itself instead of an f32 copy) widens exactly, as the cast would.
+template <class T, class X> TCC_HOST_DEVICE inline T widened(X x) { return T(acc_t(x)); }
+
 /// store(k, x[k] * scale + shift) for k in [k0, k0 + n), in chunks: the
 /// normalisation of a chunk is one vectorisable loop into a local array,
 /// whatever `store` does with it afterwards (an epilogue's activation).
-template <class T, class Store>
-TCC_HOST_DEVICE inline void normalize_row(int64_t k0, int64_t n, const T *x, acc_t scale,
+template <class T, class X, class Store>
+TCC_HOST_DEVICE inline void normalize_row(int64_t k0, int64_t n, const X *x, acc_t scale,
                           acc_t shift, Store &store) {
   constexpr int64_t kChunk = 256;
   T y[kChunk];
   for (int64_t j0 = 0; j0 < n; j0 += kChunk) {
     const int64_t m = kChunk < n - j0 ? kChunk : n - j0;
     for (int64_t j = 0; j < m; ++j)
-      y[j] = affine(x[k0 + j0 + j], scale, shift);
+      y[j] = affine(widened<T>(x[k0 + j0 + j]), scale, shift);
     for (int64_t j = 0; j < m; ++j)
       store(k0 + j0 + j, y[j]);
   }
@@ -176,8 +181,8 @@ TCC_HOST_DEVICE void batch_norm_store_statistics(const BatchNormShape &s, double
 /// The statistics of channel c of a training forward, each sum over a
 /// group's G * hw elements taken by `sums` (SequentialSums): the mean, then
 /// the squared deviations from it (two passes, as PyTorch's).
-template <class T, class Reducer>
-TCC_HOST_DEVICE void batch_norm_train_statistics(const BatchNormShape &s, const T *x, double eps,
+template <class T, class X, class Reducer>
+TCC_HOST_DEVICE void batch_norm_train_statistics(const BatchNormShape &s, const X *x, double eps,
                                                  double momentum, T *saved_mean,
                                                  T *saved_invstd, T *running_mean,
                                                  T *running_var, int64_t c,
@@ -201,24 +206,25 @@ TCC_HOST_DEVICE void batch_norm_train_statistics(const BatchNormShape &s, const 
 
 /// Element k (the flat index into [n, C, hw]) of x normalised with the
 /// saved statistics of its group, as a training forward stores it.
-template <class T>
-TCC_HOST_DEVICE inline T batch_norm_normalized(const BatchNormShape &s, const T *x,
+template <class T, class X>
+TCC_HOST_DEVICE inline T batch_norm_normalized(const BatchNormShape &s, const X *x,
                                                const T *weight, const T *bias,
                                                const T *saved_mean, const T *saved_invstd,
                                                int64_t k) {
   const int64_t row = k / s.hw, c = row % s.c, gc = s.group_of(row / s.c) * s.c + c;
   const detail::NormAffine a =
       detail::norm_affine(saved_mean[gc], saved_invstd[gc], weight, bias, c);
-  return detail::affine(x[k], a.scale, a.shift);
+  return detail::affine(detail::widened<T>(x[k]), a.scale, a.shift);
 }
 
 /// Training forward. Hands each normalised element to `store(k, y_k)` (k
 /// the flat index into [n, C, hw]; a fused epilogue, or a store into y);
 /// writes saved_mean and saved_invstd [num_groups, C]; updates
 /// running_mean / running_var [C] in place when they are not nullptr.
-/// weight / bias may be nullptr.
-template <class T, class Store>
-void batch_norm_forward_train_with(const BatchNormShape &s, const T *x,
+/// weight / bias may be nullptr. x may be stored in 16 bits (X = half::F16
+/// or BF16: the group reads the stored tensor, detail::widened).
+template <class T, class X, class Store>
+void batch_norm_forward_train_with(const BatchNormShape &s, const X *x,
                                    const T *weight, const T *bias, double eps,
                                    double momentum, Store store, T *saved_mean,
                                    T *saved_invstd, T *running_mean,
@@ -234,7 +240,7 @@ void batch_norm_forward_train_with(const BatchNormShape &s, const T *x,
       const int64_t gc = s.group_of(i) * C + c;
       const detail::NormAffine a =
           detail::norm_affine(saved_mean[gc], saved_invstd[gc], weight, bias, c);
-      detail::normalize_row((i * C + c) * hw, hw, x, a.scale, a.shift, store);
+      detail::normalize_row<T>((i * C + c) * hw, hw, x, a.scale, a.shift, store);
     }
   }
 }
@@ -254,8 +260,8 @@ void batch_norm_forward_train(const BatchNormShape &s, const T *x,
 /// The normalised x of a training forward, again, from the statistics it
 /// saved: each element handed to `store(k, y_k)`, bit-identical to what
 /// batch_norm_forward_train_with handed over (tcc.batch_norm_apply).
-template <class T, class Store>
-void batch_norm_apply_with(const BatchNormShape &s, const T *x, const T *weight,
+template <class T, class X, class Store>
+void batch_norm_apply_with(const BatchNormShape &s, const X *x, const T *weight,
                            const T *bias, const T *saved_mean,
                            const T *saved_invstd, Store store) {
   const int64_t C = s.c, hw = s.hw;
@@ -265,7 +271,7 @@ void batch_norm_apply_with(const BatchNormShape &s, const T *x, const T *weight,
       const int64_t gc = s.group_of(i) * C + c;
       const detail::NormAffine a =
           detail::norm_affine(saved_mean[gc], saved_invstd[gc], weight, bias, c);
-      detail::normalize_row((i * C + c) * hw, hw, x, a.scale, a.shift, store);
+      detail::normalize_row<T>((i * C + c) * hw, hw, x, a.scale, a.shift, store);
     }
   }
 }
@@ -303,8 +309,8 @@ TCC_HOST_DEVICE inline detail::NormAffine inference_affine(const T *weight, cons
 /// y = (x - running_mean) / sqrt(running_var + eps) * weight + bias, each
 /// element handed to `store(k, y_k)`. s.ghost is ignored. weight / bias may
 /// be nullptr.
-template <class T, class Store>
-void batch_norm_forward_inference_with(const BatchNormShape &s, const T *x,
+template <class T, class X, class Store>
+void batch_norm_forward_inference_with(const BatchNormShape &s, const X *x,
                                        const T *weight, const T *bias,
                                        const T *running_mean,
                                        const T *running_var, double eps,
@@ -315,7 +321,7 @@ void batch_norm_forward_inference_with(const BatchNormShape &s, const T *x,
     for (int64_t c = 0; c < C; ++c) {
       const detail::NormAffine a =
           inference_affine(weight, bias, running_mean, running_var, eps, c);
-      detail::normalize_row((i * C + c) * hw, hw, x, a.scale, a.shift, store);
+      detail::normalize_row<T>((i * C + c) * hw, hw, x, a.scale, a.shift, store);
     }
   }
 }
@@ -356,9 +362,9 @@ TCC_HOST_DEVICE inline NormGradFactors batch_norm_grad_factors(const BatchNormSh
 
 /// One element of dx from its dy and x.
 template <class T>
-TCC_HOST_DEVICE inline T batch_norm_dx(T dy, T x, acc_t w, acc_t mean, acc_t invstd,
+TCC_HOST_DEVICE inline T batch_norm_dx(T dy, acc_t x, acc_t w, acc_t mean, acc_t invstd,
                                        const NormGradFactors &f) {
-  const acc_t xhat = (acc_t(x) - mean) * invstd;
+  const acc_t xhat = (x - mean) * invstd;
   return T(w * invstd * (acc_t(dy) - f.k1 - xhat * f.k2));
 }
 
@@ -384,8 +390,8 @@ TCC_HOST_DEVICE void batch_norm_param_grads(const BatchNormShape &s, const T *sa
 }
 
 /// Channel c of batch_norm_backward_with.
-template <class T, class DyAt, class Reducer>
-TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &dyAt, const T *x,
+template <class T, class X, class DyAt, class Reducer>
+TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &dyAt, const X *x,
                                                  const T *weight, const T *saved_mean,
                                                  const T *saved_invstd, T *dx, T *dweight,
                                                  T *dbias, int64_t c, const Reducer &sums) {
@@ -408,7 +414,7 @@ TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &
           const NormGradFactors f = batch_norm_grad_factors(s, both, invstd);
           sums.each(G, [&](int64_t m, int64_t j) {
             const int64_t k = at(m, j);
-            dx[k] = batch_norm_dx(dx[k], x[k], w, mean, invstd, f);
+            dx[k] = batch_norm_dx(dx[k], acc_t(x[k]), w, mean, invstd, f);
           });
         }
         return both;
@@ -416,8 +422,8 @@ TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &
       sums.leader());
 }
 
-template <class T, class DyAt>
-void batch_norm_backward_with(const BatchNormShape &s, DyAt dyAt, const T *x,
+template <class T, class DyAt, class X>
+void batch_norm_backward_with(const BatchNormShape &s, DyAt dyAt, const X *x,
                               const T *weight, const T *saved_mean,
                               const T *saved_invstd, T *dx, T *dweight,
                               T *dbias) {

@@ -26,12 +26,26 @@ func.func @not_elementwise(%x: tensor<2x3x4x4xf32>) -> tensor<2x3xf32> {
 // -----
 
 func.func @epilogue_without_norm(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{of kind norm_epilogue must hold a batch norm, then elementwise ops}}
+  // expected-error @+1 {{of kind norm_epilogue must hold a batch norm (after the casts of its input), then elementwise ops}}
   %0 = tcc.fusion_group "norm_epilogue" -> (tensor<4xf32>) {
     %a = tcc.relu %x : tensor<4xf32>
     tcc.yield %a : tensor<4xf32>
   }
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Only casts may come before the norm (the widening of its 16-bit input).
+func.func @epilogue_op_before_norm(%x: tensor<2x3xbf16>, %w: tensor<3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{of kind norm_epilogue must hold a batch norm (after the casts of its input), then elementwise ops}}
+  %0 = tcc.fusion_group "norm_epilogue" -> (tensor<2x3xf32>) {
+    %c = tcc.cast %x to f32 : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+    %r = tcc.relu %c : tensor<2x3xf32>
+    %y, %m, %i, %nm, %nv = tcc.batch_norm %r weight %w bias %w running %w, %w {eps = 1.0e-5 : f64, ghost_batch = 0 : i64, momentum = 0.1 : f64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<1x3xf32>, tensor<1x3xf32>, tensor<3xf32>, tensor<3xf32>)
+    tcc.yield %y : tensor<2x3xf32>
+  }
+  return %0 : tensor<2x3xf32>
 }
 
 // -----

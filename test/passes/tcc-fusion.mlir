@@ -203,3 +203,82 @@ func.func @train_step(%p: tensor<4xf32> {tcc.state = "p"}, %slow: tensor<4xf32> 
   %em = tcc.ema_update %ema, %p1, %step {decay = 0.9 : f64, every = 1 : i64} : (tensor<4xf32>, tensor<4xf32>, tensor<i64>) -> tensor<4xf32>
   return %p2, %s2, %em : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// 16-bit storage: the norm's input is the f32 copy of a bf16 tensor. The
+// cast that widens it joins the norm's group (its kernel loads the bf16
+// tensor and widens each element, exactly as the cast did), so the f32 copy
+// is never stored.
+// CHECK: tcc.fusion_group "norm_epilogue" -> (tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<4x2x3x3xbf16>) {
+// CHECK-NEXT: %[[W:.*]] = tcc.cast %arg0 to f32 : (tensor<4x2x3x3xbf16>) -> tensor<4x2x3x3xf32>
+// CHECK-NEXT: tcc.batch_norm %[[W]]
+// CHECK-NEXT: tcc.relu
+// CHECK-NEXT: tcc.cast %{{.*}} to bf16
+// CHECK-NEXT: tcc.yield
+// PLAN: tcc.fusion_group "norm_epilogue" {tcc.offsets
+// PLAN-NEXT: tcc.cast %arg0 to f32
+func.func @train_step(%x: tensor<4x2x3x3xbf16> {tcc.role = "input"}, %rm: tensor<2xf32> {tcc.role = "input"},
+                      %rv: tensor<2xf32> {tcc.role = "input"})
+    -> (tensor<4x2x3x3xbf16>, tensor<1x2xf32>, tensor<1x2xf32>) {
+  %w = tcc.cast %x to f32 : (tensor<4x2x3x3xbf16>) -> tensor<4x2x3x3xf32>
+  %y, %mean, %invstd, %nrm, %nrv = tcc.batch_norm %w running %rm, %rv {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64}
+      : (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  %a = tcc.relu %y : tensor<4x2x3x3xf32>
+  %s = tcc.cast %a to bf16 : (tensor<4x2x3x3xf32>) -> tensor<4x2x3x3xbf16>
+  return %s, %mean, %invstd : tensor<4x2x3x3xbf16>, tensor<1x2xf32>, tensor<1x2xf32>
+}
+
+// -----
+
+// The f32 copy is also read outside the group (here, returned): the group
+// widens the bf16 tensor itself all the same, with a cast of its own.
+// CHECK: %[[COPY:.*]] = tcc.cast %arg0 to f32
+// CHECK-NEXT: tcc.fusion_group "norm_epilogue"
+// CHECK-NEXT: %[[W:.*]] = tcc.cast %arg0 to f32
+// CHECK-NEXT: tcc.batch_norm %[[W]]
+// CHECK: return %[[COPY]],
+func.func @train_step(%x: tensor<4x2x3x3xbf16> {tcc.role = "input"}, %rm: tensor<2xf32> {tcc.role = "input"},
+                      %rv: tensor<2xf32> {tcc.role = "input"})
+    -> (tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>, tensor<1x2xf32>) {
+  %w = tcc.cast %x to f32 : (tensor<4x2x3x3xbf16>) -> tensor<4x2x3x3xf32>
+  %y, %mean, %invstd, %nrm, %nrv = tcc.batch_norm %w running %rm, %rv {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64}
+      : (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  %a = tcc.relu %y : tensor<4x2x3x3xf32>
+  return %w, %a, %mean : tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>, tensor<1x2xf32>
+}
+
+// -----
+
+// Where it must not fire: the norm's f32 input is computed (a scale), not
+// a widened 16-bit tensor; the scale stays its own kernel, outside.
+// CHECK: tcc.scale
+// CHECK-NEXT: tcc.fusion_group "norm_epilogue"
+// CHECK-NEXT: tcc.batch_norm
+func.func @train_step(%x: tensor<4x2x3x3xf32> {tcc.role = "input"}, %rm: tensor<2xf32> {tcc.role = "input"},
+                      %rv: tensor<2xf32> {tcc.role = "input"})
+    -> (tensor<4x2x3x3xf32>, tensor<1x2xf32>) {
+  %w = tcc.scale %x {factor = 2.0 : f64} : tensor<4x2x3x3xf32>
+  %y, %mean, %invstd, %nrm, %nrv = tcc.batch_norm %w running %rm, %rv {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64}
+      : (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  %a = tcc.relu %y : tensor<4x2x3x3xf32>
+  return %a, %mean : tensor<4x2x3x3xf32>, tensor<1x2xf32>
+}
+
+// -----
+
+// The backward's input x, widened from bf16, joins its prologue likewise.
+// CHECK: tcc.fusion_group "norm_backward_prologue"
+// CHECK-NEXT: tcc.celu_backward
+// CHECK-NEXT: %[[W:.*]] = tcc.cast %arg1 to f32 : (tensor<4x2xbf16>) -> tensor<4x2xf32>
+// CHECK-NEXT: tcc.batch_norm_backward %{{.*}}, %[[W]]
+func.func @train_step(%g: tensor<4x2xf32> {tcc.role = "input"}, %x: tensor<4x2xbf16> {tcc.role = "input"},
+                      %a: tensor<4x2xf32> {tcc.role = "input"},
+                      %mean: tensor<1x2xf32> {tcc.role = "input"}, %invstd: tensor<1x2xf32> {tcc.role = "input"})
+    -> (tensor<4x2xf32>, tensor<2xf32>) {
+  %dy = tcc.celu_backward %g, %a {alpha = 1.0 : f64} : tensor<4x2xf32>
+  %w = tcc.cast %x to f32 : (tensor<4x2xbf16>) -> tensor<4x2xf32>
+  %dx, %dw, %db = tcc.batch_norm_backward %dy, %w saved %mean, %invstd {ghost_batch = 0 : i64}
+      : (tensor<4x2xf32>, tensor<4x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  return %dx, %dw : tensor<4x2xf32>, tensor<2xf32>
+}

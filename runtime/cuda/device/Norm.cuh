@@ -31,12 +31,12 @@ TCC_HOST_DEVICE inline int64_t statisticsRow(const BatchNormShape &s, int64_t k)
   return s.group_of(row / s.c) * s.c + row % s.c;
 }
 
-template <class T, class Store>
-void batch_norm_apply_with(cudaStream_t s, const BatchNormShape &shape, const T *x,
+template <class T, class X, class Store>
+void batch_norm_apply_with(cudaStream_t s, const BatchNormShape &shape, const X *x,
                            const T *weight, const T *bias, const T *savedMean,
                            const T *savedInvstd, Store store) {
   for_each(s, shape.n * shape.c * shape.hw, [=] __device__(int64_t k) {
-    store(k, kernels::batch_norm_normalized(shape, x, weight, bias, savedMean, savedInvstd, k));
+    store(k, kernels::batch_norm_normalized<T>(shape, x, weight, bias, savedMean, savedInvstd, k));
   });
 }
 
@@ -93,9 +93,9 @@ TCC_HOST_DEVICE inline kernels::Sums row_sums(const tcc::cuda::NormSplit &split,
 /// statistics of each channel by one thread (kernels::
 /// batch_norm_store_statistics, the cpu kernel's), then each element
 /// normalised and stored by its own thread.
-template <class T, class Store>
+template <class T, class X, class Store>
 void batch_norm_forward_train_with(cudaStream_t s, char *workspace, int64_t workspaceBytes,
-                                   const BatchNormShape &shape, const T *x, const T *weight,
+                                   const BatchNormShape &shape, const X *x, const T *weight,
                                    const T *bias, double eps, double momentum, Store store,
                                    T *savedMean, T *savedInvstd, T *runningMean,
                                    T *runningVar) {
@@ -120,17 +120,17 @@ void batch_norm_forward_train_with(cudaStream_t s, char *workspace, int64_t work
         },
         true);
   });
-  batch_norm_apply_with(s, shape, x, weight, bias, savedMean, savedInvstd, store);
+  batch_norm_apply_with<T>(s, shape, x, weight, bias, savedMean, savedInvstd, store);
 }
 
-template <class T, class Store>
-void batch_norm_forward_inference_with(cudaStream_t s, const BatchNormShape &shape, const T *x,
+template <class T, class X, class Store>
+void batch_norm_forward_inference_with(cudaStream_t s, const BatchNormShape &shape, const X *x,
                                        const T *weight, const T *bias, const T *runningMean,
                                        const T *runningVar, double eps, Store store) {
   for_each(s, shape.n * shape.c * shape.hw, [=] __device__(int64_t k) {
     const kernels::detail::NormAffine a =
         kernels::inference_affine(weight, bias, runningMean, runningVar, eps, k / shape.hw % shape.c);
-    store(k, kernels::detail::affine(x[k], a.scale, a.shift));
+    store(k, kernels::detail::affine(kernels::detail::widened<T>(x[k]), a.scale, a.shift));
   });
 }
 
@@ -138,9 +138,9 @@ void batch_norm_forward_inference_with(cudaStream_t s, const BatchNormShape &sha
 /// element; each statistics row's two sums over split.parts blocks; each
 /// channel's parameter gradients by one thread; then dx, one thread per
 /// element (kernels::batch_norm_dx, the cpu kernel's).
-template <class T, class DyAt>
+template <class T, class DyAt, class X>
 void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspaceBytes,
-                              const BatchNormShape &shape, DyAt dyAt, const T *x,
+                              const BatchNormShape &shape, DyAt dyAt, const X *x,
                               const T *weight, const T *savedMean, const T *savedInvstd, T *dx,
                               T *dweight, T *dbias) {
   const tcc::cuda::NormSplit split = tcc::cuda::normSplit(shape);
@@ -162,7 +162,8 @@ void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspace
   for_each(s, n, [=] __device__(int64_t k) {
     const int64_t row = statisticsRow(shape, k), c = row % shape.c;
     const double mean = savedMean[row], invstd = savedInvstd[row];
-    dx[k] = kernels::batch_norm_dx(dx[k], x[k], weight ? double(weight[c]) : 1.0, mean, invstd,
+    const double scale = weight ? double(weight[c]) : 1.0;
+    dx[k] = kernels::batch_norm_dx(dx[k], double(x[k]), scale, mean, invstd,
                                    kernels::batch_norm_grad_factors(shape, w.rows[row], invstd));
   });
 }
