@@ -32,8 +32,8 @@ namespace {
 
 /// Why the cuda target cannot run `op` on its element types ("on bf16
 /// tensors"), or empty. 16-bit tensors are read and written by
-/// convolutions and linear layers (in one type per op), views, casts from
-/// or to f32, and the optimizer, EMA and Lookahead updates (the 16-bit state
+/// convolutions, linear layers and max pools (in one type per op), views,
+/// casts from or to f32, and the optimizer, EMA and Lookahead updates (the 16-bit state
 /// of pure 16-bit training; planUpdateChains checks one type per update);
 /// tcc-widen-16bit puts every other op on f32 copies (the cuda target's
 /// `keep` list, passes/InitAll.cpp). A kernel on their stored bits would
@@ -46,7 +46,7 @@ std::string unsupportedTypes(Operation *op) {
   if (isa<FlattenOp, ReshapeOp, SgdUpdateOp, AdamwUpdateOp, EmaUpdateOp, LookaheadUpdateOp>(op))
     return "";
   if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp, Conv2dOp,
-          Conv2dBackwardDataOp, Conv2dBackwardFilterOp>(op)) {
+          Conv2dBackwardDataOp, Conv2dBackwardFilterOp, MaxPool2dOp, MaxPool2dBackwardOp>(op)) {
     std::string type = storageName(op->getResult(0));
     for (Value v : op->getOperands())
       if (storageName(v) != type)
@@ -213,13 +213,19 @@ LogicalResult emitConv(Operation *op, CudaPrinter &p, ArrayRef<std::string> conv
 /// Pooling (runtime/cuda/device/Pool.cuh): the cpu kernels' per-plane
 /// functions, one thread per plane.
 LogicalResult emitPool(Operation *op, CudaPrinter &p) {
+  // Max pools run in the tensors' stored type (a 16-bit one as
+  // half::F16 / BF16: they select an element, and sum the backward's in
+  // f32); the other pools in f32.
   auto call = [&](StringRef kernel, StringRef shape, ArrayRef<Value> args,
                   std::optional<bool> countIncludePad = std::nullopt) {
-    p.os << "  cuda::" << kernel << "<float>(args.stream, " << shape;
+    bool stored = isa<MaxPool2dOp, MaxPool2dBackwardOp>(op);
+    p.os << "  cuda::" << kernel << "<"
+         << (stored ? updateElementType(op->getResult(0)) : std::string("float"))
+         << ">(args.stream, " << shape;
     if (countIncludePad)
       p.os << ", " << (*countIncludePad ? "true" : "false");
     for (Value v : args)
-      p.os << ", " << p(v);
+      p.os << ", " << (stored ? updatePointer(p.e, v, v) : p(v));
     p.os << ");\n";
     return success();
   };
@@ -689,7 +695,8 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
   auto refuseTypes = [&](const std::string &why) {
     return op->emitError("the cuda target cannot run ")
            << op->getName() << " " << why
-           << " (16-bit tensors reach only its convolutions, linear layers, views and casts: "
+           << " (16-bit tensors reach only its convolutions, linear layers, max pools, views, "
+              "casts and optimizer updates: "
               "tcc-widen-16bit puts the other ops on f32 copies)";
   };
   if (isa<Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp>(op)) {

@@ -41,10 +41,13 @@ std::vector<std::string> mlir::tcc::targetSixteenBitOps(StringRef target) {
   if (target != "cuda")
     return ops;
   // cuDNN and cuBLASLt read and write 16-bit tensors and accumulate in f32
-  // (docs/cuda.md); a view copies the stored bits.
+  // (docs/cuda.md); a view copies the stored bits; a max pool selects a
+  // stored element, and its backward sums in f32 and rounds where it stores
+  // (runtime/kernels/Pool.h: the same bits as on f32 copies).
   ops.insert(ops.end(), {"tcc.conv2d", "tcc.conv2d_backward_data", "tcc.conv2d_backward_filter",
                          "tcc.linear", "tcc.linear_backward_data", "tcc.linear_backward_weight",
-                         "tcc.flatten", "tcc.reshape"});
+                         "tcc.flatten", "tcc.reshape", "tcc.max_pool2d",
+                         "tcc.max_pool2d_backward"});
   return ops;
 }
 

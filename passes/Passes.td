@@ -238,7 +238,7 @@ def Widen16Bit : Pass<"tcc-widen-16bit", "::mlir::ModuleOp"> {
     both targets the optimizer, EMA and Lookahead updates (the 16-bit state
     of pure 16-bit training: they compute in double from the stored values
     and round where they store, the same bits as on f32 copies), on the
-    cuda target also convolutions, linear layers and views.
+    cuda target also convolutions, linear layers, max pools and views.
 
     Report (`tcc.pass_report`, `widen-16bit`): `ops` widened, `casts`
     added.

@@ -92,16 +92,30 @@ TCC_HOST_DEVICE inline float f16ToFloat(uint16_t h) {
 /// the value is rounded to float first, then to 16 bits, exactly as an f32
 /// kernel's result cast down to 16 bits afterwards would be, so the update
 /// gives the same bits as one on f32 copies of the 16-bit state.
-struct BF16 {
+///
+/// isNan() and orderKey() compare stored values without widening them (a
+/// max pool's argmax): for two numbers a, b, a < b exactly when
+/// a.orderKey() < b.orderKey(), the two zeros having one key; NaN has none.
+template <uint16_t kInfinityBits> struct StoredHalf {
+  /// -infinity's orderKey(), below every other number's.
+  static constexpr uint16_t kNegativeInfinityKey = uint16_t(~(kInfinityBits | 0x8000u));
   uint16_t bits;
+  TCC_HOST_DEVICE bool isNan() const { return (bits & 0x7fffu) > kInfinityBits; }
+  /// Sign-magnitude bits as an offset: negatives reversed below 0x8000.
+  TCC_HOST_DEVICE uint16_t orderKey() const {
+    if ((bits & 0x7fffu) == 0)
+      return 0x8000u;
+    return (bits & 0x8000u) ? uint16_t(~bits) : uint16_t(bits | 0x8000u);
+  }
+};
+struct BF16 : StoredHalf<0x7f80u> {
   BF16() = default;
-  TCC_HOST_DEVICE explicit BF16(double v) : bits(floatToBf16(float(v))) {}
+  TCC_HOST_DEVICE explicit BF16(double v) : StoredHalf{floatToBf16(float(v))} {}
   TCC_HOST_DEVICE operator double() const { return bf16ToFloat(bits); }
 };
-struct F16 {
-  uint16_t bits;
+struct F16 : StoredHalf<0x7c00u> {
   F16() = default;
-  TCC_HOST_DEVICE explicit F16(double v) : bits(floatToF16(float(v))) {}
+  TCC_HOST_DEVICE explicit F16(double v) : StoredHalf{floatToF16(float(v))} {}
   TCC_HOST_DEVICE operator double() const { return f16ToFloat(bits); }
 };
 static_assert(sizeof(BF16) == 2 && sizeof(F16) == 2, "stored as 16 bits");

@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace tcc::rt::kernels {
@@ -29,6 +30,17 @@ namespace tcc::rt::kernels {
 /// Accumulator of long reductions (statistics, losses, norms): double for both
 /// float and double tensors.
 using acc_t = double;
+
+/// The type a kernel computes in for tensors stored as S: S itself for float
+/// and double; float for 16-bit storage (half::F16 / BF16,
+/// runtime/common/Float16.h), which a kernel reads and writes itself instead
+/// of f32 copies, converting where it loads and stores.
+template <class S>
+using ComputeOf = std::conditional_t<std::is_floating_point_v<S>, S, float>;
+
+/// x as a kernel computing in T uses it: a 16-bit stored value widens
+/// exactly, as a cast to f32 would.
+template <class T, class S> TCC_HOST_DEVICE inline T widened(S x) { return T(acc_t(x)); }
 
 /// `v`, rounded to T as if a kernel had stored it and the next one loaded
 /// it. A fused loop (codegen/CpuFusion.cpp) passes each op's value through

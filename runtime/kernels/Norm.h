@@ -63,11 +63,6 @@ template <class T> TCC_HOST_DEVICE inline T affine(T x, acc_t scale, acc_t shift
 #endif
 }
 
-/// x as the kernels compute with it: a 16-bit input (half::F16 / BF16,
-/// runtime/common/Float16.h: a norm that reads the stored 16-bit tensor
-/// itself instead of an f32 copy) widens exactly, as the cast would.
-template <class T, class X> TCC_HOST_DEVICE inline T widened(X x) { return T(acc_t(x)); }
-
 /// store(k, x[k] * scale + shift) for k in [k0, k0 + n), in chunks: the
 /// normalisation of a chunk is one vectorisable loop into a local array,
 /// whatever `store` does with it afterwards (an epilogue's activation).
@@ -214,7 +209,7 @@ TCC_HOST_DEVICE inline T batch_norm_normalized(const BatchNormShape &s, const X 
   const int64_t row = k / s.hw, c = row % s.c, gc = s.group_of(row / s.c) * s.c + c;
   const detail::NormAffine a =
       detail::norm_affine(saved_mean[gc], saved_invstd[gc], weight, bias, c);
-  return detail::affine(detail::widened<T>(x[k]), a.scale, a.shift);
+  return detail::affine(widened<T>(x[k]), a.scale, a.shift);
 }
 
 /// Training forward. Hands each normalised element to `store(k, y_k)` (k
@@ -222,7 +217,7 @@ TCC_HOST_DEVICE inline T batch_norm_normalized(const BatchNormShape &s, const X 
 /// writes saved_mean and saved_invstd [num_groups, C]; updates
 /// running_mean / running_var [C] in place when they are not nullptr.
 /// weight / bias may be nullptr. x may be stored in 16 bits (X = half::F16
-/// or BF16: the group reads the stored tensor, detail::widened).
+/// or BF16: the group reads the stored tensor, kernels::widened).
 template <class T, class X, class Store>
 void batch_norm_forward_train_with(const BatchNormShape &s, const X *x,
                                    const T *weight, const T *bias, double eps,

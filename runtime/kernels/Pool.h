@@ -34,6 +34,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 namespace tcc::rt::kernels {
 
@@ -67,23 +68,44 @@ inline Pool2dShape make_pool2d_shape(int64_t n, int64_t c, int64_t h, int64_t w,
 
 namespace detail {
 /// Index (within the plane) of the first maximal element of the window of
-/// output (oy, ox), and its value.
-template <class T>
-TCC_HOST_DEVICE int64_t max_pool_argmax(const Pool2dShape &s, const T *xp, int64_t oy,
-                        int64_t ox, T &maxval) {
-  const int64_t hs0 = oy * s.sh - s.ph, ws0 = ox * s.sw - s.pw;
-  const int64_t he = std::min(hs0 + s.kh, s.h), we = std::min(ws0 + s.kw, s.w);
-  const int64_t hs = std::max<int64_t>(hs0, 0), ws = std::max<int64_t>(ws0, 0);
-  int64_t best = hs * s.w + ws;
-  maxval = -std::numeric_limits<T>::infinity();
-  for (int64_t iy = hs; iy < he; ++iy)
-    for (int64_t ix = ws; ix < we; ++ix) {
-      const T v = xp[iy * s.w + ix];
-      if (v > maxval || std::isnan(v)) {
-        maxval = v;
-        best = iy * s.w + ix;
+/// output (oy, ox), and its value. A NaN is taken wherever it is (the last
+/// NaN of the window wins). 16-bit stored values (half::F16 / BF16) are
+/// compared by their order keys, without widening each one: the same
+/// choice as comparing them widened.
+template <class I = int64_t, class T, class S>
+TCC_HOST_DEVICE I max_pool_argmax(const Pool2dShape &s, const S *xp, I oy, I ox, T &maxval) {
+  const I hs0 = oy * I(s.sh) - I(s.ph), ws0 = ox * I(s.sw) - I(s.pw);
+  const I he = std::min<I>(hs0 + I(s.kh), I(s.h)), we = std::min<I>(ws0 + I(s.kw), I(s.w));
+  const I hs = std::max<I>(hs0, 0), ws = std::max<I>(ws0, 0), w = I(s.w);
+  I best = hs * w + ws;
+  if constexpr (std::is_floating_point_v<S>) {
+    maxval = -std::numeric_limits<T>::infinity();
+    for (I iy = hs; iy < he; ++iy)
+      for (I ix = ws; ix < we; ++ix) {
+        const T v = xp[iy * w + ix];
+        if (v > maxval || std::isnan(v)) {
+          maxval = v;
+          best = iy * w + ix;
+        }
       }
-    }
+  } else {
+    // As the loop above from maxval = -infinity: the key of the maximum so
+    // far, or a NaN seen (then only another NaN is taken).
+    uint16_t key = S::kNegativeInfinityKey;
+    bool nan = false;
+    for (I iy = hs; iy < he; ++iy)
+      for (I ix = ws; ix < we; ++ix) {
+        const S v = xp[iy * w + ix];
+        if (v.isNan()) {
+          nan = true;
+          best = iy * w + ix;
+        } else if (!nan && v.orderKey() > key) {
+          key = v.orderKey();
+          best = iy * w + ix;
+        }
+      }
+    maxval = widened<T>(xp[best]);
+  }
   return best;
 }
 
@@ -108,22 +130,26 @@ TCC_HOST_DEVICE inline AvgWindow avg_pool_window(const Pool2dShape &s, int64_t o
 namespace detail {
 /// The outputs whose windows contain input row (or column) `i` of an axis
 /// of kernel k, stride st, padding pad and `out` outputs: [first, last].
-TCC_HOST_DEVICE inline void windows_containing(int64_t i, int64_t k, int64_t st, int64_t pad,
-                                               int64_t out, int64_t &first, int64_t &last) {
+/// I: the index type (int32_t on a GPU, where a 64-bit division is a
+/// subroutine call, for tensors of fewer than 2^31 elements).
+template <class I>
+TCC_HOST_DEVICE inline void windows_containing(I i, I k, I st, I pad, I out, I &first, I &last) {
   // o * st - pad <= i < o * st - pad + k
-  const int64_t lo = i + pad - k + 1;
+  const I lo = i + pad - k + 1;
   first = lo <= 0 ? 0 : (lo + st - 1) / st;
-  last = std::min((i + pad) / st, out - 1);
+  last = std::min<I>((i + pad) / st, out - 1);
 }
 } // namespace detail
 
-/// Output element i (of n*C*oh*ow) of max_pool2d_forward.
-template <class T>
-TCC_HOST_DEVICE void max_pool2d_forward_at(const Pool2dShape &s, const T *x, T *y, int64_t i) {
+/// Output element i (of n*C*oh*ow) of max_pool2d_forward: the window's
+/// first maximal element, copied (a 16-bit S as stored: the same bits as the
+/// f32 maximum rounded back).
+template <class S>
+TCC_HOST_DEVICE void max_pool2d_forward_at(const Pool2dShape &s, const S *x, S *y, int64_t i) {
   const int64_t plane = i / (s.oh * s.ow), o = i % (s.oh * s.ow);
-  T v;
-  detail::max_pool_argmax(s, x + plane * s.h * s.w, o / s.ow, o % s.ow, v);
-  y[i] = v;
+  ComputeOf<S> v;
+  const S *xp = x + plane * s.h * s.w;
+  y[i] = xp[detail::max_pool_argmax(s, xp, o / s.ow, o % s.ow, v)];
 }
 
 namespace detail {
@@ -147,32 +173,34 @@ namespace detail {
 /// windows (oy, ox) that contain input element i (element j of its plane):
 /// what a backward's per-plane scatter adds into dx[i], in its order. A
 /// term of +0 leaves the sum's bits as they are (it never is -0).
-template <class T, class Term>
-TCC_HOST_DEVICE T sum_over_windows(const Pool2dShape &s, int64_t i, Term term) {
-  const int64_t plane = i / (s.h * s.w), j = i % (s.h * s.w);
-  int64_t oy0, oy1, ox0, ox1;
-  windows_containing(j / s.w, s.kh, s.sh, s.ph, s.oh, oy0, oy1);
-  windows_containing(j % s.w, s.kw, s.sw, s.pw, s.ow, ox0, ox1);
+template <class T, class I = int64_t, class Term>
+TCC_HOST_DEVICE T sum_over_windows(const Pool2dShape &s, int64_t element, Term term) {
+  const I hw = I(s.h * s.w), i = I(element), plane = i / hw, j = i - plane * hw;
+  const I row = j / I(s.w), col = j - row * I(s.w);
+  I oy0, oy1, ox0, ox1;
+  windows_containing<I>(row, I(s.kh), I(s.sh), I(s.ph), I(s.oh), oy0, oy1);
+  windows_containing<I>(col, I(s.kw), I(s.sw), I(s.pw), I(s.ow), ox0, ox1);
   T sum = T(0);
-  for (int64_t oy = oy0; oy <= oy1; ++oy)
-    for (int64_t ox = ox0; ox <= ox1; ++ox)
+  for (I oy = oy0; oy <= oy1; ++oy)
+    for (I ox = ox0; ox <= ox1; ++ox)
       sum += term(plane, j, oy, ox);
   return sum;
 }
 } // namespace detail
 
 /// Input element i (of n*C*h*w) of max_pool2d_backward: the dy of every
-/// window whose first maximum it is, summed in output order.
-template <class T>
-TCC_HOST_DEVICE void max_pool2d_backward_at(const Pool2dShape &s, const T *x, const T *dy,
-                                            T *dx, int64_t i) {
-  dx[i] = detail::sum_over_windows<T>(s, i, [&](int64_t plane, int64_t j, int64_t oy,
-                                                int64_t ox) {
+/// window whose first maximum it is, summed in output order (in T; stored
+/// as S, rounded once: a 16-bit S gives the f32 kernel's sum cast down).
+template <class S, class I = int64_t>
+TCC_HOST_DEVICE void max_pool2d_backward_at(const Pool2dShape &s, const S *x, const S *dy,
+                                            S *dx, int64_t i) {
+  using T = ComputeOf<S>;
+  dx[i] = S(detail::sum_over_windows<T, I>(s, i, [&](I plane, I j, I oy, I ox) {
     T v;
-    return detail::max_pool_argmax(s, x + plane * s.h * s.w, oy, ox, v) == j
-               ? dy[(plane * s.oh + oy) * s.ow + ox]
+    return detail::max_pool_argmax<I>(s, x + int64_t(plane) * s.h * s.w, oy, ox, v) == j
+               ? widened<T>(dy[(int64_t(plane) * s.oh + oy) * s.ow + ox])
                : T(0);
-  });
+  }));
 }
 
 /// Output element i of avg_pool2d_forward.

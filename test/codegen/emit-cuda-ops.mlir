@@ -149,6 +149,20 @@ func.func @pools(%x: tensor<2x3x4x4xf32>, %dy: tensor<2x3x2x2xf32>) {
   return
 }
 
+// Max pools on 16-bit tensors run in their stored type (they select an
+// element; the backward sums in f32 and rounds once; other pools on 16-bit
+// tensors are refused: emit-cuda-unsupported-16bit.mlir).
+// CHECK-LABEL: // @pools_bf16
+// CHECK: // tcc.max_pool2d
+// CHECK-NEXT: cuda::max_pool2d_forward<tcc::rt::half::BF16>(args.stream, make_pool2d_shape(2, 3, 4, 4, 2, 2, 2, 2, 0, 0), reinterpret_cast<tcc::rt::half::BF16 *>(a0), reinterpret_cast<tcc::rt::half::BF16 *>(r0));
+// CHECK: // tcc.max_pool2d_backward
+// CHECK-NEXT: cuda::max_pool2d_backward<tcc::rt::half::BF16>(args.stream, make_pool2d_shape(2, 3, 4, 4, 2, 2, 2, 2, 0, 0), reinterpret_cast<tcc::rt::half::BF16 *>(a0), reinterpret_cast<tcc::rt::half::BF16 *>(a1), reinterpret_cast<tcc::rt::half::BF16 *>(r1));
+func.func @pools_bf16(%x: tensor<2x3x4x4xbf16>, %dy: tensor<2x3x2x2xbf16>) {
+  %p = tcc.max_pool2d %x {kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x3x4x4xbf16>) -> tensor<2x3x2x2xbf16>
+  %dx = tcc.max_pool2d_backward %dy, %x {kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x3x2x2xbf16>, tensor<2x3x4x4xbf16>) -> tensor<2x3x4x4xbf16>
+  return
+}
+
 // Batch norm (runtime/cuda/device/Norm.cuh): the cpu kernels' functions
 // behind the `_with` interface, storing through a device lambda.
 // CHECK-LABEL: // @norm

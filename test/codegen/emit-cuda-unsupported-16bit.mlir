@@ -1,10 +1,11 @@
 // RUN: not tcc-translate --emit-cuda %s -split-input-file 2>&1 | FileCheck %s
 
-// 16-bit tensors reach only convolutions, linear layers, views and casts
-// from or to f32 on the cuda target (tcc-widen-16bit puts every other op
-// on f32 copies): any other op on them or a cast between two 16-bit types
-// is an error rather than a kernel on the stored bits.
-// CHECK: error: {{.*}}the cuda target cannot run tcc.relu on bf16 tensors (16-bit tensors reach only its convolutions, linear layers, views and casts: tcc-widen-16bit puts the other ops on f32 copies)
+// 16-bit tensors reach only convolutions, linear layers, max pools, views,
+// casts from or to f32 and the optimizer updates on the cuda target
+// (tcc-widen-16bit puts every other op on f32 copies): any other op on them
+// or a cast between two 16-bit types is an error rather than a kernel on
+// the stored bits.
+// CHECK: error: {{.*}}the cuda target cannot run tcc.relu on bf16 tensors (16-bit tensors reach only its convolutions, linear layers, max pools, views, casts and optimizer updates: tcc-widen-16bit puts the other ops on f32 copies)
 func.func @relu(%x: tensor<8xf32>) {
   %down = tcc.cast %x to bf16 : (tensor<8xf32>) -> tensor<8xbf16>
   %r = tcc.relu %down : tensor<8xbf16>
@@ -16,5 +17,14 @@ func.func @relu(%x: tensor<8xf32>) {
 // CHECK: error: {{.*}}the cuda target cannot run tcc.cast from bf16 to f16
 func.func @cast(%x: tensor<8xbf16>) {
   %h = tcc.cast %x to f16 : (tensor<8xbf16>) -> tensor<8xf16>
+  return
+}
+
+// -----
+
+// An average pool sums and divides: it runs on f32 copies, never on bf16.
+// CHECK: error: {{.*}}the cuda target cannot run tcc.avg_pool2d on bf16 tensors
+func.func @avg_pool(%x: tensor<2x3x4x4xbf16>) {
+  %p = tcc.avg_pool2d %x {count_include_pad = true, kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x3x4x4xbf16>) -> tensor<2x3x2x2xbf16>
   return
 }

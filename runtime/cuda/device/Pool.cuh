@@ -4,7 +4,8 @@
 // output element forward and per input element backward: the same windows,
 // first-maximum rule and summation order as the cpu target's per-plane
 // loops, so the same bits, and neighbouring threads read neighbouring
-// elements. The global pools run one thread per plane (their planes are the
+// elements. Max pools also run on 16-bit tensors (T = half::F16 / BF16),
+// comparing and summing in f32. The global pools run one thread per plane (their planes are the
 // last layer's few elements).
 //
 //===----------------------------------------------------------------------===//
@@ -24,11 +25,16 @@ void max_pool2d_forward(cudaStream_t s, const Pool2dShape &shape, const T *x, T 
            [=] __device__(int64_t i) { kernels::max_pool2d_forward_at(shape, x, y, i); });
 }
 
+/// Its index math in 32 bits (a 64-bit division is a subroutine call,
+/// whose registers spill around the window loop).
 template <class T>
 void max_pool2d_backward(cudaStream_t s, const Pool2dShape &shape, const T *x, const T *dy,
                          T *dx) {
-  for_each(s, shape.n * shape.c * shape.h * shape.w, [=] __device__(int64_t i) {
-    kernels::max_pool2d_backward_at(shape, x, dy, dx, i);
+  const int64_t n = shape.n * shape.c * shape.h * shape.w;
+  if (n >= (int64_t(1) << 31))
+    throw std::runtime_error("a max pool backward over 2^31 elements or more");
+  for_each(s, n, [=] __device__(int64_t i) {
+    kernels::max_pool2d_backward_at<T, int32_t>(shape, x, dy, dx, i);
   });
 }
 

@@ -2,7 +2,8 @@
 //
 // The cuda target's batch norm over many blocks per channel
 // (runtime/cuda/NormSplit.h) and its multi-tensor update in one launch
-// (runtime/cuda/device/MultiTensor.cuh), run under host emulation (the
+// (runtime/cuda/device/MultiTensor.cuh) and its max pools on 16-bit
+// tensors (runtime/cuda/device/Pool.cuh), run under host emulation (the
 // device code as plain C++, every block and thread in order), against the
 // cpu kernels on shapes the test models do not reach: rows split in parts
 // with a shorter last part, ghost groups (consecutive and strided) split
@@ -16,6 +17,9 @@
 #include "runtime/cuda/NormSplit.h"
 #include "runtime/cuda/device/MultiTensor.cuh"
 #include "runtime/cuda/device/Norm.cuh"
+#include "runtime/cuda/device/Pool.cuh"
+#include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/Pool.h"
 #include "runtime/kernels/Norm.h"
 
 #include <gtest/gtest.h>
@@ -160,6 +164,35 @@ TEST(BatchNormOnDevice, RefusesTooSmallAWorkspace) {
                    nullptr, workspace.data(), 16, s, x.data(), nullptr, nullptr, 1e-5, 0.1,
                    [](int64_t, float) {}, stats.data(), stats.data(), nullptr, nullptr),
                std::runtime_error);
+}
+
+// The max pools on fp16 tensors (the launches the generated step makes for
+// airbench94's pools): the cpu kernels' f32 results on widened copies, cast
+// down, bit for bit (a 3x3 window of stride 2 overlaps: the backward sums).
+TEST(MaxPoolOnDevice, SixteenBitGivesTheF32KernelsBitsCastDown) {
+  using tcc::rt::half::F16;
+  const kernels::Pool2dShape s = kernels::make_pool2d_shape(4, 3, 9, 9, 3, 3, 2, 2, 1, 1);
+  const int64_t in = s.n * s.c * s.h * s.w, out = s.n * s.c * s.oh * s.ow;
+  const std::vector<float> xr = randomValues(size_t(in), 5, 0.0f),
+                           gr = randomValues(size_t(out), 6, 0.0f);
+  std::vector<F16> x(in), dy(out), y(out), dx(in);
+  std::vector<float> xf(in), dyf(out), yf(out), dxf(in);
+  for (int64_t i = 0; i < in; ++i) {
+    x[i].bits = kernels::float_to_f16(xr[i]);
+    xf[i] = kernels::f16_to_float(x[i].bits);
+  }
+  for (int64_t o = 0; o < out; ++o) {
+    dy[o].bits = kernels::float_to_f16(gr[o]);
+    dyf[o] = kernels::f16_to_float(dy[o].bits);
+  }
+  cuda::max_pool2d_forward<F16>(nullptr, s, x.data(), y.data());
+  cuda::max_pool2d_backward<F16>(nullptr, s, x.data(), dy.data(), dx.data());
+  kernels::max_pool2d_forward(s, xf.data(), yf.data());
+  kernels::max_pool2d_backward(s, xf.data(), dyf.data(), dxf.data());
+  for (int64_t o = 0; o < out; ++o)
+    ASSERT_EQ(y[o].bits, kernels::float_to_f16(yf[o])) << "y[" << o << "]";
+  for (int64_t i = 0; i < in; ++i)
+    ASSERT_EQ(dx[i].bits, kernels::float_to_f16(dxf[i])) << "dx[" << i << "]";
 }
 
 // Chains of 1 to several blocks (300, 256 exactly, 1, 1000 elements), two

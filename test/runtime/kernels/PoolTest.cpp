@@ -1,5 +1,7 @@
 //===- PoolTest.cpp - Max / avg / global pooling --------------------------===//
 #include "runtime/kernels/Pool.h"
+#include "runtime/common/Float16.h"
+#include "runtime/kernels/Elementwise.h"
 #include "TestUtil.h"
 
 #include <cmath>
@@ -180,6 +182,46 @@ TEST(Pool, PerElementBackwardEqualsPerPlaneBitForBit) {
             << " at " << i;
     }
   }
+}
+
+// 16-bit storage (the cuda target runs max pools on the stored bf16 / fp16
+// tensors, T = half::BF16 / F16): the same bits as the f32 kernels on
+// widened copies, cast down after. Ties and overlapping windows (whose
+// backward sums several terms, rounded once) included.
+template <class Half, uint16_t (*down)(float), float (*up)(uint16_t)>
+void expectHalfMaxPoolEqualsF32CastDown(uint64_t seed) {
+  for (const PoolCase &c : cases()) {
+    const Pool2dShape &s = c.s;
+    const int64_t in = s.n * s.c * s.h * s.w, out = s.n * s.c * s.oh * s.ow;
+    Vec r = random_vec(in, seed++, -2.5, 2.5), g = random_vec(out, seed++);
+    std::vector<Half> x(in), dy(out);
+    std::vector<float> xf(in), dyf(out);
+    for (int64_t i = 0; i < in; ++i) {
+      x[i].bits = down(float(i % 3 == 0 ? std::round(r[i]) : r[i]));
+      xf[i] = up(x[i].bits);
+    }
+    for (int64_t o = 0; o < out; ++o) {
+      dy[o].bits = down(float(g[o]));
+      dyf[o] = up(dy[o].bits);
+    }
+    std::vector<Half> y(out), dx(in);
+    std::vector<float> yf(out), dxf(in);
+    for (int64_t o = 0; o < out; ++o) {
+      max_pool2d_forward_at(s, x.data(), y.data(), o);
+      max_pool2d_forward_at(s, xf.data(), yf.data(), o);
+      ASSERT_EQ(y[o].bits, down(yf[o])) << c.name << " forward at " << o;
+    }
+    for (int64_t i = 0; i < in; ++i) {
+      max_pool2d_backward_at(s, x.data(), dy.data(), dx.data(), i);
+      max_pool2d_backward_at(s, xf.data(), dyf.data(), dxf.data(), i);
+      ASSERT_EQ(dx[i].bits, down(dxf[i])) << c.name << " backward at " << i;
+    }
+  }
+}
+
+TEST(Pool, SixteenBitMaxPoolEqualsF32CastDown) {
+  expectHalfMaxPoolEqualsF32CastDown<tcc::rt::half::F16, float_to_f16, f16_to_float>(60);
+  expectHalfMaxPoolEqualsF32CastDown<tcc::rt::half::BF16, float_to_bf16, bf16_to_float>(80);
 }
 
 TEST(GlobalPool, ForwardAndBackward) {
