@@ -105,7 +105,7 @@ struct NormKernelStyle {
   std::string stream; ///< the kernel's first arguments: "", "args.stream, "
   /// After `stream`, for the kernels that sum over the batch (the training
   /// forward and the backward): "" on the cpu, the cuda target's workspace
-  /// "pointer, bytes, " (runtime/cuda/NormSplit.h).
+  /// "pointer, bytes, " (runtime/cuda/RowSplit.h).
   std::string workspace;
   static NormKernelStyle cpu() { return {"[&]", "", "", ""}; }
 };

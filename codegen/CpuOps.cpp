@@ -19,7 +19,6 @@
 
 using namespace mlir;
 using namespace mlir::tcc;
-using kernel_args::around;
 using kernel_args::cpp;
 
 namespace {
@@ -90,12 +89,9 @@ LogicalResult emitNN(Operation *op, Printer &p) {
       .Case([&](ReduceSumOp o) {
         ArrayRef<int64_t> in = dimsOf(o.getInput());
         ArrayRef<int64_t> axes = o.getAxes();
-        if (axes.size() + 1 == in.size()) {
-          int64_t keep = 0;
-          while (llvm::is_contained(axes, keep))
-            ++keep;
-          os << "  reduce_sum_keep<float>(" << cpp(around(in, keep)) << ", "
-             << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
+        if (std::optional<kernel_args::Around> kept = kernel_args::keptAxis(o)) {
+          os << "  reduce_sum_keep<float>(" << cpp(*kept) << ", " << p(o.getInput()) << ", "
+             << p(o.getResult()) << ");\n";
           return success();
         }
         os << "  { const int64_t shape[] = {";

@@ -463,17 +463,12 @@ LogicalResult emitElementwise(Operation *op, CudaPrinter &p) {
         return success();
       })
       .Case([&](ReduceSumOp o) {
-        ArrayRef<int64_t> in = dimsOf(o.getInput());
-        ArrayRef<int64_t> axes = o.getAxes();
-        if (axes.size() + 1 != in.size())
+        std::optional<kernel_args::Around> a = kernel_args::keptAxis(o);
+        if (!a)
           return failure();
-        int64_t keep = 0;
-        while (llvm::is_contained(axes, keep))
-          ++keep;
-        kernel_args::Around a = kernel_args::around(in, keep);
-        p.os << "  cuda::reduce_sum_keep<float>(args.stream, " << a.outer << ", " << a.axis
-             << ", " << a.inner << ", " << p(o.getInput()) << ", " << p(o.getResult())
-             << ");\n";
+        p.os << "  cuda::reduce_sum_keep<float>(args.stream, " << workspaceOf(o) << ", "
+             << a->outer << ", " << a->axis << ", " << a->inner << ", " << p(o.getInput())
+             << ", " << p(o.getResult()) << ");\n";
         return success();
       })
       .Default([](Operation *) { return failure(); });

@@ -79,6 +79,17 @@ Around kernel_args::around(ArrayRef<int64_t> dims, int64_t axis) {
   return {product(dims.take_front(axis)), dims[axis], product(dims.drop_front(axis + 1))};
 }
 
+std::optional<Around> kernel_args::keptAxis(ReduceSumOp op) {
+  ArrayRef<int64_t> in = cast<RankedTensorType>(op.getInput().getType()).getShape();
+  ArrayRef<int64_t> axes = op.getAxes();
+  if (axes.size() + 1 != in.size())
+    return std::nullopt;
+  int64_t keep = 0;
+  while (llvm::is_contained(axes, keep))
+    ++keep;
+  return around(in, keep);
+}
+
 std::string kernel_args::cpp(const k::Conv2dShape &s) {
   std::string out = "make_conv2d_shape(";
   for (int64_t v : {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.dh, s.dw})

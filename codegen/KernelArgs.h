@@ -16,6 +16,7 @@
 #include "runtime/kernels/Norm.h"
 #include "runtime/kernels/Pool.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::tcc::kernel_args {
@@ -48,6 +49,10 @@ struct Around {
   int64_t outer, axis, inner;
 };
 Around around(ArrayRef<int64_t> dims, int64_t axis);
+
+/// The input of a reduce_sum that sums every dim but one (a bias's
+/// gradient) around the dim it keeps; nullopt for other reductions.
+std::optional<Around> keptAxis(ReduceSumOp op);
 
 /// The C++ expressions that make each struct, as the cpu target prints them.
 std::string cpp(const k::Conv2dShape &shape);

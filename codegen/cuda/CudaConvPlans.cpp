@@ -2,7 +2,7 @@
 
 #include "codegen/cuda/CudaConvPlans.h"
 #include "codegen/KernelArgs.h"
-#include "runtime/cuda/NormSplit.h"
+#include "runtime/cuda/RowSplit.h"
 
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
@@ -127,7 +127,8 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
   Builder b(module.getContext());
   // The workspaces, which the memory plan places (tcc.workspace_bytes): a
   // convolution's is its engine's, a matmul's cuBLASLt's recommendation, a
-  // batch norm's (training forward, backward) its sums' over many blocks.
+  // batch norm's (training forward, backward) and a bias gradient's
+  // (reduce_sum) their sums' over many blocks.
   std::map<std::string, int64_t> convWorkspace;
   for (const auto &[conv, choice] : baked)
     convWorkspace[conv.problem.key()] = choice.engine.workspaceBytes;
@@ -140,9 +141,12 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
     } else if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp>(op)) {
       bytes = cuda::matmulWorkspaceBytes(gpu.smVersion);
     } else if (auto bn = dyn_cast<BatchNormOp>(op)) {
-      bytes = cuda::normSplit(kernel_args::batchNorm(bn)).workspaceBytes();
+      bytes = cuda::rowSplit(kernel_args::batchNorm(bn)).workspaceBytes();
     } else if (auto bn = dyn_cast<BatchNormBackwardOp>(op)) {
-      bytes = cuda::normSplit(kernel_args::batchNorm(bn)).workspaceBytes();
+      bytes = cuda::rowSplit(kernel_args::batchNorm(bn)).workspaceBytes();
+    } else if (auto sum = dyn_cast<ReduceSumOp>(op)) {
+      if (std::optional<kernel_args::Around> a = kernel_args::keptAxis(sum))
+        bytes = cuda::rowSplit({a->outer, a->axis, a->inner}).workspaceBytes();
     }
     if (bytes > 0)
       op->setAttr(kWorkspaceBytesAttr, b.getI64IntegerAttr(bytes));

@@ -21,7 +21,7 @@
 // CHECK: // tcc.linear_backward_weight
 // CHECK-NEXT: args.matmul->linear_backward_weight(args.stream, cuda::Matmul::Type::f32, 4, 3, 2, r2, a0, r4, nullptr, 0);
 // CHECK: // tcc.reduce_sum
-// CHECK-NEXT: cuda::reduce_sum_keep<float>(args.stream, 4, 2, 1, r2, r5);
+// CHECK-NEXT: cuda::reduce_sum_keep<float>(args.stream, nullptr, 0, 4, 2, 1, r2, r5);
 // CHECK: // tcc.cross_entropy_backward
 // CHECK-NEXT: cuda::cross_entropy_backward(args.stream, 4, 2, r0, a4, 0, Reduction::Mean, c0, r6);
 func.func @mlp(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>, %b: tensor<2xf32>, %dy: tensor<4x2xf32>,

@@ -85,6 +85,7 @@ k::Reduction reduction(StringRef r) {
 }
 
 using kernel_args::around;
+using kernel_args::keptAxis;
 using kernel_args::Around;
 
 class Run {
@@ -272,12 +273,8 @@ private:
         .Case([&](ReduceSumOp o) {
           ArrayRef<int64_t> x = dimsOf(o.getInput());
           ArrayRef<int64_t> axes = o.getAxes();
-          if (axes.size() + 1 == x.size()) {
-            int64_t keep = 0;
-            while (llvm::is_contained(axes, keep))
-              ++keep;
-            Around a = around(x, keep);
-            k::reduce_sum_keep<double>(a.outer, a.axis, a.inner, in(o.getInput()),
+          if (std::optional<Around> a = keptAxis(o)) {
+            k::reduce_sum_keep<double>(a->outer, a->axis, a->inner, in(o.getInput()),
                                        res(o.getResult()));
             return true;
           }

@@ -96,7 +96,7 @@ struct BlockSums {
     return over_range(0, rows * hw, term);
   }
   /// The sums of term(m, j) over the flat indices [begin, end) of the rows
-  /// (a part of a channel's group: runtime/cuda/NormSplit.h).
+  /// (a part of a channel's group: runtime/cuda/RowSplit.h).
   template <class Term>
   __device__ kernels::Sums over_range(int64_t begin, int64_t end, Term term) const {
     kernels::Sums s;

@@ -3,7 +3,7 @@
 // The cpu kernels' functions (runtime/kernels/Norm.h) behind the same
 // `_with` interface, plus the workspace the memory plan gave the op: the
 // statistics and the backward's sums of each channel's group over many
-// blocks (runtime/cuda/NormSplit.h: each block a fixed range, its threads in
+// blocks (runtime/cuda/RowSplit.h: each block a fixed range, its threads in
 // a fixed order, BlockSums; the parts added in order, so the same bits on
 // every run), each channel's results by one thread with the cpu kernel's
 // math, every elementwise part one thread per element. A fused group's elementwise
@@ -17,8 +17,7 @@
 #ifndef TCC_RUNTIME_CUDA_DEVICE_NORM_CUH
 #define TCC_RUNTIME_CUDA_DEVICE_NORM_CUH
 
-#include "runtime/cuda/NormSplit.h"
-#include "runtime/cuda/device/Launch.cuh"
+#include "runtime/cuda/device/RowSums.cuh"
 #include "runtime/kernels/Norm.h"
 
 namespace tcc::rt::cuda {
@@ -40,56 +39,8 @@ void batch_norm_apply_with(cudaStream_t s, const BatchNormShape &shape, const X 
   });
 }
 
-/// The workspace of a training forward or backward (NormSplit): each
-/// block's sums, then each row's.
-struct NormWorkspace {
-  kernels::Sums *parts, *rows;
-};
-inline NormWorkspace norm_workspace(const tcc::cuda::NormSplit &split, char *workspace,
-                                    int64_t bytes) {
-  if (!workspace || bytes < split.workspaceBytes())
-    throw std::runtime_error("a batch norm was given " + std::to_string(bytes) +
-                             " bytes of workspace, it needs " +
-                             std::to_string(split.workspaceBytes()) +
-                             " (a trainer compiled by another tcc version?)");
-  if (split.length > 0xffffffffLL)
-    throw std::runtime_error("a batch norm over more than 2^32 elements per channel");
-  auto *parts = reinterpret_cast<kernels::Sums *>(workspace);
-  return {parts, parts + split.rows * split.parts};
-}
-
-/// parts[b] = the sums of term(row, k) over block b's range of its row
-/// (row = g * C + c; k the flat index into [n, C, hw]), in a fixed order.
-template <class Term>
-void row_part_sums(cudaStream_t s, const BatchNormShape &shape,
-                   const tcc::cuda::NormSplit &split, kernels::Sums *parts, Term term) {
-  per_block(s, split.rows * split.parts, shape.hw,
-            [=] __device__(int64_t b, const BlockSums &sums) {
-              const int64_t row = b / split.parts, begin = (b - row * split.parts) * split.chunk;
-              const int64_t end = begin + split.chunk < split.length ? begin + split.chunk
-                                                                     : split.length;
-              const int64_t g = row / shape.c, c = row - g * shape.c;
-              const kernels::Sums total = sums.over_range(begin, end, [&](int64_t m, int64_t j) {
-                return term(row, (shape.member(g, m) * shape.c + c) * shape.hw + j);
-              });
-              if (sums.leader())
-                parts[b] = total;
-            });
-}
-
-/// The sums of row `row`'s parts, in order.
-TCC_HOST_DEVICE inline kernels::Sums row_sums(const tcc::cuda::NormSplit &split,
-                                              const kernels::Sums *parts, int64_t row) {
-  kernels::Sums total;
-  for (int64_t p = 0; p < split.parts; ++p) {
-    total.first += parts[row * split.parts + p].first;
-    total.second += parts[row * split.parts + p].second;
-  }
-  return total;
-}
-
 /// Training forward: each statistics row summed over split.parts blocks
-/// (NormSplit), its mean, the squared deviations from it the same way, the
+/// (RowSplit), its mean, the squared deviations from it the same way, the
 /// statistics of each channel by one thread (kernels::
 /// batch_norm_store_statistics, the cpu kernel's), then each element
 /// normalised and stored by its own thread.
@@ -99,8 +50,8 @@ void batch_norm_forward_train_with(cudaStream_t s, char *workspace, int64_t work
                                    const T *bias, double eps, double momentum, Store store,
                                    T *savedMean, T *savedInvstd, T *runningMean,
                                    T *runningVar) {
-  const tcc::cuda::NormSplit split = tcc::cuda::normSplit(shape);
-  const NormWorkspace w = norm_workspace(split, workspace, workspaceBytes);
+  const tcc::cuda::RowSplit split = tcc::cuda::rowSplit(shape);
+  const RowWorkspace w = row_workspace(split, workspace, workspaceBytes);
   row_part_sums(s, shape, split, w.parts, [=] __device__(int64_t, int64_t k) {
     return kernels::Sums{double(x[k]), 0};
   });
@@ -143,8 +94,8 @@ void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspace
                               const BatchNormShape &shape, DyAt dyAt, const X *x,
                               const T *weight, const T *savedMean, const T *savedInvstd, T *dx,
                               T *dweight, T *dbias) {
-  const tcc::cuda::NormSplit split = tcc::cuda::normSplit(shape);
-  const NormWorkspace w = norm_workspace(split, workspace, workspaceBytes);
+  const tcc::cuda::RowSplit split = tcc::cuda::rowSplit(shape);
+  const RowWorkspace w = row_workspace(split, workspace, workspaceBytes);
   const int64_t n = shape.n * shape.c * shape.hw;
   for_each(s, n, [=] __device__(int64_t k) { dx[k] = dyAt(k, statisticsRow(shape, k)); });
   row_part_sums(s, shape, split, w.parts, [=] __device__(int64_t row, int64_t k) {

@@ -21,6 +21,7 @@
 #include "runtime/common/Schedule.h"
 #include "runtime/cpu/StepOps.h"
 #include "runtime/cuda/device/Launch.cuh"
+#include "runtime/cuda/device/RowSums.cuh"
 #include "runtime/kernels/Activation.h"
 #include "runtime/kernels/ChannelMul.h"
 #include "runtime/kernels/Loss.h"
@@ -180,17 +181,19 @@ void shift_reflect(cudaStream_t s, int64_t nc, int64_t h, int64_t w, int64_t dy,
 }
 
 /// Sum over every dim but the middle of x viewed as [outer, mid, inner]
-/// (a bias's gradient): one block per j (BlockSums).
+/// (a bias's gradient): each j's outer * inner elements over several blocks
+/// (RowSums.cuh, with the workspace the memory plan gave the op), in double,
+/// then the parts added in order.
 template <class T>
-void reduce_sum_keep(cudaStream_t s, int64_t outer, int64_t mid, int64_t inner, const T *x,
-                     T *y) {
-  per_block(s, mid, inner, [=] __device__(int64_t j, const BlockSums &sums) {
-    const double sum = sums.over(outer, [&](int64_t o, int64_t i) {
-                              return kernels::Sums{double(x[(o * mid + j) * inner + i]), 0};
-                            }).first;
-    if (sums.leader())
-      y[j] = T(sum);
+void reduce_sum_keep(cudaStream_t s, char *workspace, int64_t workspaceBytes, int64_t outer,
+                     int64_t mid, int64_t inner, const T *x, T *y) {
+  const BatchNormShape rows{outer, mid, inner};
+  const tcc::cuda::RowSplit split = tcc::cuda::rowSplit(rows);
+  const RowWorkspace w = row_workspace(split, workspace, workspaceBytes);
+  row_part_sums(s, rows, split, w.parts, [=] __device__(int64_t, int64_t k) {
+    return kernels::Sums{double(x[k]), 0};
   });
+  for_each(s, mid, [=] __device__(int64_t j) { y[j] = T(row_sums(split, w.parts, j).first); });
 }
 
 //--- losses and metrics ----------------------------------------------------//

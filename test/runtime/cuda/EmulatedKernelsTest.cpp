@@ -1,7 +1,7 @@
 //===- EmulatedKernelsTest.cpp - Device kernels against the cpu's --------===//
 //
 // The cuda target's batch norm over many blocks per channel
-// (runtime/cuda/NormSplit.h) and its multi-tensor update in one launch
+// (runtime/cuda/RowSplit.h) and its multi-tensor update in one launch
 // (runtime/cuda/device/MultiTensor.cuh) and its max pools on 16-bit
 // tensors (runtime/cuda/device/Pool.cuh), run under host emulation (the
 // device code as plain C++, every block and thread in order), against the
@@ -14,16 +14,18 @@
 #define TCC_CUDA_HOST_EMULATION 1
 
 #include "runtime/cpu/MultiTensor.h"
-#include "runtime/cuda/NormSplit.h"
+#include "runtime/cuda/RowSplit.h"
 #include "runtime/cuda/device/MultiTensor.cuh"
 #include "runtime/cuda/device/Norm.cuh"
 #include "runtime/cuda/device/Pool.cuh"
+#include "runtime/cuda/device/StepOps.cuh"
 #include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/Pool.h"
 #include "runtime/kernels/Norm.h"
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -31,8 +33,8 @@
 
 namespace {
 
-using tcc::cuda::NormSplit;
-using tcc::cuda::normSplit;
+using tcc::cuda::RowSplit;
+using tcc::cuda::rowSplit;
 using tcc::rt::kernels::BatchNormShape;
 namespace cuda = tcc::rt::cuda;
 namespace cpu = tcc::rt::cpu;
@@ -62,11 +64,11 @@ void expectWithinOneRounding(const std::vector<float> &device, const std::vector
   }
 }
 
-TEST(NormSplit, PartsCoverEveryRowOnce) {
+TEST(RowSplit, PartsCoverEveryRowOnce) {
   for (BatchNormShape s : {BatchNormShape{1024, 64, 225, 0}, BatchNormShape{7, 3, 1300, 0},
                            BatchNormShape{8, 2, 2101, 4, true}, BatchNormShape{32, 8, 1, 0},
                            BatchNormShape{512, 512, 16, 0}}) {
-    const NormSplit split = normSplit(s);
+    const RowSplit split = rowSplit(s);
     EXPECT_EQ(split.rows, s.c * s.num_groups());
     EXPECT_EQ(split.length, s.group_size() * s.hw);
     EXPECT_GE(split.parts, 1);
@@ -75,14 +77,14 @@ TEST(NormSplit, PartsCoverEveryRowOnce) {
     EXPECT_GE(split.parts * split.chunk, split.length);
     // A part is worth a block, and the rows together fill about kTargetBlocks.
     if (split.parts > 1) {
-      EXPECT_GE(split.chunk, NormSplit::kMinChunk / 2);
-      EXPECT_LE(split.rows * (split.parts - 1), NormSplit::kTargetBlocks);
+      EXPECT_GE(split.chunk, RowSplit::kMinChunk / 2);
+      EXPECT_LE(split.rows * (split.parts - 1), RowSplit::kTargetBlocks);
     }
     EXPECT_EQ(split.workspaceBytes(),
               (split.rows * split.parts + split.rows) * int64_t(sizeof(kernels::Sums)));
   }
   // airbench94's first batch norm: 64 rows of 230400 elements in 32 parts.
-  const NormSplit first = normSplit(BatchNormShape{1024, 64, 225, 0});
+  const RowSplit first = rowSplit(BatchNormShape{1024, 64, 225, 0});
   EXPECT_EQ(first.parts, 32);
   EXPECT_EQ(first.chunk, 7200);
 }
@@ -96,7 +98,7 @@ class BatchNormOnDevice : public ::testing::TestWithParam<NormCase> {};
 
 TEST_P(BatchNormOnDevice, MatchesTheCpuKernel) {
   const BatchNormShape s = GetParam().shape;
-  const NormSplit split = normSplit(s);
+  const RowSplit split = rowSplit(s);
   ASSERT_EQ(split.parts, GetParam().expectedParts);
   const size_t n = size_t(s.n * s.c * s.hw), rows = size_t(s.c * s.num_groups());
   // An offset mean, so the deviations' pass matters.
@@ -164,6 +166,33 @@ TEST(BatchNormOnDevice, RefusesTooSmallAWorkspace) {
                    nullptr, workspace.data(), 16, s, x.data(), nullptr, nullptr, 1e-5, 0.1,
                    [](int64_t, float) {}, stats.data(), stats.data(), nullptr, nullptr),
                std::runtime_error);
+}
+
+// A bias gradient (reduce_sum over every dim but the channels) split over
+// blocks as batch norm's sums are: a row of a million elements in many
+// parts, and one of three parts with a shorter last one, against the sum in
+// double (the two orders differ by about n * 2^-53 of the magnitudes, far
+// below the float rounding of the result: one rounding flip at most).
+TEST(ReduceSumOnDevice, SplitRowsGiveEachChannelsSum) {
+  for (auto [outer, mid, inner] : {std::array<int64_t, 3>{1024, 3, 961},
+                                   std::array<int64_t, 3>{7, 3, 1300}}) {
+    const std::vector<float> x = randomValues(size_t(outer * mid * inner), 9, 0.5f);
+    const RowSplit split = rowSplit(BatchNormShape{outer, mid, inner});
+    ASSERT_GT(split.parts, 1);
+    std::vector<char> workspace(size_t(split.workspaceBytes()));
+    std::vector<float> y(static_cast<size_t>(mid));
+    cuda::reduce_sum_keep<float>(nullptr, workspace.data(), split.workspaceBytes(), outer, mid,
+                                 inner, x.data(), y.data());
+    for (int64_t j = 0; j < mid; ++j) {
+      double sum = 0;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i)
+          sum += x[size_t((o * mid + j) * inner + i)];
+      EXPECT_LE(std::fabs(double(y[j]) - double(float(sum))),
+                std::ldexp(std::fabs(sum), -23))
+          << outer << "x" << mid << "x" << inner << " channel " << j;
+    }
+  }
 }
 
 // The max pools on fp16 tensors (the launches the generated step makes for
