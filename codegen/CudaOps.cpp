@@ -282,8 +282,8 @@ LogicalResult emitBatchNorm(Operation *op, CudaPrinter &p) {
         p.copyInto(o.getRunningMean(), o.getNewRunningMean());
         p.copyInto(o.getRunningVar(), o.getNewRunningVar());
         p.os << "  cuda::batch_norm_forward_train_with<float>(args.stream, " << workspaceOf(o)
-             << ", " << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << p(o.getInput()) << ", "
-             << opt(o.getWeight()) << ", " << opt(o.getBias()) << ", " << cppDouble(o.getEps())
+             << ", " << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << p(o.getInput())
+             << ", " << opt(o.getWeight()) << ", " << opt(o.getBias()) << ", " << cppDouble(o.getEps())
              << ", " << cppDouble(o.getMomentum()) << ", " << store(o.getResult()) << ", "
              << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", "
              << p(o.getNewRunningMean()) << ", " << p(o.getNewRunningVar()) << ");\n";
@@ -681,8 +681,8 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
     }
     if (group.getKind() == FusionGroupOp::kNormEpilogue ||
         group.getKind() == FusionGroupOp::kNormBackwardPrologue)
-      return emitNormGroup(group, e,
-                           {"[=] __device__", "cuda::", "args.stream, ", workspaceOf(group) + ", "});
+      return emitNormGroup(
+          group, e, {"[=] __device__", "cuda::", "args.stream, ", workspaceOf(group) + ", "});
     return group.emitError("the cuda target cannot run a fusion group of kind '")
            << group.getKind() << "' yet (docs/cuda.md lists what it runs); compile with "
            << "--target=cpu";

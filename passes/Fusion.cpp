@@ -19,6 +19,7 @@
 #include "ir/TccOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::tcc {
@@ -156,12 +157,14 @@ void BlockFuser::growInputCast(llvm::SetVector<Operation *> &members, Operation 
                                OpOperand &input) {
   auto widening = input.get().getDefiningOp<CastOp>();
   if (!widening || widening->getBlock() != &block || grouped.contains(widening) ||
-      members.contains(widening) || !cast<RankedTensorType>(widening.getType()).getElementType().isF32())
+      members.contains(widening))
     return;
-  Type from = cast<RankedTensorType>(widening.getInput().getType()).getElementType();
-  if (!from.isF16() && !from.isBF16())
+  Type from = getElementTypeOrSelf(widening.getInput().getType());
+  if (!getElementTypeOrSelf(widening.getType()).isF32() || !(from.isF16() || from.isBF16()))
     return;
-  if (!llvm::all_of(widening->getUsers(), [&](Operation *user) { return members.contains(user); })) {
+  bool onlyGroupReads = llvm::all_of(widening->getUsers(),
+                                     [&](Operation *user) { return members.contains(user); });
+  if (!onlyGroupReads) {
     OpBuilder b(norm);
     widening = cast<CastOp>(b.clone(*widening));
     input.set(widening);

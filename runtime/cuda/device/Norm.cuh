@@ -79,8 +79,8 @@ void batch_norm_forward_inference_with(cudaStream_t s, const BatchNormShape &sha
                                        const T *weight, const T *bias, const T *runningMean,
                                        const T *runningVar, double eps, Store store) {
   for_each(s, shape.n * shape.c * shape.hw, [=] __device__(int64_t k) {
-    const kernels::detail::NormAffine a =
-        kernels::inference_affine(weight, bias, runningMean, runningVar, eps, k / shape.hw % shape.c);
+    const kernels::detail::NormAffine a = kernels::inference_affine(
+        weight, bias, runningMean, runningVar, eps, k / shape.hw % shape.c);
     store(k, kernels::detail::affine(kernels::widened<T>(x[k]), a.scale, a.shift));
   });
 }
