@@ -148,6 +148,17 @@ LogicalResult planMultiTensorUpdate(FusionGroupOp group, CpuEmitter &emitter,
 LogicalResult planUpdateChains(ArrayRef<Operation *> updates, CpuEmitter &emitter,
                                MultiTensorChains &out);
 
+/// A kernel's table of chains of one element type, as C++ initialiser lines:
+/// `stages` (one per line) and `chains` ({elements, first stage, stages}).
+struct UpdateTable {
+  std::string type, stages, chains;
+  size_t stageCount = 0, chainCount = 0;
+};
+/// The chains of `plan` as tables, one per element type (the chains are
+/// independent of each other), a new one where a table would pass
+/// `maxStages` stages (a chain is never split).
+SmallVector<UpdateTable> updateTables(const MultiTensorChains &plan, size_t maxStages);
+
 /// Prints the kernel calls of `op`. Fails with an error on the op when the
 /// cpu target cannot run it.
 LogicalResult emitCpuOp(Operation *op, CpuEmitter &emitter);

@@ -414,6 +414,32 @@ LogicalResult mlir::tcc::planUpdateChains(ArrayRef<Operation *> updates, CpuEmit
   return success();
 }
 
+SmallVector<UpdateTable> mlir::tcc::updateTables(const MultiTensorChains &plan,
+                                                 size_t maxStages) {
+  SmallVector<UpdateTable> tables;
+  for (StringRef type : {"float", "tcc::rt::half::F16", "tcc::rt::half::BF16"}) {
+    UpdateTable table{type.str()};
+    for (const MultiTensorChains::Chain &chain : plan.chains) {
+      if (chain.type != type)
+        continue;
+      if (table.chainCount > 0 && table.stageCount + chain.stages.size() > maxStages) {
+        tables.push_back(table);
+        table = UpdateTable{type.str()};
+      }
+      table.chains += "        {" + std::to_string(chain.n) + ", " +
+                      std::to_string(table.stageCount) + ", " +
+                      std::to_string(chain.stages.size()) + "},\n";
+      for (const std::string &stage : chain.stages)
+        table.stages += "        " + stage + ",\n";
+      table.stageCount += chain.stages.size();
+      ++table.chainCount;
+    }
+    if (table.chainCount > 0)
+      tables.push_back(table);
+  }
+  return tables;
+}
+
 namespace {
 
 /// The updates' loop nest: runtime/cpu/MultiTensor.h with the chains' tables.
@@ -424,28 +450,11 @@ LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
   for (const MultiTensorChains::Copy &copy : plan.copies)
     e.os << "  copy<" << copy.type << ">(" << copy.n << ", " << copy.from << ", " << copy.to
          << ");\n";
-  // One table of stages per element type (f32 state, and the 16-bit state
-  // of pure 16-bit training): the chains are independent of each other.
-  for (StringRef type : {"float", "tcc::rt::half::F16", "tcc::rt::half::BF16"}) {
-    std::string stages, table;
-    int first = 0, count = 0;
-    for (const MultiTensorChains::Chain &chain : plan.chains) {
-      if (chain.type != type)
-        continue;
-      for (const std::string &stage : chain.stages)
-        stages += "        " + stage + ",\n";
-      table += "        {" + std::to_string(chain.n) + ", " + std::to_string(first) + ", " +
-               std::to_string(chain.stages.size()) + "},\n";
-      first += static_cast<int>(chain.stages.size());
-      ++count;
-    }
-    if (count == 0)
-      continue;
-    e.os << "  {\n    const cpu::UpdateStage<" << type << "> stages[] = {\n" << stages
-         << "    };\n    const cpu::UpdateChain chains[] = {\n" << table
-         << "    };\n    cpu::multi_tensor_update<" << type << ">(chains, " << count
-         << ", stages);\n  }\n";
-  }
+  for (const UpdateTable &table : updateTables(plan, SIZE_MAX))
+    e.os << "  {\n    const cpu::UpdateStage<" << table.type << "> stages[] = {\n"
+         << table.stages << "    };\n    const cpu::UpdateChain chains[] = {\n" << table.chains
+         << "    };\n    cpu::multi_tensor_update<" << table.type << ">(chains, "
+         << table.chainCount << ", stages);\n  }\n";
   return success();
 }
 

@@ -628,33 +628,10 @@ void printUpdateChains(const MultiTensorChains &plan, CudaPrinter &p) {
   for (const MultiTensorChains::Copy &copy : plan.copies)
     p.os << "  cuda::copy<" << copy.type << ">(args.stream, " << copy.n << ", " << copy.from
          << ", " << copy.to << ");\n";
-  for (StringRef type : {"float", "tcc::rt::half::F16", "tcc::rt::half::BF16"}) {
-    std::string stages, chains;
-    size_t stageCount = 0, chainCount = 0;
-    auto launch = [&] {
-      if (chainCount == 0)
-        return;
-      p.os << "  { cuda::UpdateTable<" << type << ", " << stageCount << ", " << chainCount
-           << "> table{{\n" << stages << "      }, {\n" << chains
-           << "      }, {}};\n    cuda::multi_tensor_update(args.stream, table); }\n";
-      stages.clear();
-      chains.clear();
-      stageCount = chainCount = 0;
-    };
-    for (const MultiTensorChains::Chain &chain : plan.chains) {
-      if (chain.type != type)
-        continue;
-      if (stageCount + chain.stages.size() > kMaxStagesPerLaunch)
-        launch();
-      chains += "        {" + std::to_string(chain.n) + ", " + std::to_string(stageCount) +
-                ", " + std::to_string(chain.stages.size()) + "},\n";
-      for (const std::string &stage : chain.stages)
-        stages += "        " + stage + ",\n";
-      stageCount += chain.stages.size();
-      ++chainCount;
-    }
-    launch();
-  }
+  for (const UpdateTable &table : updateTables(plan, kMaxStagesPerLaunch))
+    p.os << "  { cuda::UpdateTable<" << table.type << ", " << table.stageCount << ", "
+         << table.chainCount << "> table{{\n" << table.stages << "      }, {\n" << table.chains
+         << "      }, {}};\n    cuda::multi_tensor_update(args.stream, table); }\n";
 }
 
 } // namespace
