@@ -13,7 +13,7 @@
 
 #include "codegen/CudaEmitter.h"
 
-#include "codegen/ConvProblems.h"
+#include "codegen/StepProblems.h"
 #include "codegen/KernelArgs.h"
 #include "ir/ModelNode.h"
 #include "ir/TccAttrNames.h"

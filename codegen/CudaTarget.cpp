@@ -59,14 +59,37 @@ FailureOr<BakedTable> bakedTable(ModuleOp module) {
   }
   if (!rows.empty())
     baked.table = "const tcc::cuda::BakedConv kConvs[] = {\n" + rows + "};\n";
-  baked.table += "// The GPU, the cuDNN and the convolution engines this trainer was built for.\n"
+  // The matmul algorithms a tuning file measured.
+  auto matmuls = dyn_cast_or_null<ArrayAttr>(get("matmuls"));
+  auto cublasLt = dyn_cast_or_null<IntegerAttr>(get("cublaslt_version"));
+  std::string matmulRows;
+  for (Attribute row : matmuls ? matmuls.getValue() : ArrayRef<Attribute>()) {
+    auto matmul = dyn_cast<DictionaryAttr>(row);
+    auto key = matmul ? matmul.getAs<StringAttr>("problem") : StringAttr();
+    auto algo = matmul ? matmul.getAs<StringAttr>("algo") : StringAttr();
+    auto workspace = matmul ? matmul.getAs<IntegerAttr>("workspace_bytes") : IntegerAttr();
+    auto nodes = matmul ? matmul.getAs<StringAttr>("nodes") : StringAttr();
+    if (!key || !algo || !workspace || !nodes)
+      return module->emitError(kCudaTargetAttr)
+             << ": each matmul needs problem, algo, workspace_bytes and nodes, got " << row;
+    matmulRows += "    {" + cppStringLiteral(key) + ", " + cppStringLiteral(algo) + ", " +
+                  std::to_string(workspace.getInt()) + ", " + cppStringLiteral(nodes) + "},\n";
+  }
+  const size_t matmulCount = matmuls ? matmuls.size() : 0;
+  if (matmulCount)
+    baked.table += "const tcc::cuda::BakedMatmul kMatmuls[] = {\n" + matmulRows + "};\n";
+  baked.table += "// The GPU, the cuDNN, the convolution engines and the measured matmul\n"
+                 "// algorithms this trainer was built for.\n"
                  "const tcc::cuda::BakedTarget kTarget = {" +
                  cppStringLiteral(gpu ? gpu.getValue() : "h100") + ", " +
                  std::to_string(sm ? sm.getInt() : 90) + ", " +
                  std::to_string(version ? version.getInt() : 0) + ", " +
                  (fallback && fallback.getValue() ? "true" : "false") + ", " +
                  (rows.empty() ? "nullptr" : "kConvs") + ", " +
-                 std::to_string(baked.convKeys.size()) + "};\n\n";
+                 std::to_string(baked.convKeys.size()) + ", " +
+                 std::to_string(cublasLt ? cublasLt.getInt() : 0) + ", " +
+                 (matmulCount ? "kMatmuls" : "nullptr") + ", " + std::to_string(matmulCount) +
+                 "};\n\n";
   return baked;
 }
 

@@ -2,6 +2,7 @@
 
 #include "codegen/cuda/CudaConvPlans.h"
 #include "codegen/KernelArgs.h"
+#include "runtime/cuda/MatmulProblem.h"
 #include "runtime/cuda/RowSplit.h"
 
 #include "ir/TccAttrNames.h"
@@ -20,13 +21,6 @@ namespace cuda = ::tcc::cuda;
 
 namespace {
 
-std::string quotedNodes(const StepConv &conv) {
-  std::string nodes;
-  for (const std::string &node : conv.nodes)
-    nodes += (nodes.empty() ? "'" : ", '") + node + "'";
-  return nodes.empty() ? "the step" : nodes;
-}
-
 /// The measured engine of `conv`. It is rebuilt for the described GPU, as
 /// the trainer will rebuild it, where cuDNN can: some engines (the legacy
 /// ones, eng0 to eng60 or so) exist only for a real device and cannot be
@@ -37,7 +31,7 @@ bool bakeTuned(const StepConv &conv, const cuda::GpuDescription &gpu, int64_t wo
                const cuda::TunedConv &tuned, cuda::ConvChoice &choice, std::string &error) {
   std::string what = "the tuning file's engine " + tuned.plan + " for the " +
                      cuda::directionName(conv.problem.direction) + " convolution of " +
-                     quotedNodes(conv);
+                     quotedNodes(conv.nodes);
   cuda::ConvEngine &engine = choice.engine;
   if (!cuda::parsePlanName(tuned.plan, engine)) {
     error = what + " is not a cuDNN plan name (eng<N>_k<knob>=<value>...)";
@@ -79,7 +73,7 @@ bool mlir::tcc::bakeConvPlans(ModuleOp module, const cuda::GpuDescription &gpu,
     }
     if (!cuda::chooseConvEngine(conv.problem, gpu, workspaceLimit, choice, why)) {
       error = std::string("the ") + cuda::directionName(conv.problem.direction) +
-              " convolution of " + quotedNodes(conv) + " has no cuDNN engine on the " +
+              " convolution of " + quotedNodes(conv.nodes) + " has no cuDNN engine on the " +
               gpu.name + ": " + why +
               "; try another --gpu, a larger workspace limit, or report the shape";
       return false;
@@ -157,7 +151,7 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
         {b.getNamedAttr("problem", b.getStringAttr(conv.problem.key())),
          b.getNamedAttr("plan", b.getStringAttr(choice.engine.name)),
          b.getNamedAttr("workspace_bytes", b.getI64IntegerAttr(choice.engine.workspaceBytes)),
-         b.getNamedAttr("nodes", b.getStringAttr(quotedNodes(conv)))}));
+         b.getNamedAttr("nodes", b.getStringAttr(quotedNodes(conv.nodes)))}));
   module->setAttr(kCudaTargetAttr,
                   b.getDictionaryAttr(
                       {b.getNamedAttr("gpu", b.getStringAttr(gpu.name)),

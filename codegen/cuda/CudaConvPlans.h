@@ -2,7 +2,7 @@
 //
 // The cuda target fixes every convolution's cuDNN engine at compile time
 // (docs/cuda.md): it collects the distinct convolution problems of the
-// planned steps (codegen/ConvProblems.h), asks cuDNN's heuristics for a
+// planned steps (codegen/StepProblems.h), asks cuDNN's heuristics for a
 // described GPU, and keeps the first engine that builds. The choices go on
 // the module as its `tcc.cuda_target` attribute, which the cuda target
 // prints as the trainer's table; `--emit=conv-plans` prints them as JSON.
@@ -11,7 +11,7 @@
 #ifndef TCC_CODEGEN_CUDACONVPLANS_H
 #define TCC_CODEGEN_CUDACONVPLANS_H
 
-#include "codegen/ConvProblems.h"
+#include "codegen/StepProblems.h"
 #include "runtime/cuda/ConvPlans.h"
 #include "runtime/cuda/GpuDescriptions.h"
 #include "runtime/cuda/TuningFile.h"
@@ -48,8 +48,8 @@ nlohmann::json convPlansTable(const std::vector<BakedStepConv> &baked,
 /// Sets the module's `tcc.cuda_target` attribute: the GPU, the cuDNN
 /// version, --allow-fallback and every convolution's engine, which the cuda
 /// target bakes into the trainer (CudaTarget.cpp); and the workspace of
-/// every convolution (its engine's) and matmul (cuBLASLt's) as the op's
-/// `tcc.workspace_bytes`, for the memory plan to place.
+/// every convolution (its engine's), matmul (cuBLASLt's) and multi-block
+/// sum as the op's `tcc.workspace_bytes`, for the memory plan to place.
 void attachCudaTarget(ModuleOp module, const ::tcc::cuda::GpuDescription &gpu,
                       bool allowFallback, const std::vector<BakedStepConv> &baked);
 

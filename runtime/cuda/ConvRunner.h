@@ -13,30 +13,12 @@
 #ifndef TCC_RUNTIME_CUDA_CONVRUNNER_H
 #define TCC_RUNTIME_CUDA_CONVRUNNER_H
 
+#include "runtime/cuda/BakedTarget.h"
+
 #include <cstdint>
 #include <memory>
 
 namespace tcc::cuda {
-
-/// One convolution of the step as the compiler baked it.
-struct BakedConv {
-  const char *problem;    ///< ConvProblem::key()
-  const char *plan;       ///< cuDNN's name of the engine configuration: "eng62_k2=0_k13=1"
-  int64_t workspaceBytes; ///< what the plan asked for when it was chosen: what the
-                          ///< memory plan gives each op of this problem
-  const char *nodes;      ///< the model nodes that pose it, quoted: "'conv1', 'conv2'"
-};
-
-/// What the compiler fixed for the GPU: its architecture, the cuDNN the
-/// plans were chosen with, and the plans.
-struct BakedTarget {
-  const char *gpu;       ///< --gpu: "h100"
-  int sm;                ///< the compute capability the trainer was built for: 90
-  int64_t cudnnVersion;  ///< cudnnGetVersion() where the plans were chosen: 91900
-  bool allowFallback;    ///< --allow-fallback: use cuDNN's choice where a baked plan fails
-  const BakedConv *convs;
-  int count;
-};
 
 class ConvRunner {
 public:

@@ -3,67 +3,20 @@
 #include "runtime/cuda/ConvTuner.h"
 
 #include "runtime/cuda/ConvGraph.h"
-
-#include <cuda_runtime.h>
+#include "runtime/cuda/TuneTiming.h"
 
 #include <algorithm>
-#include <cstring>
-#include <random>
 #include <unordered_map>
 
 namespace tcc::cuda {
 
 namespace {
 
-int64_t elementBytes(ConvDataType dtype) { return dtype == ConvDataType::Float32 ? 4 : 2; }
-
-/// A device buffer of `count` random values in [-1, 1] of `dtype`: timings
-/// on zeros flatter the engines (less switching power on the tensor cores).
-struct DeviceBuffer {
-  void *data = nullptr;
-  ~DeviceBuffer() {
-    if (data)
-      cudaFree(data);
-  }
-  bool allocate(int64_t bytes) { return cudaMalloc(&data, std::max<int64_t>(bytes, 16)) == cudaSuccess; }
-  bool fillRandom(int64_t count, ConvDataType dtype, uint32_t seed) {
-    std::mt19937 generator(seed);
-    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    std::vector<unsigned char> host(size_t(count * elementBytes(dtype)));
-    for (int64_t i = 0; i < count; ++i) {
-      float value = uniform(generator);
-      uint32_t bits;
-      std::memcpy(&bits, &value, 4);
-      if (dtype == ConvDataType::Float32) {
-        std::memcpy(&host[size_t(4 * i)], &bits, 4);
-        continue;
-      }
-      uint16_t half;
-      if (dtype == ConvDataType::BFloat16) {
-        half = uint16_t(bits >> 16);
-      } else { // IEEE half of a value in [-1, 1]; below 2^-14 it is zero
-        int exponent = int((bits >> 23) & 0xff) - 127 + 15;
-        half = uint16_t((bits >> 16) & 0x8000);
-        if (exponent > 0)
-          half |= uint16_t(exponent << 10 | ((bits >> 13) & 0x3ff));
-      }
-      std::memcpy(&host[size_t(2 * i)], &half, 2);
-    }
-    return cudaMemcpy(data, host.data(), host.size(), cudaMemcpyHostToDevice) == cudaSuccess;
-  }
-};
-
-struct Events {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  Events() {
-    cudaEventCreate(&start);
-    cudaEventCreate(&stop);
-  }
-  ~Events() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-};
+TimedType timedTypeOf(ConvDataType dtype) {
+  return dtype == ConvDataType::Float32    ? TimedType::f32
+         : dtype == ConvDataType::BFloat16 ? TimedType::bf16
+                                           : TimedType::f16;
+}
 
 } // namespace
 
@@ -84,13 +37,14 @@ bool timeConvEngines(const ConvProblem &problem, cudnnHandle_t handle, int64_t w
   int64_t counts[] = {p.n * p.c * p.h * p.w, p.k * (p.c / p.groups) * p.r * p.s,
                       p.n * p.k * p.p * p.q};
   DeviceBuffer x, w, y, scratch;
-  int64_t bytes = elementBytes(p.dtype);
-  if (!x.allocate(counts[0] * bytes) || !w.allocate(counts[1] * bytes) ||
-      !y.allocate(counts[2] * bytes) || !scratch.allocate(workspace) ||
-      !x.fillRandom(counts[0], p.dtype, 1) || !w.fillRandom(counts[1], p.dtype, 2) ||
-      !y.fillRandom(counts[2], p.dtype, 3)) {
+  const TimedType type = timedTypeOf(p.dtype);
+  if (!x.allocate(counts[0] * bytesOf(type)) || !w.allocate(counts[1] * bytesOf(type)) ||
+      !y.allocate(counts[2] * bytesOf(type)) || !scratch.allocate(workspace) ||
+      !x.fillRandom(counts[0], type, 1) || !w.fillRandom(counts[1], type, 2) ||
+      !y.fillRandom(counts[2], type, 3)) {
     error = "cannot allocate the buffers of [" + problem.key() + "] on the GPU (" +
-            std::to_string((counts[0] + counts[1] + counts[2]) * bytes + workspace) + " bytes)";
+            std::to_string((counts[0] + counts[1] + counts[2]) * bytesOf(type) + workspace) +
+            " bytes)";
     return false;
   }
   std::unordered_map<int64_t, void *> pointers = {
@@ -98,37 +52,14 @@ bool timeConvEngines(const ConvProblem &problem, cudnnHandle_t handle, int64_t w
   cudaStream_t stream = nullptr;
   cudnnGetStream(handle, &stream);
   Events events;
-
-  // The median over `repeats` of the mean time of `iterations` executions.
-  auto measure = [&](int64_t index, int iterations, int times, double &microseconds) {
-    std::vector<double> each;
-    for (int r = 0; r < times; ++r) {
-      cudaEventRecord(events.start, stream);
-      for (int i = 0; i < iterations; ++i)
-        if (graph.execute_plan_at_index(handle, pointers, scratch.data, index).is_bad())
-          return false;
-      cudaEventRecord(events.stop, stream);
-      float ms = 0;
-      if (cudaEventSynchronize(events.stop) != cudaSuccess ||
-          cudaEventElapsedTime(&ms, events.start, events.stop) != cudaSuccess)
-        return false;
-      each.push_back(1000.0 * ms / iterations);
-    }
-    std::nth_element(each.begin(), each.begin() + each.size() / 2, each.end());
-    microseconds = each[each.size() / 2];
-    return true;
-  };
   for (const auto &[index, engine] : built) {
-    double once = 0, median = 0;
-    if (!measure(index, 1, 1, once)) { // the warm-up, and the scale of one run
-      cudaGetLastError();
-      timing.failures.push_back(engine.name + ": it does not run on this GPU");
-      continue;
-    }
-    int iterations = int(std::clamp(1000.0 / std::max(once, 1.0), 1.0, 100.0));
-    if (!measure(index, iterations, repeats, median)) {
-      cudaGetLastError();
-      timing.failures.push_back(engine.name + ": a timed run failed");
+    double median = 0;
+    std::string failure;
+    auto execute = [&, index = index] {
+      return graph.execute_plan_at_index(handle, pointers, scratch.data, index).is_good();
+    };
+    if (!timeCandidate(stream, events, repeats, execute, median, failure)) {
+      timing.failures.push_back(engine.name + ": " + failure);
       continue;
     }
     timing.timed.push_back({engine, int(index), median});

@@ -38,11 +38,6 @@ std::string gpuChoices();
 /// architecture-specific features), else "80", "89", ...
 inline std::string cudaArch(int sm) { return std::to_string(sm) + (sm == 90 ? "a" : ""); }
 
-/// The workspace a cuBLASLt matmul gets (cublasSetWorkspace's
-/// recommendation: 32 MiB on Hopper and later, 4 MiB before). The memory
-/// plan places one per matmul op, live during the op only.
-inline int64_t matmulWorkspaceBytes(int sm) { return int64_t(sm >= 90 ? 32 : 4) << 20; }
-
 } // namespace tcc::cuda
 
 #endif // TCC_RUNTIME_CUDA_GPUDESCRIPTIONS_H

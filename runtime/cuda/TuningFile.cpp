@@ -3,6 +3,7 @@
 #include "runtime/cuda/TuningFile.h"
 
 #include "runtime/cuda/ConvProblem.h"
+#include "runtime/cuda/MatmulProblem.h"
 
 namespace tcc::cuda {
 
@@ -20,6 +21,20 @@ nlohmann::json toJson(const TuningFile &file) {
       row["heuristic_microseconds"] = conv.heuristicMicroseconds;
     convs.push_back(row);
   }
+  nlohmann::json matmuls = nlohmann::json::array();
+  for (const auto &[problem, matmul] : file.matmuls) {
+    nlohmann::json row = {{"problem", problem},
+                          {"algo", matmul.algo},
+                          {"workspace_bytes", matmul.workspaceBytes},
+                          {"microseconds", matmul.microseconds},
+                          {"heuristic_algo", matmul.heuristicAlgo},
+                          {"heuristic_microseconds", nullptr},
+                          {"timed", matmul.timed.is_null() ? nlohmann::json::array()
+                                                           : matmul.timed}};
+    if (matmul.heuristicMicroseconds >= 0)
+      row["heuristic_microseconds"] = matmul.heuristicMicroseconds;
+    matmuls.push_back(row);
+  }
   return {{"format", kTuningFormat},
           {"gpu", file.gpu},
           {"device", file.device},
@@ -28,8 +43,54 @@ nlohmann::json toJson(const TuningFile &file) {
           {"workspace_limit_bytes", file.workspaceLimitBytes},
           {"tuned_at", file.tunedAt},
           {"device_properties", file.deviceProperties},
-          {"convs", convs}};
+          {"convs", convs},
+          {"cublaslt_version", file.cublasLtVersion},
+          {"matmuls", matmuls}};
 }
+
+namespace {
+
+/// The "matmuls" list and "cublaslt_version" of tuning file `j`.
+template <class Fail, class Integer>
+bool parseMatmuls(const nlohmann::json &j, const Fail &fail, const Integer &integer,
+                  TuningFile &file) {
+  file.matmuls.clear();
+  file.cublasLtVersion = 0;
+  if (!j.contains("matmuls"))
+    return true;
+  if (!j["matmuls"].is_array())
+    return fail("\"matmuls\" is not a list");
+  if (j["matmuls"].empty())
+    return true;
+  if (!integer(j, "cublaslt_version", file.cublasLtVersion, ""))
+    return false;
+  for (size_t i = 0; i < j["matmuls"].size(); ++i) {
+    const nlohmann::json &row = j["matmuls"][i];
+    std::string where = "matmuls[" + std::to_string(i) + "]: ";
+    MatmulProblem problem;
+    if (!row.is_object() || !row.contains("problem") || !row["problem"].is_string() ||
+        !MatmulProblem::fromKey(row["problem"].get<std::string>(), problem))
+      return fail(where + "\"problem\" is not a matmul problem key");
+    TunedMatmul matmul;
+    if (!row.contains("algo") || !row["algo"].is_string())
+      return fail(where + "\"algo\" is missing or not a string");
+    matmul.algo = row["algo"].get<std::string>();
+    if (!integer(row, "workspace_bytes", matmul.workspaceBytes, where))
+      return false;
+    if (!row.contains("microseconds") || !row["microseconds"].is_number())
+      return fail(where + "\"microseconds\" is missing or not a number");
+    matmul.microseconds = row["microseconds"].get<double>();
+    matmul.heuristicAlgo = row.value("heuristic_algo", "");
+    if (row.contains("heuristic_microseconds") && row["heuristic_microseconds"].is_number())
+      matmul.heuristicMicroseconds = row["heuristic_microseconds"].get<double>();
+    matmul.timed = row.value("timed", nlohmann::json::array());
+    if (!file.matmuls.emplace(problem.key(), matmul).second)
+      return fail(where + "the problem [" + problem.key() + "] is listed twice");
+  }
+  return true;
+}
+
+} // namespace
 
 bool parseTuningFile(const std::string &text, const std::string &path, TuningFile &file,
                      std::string &error) {
@@ -89,7 +150,7 @@ bool parseTuningFile(const std::string &text, const std::string &path, TuningFil
     if (!file.convs.emplace(problem.key(), conv).second)
       return fail(where + "the problem [" + problem.key() + "] is listed twice");
   }
-  return true;
+  return parseMatmuls(j, fail, integer, file);
 }
 
 } // namespace tcc::cuda

@@ -2,7 +2,8 @@
 //
 // A tuning file (format tcc-tuning/1, docs/tuning.md) holds, for one GPU and
 // one cuDNN version, the fastest engine configuration of every convolution
-// problem `tcc tune` timed. The tuner (runtime/cuda/tune/TuneMain.cpp, on the
+// problem `tcc tune` timed, and the fastest cuBLASLt algorithm of every
+// matmul problem (with the cuBLASLt version it was timed with). The tuner (runtime/cuda/tune/TuneMain.cpp, on the
 // GPU) writes it; `tcc compile --tuning-db` reads it and bakes its choices
 // instead of cuDNN's heuristics. Plain C++ and nlohmann/json: no cuDNN.
 //
@@ -34,6 +35,19 @@ struct TunedConv {
 
 using TunedConvs = std::map<std::string, TunedConv>; ///< by ConvProblem::key()
 
+/// The measured choice for one matmul problem.
+struct TunedMatmul {
+  std::string algo;           ///< MatmulAlgo::name(): "algo21_tile18_..."
+  int64_t workspaceBytes = 0;
+  double microseconds = 0;    ///< its median time on the tuned GPU
+  /// The heuristic's first under the tuner's limits and its time there.
+  std::string heuristicAlgo;
+  double heuristicMicroseconds = -1;
+  nlohmann::json timed;       ///< every algorithm timed: [{algo, microseconds}]
+};
+
+using TunedMatmuls = std::map<std::string, TunedMatmul>; ///< by MatmulProblem::key()
+
 struct TuningFile {
   std::string gpu;      ///< tcc's name of the GPU (h100, h200, a100) or sm_XX
   std::string device;   ///< as CUDA names it: "NVIDIA H200"
@@ -45,11 +59,15 @@ struct TuningFile {
   /// comparing with tcc's built-in one; not read back.
   nlohmann::json deviceProperties;
   TunedConvs convs;
+  /// cublasLtGetVersion() where the matmuls were timed; 0 with no matmul.
+  int64_t cublasLtVersion = 0;
+  TunedMatmuls matmuls;
 };
 
 nlohmann::json toJson(const TuningFile &file);
 
-/// Reads `text` (the file `path`, for messages). False with `error`, one
+/// Reads `text` (the file `path`, for messages). "matmuls" may be absent
+/// (files of tcc before matmuls were tuned). False with `error`, one
 /// line naming the file and what is wrong.
 bool parseTuningFile(const std::string &text, const std::string &path, TuningFile &file,
                      std::string &error);

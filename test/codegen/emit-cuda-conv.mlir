@@ -11,7 +11,7 @@
 // CHECK-NEXT: {"bwd-filter f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", "eng3_k5=1", 0, "'conv'"},
 // CHECK-NEXT: {"fwd bf16 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", "eng4", 0, "'conv16'"},
 // CHECK-NEXT: };
-// CHECK: const tcc::cuda::BakedTarget kTarget = {"a100", 80, 91900, true, kConvs, 4};
+// CHECK: const tcc::cuda::BakedTarget kTarget = {"a100", 80, 91900, true, kConvs, 4, 0, nullptr, 0};
 module attributes {tcc.cuda_target = {allow_fallback = true, cudnn_version = 91900 : i64, gpu = "a100", sm = 80 : i64, convs = [
     {problem = "fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng1_k2=3", workspace_bytes = 64 : i64, nodes = "'conv'"},
     {problem = "bwd-data f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng2", workspace_bytes = 0 : i64, nodes = "'conv'"},

@@ -4,8 +4,8 @@
 
 #ifdef TCC_HAVE_CUDA
 #include "codegen/cuda/CudaConvPlans.h"
+#include "codegen/cuda/CudaMatmulAlgos.h"
 #include "runtime/cuda/ConvPlans.h"
-#include "runtime/cuda/TuningFile.h"
 #endif
 
 #include <nlohmann/json.hpp>
@@ -59,38 +59,52 @@ bool loadTuning(const CompileOptions &options, const tcc::cuda::GpuDescription &
 
 } // namespace
 
-bool tcc::bakeCudaTarget(mlir::ModuleOp planned, const CompileOptions &options,
-                         nlohmann::json *table, CompileFacts &facts, std::string &error) {
+bool CudaBake::beforePlanning(mlir::ModuleOp step, std::string &error) {
 #ifdef TCC_HAVE_CUDA
   const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(options.gpu, error);
-  if (!gpu)
-    return false;
-  tcc::cuda::TuningFile tuning;
-  bool tuned = false;
   std::vector<mlir::tcc::BakedStepConv> baked;
-  if (!loadTuning(options, *gpu, tuning, tuned, facts, error) ||
-      !mlir::tcc::bakeConvPlans(planned, *gpu, tcc::cuda::kDefaultConvWorkspaceLimit,
+  if (!gpu || !loadTuning(options, *gpu, tuning, tuned, facts, error) ||
+      !mlir::tcc::bakeConvPlans(step, *gpu, tcc::cuda::kDefaultConvWorkspaceLimit,
                                 tuned ? &tuning : nullptr, baked, error))
     return false;
-  if (tuned) {
-    size_t heuristic = std::count_if(baked.begin(), baked.end(), [](const auto &b) {
-      return b.choice.tunedMicroseconds < 0;
-    });
-    if (heuristic)
-      warn(facts, std::to_string(heuristic) + " of the step's " + std::to_string(baked.size()) +
-                      " convolution problems are not in " + *options.tuningDb +
-                      ": cuDNN's heuristics choose their engines (run 'tcc tune' on this "
-                      "model to measure them)");
-  }
-  if (table)
-    *table = mlir::tcc::convPlansTable(baked, *gpu, tcc::cuda::kDefaultConvWorkspaceLimit);
-  mlir::tcc::attachCudaTarget(planned, *gpu, options.allowFallback, baked);
+  size_t heuristic = std::count_if(baked.begin(), baked.end(), [](const auto &b) {
+    return b.choice.tunedMicroseconds < 0;
+  });
+  if (tuned && heuristic)
+    warn(facts, std::to_string(heuristic) + " of the step's " + std::to_string(baked.size()) +
+                    " convolution problems are not in " + *options.tuningDb +
+                    ": cuDNN's heuristics choose their engines (run 'tcc tune' on this "
+                    "model to measure them)");
+  table = mlir::tcc::convPlansTable(baked, *gpu, tcc::cuda::kDefaultConvWorkspaceLimit);
+  mlir::tcc::attachCudaTarget(step, *gpu, options.allowFallback, baked);
   return true;
 #else
-  (void)planned, (void)options, (void)table, (void)facts;
+  (void)step;
   error = "the cuda target's convolution plans need CUDA, cuDNN and the cuDNN frontend; "
           "this tcc was built without them: run scripts/setup.sh and rebuild";
   return false;
 #endif
 }
 
+bool CudaBake::afterPlanning(mlir::ModuleOp planned, std::string &error) {
+#ifdef TCC_HAVE_CUDA
+  const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(options.gpu, error);
+  std::vector<mlir::tcc::BakedStepMatmul> matmuls;
+  if (!gpu ||
+      !mlir::tcc::bakeMatmulAlgos(planned, *gpu, tuned ? &tuning : nullptr, matmuls, error))
+    return false;
+  size_t untuned =
+      std::count_if(matmuls.begin(), matmuls.end(), [](const auto &m) { return !m.tuned; });
+  if (tuned && untuned)
+    warn(facts, std::to_string(untuned) + " of the step's " + std::to_string(matmuls.size()) +
+                    " matmul problems are not in " + *options.tuningDb +
+                    ": cuBLASLt's heuristic chooses their algorithms at the trainer's first "
+                    "step (run 'tcc tune' on this model to measure them)");
+  mlir::tcc::addMatmulRows(matmuls, *gpu, table);
+  mlir::tcc::attachTunedMatmuls(planned, matmuls, tuned ? tuning.cublasLtVersion : 0);
+  return true;
+#else
+  (void)planned, (void)error;
+  return false;
+#endif
+}

@@ -1,9 +1,9 @@
-//===- Tune.cpp - tcc tune: cuDNN engines measured on the GPU -------------===//
+//===- Tune.cpp - tcc tune: cuDNN engines and cuBLASLt algorithms measured ===//
 //
-// The compiler lists each model's convolution problems (the conv-plans
-// table of its cuda step, for --gpu, --precision and --batch-size as
+// The compiler lists each model's convolution and matmul problems (the
+// conv-plans table of its cuda step, for --gpu, --precision and --batch-size as
 // `tcc compile` would plan them) and hands them to tcc-tune, built beside
-// tcc from the runtime, which times every engine on the GPU
+// tcc from the runtime, which times every candidate on the GPU
 // (docs/tuning.md). On a GPU machine without MLIR the same tcc-tune builds
 // from a cuda source tree and reads its conv-plans.json.
 //
@@ -25,9 +25,9 @@ namespace {
 const char *kTuneHelp = R"(Usage: tcc tune MODEL.json [MODEL.json...] -o TUNING.json [options]
 
 Measures, on this machine's GPU, every cuDNN engine configuration of each
-convolution of the models' cuda training steps, and writes the fastest of
-each as a tuning file for 'tcc compile --tuning-db=TUNING.json'
-(docs/tuning.md). Compile with the same --gpu, --precision and --batch-size:
+convolution of the models' cuda training steps and the cuBLASLt algorithms
+of each matmul, and writes the fastest of each as a tuning file for
+'tcc compile --tuning-db=TUNING.json' (docs/tuning.md). Compile with the same --gpu, --precision and --batch-size:
 the problems depend on them.
 
 Options:

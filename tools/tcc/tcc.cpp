@@ -339,16 +339,18 @@ int runCompile(const tcc::CompileOptions &options) {
   checkPrecision(spec, options, facts);
   checkScheduleSpan(spec, facts);
   OwningOpRef<ModuleOp> planned = model->clone();
-  nlohmann::json convPlans;
+  tcc::CudaBake cuda(options, facts);
   std::function<bool(ModuleOp, std::string &)> beforePlanning;
   if (options.target == "cuda")
     beforePlanning = [&](ModuleOp step, std::string &why) {
-      bool tabled = options.emit == "conv-plans" || options.emit == "source-tree";
-      return tcc::bakeCudaTarget(step, options, tabled ? &convPlans : nullptr, facts, why);
+      return cuda.beforePlanning(step, why);
     };
   if (failed(runPipeline(*planned, options, facts.passes, beforePlanning, error)) ||
       failed(checkMemoryBudget(spec, options, *planned, error)))
     return fail(error);
+  if (options.target == "cuda" && !cuda.afterPlanning(*planned, error))
+    return fail(options.model + ": " + error);
+  nlohmann::json &convPlans = cuda.table;
 
   if (options.emit == "mlir" || options.emit == "planned-mlir") {
     if (int status = writeOutput(options, printModule(

@@ -90,7 +90,7 @@ public:
     bound = buffers;
     check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
     convs.prepare(target(), stream);
-    matmul.init();
+    matmul.init(target());
   }
 
   /// The GPU, cuDNN and convolution engines the trainer was built for

@@ -3,34 +3,37 @@
 // The three matmuls of a linear layer (forward with its bias, and the ReLU
 // of a matmul_epilogue fusion group, as cuBLASLt's epilogue, backward-data,
 // backward-weight), on f32, bf16 or f16 tensors
-// (all operands of one matmul in one type, as tcc-precision assigns them)
-// with f32 compute (CUBLAS_COMPUTE_32F: no TF32, so an f32 cuda step
-// computes what the cpu step does, within rounding; a 16-bit one rounds
-// each result once, where the cpu step rounds its f32 result when it
-// stores it). Tensors are row-major as in the IR;
-// cuBLASLt is column-major, so each product is posed transposed (a
-// row-major [r, c] matrix is a column-major [c, r] one).
+// (all operands of one matmul in one type, as tcc-precision assigns them),
+// each posed as a runtime/cuda/MatmulProblem.h and run with f32 compute
+// (runtime/cuda/MatmulLt.h).
 //
 // Each matmul op has its own workspace in the memory plan (docs/cuda.md,
-// "Memory"). A layout and its algorithm are chosen once per distinct
-// problem (and workspace size), at the problem's first call (which is inside the captured step: host work only,
-// nothing is enqueued), by cuBLASLt's heuristic for this GPU; `tcc tune`
-// (issue 11) will bake measured choices as it does for convolutions.
+// "Memory"). A problem's algorithm is the one a tuning file measured, when
+// the trainer was compiled with one (`tcc tune`, docs/tuning.md): init()
+// rebuilds those before the first step and stops the trainer when one does
+// not run here. Any other problem's algorithm is cuBLASLt's heuristic's
+// first for this GPU, chosen at the problem's first call (inside the
+// captured step: host work only, nothing is enqueued).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_CUDA_DEVICE_MATMUL_CUH
 #define TCC_RUNTIME_CUDA_DEVICE_MATMUL_CUH
 
+#include "runtime/CompiledModel.h"
 #include "runtime/common/Float16.h"
+#include "runtime/cuda/BakedTarget.h"
+#include "runtime/cuda/MatmulProblem.h"
 #include "runtime/cuda/device/Launch.cuh"
 
 #ifndef TCC_CUDA_HOST_EMULATION
-#include <cublasLt.h>
+#include "runtime/cuda/MatmulLt.h"
 #endif
 
 #include <algorithm>
 #include <cstdint>
+#include <iostream>
 #include <map>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -39,39 +42,70 @@ namespace tcc::rt::cuda {
 #ifndef TCC_CUDA_HOST_EMULATION
 inline void check(cublasStatus_t status, const char *what) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string("cuBLASLt: ") + what + ": status " +
-                             std::to_string(int(status)));
+    throw std::runtime_error(std::string("cuBLASLt: ") + what + ": " +
+                             cublasLtGetStatusName(status));
 }
 #endif
 
 class Matmul {
 public:
-  /// The element type of a matmul's operands and result.
-  enum class Type { f32, bf16, f16 };
+  using Type = ::tcc::cuda::MatmulType;
+  using Problem = ::tcc::cuda::MatmulProblem;
 
+  // Each with the op's workspace in the memory plan (ws, wsBytes).
+
+  /// y[M, N] = x[M, K] w[N, K]^T + bias[N] (bias may be null), then
+  /// max(0, y) with `relu` (a matmul_epilogue group).
+  void linear_forward(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
+                      const void *x, const void *w, const void *bias, void *y, void *ws,
+                      int64_t wsBytes, bool relu = false) {
+    run(s, Problem::linearForward(type, M, K, N, bias != nullptr, relu), w, x, y, bias, ws,
+        wsBytes);
+  }
+  /// dx[M, K] = dy[M, N] w[N, K].
+  void linear_backward_data(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
+                            const void *dy, const void *w, void *dx, void *ws, int64_t wsBytes) {
+    run(s, Problem::linearBackwardData(type, M, K, N), w, dy, dx, nullptr, ws, wsBytes);
+  }
+  /// dw[N, K] = dy[M, N]^T x[M, K].
+  void linear_backward_weight(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
+                              const void *dy, const void *x, void *dw, void *ws,
+                              int64_t wsBytes) {
+    run(s, Problem::linearBackwardWeight(type, M, K, N), x, dy, dw, nullptr, ws, wsBytes);
+  }
 
 #ifdef TCC_CUDA_HOST_EMULATION
-  void init() {}
+  /// Checks the baked table's rows: no cuBLASLt to rebuild them with.
+  void init(const ::tcc::cuda::BakedTarget &target) {
+    for (int i = 0; i < target.matmulCount; ++i) {
+      Problem problem;
+      ::tcc::cuda::MatmulAlgo algo;
+      if (!Problem::fromKey(target.matmuls[i].problem, problem) ||
+          !::tcc::cuda::MatmulAlgo::fromName(target.matmuls[i].algo, algo))
+        throw std::runtime_error(std::string("the baked matmul table is damaged at [") +
+                                 target.matmuls[i].problem + "]");
+    }
+  }
 
+private:
   /// cuBLASLt's definition, in double (HostEmulation.h), rounded once to
-  /// `type` (through f32, which changes no 16-bit result but a tie); the
-  /// workspace is scribbled over, as cuBLASLt may.
-  void gemm(cudaStream_t stream, Type type, bool transA, bool transB, int64_t m, int64_t n,
-            int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, void *C,
-            int64_t ldc, const void *bias, bool relu, bool accumulate, void *workspace,
-            int64_t workspaceBytes) {
+  /// the problem's type (through f32, which changes no 16-bit result but a
+  /// tie); the workspace is scribbled over, as cuBLASLt may.
+  void run(cudaStream_t stream, const Problem &p, const void *A, const void *B, void *C,
+           const void *bias, void *workspace, int64_t workspaceBytes) {
     emulation::enqueue(stream, [=] {
       emulation::scribble(workspace, workspaceBytes);
       // The operands in double, each row of op(A) and column of op(B)
       // contiguous; a thread per column of C, each element's sum in order
       // of l: the same bits on any number of threads.
+      const int64_t m = p.m, n = p.n, k = p.k;
       std::vector<double> a(size_t(m * k)), b(size_t(k * n));
       for (int64_t i = 0; i < m; ++i)
         for (int64_t l = 0; l < k; ++l)
-          a[size_t(i * k + l)] = load(type, A, transA ? i * lda + l : l * lda + i);
+          a[size_t(i * k + l)] = load(p.type, A, p.transA ? i * p.lda + l : l * p.lda + i);
       for (int64_t j = 0; j < n; ++j)
         for (int64_t l = 0; l < k; ++l)
-          b[size_t(j * k + l)] = load(type, B, transB ? l * ldb + j : j * ldb + l);
+          b[size_t(j * k + l)] = load(p.type, B, p.transB ? l * p.ldb + j : j * p.ldb + l);
 #pragma omp parallel for
       for (int64_t j = 0; j < n; ++j)
         for (int64_t i = 0; i < m; ++i) {
@@ -79,18 +113,15 @@ public:
           const double *row = a.data() + i * k, *column = b.data() + j * k;
           for (int64_t l = 0; l < k; ++l)
             sum += row[l] * column[l];
-          if (accumulate)
-            sum += load(type, C, j * ldc + i);
           if (bias)
-            sum += load(type, bias, i);
-          if (relu && !(sum > 0) && sum == sum) // kernels::Relu: NaN stays
+            sum += load(p.type, bias, i);
+          if (p.relu && !(sum > 0) && sum == sum) // kernels::Relu: NaN stays
             sum = 0;
-          store(type, C, j * ldc + i, float(sum));
+          store(p.type, C, j * p.ldc + i, float(sum));
         }
     });
   }
 
-private:
   static double load(Type type, const void *p, int64_t i) {
     switch (type) {
     case Type::bf16:
@@ -108,84 +139,116 @@ private:
       static_cast<uint16_t *>(p)[i] = type == Type::bf16 ? half::floatToBf16(v)
                                                          : half::floatToF16(v);
   }
-
-public:
 #else
-  void init() { check(cublasLtCreate(&handle), "cublasLtCreate"); }
   ~Matmul() {
-    for (auto &entry : plans) {
-      cublasLtMatmulDescDestroy(entry.second.desc);
-      for (cublasLtMatrixLayout_t l : entry.second.layouts)
-        cublasLtMatrixLayoutDestroy(l);
-    }
     if (handle)
       cublasLtDestroy(handle);
   }
 
-  /// Column-major C[m, n] (+)= op(A) op(B) (+ bias[m] per column, then
-  /// max(0, .) with `relu`), where op transposes when `transA` / `transB`;
-  /// ld* are the leading dimensions of A, B, C as stored. `workspace` is
-  /// the op's in the memory plan; the algorithm is chosen among those that
-  /// fit it.
-  void gemm(cudaStream_t stream, Type type, bool transA, bool transB, int64_t m, int64_t n,
-            int64_t k, const void *A, int64_t lda, const void *B, int64_t ldb, void *C,
-            int64_t ldc, const void *bias, bool relu, bool accumulate, void *workspace,
-            int64_t workspaceBytes) {
+  /// Starts cuBLASLt and rebuilds the algorithms `target` bakes (a tuning
+  /// file's) on this GPU. Throws ModelSetupError naming the matmul, the
+  /// algorithm and the fix when one does not run here; with
+  /// target.allowFallback, the heuristic chooses for it instead, with a
+  /// warning.
+  void init(const ::tcc::cuda::BakedTarget &target) {
+    check(cublasLtCreate(&handle), "cublasLtCreate");
+    if (target.matmulCount == 0)
+      return;
+    using ::tcc::cuda::cublasLtVersionName;
+    const std::string fix = "run 'tcc tune' on this GPU and recompile with its tuning file, or "
+                            "compile with --allow-fallback to let cuBLASLt's heuristic choose";
+    const int64_t version = int64_t(cublasLtGetVersion());
+    if (version != target.cublasLtVersion) {
+      std::string message = "this trainer's matmul algorithms were measured with cuBLASLt " +
+                            cublasLtVersionName(target.cublasLtVersion) + ", but cuBLASLt " +
+                            cublasLtVersionName(version) + " is loaded";
+      if (!target.allowFallback)
+        throw ModelSetupError(message + "; " + fix);
+      std::cerr << "warning: " << message
+                << "; algorithms that do not run are replaced (--allow-fallback)\n";
+    }
+    const int64_t usable = ::tcc::cuda::matmulUsableWorkspaceBytes(target.sm);
+    for (int i = 0; i < target.matmulCount; ++i) {
+      const ::tcc::cuda::BakedMatmul &row = target.matmuls[i];
+      Problem problem;
+      ::tcc::cuda::MatmulAlgo config;
+      if (!Problem::fromKey(row.problem, problem) ||
+          !::tcc::cuda::MatmulAlgo::fromName(row.algo, config))
+        throw std::runtime_error(std::string("the baked matmul table is damaged at [") +
+                                 row.problem + "]");
+      Plan plan;
+      check(::tcc::cuda::describeMatmul(problem, plan.d), "describing a matmul");
+      size_t needed = 0;
+      cublasStatus_t status = ::tcc::cuda::rebuildAlgo(handle, plan.d, config, plan.algo, needed);
+      std::string why = status != CUBLAS_STATUS_SUCCESS ? cublasLtGetStatusName(status)
+                        : int64_t(needed) > usable
+                            ? "it needs a workspace of " + std::to_string(needed) +
+                                  " bytes, over the " + std::to_string(usable) + " it has"
+                            : "";
+      if (why.empty()) {
+        baked.emplace(problem.key(), std::move(plan));
+        continue;
+      }
+      std::string message = std::string("the matmul of ") + row.nodes + " [" + row.problem +
+                            "]: cuBLASLt " + cublasLtVersionName(version) +
+                            " cannot run its algorithm " + row.algo + ", measured on the " +
+                            target.gpu + ", here (" + why + ")";
+      if (!target.allowFallback)
+        throw ModelSetupError(message + "; " + fix);
+      std::cerr << "warning: " << message
+                << "; cuBLASLt's heuristic chooses instead (--allow-fallback)\n";
+    }
+  }
+
+private:
+  struct Plan {
+    ::tcc::cuda::MatmulDescriptors d;
+    cublasLtMatmulAlgo_t algo{};
+  };
+
+  /// Enqueues C (+)= op(A) op(B) (+ bias, relu) of `p` on `stream`.
+  void run(cudaStream_t stream, const Problem &p, const void *A, const void *B, void *C,
+           const void *bias, void *workspace, int64_t workspaceBytes) {
     // cuBLASLt wants a 256-byte aligned workspace; the memory plan aligns to
     // 64: the first bytes up to 256 are left unused.
     const int64_t skip = int64_t(-reinterpret_cast<uintptr_t>(workspace) & 255);
     workspace = static_cast<char *>(workspace) + skip;
     workspaceBytes = std::max<int64_t>(0, workspaceBytes - skip);
-    // Its algorithms assume 256-byte aligned operands unless told otherwise
-    // (and then fail with status 7): the alignment the operands have is
-    // part of the problem.
     const int64_t alignment = std::min({alignmentOf(A), alignmentOf(B), alignmentOf(C)});
-    const Key key{type, transA, transB, m,    n,    k,
-                  lda,  ldb,    ldc,    bias != nullptr, relu, workspaceBytes, alignment};
-    auto it = plans.find(key);
-    if (it == plans.end())
-      it = plans.emplace(key, makePlan(key)).first;
-    Plan &plan = it->second;
+    Plan &plan = planOf(p, workspaceBytes, alignment);
     if (bias)
-      check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
-                                           sizeof(bias)),
+      check(cublasLtMatmulDescSetAttribute(plan.d.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                           &bias, sizeof(bias)),
             "setting the bias");
-    const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
-    check(cublasLtMatmul(handle, plan.desc, &one, A, plan.layouts[0], B, plan.layouts[1], &beta,
-                         C, plan.layouts[2], C, plan.layouts[2], &plan.algo, workspace,
-                         size_t(workspaceBytes), stream),
+    const float one = 1.0f, zero = 0.0f;
+    check(cublasLtMatmul(handle, plan.d.desc, &one, A, plan.d.layouts[0], B, plan.d.layouts[1],
+                         &zero, C, plan.d.layouts[2], C, plan.d.layouts[2], &plan.algo,
+                         workspace, size_t(workspaceBytes), stream),
           "cublasLtMatmul");
   }
 
-#endif
-
-  // Each with the op's workspace in the memory plan (ws, wsBytes).
-
-  /// y[M, N] = x[M, K] w[N, K]^T + bias[N] (bias may be null), then
-  /// max(0, y) with `relu` (a matmul_epilogue group).
-  void linear_forward(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
-                      const void *x, const void *w, const void *bias, void *y, void *ws,
-                      int64_t wsBytes, bool relu = false) {
-    // Column-major: y^T [N, M] = (w^T [K, N])^T x^T [K, M].
-    gemm(s, type, true, false, N, M, K, w, K, x, K, y, N, bias, relu, false, ws, wsBytes);
+  /// The baked algorithm of `p` (its operands are aligned as the tuner's
+  /// were), else the heuristic's first for this workspace and alignment,
+  /// chosen once.
+  Plan &planOf(const Problem &p, int64_t workspaceBytes, int64_t alignment) {
+    const std::string key = p.key();
+    auto tuned = baked.find(key);
+    if (tuned != baked.end() && alignment >= ::tcc::cuda::kMatmulOperandAlignment)
+      return tuned->second;
+    auto it = chosen.find({key, workspaceBytes, alignment});
+    if (it != chosen.end())
+      return it->second;
+    Plan plan;
+    check(::tcc::cuda::describeMatmul(p, plan.d), "describing a matmul");
+    std::vector<cublasLtMatmulHeuristicResult_t> results;
+    check(::tcc::cuda::heuristicAlgos(handle, plan.d, workspaceBytes, alignment, 1, results),
+          "choosing a matmul algorithm");
+    if (results.empty())
+      throw std::runtime_error("cuBLASLt has no algorithm for the matmul [" + key + "]");
+    plan.algo = results[0].algo;
+    return chosen.emplace(std::make_tuple(key, workspaceBytes, alignment), std::move(plan))
+        .first->second;
   }
-  /// dx[M, K] = dy[M, N] w[N, K].
-  void linear_backward_data(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
-                            const void *dy, const void *w, void *dx, void *ws, int64_t wsBytes) {
-    gemm(s, type, false, false, K, M, N, w, K, dy, N, dx, K, nullptr, false, false, ws, wsBytes);
-  }
-  /// dw[N, K] = dy[M, N]^T x[M, K].
-  void linear_backward_weight(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
-                              const void *dy, const void *x, void *dw, void *ws,
-                              int64_t wsBytes) {
-    gemm(s, type, false, true, K, N, M, x, K, dy, N, dw, K, nullptr, false, false, ws,
-         wsBytes);
-  }
-
-#ifndef TCC_CUDA_HOST_EMULATION
-private:
-  using Key = std::tuple<Type, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                         bool, bool, int64_t, int64_t>;
 
   /// The largest power of two up to 256 that divides the address.
   static int64_t alignmentOf(const void *p) {
@@ -194,79 +257,10 @@ private:
       alignment /= 2;
     return alignment;
   }
-  struct Plan {
-    cublasLtMatmulDesc_t desc = nullptr;
-    cublasLtMatrixLayout_t layouts[3] = {};
-    cublasLtMatmulAlgo_t algo;
-  };
-
-  Plan makePlan(const Key &key) {
-    auto [type, transA, transB, m, n, k, lda, ldb, ldc, hasBias, relu, workspaceBytes,
-          alignment] = key;
-    const cudaDataType_t data = type == Type::bf16  ? CUDA_R_16BF
-                                : type == Type::f16 ? CUDA_R_16F
-                                                    : CUDA_R_32F;
-    Plan plan;
-    check(cublasLtMatmulDescCreate(&plan.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-          "creating a matmul");
-    const cublasOperation_t opA = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
-    const cublasOperation_t opB = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
-    check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opA,
-                                         sizeof(opA)),
-          "setting transa");
-    check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opB,
-                                         sizeof(opB)),
-          "setting transb");
-    if (hasBias || relu) {
-      const cublasLtEpilogue_t epilogue = relu ? (hasBias ? CUBLASLT_EPILOGUE_RELU_BIAS
-                                                          : CUBLASLT_EPILOGUE_RELU)
-                                               : CUBLASLT_EPILOGUE_BIAS;
-      check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue,
-                                           sizeof(epilogue)),
-            "setting the epilogue");
-    }
-    if (hasBias)
-      check(cublasLtMatmulDescSetAttribute(plan.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
-                                           &data, sizeof(data)),
-            "setting the bias type");
-    // As stored: A is [m, k] or, transposed, [k, m]; likewise B.
-    check(cublasLtMatrixLayoutCreate(&plan.layouts[0], data, transA ? k : m,
-                                     transA ? m : k, lda),
-          "creating a layout");
-    check(cublasLtMatrixLayoutCreate(&plan.layouts[1], data, transB ? n : k,
-                                     transB ? k : n, ldb),
-          "creating a layout");
-    check(cublasLtMatrixLayoutCreate(&plan.layouts[2], data, m, n, ldc),
-          "creating a layout");
-    cublasLtMatmulPreference_t preference;
-    check(cublasLtMatmulPreferenceCreate(&preference), "creating a preference");
-    const size_t limit = size_t(workspaceBytes);
-    check(cublasLtMatmulPreferenceSetAttribute(preference,
-                                               CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
-                                               &limit, sizeof(limit)),
-          "setting the workspace limit");
-    const uint32_t bytes = uint32_t(alignment);
-    for (cublasLtMatmulPreferenceAttributes_t operand :
-         {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-          CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
-      check(cublasLtMatmulPreferenceSetAttribute(preference, operand, &bytes, sizeof(bytes)),
-            "setting an operand's alignment");
-    cublasLtMatmulHeuristicResult_t result;
-    int found = 0;
-    check(cublasLtMatmulAlgoGetHeuristic(handle, plan.desc, plan.layouts[0], plan.layouts[1],
-                                         plan.layouts[2], plan.layouts[2], preference, 1,
-                                         &result, &found),
-          "choosing a matmul algorithm");
-    cublasLtMatmulPreferenceDestroy(preference);
-    if (found == 0)
-      throw std::runtime_error("cuBLASLt has no algorithm for a " + std::to_string(m) + "x" +
-                               std::to_string(n) + "x" + std::to_string(k) + " matmul");
-    plan.algo = result.algo;
-    return plan;
-  }
 
   cublasLtHandle_t handle = nullptr;
-  std::map<Key, Plan> plans;
+  std::map<std::string, Plan> baked; ///< by problem key: the tuning file's
+  std::map<std::tuple<std::string, int64_t, int64_t>, Plan> chosen; ///< the heuristic's
 #endif
 };
 

@@ -1,19 +1,21 @@
-//===- TuneMain.cpp - tcc-tune: cuDNN engines timed on this GPU -----------===//
+//===- TuneMain.cpp - tcc-tune: cuDNN engines and cuBLASLt algorithms timed ===//
 //
 // The measuring half of `tcc tune` (docs/tuning.md). It needs no MLIR and
 // no tcc, only what a cuda trainer needs, so that it builds on a GPU machine
 // from a cuda source tree (`tcc compile --target=cuda --emit=source-tree`,
 // target tcc-tune of its CMake project). It reads the tree's
-// conv-plans.json (the convolution problems of the step and the engines
-// the heuristics chose), times every admissible engine of each problem on
-// this GPU (runtime/cuda/ConvTuner.h) and writes the tuning file that
-// `tcc compile --tuning-db` bakes.
+// conv-plans.json (the convolution problems of the step with the engines
+// the heuristics chose, and its matmul problems), times every admissible
+// engine of each convolution (runtime/cuda/ConvTuner.h) and the algorithms
+// cuBLASLt offers for each matmul (runtime/cuda/MatmulTuner.h) on this GPU,
+// and writes the tuning file that `tcc compile --tuning-db` bakes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/AtomicFile.h"
 #include "runtime/cuda/ConvTuner.h"
 #include "runtime/cuda/GpuDescriptions.h"
+#include "runtime/cuda/MatmulTuner.h"
 #include "runtime/cuda/TuningFile.h"
 
 #include <cuda_runtime.h>
@@ -32,10 +34,11 @@ namespace {
 
 const char *kUsage = R"(usage: tcc-tune CONV_PLANS.json... -o TUNING.json [options]
 
-Times every cuDNN engine configuration of each convolution problem listed in
-the conv-plans files (a cuda source tree's conv-plans.json, or the output of
-'tcc compile --target=cuda --emit=conv-plans') on this GPU, and writes the
-fastest of each as a tuning file for 'tcc compile --tuning-db'.
+Times every cuDNN engine configuration of each convolution problem, and the
+cuBLASLt algorithms of each matmul problem, listed in the conv-plans files (a
+cuda source tree's conv-plans.json, or the output of 'tcc compile
+--target=cuda --emit=conv-plans') on this GPU, and writes the fastest of each
+as a tuning file for 'tcc compile --tuning-db'.
 
        tcc-tune CONV_PLANS.json... --list --gpu NAME [-o FILE]
 
@@ -45,12 +48,15 @@ options:
                           JSON, as tcc's built-in GPUs are written) and stop
   --list --gpu NAME       list, without a GPU and without timing, the engine
                           configurations that would be timed on the described
-                          GPU (h100, h200, a100, sm_XX), as JSON
+                          GPU (h100, h200, a100, sm_XX), as JSON (convolutions
+                          only: cuBLASLt offers algorithms for the GPU it runs on)
   --repeats N             timings per configuration, of which the median counts (default 5)
   --max-candidates N      time only the first N configurations in cuDNN's order
-                          (its heuristics' best first; default: all, often 60-80)
-  --workspace-limit BYTES the largest workspace an engine may use (default: the
-                          conv-plans file's, which the trainer's memory plan honours)
+                          (its heuristics' best first; default: all, often 60-80),
+                          and of cuBLASLt's (default: all it offers, up to 64)
+  --workspace-limit BYTES the largest workspace a convolution's engine may use
+                          (default: the conv-plans file's, which the trainer's
+                          memory plan honours; a matmul's is always the file's)
   --help                  show this help
 )";
 
@@ -83,6 +89,51 @@ std::string utcNow() {
 struct Problem {
   std::string key, heuristicPlan;
 };
+
+/// Times the algorithms of every matmul problem and adds the fastest of
+/// each to `file`, rewriting `output` after each. A problem none of whose
+/// algorithms runs is left out with a warning (the trainer's heuristic
+/// chooses for it). False with `error` when the file cannot be written.
+bool tuneMatmuls(const std::vector<std::string> &keys, int64_t workspaceLimit, int repeats,
+                 int maxCandidates, const std::string &output, TuningFile &file,
+                 std::string &error) {
+  file.cublasLtVersion = cublasLtVersion();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    MatmulProblem problem;
+    MatmulProblem::fromKey(keys[i], problem);
+    MatmulTiming timing;
+    if (!timeMatmulAlgos(problem, workspaceLimit, repeats, maxCandidates, timing, error)) {
+      std::cerr << "warning: tcc-tune: " << error
+                << "; left out of the tuning file: cuBLASLt's heuristic chooses for it\n";
+      continue;
+    }
+    const TimedMatmulAlgo &best = timing.timed.front();
+    TunedMatmul matmul{best.algo.name(), best.workspaceBytes, best.microseconds, "", -1,
+                       nlohmann::json::array()};
+    for (const TimedMatmulAlgo &t : timing.timed) {
+      matmul.timed.push_back({{"algo", t.algo.name()},
+                              {"microseconds", t.microseconds},
+                              {"workspace_bytes", t.workspaceBytes},
+                              {"heuristic_rank", t.heuristicRank}});
+      if (t.heuristicRank == 0) {
+        matmul.heuristicAlgo = t.algo.name();
+        matmul.heuristicMicroseconds = t.microseconds;
+      }
+    }
+    std::ostringstream line;
+    line.precision(1);
+    line << std::fixed << "tcc-tune: [matmul " << i + 1 << "/" << keys.size() << "] "
+         << keys[i] << ": " << timing.timed.size() << " of " << timing.offered
+         << " timed, fastest " << matmul.algo << " " << best.microseconds << " us";
+    if (matmul.heuristicMicroseconds >= 0)
+      line << " (heuristic's first " << matmul.heuristicMicroseconds << " us)";
+    std::cerr << line.str() << "\n";
+    file.matmuls[keys[i]] = matmul;
+    if (!tcc::writeFileAtomically(output, toJson(file).dump(1) + "\n", error))
+      return false;
+  }
+  return true;
+}
 
 /// --list: the configurations that would be timed, for a described GPU.
 int listEngines(const std::vector<Problem> &problems, const std::string &gpuName,
@@ -167,6 +218,8 @@ int main(int argc, char **argv) {
 
   // The problems, each once, in the order the files list them.
   std::vector<Problem> problems;
+  std::vector<std::string> matmuls;
+  int64_t matmulWorkspaceLimit = -1;
   for (const std::string &path : inputs) {
     std::ifstream in(path);
     nlohmann::json table = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
@@ -184,6 +237,17 @@ int main(int argc, char **argv) {
       if (std::none_of(problems.begin(), problems.end(),
                        [&](const Problem &p) { return p.key == key; }))
         problems.push_back({key, row.value("plan", "")});
+    }
+    if (matmulWorkspaceLimit < 0)
+      matmulWorkspaceLimit =
+          table.value("matmul_workspace_limit_bytes", matmulUsableWorkspaceBytes(90));
+    for (const nlohmann::json &row : table.value("matmuls", nlohmann::json::array())) {
+      MatmulProblem problem;
+      std::string key = row.value("problem", "");
+      if (!MatmulProblem::fromKey(key, problem))
+        return fail(path + ": '" + key + "' is not a matmul problem");
+      if (std::find(matmuls.begin(), matmuls.end(), key) == matmuls.end())
+        matmuls.push_back(key);
     }
   }
 
@@ -219,9 +283,18 @@ int main(int argc, char **argv) {
     return 0;
   }
   file.deviceProperties = nlohmann::json::parse(description, nullptr, false);
-  std::cerr << "tcc-tune: " << problems.size() << " convolution problems on " << file.device
-            << " (" << file.gpu << "), cuDNN " << cudnnVersionName(file.cudnnVersion) << "\n";
+  std::cerr << "tcc-tune: " << problems.size() << " convolution and " << matmuls.size()
+            << " matmul problems on " << file.device << " (" << file.gpu << "), cuDNN "
+            << cudnnVersionName(file.cudnnVersion) << ", cuBLASLt "
+            << cublasLtVersionName(cublasLtVersion()) << "\n";
 
+  // The matmuls first: a few seconds in all, where the convolutions take
+  // minutes (a run cut short by a time limit still has every matmul).
+  if (!tuneMatmuls(matmuls, matmulWorkspaceLimit, repeats, maxCandidates, output, file,
+                   error)) {
+    cudnnDestroy(handle);
+    return fail(error);
+  }
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem &p = problems[i];
     ConvProblem problem;
@@ -261,6 +334,9 @@ int main(int argc, char **argv) {
     }
   }
   cudnnDestroy(handle);
+  if (problems.empty() && matmuls.empty() &&
+      !tcc::writeFileAtomically(output, toJson(file).dump(1) + "\n", error))
+    return fail(error);
   std::cerr << "tcc-tune: wrote " << output << "\n";
   return 0;
 }

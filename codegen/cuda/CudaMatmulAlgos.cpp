@@ -1,0 +1,81 @@
+//===- CudaMatmulAlgos.cpp - The cuBLASLt algorithms a tuning file bakes --===//
+
+#include "codegen/cuda/CudaMatmulAlgos.h"
+
+#include "ir/TccAttrNames.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+using namespace mlir::tcc;
+namespace cuda = ::tcc::cuda;
+
+bool mlir::tcc::bakeMatmulAlgos(ModuleOp module, const cuda::GpuDescription &gpu,
+                                const cuda::TuningFile *tuning,
+                                std::vector<BakedStepMatmul> &baked, std::string &error) {
+  std::vector<StepMatmul> matmuls;
+  collectMatmulProblems(module, matmuls);
+  const int64_t usable = cuda::matmulUsableWorkspaceBytes(gpu.smVersion);
+  for (const StepMatmul &matmul : matmuls) {
+    BakedStepMatmul row{matmul, std::nullopt};
+    auto tuned = tuning ? tuning->matmuls.find(matmul.problem.key())
+                        : cuda::TunedMatmuls::const_iterator{};
+    if (tuning && tuned != tuning->matmuls.end()) {
+      std::string what = "the tuning file's algorithm " + tuned->second.algo +
+                         " for the matmul of " + quotedNodes(matmul.nodes);
+      cuda::MatmulAlgo algo;
+      if (!cuda::MatmulAlgo::fromName(tuned->second.algo, algo)) {
+        error = what + " is not a cuBLASLt algorithm name (algo<id>_tile<n>_stages<n>_splitk<n>_"
+                       "reduction<n>_swizzle<n>_custom<n>_inner<n>_cluster<n>)";
+        return false;
+      }
+      if (tuned->second.workspaceBytes > usable) {
+        error = what + " needs a workspace of " + std::to_string(tuned->second.workspaceBytes) +
+                " bytes, over the " + std::to_string(usable) + " a matmul has on the " +
+                gpu.name + "; run 'tcc tune' again";
+        return false;
+      }
+      row.tuned = tuned->second;
+    }
+    baked.push_back(row);
+  }
+  return true;
+}
+
+void mlir::tcc::addMatmulRows(const std::vector<BakedStepMatmul> &baked,
+                              const cuda::GpuDescription &gpu, nlohmann::json &table) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const BakedStepMatmul &b : baked) {
+    nlohmann::json row = {{"problem", b.matmul.problem.key()},
+                          {"nodes", b.matmul.nodes},
+                          {"algo", nullptr},
+                          {"chosen_by", b.tuned ? "tuning" : "heuristic at the first step"}};
+    if (b.tuned) {
+      row["algo"] = b.tuned->algo;
+      row["workspace_bytes"] = b.tuned->workspaceBytes;
+      row["tuned_microseconds"] = b.tuned->microseconds;
+    }
+    rows.push_back(row);
+  }
+  table["matmul_workspace_limit_bytes"] = cuda::matmulUsableWorkspaceBytes(gpu.smVersion);
+  table["matmuls"] = rows;
+}
+
+void mlir::tcc::attachTunedMatmuls(ModuleOp module, const std::vector<BakedStepMatmul> &baked,
+                                   int64_t cublasLtVersion) {
+  Builder b(module.getContext());
+  SmallVector<Attribute> rows;
+  for (const BakedStepMatmul &matmul : baked)
+    if (matmul.tuned)
+      rows.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("problem", b.getStringAttr(matmul.matmul.problem.key())),
+           b.getNamedAttr("algo", b.getStringAttr(matmul.tuned->algo)),
+           b.getNamedAttr("workspace_bytes", b.getI64IntegerAttr(matmul.tuned->workspaceBytes)),
+           b.getNamedAttr("nodes", b.getStringAttr(quotedNodes(matmul.matmul.nodes)))}));
+  NamedAttrList target(module->getAttrOfType<DictionaryAttr>(kCudaTargetAttr));
+  target.set("cublaslt_version", b.getI64IntegerAttr(cublasLtVersion));
+  target.set("matmuls", b.getArrayAttr(rows));
+  module->setAttr(kCudaTargetAttr, target.getDictionary(module.getContext()));
+}

@@ -1,0 +1,168 @@
+//===- MatmulProblem.h - One matmul as cuBLASLt sees it ---------*- C++ -*-===//
+//
+// A matmul of the step as the cuda trainer poses it to cuBLASLt
+// (runtime/cuda/device/Matmul.cuh), with everything the choice of its
+// algorithm depends on, and that choice (MatmulAlgo) in a form that can be
+// written down, baked into a trainer and rebuilt there.
+//
+// cuBLASLt describes no GPU it does not run on (unlike cuDNN), so the
+// compiler cannot choose a matmul's algorithm: without a tuning file the
+// trainer asks cuBLASLt's heuristic at its first step. `tcc tune` times the
+// candidates on the GPU and `tcc compile --tuning-db` bakes the fastest
+// (docs/tuning.md). The compiler lists the problems
+// (codegen/cuda/CudaConvPlans.cpp), the tuner and the trainer pose them:
+// all three through the functions below. Plain C++: no cuBLASLt, no MLIR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_CUDA_MATMULPROBLEM_H
+#define TCC_RUNTIME_CUDA_MATMULPROBLEM_H
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace tcc::cuda {
+
+/// The element type of a matmul's operands and result (one type for all).
+enum class MatmulType { f32, bf16, f16 };
+
+/// Every operand the trainer passes cuBLASLt is aligned to 64 bytes, the
+/// memory plan's alignment (passes/MemoryPlan.cpp): the tuner asks for
+/// algorithms under that alignment, so a baked one runs on any operand.
+constexpr int64_t kMatmulOperandAlignment = 64;
+
+/// The workspace a cuBLASLt matmul gets (cublasSetWorkspace's
+/// recommendation: 32 MiB on Hopper and later, 4 MiB before). The memory
+/// plan places one per matmul op, live during the op only.
+inline int64_t matmulWorkspaceBytes(int sm) { return int64_t(sm >= 90 ? 32 : 4) << 20; }
+
+/// What an algorithm may use of it: cuBLASLt wants its workspace aligned to
+/// 256 bytes, the memory plan aligns to 64, so up to 192 bytes are skipped.
+inline int64_t matmulUsableWorkspaceBytes(int sm) {
+  return matmulWorkspaceBytes(sm) - (256 - kMatmulOperandAlignment);
+}
+
+/// Column-major C[m, n] = op(A) op(B) (+ bias[m] per column, then
+/// max(0, .) with relu), op transposing where trans*; ld* are the leading
+/// dimensions of A, B, C as stored.
+struct MatmulProblem {
+  MatmulType type = MatmulType::f32;
+  bool transA = false, transB = false;
+  int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
+  bool bias = false, relu = false;
+
+  /// The three matmuls of a linear layer of x [M, K], w [N, K], y [M, N],
+  /// row-major as in the IR. cuBLASLt is column-major, so each is posed
+  /// transposed (a row-major [r, c] matrix is a column-major [c, r] one).
+  /// y = x w^T (+ bias): y^T [N, M] = (w^T [K, N])^T x^T [K, M].
+  static MatmulProblem linearForward(MatmulType type, int64_t M, int64_t K, int64_t N,
+                                     bool bias, bool relu) {
+    return {type, true, false, N, M, K, K, K, N, bias, relu};
+  }
+  /// dx [M, K] = dy [M, N] w [N, K].
+  static MatmulProblem linearBackwardData(MatmulType type, int64_t M, int64_t K, int64_t N) {
+    return {type, false, false, K, M, N, K, N, K, false, false};
+  }
+  /// dw [N, K] = dy [M, N]^T x [M, K].
+  static MatmulProblem linearBackwardWeight(MatmulType type, int64_t M, int64_t K,
+                                            int64_t N) {
+    return {type, false, true, K, N, M, K, N, K, false, false};
+  }
+
+  /// A stable, readable identity: "gemm bf16 tn m10 n512 k256 lda256
+  /// ldb256 ldc10 epilogue=relu_bias" (t/n: op(A), op(B) transposed or
+  /// not; the epilogue as cuBLASLt names it: default, bias, relu,
+  /// relu_bias). Tuning files and the baked table are keyed by it.
+  std::string key() const {
+    static const char *const types[] = {"f32", "bf16", "f16"};
+    return std::string("gemm ") + types[int(type)] + " " + (transA ? "t" : "n") +
+           (transB ? "t" : "n") + " m" + std::to_string(m) + " n" + std::to_string(n) + " k" +
+           std::to_string(k) + " lda" + std::to_string(lda) + " ldb" + std::to_string(ldb) +
+           " ldc" + std::to_string(ldc) + " epilogue=" + epilogueName();
+  }
+  const char *epilogueName() const {
+    return relu ? (bias ? "relu_bias" : "relu") : (bias ? "bias" : "default");
+  }
+
+  /// Reads a key() back. False if `text` is not a key.
+  static bool fromKey(const std::string &text, MatmulProblem &problem) {
+    char type[8], ops[4], epilogue[16];
+    long long v[6];
+    int used = 0;
+    if (std::sscanf(text.c_str(), "gemm %7s %3s m%lld n%lld k%lld lda%lld ldb%lld ldc%lld "
+                                  "epilogue=%15s%n",
+                    type, ops, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], epilogue,
+                    &used) != 9 ||
+        used != int(text.size()) || std::strlen(ops) != 2)
+      return false;
+    int t = std::strcmp(type, "f32") == 0    ? 0
+            : std::strcmp(type, "bf16") == 0 ? 1
+            : std::strcmp(type, "f16") == 0  ? 2
+                                             : -1;
+    if (t < 0)
+      return false;
+    problem = MatmulProblem{MatmulType(t), ops[0] == 't', ops[1] == 't', v[0], v[1], v[2],
+                            v[3], v[4], v[5], std::strstr(epilogue, "bias") != nullptr,
+                            std::strncmp(epilogue, "relu", 4) == 0};
+    return problem.key() == text && problem.m > 0 && problem.n > 0 && problem.k > 0;
+  }
+
+  bool operator==(const MatmulProblem &o) const { return key() == o.key(); }
+};
+
+/// One cuBLASLt algorithm with its configuration: the attributes
+/// cublasLtMatmulAlgoConfigSetAttribute sets (cuBLASLt's own numbering).
+/// cublasLtMatmulAlgoInit of `id` and these rebuild it on any GPU whose
+/// cuBLASLt offers it; cublasLtMatmulAlgoCheck says whether it does.
+struct MatmulAlgo {
+  int32_t id = -1;         ///< CUBLASLT_ALGO_CONFIG_ID
+  uint32_t tile = 0;       ///< CUBLASLT_ALGO_CONFIG_TILE_ID
+  uint32_t stages = 0;     ///< CUBLASLT_ALGO_CONFIG_STAGES_ID
+  int32_t splitK = 1;      ///< CUBLASLT_ALGO_CONFIG_SPLITK_NUM
+  uint32_t reduction = 0;  ///< CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME
+  uint32_t swizzle = 0;    ///< CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING
+  uint32_t custom = 0;     ///< CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION
+  uint32_t inner = 0;      ///< CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID (uint16_t)
+  uint32_t cluster = 0;    ///< CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID (uint16_t)
+
+  /// "algo21_tile18_stages8_splitk1_reduction0_swizzle0_custom0_inner0_cluster0".
+  std::string name() const {
+    return "algo" + std::to_string(id) + "_tile" + std::to_string(tile) + "_stages" +
+           std::to_string(stages) + "_splitk" + std::to_string(splitK) + "_reduction" +
+           std::to_string(reduction) + "_swizzle" + std::to_string(swizzle) + "_custom" +
+           std::to_string(custom) + "_inner" + std::to_string(inner) + "_cluster" +
+           std::to_string(cluster);
+  }
+
+  /// Reads a name() back. False if `text` has another form.
+  static bool fromName(const std::string &text, MatmulAlgo &algo) {
+    long long v[9];
+    int used = 0;
+    if (std::sscanf(text.c_str(),
+                    "algo%lld_tile%lld_stages%lld_splitk%lld_reduction%lld_swizzle%lld_"
+                    "custom%lld_inner%lld_cluster%lld%n",
+                    &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8],
+                    &used) != 9 ||
+        used != int(text.size()))
+      return false;
+    for (long long x : v)
+      if (x < 0 || x > 0x7fffffff)
+        return false;
+    algo = MatmulAlgo{int32_t(v[0]), uint32_t(v[1]), uint32_t(v[2]), int32_t(v[3]),
+                      uint32_t(v[4]), uint32_t(v[5]), uint32_t(v[6]), uint32_t(v[7]),
+                      uint32_t(v[8])};
+    return algo.splitK >= 1 && algo.inner <= 0xffff && algo.cluster <= 0xffff &&
+           algo.name() == text;
+  }
+};
+
+/// "13.1.0" for cuBLASLt's version 130100 (cublasLtGetVersion()).
+inline std::string cublasLtVersionName(int64_t version) {
+  return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+         std::to_string(version % 100);
+}
+
+} // namespace tcc::cuda
+
+#endif // TCC_RUNTIME_CUDA_MATMULPROBLEM_H
