@@ -96,6 +96,18 @@ std::string elementFunctorOf(Operation *op);
 LogicalResult printElementwiseBody(FusionGroupOp group, CpuEmitter &emitter,
                                    std::string &functors, std::string &body);
 
+/// The same body for a chunk of elements (the cuda target's
+/// runtime/cuda/device/Chunk.cuh): the operands are loaded into chunks
+/// c<j> before it and the results stored from chunks s<j> after it.
+struct ChunkedElementwise {
+  std::vector<std::string> loads;  ///< the pointers read: chunk c<j> is loads[j]'s
+  std::vector<std::string> stores; ///< the pointers written: chunk s<j> is stores[j]'s
+  std::string functors;            ///< declared before the loop
+  std::string body;                ///< element k of the chunk: reads c<j>[k], writes s<j>[k]
+};
+LogicalResult printChunkedElementwiseBody(FusionGroupOp group, CpuEmitter &emitter,
+                                          ChunkedElementwise &chunked);
+
 /// How a target calls the batch norm kernels with a lambda (`_with`): the
 /// cpu target's host kernels (runtime/kernels/Norm.h), or the cuda
 /// target's launches of the same per-channel functions.

@@ -28,10 +28,12 @@ namespace {
 
 /// Prints the element computations of a group's elementwise ops. Values
 /// from outside the group are read at element `i`; values of the group are
-/// locals `t<k>`; yielded values are stored at `i`.
+/// locals `t<k>`; yielded values are stored at `i`. With `chunked`, they
+/// are read from and stored to element k of the chunks it lists instead.
 class ElementPrinter {
 public:
-  ElementPrinter(FusionGroupOp group, CpuEmitter &e) : group(group), e(e) {}
+  ElementPrinter(FusionGroupOp group, CpuEmitter &e, ChunkedElementwise *chunked = nullptr)
+      : group(group), e(e), chunked(chunked) {}
 
   /// Declares the functors (before the loop) and prints the computation of
   /// `op` (inside it).
@@ -39,9 +41,13 @@ public:
                       llvm::raw_ostream &body);
 
   /// The element `i` of `v`.
-  std::string element(Value v) const {
+  std::string element(Value v) {
     auto it = locals.find(v);
-    return it != locals.end() ? it->second : e.name(v) + "[i]";
+    if (it != locals.end())
+      return it->second;
+    if (chunked)
+      return "c" + std::to_string(indexIn(chunked->loads, e.name(v))) + "[k]";
+    return e.name(v) + "[i]";
   }
 
   /// Names `v` as the local `name` (already computed).
@@ -52,12 +58,25 @@ public:
     auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
     for (Value v : values)
       if (llvm::is_contained(yield.getValues(), v))
-        body << "      " << e.name(v) << "[i] = " << element(v) << ";\n";
+        body << "      "
+             << (chunked ? "s" + std::to_string(indexIn(chunked->stores, e.name(v))) + "[k]"
+                         : e.name(v) + "[i]")
+             << " = " << element(v) << ";\n";
   }
 
 private:
+  /// The position of `name` in `names`, added at the end if missing.
+  static size_t indexIn(std::vector<std::string> &names, const std::string &name) {
+    auto it = llvm::find(names, name);
+    if (it != names.end())
+      return size_t(it - names.begin());
+    names.push_back(name);
+    return names.size() - 1;
+  }
+
   FusionGroupOp group;
   CpuEmitter &e;
+  ChunkedElementwise *chunked;
   DenseMap<Value, std::string> locals;
   int counter = 0;
 };
@@ -467,9 +486,11 @@ LogicalResult mlir::tcc::emitNormGroup(FusionGroupOp group, CpuEmitter &e,
   return printNormBackwardPrologue(group, e, style);
 }
 
-LogicalResult mlir::tcc::printElementwiseBody(FusionGroupOp group, CpuEmitter &e,
-                                              std::string &functors, std::string &body) {
-  ElementPrinter printer(group, e);
+/// The body of an elementwise group, one element's or a chunk's.
+static LogicalResult printElementBody(FusionGroupOp group, CpuEmitter &e,
+                                      ChunkedElementwise *chunked, std::string &functors,
+                                      std::string &body) {
+  ElementPrinter printer(group, e, chunked);
   llvm::raw_string_ostream fos(functors), bos(body);
   for (Operation &op : group.getFusedOps())
     if (failed(printer.print(&op, fos, bos)))
@@ -479,6 +500,16 @@ LogicalResult mlir::tcc::printElementwiseBody(FusionGroupOp group, CpuEmitter &e
   for (Operation &op : group.getFusedOps())
     printer.printStores(op.getResults(), bos);
   return success();
+}
+
+LogicalResult mlir::tcc::printElementwiseBody(FusionGroupOp group, CpuEmitter &e,
+                                              std::string &functors, std::string &body) {
+  return printElementBody(group, e, nullptr, functors, body);
+}
+
+LogicalResult mlir::tcc::printChunkedElementwiseBody(FusionGroupOp group, CpuEmitter &e,
+                                                     ChunkedElementwise &chunked) {
+  return printElementBody(group, e, &chunked, chunked.functors, chunked.body);
 }
 
 LogicalResult mlir::tcc::emitCpuFusionGroup(FusionGroupOp group, CpuEmitter &e) {

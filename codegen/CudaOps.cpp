@@ -21,6 +21,7 @@
 
 #include "mlir/IR/TypeUtilities.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <optional>
@@ -611,12 +612,28 @@ LogicalResult emitStepOp(Operation *op, CudaPrinter &p) {
 
 /// An elementwise group: its loop body (the cpu target's) in one launch.
 LogicalResult emitElementwiseGroup(FusionGroupOp group, CudaPrinter &p) {
-  std::string functors, body;
-  if (failed(printElementwiseBody(group, p.e, functors, body)))
+  ChunkedElementwise chunked;
+  if (failed(printChunkedElementwiseBody(group, p.e, chunked)))
     return failure();
-  p.os << "  {\n" << functors << "    cuda::for_each(args.stream, "
-       << numElements(group.getResult(0)) << ", [=] __device__(int64_t i) {\n"
-       << body << "    });\n  }\n";
+  // A chunk of elements per thread (runtime/cuda/device/Chunk.cuh): the
+  // operands loaded whole, the elements computed in registers, the results
+  // stored whole.
+  p.os << "  {\n" << chunked.functors << "    cuda::for_each_chunk(args.stream, "
+       << numElements(group.getResult(0))
+       << ", [=] __device__(int64_t i0, int count) {\n";
+  for (auto [j, name] : llvm::enumerate(chunked.loads))
+    p.os << "      cuda::ChunkOf<decltype(" << name << ")> c" << j << ";\n"
+         << "      cuda::load_chunk(" << name << ", i0, count, c" << j << ");\n";
+  for (auto [j, name] : llvm::enumerate(chunked.stores))
+    p.os << "      cuda::ChunkOf<decltype(" << name << ")> s" << j << ";\n";
+  p.os << "#pragma unroll\n      for (int k = 0; k < cuda::kChunk; ++k) {\n"
+       << "        if (k == count) break;\n";
+  for (StringRef line : llvm::split(StringRef(chunked.body).rtrim('\n'), '\n'))
+    p.os << "  " << line << "\n";
+  p.os << "      }\n";
+  for (auto [j, name] : llvm::enumerate(chunked.stores))
+    p.os << "      cuda::store_chunk(" << name << ", i0, count, s" << j << ");\n";
+  p.os << "    });\n  }\n";
   return success();
 }
 

@@ -31,6 +31,31 @@ struct BakedTable {
   std::string table;
 };
 
+/// The rows of one list of tcc.cuda_target ("convs" with their "plan",
+/// "matmuls" with their "algo") as a C++ array `name` of `type`
+/// (runtime/cuda/BakedTarget.h); its problem keys into `keys`. Empty when
+/// the list is; fails with an error on a malformed row.
+FailureOr<std::string> bakedRows(ModuleOp module, ArrayAttr list, StringRef what,
+                                 StringRef choice, StringRef type, StringRef name,
+                                 std::vector<std::string> &keys) {
+  std::string rows;
+  for (Attribute row : list ? list.getValue() : ArrayRef<Attribute>()) {
+    auto entry = dyn_cast<DictionaryAttr>(row);
+    auto key = entry ? entry.getAs<StringAttr>("problem") : StringAttr();
+    auto chosen = entry ? entry.getAs<StringAttr>(choice) : StringAttr();
+    auto workspace = entry ? entry.getAs<IntegerAttr>("workspace_bytes") : IntegerAttr();
+    auto nodes = entry ? entry.getAs<StringAttr>("nodes") : StringAttr();
+    if (!key || !chosen || !workspace || !nodes)
+      return module->emitError(kCudaTargetAttr)
+             << ": each " << what << " needs problem, " << choice
+             << ", workspace_bytes and nodes, got " << row;
+    keys.push_back(key.str());
+    rows += "    {" + cppStringLiteral(key) + ", " + cppStringLiteral(chosen) + ", " +
+            std::to_string(workspace.getInt()) + ", " + cppStringLiteral(nodes) + "},\n";
+  }
+  return rows.empty() ? rows : ("const " + type + " " + name + "[] = {\n").str() + rows + "};\n";
+}
+
 /// Without the attribute (tcc-translate on hand-written IR) the step is
 /// built for the default GPU and may have no convolution. Fails with an
 /// error on a malformed attribute.
@@ -42,54 +67,29 @@ FailureOr<BakedTable> bakedTable(ModuleOp module) {
   auto sm = dyn_cast_or_null<IntegerAttr>(get("sm"));
   auto version = dyn_cast_or_null<IntegerAttr>(get("cudnn_version"));
   auto fallback = dyn_cast_or_null<BoolAttr>(get("allow_fallback"));
-  auto convs = dyn_cast_or_null<ArrayAttr>(get("convs"));
-  std::string rows;
-  for (Attribute row : convs ? convs.getValue() : ArrayRef<Attribute>()) {
-    auto conv = dyn_cast<DictionaryAttr>(row);
-    auto key = conv ? conv.getAs<StringAttr>("problem") : StringAttr();
-    auto plan = conv ? conv.getAs<StringAttr>("plan") : StringAttr();
-    auto workspace = conv ? conv.getAs<IntegerAttr>("workspace_bytes") : IntegerAttr();
-    auto nodes = conv ? conv.getAs<StringAttr>("nodes") : StringAttr();
-    if (!key || !plan || !workspace || !nodes)
-      return module->emitError(kCudaTargetAttr)
-             << ": each conv needs problem, plan, workspace_bytes and nodes, got " << row;
-    baked.convKeys.push_back(key.str());
-    rows += "    {" + cppStringLiteral(key) + ", " + cppStringLiteral(plan) + ", " +
-            std::to_string(workspace.getInt()) + ", " + cppStringLiteral(nodes) + "},\n";
-  }
-  if (!rows.empty())
-    baked.table = "const tcc::cuda::BakedConv kConvs[] = {\n" + rows + "};\n";
-  // The matmul algorithms a tuning file measured.
-  auto matmuls = dyn_cast_or_null<ArrayAttr>(get("matmuls"));
   auto cublasLt = dyn_cast_or_null<IntegerAttr>(get("cublaslt_version"));
-  std::string matmulRows;
-  for (Attribute row : matmuls ? matmuls.getValue() : ArrayRef<Attribute>()) {
-    auto matmul = dyn_cast<DictionaryAttr>(row);
-    auto key = matmul ? matmul.getAs<StringAttr>("problem") : StringAttr();
-    auto algo = matmul ? matmul.getAs<StringAttr>("algo") : StringAttr();
-    auto workspace = matmul ? matmul.getAs<IntegerAttr>("workspace_bytes") : IntegerAttr();
-    auto nodes = matmul ? matmul.getAs<StringAttr>("nodes") : StringAttr();
-    if (!key || !algo || !workspace || !nodes)
-      return module->emitError(kCudaTargetAttr)
-             << ": each matmul needs problem, algo, workspace_bytes and nodes, got " << row;
-    matmulRows += "    {" + cppStringLiteral(key) + ", " + cppStringLiteral(algo) + ", " +
-                  std::to_string(workspace.getInt()) + ", " + cppStringLiteral(nodes) + "},\n";
-  }
-  const size_t matmulCount = matmuls ? matmuls.size() : 0;
-  if (matmulCount)
-    baked.table += "const tcc::cuda::BakedMatmul kMatmuls[] = {\n" + matmulRows + "};\n";
-  baked.table += "// The GPU, the cuDNN, the convolution engines and the measured matmul\n"
-                 "// algorithms this trainer was built for.\n"
-                 "const tcc::cuda::BakedTarget kTarget = {" +
-                 cppStringLiteral(gpu ? gpu.getValue() : "h100") + ", " +
-                 std::to_string(sm ? sm.getInt() : 90) + ", " +
-                 std::to_string(version ? version.getInt() : 0) + ", " +
-                 (fallback && fallback.getValue() ? "true" : "false") + ", " +
-                 (rows.empty() ? "nullptr" : "kConvs") + ", " +
-                 std::to_string(baked.convKeys.size()) + ", " +
-                 std::to_string(cublasLt ? cublasLt.getInt() : 0) + ", " +
-                 (matmulCount ? "kMatmuls" : "nullptr") + ", " + std::to_string(matmulCount) +
-                 "};\n\n";
+  std::vector<std::string> matmulKeys; // the matmuls a tuning file measured
+  FailureOr<std::string> convs =
+      bakedRows(module, dyn_cast_or_null<ArrayAttr>(get("convs")), "conv", "plan",
+                "tcc::cuda::BakedConv", "kConvs", baked.convKeys);
+  FailureOr<std::string> matmuls =
+      bakedRows(module, dyn_cast_or_null<ArrayAttr>(get("matmuls")), "matmul", "algo",
+                "tcc::cuda::BakedMatmul", "kMatmuls", matmulKeys);
+  if (failed(convs) || failed(matmuls))
+    return failure();
+  baked.table = *convs + *matmuls +
+                "// The GPU, the cuDNN, the convolution engines and the measured matmul\n"
+                "// algorithms this trainer was built for.\n"
+                "const tcc::cuda::BakedTarget kTarget = {" +
+                cppStringLiteral(gpu ? gpu.getValue() : "h100") + ", " +
+                std::to_string(sm ? sm.getInt() : 90) + ", " +
+                std::to_string(version ? version.getInt() : 0) + ", " +
+                (fallback && fallback.getValue() ? "true" : "false") + ", " +
+                (convs->empty() ? "nullptr" : "kConvs") + ", " +
+                std::to_string(baked.convKeys.size()) + ", " +
+                std::to_string(cublasLt ? cublasLt.getInt() : 0) + ", " +
+                (matmulKeys.empty() ? "nullptr" : "kMatmuls") + ", " +
+                std::to_string(matmulKeys.size()) + "};\n\n";
   return baked;
 }
 
@@ -149,6 +149,7 @@ LogicalResult mlir::tcc::emitCudaSource(ModuleOp module, llvm::raw_ostream &os) 
      << module->getAttrOfType<StringAttr>(kModelAttr).getValue()
      << "' for the cuda target. Do not edit.\n"
      << "#include \"runtime/CompiledModel.h\"\n"
+     << "#include \"runtime/cuda/device/Chunk.cuh\"\n"
      << "#include \"runtime/cuda/device/CudaModel.cuh\"\n"
      << "#include \"runtime/cuda/device/MultiTensor.cuh\"\n"
      << "#include \"runtime/cuda/device/Norm.cuh\"\n"

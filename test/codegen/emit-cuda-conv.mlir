@@ -3,7 +3,8 @@
 // Convolutions (codegen/CudaOps.cpp): each op runs the row of the baked
 // cuDNN table (tcc.cuda_target, set by tcc compile) whose problem it poses,
 // with the problem's x, weight and y whatever the direction; a forward
-// conv's bias is a kernel after it. The table is printed for the trainer.
+// conv's bias is a kernel after it. The table is printed for the trainer,
+// with the matmul algorithms a tuning file measured (runtime/cuda/BakedTarget.h).
 
 // CHECK: const tcc::cuda::BakedConv kConvs[] = {
 // CHECK-NEXT: {"fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", "eng1_k2=3", 64, "'conv'"},
@@ -11,8 +12,14 @@
 // CHECK-NEXT: {"bwd-filter f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", "eng3_k5=1", 0, "'conv'"},
 // CHECK-NEXT: {"fwd bf16 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", "eng4", 0, "'conv16'"},
 // CHECK-NEXT: };
-// CHECK: const tcc::cuda::BakedTarget kTarget = {"a100", 80, 91900, true, kConvs, 4, 0, nullptr, 0};
-module attributes {tcc.cuda_target = {allow_fallback = true, cudnn_version = 91900 : i64, gpu = "a100", sm = 80 : i64, convs = [
+// CHECK-NEXT: const tcc::cuda::BakedMatmul kMatmuls[] = {
+// CHECK-NEXT: {"gemm f32 tn m4 n2 k3 lda3 ldb3 ldc4 epilogue=bias", "algo21_tile18_stages8_splitk1_reduction0_swizzle0_custom0_inner0_cluster0", 1024, "'fc'"},
+// CHECK-NEXT: };
+// CHECK: const tcc::cuda::BakedTarget kTarget = {"a100", 80, 91900, true, kConvs, 4, 130100, kMatmuls, 1};
+module attributes {tcc.cuda_target = {allow_fallback = true, cudnn_version = 91900 : i64, gpu = "a100", sm = 80 : i64,
+  cublaslt_version = 130100 : i64, matmuls = [
+    {problem = "gemm f32 tn m4 n2 k3 lda3 ldb3 ldc4 epilogue=bias", algo = "algo21_tile18_stages8_splitk1_reduction0_swizzle0_custom0_inner0_cluster0", workspace_bytes = 1024 : i64, nodes = "'fc'"}],
+  convs = [
     {problem = "fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng1_k2=3", workspace_bytes = 64 : i64, nodes = "'conv'"},
     {problem = "bwd-data f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng2", workspace_bytes = 0 : i64, nodes = "'conv'"},
     {problem = "bwd-filter f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng3_k5=1", workspace_bytes = 0 : i64, nodes = "'conv'"},

@@ -50,15 +50,27 @@ func.func @mlp16(%x: tensor<4x3xbf16>, %w: tensor<2x3xbf16>, %b: tensor<2xbf16>,
   return
 }
 
-// An elementwise group: the cpu target's loop body in one device lambda.
+// An elementwise group: the cpu target's loop body in one device lambda, a
+// chunk of elements per thread (runtime/cuda/device/Chunk.cuh): every
+// operand loaded whole first, every result stored whole last.
 // CHECK-LABEL: // @elementwise
 // CHECK: // tcc.fusion_group
 // CHECK-NEXT: {
 // CHECK-NEXT: const auto f0 = Celu<float>(0.29999999999999999);
-// CHECK-NEXT: cuda::for_each(args.stream, 8, [=] __device__(int64_t i) {
-// CHECK-NEXT: const float t0 = as_stored(f0(a0[i]));
-// CHECK-NEXT: const float t1 = as_stored(t0 + a1[i]);
-// CHECK-NEXT: r0[i] = t1;
+// CHECK-NEXT: cuda::for_each_chunk(args.stream, 8, [=] __device__(int64_t i0, int count) {
+// CHECK-NEXT: cuda::ChunkOf<decltype(a0)> c0;
+// CHECK-NEXT: cuda::load_chunk(a0, i0, count, c0);
+// CHECK-NEXT: cuda::ChunkOf<decltype(a1)> c1;
+// CHECK-NEXT: cuda::load_chunk(a1, i0, count, c1);
+// CHECK-NEXT: cuda::ChunkOf<decltype(r0)> s0;
+// CHECK-NEXT: #pragma unroll
+// CHECK-NEXT: for (int k = 0; k < cuda::kChunk; ++k) {
+// CHECK-NEXT: if (k == count) break;
+// CHECK-NEXT: const float t0 = as_stored(f0(c0[k]));
+// CHECK-NEXT: const float t1 = as_stored(t0 + c1[k]);
+// CHECK-NEXT: s0[k] = t1;
+// CHECK-NEXT: }
+// CHECK-NEXT: cuda::store_chunk(r0, i0, count, s0);
 // CHECK-NEXT: });
 // CHECK-NEXT: }
 func.func @elementwise(%x: tensor<8xf32>, %r: tensor<8xf32>) {
@@ -66,6 +78,30 @@ func.func @elementwise(%x: tensor<8xf32>, %r: tensor<8xf32>) {
     %a = tcc.celu %x {alpha = 0.3 : f64} : tensor<8xf32>
     %b = tcc.add %a, %r : tensor<8xf32>, tensor<8xf32>
     tcc.yield %b : tensor<8xf32>
+  }
+  return
+}
+
+// An operand read by two ops is loaded once; each result has its chunk; a
+// 16-bit result is stored as such (a chunk of uint16_t: 16 bytes).
+// CHECK-LABEL: // @elementwise_two_results
+// CHECK: cuda::for_each_chunk(args.stream, 20, [=] __device__(int64_t i0, int count) {
+// CHECK-NEXT: cuda::ChunkOf<decltype(a0)> c0;
+// CHECK-NEXT: cuda::load_chunk(a0, i0, count, c0);
+// CHECK-NEXT: cuda::ChunkOf<decltype(r0)> s0;
+// CHECK-NEXT: cuda::ChunkOf<decltype(r1)> s1;
+// CHECK: const float t0 = as_stored(c0[k] * c0[k]);
+// CHECK-NEXT: const uint16_t t1 = float_to_bf16(t0);
+// CHECK-NEXT: s0[k] = t0;
+// CHECK-NEXT: s1[k] = t1;
+// CHECK-NEXT: }
+// CHECK-NEXT: cuda::store_chunk(r0, i0, count, s0);
+// CHECK-NEXT: cuda::store_chunk(r1, i0, count, s1);
+func.func @elementwise_two_results(%x: tensor<20xf32>) {
+  %0:2 = tcc.fusion_group "elementwise" -> (tensor<20xf32>, tensor<20xbf16>) {
+    %a = tcc.mul %x, %x : tensor<20xf32>, tensor<20xf32>
+    %b = tcc.cast %a to bf16 : (tensor<20xf32>) -> tensor<20xbf16>
+    tcc.yield %a, %b : tensor<20xf32>, tensor<20xbf16>
   }
   return
 }

@@ -2,8 +2,9 @@
 //
 // The cuda target's batch norm over many blocks per channel
 // (runtime/cuda/RowSplit.h) and its multi-tensor update in one launch
-// (runtime/cuda/device/MultiTensor.cuh) and its max pools on 16-bit
-// tensors (runtime/cuda/device/Pool.cuh), run under host emulation (the
+// (runtime/cuda/device/MultiTensor.cuh), its max pools on 16-bit tensors
+// (runtime/cuda/device/Pool.cuh) and its elementwise launches over chunks
+// (runtime/cuda/device/Chunk.cuh), run under host emulation (the
 // device code as plain C++, every block and thread in order), against the
 // cpu kernels on shapes the test models do not reach: rows split in parts
 // with a shorter last part, ghost groups (consecutive and strided) split
@@ -15,6 +16,7 @@
 
 #include "runtime/cpu/MultiTensor.h"
 #include "runtime/cuda/RowSplit.h"
+#include "runtime/cuda/device/Chunk.cuh"
 #include "runtime/cuda/device/MultiTensor.cuh"
 #include "runtime/cuda/device/Norm.cuh"
 #include "runtime/cuda/device/Pool.cuh"
@@ -270,6 +272,36 @@ TEST(MultiTensorOnDevice, OneLaunchGivesTheCpuKernelsBits) {
     EXPECT_EQ(0, std::memcmp(emas[t].data(), hostEmas[t].data(), sizes[t] * sizeof(float)))
         << "ema " << t;
   }
+}
+
+// An elementwise group's launch: every element in exactly one chunk, each
+// chunk kChunk long but the last, which holds the rest; a chunk's loads and
+// stores touch its elements only.
+TEST(ChunkOnDevice, EveryElementOnceAndTheTailShort) {
+  for (int64_t n : {1, 7, 8, 9, 37, 64}) {
+    std::vector<int> hits(static_cast<size_t>(n));
+    cuda::for_each_chunk(nullptr, n, [&](int64_t i0, int count) {
+      EXPECT_EQ(i0 % cuda::kChunk, 0) << n;
+      EXPECT_EQ(count, std::min<int64_t>(cuda::kChunk, n - i0)) << n << " at " << i0;
+      for (int k = 0; k < count; ++k)
+        ++hits[size_t(i0 + k)];
+    });
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_EQ(hits[size_t(i)], 1) << "element " << i << " of " << n;
+  }
+  std::vector<uint16_t> from(20), to(20, 0xffff);
+  for (size_t i = 0; i < from.size(); ++i)
+    from[i] = uint16_t(i + 1);
+  cuda::ChunkOf<uint16_t *> chunk{};
+  cuda::load_chunk(from.data(), 16, 3, chunk);
+  EXPECT_EQ(chunk[0], 17);
+  EXPECT_EQ(chunk[2], 19);
+  EXPECT_EQ(chunk[3], 0); // past the tail: untouched
+  cuda::store_chunk(to.data(), 16, 3, chunk);
+  EXPECT_EQ(to[15], 0xffff);
+  EXPECT_EQ(to[16], 17);
+  EXPECT_EQ(to[18], 19);
+  EXPECT_EQ(to[19], 0xffff);
 }
 
 TEST(MultiTensorOnDevice, ChainOfBlock) {

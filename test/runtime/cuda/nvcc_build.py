@@ -15,6 +15,9 @@ train`, the whole trainer, for two of them (LINKED; h100 only: the link does
 not depend on the architecture).
 Without a GPU, `./train` must exit 1 with exactly one line on stderr, the
 error saying no usable GPU was found; with one, it must train a step.
+The PTX of one example's elementwise groups (CHUNKED) must move their
+chunks with vector loads and stores, their arrays in registers
+(runtime/cuda/device/Chunk.cuh).
 """
 
 import argparse
@@ -37,6 +40,24 @@ LINKED = {"fashion_mlp", "conv_net"}
 NVCC_FLAGS = ["-std=c++17", "-O3", "--extended-lambda", "--expt-relaxed-constexpr",
               "-diag-suppress=1675", "-Xcompiler=-fopenmp"]
 SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
+# The example whose elementwise groups' PTX is read (16-bit and f32 chunks).
+CHUNKED = "airbench94"
+
+
+def chunk_kernel_failures(ptx):
+    """Why the chunked elementwise kernels of `ptx` would not move whole
+    chunks: each must load or store with a vector instruction and keep its
+    arrays out of local memory."""
+    kernels = re.findall(r"\.entry (\S*forEachChunkKernel\S*)\((.*?)\n}", ptx, re.S)
+    if not kernels:
+        return ["no forEachChunkKernel in the PTX"]
+    failures = []
+    for name, body in kernels:
+        if not re.search(r"(ld|st)\.global\.v[24]\.", body):
+            failures.append(f"{name[:60]}...: no vector load or store")
+        if ".local" in body:
+            failures.append(f"{name[:60]}...: arrays in local memory")
+    return failures
 
 
 def run(cmd, cwd):
@@ -85,6 +106,18 @@ def main():
                 if spills:
                     failures.append(f"{name} ({arch}): {len(spills)} kernels spill: {spills[:3]}")
                 print(f"{name} ({arch}): {kernels} kernels, no spills")
+            if name == CHUNKED:
+                ptx = os.path.join(tmp, name + ".ptx")
+                r = run([args.nvcc, *NVCC_FLAGS, "-arch=sm_90a", "-I" + args.root, "-ptx",
+                         source, "-o", ptx], tmp)
+                if r.returncode != 0:
+                    failures.append(f"{name} (-ptx): nvcc failed:\n{r.stderr}")
+                else:
+                    with open(ptx) as f:
+                        chunked = chunk_kernel_failures(f.read())
+                    failures += [f"{name}: {why}" for why in chunked]
+                    if not chunked:
+                        print(f"{name}: every chunked elementwise kernel moves vectors")
             if name not in LINKED:
                 continue
             exe = os.path.join(tmp, f"{name}-h100")
