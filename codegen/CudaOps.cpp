@@ -73,6 +73,30 @@ struct CudaPrinter {
     os << "  cuda::for_each(args.stream, " << n
        << ", [=] __device__(int64_t i) { " << body << " });\n";
   }
+  /// `body` over n elements in chunks (runtime/cuda/device/Chunk.cuh):
+  /// element k of the chunks c<j> of `loads` loaded before it, of the
+  /// chunks s<j> of `stores` stored after it; with `indexed`, `i` is the
+  /// element's index.
+  void forEachChunk(int64_t n, ArrayRef<std::string> loads, ArrayRef<std::string> stores,
+                    StringRef body, bool indexed = false) {
+    os << "    cuda::for_each_chunk(args.stream, " << n
+       << ", [=] __device__(int64_t i0, int count) {\n";
+    for (auto [j, name] : llvm::enumerate(loads))
+      os << "      cuda::ChunkOf<decltype(" << name << ")> c" << j << ";\n"
+         << "      cuda::load_chunk(" << name << ", i0, count, c" << j << ");\n";
+    for (auto [j, name] : llvm::enumerate(stores))
+      os << "      cuda::ChunkOf<decltype(" << name << ")> s" << j << ";\n";
+    os << "#pragma unroll\n      for (int k = 0; k < cuda::kChunk; ++k) {\n"
+       << "        if (k == count) break;\n";
+    if (indexed)
+      os << "        const int64_t i = i0 + k;\n";
+    for (StringRef line : llvm::split(body.rtrim('\n'), '\n'))
+      os << "        " << line.ltrim() << "\n";
+    os << "      }\n";
+    for (auto [j, name] : llvm::enumerate(stores))
+      os << "      cuda::store_chunk(" << name << ", i0, count, s" << j << ");\n";
+    os << "    });\n";
+  }
   /// cuda::KERNEL(stream, count, tensors, sizes, result) over `inputs`,
   /// whose arrays the call reads on the host when the step is recorded.
   void overTensors(StringRef kernel, ValueRange inputs, Value result) {
@@ -197,9 +221,10 @@ LogicalResult emitConv(Operation *op, CudaPrinter &p, ArrayRef<std::string> conv
         // would round once: within an ulp of 16 bits).
         std::string channel = p(bias) + "[i / " + std::to_string(plane) + " % " +
                               std::to_string(problem->k) + "]";
-        p.forEach(problem->n * problem->k * plane,
-                  y + "[i] = float_to_" + type + "(" + type + "_to_float(" + y + "[i]) + " +
-                      type + "_to_float(" + channel + "));");
+        p.forEachChunk(problem->n * problem->k * plane, {y}, {y},
+                       "s0[k] = float_to_" + type + "(" + type + "_to_float(c0[k]) + " + type +
+                           "_to_float(" + channel + "));",
+                       /*indexed=*/true);
       }
     }
   } else if (auto conv = dyn_cast<Conv2dBackwardDataOp>(op)) {
@@ -378,9 +403,13 @@ LogicalResult emitElementwise(Operation *op, CudaPrinter &p) {
   }
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, MulOp>([&](auto o) {
-        p.forEach(numElements(o.getResult()), p(o.getResult()) + "[i] = " + p(o.getLhs()) +
-                                                  (isa<AddOp>(op) ? "[i] + " : "[i] * ") +
-                                                  p(o.getRhs()) + "[i];");
+        const bool same = p(o.getLhs()) == p(o.getRhs());
+        p.forEachChunk(numElements(o.getResult()),
+                       same ? std::vector<std::string>{p(o.getLhs())}
+                            : std::vector<std::string>{p(o.getLhs()), p(o.getRhs())},
+                       {p(o.getResult())},
+                       std::string("s0[k] = c0[k]") + (isa<AddOp>(op) ? " + " : " * ") +
+                           (same ? "c0[k];" : "c1[k];"));
         return success();
       })
       .Case([&](ScaleOp o) {
@@ -390,8 +419,8 @@ LogicalResult emitElementwise(Operation *op, CudaPrinter &p) {
         return success();
       })
       .Case([&](ScaleByOp o) {
-        p.forEach(numElements(o.getResult()), p(o.getResult()) + "[i] = *" + p(o.getFactor()) +
-                                                  " * " + p(o.getInput()) + "[i];");
+        p.forEachChunk(numElements(o.getResult()), {p(o.getInput())}, {p(o.getResult())},
+                       "s0[k] = *" + p(o.getFactor()) + " * c0[k];");
         return success();
       })
       .Case<FlattenOp, ReshapeOp>([&](auto o) {
@@ -406,8 +435,8 @@ LogicalResult emitElementwise(Operation *op, CudaPrinter &p) {
         }
         // The cast kernels' conversions (runtime/common/Float16.h).
         std::string convert = from == "f32" ? "float_to_" + to : from + "_to_float";
-        p.forEach(numElements(o.getResult()),
-                  p(o.getResult()) + "[i] = " + convert + "(" + p(o.getInput()) + "[i]);");
+        p.forEachChunk(numElements(o.getResult()), {p(o.getInput())}, {p(o.getResult())},
+                       "s0[k] = " + convert + "(c0[k]);");
         return success();
       })
       .Case([&](FlipOp o) {
@@ -615,25 +644,9 @@ LogicalResult emitElementwiseGroup(FusionGroupOp group, CudaPrinter &p) {
   ChunkedElementwise chunked;
   if (failed(printChunkedElementwiseBody(group, p.e, chunked)))
     return failure();
-  // A chunk of elements per thread (runtime/cuda/device/Chunk.cuh): the
-  // operands loaded whole, the elements computed in registers, the results
-  // stored whole.
-  p.os << "  {\n" << chunked.functors << "    cuda::for_each_chunk(args.stream, "
-       << numElements(group.getResult(0))
-       << ", [=] __device__(int64_t i0, int count) {\n";
-  for (auto [j, name] : llvm::enumerate(chunked.loads))
-    p.os << "      cuda::ChunkOf<decltype(" << name << ")> c" << j << ";\n"
-         << "      cuda::load_chunk(" << name << ", i0, count, c" << j << ");\n";
-  for (auto [j, name] : llvm::enumerate(chunked.stores))
-    p.os << "      cuda::ChunkOf<decltype(" << name << ")> s" << j << ";\n";
-  p.os << "#pragma unroll\n      for (int k = 0; k < cuda::kChunk; ++k) {\n"
-       << "        if (k == count) break;\n";
-  for (StringRef line : llvm::split(StringRef(chunked.body).rtrim('\n'), '\n'))
-    p.os << "  " << line << "\n";
-  p.os << "      }\n";
-  for (auto [j, name] : llvm::enumerate(chunked.stores))
-    p.os << "      cuda::store_chunk(" << name << ", i0, count, s" << j << ");\n";
-  p.os << "    });\n  }\n";
+  p.os << "  {\n" << chunked.functors;
+  p.forEachChunk(numElements(group.getResult(0)), chunked.loads, chunked.stores, chunked.body);
+  p.os << "  }\n";
   return success();
 }
 

@@ -46,7 +46,14 @@ func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
 // CHECK-LABEL: // @conv16
 // CHECK: // tcc.conv2d
 // CHECK-NEXT: args.convs->run(3, a0, a1, r0, args.scratch + 256, 128); // forward
-// CHECK-NEXT: cuda::for_each(args.stream, 128, [=] __device__(int64_t i) { r0[i] = float_to_bf16(bf16_to_float(r0[i]) + bf16_to_float(a2[i / 16 % 4])); });
+// CHECK-NEXT: cuda::for_each_chunk(args.stream, 128, [=] __device__(int64_t i0, int count) {
+// CHECK-NEXT: cuda::ChunkOf<decltype(r0)> c0;
+// CHECK-NEXT: cuda::load_chunk(r0, i0, count, c0);
+// CHECK-NEXT: cuda::ChunkOf<decltype(r0)> s0;
+// CHECK: const int64_t i = i0 + k;
+// CHECK-NEXT: s0[k] = float_to_bf16(bf16_to_float(c0[k]) + bf16_to_float(a2[i / 16 % 4]));
+// CHECK-NEXT: }
+// CHECK-NEXT: cuda::store_chunk(r0, i0, count, s0);
 func.func @conv16(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %b: tensor<4xbf16>) {
   %y = tcc.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>, tcc.workspace_bytes = 128 : i64, tcc.workspace_offset = 256 : i64} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<4xbf16>) -> tensor<2x4x4x4xbf16> loc("conv16")
   return

@@ -260,3 +260,29 @@ func.func @epilogue(%x: tensor<8x4xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32
   }
   return
 }
+
+// Elementwise ops outside groups take chunks too; an operand read twice is
+// loaded once.
+// CHECK-LABEL: // @standalone_elementwise
+// CHECK: // tcc.add
+// CHECK-NEXT: cuda::for_each_chunk(args.stream, 12, [=] __device__(int64_t i0, int count) {
+// CHECK-NEXT: cuda::ChunkOf<decltype(a0)> c0;
+// CHECK-NEXT: cuda::load_chunk(a0, i0, count, c0);
+// CHECK-NEXT: cuda::ChunkOf<decltype(r0)> s0;
+// CHECK: s0[k] = c0[k] + c0[k];
+// CHECK: cuda::store_chunk(r0, i0, count, s0);
+// CHECK: // tcc.mul
+// CHECK: cuda::load_chunk(a0, i0, count, c0);
+// CHECK: cuda::load_chunk(r0, i0, count, c1);
+// CHECK: s0[k] = c0[k] * c1[k];
+// CHECK: cuda::store_chunk(r1, i0, count, s0);
+// CHECK: // tcc.cast
+// CHECK: cuda::load_chunk(r1, i0, count, c0);
+// CHECK: s0[k] = float_to_f16(c0[k]);
+// CHECK: cuda::store_chunk(r2, i0, count, s0);
+func.func @standalone_elementwise(%x: tensor<12xf32>) {
+  %a = tcc.add %x, %x : tensor<12xf32>, tensor<12xf32>
+  %b = tcc.mul %x, %a : tensor<12xf32>, tensor<12xf32>
+  %c = tcc.cast %b to f16 : (tensor<12xf32>) -> tensor<12xf16>
+  return
+}

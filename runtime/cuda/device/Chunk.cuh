@@ -105,6 +105,43 @@ template <class F> void for_each_chunk(cudaStream_t stream, int64_t n, F f) {
 #endif
 }
 
+/// y[i] = f(x[i], i) for every i in [0, n), over chunks.
+template <class X, class Y, class F>
+void map_chunks(cudaStream_t stream, int64_t n, const X *x, Y *y, F f) {
+  for_each_chunk(stream, n, [=] __device__(int64_t i0, int count) {
+    X a[kChunk];
+    load_chunk(x, i0, count, a);
+    Y b[kChunk];
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) {
+      if (k == count)
+        break;
+      b[k] = f(a[k], i0 + k);
+    }
+    store_chunk(y, i0, count, b);
+  });
+}
+
+/// y[i] = f(x0[i], x1[i], i) for every i in [0, n), over chunks (y may be
+/// x0 or x1: all loads come first).
+template <class X0, class X1, class Y, class F>
+void map_chunks(cudaStream_t stream, int64_t n, const X0 *x0, const X1 *x1, Y *y, F f) {
+  for_each_chunk(stream, n, [=] __device__(int64_t i0, int count) {
+    X0 a[kChunk];
+    load_chunk(x0, i0, count, a);
+    X1 b[kChunk];
+    load_chunk(x1, i0, count, b);
+    Y c[kChunk];
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) {
+      if (k == count)
+        break;
+      c[k] = f(a[k], b[k], i0 + k);
+    }
+    store_chunk(y, i0, count, c);
+  });
+}
+
 } // namespace tcc::rt::cuda
 
 #endif // TCC_RUNTIME_CUDA_DEVICE_CHUNK_CUH

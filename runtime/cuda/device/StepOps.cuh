@@ -20,6 +20,7 @@
 #include "runtime/common/LossScale.h"
 #include "runtime/common/Schedule.h"
 #include "runtime/cpu/StepOps.h"
+#include "runtime/cuda/device/Chunk.cuh"
 #include "runtime/cuda/device/Launch.cuh"
 #include "runtime/cuda/device/RowSums.cuh"
 #include "runtime/kernels/Activation.h"
@@ -132,30 +133,35 @@ template <class T> void copy(cudaStream_t s, int64_t n, const T *x, T *y) {
   check(cudaMemcpyAsync(y, x, n * sizeof(T), cudaMemcpyDeviceToDevice, s), "copying");
 }
 
+// The elementwise ops over chunks of elements (Chunk.cuh: vector loads
+// and stores).
+
 template <class T> void add_accumulate(cudaStream_t s, int64_t n, const T *x, T *y) {
-  for_each(s, n, [=] __device__(int64_t i) { y[i] += x[i]; });
+  map_chunks(s, n, y, x, y, [] __device__(T a, T b, int64_t) { return T(a + b); });
 }
 
 /// y[n, c, plane] += bias[c]: a convolution's bias, after cuDNN's conv.
 inline void add_channel_bias(cudaStream_t s, int64_t n, int64_t channels, int64_t plane,
                              const float *bias, float *y) {
-  for_each(s, n * channels * plane,
-           [=] __device__(int64_t i) { y[i] += bias[i / plane % channels]; });
+  map_chunks(s, n * channels * plane, y, y, [=] __device__(float v, int64_t i) {
+    return v + bias[i / plane % channels];
+  });
 }
 
 /// y = f(x), an activation functor of runtime/kernels/Activation.h.
 template <class F> void map_forward(cudaStream_t s, int64_t n, F f, const float *x, float *y) {
-  for_each(s, n, [=] __device__(int64_t i) { y[i] = f(x[i]); });
+  map_chunks(s, n, x, y, [=] __device__(float v, int64_t) { return f(v); });
 }
 
 /// dx = f(v, dy), a backward functor (v: what it reads of the forward).
 template <class F>
 void map_backward(cudaStream_t s, int64_t n, F f, const float *v, const float *dy, float *dx) {
-  for_each(s, n, [=] __device__(int64_t i) { dx[i] = f(v[i], dy[i]); });
+  map_chunks(s, n, v, dy, dx,
+             [=] __device__(float value, float grad, int64_t) { return f(value, grad); });
 }
 
 template <class T> void scale(cudaStream_t s, int64_t n, T factor, const T *x, T *y) {
-  for_each(s, n, [=] __device__(int64_t i) { y[i] = factor * x[i]; });
+  map_chunks(s, n, x, y, [=] __device__(T v, int64_t) { return T(factor * v); });
 }
 
 /// y = x reversed along the middle axis of [outer, axis, inner] (a TTA

@@ -304,6 +304,23 @@ TEST(ChunkOnDevice, EveryElementOnceAndTheTailShort) {
   EXPECT_EQ(to[19], 0xffff);
 }
 
+// The runtime's elementwise ops over chunks: every element, its index, in
+// place (the result in an operand's bytes).
+TEST(ChunkOnDevice, MapChunksSeesEveryElementAndItsIndex) {
+  const int64_t n = 19;
+  std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    x[size_t(i)] = float(i) * 0.5f;
+  cuda::map_chunks(nullptr, n, x.data(), y.data(),
+                   [](float v, int64_t i) { return v + float(100 * i); });
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(y[size_t(i)], float(i) * 0.5f + float(100 * i)) << i;
+  cuda::map_chunks(nullptr, n, y.data(), x.data(), y.data(),
+                   [](float a, float b, int64_t) { return a - b; });
+  for (int64_t i = 0; i < n; ++i)
+    EXPECT_EQ(y[size_t(i)], float(100 * i)) << i;
+}
+
 TEST(MultiTensorOnDevice, ChainOfBlock) {
   // Chains of 2, 0 and 3 blocks (an empty chain owns no block).
   const uint32_t firstBlock[4] = {0, 2, 2, 5};
