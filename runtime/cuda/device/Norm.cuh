@@ -17,6 +17,7 @@
 #ifndef TCC_RUNTIME_CUDA_DEVICE_NORM_CUH
 #define TCC_RUNTIME_CUDA_DEVICE_NORM_CUH
 
+#include "runtime/common/FastDivide.h"
 #include "runtime/cuda/device/RowSums.cuh"
 #include "runtime/kernels/Norm.h"
 
@@ -24,18 +25,50 @@ namespace tcc::rt::cuda {
 
 using kernels::BatchNormShape;
 
-/// The statistics row g * C + c of element k of [n, C, hw].
-TCC_HOST_DEVICE inline int64_t statisticsRow(const BatchNormShape &s, int64_t k) {
-  const int64_t row = k / s.hw;
-  return s.group_of(row / s.c) * s.c + row % s.c;
-}
+/// Where element k of [n, C, hw] is: its channel and its statistics row
+/// g * C + c. Every element of a batch norm asks, so the divisions are
+/// multiplications (FastDivide) when the tensor has fewer than 2^31
+/// elements, 64-bit divisions otherwise.
+struct BatchNormPosition {
+  BatchNormShape shape;
+  bool fast = false;
+  FastDivide hw, c, groupSize, groups;
+
+  explicit BatchNormPosition(const BatchNormShape &s) : shape(s) {
+    fast = s.n * s.c * s.hw < (int64_t(1) << 31);
+    if (fast) {
+      hw = FastDivide(uint32_t(s.hw)), c = FastDivide(uint32_t(s.c));
+      groupSize = FastDivide(uint32_t(s.group_size()));
+      groups = FastDivide(uint32_t(s.num_groups()));
+    }
+  }
+  /// The channel and the statistics row of element k.
+  TCC_HOST_DEVICE void at(int64_t k, int64_t &channel, int64_t &row) const {
+    if (!fast) {
+      const int64_t plane = k / shape.hw;
+      channel = plane % shape.c;
+      row = shape.group_of(plane / shape.c) * shape.c + channel;
+      return;
+    }
+    const uint32_t plane = hw.div(uint32_t(k)), sample = c.div(plane);
+    channel = int64_t(c.rem(plane, sample));
+    const uint32_t group =
+        shape.strided ? groups.rem(sample, groups.div(sample)) : groupSize.div(sample);
+    row = int64_t(group) * shape.c + channel;
+  }
+};
 
 template <class T, class X, class Store>
 void batch_norm_apply_with(cudaStream_t s, const BatchNormShape &shape, const X *x,
                            const T *weight, const T *bias, const T *savedMean,
                            const T *savedInvstd, Store store) {
+  const BatchNormPosition position(shape);
   for_each(s, shape.n * shape.c * shape.hw, [=] __device__(int64_t k) {
-    store(k, kernels::batch_norm_normalized<T>(shape, x, weight, bias, savedMean, savedInvstd, k));
+    int64_t c, row; // kernels::batch_norm_normalized, with the row found fast
+    position.at(k, c, row);
+    const kernels::detail::NormAffine a =
+        kernels::detail::norm_affine(savedMean[row], savedInvstd[row], weight, bias, c);
+    store(k, kernels::detail::affine(kernels::widened<T>(x[k]), a.scale, a.shift));
   });
 }
 
@@ -78,9 +111,12 @@ template <class T, class X, class Store>
 void batch_norm_forward_inference_with(cudaStream_t s, const BatchNormShape &shape, const X *x,
                                        const T *weight, const T *bias, const T *runningMean,
                                        const T *runningVar, double eps, Store store) {
+  const BatchNormPosition position(shape);
   for_each(s, shape.n * shape.c * shape.hw, [=] __device__(int64_t k) {
-    const kernels::detail::NormAffine a = kernels::inference_affine(
-        weight, bias, runningMean, runningVar, eps, k / shape.hw % shape.c);
+    int64_t c, row;
+    position.at(k, c, row);
+    const kernels::detail::NormAffine a =
+        kernels::inference_affine(weight, bias, runningMean, runningVar, eps, c);
     store(k, kernels::detail::affine(kernels::widened<T>(x[k]), a.scale, a.shift));
   });
 }
@@ -97,7 +133,12 @@ void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspace
   const tcc::cuda::RowSplit split = tcc::cuda::rowSplit(shape);
   const RowWorkspace w = row_workspace(split, workspace, workspaceBytes);
   const int64_t n = shape.n * shape.c * shape.hw;
-  for_each(s, n, [=] __device__(int64_t k) { dx[k] = dyAt(k, statisticsRow(shape, k)); });
+  const BatchNormPosition position(shape);
+  for_each(s, n, [=] __device__(int64_t k) {
+    int64_t c, row;
+    position.at(k, c, row);
+    dx[k] = dyAt(k, row);
+  });
   row_part_sums(s, shape, split, w.parts, [=] __device__(int64_t row, int64_t k) {
     const double dy = double(dx[k]);
     return kernels::Sums{dy, dy * (double(x[k]) - double(savedMean[row]))};
@@ -111,7 +152,8 @@ void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspace
           [&](int64_t g) { return w.rows[g * shape.c + c]; }, true);
     });
   for_each(s, n, [=] __device__(int64_t k) {
-    const int64_t row = statisticsRow(shape, k), c = row % shape.c;
+    int64_t c, row;
+    position.at(k, c, row);
     const double mean = savedMean[row], invstd = savedInvstd[row];
     const double scale = weight ? double(weight[c]) : 1.0;
     dx[k] = kernels::batch_norm_dx(dx[k], double(x[k]), scale, mean, invstd,

@@ -12,6 +12,7 @@
 #include "runtime/common/Batch.h"
 #include "runtime/common/CounterRng.h"
 #include "runtime/common/DropoutMask.h"
+#include "runtime/common/FastDivide.h"
 #include "runtime/common/Float16.h"
 #include "runtime/common/HostDevice.h"
 #include "runtime/common/LossScale.h"
@@ -69,6 +70,10 @@ __global__ void useEveryCommonFunction(const uint8_t *pixels,
 
   // Schedule.h.
   v += float(lrFactor(*schedule, i, 100, 1000));
+
+  // FastDivide.h.
+  const FastDivide by961(961);
+  r ^= uint64_t(by961.div(uint32_t(i)) + by961.rem(uint32_t(i), 7u));
 
   // LossScale.h.
   float scale = loss_scale::inverse(v);

@@ -274,6 +274,50 @@ TEST(MultiTensorOnDevice, OneLaunchGivesTheCpuKernelsBits) {
   }
 }
 
+// Division by a divisor fixed in advance (runtime/common/FastDivide.h):
+// exact for every divisor a shape has and every index below 2^31, the
+// largest included.
+TEST(FastDivide, ExactBelowTwoToThe31) {
+  std::mt19937 random(7);
+  std::vector<uint32_t> divisors;
+  for (uint32_t d = 1; d <= 2050; ++d)
+    divisors.push_back(d);
+  for (uint32_t d : {961u, 3969u, 65535u, 65536u, 65537u, 1000003u, (1u << 30) + 1,
+                     (1u << 31) - 1})
+    divisors.push_back(d);
+  for (uint32_t d : divisors) {
+    const tcc::rt::FastDivide fast(d);
+    std::vector<uint32_t> ns = {0, 1, d - 1, d, d + 1, 2 * d - 1, (1u << 31) - 1,
+                                (1u << 31) - 2};
+    for (int i = 0; i < 200; ++i)
+      ns.push_back(random() & 0x7fffffffu);
+    for (uint32_t n : ns) {
+      if (n >= (1u << 31))
+        continue;
+      ASSERT_EQ(fast.div(n), n / d) << n << " / " << d;
+      ASSERT_EQ(fast.rem(n, fast.div(n)), n % d) << n << " % " << d;
+    }
+  }
+}
+
+// A batch norm element's channel and statistics row, found by FastDivide,
+// are the ones the 64-bit divisions give, for consecutive and strided
+// ghost batches and BN1d ([n, C], hw = 1).
+TEST(BatchNormPosition, SameRowsAsDivisions) {
+  for (BatchNormShape shape : {BatchNormShape{12, 5, 7, 4, false}, BatchNormShape{12, 5, 7, 4, true},
+                               BatchNormShape{6, 3, 1, 0, false}, BatchNormShape{8, 64, 961, 2, true}}) {
+    const cuda::BatchNormPosition position(shape);
+    ASSERT_TRUE(position.fast);
+    for (int64_t k = 0; k < shape.n * shape.c * shape.hw; k += 1 + k / 97) {
+      int64_t c = -1, row = -1;
+      position.at(k, c, row);
+      const int64_t plane = k / shape.hw;
+      ASSERT_EQ(c, plane % shape.c) << k;
+      ASSERT_EQ(row, shape.group_of(plane / shape.c) * shape.c + plane % shape.c) << k;
+    }
+  }
+}
+
 // An elementwise group's launch: every element in exactly one chunk, each
 // chunk kChunk long but the last, which holds the rest; a chunk's loads and
 // stores touch its elements only.
