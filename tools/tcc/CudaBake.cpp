@@ -104,7 +104,8 @@ bool CudaBake::afterPlanning(mlir::ModuleOp planned, std::string &error) {
   mlir::tcc::attachTunedMatmuls(planned, matmuls, tuned ? tuning.cublasLtVersion : 0);
   return true;
 #else
-  (void)planned, (void)error;
+  (void)planned;
+  error = "the cuda target needs CUDA; this tcc was built without it";
   return false;
 #endif
 }
