@@ -82,10 +82,10 @@ struct CudaPrinter {
     os << "    cuda::for_each_chunk(args.stream, " << n
        << ", [=] __device__(int64_t i0, int count) {\n";
     for (auto [j, name] : llvm::enumerate(loads))
-      os << "      cuda::ChunkOf<decltype(" << name << ")> c" << j << ";\n"
+      os << "      alignas(16) cuda::ChunkOf<decltype(" << name << ")> c" << j << ";\n"
          << "      cuda::load_chunk(" << name << ", i0, count, c" << j << ");\n";
     for (auto [j, name] : llvm::enumerate(stores))
-      os << "      cuda::ChunkOf<decltype(" << name << ")> s" << j << ";\n";
+      os << "      alignas(16) cuda::ChunkOf<decltype(" << name << ")> s" << j << ";\n";
     os << "#pragma unroll\n      for (int k = 0; k < cuda::kChunk; ++k) {\n"
        << "        if (k == count) break;\n";
     if (indexed)

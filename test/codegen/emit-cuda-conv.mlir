@@ -47,9 +47,9 @@ func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
 // CHECK: // tcc.conv2d
 // CHECK-NEXT: args.convs->run(3, a0, a1, r0, args.scratch + 256, 128); // forward
 // CHECK-NEXT: cuda::for_each_chunk(args.stream, 128, [=] __device__(int64_t i0, int count) {
-// CHECK-NEXT: cuda::ChunkOf<decltype(r0)> c0;
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(r0)> c0;
 // CHECK-NEXT: cuda::load_chunk(r0, i0, count, c0);
-// CHECK-NEXT: cuda::ChunkOf<decltype(r0)> s0;
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(r0)> s0;
 // CHECK: const int64_t i = i0 + k;
 // CHECK-NEXT: s0[k] = float_to_bf16(bf16_to_float(c0[k]) + bf16_to_float(a2[i / 16 % 4]));
 // CHECK-NEXT: }

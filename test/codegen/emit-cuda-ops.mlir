@@ -58,11 +58,11 @@ func.func @mlp16(%x: tensor<4x3xbf16>, %w: tensor<2x3xbf16>, %b: tensor<2xbf16>,
 // CHECK-NEXT: {
 // CHECK-NEXT: const auto f0 = Celu<float>(0.29999999999999999);
 // CHECK-NEXT: cuda::for_each_chunk(args.stream, 8, [=] __device__(int64_t i0, int count) {
-// CHECK-NEXT: cuda::ChunkOf<decltype(a0)> c0;
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(a0)> c0;
 // CHECK-NEXT: cuda::load_chunk(a0, i0, count, c0);
-// CHECK-NEXT: cuda::ChunkOf<decltype(a1)> c1;
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(a1)> c1;
 // CHECK-NEXT: cuda::load_chunk(a1, i0, count, c1);
-// CHECK-NEXT: cuda::ChunkOf<decltype(r0)> s0;
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(r0)> s0;
 // CHECK-NEXT: #pragma unroll
 // CHECK-NEXT: for (int k = 0; k < cuda::kChunk; ++k) {
 // CHECK-NEXT: if (k == count) break;
@@ -86,10 +86,10 @@ func.func @elementwise(%x: tensor<8xf32>, %r: tensor<8xf32>) {
 // 16-bit result is stored as such (a chunk of uint16_t: 16 bytes).
 // CHECK-LABEL: // @elementwise_two_results
 // CHECK: cuda::for_each_chunk(args.stream, 20, [=] __device__(int64_t i0, int count) {
-// CHECK-NEXT: cuda::ChunkOf<decltype(a0)> c0;
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(a0)> c0;
 // CHECK-NEXT: cuda::load_chunk(a0, i0, count, c0);
-// CHECK-NEXT: cuda::ChunkOf<decltype(r0)> s0;
-// CHECK-NEXT: cuda::ChunkOf<decltype(r1)> s1;
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(r0)> s0;
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(r1)> s1;
 // CHECK: const float t0 = as_stored(c0[k] * c0[k]);
 // CHECK-NEXT: const uint16_t t1 = float_to_bf16(t0);
 // CHECK-NEXT: s0[k] = t0;
@@ -266,9 +266,9 @@ func.func @epilogue(%x: tensor<8x4xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32
 // CHECK-LABEL: // @standalone_elementwise
 // CHECK: // tcc.add
 // CHECK-NEXT: cuda::for_each_chunk(args.stream, 12, [=] __device__(int64_t i0, int count) {
-// CHECK-NEXT: cuda::ChunkOf<decltype(a0)> c0;
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(a0)> c0;
 // CHECK-NEXT: cuda::load_chunk(a0, i0, count, c0);
-// CHECK-NEXT: cuda::ChunkOf<decltype(r0)> s0;
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(r0)> s0;
 // CHECK: s0[k] = c0[k] + c0[k];
 // CHECK: cuda::store_chunk(r0, i0, count, s0);
 // CHECK: // tcc.mul

@@ -29,7 +29,9 @@ namespace tcc::rt::cuda {
 /// Elements per thread: 16 bytes of a 16-bit tensor, 32 of an f32 one.
 constexpr int kChunk = 8;
 
-/// The registers of one operand's chunk: ChunkOf<decltype(p)> for pointer p.
+/// The registers of one operand's chunk: ChunkOf<decltype(p)> for pointer p,
+/// declared alignas(16) (the vector copies need it, should the array ever
+/// live in memory).
 template <class P> using ChunkOf = std::remove_cv_t<std::remove_pointer_t<P>>[kChunk];
 
 #ifdef TCC_CUDA_HOST_EMULATION
@@ -109,9 +111,9 @@ template <class F> void for_each_chunk(cudaStream_t stream, int64_t n, F f) {
 template <class X, class Y, class F>
 void map_chunks(cudaStream_t stream, int64_t n, const X *x, Y *y, F f) {
   for_each_chunk(stream, n, [=] __device__(int64_t i0, int count) {
-    X a[kChunk];
+    alignas(16) X a[kChunk];
     load_chunk(x, i0, count, a);
-    Y b[kChunk];
+    alignas(16) Y b[kChunk];
 #pragma unroll
     for (int k = 0; k < kChunk; ++k) {
       if (k == count)
@@ -127,11 +129,11 @@ void map_chunks(cudaStream_t stream, int64_t n, const X *x, Y *y, F f) {
 template <class X0, class X1, class Y, class F>
 void map_chunks(cudaStream_t stream, int64_t n, const X0 *x0, const X1 *x1, Y *y, F f) {
   for_each_chunk(stream, n, [=] __device__(int64_t i0, int count) {
-    X0 a[kChunk];
+    alignas(16) X0 a[kChunk];
     load_chunk(x0, i0, count, a);
-    X1 b[kChunk];
+    alignas(16) X1 b[kChunk];
     load_chunk(x1, i0, count, b);
-    Y c[kChunk];
+    alignas(16) Y c[kChunk];
 #pragma unroll
     for (int k = 0; k < kChunk; ++k) {
       if (k == count)
