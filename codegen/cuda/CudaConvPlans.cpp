@@ -28,12 +28,12 @@ namespace {
 /// are trusted (the trainer rebuilds every plan when it starts and stops
 /// if one does not build). The workspace is the larger of the two.
 bool bakeTuned(const StepConv &conv, const cuda::GpuDescription &gpu, int64_t workspaceLimit,
-               const cuda::TunedConv &tuned, cuda::ConvChoice &choice, std::string &error) {
-  std::string what = "the tuning file's engine " + tuned.plan + " for the " +
+               const cuda::TunedChoice &tuned, cuda::ConvChoice &choice, std::string &error) {
+  std::string what = "the tuning file's engine " + tuned.name + " for the " +
                      cuda::directionName(conv.problem.direction) + " convolution of " +
                      quotedNodes(conv.nodes);
   cuda::ConvEngine &engine = choice.engine;
-  if (!cuda::parsePlanName(tuned.plan, engine)) {
+  if (!cuda::parsePlanName(tuned.name, engine)) {
     error = what + " is not a cuDNN plan name (eng<N>_k<knob>=<value>...)";
     return false;
   }
@@ -48,7 +48,7 @@ bool bakeTuned(const StepConv &conv, const cuda::GpuDescription &gpu, int64_t wo
             "; run 'tcc tune' again";
     return false;
   }
-  engine.name = tuned.plan;
+  engine.name = tuned.name;
   choice.tunedMicroseconds = tuned.microseconds;
   return true;
 }

@@ -23,10 +23,10 @@ bool mlir::tcc::bakeMatmulAlgos(ModuleOp module, const cuda::GpuDescription &gpu
     auto tuned = tuning ? tuning->matmuls.find(matmul.problem.key())
                         : cuda::TunedMatmuls::const_iterator{};
     if (tuning && tuned != tuning->matmuls.end()) {
-      std::string what = "the tuning file's algorithm " + tuned->second.algo +
+      std::string what = "the tuning file's algorithm " + tuned->second.name +
                          " for the matmul of " + quotedNodes(matmul.nodes);
       cuda::MatmulAlgo algo;
-      if (!cuda::MatmulAlgo::fromName(tuned->second.algo, algo)) {
+      if (!cuda::MatmulAlgo::fromName(tuned->second.name, algo)) {
         error = what + " is not a cuBLASLt algorithm name (algo<id>_tile<n>_stages<n>_splitk<n>_"
                        "reduction<n>_swizzle<n>_custom<n>_inner<n>_cluster<n>)";
         return false;
@@ -53,7 +53,7 @@ void mlir::tcc::addMatmulRows(const std::vector<BakedStepMatmul> &baked,
                           {"algo", nullptr},
                           {"chosen_by", b.tuned ? "tuning" : "heuristic at the first step"}};
     if (b.tuned) {
-      row["algo"] = b.tuned->algo;
+      row["algo"] = b.tuned->name;
       row["workspace_bytes"] = b.tuned->workspaceBytes;
       row["tuned_microseconds"] = b.tuned->microseconds;
     }
@@ -71,7 +71,7 @@ void mlir::tcc::attachTunedMatmuls(ModuleOp module, const std::vector<BakedStepM
     if (matmul.tuned)
       rows.push_back(b.getDictionaryAttr(
           {b.getNamedAttr("problem", b.getStringAttr(matmul.matmul.problem.key())),
-           b.getNamedAttr("algo", b.getStringAttr(matmul.tuned->algo)),
+           b.getNamedAttr("algo", b.getStringAttr(matmul.tuned->name)),
            b.getNamedAttr("workspace_bytes", b.getI64IntegerAttr(matmul.tuned->workspaceBytes)),
            b.getNamedAttr("nodes", b.getStringAttr(quotedNodes(matmul.matmul.nodes)))}));
   NamedAttrList target(module->getAttrOfType<DictionaryAttr>(kCudaTargetAttr));

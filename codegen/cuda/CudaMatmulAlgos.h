@@ -30,7 +30,7 @@ namespace mlir::tcc {
 /// for it (none: cuBLASLt's heuristic chooses at the trainer's first step).
 struct BakedStepMatmul {
   StepMatmul matmul;
-  std::optional<::tcc::cuda::TunedMatmul> tuned;
+  std::optional<::tcc::cuda::TunedChoice> tuned;
 };
 
 /// The matmul problems of the planned `module`, each with `tuning`'s

@@ -7,34 +7,32 @@
 
 namespace tcc::cuda {
 
+namespace {
+
+/// A list of measured choices, `field` naming the choice ("plan", "algo").
+nlohmann::json rowsOf(const std::map<std::string, TunedChoice> &choices,
+                      const std::string &field) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto &[problem, tuned] : choices) {
+    nlohmann::json row = {{"problem", problem},
+                          {field, tuned.name},
+                          {"workspace_bytes", tuned.workspaceBytes},
+                          {"microseconds", tuned.microseconds},
+                          {"heuristic_" + field, tuned.heuristicName},
+                          {"heuristic_microseconds", nullptr},
+                          {"timed", tuned.timed.is_null() ? nlohmann::json::array()
+                                                          : tuned.timed}};
+    if (tuned.heuristicMicroseconds >= 0)
+      row["heuristic_microseconds"] = tuned.heuristicMicroseconds;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+} // namespace
+
 nlohmann::json toJson(const TuningFile &file) {
-  nlohmann::json convs = nlohmann::json::array();
-  for (const auto &[problem, conv] : file.convs) {
-    nlohmann::json row = {{"problem", problem},
-                          {"plan", conv.plan},
-                          {"workspace_bytes", conv.workspaceBytes},
-                          {"microseconds", conv.microseconds},
-                          {"heuristic_plan", conv.heuristicPlan},
-                          {"heuristic_microseconds", nullptr},
-                          {"timed", conv.timed.is_null() ? nlohmann::json::array() : conv.timed}};
-    if (conv.heuristicMicroseconds >= 0)
-      row["heuristic_microseconds"] = conv.heuristicMicroseconds;
-    convs.push_back(row);
-  }
-  nlohmann::json matmuls = nlohmann::json::array();
-  for (const auto &[problem, matmul] : file.matmuls) {
-    nlohmann::json row = {{"problem", problem},
-                          {"algo", matmul.algo},
-                          {"workspace_bytes", matmul.workspaceBytes},
-                          {"microseconds", matmul.microseconds},
-                          {"heuristic_algo", matmul.heuristicAlgo},
-                          {"heuristic_microseconds", nullptr},
-                          {"timed", matmul.timed.is_null() ? nlohmann::json::array()
-                                                           : matmul.timed}};
-    if (matmul.heuristicMicroseconds >= 0)
-      row["heuristic_microseconds"] = matmul.heuristicMicroseconds;
-    matmuls.push_back(row);
-  }
+  nlohmann::json convs = rowsOf(file.convs, "plan"), matmuls = rowsOf(file.matmuls, "algo");
   return {{"format", kTuningFormat},
           {"gpu", file.gpu},
           {"device", file.device},
@@ -50,42 +48,37 @@ nlohmann::json toJson(const TuningFile &file) {
 
 namespace {
 
-/// The "matmuls" list and "cublaslt_version" of tuning file `j`.
-template <class Fail, class Integer>
-bool parseMatmuls(const nlohmann::json &j, const Fail &fail, const Integer &integer,
-                  TuningFile &file) {
-  file.matmuls.clear();
-  file.cublasLtVersion = 0;
-  if (!j.contains("matmuls"))
-    return true;
-  if (!j["matmuls"].is_array())
-    return fail("\"matmuls\" is not a list");
-  if (j["matmuls"].empty())
-    return true;
-  if (!integer(j, "cublaslt_version", file.cublasLtVersion, ""))
-    return false;
-  for (size_t i = 0; i < j["matmuls"].size(); ++i) {
-    const nlohmann::json &row = j["matmuls"][i];
-    std::string where = "matmuls[" + std::to_string(i) + "]: ";
-    MatmulProblem problem;
+/// Reads the list `list` of `j` into `out`: each row's problem checked by
+/// `isKey` (a problem kind's fromKey, named `kind` in messages), its choice
+/// in `field` by `isName` (`nameRule` says what it must be).
+template <class Fail, class Integer, class IsKey, class IsName>
+bool readRows(const nlohmann::json &j, const std::string &list, const std::string &kind,
+              IsKey isKey, const std::string &field, IsName isName,
+              const std::string &nameRule, const Fail &fail, const Integer &integer,
+              std::map<std::string, TunedChoice> &out) {
+  out.clear();
+  for (size_t i = 0; i < j[list].size(); ++i) {
+    const nlohmann::json &row = j[list][i];
+    std::string where = list + "[" + std::to_string(i) + "]: ", key;
     if (!row.is_object() || !row.contains("problem") || !row["problem"].is_string() ||
-        !MatmulProblem::fromKey(row["problem"].get<std::string>(), problem))
-      return fail(where + "\"problem\" is not a matmul problem key");
-    TunedMatmul matmul;
-    if (!row.contains("algo") || !row["algo"].is_string())
-      return fail(where + "\"algo\" is missing or not a string");
-    matmul.algo = row["algo"].get<std::string>();
-    if (!integer(row, "workspace_bytes", matmul.workspaceBytes, where))
+        !isKey(key = row["problem"].get<std::string>()))
+      return fail(where + "\"problem\" is not a " + kind + " problem key");
+    TunedChoice tuned;
+    if (!row.contains(field) || !row[field].is_string() ||
+        !isName(row[field].get<std::string>()))
+      return fail(where + "\"" + field + "\" is " + nameRule);
+    tuned.name = row[field].get<std::string>();
+    if (!integer(row, "workspace_bytes", tuned.workspaceBytes, where))
       return false;
     if (!row.contains("microseconds") || !row["microseconds"].is_number())
       return fail(where + "\"microseconds\" is missing or not a number");
-    matmul.microseconds = row["microseconds"].get<double>();
-    matmul.heuristicAlgo = row.value("heuristic_algo", "");
+    tuned.microseconds = row["microseconds"].get<double>();
+    tuned.heuristicName = row.value("heuristic_" + field, "");
     if (row.contains("heuristic_microseconds") && row["heuristic_microseconds"].is_number())
-      matmul.heuristicMicroseconds = row["heuristic_microseconds"].get<double>();
-    matmul.timed = row.value("timed", nlohmann::json::array());
-    if (!file.matmuls.emplace(problem.key(), matmul).second)
-      return fail(where + "the problem [" + problem.key() + "] is listed twice");
+      tuned.heuristicMicroseconds = row["heuristic_microseconds"].get<double>();
+    tuned.timed = row.value("timed", nlohmann::json::array());
+    if (!out.emplace(key, tuned).second)
+      return fail(where + "the problem [" + key + "] is listed twice");
   }
   return true;
 }
@@ -125,32 +118,31 @@ bool parseTuningFile(const std::string &text, const std::string &path, TuningFil
   file.sm = int(sm);
   if (!j.contains("convs") || !j["convs"].is_array())
     return fail("\"convs\" is missing or not a list");
-  file.convs.clear();
-  for (size_t i = 0; i < j["convs"].size(); ++i) {
-    const nlohmann::json &row = j["convs"][i];
-    std::string where = "convs[" + std::to_string(i) + "]: ";
+  auto isConv = [](const std::string &key) {
     ConvProblem problem;
-    if (!row.is_object() || !row.contains("problem") || !row["problem"].is_string() ||
-        !ConvProblem::fromKey(row["problem"].get<std::string>(), problem))
-      return fail(where + "\"problem\" is not a convolution problem key");
-    TunedConv conv;
-    if (!row.contains("plan") || !row["plan"].is_string() ||
-        row["plan"].get<std::string>().rfind("eng", 0) != 0)
-      return fail(where + "\"plan\" is not a cuDNN plan name (eng...)");
-    conv.plan = row["plan"].get<std::string>();
-    if (!integer(row, "workspace_bytes", conv.workspaceBytes, where))
-      return false;
-    if (!row.contains("microseconds") || !row["microseconds"].is_number())
-      return fail(where + "\"microseconds\" is missing or not a number");
-    conv.microseconds = row["microseconds"].get<double>();
-    conv.heuristicPlan = row.value("heuristic_plan", "");
-    if (row.contains("heuristic_microseconds") && row["heuristic_microseconds"].is_number())
-      conv.heuristicMicroseconds = row["heuristic_microseconds"].get<double>();
-    conv.timed = row.value("timed", nlohmann::json::array());
-    if (!file.convs.emplace(problem.key(), conv).second)
-      return fail(where + "the problem [" + problem.key() + "] is listed twice");
-  }
-  return parseMatmuls(j, fail, integer, file);
+    return ConvProblem::fromKey(key, problem);
+  };
+  auto isPlan = [](const std::string &name) { return name.rfind("eng", 0) == 0; };
+  if (!readRows(j, "convs", "convolution", isConv, "plan", isPlan,
+                "not a cuDNN plan name (eng...)", fail, integer, file.convs))
+    return false;
+  // "matmuls" is absent from files of tcc before matmuls were tuned.
+  file.matmuls.clear();
+  file.cublasLtVersion = 0;
+  if (!j.contains("matmuls"))
+    return true;
+  if (!j["matmuls"].is_array())
+    return fail("\"matmuls\" is not a list");
+  if (j["matmuls"].empty())
+    return true;
+  auto isMatmul = [](const std::string &key) {
+    MatmulProblem problem;
+    return MatmulProblem::fromKey(key, problem);
+  };
+  auto anyName = [](const std::string &) { return true; }; // checked where it is baked
+  return integer(j, "cublaslt_version", file.cublasLtVersion, "") &&
+         readRows(j, "matmuls", "matmul", isMatmul, "algo", anyName, "missing or not a string",
+                  fail, integer, file.matmuls);
 }
 
 } // namespace tcc::cuda

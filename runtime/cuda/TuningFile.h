@@ -21,32 +21,24 @@ namespace tcc::cuda {
 
 constexpr const char *kTuningFormat = "tcc-tuning/1";
 
-/// The measured choice for one convolution problem.
-struct TunedConv {
-  std::string plan;           ///< cuDNN's name of the configuration: "eng12_k2=1_k3=0"
+/// The measured choice for one problem: a convolution's cuDNN engine
+/// configuration (its name "eng12_k2=1_k3=0", the file's "plan") or a
+/// matmul's cuBLASLt algorithm (MatmulAlgo::name() "algo21_tile18_...",
+/// the file's "algo").
+struct TunedChoice {
+  std::string name;
   int64_t workspaceBytes = 0;
   double microseconds = 0;    ///< its median time on the tuned GPU
-  /// The configuration the heuristics rank first (what tcc bakes without
-  /// a tuning file) and its time there; empty/negative when not timed.
-  std::string heuristicPlan;
+  /// What the heuristics rank first (what tcc bakes without a tuning file;
+  /// for a matmul, under the tuner's limits) and its time there;
+  /// empty/negative when not timed.
+  std::string heuristicName;
   double heuristicMicroseconds = -1;
-  nlohmann::json timed;       ///< every configuration timed: [{plan, microseconds}]
+  nlohmann::json timed;       ///< every candidate timed, fastest first
 };
 
-using TunedConvs = std::map<std::string, TunedConv>; ///< by ConvProblem::key()
-
-/// The measured choice for one matmul problem.
-struct TunedMatmul {
-  std::string algo;           ///< MatmulAlgo::name(): "algo21_tile18_..."
-  int64_t workspaceBytes = 0;
-  double microseconds = 0;    ///< its median time on the tuned GPU
-  /// The heuristic's first under the tuner's limits and its time there.
-  std::string heuristicAlgo;
-  double heuristicMicroseconds = -1;
-  nlohmann::json timed;       ///< every algorithm timed: [{algo, microseconds}]
-};
-
-using TunedMatmuls = std::map<std::string, TunedMatmul>; ///< by MatmulProblem::key()
+using TunedConvs = std::map<std::string, TunedChoice>;   ///< by ConvProblem::key()
+using TunedMatmuls = std::map<std::string, TunedChoice>; ///< by MatmulProblem::key()
 
 struct TuningFile {
   std::string gpu;      ///< tcc's name of the GPU (h100, h200, a100) or sm_XX

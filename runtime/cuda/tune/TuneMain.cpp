@@ -108,7 +108,7 @@ bool tuneMatmuls(const std::vector<std::string> &keys, int64_t workspaceLimit, i
       continue;
     }
     const TimedMatmulAlgo &best = timing.timed.front();
-    TunedMatmul matmul{best.algo.name(), best.workspaceBytes, best.microseconds, "", -1,
+    TunedChoice matmul{best.algo.name(), best.workspaceBytes, best.microseconds, "", -1,
                        nlohmann::json::array()};
     for (const TimedMatmulAlgo &t : timing.timed) {
       matmul.timed.push_back({{"algo", t.algo.name()},
@@ -116,7 +116,7 @@ bool tuneMatmuls(const std::vector<std::string> &keys, int64_t workspaceLimit, i
                               {"workspace_bytes", t.workspaceBytes},
                               {"heuristic_rank", t.heuristicRank}});
       if (t.heuristicRank == 0) {
-        matmul.heuristicAlgo = t.algo.name();
+        matmul.heuristicName = t.algo.name();
         matmul.heuristicMicroseconds = t.microseconds;
       }
     }
@@ -124,7 +124,7 @@ bool tuneMatmuls(const std::vector<std::string> &keys, int64_t workspaceLimit, i
     line.precision(1);
     line << std::fixed << "tcc-tune: [matmul " << i + 1 << "/" << keys.size() << "] "
          << keys[i] << ": " << timing.timed.size() << " of " << timing.offered
-         << " timed, fastest " << matmul.algo << " " << best.microseconds << " us";
+         << " timed, fastest " << matmul.name << " " << best.microseconds << " us";
     if (matmul.heuristicMicroseconds >= 0)
       line << " (heuristic's first " << matmul.heuristicMicroseconds << " us)";
     std::cerr << line.str() << "\n";
@@ -306,7 +306,7 @@ int main(int argc, char **argv) {
       return fail(error);
     }
     const TimedConvEngine &best = timing.timed.front();
-    TunedConv conv{best.engine.name, best.engine.workspaceBytes, best.microseconds,
+    TunedChoice conv{best.engine.name, best.engine.workspaceBytes, best.microseconds,
                    p.heuristicPlan, -1, nlohmann::json::array()};
     for (const TimedConvEngine &t : timing.timed) {
       conv.timed.push_back({{"plan", t.engine.name},

@@ -93,8 +93,8 @@ TEST(TuningFile, MatmulsSurviveWritingAndReading) {
   ASSERT_TRUE(parseTuningFile(toJson(file).dump(), "t.json", back, error)) << error;
   EXPECT_EQ(back.cublasLtVersion, 130100);
   ASSERT_EQ(back.matmuls.size(), 1u);
-  const TunedMatmul &m = back.matmuls.begin()->second;
-  EXPECT_EQ(m.algo, file.matmuls.begin()->second.algo);
+  const TunedChoice &m = back.matmuls.begin()->second;
+  EXPECT_EQ(m.name, file.matmuls.begin()->second.name);
   EXPECT_EQ(m.workspaceBytes, 1024);
   EXPECT_EQ(m.microseconds, 3.5);
   EXPECT_EQ(m.heuristicMicroseconds, 4.0);
