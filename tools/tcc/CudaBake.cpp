@@ -61,7 +61,7 @@ bool loadTuning(const CompileOptions &options, const tcc::cuda::GpuDescription &
 
 bool CudaBake::beforePlanning(mlir::ModuleOp step, std::string &error) {
 #ifdef TCC_HAVE_CUDA
-  const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(options.gpu, error);
+  gpu = tcc::cuda::findGpu(options.gpu, error);
   std::vector<mlir::tcc::BakedStepConv> baked;
   if (!gpu || !loadTuning(options, *gpu, tuning, tuned, facts, error) ||
       !mlir::tcc::bakeConvPlans(step, *gpu, tcc::cuda::kDefaultConvWorkspaceLimit,
@@ -88,10 +88,8 @@ bool CudaBake::beforePlanning(mlir::ModuleOp step, std::string &error) {
 
 bool CudaBake::afterPlanning(mlir::ModuleOp planned, std::string &error) {
 #ifdef TCC_HAVE_CUDA
-  const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(options.gpu, error);
   std::vector<mlir::tcc::BakedStepMatmul> matmuls;
-  if (!gpu ||
-      !mlir::tcc::bakeMatmulAlgos(planned, *gpu, tuned ? &tuning : nullptr, matmuls, error))
+  if (!mlir::tcc::bakeMatmulAlgos(planned, *gpu, tuned ? &tuning : nullptr, matmuls, error))
     return false;
   size_t untuned =
       std::count_if(matmuls.begin(), matmuls.end(), [](const auto &m) { return !m.tuned; });

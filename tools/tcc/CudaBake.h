@@ -12,6 +12,7 @@
 
 #include "tools/tcc/CompileOptions.h"
 
+#include "runtime/cuda/GpuDescriptions.h"
 #include "runtime/cuda/TuningFile.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -34,7 +35,7 @@ public:
   /// convolution of the step, chosen for --gpu or measured, and the
   /// workspaces of the convolutions, matmuls and sums for the memory plan.
   bool beforePlanning(mlir::ModuleOp step, std::string &error);
-  /// After planning: the step's matmul problems, with the tuning file's
+  /// After planning (beforePlanning succeeded): the step's matmul problems, with the tuning file's
   /// algorithms where it has them.
   bool afterPlanning(mlir::ModuleOp planned, std::string &error);
 
@@ -43,6 +44,7 @@ public:
 private:
   const CompileOptions &options;
   CompileFacts &facts;
+  const tcc::cuda::GpuDescription *gpu = nullptr; ///< --gpu's, found before planning
   tcc::cuda::TuningFile tuning;
   bool tuned = false; ///< whether `tuning` was read and is for this GPU
 };

@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <iostream>
 #include <map>
 #include <string>
@@ -227,17 +228,29 @@ private:
           "cublasLtMatmul");
   }
 
-  /// The baked algorithm of `p` (its operands are aligned as the tuner's
-  /// were), else the heuristic's first for this workspace and alignment,
-  /// chosen once.
+  /// The plan of a call: its problem, workspace and operands' alignment
+  /// (found without building a string: eval steps are launched, not
+  /// replayed, so this runs at every call of theirs).
+  using Key = std::tuple<Type, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                         bool, bool, int64_t, int64_t>;
+
+  /// The plan of `p`, chosen at its first call (chooseFor).
   Plan &planOf(const Problem &p, int64_t workspaceBytes, int64_t alignment) {
+    const Key call{p.type, p.transA, p.transB, p.m,    p.n,    p.k,           p.lda,
+                   p.ldb,  p.ldc,    p.bias,   p.relu, workspaceBytes, alignment};
+    auto it = plans.find(call);
+    if (it == plans.end())
+      it = plans.emplace(call, &chooseFor(p, workspaceBytes, alignment)).first;
+    return *it->second;
+  }
+
+  /// The baked algorithm of `p` (its operands are aligned as the tuner's
+  /// were), else the heuristic's first for this workspace and alignment.
+  Plan &chooseFor(const Problem &p, int64_t workspaceBytes, int64_t alignment) {
     const std::string key = p.key();
     auto tuned = baked.find(key);
     if (tuned != baked.end() && alignment >= ::tcc::cuda::kMatmulOperandAlignment)
       return tuned->second;
-    auto it = chosen.find({key, workspaceBytes, alignment});
-    if (it != chosen.end())
-      return it->second;
     Plan plan;
     check(::tcc::cuda::describeMatmul(p, plan.d), "describing a matmul");
     std::vector<cublasLtMatmulHeuristicResult_t> results;
@@ -246,8 +259,7 @@ private:
     if (results.empty())
       throw std::runtime_error("cuBLASLt has no algorithm for the matmul [" + key + "]");
     plan.algo = results[0].algo;
-    return chosen.emplace(std::make_tuple(key, workspaceBytes, alignment), std::move(plan))
-        .first->second;
+    return chosen.emplace_back(std::move(plan));
   }
 
   /// The largest power of two up to 256 that divides the address.
@@ -260,7 +272,8 @@ private:
 
   cublasLtHandle_t handle = nullptr;
   std::map<std::string, Plan> baked; ///< by problem key: the tuning file's
-  std::map<std::tuple<std::string, int64_t, int64_t>, Plan> chosen; ///< the heuristic's
+  std::deque<Plan> chosen;           ///< the heuristic's
+  std::map<Key, Plan *> plans;       ///< every call's, baked or chosen
 #endif
 };
 
