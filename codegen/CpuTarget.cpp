@@ -12,6 +12,7 @@
 #include "codegen/CpuEmitter.h"
 #include "codegen/ModelDescription.h"
 #include "codegen/StepWalker.h"
+#include "ir/PhysicalLayout.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 
@@ -26,6 +27,11 @@ namespace {
 class CpuTarget final : public TargetEmitter {
 public:
   LogicalResult emitOp(Operation *op, CpuEmitter &names) override {
+    // The cpu kernels index NCHW (tcc-channels-last is the cuda target's).
+    if (op->hasAttr(kChannelsLastAttr) ||
+        (isa<FusionGroupOp>(op) && touchesChannelsLast(op)))
+      return op->emitError("the cpu target stores every tensor NCHW; this op's is marked ")
+             << kChannelsLastAttr << " (tcc-channels-last runs for the cuda target only)";
     return emitCpuOp(op, names);
   }
   std::string scalarConstant(StringRef type, StringRef name, StringRef value) override {

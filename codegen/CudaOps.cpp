@@ -16,6 +16,7 @@
 #include "codegen/StepProblems.h"
 #include "codegen/KernelArgs.h"
 #include "ir/ModelNode.h"
+#include "ir/PhysicalLayout.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 
@@ -211,17 +212,20 @@ LogicalResult emitConv(Operation *op, CudaPrinter &p, ArrayRef<std::string> conv
   if (auto conv = dyn_cast<Conv2dOp>(op)) {
     run(conv.getInput(), conv.getWeight(), conv.getResult());
     if (Value bias = conv.getBias()) {
-      const int64_t plane = problem->p * problem->q;
+      // Channel k of element i: i / plane % K, NHWC's i % K (planes of 1).
+      const bool last = problem->layout == ::tcc::cuda::ConvLayout::NHWC;
+      const int64_t plane = last ? 1 : problem->p * problem->q,
+                    images = last ? problem->n * problem->p * problem->q : problem->n;
       std::string type = storageName(bias), y = p(conv.getResult());
       if (type == "f32") {
-        p.os << "  cuda::add_channel_bias(args.stream, " << problem->n << ", " << problem->k
+        p.os << "  cuda::add_channel_bias(args.stream, " << images << ", " << problem->k
              << ", " << plane << ", " << p(bias) << ", " << y << ");\n";
       } else {
         // The stored 16-bit sum (rounded twice, where cuDNN's epilogue
         // would round once: within an ulp of 16 bits).
         std::string channel = p(bias) + "[i / " + std::to_string(plane) + " % " +
                               std::to_string(problem->k) + "]";
-        p.forEachChunk(problem->n * problem->k * plane, {y}, {y},
+        p.forEachChunk(images * problem->k * plane, {y}, {y},
                        "s0[k] = float_to_" + type + "(" + type + "_to_float(c0[k]) + " + type +
                            "_to_float(" + channel + "));",
                        /*indexed=*/true);
@@ -245,9 +249,12 @@ LogicalResult emitPool(Operation *op, CudaPrinter &p) {
   auto call = [&](StringRef kernel, StringRef shape, ArrayRef<Value> args,
                   std::optional<bool> countIncludePad = std::nullopt) {
     bool stored = isa<MaxPool2dOp, MaxPool2dBackwardOp>(op);
+    // The pool's input and output share a layout (tcc-channels-last); one
+    // of them may be the same bytes in both ([n, c, 1, 1]).
     p.os << "  cuda::" << kernel << "<"
          << (stored ? updateElementType(op->getResult(0)) : std::string("float"))
-         << ">(args.stream, " << shape;
+         << ">(args.stream, " << shape << ", "
+         << (touchesChannelsLast(op) ? "true" : "false");
     if (countIncludePad)
       p.os << ", " << (*countIncludePad ? "true" : "false");
     for (Value v : args)
@@ -435,6 +442,20 @@ LogicalResult emitElementwise(Operation *op, CudaPrinter &p) {
         }
         // The cast kernels' conversions (runtime/common/Float16.h).
         std::string convert = from == "f32" ? "float_to_" + to : from + "_to_float";
+        if (isChannelsLast(o.getInput()) != isChannelsLast(o.getResult())) {
+          // Converting between NCHW and NHWC as well (tcc-channels-last): a
+          // gather, each element read where the other layout keeps it.
+          ArrayRef<int64_t> in = dimsOf(o.getInput());
+          const bool toLast = isChannelsLast(o.getResult());
+          SmallVector<int64_t> stored =
+              toLast ? SmallVector<int64_t>(in) : SmallVector<int64_t>{in[0], in[2], in[3], in[1]};
+          SmallVector<int64_t> perm = toLast ? SmallVector<int64_t>{0, 2, 3, 1}
+                                             : SmallVector<int64_t>{0, 3, 1, 2};
+          p.forEach(numElements(o.getResult()), p(o.getResult()) + "[i] = " + convert + "(" +
+                                                    p(o.getInput()) + "[" +
+                                                    transposeSource(stored, perm) + "]);");
+          return success();
+        }
         p.forEachChunk(numElements(o.getResult()), {p(o.getInput())}, {p(o.getResult())},
                        "s0[k] = " + convert + "(c0[k]);");
         return success();

@@ -2,6 +2,8 @@
 
 #include "codegen/KernelArgs.h"
 
+#include "ir/PhysicalLayout.h"
+
 using namespace mlir;
 using namespace mlir::tcc;
 using namespace mlir::tcc::kernel_args;
@@ -30,8 +32,15 @@ k::Pool2dShape pool(ArrayRef<int64_t> in, ArrayRef<int64_t> kernel, ArrayRef<int
                               stride[1], padding[0], padding[1]);
 }
 
-k::BatchNormShape norm(ArrayRef<int64_t> in, int64_t ghost, bool strided = false) {
-  return k::BatchNormShape{in[0], in[1], product(in.drop_front(2)), ghost, strided};
+/// An NHWC input (tcc-channels-last) is [n*h*w, C] to the kernels: the
+/// same statistics over the same elements, each pixel a row and each
+/// sample h*w consecutive rows.
+k::BatchNormShape norm(Value input, int64_t ghost, bool strided = false) {
+  ArrayRef<int64_t> in = dims(input);
+  const int64_t hw = product(in.drop_front(2));
+  if (isChannelsLast(input))
+    return k::BatchNormShape{in[0] * hw, in[1], 1, ghost * hw, strided, hw};
+  return k::BatchNormShape{in[0], in[1], hw, ghost, strided};
 }
 
 } // namespace
@@ -63,16 +72,16 @@ k::Pool2dShape kernel_args::pool2d(AvgPool2dBackwardOp o) {
 }
 
 k::BatchNormShape kernel_args::batchNorm(BatchNormOp o) {
-  return norm(dims(o.getInput()), o.getGhostBatch(), o.getGhostStrided());
+  return norm(o.getInput(), o.getGhostBatch(), o.getGhostStrided());
 }
 k::BatchNormShape kernel_args::batchNorm(BatchNormInferenceOp o) {
-  return norm(dims(o.getInput()), 0);
+  return norm(o.getInput(), 0);
 }
 k::BatchNormShape kernel_args::batchNorm(BatchNormBackwardOp o) {
-  return norm(dims(o.getInput()), o.getGhostBatch(), o.getGhostStrided());
+  return norm(o.getInput(), o.getGhostBatch(), o.getGhostStrided());
 }
 k::BatchNormShape kernel_args::batchNorm(BatchNormApplyOp o) {
-  return norm(dims(o.getInput()), o.getGhostBatch(), o.getGhostStrided());
+  return norm(o.getInput(), o.getGhostBatch(), o.getGhostStrided());
 }
 
 Around kernel_args::around(ArrayRef<int64_t> dims, int64_t axis) {
@@ -87,6 +96,9 @@ std::optional<Around> kernel_args::keptAxis(ReduceSumOp op) {
   int64_t keep = 0;
   while (llvm::is_contained(axes, keep))
     ++keep;
+  // An NHWC tensor summed to its channels: [n*h*w, C, 1].
+  if (keep == 1 && isChannelsLast(op.getInput()))
+    return Around{in[0] * in[2] * in[3], in[1], 1};
   return around(in, keep);
 }
 
@@ -105,9 +117,12 @@ std::string kernel_args::cpp(const k::Pool2dShape &s) {
 }
 
 std::string kernel_args::cpp(const k::BatchNormShape &s) {
+  std::string tail = s.rows_per_sample != 1
+                         ? std::string(s.strided ? ", true, " : ", false, ") +
+                               std::to_string(s.rows_per_sample)
+                         : std::string(s.strided ? ", true" : "");
   return "BatchNormShape{" + std::to_string(s.n) + ", " + std::to_string(s.c) + ", " +
-         std::to_string(s.hw) + ", " + std::to_string(s.ghost) + (s.strided ? ", true" : "") +
-         "}";
+         std::to_string(s.hw) + ", " + std::to_string(s.ghost) + tail + "}";
 }
 
 std::string kernel_args::cpp(const Around &a) {

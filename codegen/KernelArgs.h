@@ -37,8 +37,9 @@ k::Pool2dShape pool2d(MaxPool2dBackwardOp op);
 k::Pool2dShape pool2d(AvgPool2dOp op);
 k::Pool2dShape pool2d(AvgPool2dBackwardOp op);
 
-/// BatchNormShape{n, c, h*w..., ghost batch} of the input; inference
-/// normalises the whole batch.
+/// BatchNormShape{n, c, h*w..., ghost batch} of the input (of an NHWC
+/// input: {n*h*w, c, 1}, each sample h*w rows); inference normalises the
+/// whole batch.
 k::BatchNormShape batchNorm(BatchNormOp op);
 k::BatchNormShape batchNorm(BatchNormInferenceOp op);
 k::BatchNormShape batchNorm(BatchNormBackwardOp op);
@@ -51,7 +52,8 @@ struct Around {
 Around around(ArrayRef<int64_t> dims, int64_t axis);
 
 /// The input of a reduce_sum that sums every dim but one (a bias's
-/// gradient) around the dim it keeps; nullopt for other reductions.
+/// gradient) around the dim it keeps (an NHWC input summed to its
+/// channels: [n*h*w, c, 1]); nullopt for other reductions.
 std::optional<Around> keptAxis(ReduceSumOp op);
 
 /// The C++ expressions that make each struct, as the cpu target prints them.

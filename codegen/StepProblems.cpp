@@ -3,6 +3,7 @@
 #include "codegen/StepProblems.h"
 
 #include "ir/ModelNode.h"
+#include "ir/PhysicalLayout.h"
 #include "ir/TccOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,7 +30,10 @@ FailureOr<cuda::ConvProblem> problemOf(ConvLike op, cuda::ConvDirection directio
   p.dtype = element.isBF16()  ? cuda::ConvDataType::BFloat16
             : element.isF16() ? cuda::ConvDataType::Float16
                               : cuda::ConvDataType::Float32;
-  p.layout = cuda::physicalLayout(p.dtype);
+  // x and y share a layout (tcc-channels-last); one of them may be a tensor
+  // that is the same bytes in both ([n, 1, h, w], [n, c, 1, 1]).
+  p.layout = isChannelsLast(x) || isChannelsLast(y) ? cuda::ConvLayout::NHWC
+                                                    : cuda::ConvLayout::NCHW;
   ArrayRef<int64_t> xs = xType.getShape(), ws = wType.getShape(),
                     ys = yType.getShape();
   p.n = xs[0], p.c = xs[1], p.h = xs[2], p.w = xs[3];

@@ -144,6 +144,14 @@ inline constexpr llvm::StringLiteral kWorkspaceBytesAttr = "tcc.workspace_bytes"
 inline constexpr llvm::StringLiteral kWorkspaceOffsetAttr = "tcc.workspace_offset";
 
 //===----------------------------------------------------------------------===//
+// Physical layout (tcc-channels-last, passes/ChannelsLast.cpp; ir/PhysicalLayout.h)
+//===----------------------------------------------------------------------===//
+
+/// On an op: its 4-d results are stored NHWC (channels last), their logical
+/// shape still [n, c, h, w] (unit).
+inline constexpr llvm::StringLiteral kChannelsLastAttr = "tcc.channels_last";
+
+//===----------------------------------------------------------------------===//
 // The optimization passes' report (passes/PassReport.h)
 //===----------------------------------------------------------------------===//
 

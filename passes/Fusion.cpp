@@ -14,6 +14,7 @@
 #include "passes/Passes.h"
 #include "passes/PassReport.h"
 
+#include "ir/PhysicalLayout.h"
 #include "ir/PlannedViews.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
@@ -32,6 +33,12 @@ using namespace mlir::tcc;
 
 namespace {
 
+/// A cast that converts between NCHW and NHWC (tcc-channels-last): it
+/// reads and writes in different orders, which no loop over elements does.
+bool changesLayout(Operation *op) {
+  return isChannelsLast(op->getOperand(0)) != isChannelsLast(op->getResult(0));
+}
+
 /// An op that can join a loop over `elements` elements: Elementwise, every
 /// operand and result a tensor of that size, f32, except that a cast
 /// between f32 and a 16-bit float has its 16-bit side. That is how 16-bit
@@ -46,6 +53,8 @@ bool joinsLoop(Operation *op, int64_t elements) {
     return tensor && tensor.getNumElements() == elements ? tensor.getElementType() : Type();
   };
   if (isa<CastOp>(op)) {
+    if (changesLayout(op))
+      return false;
     Type from = elementOf(op->getOperand(0).getType()),
          to = elementOf(op->getResult(0).getType());
     auto storable = [](Type t) { return t && (t.isF32() || t.isF16() || t.isBF16()); };
@@ -157,7 +166,7 @@ void BlockFuser::growInputCast(llvm::SetVector<Operation *> &members, Operation 
                                OpOperand &input) {
   auto widening = input.get().getDefiningOp<CastOp>();
   if (!widening || widening->getBlock() != &block || grouped.contains(widening) ||
-      members.contains(widening))
+      members.contains(widening) || changesLayout(widening))
     return;
   Type from = getElementTypeOrSelf(widening.getInput().getType());
   if (!getElementTypeOrSelf(widening.getType()).isF32() || !(from.isF16() || from.isBF16()))

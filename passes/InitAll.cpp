@@ -23,10 +23,11 @@ namespace {
 constexpr llvm::StringLiteral kBnBiasElimination = "bn-bias-elimination";
 constexpr llvm::StringLiteral kPoolActivationReorder = "pool-activation-reorder";
 constexpr llvm::StringLiteral kPrecision = "precision";
+constexpr llvm::StringLiteral kChannelsLast = "channels-last";
 constexpr llvm::StringLiteral kFusion = "fusion";
 constexpr llvm::StringLiteral kRecompute = "recompute";
-const mlir::StringRef kOptimizationPasses[] = {kBnBiasElimination, kPoolActivationReorder,
-                                               kPrecision, kFusion, kRecompute};
+const mlir::StringRef kOptimizationPasses[] = {
+    kBnBiasElimination, kPoolActivationReorder, kPrecision, kChannelsLast, kFusion, kRecompute};
 } // namespace
 
 mlir::ArrayRef<mlir::StringRef> mlir::tcc::optimizationPassNames() { return kOptimizationPasses; }
@@ -70,6 +71,9 @@ void mlir::tcc::buildStepPipeline(OpPassManager &pm, const CompilePipelineOption
   // fusion and the memory plan (recompute's budget) must see.
   const std::vector<std::string> keep = targetSixteenBitOps(options.target);
   pm.addPass(createWiden16Bit(Widen16BitOptions{keep}));
+  // cuDNN's tensor-core engines read NHWC; the cpu kernels index NCHW.
+  if (options.target == "cuda" && isEnabled(options, kChannelsLast))
+    pm.addPass(createChannelsLast());
 }
 
 void mlir::tcc::buildPlanningPipeline(OpPassManager &pm, const CompilePipelineOptions &options) {

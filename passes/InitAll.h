@@ -52,7 +52,8 @@ void registerAllTccPasses();
 
 /// The passes from the frontend's IR to what the code generators walk:
 /// bn-bias-elimination, pool-activation-reorder, precision,
-/// build-train-step, canonicalize, widen-16bit (for the target), fusion,
+/// build-train-step, canonicalize, widen-16bit (for the target),
+/// channels-last (the cuda target), fusion,
 /// recompute, plan-memory
 /// (docs/passes.md), less the optimization passes `options` disables.
 /// Registered as the pipeline `tcc-compile-pipeline`. It is the step

@@ -11,6 +11,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include "ir/PhysicalLayout.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccInterfaces.h"
 #include "ir/TccOps.h"
@@ -257,7 +258,9 @@ private:
     std::optional<size_t> found;
     auto consider = [&](Value operand) {
       auto it = intervalOf.find(operand);
-      if (found || it == intervalOf.end() || claimed.contains(it->second))
+      // A cast that converts the layout gathers (tcc-channels-last).
+      if (found || it == intervalOf.end() || claimed.contains(it->second) ||
+          isChannelsLast(operand) != isChannelsLast(result))
         return;
       const Interval &interval = intervals[it->second];
       if (interval.end == here && interval.start < here && interval.size == bytes &&

@@ -251,6 +251,37 @@ def Widen16Bit : Pass<"tcc-widen-16bit", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 
+def ChannelsLast : Pass<"tcc-channels-last", "::mlir::ModuleOp"> {
+  let summary = "Store the activations around 16-bit convolutions NHWC (channels last)";
+  let description = [{
+    cuDNN's tensor-core engines read and write NHWC; given NCHW tensors they
+    transpose inside their workspace (about the size of the largest tensor
+    of the conv). On the step functions, after tcc-widen-16bit and before
+    tcc-fusion (the compile pipeline runs it for the cuda target only), it
+    marks the ops whose 4-d results are stored NHWC (`tcc.channels_last`,
+    ir/PhysicalLayout.h); the IR's shapes stay NCHW, so the rewrite changes
+    no value: only the kernels that index by channel or pixel read the mark.
+
+    Values whose layout matters (4-d, more than one channel and one pixel)
+    fall into classes that must share a layout: the operands and results of
+    an elementwise op; a convolution's input, output and their gradients; a
+    batch norm's, a pool's, and a reduction to channels' (a bias gradient).
+    A class is stored NHWC when it holds an activation of a 16-bit
+    convolution, unless one of its values is a function argument or result,
+    a convolution's weight (filters stay KCRS: cuDNN's engines take them
+    with a small workspace) or an operand of any other op (a flatten of
+    several pixels, a transpose, a concat, dropout, ...), which read NCHW.
+    A cast joins the classes on both sides where they agree; where they do
+    not (the f32 input batch cast to 16 bits for the first conv), the cast
+    itself converts the layout, and tcc-fusion keeps it out of its groups.
+
+    Report (`tcc.pass_report`, `channels-last`): `values` stored NHWC,
+    `relayouts` (the casts that convert), `kept_nchw` (values of 16-bit
+    convolutions left NCHW because their class has an op that reads NCHW).
+  }];
+  let dependentDialects = ["::mlir::tcc::TccDialect"];
+}
+
 def PlanMemory : Pass<"tcc-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Assign every tensor of the step functions a place in memory";
   let description = [{

@@ -46,7 +46,8 @@ fe::DataType_t dataType(ConvDataType dtype) {
 }
 
 /// The strides of a 4-d tensor with logical dims [n, c, h, w] (the order
-/// cuDNN takes dims in) stored in `layout`.
+/// cuDNN takes dims in) stored in `layout`. The weight is always NCHW
+/// (KCRS): ConvProblem.h.
 std::vector<int64_t> strides(const std::vector<int64_t> &dims, ConvLayout layout) {
   int64_t c = dims[1], h = dims[2], w = dims[3];
   if (layout == ConvLayout::NCHW)
@@ -98,14 +99,14 @@ bool buildConvGraph(const ConvProblem &problem, const GpuDescription *gpu,
   };
   switch (p.direction) {
   case ConvDirection::Forward: {
-    auto weight = tensor(graph, "w", kWeightUid, wt, p.layout);
+    auto weight = tensor(graph, "w", kWeightUid, wt, ConvLayout::NCHW);
     auto input = tensor(graph, "x", kInputUid, x, p.layout);
     setOutput(graph.conv_fprop(input, weight, geometry(fe::graph::Conv_fprop_attributes())),
               kOutputUid, y, p.layout);
     break;
   }
   case ConvDirection::BackwardData: {
-    auto weight = tensor(graph, "w", kWeightUid, wt, p.layout);
+    auto weight = tensor(graph, "w", kWeightUid, wt, ConvLayout::NCHW);
     auto grad = tensor(graph, "dy", kOutputUid, y, p.layout);
     setOutput(graph.conv_dgrad(grad, weight, geometry(fe::graph::Conv_dgrad_attributes())),
               kInputUid, x, p.layout);
@@ -116,7 +117,7 @@ bool buildConvGraph(const ConvProblem &problem, const GpuDescription *gpu,
     auto grad = tensor(graph, "dy", kOutputUid, y, p.layout);
     auto input = tensor(graph, "x", kInputUid, x, p.layout);
     setOutput(graph.conv_wgrad(grad, input, geometry(fe::graph::Conv_wgrad_attributes())),
-              kWeightUid, wt, p.layout);
+              kWeightUid, wt, ConvLayout::NCHW);
     break;
   }
   }

@@ -22,8 +22,11 @@ namespace tcc::cuda {
 
 enum class ConvDirection { Forward, BackwardData, BackwardFilter };
 enum class ConvDataType { Float32, BFloat16, Float16 };
-/// How a conv's tensors are stored: NCHW is the IR's logical layout; NHWC
-/// is what cuDNN's tensor-core engines read without a transpose.
+/// How a conv's activations (x, y and their gradients) are stored: NCHW is
+/// the IR's logical layout; NHWC is what cuDNN's tensor-core engines read
+/// without a transpose (tcc-channels-last decides). The weight is KCRS in
+/// both, as the checkpoint holds it: next to NHWC activations cuDNN's
+/// engines take it with a workspace about the weight's size.
 enum class ConvLayout { NCHW, NHWC };
 
 struct ConvProblem {
@@ -99,13 +102,6 @@ inline const char *directionName(ConvDirection direction) {
   static const char *const names[] = {"forward", "backward-data", "backward-filter"};
   return names[int(direction)];
 }
-
-/// The layout the cuda target stores a conv's tensors in: NCHW, the IR's,
-/// for every type so far. cuDNN's engines for 16-bit NCHW convolutions
-/// transpose to NHWC inside their workspace (about one activation's size);
-/// storing 16-bit activations NHWC end to end is the layout work of issue
-/// 11 (docs/cuda.md, "Physical layout").
-inline ConvLayout physicalLayout(ConvDataType) { return ConvLayout::NCHW; }
 
 } // namespace tcc::cuda
 

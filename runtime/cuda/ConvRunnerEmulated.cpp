@@ -81,9 +81,14 @@ struct Tensor {
 };
 
 /// y[n, k, p, q] = sum over c in k's group, r, s of x[n, c, ...] w[k, c, r, s]
-/// (zero outside x), in the direction's roles; NCHW.
+/// (zero outside x), in the direction's roles; x and y NCHW or NHWC (the
+/// problem's layout: the same sums in the same order), w KCRS.
 void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y) {
   const int64_t groupIn = pb.c / pb.groups, groupOut = pb.k / pb.groups;
+  const bool last = pb.layout == ConvLayout::NHWC;
+  auto xAt = [&](int64_t n, int64_t c, int64_t h, int64_t wc) {
+    return last ? ((n * pb.h + h) * pb.w + wc) * pb.c + c : ((n * pb.c + c) * pb.h + h) * pb.w + wc;
+  };
   // Each output element of the direction is one sum, in a fixed order.
   auto tap = [&](int64_t n, int64_t k, int64_t p, int64_t q, auto &&visit) {
     const int64_t g = k / groupOut;
@@ -94,13 +99,13 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y) {
           int64_t wc = q * pb.strideW - pb.padW + s * pb.dilationW;
           if (h < 0 || h >= pb.h || wc < 0 || wc >= pb.w)
             continue;
-          visit(((n * pb.c + g * groupIn + ci) * pb.h + h) * pb.w + wc,
+          visit(xAt(n, g * groupIn + ci, h, wc),
                 ((k * groupIn + ci) * pb.r + r) * pb.s + s);
         }
   };
   const int64_t xSize = pb.n * pb.c * pb.h * pb.w, wSize = pb.k * groupIn * pb.r * pb.s;
   auto yAt = [&](int64_t n, int64_t k, int64_t p, int64_t q) {
-    return ((n * pb.k + k) * pb.p + p) * pb.q + q;
+    return last ? ((n * pb.p + p) * pb.q + q) * pb.k + k : ((n * pb.k + k) * pb.p + p) * pb.q + q;
   };
   switch (pb.direction) {
   case ConvDirection::Forward:

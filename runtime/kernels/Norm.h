@@ -87,15 +87,22 @@ struct BatchNormShape {
   int64_t hw = 1;    ///< spatial size (h*w); 1 for [n, C]
   int64_t ghost = 0; ///< ghost batch size G in samples; 0 (or n): whole batch
   bool strided = false; ///< group g is samples g, g + n/G, ... (else g*G, g*G + 1, ...)
+  /// Consecutive rows of one sample: 1, or h*w for an NHWC tensor seen as
+  /// [n*h*w, C] (hw 1; ghost counts rows then), whose strided groups still
+  /// take whole samples.
+  int64_t rows_per_sample = 1;
   TCC_HOST_DEVICE int64_t group_size() const { return ghost <= 0 || ghost >= n ? n : ghost; }
   TCC_HOST_DEVICE int64_t num_groups() const { return n / group_size(); }
-  /// The group of sample i.
+  /// The group of sample (row) i.
   TCC_HOST_DEVICE int64_t group_of(int64_t i) const {
-    return strided ? i % num_groups() : i / group_size();
+    return strided ? i / rows_per_sample % num_groups() : i / group_size();
   }
-  /// The m-th sample of group g, m < group_size().
+  /// The m-th sample (row) of group g, m < group_size().
   TCC_HOST_DEVICE int64_t member(int64_t g, int64_t m) const {
-    return strided ? g + m * num_groups() : g * group_size() + m;
+    if (!strided)
+      return g * group_size() + m;
+    const int64_t sample = m / rows_per_sample;
+    return (g + sample * num_groups()) * rows_per_sample + (m - sample * rows_per_sample);
   }
 };
 

@@ -72,8 +72,9 @@ namespace detail {
 /// NaN of the window wins). 16-bit stored values (half::F16 / BF16) are
 /// compared by their order keys, without widening each one: the same
 /// choice as comparing them widened.
-template <class I = int64_t, class T, class S>
-TCC_HOST_DEVICE I max_pool_argmax(const Pool2dShape &s, const S *xp, I oy, I ox, T &maxval) {
+template <class I = int64_t, class T, class Plane>
+TCC_HOST_DEVICE I max_pool_argmax(const Pool2dShape &s, const Plane &xp, I oy, I ox, T &maxval) {
+  using S = std::remove_cv_t<std::remove_reference_t<decltype(xp[0])>>;
   const I hs0 = oy * I(s.sh) - I(s.ph), ws0 = ox * I(s.sw) - I(s.pw);
   const I he = std::min<I>(hs0 + I(s.kh), I(s.h)), we = std::min<I>(ws0 + I(s.kw), I(s.w));
   const I hs = std::max<I>(hs0, 0), ws = std::max<I>(ws0, 0), w = I(s.w);
@@ -154,8 +155,8 @@ TCC_HOST_DEVICE void max_pool2d_forward_at(const Pool2dShape &s, const S *x, S *
 
 namespace detail {
 /// Output (oy, ox) of the average pool of plane xp.
-template <class T>
-TCC_HOST_DEVICE T avg_pool_output(const Pool2dShape &s, bool count_include_pad, const T *xp,
+template <class T, class Plane>
+TCC_HOST_DEVICE T avg_pool_output(const Pool2dShape &s, bool count_include_pad, const Plane &xp,
                                   int64_t oy, int64_t ox) {
   const AvgWindow win = avg_pool_window(s, oy, ox, count_include_pad);
   if (win.hs >= win.he || win.ws >= win.we)
@@ -208,7 +209,8 @@ template <class T>
 TCC_HOST_DEVICE void avg_pool2d_forward_at(const Pool2dShape &s, bool count_include_pad,
                                            const T *x, T *y, int64_t i) {
   const int64_t plane = i / (s.oh * s.ow), o = i % (s.oh * s.ow);
-  y[i] = detail::avg_pool_output(s, count_include_pad, x + plane * s.h * s.w, o / s.ow, o % s.ow);
+  y[i] = detail::avg_pool_output<T>(s, count_include_pad, x + plane * s.h * s.w, o / s.ow,
+                                    o % s.ow);
 }
 
 /// Input element i of avg_pool2d_backward: dy / divisor of every window
@@ -277,7 +279,7 @@ TCC_HOST_DEVICE void avg_pool2d_forward_plane(const Pool2dShape &s, bool count_i
   T *yp = y + p * s.oh * s.ow;
   for (int64_t oy = 0; oy < s.oh; ++oy)
     for (int64_t ox = 0; ox < s.ow; ++ox)
-      yp[oy * s.ow + ox] = detail::avg_pool_output(s, count_include_pad, xp, oy, ox);
+      yp[oy * s.ow + ox] = detail::avg_pool_output<T>(s, count_include_pad, xp, oy, ox);
 }
 
 /// y = window sum / divisor (see the header comment for the divisor).
@@ -345,7 +347,8 @@ void global_avg_pool_backward(int64_t n, int64_t c, int64_t hw, const T *dy,
 }
 
 namespace detail {
-template <class T> TCC_HOST_DEVICE int64_t plane_argmax(const T *xp, int64_t hw) {
+template <class Plane> TCC_HOST_DEVICE int64_t plane_argmax(const Plane &xp, int64_t hw) {
+  using T = std::remove_cv_t<std::remove_reference_t<decltype(xp[0])>>;
   int64_t best = 0;
   T mx = -std::numeric_limits<T>::infinity();
   for (int64_t j = 0; j < hw; ++j)
@@ -376,6 +379,84 @@ void global_max_pool_backward(int64_t n, int64_t c, int64_t hw, const T *x,
     std::fill(dx + p * hw, dx + (p + 1) * hw, T(0));
     dx[p * hw + detail::plane_argmax(x + p * hw, hw)] = dy[p];
   }
+}
+
+//===----------------------------------------------------------------------===//
+// NHWC (channels-last) tensors, for the cuda target (tcc-channels-last):
+// the same windows, first-maximum rule and summation order as above, each
+// plane read through its stride.
+//===----------------------------------------------------------------------===//
+
+/// Plane `plane` = (n, c) of a tensor [n, C, hw] stored NHWC ([n, hw, C]):
+/// element j of the plane is base[j * C].
+template <class T> struct ChannelsLastPlane {
+  T *base;
+  int64_t channels;
+  TCC_HOST_DEVICE T &operator[](int64_t j) const { return base[j * channels]; }
+};
+template <class T>
+TCC_HOST_DEVICE ChannelsLastPlane<T> channels_last_plane(T *x, int64_t c, int64_t hw,
+                                                         int64_t plane) {
+  const int64_t n = plane / c;
+  return {x + n * hw * c + (plane - n * c), c};
+}
+
+/// The NCHW index of the element stored at i of an NHWC tensor [n, c, hw]
+/// (I: the index type, as above).
+template <class I = int64_t>
+TCC_HOST_DEVICE inline int64_t nchw_index_of_nhwc(int64_t element, int64_t c, int64_t hw) {
+  const I i = I(element), pixels = i / I(c), channel = i - pixels * I(c), n = pixels / I(hw);
+  return (int64_t(n) * c + channel) * hw + (pixels - n * I(hw));
+}
+
+/// The element at i of an NHWC output [n, c, oh, ow] of max_pool2d_forward.
+template <class S>
+TCC_HOST_DEVICE void max_pool2d_forward_nhwc_at(const Pool2dShape &s, const S *x, S *y,
+                                                int64_t i) {
+  const int64_t e = nchw_index_of_nhwc(i, s.c, s.oh * s.ow);
+  const int64_t plane = e / (s.oh * s.ow), o = e % (s.oh * s.ow);
+  ComputeOf<S> v;
+  const ChannelsLastPlane<const S> xp = channels_last_plane(x, s.c, s.h * s.w, plane);
+  y[i] = xp[detail::max_pool_argmax(s, xp, o / s.ow, o % s.ow, v)];
+}
+
+/// The element at i of an NHWC input of max_pool2d_backward (I as above).
+/// Its plane is the same in every window: found once.
+template <class S, class I = int64_t>
+TCC_HOST_DEVICE void max_pool2d_backward_nhwc_at(const Pool2dShape &s, const S *x, const S *dy,
+                                                 S *dx, int64_t i) {
+  using T = ComputeOf<S>;
+  const int64_t e = nchw_index_of_nhwc<I>(i, s.c, s.h * s.w);
+  const I plane = I(e / (s.h * s.w));
+  const ChannelsLastPlane<const S> xp = channels_last_plane(x, s.c, s.h * s.w, plane),
+                                   dyp = channels_last_plane(dy, s.c, s.oh * s.ow, plane);
+  dx[i] = S(detail::sum_over_windows<T, I>(s, e, [&](I, I j, I oy, I ox) {
+    T v;
+    return detail::max_pool_argmax<I>(s, xp, oy, ox, v) == j ? widened<T>(dyp[oy * I(s.ow) + ox])
+                                                             : T(0);
+  }));
+}
+
+template <class T>
+TCC_HOST_DEVICE void avg_pool2d_forward_nhwc_at(const Pool2dShape &s, bool count_include_pad,
+                                                const T *x, T *y, int64_t i) {
+  const int64_t e = nchw_index_of_nhwc(i, s.c, s.oh * s.ow);
+  const int64_t plane = e / (s.oh * s.ow), o = e % (s.oh * s.ow);
+  y[i] = detail::avg_pool_output<T>(s, count_include_pad,
+                                    channels_last_plane(x, s.c, s.h * s.w, plane), o / s.ow,
+                                    o % s.ow);
+}
+
+template <class T, class I = int64_t>
+TCC_HOST_DEVICE void avg_pool2d_backward_nhwc_at(const Pool2dShape &s, bool count_include_pad,
+                                                 const T *dy, T *dx, int64_t i) {
+  const int64_t e = nchw_index_of_nhwc<I>(i, s.c, s.h * s.w);
+  const ChannelsLastPlane<const T> dyp =
+      channels_last_plane(dy, s.c, s.oh * s.ow, e / (s.h * s.w));
+  dx[i] = detail::sum_over_windows<T, I>(s, e, [&](I, I, I oy, I ox) {
+    const detail::AvgWindow win = detail::avg_pool_window(s, oy, ox, count_include_pad);
+    return dyp[oy * I(s.ow) + ox] / T(win.divisor);
+  });
 }
 
 } // namespace tcc::rt::kernels

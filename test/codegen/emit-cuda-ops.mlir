@@ -173,11 +173,11 @@ func.func @updates_by_type(%w: tensor<8xf32>, %g: tensor<8xf32>, %lr: tensor<f32
 // (runtime/cuda/device/Pool.cuh).
 // CHECK-LABEL: // @pools
 // CHECK: // tcc.max_pool2d
-// CHECK-NEXT: cuda::max_pool2d_forward<float>(args.stream, make_pool2d_shape(2, 3, 4, 4, 2, 2, 2, 2, 0, 0), a0, r0);
+// CHECK-NEXT: cuda::max_pool2d_forward<float>(args.stream, make_pool2d_shape(2, 3, 4, 4, 2, 2, 2, 2, 0, 0), false, a0, r0);
 // CHECK: // tcc.max_pool2d_backward
-// CHECK-NEXT: cuda::max_pool2d_backward<float>(args.stream, make_pool2d_shape(2, 3, 4, 4, 2, 2, 2, 2, 0, 0), a0, a1, r1);
+// CHECK-NEXT: cuda::max_pool2d_backward<float>(args.stream, make_pool2d_shape(2, 3, 4, 4, 2, 2, 2, 2, 0, 0), false, a0, a1, r1);
 // CHECK: // tcc.global_max_pool
-// CHECK-NEXT: cuda::global_max_pool_forward<float>(args.stream, 2, 3, 16, a0, r2);
+// CHECK-NEXT: cuda::global_max_pool_forward<float>(args.stream, 2, 3, 16, false, a0, r2);
 func.func @pools(%x: tensor<2x3x4x4xf32>, %dy: tensor<2x3x2x2xf32>) {
   %p = tcc.max_pool2d %x {kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x3x4x4xf32>) -> tensor<2x3x2x2xf32>
   %dx = tcc.max_pool2d_backward %dy, %x {kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x3x2x2xf32>, tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf32>
@@ -190,9 +190,9 @@ func.func @pools(%x: tensor<2x3x4x4xf32>, %dy: tensor<2x3x2x2xf32>) {
 // tensors are refused: emit-cuda-unsupported-16bit.mlir).
 // CHECK-LABEL: // @pools_bf16
 // CHECK: // tcc.max_pool2d
-// CHECK-NEXT: cuda::max_pool2d_forward<tcc::rt::half::BF16>(args.stream, make_pool2d_shape(2, 3, 4, 4, 2, 2, 2, 2, 0, 0), reinterpret_cast<tcc::rt::half::BF16 *>(a0), reinterpret_cast<tcc::rt::half::BF16 *>(r0));
+// CHECK-NEXT: cuda::max_pool2d_forward<tcc::rt::half::BF16>(args.stream, make_pool2d_shape(2, 3, 4, 4, 2, 2, 2, 2, 0, 0), false, reinterpret_cast<tcc::rt::half::BF16 *>(a0), reinterpret_cast<tcc::rt::half::BF16 *>(r0));
 // CHECK: // tcc.max_pool2d_backward
-// CHECK-NEXT: cuda::max_pool2d_backward<tcc::rt::half::BF16>(args.stream, make_pool2d_shape(2, 3, 4, 4, 2, 2, 2, 2, 0, 0), reinterpret_cast<tcc::rt::half::BF16 *>(a0), reinterpret_cast<tcc::rt::half::BF16 *>(a1), reinterpret_cast<tcc::rt::half::BF16 *>(r1));
+// CHECK-NEXT: cuda::max_pool2d_backward<tcc::rt::half::BF16>(args.stream, make_pool2d_shape(2, 3, 4, 4, 2, 2, 2, 2, 0, 0), false, reinterpret_cast<tcc::rt::half::BF16 *>(a0), reinterpret_cast<tcc::rt::half::BF16 *>(a1), reinterpret_cast<tcc::rt::half::BF16 *>(r1));
 func.func @pools_bf16(%x: tensor<2x3x4x4xbf16>, %dy: tensor<2x3x2x2xbf16>) {
   %p = tcc.max_pool2d %x {kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x3x4x4xbf16>) -> tensor<2x3x2x2xbf16>
   %dx = tcc.max_pool2d_backward %dy, %x {kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x3x2x2xbf16>, tensor<2x3x4x4xbf16>) -> tensor<2x3x4x4xbf16>
@@ -284,5 +284,37 @@ func.func @standalone_elementwise(%x: tensor<12xf32>) {
   %a = tcc.add %x, %x : tensor<12xf32>, tensor<12xf32>
   %b = tcc.mul %x, %a : tensor<12xf32>, tensor<12xf32>
   %c = tcc.cast %b to f16 : (tensor<12xf32>) -> tensor<12xf16>
+  return
+}
+
+// NHWC tensors (tcc-channels-last marks the ops whose 4-d results are
+// stored so): a cast that converts the layout gathers each element from
+// where the other layout keeps it (NCHW -> NHWC, then NHWC -> NCHW); the
+// pools take channelsLast; a batch norm sees [n*h*w, C] (each sample h*w
+// rows) and a bias gradient sums [n*h*w, C, 1]; a cast between two NHWC
+// tensors is still a chunked loop.
+// CHECK-LABEL: // @channels_last
+// CHECK: // tcc.cast
+// CHECK-NEXT: cuda::for_each(args.stream, 96, [=] __device__(int64_t i) { r0[i] = float_to_bf16(a0[((i) % 3) * 16 + ((i / 3) % 4) * 1 + ((i / 12) % 4) * 4 + (i / 48) * 48]); });
+// CHECK: // tcc.max_pool2d
+// CHECK-NEXT: cuda::max_pool2d_forward<tcc::rt::half::BF16>(args.stream, make_pool2d_shape(2, 3, 4, 4, 2, 2, 2, 2, 0, 0), true,
+// CHECK: // tcc.cast
+// CHECK-NEXT: cuda::for_each_chunk(args.stream, 24,
+// CHECK: // tcc.batch_norm_inference
+// CHECK-NEXT: cuda::batch_norm_forward_inference_with<float>(args.stream, BatchNormShape{8, 3, 1, 0, false, 4}, r2,
+// CHECK: // tcc.reduce_sum
+// CHECK-NEXT: cuda::reduce_sum_keep<float>(args.stream, nullptr, 0, 8, 3, 1, r3, r4);
+// CHECK: // tcc.global_avg_pool
+// CHECK-NEXT: cuda::global_avg_pool_forward<float>(args.stream, 2, 3, 4, true, r3, r5);
+// CHECK: // tcc.cast
+// CHECK-NEXT: cuda::for_each(args.stream, 24, [=] __device__(int64_t i) { r6[i] = float_to_bf16(r3[((i) % 2) * 3 + ((i / 2) % 2) * 6 + ((i / 4) % 3) * 1 + (i / 12) * 12]); });
+func.func @channels_last(%x: tensor<2x3x4x4xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) {
+  %h = tcc.cast %x to bf16 {tcc.channels_last} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xbf16>
+  %p = tcc.max_pool2d %h {kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>, tcc.channels_last} : (tensor<2x3x4x4xbf16>) -> tensor<2x3x2x2xbf16>
+  %w = tcc.cast %p to f32 {tcc.channels_last} : (tensor<2x3x2x2xbf16>) -> tensor<2x3x2x2xf32>
+  %y = tcc.batch_norm_inference %w running %m, %v {eps = 1.0e-05 : f64, tcc.channels_last} : (tensor<2x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x2x2xf32>
+  %s = tcc.reduce_sum %y {axes = array<i64: 0, 2, 3>} : (tensor<2x3x2x2xf32>) -> tensor<3xf32>
+  %g = tcc.global_avg_pool %y : (tensor<2x3x2x2xf32>) -> tensor<2x3xf32>
+  %b = tcc.cast %y to bf16 : (tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xbf16>
   return
 }

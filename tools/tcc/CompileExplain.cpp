@@ -49,6 +49,11 @@ std::string passResult(const std::string &pass, const json &result) {
   if (pass == "pool-activation-reorder")
     return "pools moved in front of their activation: " +
            std::to_string(result.value("moved", 0));
+  if (pass == "channels-last")
+    return std::to_string(result.value("values", 0)) + " tensors stored NHWC, " +
+           std::to_string(result.value("relayouts", 0)) + " casts converting, " +
+           std::to_string(result.value("kept_nchw", 0)) +
+           " tensors of 16-bit convolutions kept NCHW";
   if (pass == "fusion") {
     std::string kinds;
     const json byKind = result.value("groups_by_kind", json::object());

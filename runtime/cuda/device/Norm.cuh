@@ -32,7 +32,7 @@ using kernels::BatchNormShape;
 struct BatchNormPosition {
   BatchNormShape shape;
   bool fast = false;
-  FastDivide hw, c, groupSize, groups;
+  FastDivide hw, c, groupSize, groups, rowsPerSample;
 
   explicit BatchNormPosition(const BatchNormShape &s) : shape(s) {
     fast = s.n * s.c * s.hw < (int64_t(1) << 31);
@@ -40,6 +40,7 @@ struct BatchNormPosition {
       hw = FastDivide(uint32_t(s.hw)), c = FastDivide(uint32_t(s.c));
       groupSize = FastDivide(uint32_t(s.group_size()));
       groups = FastDivide(uint32_t(s.num_groups()));
+      rowsPerSample = FastDivide(uint32_t(s.rows_per_sample));
     }
   }
   /// The channel and the statistics row of element k.
@@ -52,8 +53,13 @@ struct BatchNormPosition {
     }
     const uint32_t plane = hw.div(uint32_t(k)), sample = c.div(plane);
     channel = int64_t(c.rem(plane, sample));
-    const uint32_t group =
-        shape.strided ? groups.rem(sample, groups.div(sample)) : groupSize.div(sample);
+    uint32_t group;
+    if (shape.strided) {
+      const uint32_t whole = rowsPerSample.div(sample);
+      group = groups.rem(whole, groups.div(whole));
+    } else {
+      group = groupSize.div(sample);
+    }
     row = int64_t(group) * shape.c + channel;
   }
 };

@@ -23,7 +23,7 @@ ConvProblem resnetConv(ConvDirection direction, ConvDataType dtype) {
   ConvProblem p;
   p.direction = direction;
   p.dtype = dtype;
-  p.layout = physicalLayout(dtype);
+  p.layout = ConvLayout::NCHW;
   p.n = 64, p.c = 64, p.h = 32, p.w = 32, p.k = 128, p.r = 3, p.s = 3;
   p.p = 32, p.q = 32, p.padH = 1, p.padW = 1;
   return p;
@@ -121,6 +121,30 @@ TEST(ConvPlans, UnusualShapesHaveEngines) {
     EXPECT_TRUE(chooseConvEngine(problem, gpu("h100"), kDefaultConvWorkspaceLimit,
                                  choice, error))
         << error;
+  }
+}
+
+// Why tcc-channels-last stores 16-bit activations NHWC: cuDNN's engines for
+// 16-bit NCHW tensors transpose them inside their workspace (at least one
+// activation's bytes); on NHWC activations with the KCRS weight the engines
+// need less than one activation in every direction (the weight's
+// transpose, split-K sums).
+TEST(ConvPlans, SixteenBitChannelsLastNeedsNoActivationTranspose) {
+  for (ConvDirection direction :
+       {ConvDirection::Forward, ConvDirection::BackwardData, ConvDirection::BackwardFilter}) {
+    ConvProblem nchw = resnetConv(direction, ConvDataType::BFloat16), nhwc = nchw;
+    nhwc.layout = ConvLayout::NHWC;
+    const int64_t activationBytes = std::min(nchw.n * nchw.c * nchw.h * nchw.w,
+                                             nchw.n * nchw.k * nchw.p * nchw.q) * 2;
+    ConvChoice first, last;
+    std::string error;
+    ASSERT_TRUE(chooseConvEngine(nchw, gpu("h100"), kDefaultConvWorkspaceLimit, first, error))
+        << error;
+    ASSERT_TRUE(chooseConvEngine(nhwc, gpu("h100"), kDefaultConvWorkspaceLimit, last, error))
+        << error;
+    SCOPED_TRACE(nhwc.key());
+    EXPECT_GE(first.engine.workspaceBytes, activationBytes);
+    EXPECT_LT(last.engine.workspaceBytes, activationBytes);
   }
 }
 

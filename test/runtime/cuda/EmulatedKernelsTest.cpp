@@ -98,13 +98,31 @@ struct NormCase {
 
 class BatchNormOnDevice : public ::testing::TestWithParam<NormCase> {};
 
-TEST_P(BatchNormOnDevice, MatchesTheCpuKernel) {
-  const BatchNormShape s = GetParam().shape;
-  const RowSplit split = rowSplit(s);
-  ASSERT_EQ(split.parts, GetParam().expectedParts);
+/// x [n, c, hw] as stored NHWC.
+template <class T>
+std::vector<T> toChannelsLast(const std::vector<T> &x, int64_t n, int64_t c, int64_t hw) {
+  std::vector<T> out(x.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t j = 0; j < hw; ++j)
+        out[size_t((i * hw + j) * c + ch)] = x[size_t((i * c + ch) * hw + j)];
+  return out;
+}
+
+/// The device's batch norm, forward and backward, on `device` (the tensors
+/// as `stored` lays them out) against the cpu kernels on `cpu` (NCHW): the
+/// statistics within one rounding of sums taken in another order, y from
+/// them within what a flip of one moves it.
+void expectBatchNormMatchesCpu(const BatchNormShape &device, const BatchNormShape &cpu,
+                               std::vector<float> (*stored)(const std::vector<float> &,
+                                                            const BatchNormShape &)) {
+  const BatchNormShape &s = cpu;
+  const RowSplit split = rowSplit(device);
   const size_t n = size_t(s.n * s.c * s.hw), rows = size_t(s.c * s.num_groups());
+  ASSERT_EQ(device.num_groups(), cpu.num_groups());
   // An offset mean, so the deviations' pass matters.
   const std::vector<float> x = randomValues(n, 1, 3.0f), dy = randomValues(n, 2, 0.1f);
+  const std::vector<float> xs = stored(x, s), dys = stored(dy, s);
   const std::vector<float> weight = randomValues(size_t(s.c), 3, 1.0f),
                            bias = randomValues(size_t(s.c), 4, 0.0f);
   std::vector<char> workspace(size_t(split.workspaceBytes()));
@@ -117,9 +135,9 @@ TEST_P(BatchNormOnDevice, MatchesTheCpuKernel) {
                                                                   runVarHost = runVar;
   float *out = y.data();
   cuda::batch_norm_forward_train_with<float>(
-      stream, workspace.data(), split.workspaceBytes(), s, x.data(), weight.data(), bias.data(),
-      1e-5, 0.1, [=](int64_t k, float v) { out[k] = v; }, mean.data(), invstd.data(),
-      runMean.data(), runVar.data());
+      stream, workspace.data(), split.workspaceBytes(), device, xs.data(), weight.data(),
+      bias.data(), 1e-5, 0.1, [=](int64_t k, float v) { out[k] = v; }, mean.data(),
+      invstd.data(), runMean.data(), runVar.data());
   kernels::batch_norm_forward_train(s, x.data(), weight.data(), bias.data(), 1e-5, 0.1,
                                     yHost.data(), meanHost.data(), invstdHost.data(),
                                     runMeanHost.data(), runVarHost.data());
@@ -130,23 +148,34 @@ TEST_P(BatchNormOnDevice, MatchesTheCpuKernel) {
   // y from the saved statistics: a flip of the saved mean (1 ulp at |x| < 4,
   // 4.8e-7) or invstd moves y by that times invstd * |weight| (< 2 * 2), and
   // y has its own rounding.
+  const std::vector<float> yWant = stored(yHost, s);
   for (size_t k = 0; k < n; ++k)
-    ASSERT_NEAR(y[k], yHost[k], std::ldexp(std::fabs(double(yHost[k])), -22) + 4e-6)
+    ASSERT_NEAR(y[k], yWant[k], std::ldexp(std::fabs(double(yWant[k])), -22) + 4e-6)
         << "y[" << k << "]";
 
   // Backward, from the cpu's statistics on both sides.
   std::vector<float> dx(n), dw(size_t(s.c)), db(size_t(s.c));
   std::vector<float> dxHost(n), dwHost(size_t(s.c)), dbHost(size_t(s.c));
-  const float *grad = dy.data();
+  const float *grad = dys.data();
   cuda::batch_norm_backward_with<float>(
-      stream, workspace.data(), split.workspaceBytes(), s,
-      [=](int64_t k, int64_t) { return grad[k]; }, x.data(), weight.data(), meanHost.data(),
+      stream, workspace.data(), split.workspaceBytes(), device,
+      [=](int64_t k, int64_t) { return grad[k]; }, xs.data(), weight.data(), meanHost.data(),
       invstdHost.data(), dx.data(), dw.data(), db.data());
   kernels::batch_norm_backward(s, dy.data(), x.data(), weight.data(), meanHost.data(),
                                invstdHost.data(), dxHost.data(), dwHost.data(), dbHost.data());
-  expectWithinOneRounding(dx, dxHost, "dx");
+  expectWithinOneRounding(dx, stored(dxHost, s), "dx");
   expectWithinOneRounding(dw, dwHost, "dweight");
   expectWithinOneRounding(db, dbHost, "dbias");
+}
+
+std::vector<float> asNchw(const std::vector<float> &x, const BatchNormShape &) { return x; }
+std::vector<float> asNhwc(const std::vector<float> &x, const BatchNormShape &s) {
+  return toChannelsLast(x, s.n, s.c, s.hw);
+}
+
+TEST_P(BatchNormOnDevice, MatchesTheCpuKernel) {
+  ASSERT_EQ(rowSplit(GetParam().shape).parts, GetParam().expectedParts);
+  expectBatchNormMatchesCpu(GetParam().shape, GetParam().shape, asNchw);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -216,14 +245,105 @@ TEST(MaxPoolOnDevice, SixteenBitGivesTheF32KernelsBitsCastDown) {
     dy[o].bits = kernels::float_to_f16(gr[o]);
     dyf[o] = kernels::f16_to_float(dy[o].bits);
   }
-  cuda::max_pool2d_forward<F16>(nullptr, s, x.data(), y.data());
-  cuda::max_pool2d_backward<F16>(nullptr, s, x.data(), dy.data(), dx.data());
+  cuda::max_pool2d_forward<F16>(nullptr, s, false, x.data(), y.data());
+  cuda::max_pool2d_backward<F16>(nullptr, s, false, x.data(), dy.data(), dx.data());
   kernels::max_pool2d_forward(s, xf.data(), yf.data());
   kernels::max_pool2d_backward(s, xf.data(), dyf.data(), dxf.data());
   for (int64_t o = 0; o < out; ++o)
     ASSERT_EQ(y[o].bits, kernels::float_to_f16(yf[o])) << "y[" << o << "]";
   for (int64_t i = 0; i < in; ++i)
     ASSERT_EQ(dx[i].bits, kernels::float_to_f16(dxf[i])) << "dx[" << i << "]";
+}
+
+// Every pool on NHWC tensors (tcc-channels-last) gives the NCHW kernels'
+// results, stored NHWC, bit for bit: the same windows and sums in the
+// same order. Overlapping padded windows (3x3, stride 2, pad 1), ties
+// included (values from a few levels), f32 and the fp16 max pools.
+TEST(PoolOnDevice, ChannelsLastGivesTheSameBits) {
+  const kernels::Pool2dShape s = kernels::make_pool2d_shape(3, 5, 9, 7, 3, 3, 2, 2, 1, 1);
+  const int64_t hw = s.h * s.w, ohw = s.oh * s.ow, in = s.n * s.c * hw, out = s.n * s.c * ohw;
+  std::vector<float> x = randomValues(size_t(in), 7, 0.0f), dy = randomValues(size_t(out), 8, 0.0f);
+  for (float &v : x)
+    v = std::round(v * 4) / 4; // ties within windows
+  auto last = [&](const std::vector<float> &v, int64_t plane) {
+    return toChannelsLast(v, s.n, s.c, plane);
+  };
+  auto expectSame = [&](const std::vector<float> &nchw, const std::vector<float> &nhwc,
+                        int64_t plane, const char *what) {
+    const std::vector<float> want = last(nchw, plane);
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ(std::memcmp(&want[i], &nhwc[i], sizeof(float)), 0) << what << " at " << i;
+  };
+  const std::vector<float> xl = last(x, hw), dyl = last(dy, ohw);
+  std::vector<float> y(out), yl(out), dx(in), dxl(in);
+  cuda::max_pool2d_forward<float>(nullptr, s, false, x.data(), y.data());
+  cuda::max_pool2d_forward<float>(nullptr, s, true, xl.data(), yl.data());
+  expectSame(y, yl, ohw, "max forward");
+  cuda::max_pool2d_backward<float>(nullptr, s, false, x.data(), dy.data(), dx.data());
+  cuda::max_pool2d_backward<float>(nullptr, s, true, xl.data(), dyl.data(), dxl.data());
+  expectSame(dx, dxl, hw, "max backward");
+  for (bool pad : {false, true}) {
+    cuda::avg_pool2d_forward<float>(nullptr, s, false, pad, x.data(), y.data());
+    cuda::avg_pool2d_forward<float>(nullptr, s, true, pad, xl.data(), yl.data());
+    expectSame(y, yl, ohw, "avg forward");
+    cuda::avg_pool2d_backward<float>(nullptr, s, false, pad, dy.data(), dx.data());
+    cuda::avg_pool2d_backward<float>(nullptr, s, true, pad, dyl.data(), dxl.data());
+    expectSame(dx, dxl, hw, "avg backward");
+  }
+  // The global pools: [n, c] results, the same in both layouts.
+  const std::vector<float> g = randomValues(size_t(s.n * s.c), 9, 0.0f);
+  std::vector<float> p(size_t(s.n * s.c)), pl(p.size());
+  cuda::global_avg_pool_forward<float>(nullptr, s.n, s.c, hw, false, x.data(), p.data());
+  cuda::global_avg_pool_forward<float>(nullptr, s.n, s.c, hw, true, xl.data(), pl.data());
+  expectSame(p, pl, 1, "global avg forward");
+  cuda::global_max_pool_forward<float>(nullptr, s.n, s.c, hw, false, x.data(), p.data());
+  cuda::global_max_pool_forward<float>(nullptr, s.n, s.c, hw, true, xl.data(), pl.data());
+  expectSame(p, pl, 1, "global max forward");
+  cuda::global_avg_pool_backward<float>(nullptr, s.n, s.c, hw, false, g.data(), dx.data());
+  cuda::global_avg_pool_backward<float>(nullptr, s.n, s.c, hw, true, g.data(), dxl.data());
+  expectSame(dx, dxl, hw, "global avg backward");
+  cuda::global_max_pool_backward<float>(nullptr, s.n, s.c, hw, false, x.data(), g.data(),
+                                        dx.data());
+  cuda::global_max_pool_backward<float>(nullptr, s.n, s.c, hw, true, xl.data(), g.data(),
+                                        dxl.data());
+  expectSame(dx, dxl, hw, "global max backward");
+
+  using tcc::rt::half::F16;
+  const size_t inSize = size_t(in), outSize = size_t(out);
+  std::vector<F16> xh(inSize), dyh(outSize), yh(outSize), yhl(outSize), dxh(inSize),
+      dxhl(inSize);
+  for (int64_t i = 0; i < in; ++i)
+    xh[size_t(i)].bits = kernels::float_to_f16(x[size_t(i)]);
+  for (int64_t o = 0; o < out; ++o)
+    dyh[size_t(o)].bits = kernels::float_to_f16(dy[size_t(o)]);
+  const std::vector<F16> xhl = toChannelsLast(xh, s.n, s.c, hw),
+                         dyhl = toChannelsLast(dyh, s.n, s.c, ohw);
+  cuda::max_pool2d_forward<F16>(nullptr, s, false, xh.data(), yh.data());
+  cuda::max_pool2d_forward<F16>(nullptr, s, true, xhl.data(), yhl.data());
+  cuda::max_pool2d_backward<F16>(nullptr, s, false, xh.data(), dyh.data(), dxh.data());
+  cuda::max_pool2d_backward<F16>(nullptr, s, true, xhl.data(), dyhl.data(), dxhl.data());
+  const std::vector<F16> yWant = toChannelsLast(yh, s.n, s.c, ohw),
+                         dxWant = toChannelsLast(dxh, s.n, s.c, hw);
+  for (int64_t o = 0; o < out; ++o)
+    ASSERT_EQ(yWant[size_t(o)].bits, yhl[size_t(o)].bits) << "fp16 max forward at " << o;
+  for (int64_t i = 0; i < in; ++i)
+    ASSERT_EQ(dxWant[size_t(i)].bits, dxhl[size_t(i)].bits) << "fp16 max backward at " << i;
+}
+
+// Batch norm on an NHWC tensor (tcc-channels-last) seen as [n*h*w, C], each
+// sample h*w rows (BatchNormShape::rows_per_sample): the cpu kernel's
+// statistics and results on the NCHW tensor, within the rounding of sums
+// taken in another order (as MatchesTheCpuKernel), whole batch and ghost
+// groups of 4 samples, consecutive and strided (ResNet-9's).
+TEST(BatchNormOnDevice, ChannelsLastMatchesTheCpuKernelOnNchw) {
+  for (const BatchNormShape nchw : {BatchNormShape{8, 3, 49, 0}, BatchNormShape{8, 3, 49, 4, false},
+                                    BatchNormShape{8, 3, 49, 4, true}}) {
+    SCOPED_TRACE(std::string(nchw.strided ? "strided" : "consecutive") + " ghost " +
+                 std::to_string(nchw.ghost));
+    const BatchNormShape nhwc{nchw.n * nchw.hw, nchw.c, 1, nchw.ghost * nchw.hw, nchw.strided,
+                              nchw.hw};
+    expectBatchNormMatchesCpu(nhwc, nchw, asNhwc);
+  }
 }
 
 // Chains of 1 to several blocks (300, 256 exactly, 1, 1000 elements), two

@@ -105,7 +105,8 @@ def main():
                     failures.append(f"{name} ({arch}): ptxas -v reported no kernels")
                 if spills:
                     failures.append(f"{name} ({arch}): {len(spills)} kernels spill: {spills[:3]}")
-                print(f"{name} ({arch}): {kernels} kernels, no spills")
+                else:
+                    print(f"{name} ({arch}): {kernels} kernels, no spills")
             if name == CHUNKED:
                 ptx = os.path.join(tmp, name + ".ptx")
                 r = run([args.nvcc, *NVCC_FLAGS, "-arch=sm_90a", "-I" + args.root, "-ptx",
