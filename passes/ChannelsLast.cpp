@@ -151,41 +151,46 @@ struct Counts {
 
 void assignLayouts(func::FuncOp fn, Counts &counts) {
   LayoutClasses classes;
-  Block &body = fn.getBody().front();
-  for (BlockArgument arg : body.getArguments())
-    classes.pin(arg);
+  SmallVector<Block *> blocks; // the body and nested ones (a micro-batch loop's)
+  fn.getBody().walk([&](Block *block) { blocks.push_back(block); });
   SmallVector<CastOp> casts;
-  for (Operation &op : body) {
-    if (auto cast = dyn_cast<CastOp>(op)) {
-      casts.push_back(cast);
-      continue;
-    }
-    SmallVector<Value> values;
-    if (!layoutFreeValues(&op, values)) {
-      for (Value v : op.getOperands())
-        classes.pin(v);
-      for (Value v : op.getResults())
-        classes.pin(v);
-      continue;
-    }
-    if (Value weight = convWeight(&op)) {
-      classes.pin(weight);
+  for (Block *block : blocks)
+    for (BlockArgument arg : block->getArguments())
+      classes.pin(arg);
+  for (Block *block : blocks)
+    for (Operation &op : *block) {
+      if (auto cast = dyn_cast<CastOp>(op)) {
+        casts.push_back(cast);
+        continue;
+      }
+      SmallVector<Value> values;
+      if (!layoutFreeValues(&op, values)) {
+        for (Value v : op.getOperands())
+          classes.pin(v);
+        for (Value v : op.getResults())
+          classes.pin(v);
+        continue;
+      }
+      if (Value weight = convWeight(&op)) {
+        classes.pin(weight);
+        for (Value v : values)
+          classes.want(v);
+      }
+      Value *first = llvm::find_if(values, layoutMatters);
       for (Value v : values)
-        classes.want(v);
+        if (first != values.end())
+          classes.join(*first, v);
     }
-    Value *first = llvm::find_if(values, layoutMatters);
-    for (Value v : values)
-      if (first != values.end())
-        classes.join(*first, v);
-  }
-  // The terminator's operands were pinned above (func.return is no layout
-  // free op). The casts join where they agree, in order.
+  // The terminators' operands and the values an op with a region reads or
+  // returns were pinned above (no layout free op). The casts join where
+  // they agree, in order.
   llvm::DenseSet<Operation *> converting;
   for (CastOp cast : casts)
     if (!classes.joinIfAgreeing(cast.getInput(), cast.getResult()))
       converting.insert(cast);
 
-  for (Operation &op : body) {
+  fn.getBody().walk([&](Operation *inner) {
+    Operation &op = *inner;
     bool last = llvm::any_of(op.getResults(), [&](Value v) { return classes.channelsLast(v); });
     for (Value v : op.getResults()) {
       if (classes.channelsLast(v))
@@ -198,7 +203,7 @@ void assignLayouts(func::FuncOp fn, Counts &counts) {
     if (converting.contains(&op) && (classes.channelsLast(op.getOperand(0)) ||
                                      classes.channelsLast(op.getResult(0))))
       ++counts.relayouts;
-  }
+  });
 }
 
 struct ChannelsLastPass : mlir::tcc::impl::ChannelsLastBase<ChannelsLastPass> {

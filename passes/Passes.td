@@ -267,7 +267,8 @@ def ChannelsLast : Pass<"tcc-channels-last", "::mlir::ModuleOp"> {
     an elementwise op; a convolution's input, output and their gradients; a
     batch norm's, a pool's, and a reduction to channels' (a bias gradient).
     A class is stored NHWC when it holds an activation of a 16-bit
-    convolution, unless one of its values is a function argument or result,
+    convolution (in the function's body or a micro-batch loop's), unless one
+    of its values is a block argument, a function or loop result,
     a convolution's weight (filters stay KCRS: cuDNN's engines take them
     with a small workspace) or an operand of any other op (a flatten of
     several pixels, a transpose, a concat, dropout, ...), which read NCHW.

@@ -1,8 +1,11 @@
 //===- RowSums.cuh - Per-channel sums over many blocks -----------*- CUDA -*-===//
 //
 // The device side of runtime/cuda/RowSplit.h: row_part_sums() has each
-// block sum its range of a row (BlockSums: a fixed order), row_sums() adds
-// a row's parts in order. Batch norm's statistics and backward sums
+// block sum its range of a row (BlockSums: a fixed order), or, where a
+// row's elements are C apart (hw 1: NHWC tensors, [n, C]), its range of 32
+// neighbouring rows side by side (each warp one sample's 32 channels, then
+// each channel's warps added in order); row_sums() adds a row's parts in
+// order. Batch norm's statistics and backward sums
 // (Norm.cuh) and a bias gradient (StepOps.cuh, reduce_sum_keep) use them.
 //
 //===----------------------------------------------------------------------===//
@@ -36,11 +39,126 @@ inline RowWorkspace row_workspace(const tcc::cuda::RowSplit &split, char *worksp
   return {parts, parts + split.rows * split.parts};
 }
 
+namespace detail {
+
+constexpr int kTileLanes = int(tcc::cuda::RowSplit::kTile), kTileWarps = kThreads / kTileLanes;
+
+/// Where block b of a tiled split (split.tile > 1: hw 1) sums: the group g,
+/// the tile's first channel and the part's range of the rows' members.
+struct TileBlock {
+  int64_t g, firstChannel, begin, end, part;
+};
+TCC_HOST_DEVICE inline TileBlock tile_block(const BatchNormShape &shape,
+                                            const tcc::cuda::RowSplit &split, int64_t b) {
+  const int64_t tiles = (shape.c + kTileLanes - 1) / kTileLanes;
+  const int64_t part = b % split.parts, t = b / split.parts, g = t / tiles;
+  const int64_t begin = part * split.chunk;
+  const int64_t end = begin + split.chunk < split.length ? begin + split.chunk : split.length;
+  return {g, (t - g * tiles) * kTileLanes, begin, end, part};
+}
+
+/// Warp w's sums of term(row, k) for channel c of a tile block: members m
+/// = begin + w, begin + w + kTileWarps, ... below end, each k = member(g, m)
+/// * C + c. A strided group's member walks its sample and row within it
+/// without a division per element.
+template <class Term>
+TCC_HOST_DEVICE kernels::Sums tile_warp_sums(const BatchNormShape &shape, const TileBlock &tb,
+                                             int64_t c, int w, Term term) {
+  kernels::Sums s;
+  const int64_t row = tb.g * shape.c + c;
+  auto add = [&](int64_t member) {
+    const kernels::Sums t = term(row, member * shape.c + c);
+    s.first += t.first;
+    s.second += t.second;
+  };
+  if (!shape.strided) {
+    for (int64_t m = tb.begin + w; m < tb.end; m += kTileWarps)
+      add(tb.g * shape.group_size() + m);
+    return s;
+  }
+  const int64_t perSample = shape.rows_per_sample, groups = shape.num_groups();
+  int64_t m = tb.begin + w, sample = m / perSample, within = m - sample * perSample;
+  for (; m < tb.end; m += kTileWarps) {
+    add((tb.g + sample * groups) * perSample + within);
+    within += kTileWarps;
+    while (within >= perSample) {
+      within -= perSample;
+      ++sample;
+    }
+  }
+  return s;
+}
+
+#ifndef TCC_CUDA_HOST_EMULATION
+/// One tile block: thread (w, lane) sums channel firstChannel + lane for
+/// warp w's members, then lane's eight sums are added in warp order.
+template <class Term>
+__global__ void __launch_bounds__(kThreads)
+    tileRowSumsKernel(BatchNormShape shape, tcc::cuda::RowSplit split, kernels::Sums *parts,
+                      Term term) {
+  const TileBlock tb = tile_block(shape, split, int64_t(blockIdx.x));
+  const int lane = int(threadIdx.x) % kTileLanes, w = int(threadIdx.x) / kTileLanes;
+  const int64_t c = tb.firstChannel + lane;
+  kernels::Sums s;
+  if (c < shape.c)
+    s = tile_warp_sums(shape, tb, c, w, term);
+  __shared__ double first[kThreads], second[kThreads];
+  first[threadIdx.x] = s.first;
+  second[threadIdx.x] = s.second;
+  __syncthreads();
+  if (w == 0 && c < shape.c) {
+    kernels::Sums total;
+    for (int v = 0; v < kTileWarps; ++v) {
+      total.first += first[v * kTileLanes + lane];
+      total.second += second[v * kTileLanes + lane];
+    }
+    parts[(tb.g * shape.c + c) * split.parts + tb.part] = total;
+  }
+}
+#endif
+
+/// row_part_sums for a tiled split, on the device or, emulated, in the
+/// device's order.
+template <class Term>
+void tile_row_part_sums(cudaStream_t s, const BatchNormShape &shape,
+                        const tcc::cuda::RowSplit &split, kernels::Sums *parts, Term term) {
+  const int64_t blocks = split.across * split.parts;
+#ifdef TCC_CUDA_HOST_EMULATION
+  emulation::enqueue(s, [=] {
+    for (int64_t b = 0; b < blocks; ++b) {
+      const TileBlock tb = tile_block(shape, split, b);
+      for (int lane = 0; lane < kTileLanes && tb.firstChannel + lane < shape.c; ++lane) {
+        const int64_t c = tb.firstChannel + lane;
+        kernels::Sums total;
+        for (int w = 0; w < kTileWarps; ++w) {
+          const kernels::Sums part = tile_warp_sums(shape, tb, c, w, term);
+          total.first += part.first;
+          total.second += part.second;
+        }
+        parts[(tb.g * shape.c + c) * split.parts + tb.part] = total;
+      }
+    }
+  });
+#else
+  if (blocks > 0x7fffffff)
+    throw std::runtime_error("a per-channel reduction of more than 2^31 blocks");
+  tileRowSumsKernel<<<unsigned(blocks), kThreads, 0, s>>>(shape, split, parts, term);
+  check(cudaGetLastError(), "launching a per-channel reduction");
+#endif
+}
+
+} // namespace detail
+
 /// parts[b] = the sums of term(row, k) over block b's range of its row
-/// (row = g * C + c; k the flat index into [n, C, hw]), in a fixed order.
+/// (row = g * C + c; k the flat index into [n, C, hw]), in a fixed order:
+/// one row per block, or, where hw is 1, RowSplit::kTile rows side by side.
 template <class Term>
 void row_part_sums(cudaStream_t s, const BatchNormShape &shape,
                    const tcc::cuda::RowSplit &split, kernels::Sums *parts, Term term) {
+  if (split.tile > 1) {
+    detail::tile_row_part_sums(s, shape, split, parts, term);
+    return;
+  }
   per_block(s, split.rows * split.parts, shape.hw,
             [=] __device__(int64_t b, const BlockSums &sums) {
               const int64_t row = b / split.parts, begin = (b - row * split.parts) * split.chunk;

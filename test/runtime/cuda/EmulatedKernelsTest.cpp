@@ -27,6 +27,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -67,20 +68,27 @@ void expectWithinOneRounding(const std::vector<float> &device, const std::vector
 }
 
 TEST(RowSplit, PartsCoverEveryRowOnce) {
+  // The last three have hw 1 (NHWC as [n*h*w, C], BatchNorm1d): tiles of
+  // kTile rows side by side, the last tile short for 40 channels.
   for (BatchNormShape s : {BatchNormShape{1024, 64, 225, 0}, BatchNormShape{7, 3, 1300, 0},
-                           BatchNormShape{8, 2, 2101, 4, true}, BatchNormShape{32, 8, 1, 0},
-                           BatchNormShape{512, 512, 16, 0}}) {
+                           BatchNormShape{8, 2, 2101, 4, true}, BatchNormShape{512, 512, 16, 0},
+                           BatchNormShape{32, 8, 1, 0}, BatchNormShape{4096, 40, 1, 0},
+                           BatchNormShape{4096, 40, 1, 1024, true, 64}}) {
     const RowSplit split = rowSplit(s);
     EXPECT_EQ(split.rows, s.c * s.num_groups());
     EXPECT_EQ(split.length, s.group_size() * s.hw);
     EXPECT_GE(split.parts, 1);
+    const int64_t width = s.hw == 1 ? std::min<int64_t>(s.c, RowSplit::kTile) : 1;
+    EXPECT_EQ(split.tile, s.hw == 1 ? RowSplit::kTile : 1);
+    EXPECT_EQ(split.across, s.num_groups() * ((s.c + split.tile - 1) / split.tile));
     // parts - 1 whole chunks and a last, non-empty one.
     EXPECT_LT((split.parts - 1) * split.chunk, split.length);
     EXPECT_GE(split.parts * split.chunk, split.length);
-    // A part is worth a block, and the rows together fill about kTargetBlocks.
+    // A part is worth a block, and the blocks together fill about
+    // kTargetBlocks.
     if (split.parts > 1) {
-      EXPECT_GE(split.chunk, RowSplit::kMinChunk / 2);
-      EXPECT_LE(split.rows * (split.parts - 1), RowSplit::kTargetBlocks);
+      EXPECT_GE(split.chunk * width, RowSplit::kMinChunk / 2);
+      EXPECT_LE(split.across * (split.parts - 1), RowSplit::kTargetBlocks);
     }
     EXPECT_EQ(split.workspaceBytes(),
               (split.rows * split.parts + split.rows) * int64_t(sizeof(kernels::Sums)));
@@ -205,8 +213,10 @@ TEST(BatchNormOnDevice, RefusesTooSmallAWorkspace) {
 // double (the two orders differ by about n * 2^-53 of the magnitudes, far
 // below the float rounding of the result: one rounding flip at most).
 TEST(ReduceSumOnDevice, SplitRowsGiveEachChannelsSum) {
+  // The last: an NHWC bias gradient, [n*h*w, C, 1] (tiled).
   for (auto [outer, mid, inner] : {std::array<int64_t, 3>{1024, 3, 961},
-                                   std::array<int64_t, 3>{7, 3, 1300}}) {
+                                   std::array<int64_t, 3>{7, 3, 1300},
+                                   std::array<int64_t, 3>{65536, 40, 1}}) {
     const std::vector<float> x = randomValues(size_t(outer * mid * inner), 9, 0.5f);
     const RowSplit split = rowSplit(BatchNormShape{outer, mid, inner});
     ASSERT_GT(split.parts, 1);
@@ -336,8 +346,12 @@ TEST(PoolOnDevice, ChannelsLastGivesTheSameBits) {
 // taken in another order (as MatchesTheCpuKernel), whole batch and ghost
 // groups of 4 samples, consecutive and strided (ResNet-9's).
 TEST(BatchNormOnDevice, ChannelsLastMatchesTheCpuKernelOnNchw) {
-  for (const BatchNormShape nchw : {BatchNormShape{8, 3, 49, 0}, BatchNormShape{8, 3, 49, 4, false},
-                                    BatchNormShape{8, 3, 49, 4, true}}) {
+  // The tiled sums (RowSplit::kTile): 3 channels, a short tile; 40, a whole
+  // and a short one, in parts.
+  for (const BatchNormShape nchw :
+       {BatchNormShape{8, 3, 49, 0}, BatchNormShape{8, 3, 49, 4, false},
+        BatchNormShape{8, 3, 49, 4, true}, BatchNormShape{64, 40, 64, 0},
+        BatchNormShape{64, 40, 64, 16, false}, BatchNormShape{64, 40, 64, 16, true}}) {
     SCOPED_TRACE(std::string(nchw.strided ? "strided" : "consecutive") + " ghost " +
                  std::to_string(nchw.ghost));
     const BatchNormShape nhwc{nchw.n * nchw.hw, nchw.c, 1, nchw.ghost * nchw.hw, nchw.strided,
