@@ -30,8 +30,8 @@ public:
     // The cpu kernels index NCHW (tcc-channels-last is the cuda target's).
     if (op->hasAttr(kChannelsLastAttr) ||
         (isa<FusionGroupOp>(op) && touchesChannelsLast(op)))
-      return op->emitError("the cpu target stores every tensor NCHW; this op's is marked ")
-             << kChannelsLastAttr << " (tcc-channels-last runs for the cuda target only)";
+      return op->emitError("the cpu target stores every tensor NCHW, but this op is marked ")
+             << kChannelsLastAttr << " (tcc-channels-last is for the cuda target only)";
     return emitCpuOp(op, names);
   }
   std::string scalarConstant(StringRef type, StringRef name, StringRef value) override {

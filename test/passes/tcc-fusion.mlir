@@ -282,3 +282,23 @@ func.func @train_step(%g: tensor<4x2xf32> {tcc.role = "input"}, %x: tensor<4x2xb
       : (tensor<4x2xf32>, tensor<4x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>)
   return %dx, %dw : tensor<4x2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A cast that converts the layout (tcc-channels-last: its operand stored
+// NHWC, its result NCHW) reads its elements in another order than it
+// writes them: no loop over elements takes it in (unmarked, the four ops
+// are one group); the cast and relu after it still fuse.
+// CHECK: func.func @train_step(%arg0: tensor<2x5x4x4xf32>
+// CHECK-NEXT: %[[H:.*]] = tcc.relu %arg0 {tcc.channels_last}
+// CHECK-NEXT: %[[C:.*]] = tcc.cast %[[H]] to bf16 :
+// CHECK-NEXT: tcc.fusion_group "elementwise"
+// CHECK-NEXT: tcc.cast %[[C]] to f32
+// CHECK-NEXT: tcc.relu
+func.func @train_step(%x: tensor<2x5x4x4xf32> {tcc.role = "input"}) -> tensor<2x5x4x4xf32> {
+  %h = tcc.relu %x {tcc.channels_last} : tensor<2x5x4x4xf32>
+  %c = tcc.cast %h to bf16 : (tensor<2x5x4x4xf32>) -> tensor<2x5x4x4xbf16>
+  %w = tcc.cast %c to f32 : (tensor<2x5x4x4xbf16>) -> tensor<2x5x4x4xf32>
+  %r = tcc.relu %w : tensor<2x5x4x4xf32>
+  return %r : tensor<2x5x4x4xf32>
+}

@@ -234,3 +234,25 @@ module {
     return %0 : tensor<16xf32>
   }
 }
+
+// -----
+
+// A cast that converts the layout (tcc-channels-last: its operand stored
+// NHWC, its result NCHW) gathers: its result never goes in place of its
+// operand, though they have the same size; the same cast between two NCHW
+// tensors does.
+// CHECK: func.func @train_step(%arg0: tensor<2x3x4x4xf16> {tcc.role = "input"}
+// CHECK: tcc.relu %arg0 {tcc.channels_last, tcc.offsets = array<i64: 0>}
+// CHECK-NEXT: tcc.cast %{{.*}} to bf16 {tcc.offsets = array<i64: 192>}
+// CHECK-NEXT: tcc.relu %arg0 {tcc.offsets = array<i64: 0>}
+// CHECK-NEXT: tcc.cast %{{.*}} to bf16 {tcc.offsets = array<i64: 0>}
+func.func @train_step(%x: tensor<2x3x4x4xf16> {tcc.role = "input"}, %step: tensor<i64> {tcc.state = "step"})
+    -> (tensor<2x3x4x4xbf16> {tcc.role = "output"}, tensor<2x3x4x4xbf16> {tcc.role = "output2"},
+        tensor<i64> {tcc.state = "step"}) {
+  %h = tcc.relu %x {tcc.channels_last} : tensor<2x3x4x4xf16>
+  %c = tcc.cast %h to bf16 : (tensor<2x3x4x4xf16>) -> tensor<2x3x4x4xbf16>
+  %g = tcc.relu %x : tensor<2x3x4x4xf16>
+  %d = tcc.cast %g to bf16 : (tensor<2x3x4x4xf16>) -> tensor<2x3x4x4xbf16>
+  %next = tcc.increment %step : tensor<i64>
+  return %c, %d, %next : tensor<2x3x4x4xbf16>, tensor<2x3x4x4xbf16>, tensor<i64>
+}
