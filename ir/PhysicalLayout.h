@@ -43,6 +43,13 @@ inline bool isChannelsLast(Value v) {
   return op->hasAttr(kChannelsLastAttr);
 }
 
+/// True if `from` and `to` are stored in different layouts: an op that
+/// reads one and writes the other (a cast that converts) gathers, so no
+/// loop over elements takes it in and its result never goes in place.
+inline bool changesLayout(Value from, Value to) {
+  return isChannelsLast(from) != isChannelsLast(to);
+}
+
 /// True if `op` reads or writes a tensor stored NHWC.
 inline bool touchesChannelsLast(Operation *op) {
   return llvm::any_of(op->getOperands(), isChannelsLast) ||

@@ -33,12 +33,6 @@ using namespace mlir::tcc;
 
 namespace {
 
-/// A cast that converts between NCHW and NHWC (tcc-channels-last): it
-/// reads and writes in different orders, which no loop over elements does.
-bool changesLayout(Operation *op) {
-  return isChannelsLast(op->getOperand(0)) != isChannelsLast(op->getResult(0));
-}
-
 /// An op that can join a loop over `elements` elements: Elementwise, every
 /// operand and result a tensor of that size, f32, except that a cast
 /// between f32 and a 16-bit float has its 16-bit side. That is how 16-bit
@@ -53,7 +47,7 @@ bool joinsLoop(Operation *op, int64_t elements) {
     return tensor && tensor.getNumElements() == elements ? tensor.getElementType() : Type();
   };
   if (isa<CastOp>(op)) {
-    if (changesLayout(op))
+    if (changesLayout(op->getOperand(0), op->getResult(0)))
       return false;
     Type from = elementOf(op->getOperand(0).getType()),
          to = elementOf(op->getResult(0).getType());
@@ -166,7 +160,8 @@ void BlockFuser::growInputCast(llvm::SetVector<Operation *> &members, Operation 
                                OpOperand &input) {
   auto widening = input.get().getDefiningOp<CastOp>();
   if (!widening || widening->getBlock() != &block || grouped.contains(widening) ||
-      members.contains(widening) || changesLayout(widening))
+      members.contains(widening) ||
+      changesLayout(widening.getInput(), widening.getResult()))
     return;
   Type from = getElementTypeOrSelf(widening.getInput().getType());
   if (!getElementTypeOrSelf(widening.getType()).isF32() || !(from.isF16() || from.isBF16()))

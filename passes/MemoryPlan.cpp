@@ -258,9 +258,8 @@ private:
     std::optional<size_t> found;
     auto consider = [&](Value operand) {
       auto it = intervalOf.find(operand);
-      // A cast that converts the layout gathers (tcc-channels-last).
       if (found || it == intervalOf.end() || claimed.contains(it->second) ||
-          isChannelsLast(operand) != isChannelsLast(result))
+          changesLayout(operand, result))
         return;
       const Interval &interval = intervals[it->second];
       if (interval.end == here && interval.start < here && interval.size == bytes &&

@@ -91,6 +91,12 @@ template <class T> struct PlaneOf {
   TCC_HOST_DEVICE T &at(int64_t p, int64_t j) const {
     return channelsLast ? kernels::channels_last_plane(x, c, hw, p)[j] : x[p * hw + j];
   }
+  /// The first maximal element of plane p (kernels::detail::plane_argmax).
+  TCC_HOST_DEVICE int64_t argmax(int64_t p) const {
+    return channelsLast
+               ? kernels::detail::plane_argmax(kernels::channels_last_plane(x, c, hw, p), hw)
+               : kernels::detail::plane_argmax(x + p * hw, hw);
+  }
 };
 
 /// y [n, c] = the mean of each plane of x [n, c, hw], in double.
@@ -120,25 +126,18 @@ template <class T>
 void global_max_pool_forward(cudaStream_t s, int64_t n, int64_t c, int64_t hw,
                              bool channelsLast, const T *x, T *y) {
   const PlaneOf<const T> planes{x, c, hw, channelsLast};
-  for_each(s, n * c, [=] __device__(int64_t p) {
-    const int64_t best =
-        channelsLast ? kernels::detail::plane_argmax(kernels::channels_last_plane(x, c, hw, p), hw)
-                     : kernels::detail::plane_argmax(x + p * hw, hw);
-    y[p] = planes.at(p, best);
-  });
+  for_each(s, n * c, [=] __device__(int64_t p) { y[p] = planes.at(p, planes.argmax(p)); });
 }
 
 template <class T>
 void global_max_pool_backward(cudaStream_t s, int64_t n, int64_t c, int64_t hw,
                               bool channelsLast, const T *x, const T *dy, T *dx) {
+  const PlaneOf<const T> planes{x, c, hw, channelsLast};
   const PlaneOf<T> out{dx, c, hw, channelsLast};
   for_each(s, n * c, [=] __device__(int64_t p) {
     for (int64_t j = 0; j < hw; ++j)
       out.at(p, j) = T(0);
-    const int64_t best =
-        channelsLast ? kernels::detail::plane_argmax(kernels::channels_last_plane(x, c, hw, p), hw)
-                     : kernels::detail::plane_argmax(x + p * hw, hw);
-    out.at(p, best) = dy[p];
+    out.at(p, planes.argmax(p)) = dy[p];
   });
 }
 
