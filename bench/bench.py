@@ -195,6 +195,29 @@ def environment():
                             "torch.version.cuda, torch.backends.cudnn.version())"])}
 
 
+def save(args, result, model, flops, peak):
+    """The rows so far, with the model's FLOPs per image (counted by the
+    PyTorch rows), as JSON in DIR, bench/results/ and $OUT."""
+    gpu = result["environment"]["gpu"]
+    for entry in result["rows"]:
+        if entry["model"] == model and flops and "images_per_second" in entry:
+            entry["flops_per_image"] = flops
+            entry["tflops"] = flops * entry["images_per_second"] / 1e12
+            entry["percent_of_dense_bf16_peak"] = (100 * entry["tflops"] / peak
+                                                   if peak else None)
+    stamp = result["environment"]["date"][:10]
+    gpu_word = (gpu.split(",")[0].split() or ["gpu"])[-1] if gpu else "gpu"
+    names = [os.path.join(args.dir, "results.json"),
+             os.path.join(ROOT, "bench", "results", f"{stamp}-{gpu_word}.json")]
+    if os.environ.get("OUT"):
+        names.append(os.path.join(os.environ["OUT"], "bench-results.json"))
+    for name in names:
+        os.makedirs(os.path.dirname(name), exist_ok=True)
+        with open(name + ".tmp", "w") as f:
+            json.dump(result, f, indent=1)
+        os.replace(name + ".tmp", name)
+
+
 def run(args):
     import gpu_check
     args.dir = os.path.abspath(args.dir)
@@ -232,25 +255,10 @@ def run(args):
                 measured = pytorch_row(args, model, data, epochs,
                                        "max-autotune" if name == "torch-compile" else None)
                 flops = measured.get("flops_per_image") or flops
-            entry = dict(model=model, row=name, data=kind, epochs=epochs, **measured)
+            entry = {**measured, "model": model, "row": name, "data": kind, "epochs": epochs}
             result["rows"].append(entry)
             print(line_of(entry), flush=True)
-        for entry in result["rows"]:
-            if entry["model"] == model and flops and "images_per_second" in entry:
-                entry["flops_per_image"] = flops
-                entry["tflops"] = flops * entry["images_per_second"] / 1e12
-                entry["percent_of_dense_bf16_peak"] = (100 * entry["tflops"] / peak
-                                                       if peak else None)
-    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
-    gpu_word = (gpu.split(",")[0].split() or ["gpu"])[-1] if gpu else "gpu"
-    names = [os.path.join(args.dir, "results.json"),
-             os.path.join(ROOT, "bench", "results", f"{stamp}-{gpu_word}.json")]
-    if os.environ.get("OUT"):
-        names.append(os.path.join(os.environ["OUT"], "bench-results.json"))
-    for name in names:
-        os.makedirs(os.path.dirname(name), exist_ok=True)
-        with open(name, "w") as f:
-            json.dump(result, f, indent=1)
+            save(args, result, model, flops, peak)  # a run cut short keeps its rows
     print(table(result))
     png = os.path.join(os.environ.get("OUT", args.dir), "bench.png")
     print(chart(result, png))

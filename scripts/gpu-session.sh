@@ -5,16 +5,28 @@
 #   scripts/gpu-check.sh prepare gpu-trees --gpu h200 --with-tuner
 #   scripts/gpu-check.sh build gpu-trees
 #   bench/bench.py prepare bench-gpu --gpu h200   # optional: the benchmark too
-# then on the device, from the repository root, with gpu-trees (and bench-gpu) carried:
-#   scripts/gpu-session.sh BUDGET_SECONDS
-# It writes into $OUT (or ./gpu-out): env.txt (GPU, driver, versions),
-# description.json (cuDNN's description of the GPU, to check tcc's built-in
-# one against), gpu-check.json and .log, tuning.json and tune.log, and with
-# bench-gpu the benchmark's bench-results.json, bench.log and bench.png
-# (BENCH_SECONDS, default 240, and BENCH_ARGS, e.g. "--only airbench94").
+#   # optional: a second set of trees to profile side by side, e.g. a pass off
+#   scripts/gpu-check.sh prepare gpu-compare --gpu h200 --only airbench94-bf16-mixed \
+#       --cuda-flag=--disable-pass=channels-last
+#   scripts/gpu-check.sh build gpu-compare
+# then on the device, from the repository root, with those folders carried:
+#   scripts/gpu-session.sh
+# Every step has its own time limit, so that the whole stays within one
+# device command (10 minutes) and a slow step cannot starve the next; the
+# most telling first. It writes into ./gpu-out, packed at the end as
+# $OUT/gpu-session.tgz (the device tool brings back only a few files per
+# command: one archive loses none): env.txt (GPU,
+# driver, versions), description.json (cuDNN's description of the GPU),
+# profile.json/.log (the examples: cuda vs cpu, timed epochs, per-op
+# profile), compare.json/.log (gpu-compare's profile), bench-results.json,
+# bench.log and bench.png, check.json/.log (the other models: cuda vs cpu,
+# repeat and resume, compute-sanitizer), tuning.json and tune.log.
+# Seconds per step: PROFILE_SECONDS (200), COMPARE_SECONDS (60),
+# BENCH_SECONDS (150), CHECK_SECONDS (80), TUNE_SECONDS (45); BENCH_ARGS
+# (default: two epochs, no torch.compile row).
 set -uo pipefail
-budget=${1:-250}
-out=${OUT:-gpu-out}
+out=gpu-out
+rm -rf "$out"
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 site=$(python3 -c 'import site; print(site.getsitepackages()[0])')
@@ -27,17 +39,46 @@ export LD_LIBRARY_PATH=$site/nvidia/cudnn/lib:$site/nvidia/cu13/lib:$site/nvidia
   ldd --version | head -1
   lscpu | grep -E 'Model name|^CPU\(s\)'
 } 2>&1 | tee "$out/env.txt"
-[ -x gpu-trees/tune/tcc-tune ] && gpu-trees/tune/tcc-tune --describe > "$out/description.json" 2>&1
-python3 scripts/gpu_check.py run gpu-trees --budget "$budget" --pytorch --run-timeout 90 \
-  --out "$out/gpu-check.json" 2>&1 | tee "$out/gpu-check.log"
-status=$?
-if [ -x gpu-trees/tune/tcc-tune ]; then
-  plans=$(ls gpu-trees/tune/*.json)
-  timeout "${TUNE_SECONDS:-110}" gpu-trees/tune/tcc-tune $plans --max-candidates 12 \
-    -o "$out/tuning.json" 2>&1 | tee "$out/tune.log"
+[ -x gpu-trees/tune/tcc-tune ] && timeout 30 gpu-trees/tune/tcc-tune --describe > "$out/description.json" 2>&1
+
+# step NAME SECONDS COMMAND...: the command under its limit, its output in $out/NAME.log
+step() {
+  local name=$1 seconds=$2
+  shift 2
+  echo "== $name (at most $seconds s): $*" | tee -a "$out/steps.log"
+  local start=$SECONDS
+  timeout --kill-after=5 "$seconds" "$@" 2>&1 | tee "$out/$name.log"
+  echo "== $name: exit ${PIPESTATUS[0]} after $((SECONDS - start)) s" | tee -a "$out/steps.log"
+}
+
+examples="airbench94-bf16-mixed resnet9 fashion_cnn"
+# Each check's --budget stops new checks 30 s before the step's limit.
+p=${PROFILE_SECONDS:-200}
+step profile "$p" python3 scripts/gpu_check.py run gpu-trees --only $examples \
+  --phases compare,timed,profile --timed-epochs 2 --budget $((p - 30)) --run-timeout 90 \
+  --out "$out/profile.json"
+if [ -d gpu-compare ]; then
+  c=${COMPARE_SECONDS:-60}
+  step compare "$c" python3 scripts/gpu_check.py run gpu-compare --phases timed,profile \
+    --timed-epochs 2 --budget $((c - 20)) --run-timeout 40 --out "$out/compare.json"
 fi
 if [ -d bench-gpu ]; then
+  b=${BENCH_SECONDS:-150}
   # shellcheck disable=SC2086
-  bench/run.sh bench-gpu --budget "${BENCH_SECONDS:-240}" ${BENCH_ARGS:-} 2>&1 | tee "$out/bench.log"
+  step bench "$b" env OUT="$PWD/$out" bench/run.sh bench-gpu --budget $((b - 40)) --run-timeout 60 \
+    ${BENCH_ARGS:---epochs 2 --rows tcc-bf16 pytorch-eager tcc-fp16 tcc-fp32}
 fi
-exit $status
+k=${CHECK_SECONDS:-80}
+step check "$k" python3 scripts/gpu_check.py run gpu-trees --budget $((k - 25)) \
+  --only conv_net_fp16 conv_net-bf16-mixed conv_net-bf16 conv_net norm_mlp pool_mlp fashion_mlp \
+  --phases compare,repeat,sanitizer --run-timeout 40 --out "$out/check.json"
+if [ -x gpu-trees/tune/tcc-tune ]; then
+  step tune "${TUNE_SECONDS:-45}" gpu-trees/tune/tcc-tune gpu-trees/tune/*.json \
+    --max-candidates 12 -o "$out/tuning.json"
+fi
+# The per-op profiles (each check's report has their summaries only).
+for f in gpu-*/runs/*/profile/profile.json; do
+  [ -f "$f" ] && cp "$f" "$out/profile-$(echo "$f" | cut -d/ -f1,3 | tr / -).json"
+done
+[ -n "${OUT:-}" ] && tar czf "$OUT/gpu-session.tgz" "$out"
+exit 0

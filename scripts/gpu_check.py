@@ -95,7 +95,8 @@ def sh(cmd, cwd=None, env=None, timeout=None):
 
 def prepare(args):
     os.makedirs(args.dir, exist_ok=True)
-    manifest = {"gpu": args.gpu, "tuning_db": args.tuning_db, "models": []}
+    manifest = {"gpu": args.gpu, "tuning_db": args.tuning_db, "cuda_flags": args.cuda_flag,
+                "models": []}
     for path, compared, sanitized, precision in MODELS:
         name = model_name(path, precision)
         if args.only and name not in args.only:
@@ -121,6 +122,7 @@ def prepare(args):
                 cmd += ["--gpu=" + args.gpu, "--allow-fallback"]
                 if args.tuning_db:
                     cmd.append("--tuning-db=" + os.path.abspath(args.tuning_db))
+                cmd += args.cuda_flag
             r = sh(cmd)
             if r.returncode != 0:
                 sys.exit(f"error: {' '.join(cmd)}: {r.stderr.strip()}")
@@ -604,6 +606,9 @@ def main():
     p.add_argument("--only", nargs="*", help="model names to prepare (default: all)")
     p.add_argument("--with-tuner", action="store_true",
                    help="also DIR/tune: tcc-tune and the examples' conv plans (gpu-session.sh)")
+    p.add_argument("--cuda-flag", action="append", default=[],
+                   help="one more `tcc compile` flag for the cuda trees, e.g. "
+                        "--cuda-flag=--disable-pass=channels-last (repeatable)")
     p.add_argument("--tuning-db", help="compile the cuda trees with this tuning file "
                    "(docs/tuning.md)")
     b = sub.add_parser("build", help="build the prepared trees here, for `run` to use")

@@ -3,7 +3,7 @@
 // The cuda target sums each row of [n, C, hw] it reduces per channel (a
 // batch norm's statistics row: channel c of ghost group g, its G * hw
 // elements; a bias gradient's channel: all n * hw) over `parts` blocks, each
-// a contiguous range of `chunk` elements, then adds the parts in order
+// a contiguous range of `chunk` elements, then adds each row's parts (a block per row)
 // (runtime/cuda/device/RowSums.cuh); where a row's elements are C apart (an
 // NHWC tensor), a block sums kTile neighbouring rows side by side. One block
 // per row left most of the GPU idle: airbench94's first batch norm has 64 rows of 230400 elements, its

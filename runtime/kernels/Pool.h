@@ -67,47 +67,54 @@ inline Pool2dShape make_pool2d_shape(int64_t n, int64_t c, int64_t h, int64_t w,
 }
 
 namespace detail {
+/// The first maximal of the values offered in order, a NaN winning over
+/// every number (the last NaN offered wins, as in PyTorch's kernels), and
+/// its index. 16-bit stored values (half::F16 / BF16) are compared by their
+/// order keys, without widening each one: the same choice as comparing them
+/// widened. `best` starts at the first index (all values -inf: the first).
+template <class S, class I, bool = std::is_floating_point_v<S>> struct FirstMaximum {
+  I best{};
+  S max = -std::numeric_limits<S>::infinity();
+  FirstMaximum() = default;
+  TCC_HOST_DEVICE explicit FirstMaximum(I first) : best(first) {}
+  TCC_HOST_DEVICE void offer(S v, I index) {
+    if (v > max || std::isnan(v)) {
+      max = v;
+      best = index;
+    }
+  }
+};
+template <class S, class I> struct FirstMaximum<S, I, false> {
+  I best{};
+  uint16_t key = S::kNegativeInfinityKey; ///< the maximum so far, as an order key
+  bool nan = false;                       ///< a NaN seen: only another NaN is taken
+  FirstMaximum() = default;
+  TCC_HOST_DEVICE explicit FirstMaximum(I first) : best(first) {}
+  TCC_HOST_DEVICE void offer(S v, I index) {
+    if (v.isNan()) {
+      nan = true;
+      best = index;
+    } else if (!nan && v.orderKey() > key) {
+      key = v.orderKey();
+      best = index;
+    }
+  }
+};
+
 /// Index (within the plane) of the first maximal element of the window of
-/// output (oy, ox), and its value. A NaN is taken wherever it is (the last
-/// NaN of the window wins). 16-bit stored values (half::F16 / BF16) are
-/// compared by their order keys, without widening each one: the same
-/// choice as comparing them widened.
+/// output (oy, ox) in row-major window order, and its value.
 template <class I = int64_t, class T, class Plane>
 TCC_HOST_DEVICE I max_pool_argmax(const Pool2dShape &s, const Plane &xp, I oy, I ox, T &maxval) {
   using S = std::remove_cv_t<std::remove_reference_t<decltype(xp[0])>>;
   const I hs0 = oy * I(s.sh) - I(s.ph), ws0 = ox * I(s.sw) - I(s.pw);
   const I he = std::min<I>(hs0 + I(s.kh), I(s.h)), we = std::min<I>(ws0 + I(s.kw), I(s.w));
   const I hs = std::max<I>(hs0, 0), ws = std::max<I>(ws0, 0), w = I(s.w);
-  I best = hs * w + ws;
-  if constexpr (std::is_floating_point_v<S>) {
-    maxval = -std::numeric_limits<T>::infinity();
-    for (I iy = hs; iy < he; ++iy)
-      for (I ix = ws; ix < we; ++ix) {
-        const T v = xp[iy * w + ix];
-        if (v > maxval || std::isnan(v)) {
-          maxval = v;
-          best = iy * w + ix;
-        }
-      }
-  } else {
-    // As the loop above from maxval = -infinity: the key of the maximum so
-    // far, or a NaN seen (then only another NaN is taken).
-    uint16_t key = S::kNegativeInfinityKey;
-    bool nan = false;
-    for (I iy = hs; iy < he; ++iy)
-      for (I ix = ws; ix < we; ++ix) {
-        const S v = xp[iy * w + ix];
-        if (v.isNan()) {
-          nan = true;
-          best = iy * w + ix;
-        } else if (!nan && v.orderKey() > key) {
-          key = v.orderKey();
-          best = iy * w + ix;
-        }
-      }
-    maxval = widened<T>(xp[best]);
-  }
-  return best;
+  FirstMaximum<S, I> m(hs * w + ws);
+  for (I iy = hs; iy < he; ++iy)
+    for (I ix = ws; ix < we; ++ix)
+      m.offer(xp[iy * w + ix], iy * w + ix);
+  maxval = widened<T>(xp[m.best]);
+  return m.best;
 }
 
 struct AvgWindow {
@@ -127,6 +134,16 @@ TCC_HOST_DEVICE inline AvgWindow avg_pool_window(const Pool2dShape &s, int64_t o
   return AvgWindow{hs, he, ws, we, divisor};
 }
 } // namespace detail
+
+/// Whether the windows tile the input: stride = kernel, no padding, and
+/// the windows cover every row and column. Each input element is then in
+/// exactly one window, so a max pool's backward writes each window's dy to
+/// its maximum and zeros elsewhere (the cuda target's pools run per window
+/// then, Pool.cuh).
+TCC_HOST_DEVICE inline bool windows_tile(const Pool2dShape &s) {
+  return s.sh == s.kh && s.sw == s.kw && s.ph == 0 && s.pw == 0 && s.oh * s.kh == s.h &&
+         s.ow * s.kw == s.w;
+}
 
 namespace detail {
 /// The outputs whose windows contain input row (or column) `i` of an axis

@@ -4,7 +4,7 @@
 // `_with` interface, plus the workspace the memory plan gave the op: the
 // statistics and the backward's sums of each channel's group over many
 // blocks (runtime/cuda/RowSplit.h: each block a fixed range, its threads in
-// a fixed order, BlockSums; the parts added in order, so the same bits on
+// a fixed order, BlockSums; each row's parts added by a block, so the same bits on
 // every run), each channel's results by one thread with the cpu kernel's
 // math, every elementwise part one thread per element. A fused group's elementwise
 // ops come in as the device lambda `store` (an epilogue) or `dyAt` (a
@@ -79,7 +79,8 @@ void batch_norm_apply_with(cudaStream_t s, const BatchNormShape &shape, const X 
 }
 
 /// Training forward: each statistics row summed over split.parts blocks
-/// (RowSplit), its mean, the squared deviations from it the same way, the
+/// (RowSplit) and the parts added (a block per row), its mean, the squared
+/// deviations from it the same way, the
 /// statistics of each channel by one thread (kernels::
 /// batch_norm_store_statistics, the cpu kernel's), then each element
 /// normalised and stored by its own thread.
@@ -94,20 +95,20 @@ void batch_norm_forward_train_with(cudaStream_t s, char *workspace, int64_t work
   row_part_sums(s, shape, split, w.parts, [=] __device__(int64_t, int64_t k) {
     return kernels::Sums{double(x[k]), 0};
   });
-  for_each(s, split.rows, [=] __device__(int64_t row) {
-    w.rows[row].first = row_sums(split, w.parts, row).first;
+  combine_parts(s, split, w.parts, [=] __device__(int64_t row, const kernels::Sums &total) {
+    w.rows[row].first = total.first;
   });
   row_part_sums(s, shape, split, w.parts, [=] __device__(int64_t row, int64_t k) {
     const double d = double(x[k]) - kernels::batch_norm_mean(shape, w.rows[row].first);
     return kernels::Sums{d * d, 0};
   });
+  combine_parts(s, split, w.parts, [=] __device__(int64_t row, const kernels::Sums &total) {
+    w.rows[row].second = total.first;
+  });
   for_each(s, shape.c, [=] __device__(int64_t c) {
     kernels::batch_norm_store_statistics(
         shape, eps, momentum, savedMean, savedInvstd, runningMean, runningVar, c,
-        [&](int64_t g) {
-          const int64_t row = g * shape.c + c;
-          return kernels::Sums{w.rows[row].first, row_sums(split, w.parts, row).first};
-        },
+        [&](int64_t g) { return w.rows[g * shape.c + c]; },
         true);
   });
   batch_norm_apply_with<T>(s, shape, x, weight, bias, savedMean, savedInvstd, store);
@@ -149,8 +150,8 @@ void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspace
     const double dy = double(dx[k]);
     return kernels::Sums{dy, dy * (double(x[k]) - double(savedMean[row]))};
   });
-  for_each(s, split.rows,
-           [=] __device__(int64_t row) { w.rows[row] = row_sums(split, w.parts, row); });
+  combine_parts(s, split, w.parts,
+                [=] __device__(int64_t row, const kernels::Sums &total) { w.rows[row] = total; });
   if (dweight || dbias)
     for_each(s, shape.c, [=] __device__(int64_t c) {
       kernels::batch_norm_param_grads(

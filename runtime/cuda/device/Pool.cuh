@@ -4,7 +4,11 @@
 // output element forward and per input element backward: the same windows,
 // first-maximum rule and summation order as the cpu target's per-plane
 // loops, so the same bits, and neighbouring threads read neighbouring
-// elements. Max pools also run on 16-bit tensors (T = half::F16 / BF16),
+// elements. Max pools whose windows tile the input (kernels::windows_tile:
+// a 2x2 pool of stride 2, say, the common case) run one thread per window
+// instead, on kChunk neighbouring channels of an NHWC tensor (16-byte
+// vectors): each window's maximum is found once, where the per-element
+// backward found it again for each of the window's elements. Max pools also run on 16-bit tensors (T = half::F16 / BF16),
 // comparing and summing in f32. The global pools run one thread per plane (their planes are the
 // last layer's few elements). Each takes NCHW or NHWC (channelsLast:
 // tcc-channels-last) tensors: the _nhwc_at functions, the same sums.
@@ -13,6 +17,7 @@
 #ifndef TCC_RUNTIME_CUDA_DEVICE_POOL_CUH
 #define TCC_RUNTIME_CUDA_DEVICE_POOL_CUH
 
+#include "runtime/cuda/device/Chunk.cuh"
 #include "runtime/cuda/device/Launch.cuh"
 #include "runtime/kernels/Pool.h"
 
@@ -20,12 +25,79 @@ namespace tcc::rt::cuda {
 
 using kernels::Pool2dShape;
 
+/// The windows of a pool that tile its input (kernels::windows_tile), one
+/// thread per window and kChunk neighbouring channels of an NHWC tensor
+/// (an NCHW one is the NHWC tensor of n*C samples of one channel), in
+/// 32-bit index math (fewer than 2^31 elements).
+struct TiledWindows {
+  int32_t c, groups, w, ow, kh, kw;
+  int64_t threads;
+
+  static bool applies(const Pool2dShape &s) {
+    return kernels::windows_tile(s) && s.n * s.c * s.h * s.w < (int64_t(1) << 31);
+  }
+  static TiledWindows of(const Pool2dShape &s, bool channelsLast) {
+    const int64_t c = channelsLast ? s.c : 1, groups = (c + kChunk - 1) / kChunk;
+    return {int32_t(c),     int32_t(groups), int32_t(s.w), int32_t(s.ow),
+            int32_t(s.kh),  int32_t(s.kw),   s.n * s.c / c * s.oh * s.ow * groups};
+  }
+  /// Thread t's window: the index of its top left element at its first
+  /// channel, of its output there, and how many channels it takes.
+  TCC_HOST_DEVICE void locate(int32_t t, int32_t &first, int32_t &out, int &count) const {
+    const int32_t group = t % groups, window = t / groups; // (sample * oh + oy) * ow + ox
+    const int32_t ox = window % ow, row = window / ow, c0 = group * kChunk;
+    count = c - c0 < kChunk ? int(c - c0) : kChunk;
+    out = window * c + c0;
+    first = (row * kh * w + ox * kw) * c + c0; // row * kh = sample * h + oy * kh
+  }
+  /// Element (ky, kx) of a window, from its top left one.
+  TCC_HOST_DEVICE int32_t offset(int32_t ky, int32_t kx) const { return (ky * w + kx) * c; }
+};
+
+namespace detail {
+/// The first maximum of each of a window's channels (kernels::detail::
+/// FirstMaximum: the cpu kernels' choice), as the window's element index
+/// (row-major); `value` gets it as stored where given.
+template <class T>
+TCC_HOST_DEVICE void window_maxima(const TiledWindows &tiles, const T *x, int32_t first, int count,
+                                   kernels::detail::FirstMaximum<T, int32_t> (&m)[kChunk],
+                                   T *value) {
+  int32_t e = 0;
+  for (int32_t ky = 0; ky < tiles.kh; ++ky)
+    for (int32_t kx = 0; kx < tiles.kw; ++kx, ++e) {
+      alignas(16) T v[kChunk];
+      load_chunk(x, first + tiles.offset(ky, kx), count, v);
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k) {
+        if (k < count) {
+          m[k].offer(v[k], e);
+          if (value && m[k].best == e)
+            value[k] = v[k];
+        }
+      }
+    }
+}
+} // namespace detail
+
 // Each layout is its own kernel (one branch inside would keep both paths'
 // registers: the backward's spill).
 
 template <class T>
 void max_pool2d_forward(cudaStream_t s, const Pool2dShape &shape, bool channelsLast, const T *x,
                         T *y) {
+  if (TiledWindows::applies(shape)) {
+    const TiledWindows tiles = TiledWindows::of(shape, channelsLast);
+    for_each(s, tiles.threads, [=] __device__(int64_t t) {
+      int32_t first, out;
+      int count;
+      tiles.locate(int32_t(t), first, out, count);
+      kernels::detail::FirstMaximum<T, int32_t> m[kChunk];
+      alignas(16) T value[kChunk];
+      detail::window_maxima(tiles, x, first, count, m, value);
+      store_chunk(y, out, count, value);
+    });
+    return;
+  }
   const int64_t n = shape.n * shape.c * shape.oh * shape.ow;
   if (channelsLast)
     for_each(s, n, [=] __device__(int64_t i) { kernels::max_pool2d_forward_nhwc_at(shape, x, y, i); });
@@ -34,10 +106,35 @@ void max_pool2d_forward(cudaStream_t s, const Pool2dShape &shape, bool channelsL
 }
 
 /// Its index math in 32 bits (a 64-bit division is a subroutine call,
-/// whose registers spill around the window loop).
+/// whose registers spill around the window loop). On tiled windows, each
+/// element of a window gets 0 + the window's dy at its maximum and 0
+/// elsewhere: the per-element form's sum over the one window that holds it.
 template <class T>
 void max_pool2d_backward(cudaStream_t s, const Pool2dShape &shape, bool channelsLast,
                          const T *x, const T *dy, T *dx) {
+  using C = kernels::ComputeOf<T>;
+  if (TiledWindows::applies(shape)) {
+    const TiledWindows tiles = TiledWindows::of(shape, channelsLast);
+    for_each(s, tiles.threads, [=] __device__(int64_t t) {
+      int32_t first, out;
+      int count;
+      tiles.locate(int32_t(t), first, out, count);
+      kernels::detail::FirstMaximum<T, int32_t> m[kChunk];
+      detail::window_maxima<T>(tiles, x, first, count, m, nullptr);
+      alignas(16) T g[kChunk];
+      load_chunk(dy, out, count, g);
+      int32_t e = 0;
+      for (int32_t ky = 0; ky < tiles.kh; ++ky)
+        for (int32_t kx = 0; kx < tiles.kw; ++kx, ++e) {
+          alignas(16) T d[kChunk];
+#pragma unroll
+          for (int k = 0; k < kChunk; ++k)
+            d[k] = T(C(0) + (k < count && m[k].best == e ? kernels::widened<C>(g[k]) : C(0)));
+          store_chunk(dx, first + tiles.offset(ky, kx), count, d);
+        }
+    });
+    return;
+  }
   const int64_t n = shape.n * shape.c * shape.h * shape.w;
   if (n >= (int64_t(1) << 31))
     throw std::runtime_error("a max pool backward over 2^31 elements or more");

@@ -4,8 +4,8 @@
 // block sum its range of a row (BlockSums: a fixed order), or, where a
 // row's elements are C apart (hw 1: NHWC tensors, [n, C]), its range of 32
 // neighbouring rows side by side (each warp one sample's 32 channels, then
-// each channel's warps added in order); row_sums() adds a row's parts in
-// order. Batch norm's statistics and backward sums
+// each channel's warps added in order); combine_parts() adds each row's
+// parts, a block per row. Batch norm's statistics and backward sums
 // (Norm.cuh) and a bias gradient (StepOps.cuh, reduce_sum_keep) use them.
 //
 //===----------------------------------------------------------------------===//
@@ -173,15 +173,21 @@ void row_part_sums(cudaStream_t s, const BatchNormShape &shape,
             });
 }
 
-/// The sums of row `row`'s parts, in order.
-TCC_HOST_DEVICE inline kernels::Sums row_sums(const tcc::cuda::RowSplit &split,
-                                              const kernels::Sums *parts, int64_t row) {
-  kernels::Sums total;
-  for (int64_t p = 0; p < split.parts; ++p) {
-    total.first += parts[row * split.parts + p].first;
-    total.second += parts[row * split.parts + p].second;
-  }
-  return total;
+/// done(row, the sums of the row's parts) for every row of the split, one
+/// block per row: its parts summed as BlockSums sums (kThreads strided
+/// partial sums, then a tree: the same order on every GPU). One thread per
+/// row walking its parts in order (up to 1024 of them, each load waiting
+/// for the last add) took most of a batch norm's time on the H200
+/// (docs/performance.md, the third GPU run).
+template <class Done>
+void combine_parts(cudaStream_t s, const tcc::cuda::RowSplit &split,
+                   const kernels::Sums *parts, Done done) {
+  per_block(s, split.rows, 1, [=] __device__(int64_t row, const BlockSums &sums) {
+    const kernels::Sums total = sums.over_range(
+        0, split.parts, [&](int64_t p, int64_t) { return parts[row * split.parts + p]; });
+    if (sums.leader())
+      done(row, total);
+  });
 }
 
 } // namespace tcc::rt::cuda

@@ -189,7 +189,7 @@ void shift_reflect(cudaStream_t s, int64_t nc, int64_t h, int64_t w, int64_t dy,
 /// Sum over every dim but the middle of x viewed as [outer, mid, inner]
 /// (a bias's gradient): each j's outer * inner elements over several blocks
 /// (RowSums.cuh, with the workspace the memory plan gave the op), in double,
-/// then the parts added in order.
+/// then each j's parts added by a block.
 template <class T>
 void reduce_sum_keep(cudaStream_t s, char *workspace, int64_t workspaceBytes, int64_t outer,
                      int64_t mid, int64_t inner, const T *x, T *y) {
@@ -199,7 +199,8 @@ void reduce_sum_keep(cudaStream_t s, char *workspace, int64_t workspaceBytes, in
   row_part_sums(s, rows, split, w.parts, [=] __device__(int64_t, int64_t k) {
     return kernels::Sums{double(x[k]), 0};
   });
-  for_each(s, mid, [=] __device__(int64_t j) { y[j] = T(row_sums(split, w.parts, j).first); });
+  combine_parts(s, split, w.parts,
+                [=] __device__(int64_t j, const kernels::Sums &total) { y[j] = T(total.first); });
 }
 
 //--- losses and metrics ----------------------------------------------------//

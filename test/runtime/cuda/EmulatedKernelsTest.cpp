@@ -265,6 +265,69 @@ TEST(MaxPoolOnDevice, SixteenBitGivesTheF32KernelsBitsCastDown) {
     ASSERT_EQ(dx[i].bits, kernels::float_to_f16(dxf[i])) << "dx[" << i << "]";
 }
 
+// Max pools whose windows tile the input run one thread per window and
+// kChunk channels (cuda::TiledWindows): the cpu kernels' results (on
+// widened copies, cast down, for bf16), bit for bit, in both layouts. 2x2
+// and 4x4 windows; 12 channels (a chunk of 8 and one of 4) and 16 (whole
+// vectors); ties, -inf, a NaN, and a dy of -0 (the backward adds it to +0,
+// as the cpu kernel's zeroed dx does).
+TEST(MaxPoolOnDevice, TiledWindowsGiveTheCpuKernelsBits) {
+  using tcc::rt::half::BF16;
+  for (auto [c, k] : {std::array<int64_t, 2>{12, 2}, std::array<int64_t, 2>{16, 4}}) {
+    const kernels::Pool2dShape s = kernels::make_pool2d_shape(3, c, 8, 4 * k, k, k, k, k);
+    ASSERT_TRUE(cuda::TiledWindows::applies(s));
+    const int64_t hw = s.h * s.w, ohw = s.oh * s.ow;
+    const size_t in = size_t(s.n * s.c * hw), out = size_t(s.n * s.c * ohw);
+    std::vector<float> x = randomValues(size_t(in), 11, 0.0f),
+                       dy = randomValues(size_t(out), 12, 0.0f);
+    for (float &v : x)
+      v = std::round(v * 4) / 4; // ties within windows
+    x[5] = -INFINITY;
+    x[size_t(hw + 3)] = NAN;
+    dy[7] = -0.0f;
+    // Exactly representable in bf16, so the f32 kernels see the same values.
+    for (float &v : x)
+      v = kernels::bf16_to_float(kernels::float_to_bf16(v));
+    for (float &v : dy)
+      v = kernels::bf16_to_float(kernels::float_to_bf16(v));
+    std::vector<float> y(out), dx(in);
+    kernels::max_pool2d_forward(s, x.data(), y.data());
+    kernels::max_pool2d_backward(s, x.data(), dy.data(), dx.data());
+    for (bool last : {false, true}) {
+      auto stored = [&](const std::vector<float> &v, int64_t plane) {
+        return last ? toChannelsLast(v, s.n, s.c, plane) : v;
+      };
+      auto expectBits = [&](const std::vector<float> &want, const std::vector<float> &got,
+                            const char *what) {
+        for (size_t i = 0; i < want.size(); ++i)
+          ASSERT_EQ(std::memcmp(&want[i], &got[i], sizeof(float)), 0)
+              << what << (last ? " nhwc" : " nchw") << " c" << c << " at " << i;
+      };
+      const std::vector<float> xs = stored(x, hw), dys = stored(dy, ohw);
+      std::vector<float> yd(out), dxd(in);
+      cuda::max_pool2d_forward<float>(nullptr, s, last, xs.data(), yd.data());
+      cuda::max_pool2d_backward<float>(nullptr, s, last, xs.data(), dys.data(), dxd.data());
+      expectBits(stored(y, ohw), yd, "f32 forward");
+      expectBits(stored(dx, hw), dxd, "f32 backward");
+
+      std::vector<BF16> xh(in), dyh(out), yh(out), dxh(in);
+      for (size_t i = 0; i < xh.size(); ++i)
+        xh[i].bits = kernels::float_to_bf16(xs[i]);
+      for (size_t o = 0; o < dyh.size(); ++o)
+        dyh[o].bits = kernels::float_to_bf16(dys[o]);
+      cuda::max_pool2d_forward<BF16>(nullptr, s, last, xh.data(), yh.data());
+      cuda::max_pool2d_backward<BF16>(nullptr, s, last, xh.data(), dyh.data(), dxh.data());
+      std::vector<float> yw(out), dxw(in);
+      for (size_t o = 0; o < yw.size(); ++o)
+        yw[o] = kernels::bf16_to_float(yh[o].bits);
+      for (size_t i = 0; i < dxw.size(); ++i)
+        dxw[i] = kernels::bf16_to_float(dxh[i].bits);
+      expectBits(stored(y, ohw), yw, "bf16 forward");
+      expectBits(stored(dx, hw), dxw, "bf16 backward");
+    }
+  }
+}
+
 // Every pool on NHWC tensors (tcc-channels-last) gives the NCHW kernels'
 // results, stored NHWC, bit for bit: the same windows and sums in the
 // same order. Overlapping padded windows (3x3, stride 2, pad 1), ties
