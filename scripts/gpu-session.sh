@@ -13,7 +13,7 @@
 #   scripts/gpu-session.sh
 # Every step has its own time limit, so that the whole stays within one
 # device command (10 minutes) and a slow step cannot starve the next; the
-# most telling first. It writes into ./gpu-out, packed at the end as
+# most telling first. It writes into ./gpu-out, packed after every step as
 # $OUT/gpu-session.tgz (the device tool brings back only a few files per
 # command: one archive loses none): env.txt (GPU,
 # driver, versions), description.json (cuDNN's description of the GPU),
@@ -49,6 +49,18 @@ step() {
   local start=$SECONDS
   timeout --kill-after=5 "$seconds" "$@" 2>&1 | tee "$out/$name.log"
   echo "== $name: exit ${PIPESTATUS[0]} after $((SECONDS - start)) s" | tee -a "$out/steps.log"
+  pack
+}
+
+# $OUT/gpu-session.tgz: what is there so far (after every step: a command cut
+# short by the device's limit keeps the steps done), with the per-op
+# profiles (each check's report has their summaries only).
+pack() {
+  for f in gpu-*/runs/*/profile/profile.json; do
+    [ -f "$f" ] && cp "$f" "$out/profile-$(echo "$f" | cut -d/ -f1,3 | tr / -).json"
+  done
+  [ -n "${OUT:-}" ] && tar czf "$OUT/gpu-session.tgz.tmp" "$out" &&
+    mv "$OUT/gpu-session.tgz.tmp" "$OUT/gpu-session.tgz"
 }
 
 examples="airbench94-bf16-mixed resnet9 fashion_cnn"
@@ -76,9 +88,4 @@ if [ -x gpu-trees/tune/tcc-tune ]; then
   step tune "${TUNE_SECONDS:-45}" gpu-trees/tune/tcc-tune gpu-trees/tune/*.json \
     --max-candidates 12 -o "$out/tuning.json"
 fi
-# The per-op profiles (each check's report has their summaries only).
-for f in gpu-*/runs/*/profile/profile.json; do
-  [ -f "$f" ] && cp "$f" "$out/profile-$(echo "$f" | cut -d/ -f1,3 | tr / -).json"
-done
-[ -n "${OUT:-}" ] && tar czf "$OUT/gpu-session.tgz" "$out"
 exit 0

@@ -135,14 +135,15 @@ TCC_HOST_DEVICE inline AvgWindow avg_pool_window(const Pool2dShape &s, int64_t o
 }
 } // namespace detail
 
-/// Whether the windows tile the input: stride = kernel, no padding, and
-/// the windows cover every row and column. Each input element is then in
-/// exactly one window, so a max pool's backward writes each window's dy to
-/// its maximum and zeros elsewhere (the cuda target's pools run per window
-/// then, Pool.cuh).
+/// Whether the windows tile the input: stride = kernel, no padding, every
+/// window inside the input. Each input element is then in one window at
+/// most (the rows and columns past the last window, fewer than a kernel's:
+/// in none, as a 2x2 pool leaves the last row of 31), so a max pool's
+/// backward writes each window's dy to its maximum and zeros elsewhere (the
+/// cuda target's pools run per window then, Pool.cuh).
 TCC_HOST_DEVICE inline bool windows_tile(const Pool2dShape &s) {
-  return s.sh == s.kh && s.sw == s.kw && s.ph == 0 && s.pw == 0 && s.oh * s.kh == s.h &&
-         s.ow * s.kw == s.w;
+  return s.sh == s.kh && s.sw == s.kw && s.ph == 0 && s.pw == 0 && s.oh * s.kh <= s.h &&
+         s.ow * s.kw <= s.w && s.h - s.oh * s.kh < s.kh && s.w - s.ow * s.kw < s.kw;
 }
 
 namespace detail {

@@ -8,8 +8,9 @@
 // a 2x2 pool of stride 2, say, the common case) run one thread per window
 // instead, on kChunk neighbouring channels of an NHWC tensor (16-byte
 // vectors): each window's maximum is found once, where the per-element
-// backward found it again for each of the window's elements. Max pools also run on 16-bit tensors (T = half::F16 / BF16),
-// comparing and summing in f32. The global pools run one thread per plane (their planes are the
+// backward found it again for each of the window's elements. Max pools
+// also run on 16-bit tensors (T = half::F16 / BF16), comparing and summing
+// in f32. The global pools run one thread per plane (their planes are the
 // last layer's few elements). Each takes NCHW or NHWC (channelsLast:
 // tcc-channels-last) tensors: the _nhwc_at functions, the same sums.
 //
@@ -30,7 +31,7 @@ using kernels::Pool2dShape;
 /// (an NCHW one is the NHWC tensor of n*C samples of one channel), in
 /// 32-bit index math (fewer than 2^31 elements).
 struct TiledWindows {
-  int32_t c, groups, w, ow, kh, kw;
+  int32_t c, groups, h, w, oh, ow, kh, kw;
   int64_t threads;
 
   static bool applies(const Pool2dShape &s) {
@@ -38,17 +39,24 @@ struct TiledWindows {
   }
   static TiledWindows of(const Pool2dShape &s, bool channelsLast) {
     const int64_t c = channelsLast ? s.c : 1, groups = (c + kChunk - 1) / kChunk;
-    return {int32_t(c),     int32_t(groups), int32_t(s.w), int32_t(s.ow),
-            int32_t(s.kh),  int32_t(s.kw),   s.n * s.c / c * s.oh * s.ow * groups};
+    return {int32_t(c),    int32_t(groups), int32_t(s.h),  int32_t(s.w),
+            int32_t(s.oh), int32_t(s.ow),   int32_t(s.kh), int32_t(s.kw),
+            s.n * s.c / c * s.oh * s.ow * groups};
   }
   /// Thread t's window: the index of its top left element at its first
-  /// channel, of its output there, and how many channels it takes.
-  TCC_HOST_DEVICE void locate(int32_t t, int32_t &first, int32_t &out, int &count) const {
+  /// channel, of its output there, how many channels it takes, and the rows
+  /// and columns it writes in a backward: the window's, and in the last
+  /// window of a row or column those past it, in no window.
+  TCC_HOST_DEVICE void locate(int32_t t, int32_t &first, int32_t &out, int &count,
+                              int32_t &rows, int32_t &cols) const {
     const int32_t group = t % groups, window = t / groups; // (sample * oh + oy) * ow + ox
-    const int32_t ox = window % ow, row = window / ow, c0 = group * kChunk;
+    const int32_t ox = window % ow, row = window / ow, sample = row / oh, oy = row - sample * oh;
+    const int32_t c0 = group * kChunk;
     count = c - c0 < kChunk ? int(c - c0) : kChunk;
     out = window * c + c0;
-    first = (row * kh * w + ox * kw) * c + c0; // row * kh = sample * h + oy * kh
+    first = ((sample * h + oy * kh) * w + ox * kw) * c + c0;
+    rows = oy == oh - 1 ? h - oy * kh : kh;
+    cols = ox == ow - 1 ? w - ox * kw : kw;
   }
   /// Element (ky, kx) of a window, from its top left one.
   TCC_HOST_DEVICE int32_t offset(int32_t ky, int32_t kx) const { return (ky * w + kx) * c; }
@@ -88,9 +96,9 @@ void max_pool2d_forward(cudaStream_t s, const Pool2dShape &shape, bool channelsL
   if (TiledWindows::applies(shape)) {
     const TiledWindows tiles = TiledWindows::of(shape, channelsLast);
     for_each(s, tiles.threads, [=] __device__(int64_t t) {
-      int32_t first, out;
+      int32_t first, out, rows, cols;
       int count;
-      tiles.locate(int32_t(t), first, out, count);
+      tiles.locate(int32_t(t), first, out, count, rows, cols);
       kernels::detail::FirstMaximum<T, int32_t> m[kChunk];
       alignas(16) T value[kChunk];
       detail::window_maxima(tiles, x, first, count, m, value);
@@ -116,16 +124,17 @@ void max_pool2d_backward(cudaStream_t s, const Pool2dShape &shape, bool channels
   if (TiledWindows::applies(shape)) {
     const TiledWindows tiles = TiledWindows::of(shape, channelsLast);
     for_each(s, tiles.threads, [=] __device__(int64_t t) {
-      int32_t first, out;
+      int32_t first, out, rows, cols;
       int count;
-      tiles.locate(int32_t(t), first, out, count);
+      tiles.locate(int32_t(t), first, out, count, rows, cols);
       kernels::detail::FirstMaximum<T, int32_t> m[kChunk];
       detail::window_maxima<T>(tiles, x, first, count, m, nullptr);
       alignas(16) T g[kChunk];
       load_chunk(dy, out, count, g);
-      int32_t e = 0;
-      for (int32_t ky = 0; ky < tiles.kh; ++ky)
-        for (int32_t kx = 0; kx < tiles.kw; ++kx, ++e) {
+      for (int32_t ky = 0; ky < rows; ++ky)
+        for (int32_t kx = 0; kx < cols; ++kx) {
+          // Element e of the window; past it (no window), none.
+          const int32_t e = ky < tiles.kh && kx < tiles.kw ? ky * tiles.kw + kx : -1;
           alignas(16) T d[kChunk];
 #pragma unroll
           for (int k = 0; k < kChunk; ++k)

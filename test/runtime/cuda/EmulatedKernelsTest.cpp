@@ -268,13 +268,14 @@ TEST(MaxPoolOnDevice, SixteenBitGivesTheF32KernelsBitsCastDown) {
 // Max pools whose windows tile the input run one thread per window and
 // kChunk channels (cuda::TiledWindows): the cpu kernels' results (on
 // widened copies, cast down, for bf16), bit for bit, in both layouts. 2x2
-// and 4x4 windows; 12 channels (a chunk of 8 and one of 4) and 16 (whole
+// and 4x4 windows, rows and columns past the last window (their dx: 0); 12 channels (a chunk of 8 and one of 4) and 16 (whole
 // vectors); ties, -inf, a NaN, and a dy of -0 (the backward adds it to +0,
 // as the cpu kernel's zeroed dx does).
 TEST(MaxPoolOnDevice, TiledWindowsGiveTheCpuKernelsBits) {
   using tcc::rt::half::BF16;
   for (auto [c, k] : {std::array<int64_t, 2>{12, 2}, std::array<int64_t, 2>{16, 4}}) {
-    const kernels::Pool2dShape s = kernels::make_pool2d_shape(3, c, 8, 4 * k, k, k, k, k);
+    // The last rows and column in no window (2x2 on 5x9; 4x4 on 11x17).
+    const kernels::Pool2dShape s = kernels::make_pool2d_shape(3, c, 3 * k - 1, 4 * k + 1, k, k, k, k);
     ASSERT_TRUE(cuda::TiledWindows::applies(s));
     const int64_t hw = s.h * s.w, ohw = s.oh * s.ow;
     const size_t in = size_t(s.n * s.c * hw), out = size_t(s.n * s.c * ohw);
@@ -304,13 +305,15 @@ TEST(MaxPoolOnDevice, TiledWindowsGiveTheCpuKernelsBits) {
               << what << (last ? " nhwc" : " nchw") << " c" << c << " at " << i;
       };
       const std::vector<float> xs = stored(x, hw), dys = stored(dy, ohw);
-      std::vector<float> yd(out), dxd(in);
+      std::vector<float> yd(out, NAN), dxd(in, NAN); // every element must be written
       cuda::max_pool2d_forward<float>(nullptr, s, last, xs.data(), yd.data());
       cuda::max_pool2d_backward<float>(nullptr, s, last, xs.data(), dys.data(), dxd.data());
       expectBits(stored(y, ohw), yd, "f32 forward");
       expectBits(stored(dx, hw), dxd, "f32 backward");
 
       std::vector<BF16> xh(in), dyh(out), yh(out), dxh(in);
+      for (BF16 &v : dxh)
+        v.bits = 0x7fc0; // a NaN: every element must be written
       for (size_t i = 0; i < xh.size(); ++i)
         xh[i].bits = kernels::float_to_bf16(xs[i]);
       for (size_t o = 0; o < dyh.size(); ++o)
