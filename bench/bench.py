@@ -195,6 +195,12 @@ def environment():
                             "torch.version.cuda, torch.backends.cudnn.version())"])}
 
 
+def row_entry(measured, model, row, data, epochs):
+    """A table row: what the trainer measured (a PyTorch row's JSON has its
+    own `epochs`, the count it ran) under the run's own keys."""
+    return {**measured, "model": model, "row": row, "data": data, "epochs": epochs}
+
+
 def save(args, result, model, flops, peak):
     """The rows so far, with the model's FLOPs per image (counted by the
     PyTorch rows), as JSON in DIR, bench/results/ and $OUT."""
@@ -255,7 +261,7 @@ def run(args):
                 measured = pytorch_row(args, model, data, epochs,
                                        "max-autotune" if name == "torch-compile" else None)
                 flops = measured.get("flops_per_image") or flops
-            entry = {**measured, "model": model, "row": name, "data": kind, "epochs": epochs}
+            entry = row_entry(measured, model, name, kind, epochs)
             result["rows"].append(entry)
             print(line_of(entry), flush=True)
             save(args, result, model, flops, peak)  # a run cut short keeps its rows

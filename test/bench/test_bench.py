@@ -108,7 +108,11 @@ def test_data_mode_and_table():
                 64 * 10)
         check(result["flops_per_image"] in (6 * macs,), f"FLOPs per image "
               f"{result['flops_per_image']}, counted by hand {6 * macs}")
-        rows = [dict(result, model="fashion_cnn", row="pytorch-eager", data="real"),
+        # The run's own keys over the PyTorch JSON's (its `epochs` among them:
+        # merging them as keyword arguments failed on the first GPU run).
+        entry = bench.row_entry(result, "fashion_cnn", "pytorch-eager", "real", 2.0)
+        check(entry["epochs"] == 2.0 and entry["steps"] == 6, "a row's keys")
+        rows = [entry,
                 dict(model="fashion_cnn", row="tcc-bf16", data="real", error="exit 1: x")]
         text = bench.table({"rows": rows})
         check("| fashion_cnn | pytorch-eager | real |" in text and "1.00x" in text,

@@ -56,8 +56,12 @@ TCC_HOST_DEVICE inline BatchPixel batchPixel(int64_t i, const BatchSpec &spec) {
 }
 
 /// The training batch of step *step, as runtime/cpu/Batch.h gathers it:
-/// one thread per pixel (each draws its sample's order and augmentation,
-/// pure functions of (seed, epoch, position)). Sets control->valid.
+/// one block per sample, its threads over the sample's pixels (neighbouring
+/// threads, neighbouring pixels). Each thread draws the sample's order and
+/// augmentation (pure functions of (seed, epoch, position)) once, where one
+/// thread per pixel drew them for each of a CIFAR image's 3072 pixels: the
+/// gather took 0.18 ms of airbench94's 4.7 ms step on the H200. Sets
+/// control->valid.
 inline void gather_train_batch(cudaStream_t s, const StepBuffers &b, const int64_t *step,
                                int64_t size, float *images, int64_t *labels) {
   const DataView data = b.train;
@@ -65,11 +69,10 @@ inline void gather_train_batch(cudaStream_t s, const StepBuffers &b, const int64
   StepControl *control = b.control;
   const int64_t plane = spec.c * spec.h * spec.w;
   checkBatchIndex(size * plane);
-  for_each(s, size * plane, [=] __device__(int64_t i) {
+  per_block(s, size, plane, [=] __device__(int64_t slot, const BlockSums &pixels) {
     const RunConstants &run = control->run;
     const int64_t epoch = *step / run.stepsPerEpoch, index = *step % run.stepsPerEpoch;
-    const BatchPixel px = batchPixel(i, spec);
-    const int64_t position = batch::trainPosition(index, px.slot, size, data.n);
+    const int64_t position = batch::trainPosition(index, slot, size, data.n);
     const int64_t row =
         spec.shuffle ? rng::shuffledRow(run.seed, uint64_t(epoch), position, data.n) : position;
     rng::AugmentDraw draw;
@@ -79,11 +82,15 @@ inline void gather_train_batch(cudaStream_t s, const StepBuffers &b, const int64
                               spec.augment.translate, spec.augment.cutout,
                               spec.augment.alternateFlip, uint64_t(row),
                               spec.augment.balanced, data.n);
-    images[i] = batch::samplePixel(data.pixels, data.isFloat, row, spec.c, spec.h, spec.w,
-                                   spec.augmentOn ? &draw : nullptr, spec.augment, px.ch,
-                                   px.y, px.x, spec.mean[px.ch], spec.std[px.ch]);
-    if (px.ch == 0 && px.y == 0 && px.x == 0)
-      labels[px.slot] = data.labels[row];
+    pixels.each(1, [&](int64_t, int64_t e) {
+      const BatchPixel px = batchPixel(e, spec); // pixel e of the sample: px.slot is 0
+      images[slot * plane + e] = batch::samplePixel(
+          data.pixels, data.isFloat, row, spec.c, spec.h, spec.w,
+          spec.augmentOn ? &draw : nullptr, spec.augment, px.ch, px.y, px.x,
+          spec.mean[px.ch], spec.std[px.ch]);
+    });
+    if (pixels.leader())
+      labels[slot] = data.labels[row];
   });
   single(s, [=] __device__() { control->valid = size; });
 }
