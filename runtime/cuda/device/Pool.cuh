@@ -43,20 +43,21 @@ struct TiledWindows {
             int32_t(s.oh), int32_t(s.ow),   int32_t(s.kh), int32_t(s.kw),
             s.n * s.c / c * s.oh * s.ow * groups};
   }
-  /// Thread t's window: the index of its top left element at its first
+  /// A thread's window: the index of its top left element at its first
   /// channel, of its output there, how many channels it takes, and the rows
   /// and columns it writes in a backward: the window's, and in the last
   /// window of a row or column those past it, in no window.
-  TCC_HOST_DEVICE void locate(int32_t t, int32_t &first, int32_t &out, int &count,
-                              int32_t &rows, int32_t &cols) const {
+  struct Window {
+    int32_t first, out, rows, cols;
+    int count;
+  };
+  TCC_HOST_DEVICE Window locate(int32_t t) const {
     const int32_t group = t % groups, window = t / groups; // (sample * oh + oy) * ow + ox
     const int32_t ox = window % ow, row = window / ow, sample = row / oh, oy = row - sample * oh;
     const int32_t c0 = group * kChunk;
-    count = c - c0 < kChunk ? int(c - c0) : kChunk;
-    out = window * c + c0;
-    first = ((sample * h + oy * kh) * w + ox * kw) * c + c0;
-    rows = oy == oh - 1 ? h - oy * kh : kh;
-    cols = ox == ow - 1 ? w - ox * kw : kw;
+    return {((sample * h + oy * kh) * w + ox * kw) * c + c0, window * c + c0,
+            oy == oh - 1 ? h - oy * kh : kh, ox == ow - 1 ? w - ox * kw : kw,
+            c - c0 < kChunk ? int(c - c0) : kChunk};
   }
   /// Element (ky, kx) of a window, from its top left one.
   TCC_HOST_DEVICE int32_t offset(int32_t ky, int32_t kx) const { return (ky * w + kx) * c; }
@@ -67,17 +68,18 @@ namespace detail {
 /// FirstMaximum: the cpu kernels' choice), as the window's element index
 /// (row-major); `value` gets it as stored where given.
 template <class T>
-TCC_HOST_DEVICE void window_maxima(const TiledWindows &tiles, const T *x, int32_t first, int count,
+TCC_HOST_DEVICE void window_maxima(const TiledWindows &tiles, const TiledWindows::Window &win,
+                                   const T *x,
                                    kernels::detail::FirstMaximum<T, int32_t> (&m)[kChunk],
                                    T *value) {
   int32_t e = 0;
   for (int32_t ky = 0; ky < tiles.kh; ++ky)
     for (int32_t kx = 0; kx < tiles.kw; ++kx, ++e) {
       alignas(16) T v[kChunk];
-      load_chunk(x, first + tiles.offset(ky, kx), count, v);
+      load_chunk(x, win.first + tiles.offset(ky, kx), win.count, v);
 #pragma unroll
       for (int k = 0; k < kChunk; ++k) {
-        if (k < count) {
+        if (k < win.count) {
           m[k].offer(v[k], e);
           if (value && m[k].best == e)
             value[k] = v[k];
@@ -96,13 +98,11 @@ void max_pool2d_forward(cudaStream_t s, const Pool2dShape &shape, bool channelsL
   if (TiledWindows::applies(shape)) {
     const TiledWindows tiles = TiledWindows::of(shape, channelsLast);
     for_each(s, tiles.threads, [=] __device__(int64_t t) {
-      int32_t first, out, rows, cols;
-      int count;
-      tiles.locate(int32_t(t), first, out, count, rows, cols);
+      const TiledWindows::Window win = tiles.locate(int32_t(t));
       kernels::detail::FirstMaximum<T, int32_t> m[kChunk];
       alignas(16) T value[kChunk];
-      detail::window_maxima(tiles, x, first, count, m, value);
-      store_chunk(y, out, count, value);
+      detail::window_maxima(tiles, win, x, m, value);
+      store_chunk(y, win.out, win.count, value);
     });
     return;
   }
@@ -124,22 +124,20 @@ void max_pool2d_backward(cudaStream_t s, const Pool2dShape &shape, bool channels
   if (TiledWindows::applies(shape)) {
     const TiledWindows tiles = TiledWindows::of(shape, channelsLast);
     for_each(s, tiles.threads, [=] __device__(int64_t t) {
-      int32_t first, out, rows, cols;
-      int count;
-      tiles.locate(int32_t(t), first, out, count, rows, cols);
+      const TiledWindows::Window win = tiles.locate(int32_t(t));
       kernels::detail::FirstMaximum<T, int32_t> m[kChunk];
-      detail::window_maxima<T>(tiles, x, first, count, m, nullptr);
+      detail::window_maxima<T>(tiles, win, x, m, nullptr);
       alignas(16) T g[kChunk];
-      load_chunk(dy, out, count, g);
-      for (int32_t ky = 0; ky < rows; ++ky)
-        for (int32_t kx = 0; kx < cols; ++kx) {
+      load_chunk(dy, win.out, win.count, g);
+      for (int32_t ky = 0; ky < win.rows; ++ky)
+        for (int32_t kx = 0; kx < win.cols; ++kx) {
           // Element e of the window; past it (no window), none.
           const int32_t e = ky < tiles.kh && kx < tiles.kw ? ky * tiles.kw + kx : -1;
           alignas(16) T d[kChunk];
 #pragma unroll
           for (int k = 0; k < kChunk; ++k)
-            d[k] = T(C(0) + (k < count && m[k].best == e ? kernels::widened<C>(g[k]) : C(0)));
-          store_chunk(dx, first + tiles.offset(ky, kx), count, d);
+            d[k] = T(C(0) + (k < win.count && m[k].best == e ? kernels::widened<C>(g[k]) : C(0)));
+          store_chunk(dx, win.first + tiles.offset(ky, kx), win.count, d);
         }
     });
     return;
