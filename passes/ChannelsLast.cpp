@@ -176,9 +176,8 @@ void assignLayouts(func::FuncOp fn, Counts &counts) {
         for (Value v : values)
           classes.want(v);
       }
-      Value *first = llvm::find_if(values, layoutMatters);
-      for (Value v : values)
-        if (first != values.end())
+      if (Value *first = llvm::find_if(values, layoutMatters); first != values.end())
+        for (Value v : values)
           classes.join(*first, v);
     }
   // The terminators' operands and the values an op with a region reads or

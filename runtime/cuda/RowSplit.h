@@ -3,11 +3,12 @@
 // The cuda target sums each row of [n, C, hw] it reduces per channel (a
 // batch norm's statistics row: channel c of ghost group g, its G * hw
 // elements; a bias gradient's channel: all n * hw) over `parts` blocks, each
-// a contiguous range of `chunk` elements, then adds each row's parts (a block per row)
-// (runtime/cuda/device/RowSums.cuh); where a row's elements are C apart (an
-// NHWC tensor), a block sums kTile neighbouring rows side by side. One block
-// per row left most of the GPU idle: airbench94's first batch norm has 64 rows of 230400 elements, its
-// whitening bias gradient 24 of a million. The split is a function of the
+// a contiguous range of `chunk` elements, then adds each row's parts, a
+// block per row (runtime/cuda/device/RowSums.cuh); where a row's elements
+// are C apart (an NHWC tensor), a block sums kTile neighbouring rows side by
+// side. One block per row left most of the GPU idle: airbench94's first
+// batch norm has 64 rows of 230400 elements, its whitening bias gradient 24
+// of a million. The split is a function of the
 // shape only, so the sums, and the bits, are the same on every GPU. The
 // parts' sums need a workspace in the memory plan: the compiler asks for
 // workspaceBytes() (codegen/cuda/CudaConvPlans.cpp, attachCudaTarget) and

@@ -4,9 +4,9 @@
 // `_with` interface, plus the workspace the memory plan gave the op: the
 // statistics and the backward's sums of each channel's group over many
 // blocks (runtime/cuda/RowSplit.h: each block a fixed range, its threads in
-// a fixed order, BlockSums; each row's parts added by a block, so the same bits on
-// every run), each channel's results by one thread with the cpu kernel's
-// math, every elementwise part one thread per element. A fused group's elementwise
+// a fixed order, BlockSums; each row's parts added by a block, so the same
+// bits on every run), each channel's results by one thread with the cpu
+// kernel's math, every elementwise part one thread per element. A fused group's elementwise
 // ops come in as the device lambda `store` (an epilogue) or `dyAt` (a
 // backward prologue), printed by codegen/CpuFusion.cpp; each element's
 // thread calls them once (a call inside a loop would spill registers).
@@ -80,10 +80,9 @@ void batch_norm_apply_with(cudaStream_t s, const BatchNormShape &shape, const X 
 
 /// Training forward: each statistics row summed over split.parts blocks
 /// (RowSplit) and the parts added (a block per row), its mean, the squared
-/// deviations from it the same way, the
-/// statistics of each channel by one thread (kernels::
-/// batch_norm_store_statistics, the cpu kernel's), then each element
-/// normalised and stored by its own thread.
+/// deviations from it the same way, the statistics of each channel by one
+/// thread (kernels::batch_norm_store_statistics, the cpu kernel's), then
+/// each element normalised and stored by its own thread.
 template <class T, class X, class Store>
 void batch_norm_forward_train_with(cudaStream_t s, char *workspace, int64_t workspaceBytes,
                                    const BatchNormShape &shape, const X *x, const T *weight,
