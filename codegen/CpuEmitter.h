@@ -108,6 +108,13 @@ struct ChunkedElementwise {
 LogicalResult printChunkedElementwiseBody(FusionGroupOp group, CpuEmitter &emitter,
                                           ChunkedElementwise &chunked);
 
+/// The statements of a chunk (runtime/cuda/device/Chunk.cuh, in a lambda
+/// of `i0` and `count`): the chunks c<j> of `loads` loaded, `prelude` and
+/// `body` for each element k of the chunk (unrolled), the chunks s<j> of
+/// `stores` stored; each line indented by `indent`.
+std::string chunkLoopText(ArrayRef<std::string> loads, ArrayRef<std::string> stores,
+                          StringRef prelude, StringRef body, StringRef indent);
+
 /// How a target calls the batch norm kernels with a lambda (`_with`): the
 /// cpu target's host kernels (runtime/kernels/Norm.h), or the cuda
 /// target's launches of the same per-channel functions.
@@ -119,7 +126,10 @@ struct NormKernelStyle {
   /// forward and the backward): "" on the cpu, the cuda target's workspace
   /// "pointer, bytes, " (runtime/cuda/RowSplit.h).
   std::string workspace;
-  static NormKernelStyle cpu() { return {"[&]", "", "", ""}; }
+  /// The cuda target's kernels take a chunk of elements at a time
+  /// (runtime/cuda/device/Norm.cuh); the cpu target's, one.
+  bool chunked = false;
+  static NormKernelStyle cpu() { return {"[&]", "", "", "", false}; }
 };
 
 /// A norm_epilogue or norm_backward_prologue group: the batch norm kernel

@@ -15,6 +15,7 @@
 #include "codegen/KernelArgs.h"
 
 #include "ir/TccOps.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -195,8 +196,9 @@ LogicalResult printElementwise(FusionGroupOp group, CpuEmitter &e) {
 /// The batch norm's kernel with the elementwise ops as its store.
 LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e, const NormKernelStyle &k) {
   Operation *norm = normOf(group);
-  ElementPrinter printer(group, e);
-  printer.setLocal(norm->getResult(0), "y");
+  ChunkedElementwise chunks;
+  ElementPrinter printer(group, e, k.chunked ? &chunks : nullptr);
+  printer.setLocal(norm->getResult(0), k.chunked ? "y[k]" : "y");
   std::string functors, body;
   llvm::raw_string_ostream fos(functors), bos(body);
   printer.printStores(norm->getResult(0), bos);
@@ -205,7 +207,11 @@ LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e, const NormKe
       return failure();
     printer.printStores(op->getResults(), bos);
   }
-  std::string store = k.lambda + "(int64_t i, float y) {\n" + body + "    }";
+  // The cuda kernels hand over a chunk of normalised elements y[0, count).
+  std::string store =
+      k.chunked ? k.lambda + "(int64_t i0, int count, const float (&y)[cuda::kChunk]) {\n" +
+                      chunkLoopText(chunks.loads, chunks.stores, "", body, "      ") + "    }"
+                : k.lambda + "(int64_t i, float y) {\n" + body + "    }";
   e.os << "  {\n" << functors;
   if (auto bn = dyn_cast<BatchNormOp>(norm)) {
     // The kernel updates the running statistics in place: start them from
@@ -249,15 +255,26 @@ LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e, const NormKe
 LogicalResult printNormBackwardPrologue(FusionGroupOp group, CpuEmitter &e,
                                         const NormKernelStyle &k) {
   auto bn = cast<BatchNormBackwardOp>(&*std::prev(group.getFusedOps().end()));
-  ElementPrinter printer(group, e);
+  ChunkedElementwise chunks;
+  ElementPrinter printer(group, e, k.chunked ? &chunks : nullptr);
   std::string functors, body;
   llvm::raw_string_ostream fos(functors), bos(body);
   for (Operation *op : elementwiseOps(group, bn))
     if (failed(printer.print(op, fos, bos)))
       return failure();
-  std::string dyAt = k.lambda + "(int64_t i, [[maybe_unused]] int64_t gc) {\n" + body +
-                     "      return " +
-                     printer.element(bn.getGrad()) + ";\n    }";
+  // The cuda kernels ask for a chunk of gradients dy[0, count) at once,
+  // element k's statistics row gc0 + k * gcStep.
+  std::string dyAt =
+      k.chunked
+          ? k.lambda + "(int64_t i0, int count, [[maybe_unused]] int64_t gc0, "
+                       "[[maybe_unused]] int gcStep, float (&dy)[cuda::kChunk]) {\n" +
+                chunkLoopText(chunks.loads, chunks.stores,
+                              "[[maybe_unused]] const int64_t gc = gc0 + k * gcStep;",
+                              body + "dy[k] = " + printer.element(bn.getGrad()) + ";",
+                              "      ") +
+                "    }"
+          : k.lambda + "(int64_t i, [[maybe_unused]] int64_t gc) {\n" + body +
+                "      return " + printer.element(bn.getGrad()) + ";\n    }";
   e.os << "  {\n" << functors << "    " << k.call << "batch_norm_backward_with<float>("
        << k.stream << k.workspace << cpp(kernel_args::batchNorm(bn)) << ", " << dyAt << ", "
        << normInput(group, bn.getInput(), e)
@@ -484,6 +501,29 @@ LogicalResult mlir::tcc::emitNormGroup(FusionGroupOp group, CpuEmitter &e,
   if (group.getKind() == FusionGroupOp::kNormEpilogue)
     return printNormEpilogue(group, e, style);
   return printNormBackwardPrologue(group, e, style);
+}
+
+std::string mlir::tcc::chunkLoopText(ArrayRef<std::string> loads,
+                                     ArrayRef<std::string> stores, StringRef prelude,
+                                     StringRef body, StringRef indent) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  for (auto [j, name] : llvm::enumerate(loads))
+    os << indent << "alignas(16) cuda::ChunkOf<decltype(" << name << ")> c" << j << ";\n"
+       << indent << "cuda::load_chunk(" << name << ", i0, count, c" << j << ");\n";
+  for (auto [j, name] : llvm::enumerate(stores))
+    os << indent << "alignas(16) cuda::ChunkOf<decltype(" << name << ")> s" << j << ";\n";
+  os << "#pragma unroll\n"
+     << indent << "for (int k = 0; k < cuda::kChunk; ++k) {\n"
+     << indent << "  if (k == count) break;\n";
+  if (!prelude.empty())
+    os << indent << "  " << prelude << "\n";
+  for (StringRef line : llvm::split(body.trim('\n'), '\n'))
+    os << indent << "  " << line.ltrim() << "\n";
+  os << indent << "}\n";
+  for (auto [j, name] : llvm::enumerate(stores))
+    os << indent << "cuda::store_chunk(" << name << ", i0, count, s" << j << ");\n";
+  return text;
 }
 
 /// The body of an elementwise group, one element's or a chunk's.

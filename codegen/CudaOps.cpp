@@ -81,22 +81,9 @@ struct CudaPrinter {
   void forEachChunk(int64_t n, ArrayRef<std::string> loads, ArrayRef<std::string> stores,
                     StringRef body, bool indexed = false) {
     os << "    cuda::for_each_chunk(args.stream, " << n
-       << ", [=] __device__(int64_t i0, int count) {\n";
-    for (auto [j, name] : llvm::enumerate(loads))
-      os << "      alignas(16) cuda::ChunkOf<decltype(" << name << ")> c" << j << ";\n"
-         << "      cuda::load_chunk(" << name << ", i0, count, c" << j << ");\n";
-    for (auto [j, name] : llvm::enumerate(stores))
-      os << "      alignas(16) cuda::ChunkOf<decltype(" << name << ")> s" << j << ";\n";
-    os << "#pragma unroll\n      for (int k = 0; k < cuda::kChunk; ++k) {\n"
-       << "        if (k == count) break;\n";
-    if (indexed)
-      os << "        const int64_t i = i0 + k;\n";
-    for (StringRef line : llvm::split(body.rtrim('\n'), '\n'))
-      os << "        " << line.ltrim() << "\n";
-    os << "      }\n";
-    for (auto [j, name] : llvm::enumerate(stores))
-      os << "      cuda::store_chunk(" << name << ", i0, count, s" << j << ");\n";
-    os << "    });\n";
+       << ", [=] __device__(int64_t i0, int count) {\n"
+       << chunkLoopText(loads, stores, indexed ? "const int64_t i = i0 + k;" : "", body, "      ")
+       << "    });\n";
   }
   /// cuda::KERNEL(stream, count, tensors, sizes, result) over `inputs`,
   /// whose arrays the call reads on the host when the step is recorded.
@@ -306,8 +293,10 @@ LogicalResult emitPool(Operation *op, CudaPrinter &p) {
 /// and per-row functions, storing through a device lambda.
 LogicalResult emitBatchNorm(Operation *op, CudaPrinter &p) {
   auto opt = [&](Value v) { return v ? p(v) : std::string("static_cast<float *>(nullptr)"); };
+  // The kernels hand over (and ask for) a chunk of elements at a time.
   auto store = [&](Value y) {
-    return "[=] __device__(int64_t k, float v) { " + p(y) + "[k] = v; }";
+    return "[=] __device__(int64_t i0, int count, const float (&y)[cuda::kChunk]) { "
+           "cuda::store_chunk(" + p(y) + ", i0, count, y); }";
   };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](BatchNormOp o) {
@@ -340,8 +329,9 @@ LogicalResult emitBatchNorm(Operation *op, CudaPrinter &p) {
       .Case([&](BatchNormBackwardOp o) {
         p.os << "  cuda::batch_norm_backward_with<float>(args.stream, " << workspaceOf(o) << ", "
              << kernel_args::cpp(kernel_args::batchNorm(o))
-             << ", [=] __device__(int64_t k, int64_t) { return " << p(o.getGrad())
-             << "[k]; }, " << p(o.getInput()) << ", " << opt(o.getWeight()) << ", "
+             << ", [=] __device__(int64_t i0, int count, int64_t, int, "
+                "float (&dy)[cuda::kChunk]) { cuda::load_chunk("
+             << p(o.getGrad()) << ", i0, count, dy); }, " << p(o.getInput()) << ", " << opt(o.getWeight()) << ", "
              << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", "
              << opt(o.getGradInput()) << ", " << opt(o.getGradWeight()) << ", "
              << opt(o.getGradBias()) << ");\n";
@@ -710,7 +700,8 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
     if (group.getKind() == FusionGroupOp::kNormEpilogue ||
         group.getKind() == FusionGroupOp::kNormBackwardPrologue)
       return emitNormGroup(
-          group, e, {"[=] __device__", "cuda::", "args.stream, ", workspaceOf(group) + ", "});
+          group, e,
+          {"[=] __device__", "cuda::", "args.stream, ", workspaceOf(group) + ", ", true});
     return group.emitError("the cuda target cannot run a fusion group of kind '")
            << group.getKind() << "' yet (docs/cuda.md lists what it runs); compile with "
            << "--target=cpu";

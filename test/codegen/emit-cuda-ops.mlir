@@ -203,7 +203,7 @@ func.func @pools_bf16(%x: tensor<2x3x4x4xbf16>, %dy: tensor<2x3x2x2xbf16>) {
 // behind the `_with` interface, storing through a device lambda.
 // CHECK-LABEL: // @norm
 // CHECK: // tcc.batch_norm_inference
-// CHECK-NEXT: cuda::batch_norm_forward_inference_with<float>(args.stream, BatchNormShape{2, 3, 16, 0}, a0, static_cast<float *>(nullptr), static_cast<float *>(nullptr), a1, a2, 1.0000000000000001e-05, [=] __device__(int64_t k, float v) { r0[k] = v; });
+// CHECK-NEXT: cuda::batch_norm_forward_inference_with<float>(args.stream, BatchNormShape{2, 3, 16, 0}, a0, static_cast<float *>(nullptr), static_cast<float *>(nullptr), a1, a2, 1.0000000000000001e-05, [=] __device__(int64_t i0, int count, const float (&y)[cuda::kChunk]) { cuda::store_chunk(r0, i0, count, y); });
 func.func @norm(%x: tensor<2x3x4x4xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) {
   %y = tcc.batch_norm_inference %x running %m, %v {eps = 1.0e-05 : f64} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
   return
@@ -316,5 +316,68 @@ func.func @channels_last(%x: tensor<2x3x4x4xf32>, %m: tensor<3xf32>, %v: tensor<
   %s = tcc.reduce_sum %y {axes = array<i64: 0, 2, 3>} : (tensor<2x3x2x2xf32>) -> tensor<3xf32>
   %g = tcc.global_avg_pool %y : (tensor<2x3x2x2xf32>) -> tensor<2x3xf32>
   %b = tcc.cast %y to bf16 : (tensor<2x3x2x2xf32>) -> tensor<2x3x2x2xbf16>
+  return
+}
+
+// A norm_epilogue: the kernel hands over a chunk of normalised elements
+// y[0, count) (runtime/cuda/device/Norm.cuh); the group loads the chunks of
+// what else it reads (the residual a3), computes element k of each, and
+// stores its results' chunks (the normalised value r0, the sum r5).
+// CHECK-LABEL: // @norm_epilogue
+// CHECK: // tcc.fusion_group
+// CHECK: cuda::batch_norm_forward_train_with<float>(args.stream, nullptr, 0, BatchNormShape{4, 16, 1, 0}, a0, static_cast<float *>(nullptr), static_cast<float *>(nullptr), 1.0000000000000001e-05, 0.10000000000000001, [=] __device__(int64_t i0, int count, const float (&y)[cuda::kChunk]) {
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(a3)> c0;
+// CHECK-NEXT: cuda::load_chunk(a3, i0, count, c0);
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(r0)> s0;
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(r5)> s1;
+// CHECK-NEXT: #pragma unroll
+// CHECK-NEXT: for (int k = 0; k < cuda::kChunk; ++k) {
+// CHECK-NEXT: if (k == count) break;
+// CHECK-NEXT: s0[k] = y[k];
+// CHECK-NEXT: const float t0 = as_stored(f0(y[k]));
+// CHECK-NEXT: const float t1 = as_stored(t0 + c0[k]);
+// CHECK-NEXT: s1[k] = t1;
+// CHECK-NEXT: }
+// CHECK-NEXT: cuda::store_chunk(r0, i0, count, s0);
+// CHECK-NEXT: cuda::store_chunk(r5, i0, count, s1);
+// CHECK-NEXT: }, r1, r2, r3, r4);
+func.func @norm_epilogue(%x: tensor<4x16xf32>, %rm: tensor<16xf32>, %rv: tensor<16xf32>, %r: tensor<4x16xf32>) {
+  %0:6 = tcc.fusion_group "norm_epilogue" -> (tensor<4x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<4x16xf32>) {
+    %y, %m, %i, %nrm, %nrv = tcc.batch_norm %x running %rm, %rv {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64}
+        : (tensor<4x16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<4x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>, tensor<16xf32>, tensor<16xf32>)
+    %a = tcc.relu %y : tensor<4x16xf32>
+    %s = tcc.add %a, %r : tensor<4x16xf32>, tensor<4x16xf32>
+    tcc.yield %y, %m, %i, %nrm, %nrv, %s : tensor<4x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<4x16xf32>
+  }
+  return
+}
+
+// A norm_backward_prologue recomputing the normalised value: the kernel
+// asks for a chunk of gradients dy[0, count), element k's statistics row
+// gc0 + k * gcStep.
+// CHECK-LABEL: // @prologue_recomputes
+// CHECK: cuda::batch_norm_backward_with<float>(args.stream, nullptr, 0, BatchNormShape{4, 16, 1, 2}, [=] __device__(int64_t i0, int count, {{\[\[maybe_unused\]\]}} int64_t gc0, {{\[\[maybe_unused\]\]}} int gcStep, float (&dy)[cuda::kChunk]) {
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(a1)> c0;
+// CHECK-NEXT: cuda::load_chunk(a1, i0, count, c0);
+// CHECK-NEXT: alignas(16) cuda::ChunkOf<decltype(a0)> c1;
+// CHECK-NEXT: cuda::load_chunk(a0, i0, count, c1);
+// CHECK-NEXT: #pragma unroll
+// CHECK-NEXT: for (int k = 0; k < cuda::kChunk; ++k) {
+// CHECK-NEXT: if (k == count) break;
+// CHECK-NEXT: {{\[\[maybe_unused\]\]}} const int64_t gc = gc0 + k * gcStep;
+// CHECK-NEXT: const float t0 = as_stored(batch_norm_apply_at<float>(c0[k], a3[gc], a4[gc], a2, static_cast<float *>(nullptr), gc % 16));
+// CHECK-NEXT: const float t1 = as_stored(f1(t0, c1[k]));
+// CHECK-NEXT: dy[k] = t1;
+// CHECK-NEXT: }
+// CHECK-NEXT: }, a1, a2, a3, a4, r0, r1, r2);
+func.func @prologue_recomputes(%g: tensor<4x16xf32>, %x: tensor<4x16xf32>, %w: tensor<16xf32>, %mean: tensor<2x16xf32>, %invstd: tensor<2x16xf32>) {
+  %0:3 = tcc.fusion_group "norm_backward_prologue" -> (tensor<4x16xf32>, tensor<16xf32>, tensor<16xf32>) {
+    %y = tcc.batch_norm_apply %x weight %w saved %mean, %invstd {ghost_batch = 2 : i64}
+        : (tensor<4x16xf32>, tensor<16xf32>, tensor<2x16xf32>, tensor<2x16xf32>) -> tensor<4x16xf32>
+    %dy = tcc.celu_backward %g, %y {alpha = 1.0 : f64} : tensor<4x16xf32>
+    %dx, %dw, %db = tcc.batch_norm_backward %dy, %x weight %w saved %mean, %invstd {ghost_batch = 2 : i64}
+        : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<2x16xf32>, tensor<2x16xf32>) -> (tensor<4x16xf32>, tensor<16xf32>, tensor<16xf32>)
+    tcc.yield %dx, %dw, %db : tensor<4x16xf32>, tensor<16xf32>, tensor<16xf32>
+  }
   return
 }

@@ -22,6 +22,8 @@
 
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace tcc::rt::cuda {
@@ -84,25 +86,29 @@ __device__ inline void store_chunk(T *p, int64_t i0, int count, const T (&in)[kC
 }
 
 template <class F>
-__global__ void __launch_bounds__(kThreads) forEachChunkKernel(int64_t n, F f) {
-  const int64_t i0 = (int64_t(blockIdx.x) * kThreads + threadIdx.x) * kChunk;
+__global__ void __launch_bounds__(kThreads) forEachChunkKernel(int64_t n, int width, F f) {
+  const int64_t i0 = (int64_t(blockIdx.x) * kThreads + threadIdx.x) * width;
   if (i0 < n)
-    f(i0, int(n - i0 < kChunk ? n - i0 : kChunk));
+    f(i0, int(n - i0 < width ? n - i0 : width));
 }
 #endif
 
-/// f(i0, count) for the chunks [i0, i0 + count) of [0, n): count is kChunk
-/// but for the last, in any order.
-template <class F> void for_each_chunk(cudaStream_t stream, int64_t n, F f) {
+/// f(i0, count) for the chunks [i0, i0 + count) of [0, n) that start at
+/// the multiples of `width` (1 to kChunk): count is `width` but for the
+/// last, in any order.
+template <class F>
+void for_each_chunk(cudaStream_t stream, int64_t n, F f, int width = kChunk) {
   if (n <= 0)
     return;
+  if (width < 1 || width > kChunk)
+    throw std::runtime_error("chunks of " + std::to_string(width) + " elements");
 #ifdef TCC_CUDA_HOST_EMULATION
   emulation::enqueue(stream, [=] {
-    for (int64_t i0 = 0; i0 < n; i0 += kChunk)
-      f(i0, int(n - i0 < kChunk ? n - i0 : kChunk));
+    for (int64_t i0 = 0; i0 < n; i0 += width)
+      f(i0, int(n - i0 < width ? n - i0 : width));
   });
 #else
-  forEachChunkKernel<<<blocksFor((n + kChunk - 1) / kChunk), kThreads, 0, stream>>>(n, f);
+  forEachChunkKernel<<<blocksFor((n + width - 1) / width), kThreads, 0, stream>>>(n, width, f);
   check(cudaGetLastError(), "launching a kernel");
 #endif
 }

@@ -91,20 +91,39 @@ template <class F> void single(cudaStream_t stream, F f) {
 /// that same order.
 struct BlockSums {
   int64_t hw;
+  /// Terms taken at once by a thread (over_range).
+  static constexpr int kBatch = 4;
 #ifndef TCC_CUDA_HOST_EMULATION
   template <class Term> __device__ kernels::Sums over(int64_t rows, Term term) const {
     return over_range(0, rows * hw, term);
   }
   /// The sums of term(m, j) over the flat indices [begin, end) of the rows
   /// (a part of a channel's group: runtime/cuda/RowSplit.h).
+  /// kBatch terms are taken (their loads issued) before any is added, then
+  /// added in the order one at a time would: the same bits, and kBatch loads
+  /// in flight per thread instead of one, which left a batch norm's sums far
+  /// below the memory's bandwidth (docs/performance.md).
   template <class Term>
   __device__ kernels::Sums over_range(int64_t begin, int64_t end, Term term) const {
     kernels::Sums s;
-    each_in(begin, end, [&](int64_t m, int64_t j) {
-      const kernels::Sums t = term(m, j);
-      s.first += t.first;
-      s.second += t.second;
-    });
+    Walk at = walk(begin, end);
+    while (at.more()) {
+      kernels::Sums t[kBatch];
+      int taken = 0;
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (at.more()) {
+          t[u] = term(at.m, at.j);
+          ++taken;
+          at.next();
+        }
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u)
+        if (u < taken) {
+          s.first += t[u].first;
+          s.second += t[u].second;
+        }
+    }
     return reduce(s);
   }
   /// The block's total of every thread's `s`, as a tree; every thread gets it.
@@ -131,11 +150,15 @@ struct BlockSums {
   /// (a 64-bit division there makes the loop spill registers, Launch.cuh's
   /// blocksFor says why).
   template <class F> __device__ void each_in(int64_t begin, int64_t end, F f) const {
-    const int64_t stepRows = kThreads / hw, stepCols = kThreads % hw;
-    const int64_t first = begin + threadIdx.x, endRow = end / hw, endCol = end % hw;
-    int64_t m = first / hw, j = first % hw;
-    while (m < endRow || (m == endRow && j < endCol)) {
-      f(m, j);
+    for (Walk at = walk(begin, end); at.more(); at.next())
+      f(at.m, at.j);
+  }
+  /// This thread's (row m, column j) of the flat indices begin + t, begin +
+  /// t + kThreads, ... below end.
+  struct Walk {
+    int64_t m, j, stepRows, stepCols, hw, endRow, endCol;
+    __device__ bool more() const { return m < endRow || (m == endRow && j < endCol); }
+    __device__ void next() {
       m += stepRows;
       j += stepCols;
       if (j >= hw) {
@@ -143,6 +166,10 @@ struct BlockSums {
         ++m;
       }
     }
+  };
+  __device__ Walk walk(int64_t begin, int64_t end) const {
+    const int64_t first = begin + threadIdx.x;
+    return {first / hw, first % hw, kThreads / hw, kThreads % hw, hw, end / hw, end % hw};
   }
   __device__ bool leader() const { return threadIdx.x == 0; }
 #else

@@ -1,15 +1,16 @@
 //===- Norm.cuh - Batch and layer norm on the device -------------*- CUDA -*-===//
 //
-// The cpu kernels' functions (runtime/kernels/Norm.h) behind the same
-// `_with` interface, plus the workspace the memory plan gave the op: the
+// The cpu kernels' functions (runtime/kernels/Norm.h) behind the `_with`
+// interface, plus the workspace the memory plan gave the op: the
 // statistics and the backward's sums of each channel's group over many
 // blocks (runtime/cuda/RowSplit.h: each block a fixed range, its threads in
 // a fixed order, BlockSums; each row's parts added by a block, so the same
 // bits on every run), each channel's results by one thread with the cpu
-// kernel's math, every elementwise part one thread per element. A fused group's elementwise
-// ops come in as the device lambda `store` (an epilogue) or `dyAt` (a
-// backward prologue), printed by codegen/CpuFusion.cpp; each element's
-// thread calls them once (a call inside a loop would spill registers).
+// kernel's math, the elementwise passes a chunk of elements per thread
+// (norm_chunks). A fused group's elementwise ops come in as the device
+// lambda `store` (an epilogue: a chunk of normalised elements) or
+// `dyChunk` (a backward prologue: fills a chunk of gradients), printed by
+// codegen/CpuFusion.cpp.
 // Layer norm: one block per row (its sums BlockSums again), and its
 // parameter gradients one thread per column.
 //
@@ -18,6 +19,7 @@
 #define TCC_RUNTIME_CUDA_DEVICE_NORM_CUH
 
 #include "runtime/common/FastDivide.h"
+#include "runtime/cuda/device/Chunk.cuh"
 #include "runtime/cuda/device/RowSums.cuh"
 #include "runtime/kernels/Norm.h"
 
@@ -45,7 +47,16 @@ struct BatchNormPosition {
   }
   /// The channel and the statistics row of element k.
   TCC_HOST_DEVICE void at(int64_t k, int64_t &channel, int64_t &row) const {
-    if (!fast) {
+    if (fast)
+      at_as<true>(k, channel, row);
+    else
+      at_as<false>(k, channel, row);
+  }
+  /// at() with `fast` known: a kernel that also holds the 64-bit divisions'
+  /// subroutine calls spills registers around them (for_each_norm_chunk).
+  template <bool kFast>
+  TCC_HOST_DEVICE void at_as(int64_t k, int64_t &channel, int64_t &row) const {
+    if (!kFast) {
       const int64_t plane = k / shape.hw;
       channel = plane % shape.c;
       row = shape.group_of(plane / shape.c) * shape.c + channel;
@@ -64,25 +75,87 @@ struct BatchNormPosition {
   }
 };
 
+/// The chunks the per-element passes of a batch norm take over [n, C, hw]
+/// (Chunk.cuh): kChunk consecutive elements where they share a statistics
+/// row (hw a multiple of kChunk: one plane) or take consecutive rows (hw 1
+/// and C a multiple of kChunk: channels of one NHWC pixel), else one
+/// element. One 2-byte element per thread left the memory system a fifth of
+/// the bytes in flight it needs (docs/performance.md: ResNet-9's batch norms
+/// took 4 of its 8.2 ms step).
+struct NormChunks {
+  int width = 1;   ///< elements per chunk
+  int rowStep = 0; ///< element k's channel and row: the chunk's first's + k * rowStep
+};
+inline NormChunks norm_chunks(const BatchNormShape &s) {
+  if (s.hw > 1 && s.hw % kChunk == 0)
+    return {kChunk, 0};
+  if (s.hw == 1 && s.c % kChunk == 0)
+    return {kChunk, 1};
+  return {1, 0};
+}
+
+namespace detail {
+template <bool kFast, class F>
+void for_each_norm_chunk_as(cudaStream_t s, const BatchNormPosition &position, F f) {
+  const BatchNormShape &shape = position.shape;
+  for_each_chunk(
+      s, shape.n * shape.c * shape.hw,
+      [=] __device__(int64_t i0, int count) {
+        int64_t c, row;
+        position.at_as<kFast>(i0, c, row);
+        f(i0, count, c, row);
+      },
+      norm_chunks(shape).width);
+}
+} // namespace detail
+
+/// f(i0, count, channel, row) for each chunk of [n, C, hw] (norm_chunks),
+/// its first element's channel and statistics row found once (by
+/// FastDivide below 2^31 elements: a kernel of its own).
+template <class F> void for_each_norm_chunk(cudaStream_t s, const BatchNormShape &shape, F f) {
+  const BatchNormPosition position(shape);
+  if (position.fast)
+    detail::for_each_norm_chunk_as<true>(s, position, f);
+  else
+    detail::for_each_norm_chunk_as<false>(s, position, f);
+}
+
+/// x normalised chunk by chunk, element k of a chunk by affineOf(its
+/// channel, its row) (kernels::batch_norm_normalized's math), each chunk
+/// handed to store(i0, count, y) (a fused epilogue's elementwise ops).
+template <class T, class X, class AffineOf, class Store>
+void normalize_chunks(cudaStream_t s, const BatchNormShape &shape, const X *x, AffineOf affineOf,
+                      Store store) {
+  const int step = norm_chunks(shape).rowStep;
+  for_each_norm_chunk(s, shape, [=] __device__(int64_t i0, int count, int64_t c, int64_t row) {
+    alignas(16) X xs[kChunk];
+    load_chunk(x, i0, count, xs);
+    alignas(16) T y[kChunk];
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) {
+      if (k == count)
+        break;
+      const kernels::detail::NormAffine a = affineOf(c + k * step, row + k * step);
+      y[k] = kernels::detail::affine(kernels::widened<T>(xs[k]), a.scale, a.shift);
+    }
+    store(i0, count, y);
+  });
+}
+
 template <class T, class X, class Store>
 void batch_norm_apply_with(cudaStream_t s, const BatchNormShape &shape, const X *x,
                            const T *weight, const T *bias, const T *savedMean,
                            const T *savedInvstd, Store store) {
-  const BatchNormPosition position(shape);
-  for_each(s, shape.n * shape.c * shape.hw, [=] __device__(int64_t k) {
-    int64_t c, row; // kernels::batch_norm_normalized, with the row found fast
-    position.at(k, c, row);
-    const kernels::detail::NormAffine a =
-        kernels::detail::norm_affine(savedMean[row], savedInvstd[row], weight, bias, c);
-    store(k, kernels::detail::affine(kernels::widened<T>(x[k]), a.scale, a.shift));
-  });
+  normalize_chunks<T>(s, shape, x, [=] __device__(int64_t c, int64_t row) {
+    return kernels::detail::norm_affine(savedMean[row], savedInvstd[row], weight, bias, c);
+  }, store);
 }
 
 /// Training forward: each statistics row summed over split.parts blocks
 /// (RowSplit) and the parts added (a block per row), its mean, the squared
 /// deviations from it the same way, the statistics of each channel by one
 /// thread (kernels::batch_norm_store_statistics, the cpu kernel's), then
-/// each element normalised and stored by its own thread.
+/// x normalised and stored a chunk at a time.
 template <class T, class X, class Store>
 void batch_norm_forward_train_with(cudaStream_t s, char *workspace, int64_t workspaceBytes,
                                    const BatchNormShape &shape, const X *x, const T *weight,
@@ -117,33 +190,28 @@ template <class T, class X, class Store>
 void batch_norm_forward_inference_with(cudaStream_t s, const BatchNormShape &shape, const X *x,
                                        const T *weight, const T *bias, const T *runningMean,
                                        const T *runningVar, double eps, Store store) {
-  const BatchNormPosition position(shape);
-  for_each(s, shape.n * shape.c * shape.hw, [=] __device__(int64_t k) {
-    int64_t c, row;
-    position.at(k, c, row);
-    const kernels::detail::NormAffine a =
-        kernels::inference_affine(weight, bias, runningMean, runningVar, eps, c);
-    store(k, kernels::detail::affine(kernels::widened<T>(x[k]), a.scale, a.shift));
-  });
+  normalize_chunks<T>(s, shape, x, [=] __device__(int64_t c, int64_t) {
+    return kernels::inference_affine(weight, bias, runningMean, runningVar, eps, c);
+  }, store);
 }
 
-/// Training backward: dy (a fused prologue's value) into dx, one thread per
-/// element; each statistics row's two sums over split.parts blocks; each
-/// channel's parameter gradients by one thread; then dx, one thread per
-/// element (kernels::batch_norm_dx, the cpu kernel's).
-template <class T, class DyAt, class X>
+/// Training backward: dy into dx a chunk at a time (dyChunk(i0, count,
+/// row, rowStep, dy): a fused prologue's elementwise ops, element k's
+/// statistics row row + k * rowStep); each statistics row's two sums over
+/// split.parts blocks; each channel's parameter gradients by one thread;
+/// then dx a chunk at a time (kernels::batch_norm_dx, the cpu kernel's).
+template <class T, class DyChunk, class X>
 void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspaceBytes,
-                              const BatchNormShape &shape, DyAt dyAt, const X *x,
+                              const BatchNormShape &shape, DyChunk dyChunk, const X *x,
                               const T *weight, const T *savedMean, const T *savedInvstd, T *dx,
                               T *dweight, T *dbias) {
   const tcc::cuda::RowSplit split = tcc::cuda::rowSplit(shape);
   const RowWorkspace w = row_workspace(split, workspace, workspaceBytes);
-  const int64_t n = shape.n * shape.c * shape.hw;
-  const BatchNormPosition position(shape);
-  for_each(s, n, [=] __device__(int64_t k) {
-    int64_t c, row;
-    position.at(k, c, row);
-    dx[k] = dyAt(k, row);
+  const int step = norm_chunks(shape).rowStep;
+  for_each_norm_chunk(s, shape, [=] __device__(int64_t i0, int count, int64_t, int64_t row) {
+    alignas(16) T dy[kChunk];
+    dyChunk(i0, count, row, step, dy);
+    store_chunk(dx, i0, count, dy);
   });
   row_part_sums(s, shape, split, w.parts, [=] __device__(int64_t row, int64_t k) {
     const double dy = double(dx[k]);
@@ -157,13 +225,22 @@ void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspace
           shape, savedInvstd, dweight, dbias, c,
           [&](int64_t g) { return w.rows[g * shape.c + c]; }, true);
     });
-  for_each(s, n, [=] __device__(int64_t k) {
-    int64_t c, row;
-    position.at(k, c, row);
-    const double mean = savedMean[row], invstd = savedInvstd[row];
-    const double scale = weight ? double(weight[c]) : 1.0;
-    dx[k] = kernels::batch_norm_dx(dx[k], double(x[k]), scale, mean, invstd,
-                                   kernels::batch_norm_grad_factors(shape, w.rows[row], invstd));
+  for_each_norm_chunk(s, shape, [=] __device__(int64_t i0, int count, int64_t c0, int64_t row0) {
+    alignas(16) T dy[kChunk];
+    load_chunk(dx, i0, count, dy);
+    alignas(16) X xs[kChunk];
+    load_chunk(x, i0, count, xs);
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) {
+      if (k == count)
+        break;
+      const int64_t c = c0 + k * step, row = row0 + k * step;
+      const double mean = savedMean[row], invstd = savedInvstd[row];
+      const double scale = weight ? double(weight[c]) : 1.0;
+      dy[k] = kernels::batch_norm_dx(dy[k], double(xs[k]), scale, mean, invstd,
+                                     kernels::batch_norm_grad_factors(shape, w.rows[row], invstd));
+    }
+    store_chunk(dx, i0, count, dy);
   });
 }
 

@@ -50,41 +50,73 @@ struct TileBlock {
 };
 TCC_HOST_DEVICE inline TileBlock tile_block(const BatchNormShape &shape,
                                             const tcc::cuda::RowSplit &split, int64_t b) {
-  const int64_t tiles = (shape.c + kTileLanes - 1) / kTileLanes;
-  const int64_t part = b % split.parts, t = b / split.parts, g = t / tiles;
+  // Below 2^31 blocks (tile_row_part_sums): 32-bit divisions, which
+  // need no subroutine call (one in a kernel made its loop spill).
+  const uint32_t tiles = uint32_t((shape.c + kTileLanes - 1) / kTileLanes);
+  const uint32_t t = uint32_t(b) / uint32_t(split.parts), g32 = t / tiles;
+  const int64_t part = b - int64_t(t) * split.parts, g = g32;
   const int64_t begin = part * split.chunk;
   const int64_t end = begin + split.chunk < split.length ? begin + split.chunk : split.length;
-  return {g, (t - g * tiles) * kTileLanes, begin, end, part};
+  return {g, int64_t(t - g32 * tiles) * kTileLanes, begin, end, part};
 }
 
-/// Warp w's sums of term(row, k) for channel c of a tile block: members m
-/// = begin + w, begin + w + kTileWarps, ... below end, each k = member(g, m)
-/// * C + c. A strided group's member walks its sample and row within it
-/// without a division per element.
-template <class Term>
-TCC_HOST_DEVICE kernels::Sums tile_warp_sums(const BatchNormShape &shape, const TileBlock &tb,
-                                             int64_t c, int w, Term term) {
-  kernels::Sums s;
-  const int64_t row = tb.g * shape.c + c;
-  auto add = [&](int64_t member) {
-    const kernels::Sums t = term(row, member * shape.c + c);
-    s.first += t.first;
-    s.second += t.second;
-  };
-  if (!shape.strided) {
-    for (int64_t m = tb.begin + w; m < tb.end; m += kTileWarps)
-      add(tb.g * shape.group_size() + m);
-    return s;
+/// Warp w's members of a tile block: m = begin + w, begin + w + kTileWarps,
+/// ... below end, each the sample row index() of the [rows, C] tensor. A
+/// strided group's member walks its sample and row within it without a
+/// division per member.
+struct TileMembers {
+  int64_t m, end, g, groupSize, groups, perSample, sample, within;
+  bool strided;
+  TCC_HOST_DEVICE TileMembers(const BatchNormShape &shape, const TileBlock &tb, int w)
+      : m(tb.begin + w), end(tb.end), g(tb.g), groupSize(shape.group_size()),
+        groups(shape.num_groups()), perSample(shape.rows_per_sample), sample(0), within(0),
+        strided(shape.strided) {
+    if (strided) { // below 2^32 (row_workspace): a 32-bit division, no subroutine call
+      sample = int64_t(uint32_t(m) / uint32_t(perSample));
+      within = m - sample * perSample;
+    }
   }
-  const int64_t perSample = shape.rows_per_sample, groups = shape.num_groups();
-  int64_t m = tb.begin + w, sample = m / perSample, within = m - sample * perSample;
-  for (; m < tb.end; m += kTileWarps) {
-    add((tb.g + sample * groups) * perSample + within);
+  TCC_HOST_DEVICE bool more() const { return m < end; }
+  TCC_HOST_DEVICE int64_t index() const {
+    return strided ? (g + sample * groups) * perSample + within : g * groupSize + m;
+  }
+  TCC_HOST_DEVICE void next() {
+    m += kTileWarps;
+    if (!strided)
+      return;
     within += kTileWarps;
     while (within >= perSample) {
       within -= perSample;
       ++sample;
     }
+  }
+};
+
+/// Warp w's sums of term(row, k) for channel c of a tile block over its
+/// members (k = index * C + c), kBatch terms taken before they are added
+/// in order (BlockSums::over_range says why).
+template <class Term>
+TCC_HOST_DEVICE kernels::Sums tile_warp_sums(const BatchNormShape &shape, const TileBlock &tb,
+                                             int64_t c, int w, Term term) {
+  constexpr int kBatch = BlockSums::kBatch;
+  kernels::Sums s;
+  const int64_t row = tb.g * shape.c + c;
+  for (TileMembers at(shape, tb, w); at.more();) {
+    kernels::Sums t[kBatch];
+    int taken = 0;
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u)
+      if (at.more()) {
+        t[u] = term(row, at.index() * shape.c + c);
+        ++taken;
+        at.next();
+      }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u)
+      if (u < taken) {
+        s.first += t[u].first;
+        s.second += t[u].second;
+      }
   }
   return s;
 }

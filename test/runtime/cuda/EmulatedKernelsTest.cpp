@@ -144,7 +144,11 @@ void expectBatchNormMatchesCpu(const BatchNormShape &device, const BatchNormShap
   float *out = y.data();
   cuda::batch_norm_forward_train_with<float>(
       stream, workspace.data(), split.workspaceBytes(), device, xs.data(), weight.data(),
-      bias.data(), 1e-5, 0.1, [=](int64_t k, float v) { out[k] = v; }, mean.data(),
+      bias.data(), 1e-5, 0.1,
+      [=](int64_t i0, int count, const float (&v)[cuda::kChunk]) {
+        std::copy(v, v + count, out + i0);
+      },
+      mean.data(),
       invstd.data(), runMean.data(), runVar.data());
   kernels::batch_norm_forward_train(s, x.data(), weight.data(), bias.data(), 1e-5, 0.1,
                                     yHost.data(), meanHost.data(), invstdHost.data(),
@@ -167,7 +171,10 @@ void expectBatchNormMatchesCpu(const BatchNormShape &device, const BatchNormShap
   const float *grad = dys.data();
   cuda::batch_norm_backward_with<float>(
       stream, workspace.data(), split.workspaceBytes(), device,
-      [=](int64_t k, int64_t) { return grad[k]; }, xs.data(), weight.data(), meanHost.data(),
+      [=](int64_t i0, int count, int64_t, int, float (&d)[cuda::kChunk]) {
+        std::copy(grad + i0, grad + i0 + count, d);
+      },
+      xs.data(), weight.data(), meanHost.data(),
       invstdHost.data(), dx.data(), dw.data(), db.data());
   kernels::batch_norm_backward(s, dy.data(), x.data(), weight.data(), meanHost.data(),
                                invstdHost.data(), dxHost.data(), dwHost.data(), dbHost.data());
@@ -195,7 +202,12 @@ INSTANTIATE_TEST_SUITE_P(
         NormCase{BatchNormShape{7, 3, 1300, 0}, 3},
         // Ghost groups of 4 samples, consecutive and strided, each row split.
         NormCase{BatchNormShape{8, 2, 2101, 4, false}, 3},
-        NormCase{BatchNormShape{8, 2, 2101, 4, true}, 3}));
+        NormCase{BatchNormShape{8, 2, 2101, 4, true}, 3},
+        // Planes of a multiple of kChunk elements: the elementwise passes in
+        // chunks of one plane (norm_chunks), whole batch in parts and
+        // strided ghost groups.
+        NormCase{BatchNormShape{32, 3, 1024, 0}, 8},
+        NormCase{BatchNormShape{16, 5, 64, 4, true}, 1}));
 
 TEST(BatchNormOnDevice, RefusesTooSmallAWorkspace) {
   const BatchNormShape s{7, 3, 1300, 0};
@@ -203,7 +215,8 @@ TEST(BatchNormOnDevice, RefusesTooSmallAWorkspace) {
   std::vector<char> workspace(16);
   EXPECT_THROW(cuda::batch_norm_forward_train_with<float>(
                    nullptr, workspace.data(), 16, s, x.data(), nullptr, nullptr, 1e-5, 0.1,
-                   [](int64_t, float) {}, stats.data(), stats.data(), nullptr, nullptr),
+                   [](int64_t, int, const float (&)[cuda::kChunk]) {}, stats.data(),
+                   stats.data(), nullptr, nullptr),
                std::runtime_error);
 }
 
@@ -515,6 +528,40 @@ TEST(BatchNormPosition, SameRowsAsDivisions) {
       ASSERT_EQ(c, plane % shape.c) << k;
       ASSERT_EQ(row, shape.group_of(plane / shape.c) * shape.c + plane % shape.c) << k;
     }
+  }
+}
+
+// The chunks of a batch norm's elementwise passes: kChunk elements where
+// they share a row (hw a multiple of kChunk) or step through consecutive
+// channels of one NHWC pixel (hw 1, C a multiple of kChunk), else one
+// element; every element once, each with the channel and row the 64-bit
+// divisions give.
+TEST(BatchNormPosition, ChunksShareOrStepTheirRows) {
+  struct Case {
+    BatchNormShape shape;
+    int width, rowStep;
+  };
+  for (const Case &t : {Case{BatchNormShape{4, 3, 64, 2, true}, cuda::kChunk, 0},
+                        Case{BatchNormShape{4, 3, 49, 0}, 1, 0},
+                        Case{BatchNormShape{64, 16, 1, 16, true, 4}, cuda::kChunk, 1},
+                        Case{BatchNormShape{64, 16, 1, 32, false, 4}, cuda::kChunk, 1},
+                        Case{BatchNormShape{64, 12, 1, 0}, 1, 0}}) {
+    const BatchNormShape &s = t.shape;
+    const cuda::NormChunks chunks = cuda::norm_chunks(s);
+    ASSERT_EQ(chunks.width, t.width) << s.c << "x" << s.hw;
+    ASSERT_EQ(chunks.rowStep, t.rowStep) << s.c << "x" << s.hw;
+    std::vector<int> hits(size_t(s.n * s.c * s.hw));
+    cuda::for_each_norm_chunk(nullptr, s, [&](int64_t i0, int count, int64_t c, int64_t row) {
+      ASSERT_EQ(count, std::min<int64_t>(chunks.width, s.n * s.c * s.hw - i0));
+      for (int k = 0; k < count; ++k) {
+        const int64_t i = i0 + k, plane = i / s.hw;
+        ++hits[size_t(i)];
+        ASSERT_EQ(c + k * chunks.rowStep, plane % s.c) << i;
+        ASSERT_EQ(row + k * chunks.rowStep, s.group_of(plane / s.c) * s.c + plane % s.c) << i;
+      }
+    });
+    for (size_t i = 0; i < hits.size(); ++i)
+      ASSERT_EQ(hits[i], 1) << "element " << i;
   }
 }
 
