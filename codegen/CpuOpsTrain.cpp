@@ -86,6 +86,14 @@ LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
            << ", inputs, sizes, " << N(o.getResult()) << "); }\n";
         return success();
       })
+      .Case([&](PadChannelsOp o) {
+        // The adjoint of a slice of the first C channels.
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        os << "  slice_backward<" << cppElementType(o.getType()) << ">(" << in[0] << ", "
+           << o.getChannels() << ", " << product(in.drop_front(2)) << ", 0, " << in[1] << ", "
+           << N(o.getInput()) << ", " << N(o.getResult()) << ");\n";
+        return success();
+      })
       .Case([&](SliceOp o) {
         ArrayRef<int64_t> in = dimsOf(o.getInput());
         int64_t axis = o.getAxis();

@@ -34,7 +34,8 @@ namespace {
 
 /// Why the cuda target cannot run `op` on its element types ("on bf16
 /// tensors"), or empty. 16-bit tensors are read and written by
-/// convolutions, linear layers and max pools (in one type per op), views,
+/// convolutions, linear layers, max pools, channel padding and slices (in
+/// one type per op), views,
 /// casts from or to f32, and the optimizer, EMA and Lookahead updates (the 16-bit state
 /// of pure 16-bit training; planUpdateChains checks one type per update);
 /// tcc-widen-16bit puts every other op on f32 copies (the cuda target's
@@ -48,7 +49,8 @@ std::string unsupportedTypes(Operation *op) {
   if (isa<FlattenOp, ReshapeOp, SgdUpdateOp, AdamwUpdateOp, EmaUpdateOp, LookaheadUpdateOp>(op))
     return "";
   if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp, Conv2dOp,
-          Conv2dBackwardDataOp, Conv2dBackwardFilterOp, MaxPool2dOp, MaxPool2dBackwardOp>(op)) {
+          Conv2dBackwardDataOp, Conv2dBackwardFilterOp, MaxPool2dOp, MaxPool2dBackwardOp,
+          PadChannelsOp, SliceOp>(op)) {
     std::string type = storageName(op->getResult(0));
     for (Value v : op->getOperands())
       if (storageName(v) != type)
@@ -135,17 +137,24 @@ std::string transposeSource(ArrayRef<int64_t> in, ArrayRef<int64_t> perm) {
   return index.empty() ? "0" : index;
 }
 
-/// A linear layer's forward through cuBLASLt, storing into `result` (the
-/// ReLU of a matmul_epilogue group's when `relu`), with the workspace the
-/// memory plan placed for `planned` (the op, or its group).
-void printLinearForward(LinearOp o, CudaPrinter &p, Value result, bool relu,
+/// A linear layer's forward through cuBLASLt, storing into `result` (a
+/// matmul_epilogue group's activation, epilogueActivationOf: its output,
+/// and with gelu_aux the linear's own result into `aux`), with the
+/// workspace the memory plan placed for `planned` (the op, or its group).
+void printLinearForward(LinearOp o, CudaPrinter &p, Value result, Value aux,
                         Operation *planned) {
   ArrayRef<int64_t> in = dimsOf(o.getInput());
+  const ::tcc::cuda::MatmulActivation activation = epilogueActivationOf(o);
   p.os << "  args.matmul->linear_forward(args.stream, cuda::Matmul::Type::"
        << storageName(o.getResult()) << ", " << product(in.drop_back()) << ", " << in.back()
        << ", " << dimsOf(o.getWeight())[0] << ", " << p(o.getInput()) << ", "
        << p(o.getWeight()) << ", " << (o.getBias() ? p(o.getBias()) : "nullptr") << ", "
-       << p(result) << ", " << workspaceOf(planned) << (relu ? ", true" : "") << ");\n";
+       << p(result) << ", " << workspaceOf(planned);
+  if (activation != ::tcc::cuda::MatmulActivation::none)
+    p.os << ", ::tcc::cuda::MatmulActivation::" << ::tcc::cuda::matmulActivationName(activation)
+         << ", " << (activation == ::tcc::cuda::MatmulActivation::gelu_aux ? p(aux)
+                                                                          : "nullptr");
+  p.os << ");\n";
 }
 
 /// Linear layers through cuBLASLt (runtime/cuda/device/Matmul.cuh), in the
@@ -155,7 +164,7 @@ LogicalResult emitLinear(Operation *op, CudaPrinter &p) {
   std::string end = ", " + workspaceOf(op) + ");\n";
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](LinearOp o) {
-        printLinearForward(o, p, o.getResult(), false, op);
+        printLinearForward(o, p, o.getResult(), Value(), op);
         return success();
       })
       .Case([&](LinearBackwardDataOp o) {
@@ -486,6 +495,19 @@ LogicalResult emitElementwise(Operation *op, CudaPrinter &p) {
         }
         return success();
       })
+      .Case([&](PadChannelsOp o) {
+        // Each row of C channels (a sample's planes; an NHWC pixel's
+        // channels) followed by zeros up to `channels`.
+        ArrayRef<int64_t> in = dimsOf(o.getInput());
+        const int64_t inner = isChannelsLast(o.getResult()) ? 1 : product(in.drop_front(2));
+        const std::string rowIn = std::to_string(in[1] * inner),
+                          rowOut = std::to_string(o.getChannels() * inner);
+        p.forEach(numElements(o.getResult()),
+                  "const int64_t r = i % " + rowOut + "; " + p(o.getResult()) + "[i] = r < " +
+                      rowIn + " ? " + p(o.getInput()) + "[i / " + rowOut + " * " + rowIn +
+                      " + r] : 0;");
+        return success();
+      })
       .Case([&](SliceOp o) {
         ArrayRef<int64_t> in = dimsOf(o.getInput());
         const int64_t axis = o.getAxis(), inner = product(in.drop_front(axis + 1));
@@ -684,10 +706,13 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
     if (group.getKind() == FusionGroupOp::kElementwise)
       return emitElementwiseGroup(group, p);
     if (group.getKind() == FusionGroupOp::kMatmulEpilogue) {
+      // The group yields the activation's output, last (and before it the
+      // linear's result, where the backward reads it).
       auto linear = cast<LinearOp>(&*group.getFusedOps().begin());
       if (std::string why = unsupportedTypes(linear); !why.empty())
         return linear->emitError("the cuda target cannot run tcc.linear ") << why;
-      printLinearForward(linear, p, group.getResult(0), true, group);
+      printLinearForward(linear, p, group.getResults().back(),
+                         group.getNumResults() == 2 ? group.getResult(0) : Value(), group);
       return success();
     }
     if (group.getKind() == FusionGroupOp::kMultiTensorUpdate) {
@@ -710,7 +735,7 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
     return op->emitError("the cuda target cannot run ")
            << op->getName() << " " << why
            << " (16-bit tensors reach only its convolutions, linear layers, max pools, views, "
-              "casts and optimizer updates: "
+              "channel paddings, slices, casts and optimizer updates: "
               "tcc-widen-16bit puts the other ops on f32 copies)";
   };
   if (isa<Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp>(op)) {

@@ -100,6 +100,18 @@ bool mlir::tcc::collectConvProblems(ModuleOp module, std::vector<StepConv> &conv
   return !walked.wasInterrupted();
 }
 
+cuda::MatmulActivation mlir::tcc::epilogueActivationOf(Operation *linear) {
+  auto group = dyn_cast_or_null<FusionGroupOp>(linear->getParentOp());
+  if (!group || group.getKind() != FusionGroupOp::kMatmulEpilogue)
+    return cuda::MatmulActivation::none;
+  if (isa<ReluOp>(*std::next(group.getFusedOps().begin())))
+    return cuda::MatmulActivation::relu;
+  auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
+  return llvm::is_contained(yield.getValues(), linear->getResult(0))
+             ? cuda::MatmulActivation::gelu_aux
+             : cuda::MatmulActivation::gelu;
+}
+
 FailureOr<cuda::MatmulProblem> mlir::tcc::matmulProblemOf(Operation *op) {
   auto dims = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
   FailureOr<cuda::MatmulType> type = failure();
@@ -118,8 +130,6 @@ FailureOr<cuda::MatmulProblem> mlir::tcc::matmulProblemOf(Operation *op) {
   };
   if (auto linear = dyn_cast<LinearOp>(op)) {
     ArrayRef<int64_t> in = dims(linear.getInput());
-    auto group = dyn_cast_or_null<FusionGroupOp>(op->getParentOp());
-    bool relu = group && group.getKind() == FusionGroupOp::kMatmulEpilogue;
     SmallVector<Value> operands = {linear.getInput(), linear.getWeight(), linear.getResult()};
     if (linear.getBias())
       operands.push_back(linear.getBias());
@@ -127,7 +137,8 @@ FailureOr<cuda::MatmulProblem> mlir::tcc::matmulProblemOf(Operation *op) {
       return failure();
     return cuda::MatmulProblem::linearForward(*type, ShapedType::getNumElements(in.drop_back()),
                                               in.back(), dims(linear.getWeight())[0],
-                                              bool(linear.getBias()), relu);
+                                              bool(linear.getBias()),
+                                              epilogueActivationOf(linear));
   }
   if (auto data = dyn_cast<LinearBackwardDataOp>(op)) {
     ArrayRef<int64_t> w = dims(data.getWeight());

@@ -42,7 +42,12 @@ bool collectConvProblems(ModuleOp module, std::vector<StepConv> &convs,
 /// "the step" when none is known.
 std::string quotedNodes(const std::vector<std::string> &nodes);
 
-/// The problem of a tcc.linear (a matmul_epilogue group's adds its ReLU),
+/// What a tcc.linear's epilogue applies: a matmul_epilogue group's ReLU, or
+/// its tanh GELU, with the linear's result stored too (gelu_aux) where the
+/// group yields it (the GELU's backward reads it); none outside a group.
+::tcc::cuda::MatmulActivation epilogueActivationOf(Operation *linear);
+
+/// The problem of a tcc.linear (a matmul_epilogue group's adds its activation),
 /// tcc.linear_backward_data or tcc.linear_backward_weight op, as the cuda
 /// trainer poses it; failure for another op, or one whose tensors are not
 /// all f32, bf16 or f16 of one type.

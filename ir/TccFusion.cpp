@@ -121,10 +121,13 @@ LogicalResult FusionGroupOp::verify() {
     return success();
   }
   if (kind == kMatmulEpilogue) {
-    if (fused.size() != 2 || !isa<LinearOp>(fused[0]) || !isa<ReluOp>(fused[1]) ||
+    auto gelu = fused.size() == 2 ? dyn_cast<GeluOp>(fused[1]) : GeluOp();
+    bool activation = fused.size() == 2 && (isa<ReluOp>(fused[1]) ||
+                                            (gelu && gelu.getApproximate() == "tanh"));
+    if (!activation || !isa<LinearOp>(fused[0]) ||
         fused[1]->getOperand(0) != fused[0]->getResult(0))
-      return emitOpError("of kind matmul_epilogue must hold a linear, then the relu of "
-                         "its result");
+      return emitOpError("of kind matmul_epilogue must hold a linear, then the relu or the "
+                         "tanh-approximated gelu of its result");
     return success();
   }
   if (kind == kMultiTensorUpdate) {

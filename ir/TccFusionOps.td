@@ -35,11 +35,13 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
       gradient of a `tcc.batch_norm_backward`, which is last: its kernel
       computes each gradient element where it reads it, and the gradient
       never reaches memory.
-    - `matmul_epilogue`: a `tcc.linear` first, then the `tcc.relu` of its
-      result, which the matmul library applies before it stores the
-      result (cuBLASLt's RELU_BIAS epilogue; a target option, cuda only):
-      the linear's own result never reaches memory (ReLU's backward reads
-      its output).
+    - `matmul_epilogue`: a `tcc.linear` first, then the `tcc.relu` or the
+      tanh-approximated `tcc.gelu` of its result, which the matmul library
+      applies before it stores the result (cuBLASLt's RELU_BIAS and
+      GELU_BIAS epilogues; a target option, cuda only). ReLU's backward
+      reads its output, so the linear's own result never reaches memory;
+      GELU's reads its input, which the group then yields too (GELU_AUX_BIAS
+      stores it beside the output).
     - `multi_tensor_update`: the optimizer, EMA and Lookahead updates of
       many tensors (`sgd_update`, `adamw_update`, `ema_update`,
       `lookahead_update`), as one multi-tensor kernel: each tensor's

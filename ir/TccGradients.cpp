@@ -267,6 +267,16 @@ LogicalResult ConcatOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads
   return success();
 }
 
+/// The padded channels are constants: the gradient is the first C.
+LogicalResult PadChannelsOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                            SmallVectorImpl<Value> &operandGrads) {
+  reset(*this, operandGrads);
+  operandGrads[0] = b.create<SliceOp>(getLoc(), resultGrads[0], b.getI64IntegerAttr(1),
+                                      b.getI64IntegerAttr(0),
+                                      b.getI64IntegerAttr(shapeOf(getInput())[1]));
+  return success();
+}
+
 /// flatten and reshape only reinterpret the elements: reshape back.
 static LogicalResult reshapeBack(Operation *op, OpBuilder &b,
                                  ArrayRef<Value> resultGrads,

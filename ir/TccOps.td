@@ -373,6 +373,25 @@ def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, Tcc_FollowsInputPrecision, InferTypeO
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
+def Tcc_PadChannelsOp : Tcc_Op<"pad_channels", [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Zero channels appended along dim 1 up to `channels` (tcc-pad-channels)";
+  let description = [{
+    `input` [N, C, ...] followed by `channels - C` channels of zeros:
+    [N, channels, ...]. Not a model op: tcc-pad-channels pads a 16-bit
+    convolution's input and weight to 8 channels, where cuDNN's tensor-core
+    engines need them (docs/passes.md). Its gradient is a `tcc.slice` of
+    the first C channels.
+
+    ```mlir
+    %y = tcc.pad_channels %x {channels = 8 : i64}
+         : (tensor<16x3x32x32xbf16>) -> tensor<16x8x32x32xbf16>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, I64Attr:$channels);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 def Tcc_FlattenOp : Tcc_Op<"flatten", [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
     DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
   let summary = "Flatten every dim after the batch: [N, ...] -> [N, prod(...)]";

@@ -297,6 +297,20 @@ LogicalResult ChannelMulOp::inferReturnTypes(MLIRContext *, std::optional<Locati
 // Shape ops
 //===----------------------------------------------------------------------===//
 
+LogicalResult PadChannelsOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &inferred) {
+  SmallVector<int64_t> shape(shapeOf(adaptor.getInput()));
+  if (shape.size() < 2)
+    return emitOptionalError(loc, "pad_channels needs [N, C, ...], got ", shapeStr(shape));
+  if (adaptor.getChannels() < shape[1])
+    return emitOptionalError(loc, "pad_channels to ", adaptor.getChannels(),
+                             " channels, fewer than the input's ", shape[1]);
+  shape[1] = adaptor.getChannels();
+  inferred.push_back(RankedTensorType::get(shape, elementTypeOf(adaptor.getInput())));
+  return success();
+}
+
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &inferred) {

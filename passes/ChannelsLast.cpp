@@ -126,6 +126,9 @@ bool layoutFreeValues(Operation *op, SmallVectorImpl<Value> &values) {
     return all();
   if (auto sum = dyn_cast<ReduceSumOp>(op))
     return sum.getAxes() == ArrayRef<int64_t>{0, 2, 3} && all();
+  // Zero channels after each sample's planes or each pixel's channels.
+  if (isa<PadChannelsOp>(op))
+    return all();
   // Element i of the result from element i of the operands (a cast too,
   // but casts join last).
   if (op->hasTrait<mlir::OpTrait::Elementwise>() || isa<ScaleByOp>(op))

@@ -102,8 +102,13 @@ private:
 
   void createGroup(const llvm::SetVector<Operation *> &members, StringRef kind);
 
+  /// The activation of `linear`'s result that a matmul's epilogue can apply
+  /// (f32): a ReLU that alone reads it, or a tanh-approximated GELU
+  /// (cuBLASLt's GELU); null if none.
+  Operation *epilogueActivation(LinearOp linear) const;
+
   Block &block;
-  bool matmulEpilogues; ///< the target applies a ReLU in a matmul's epilogue
+  bool matmulEpilogues; ///< the target applies a ReLU or GELU in a matmul's epilogue
   DenseSet<Operation *> grouped;
 };
 
@@ -222,6 +227,26 @@ void BlockFuser::createGroup(const llvm::SetVector<Operation *> &members, String
   grouped.insert(group);
 }
 
+Operation *BlockFuser::epilogueActivation(LinearOp linear) const {
+  Value y = linear.getResult();
+  auto type = cast<RankedTensorType>(y.getType());
+  if (!type.getElementType().isF32())
+    return nullptr;
+  for (Operation *user : y.getUsers()) {
+    if (user->getBlock() != &block)
+      continue;
+    if (isa<ReluOp>(user) && y.hasOneUse())
+      return user;
+    // GELU's backward reads the linear's result too: the group yields it,
+    // which GELU_AUX stores in rows of a multiple of 8 elements.
+    auto gelu = dyn_cast<GeluOp>(user);
+    if (gelu && gelu.getApproximate() == "tanh" &&
+        (y.hasOneUse() || type.getShape().back() % 8 == 0))
+      return user;
+  }
+  return nullptr;
+}
+
 void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) {
   auto form = [&](const llvm::SetVector<Operation *> &members, StringRef kind) {
     createGroup(members, kind);
@@ -231,21 +256,17 @@ void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) 
   SmallVector<Operation *> ops =
       llvm::to_vector(llvm::make_pointer_range(block.without_terminator()));
 
-  // An f32 linear layer and the ReLU that alone reads its result, where the
-  // target's matmul applies it in its epilogue.
+  // An f32 linear layer and its activation, where the target's matmul
+  // applies it in its epilogue.
   if (matmulEpilogues)
     for (Operation *op : ops) {
       auto linear = dyn_cast<LinearOp>(op);
-      if (!linear ||
-          !cast<RankedTensorType>(linear.getResult().getType()).getElementType().isF32() ||
-          !linear.getResult().hasOneUse())
-        continue;
-      auto relu = dyn_cast<ReluOp>(*linear.getResult().getUsers().begin());
-      if (!relu || relu->getBlock() != &block)
+      Operation *activation = linear ? epilogueActivation(linear) : nullptr;
+      if (!activation)
         continue;
       llvm::SetVector<Operation *> members;
       members.insert(linear);
-      members.insert(relu);
+      members.insert(activation);
       if (canSinkToLast(members))
         form(members, FusionGroupOp::kMatmulEpilogue);
     }

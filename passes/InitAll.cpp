@@ -23,11 +23,13 @@ namespace {
 constexpr llvm::StringLiteral kBnBiasElimination = "bn-bias-elimination";
 constexpr llvm::StringLiteral kPoolActivationReorder = "pool-activation-reorder";
 constexpr llvm::StringLiteral kPrecision = "precision";
+constexpr llvm::StringLiteral kPadChannels = "pad-channels";
 constexpr llvm::StringLiteral kChannelsLast = "channels-last";
 constexpr llvm::StringLiteral kFusion = "fusion";
 constexpr llvm::StringLiteral kRecompute = "recompute";
 const mlir::StringRef kOptimizationPasses[] = {
-    kBnBiasElimination, kPoolActivationReorder, kPrecision, kChannelsLast, kFusion, kRecompute};
+    kBnBiasElimination, kPoolActivationReorder, kPrecision, kPadChannels,
+    kChannelsLast,      kFusion,                kRecompute};
 } // namespace
 
 mlir::ArrayRef<mlir::StringRef> mlir::tcc::optimizationPassNames() { return kOptimizationPasses; }
@@ -42,13 +44,14 @@ std::vector<std::string> mlir::tcc::targetSixteenBitOps(StringRef target) {
   if (target != "cuda")
     return ops;
   // cuDNN and cuBLASLt read and write 16-bit tensors and accumulate in f32
-  // (docs/cuda.md); a view copies the stored bits; a max pool selects a
-  // stored element, and its backward sums in f32 and rounds where it stores
-  // (runtime/kernels/Pool.h: the same bits as on f32 copies).
+  // (docs/cuda.md); a view, a channel padding and a slice copy the stored
+  // bits; a max pool selects a stored element, and its backward sums in f32
+  // and rounds where it stores (runtime/kernels/Pool.h: the same bits as on
+  // f32 copies).
   ops.insert(ops.end(), {"tcc.conv2d", "tcc.conv2d_backward_data", "tcc.conv2d_backward_filter",
                          "tcc.linear", "tcc.linear_backward_data", "tcc.linear_backward_weight",
                          "tcc.flatten", "tcc.reshape", "tcc.max_pool2d",
-                         "tcc.max_pool2d_backward"});
+                         "tcc.max_pool2d_backward", "tcc.pad_channels", "tcc.slice"});
   return ops;
 }
 
@@ -65,6 +68,10 @@ void mlir::tcc::buildStepPipeline(OpPassManager &pm, const CompilePipelineOption
     pm.addPass(createPoolActivationReorder());
   if (isEnabled(options, kPrecision))
     pm.addPass(createPrecision());
+  // cuDNN's tensor-core engines read 8 channels of a pixel at once; the
+  // cpu kernels take any number.
+  if (options.target == "cuda" && isEnabled(options, kPadChannels))
+    pm.addPass(createPadChannels());
   pm.addPass(createBuildTrainStep());
   pm.addPass(createCanonicalizerPass());
   // Ops without a 16-bit kernel on the target run on f32 copies, which

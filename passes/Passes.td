@@ -97,6 +97,32 @@ def Precision : Pass<"tcc-precision", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 
+def PadChannels : Pass<"tcc-pad-channels", "::mlir::ModuleOp"> {
+  let summary = "Pad a 16-bit convolution's few input channels with zeros (to 8)";
+  let description = [{
+    cuDNN's tensor-core engines for 16-bit NHWC convolutions read 8 channels
+    of a pixel at once; for a convolution of an RGB image (3 channels) its
+    heuristics and `tcc tune` found only engines without tensor cores (the
+    whitening convolutions of airbench94 and ResNet-9 ran at about 5
+    TFLOP/s on an H200). On `@forward`, after tcc-precision (the compile
+    pipeline runs it for the cuda target only), each 16-bit `tcc.conv2d`
+    with fewer input channels than `channels` and one group reads its input
+    and weight through `tcc.pad_channels`, which appends zero channels: the
+    same sums plus exact zero products, so the same values. The backward,
+    built afterwards, slices the first channels of the padded gradients.
+    Convolutions with at least `channels` input channels (27, say) are left
+    alone: cuDNN ran tensor-core engines for them.
+
+    Report (`tcc.pass_report`, `pad-channels`): `padded`, the convolutions
+    whose input and weight it padded.
+  }];
+  let options = [
+    Option<"channels", "channels", "int64_t", "8",
+           "the input channels a 16-bit convolution with fewer is padded to">,
+  ];
+  let dependentDialects = ["::mlir::tcc::TccDialect"];
+}
+
 def BuildTrainStep : Pass<"tcc-build-train-step", "::mlir::ModuleOp"> {
   let summary = "Build @train_step and @eval_step from @forward, @loss and the recipe";
   let description = [{
@@ -160,8 +186,12 @@ def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
 
     With `matmul-epilogues` (the cuda target), first of all:
     `matmul_epilogue`, an f32 `tcc.linear` and the `tcc.relu` that is the
-    only reader of its result: cuBLASLt applies the ReLU in the matmul's
-    epilogue, and the linear's result never reaches memory.
+    only reader of its result (cuBLASLt applies the ReLU in the matmul's
+    epilogue, and the linear's result never reaches memory), or the
+    tanh-approximated `tcc.gelu` of its result (cuBLASLt's GELU is that
+    approximation; where the backward reads the linear's result too, the
+    group yields it, stored by the GELU_AUX epilogue, which needs rows of a
+    multiple of 8 elements). An exact GELU stays an elementwise op.
 
     An op joins only when every tensor it reads and writes has the group's
     number of elements and is f32 (a cast between f32 and a 16-bit float
@@ -176,8 +206,9 @@ def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"matmulEpilogues", "matmul-epilogues", "bool", /*default=*/"false",
-           "Group a linear layer with the ReLU of its result (matmul_epilogue), "
-           "for a target whose matmuls apply it in their epilogue (cuda)">
+           "Group a linear layer with the ReLU or tanh GELU of its result "
+           "(matmul_epilogue), for a target whose matmuls apply it in their "
+           "epilogue (cuda)">
   ];
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }

@@ -67,6 +67,11 @@ MODELS = [
     # pure bf16: weights, gradients and momentum stored in bf16 on the GPU too
     ("test/runtime/cuda/models/conv_net.json", 20, True, "bf16"),
     ("test/runtime/cuda/models/conv_net_fp16.json", 20, True, None),
+    # cuBLASLt's GELU_AUX epilogue (a tanh GELU after a linear) beside an
+    # exact GELU kernel; layer norm, softmax, concat, clipping and LAMB
+    # (run in host emulation only before).
+    ("test/runtime/cuda/models/gelu_mlp.json", 20, True, None),
+    ("test/runtime/cuda/models/zoo_mlp.json", 20, True, None),
     ("examples/fashion_cnn.json", 10, False, None),
     # resnet9 at its own precision (pure fp16), airbench94 in bf16-mixed.
     ("examples/resnet9.json", 2, False, None),

@@ -65,11 +65,28 @@ inline cublasStatus_t describeMatmul(const MatmulProblem &p, MatmulDescriptors &
   };
   set(CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA));
   set(CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB));
-  if (p.bias || p.relu) {
-    const cublasLtEpilogue_t epilogue = p.relu ? (p.bias ? CUBLASLT_EPILOGUE_RELU_BIAS
-                                                         : CUBLASLT_EPILOGUE_RELU)
-                                               : CUBLASLT_EPILOGUE_BIAS;
+  if (p.bias || p.activation != MatmulActivation::none) {
+    cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    switch (p.activation) {
+    case MatmulActivation::relu:
+      epilogue = p.bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+      break;
+    case MatmulActivation::gelu:
+      epilogue = p.bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+      break;
+    case MatmulActivation::gelu_aux:
+      epilogue = p.bias ? CUBLASLT_EPILOGUE_GELU_AUX_BIAS : CUBLASLT_EPILOGUE_GELU_AUX;
+      break;
+    default:
+      break;
+    }
     set(CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
+  }
+  // GELU_AUX's input matrix, laid out as the output (its pointer is the
+  // call's: Matmul.cuh, MatmulTuner.cpp).
+  if (p.activation == MatmulActivation::gelu_aux) {
+    const int64_t auxLd = p.ldc;
+    set(CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &auxLd, sizeof(auxLd));
   }
   if (p.bias)
     set(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &d.data, sizeof(d.data));

@@ -43,37 +43,60 @@ inline int64_t matmulUsableWorkspaceBytes(int sm) {
   return matmulWorkspaceBytes(sm) - (256 - kMatmulOperandAlignment);
 }
 
-/// Column-major C[m, n] = op(A) op(B) (+ bias[m] per column, then
-/// max(0, .) with relu), op transposing where trans*; ld* are the leading
+/// What a forward matmul's epilogue applies after the bias (a
+/// matmul_epilogue fusion group's activation): nothing, a ReLU, GELU (the
+/// tanh approximation, cuBLASLt's), or GELU with its input also stored
+/// (gelu_aux: cuBLASLt's GELU_AUX, for the backward), as cuBLASLt names them.
+enum class MatmulActivation { none, relu, gelu, gelu_aux };
+
+inline const char *matmulActivationName(MatmulActivation activation) {
+  switch (activation) {
+  case MatmulActivation::relu:
+    return "relu";
+  case MatmulActivation::gelu:
+    return "gelu";
+  case MatmulActivation::gelu_aux:
+    return "gelu_aux";
+  default:
+    return "none";
+  }
+}
+
+/// Column-major C[m, n] = op(A) op(B) (+ bias[m] per column, then the
+/// activation; gelu_aux also stores the pre-activation in an auxiliary
+/// matrix laid out as C), op transposing where trans*; ld* are the leading
 /// dimensions of A, B, C as stored.
 struct MatmulProblem {
   MatmulType type = MatmulType::f32;
   bool transA = false, transB = false;
   int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
-  bool bias = false, relu = false;
+  bool bias = false;
+  MatmulActivation activation = MatmulActivation::none;
 
   /// The three matmuls of a linear layer of x [M, K], w [N, K], y [M, N],
   /// row-major as in the IR. cuBLASLt is column-major, so each is posed
   /// transposed (a row-major [r, c] matrix is a column-major [c, r] one).
   /// y = x w^T (+ bias): y^T [N, M] = (w^T [K, N])^T x^T [K, M].
   static MatmulProblem linearForward(MatmulType type, int64_t M, int64_t K, int64_t N,
-                                     bool bias, bool relu) {
-    return {type, true, false, N, M, K, K, K, N, bias, relu};
+                                     bool bias,
+                                     MatmulActivation activation = MatmulActivation::none) {
+    return {type, true, false, N, M, K, K, K, N, bias, activation};
   }
   /// dx [M, K] = dy [M, N] w [N, K].
   static MatmulProblem linearBackwardData(MatmulType type, int64_t M, int64_t K, int64_t N) {
-    return {type, false, false, K, M, N, K, N, K, false, false};
+    return {type, false, false, K, M, N, K, N, K, false, MatmulActivation::none};
   }
   /// dw [N, K] = dy [M, N]^T x [M, K].
   static MatmulProblem linearBackwardWeight(MatmulType type, int64_t M, int64_t K,
                                             int64_t N) {
-    return {type, false, true, K, N, M, K, N, K, false, false};
+    return {type, false, true, K, N, M, K, N, K, false, MatmulActivation::none};
   }
 
   /// A stable, readable identity: "gemm bf16 tn m10 n512 k256 lda256
   /// ldb256 ldc10 epilogue=relu_bias" (t/n: op(A), op(B) transposed or
-  /// not; the epilogue as cuBLASLt names it: default, bias, relu,
-  /// relu_bias). Tuning files and the baked table are keyed by it.
+  /// not; the epilogue as cuBLASLt names it: default, bias, or the
+  /// activation, then _bias with a bias: relu, gelu, gelu_aux_bias, ...).
+  /// Tuning files and the baked table are keyed by it.
   std::string key() const {
     static const char *const types[] = {"f32", "bf16", "f16"};
     return std::string("gemm ") + types[int(type)] + " " + (transA ? "t" : "n") +
@@ -81,8 +104,10 @@ struct MatmulProblem {
            std::to_string(k) + " lda" + std::to_string(lda) + " ldb" + std::to_string(ldb) +
            " ldc" + std::to_string(ldc) + " epilogue=" + epilogueName();
   }
-  const char *epilogueName() const {
-    return relu ? (bias ? "relu_bias" : "relu") : (bias ? "bias" : "default");
+  std::string epilogueName() const {
+    if (activation == MatmulActivation::none)
+      return bias ? "bias" : "default";
+    return std::string(matmulActivationName(activation)) + (bias ? "_bias" : "");
   }
 
   /// Reads a key() back. False if `text` is not a key.
@@ -102,9 +127,24 @@ struct MatmulProblem {
                                              : -1;
     if (t < 0)
       return false;
+    // The activation is the name less a "_bias"; "bias" alone is a bias
+    // without one. key() must give the text back ("default_bias" does not).
+    std::string name = epilogue;
+    const bool bias = name == "bias" || (name.size() > 5 && name.rfind("_bias") == name.size() - 5);
+    if (bias)
+      name = name == "bias" ? "none" : name.substr(0, name.size() - 5);
+    MatmulActivation activation = MatmulActivation::none;
+    bool known = name == "default" || name == "none";
+    for (MatmulActivation a :
+         {MatmulActivation::relu, MatmulActivation::gelu, MatmulActivation::gelu_aux})
+      if (name == matmulActivationName(a)) {
+        activation = a;
+        known = true;
+      }
+    if (!known)
+      return false;
     problem = MatmulProblem{MatmulType(t), ops[0] == 't', ops[1] == 't', v[0], v[1], v[2],
-                            v[3], v[4], v[5], std::strstr(epilogue, "bias") != nullptr,
-                            std::strncmp(epilogue, "relu", 4) == 0};
+                            v[3], v[4], v[5], bias, activation};
     return problem.key() == text && problem.m > 0 && problem.n > 0 && problem.k > 0;
   }
 

@@ -54,11 +54,12 @@ bool timeMatmulAlgos(const MatmulProblem &p, int64_t workspaceLimit, int repeats
   const TimedType type = p.type == MatmulType::f32    ? TimedType::f32
                          : p.type == MatmulType::bf16 ? TimedType::bf16
                                                       : TimedType::f16;
+  // A, B, C, the bias, GELU_AUX's output (laid out as C).
   const int64_t counts[] = {p.lda * (p.transA ? p.m : p.k), p.ldb * (p.transB ? p.k : p.n),
-                            p.ldc * p.n, p.m};
+                            p.ldc * p.n, p.m, p.ldc * p.n};
   const int64_t offset = kMatmulOperandAlignment;
-  DeviceBuffer buffers[4], workspace;
-  for (int i = 0; i < 4; ++i)
+  DeviceBuffer buffers[5], workspace;
+  for (int i = 0; i < 5; ++i)
     if (!buffers[i].allocate(offset + counts[i] * bytesOf(type)) ||
         !buffers[i].fillRandom(counts[i], type, uint32_t(i + 1), offset))
       return fail("cannot allocate its operands on the GPU");
@@ -70,6 +71,11 @@ bool timeMatmulAlgos(const MatmulProblem &p, int64_t workspaceLimit, int repeats
       cublasLtMatmulDescSetAttribute(d.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
                                      sizeof(bias)) != CUBLAS_STATUS_SUCCESS)
     return fail("cuBLASLt does not take its bias");
+  const void *aux = at(4);
+  if (p.activation == MatmulActivation::gelu_aux &&
+      cublasLtMatmulDescSetAttribute(d.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux,
+                                     sizeof(aux)) != CUBLAS_STATUS_SUCCESS)
+    return fail("cuBLASLt does not take GELU_AUX's output");
 
   cudaStream_t stream = nullptr;
   if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess)

@@ -249,14 +249,31 @@ func.func @layout(%x: tensor<2x3x4x5xf32>, %z: tensor<2x2x4x5xf32>) {
 // A matmul_epilogue group (tcc-fusion's matmul-epilogues, the cuda
 // target's): the linear through cuBLASLt with its ReLU in the epilogue
 // (RELU_BIAS), stored straight into the group's result.
+// A matmul_epilogue group: the linear's call with its activation. A GELU
+// whose group also yields the linear's result (for the backward) stores it
+// through cuBLASLt's aux pointer (GELU_AUX); one that does not, GELU alone.
 // CHECK-LABEL: // @epilogue
 // CHECK: // tcc.fusion_group
-// CHECK-NEXT: args.matmul->linear_forward(args.stream, cuda::Matmul::Type::f32, 8, 4, 16, a0, a1, a2, r0, nullptr, 0, true);
+// CHECK-NEXT: args.matmul->linear_forward(args.stream, cuda::Matmul::Type::f32, 8, 4, 16, a0, a1, a2, r0, nullptr, 0, ::tcc::cuda::MatmulActivation::relu, nullptr);
+// CHECK: // tcc.fusion_group
+// CHECK-NEXT: args.matmul->linear_forward(args.stream, cuda::Matmul::Type::f32, 8, 4, 16, a0, a1, a2, r2, nullptr, 0, ::tcc::cuda::MatmulActivation::gelu_aux, r1);
+// CHECK: // tcc.fusion_group
+// CHECK-NEXT: args.matmul->linear_forward(args.stream, cuda::Matmul::Type::f32, 8, 4, 16, a0, a1, nullptr, r3, nullptr, 0, ::tcc::cuda::MatmulActivation::gelu, nullptr);
 func.func @epilogue(%x: tensor<8x4xf32>, %w: tensor<16x4xf32>, %b: tensor<16xf32>) {
   %g = tcc.fusion_group "matmul_epilogue" -> (tensor<8x16xf32>) {
     %l = tcc.linear %x, %w, %b : (tensor<8x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> tensor<8x16xf32>
     %r = tcc.relu %l : tensor<8x16xf32>
     tcc.yield %r : tensor<8x16xf32>
+  }
+  %h:2 = tcc.fusion_group "matmul_epilogue" -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+    %l = tcc.linear %x, %w, %b : (tensor<8x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+    %a = tcc.gelu %l {approximate = "tanh"} : tensor<8x16xf32>
+    tcc.yield %l, %a : tensor<8x16xf32>, tensor<8x16xf32>
+  }
+  %e = tcc.fusion_group "matmul_epilogue" -> (tensor<8x16xf32>) {
+    %l = tcc.linear %x, %w : (tensor<8x4xf32>, tensor<16x4xf32>) -> tensor<8x16xf32>
+    %a = tcc.gelu %l {approximate = "tanh"} : tensor<8x16xf32>
+    tcc.yield %a : tensor<8x16xf32>
   }
   return
 }
@@ -379,5 +396,19 @@ func.func @prologue_recomputes(%g: tensor<4x16xf32>, %x: tensor<4x16xf32>, %w: t
         : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<2x16xf32>, tensor<2x16xf32>) -> (tensor<4x16xf32>, tensor<16xf32>, tensor<16xf32>)
     tcc.yield %dx, %dw, %db : tensor<4x16xf32>, tensor<16xf32>, tensor<16xf32>
   }
+  return
+}
+
+// Channel padding (tcc-pad-channels) on 16-bit bits: NCHW copies each
+// sample's 3 planes of 16 pixels and zeros 5 more; NHWC each pixel's 3
+// channels and zeros 5 more.
+// CHECK-LABEL: // @pad_channels
+// CHECK: cuda::for_each(args.stream, 256, [=] __device__(int64_t i) { const int64_t r = i % 128; r1[i] = r < 48 ? a0[i / 128 * 48 + r] : 0; });
+// CHECK: cuda::for_each(args.stream, 256, [=] __device__(int64_t i) { const int64_t r = i % 8; r3[i] = r < 3 ? r2[i / 8 * 3 + r] : 0; });
+func.func @pad_channels(%x: tensor<2x3x4x4xf16>) {
+  %n = tcc.cast %x to f32 {tcc.channels_last} : (tensor<2x3x4x4xf16>) -> tensor<2x3x4x4xf32>
+  %a = tcc.pad_channels %x {channels = 8 : i64} : (tensor<2x3x4x4xf16>) -> tensor<2x8x4x4xf16>
+  %h = tcc.cast %n to f16 {tcc.channels_last} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xf16>
+  %b = tcc.pad_channels %h {channels = 8 : i64, tcc.channels_last} : (tensor<2x3x4x4xf16>) -> tensor<2x8x4x4xf16>
   return
 }

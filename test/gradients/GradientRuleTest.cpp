@@ -284,6 +284,14 @@ Case concat(const std::string &name, std::vector<Shape> inputs, int64_t axis) {
   return {name, "tcc.concat", args, body, y};
 }
 
+Case padChannels(const std::string &name, Shape x, int64_t channels) {
+  Shape y = x;
+  y[1] = channels;
+  std::string body = "%y = tcc.pad_channels %x {channels = " + std::to_string(channels) +
+                     " : i64} : (" + ty(x) + ") -> " + ty(y);
+  return {name, "tcc.pad_channels", {{"x", x}}, body, y};
+}
+
 Case flatten(const std::string &name, Shape x) {
   Shape y{x[0], 1};
   for (size_t i = 1; i < x.size(); ++i)
@@ -465,6 +473,8 @@ std::vector<Case> allCases() {
   c.push_back(concat("ConcatAxis1", {{2, 3, 2, 2}, {2, 1, 2, 2}, {2, 2, 2, 2}}, 1));
   c.push_back(concat("ConcatAxis3", {{2, 2, 2, 3}, {2, 2, 2, 1}}, 3));
   c.push_back(concat("ConcatAxis0", {{2, 3}, {1, 3}}, 0));
+  c.push_back(padChannels("PadChannels", {2, 3, 2, 2}, 8));
+  c.push_back(padChannels("PadChannelsRank2", {2, 3}, 5));
   c.push_back(flatten("Flatten4d", {2, 3, 2, 2}));
   c.push_back(reshape("Reshape2dTo3d", {2, 12}, {2, 4, 3}));
   c.push_back(reshape("Reshape3dTo2d", {2, 3, 4}, {6, 4}));

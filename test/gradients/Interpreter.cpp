@@ -551,6 +551,12 @@ private:
           }
           return true;
         })
+        .Case([&](PadChannelsOp o) {
+          ArrayRef<int64_t> x = dimsOf(o.getInput());
+          k::slice_backward<double>(x[0], o.getChannels(), product(x.drop_front(2)), 0, x[1],
+                                    in(o.getInput()), res(o.getResult()));
+          return true;
+        })
         .Case([&](SliceOp o) {
           Around a = around(dimsOf(o.getInput()), o.getAxis());
           if (out[0].isInt)

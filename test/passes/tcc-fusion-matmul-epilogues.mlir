@@ -28,16 +28,49 @@ func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %w: tensor<16x4x
 
 // -----
 
+// A tanh-approximated GELU (cuBLASLt's GELU) joins its linear too. Its
+// backward reads the linear's result, which the group then yields as well
+// (cuBLASLt's GELU_AUX stores it beside the output); in a step without the
+// backward only the GELU's output leaves.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[G:.*]]:2 = tcc.fusion_group "matmul_epilogue" -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+// CHECK-NEXT: %[[L:.*]] = tcc.linear %arg0, %arg1, %arg2 :
+// CHECK-NEXT: %[[A:.*]] = tcc.gelu %[[L]] {approximate = "tanh"}
+// CHECK-NEXT: tcc.yield %[[L]], %[[A]] : tensor<8x16xf32>, tensor<8x16xf32>
+// CHECK-NEXT: }
+// CHECK: tcc.gelu_backward %{{.*}}, %[[G]]#0 {approximate = "tanh"}
+// CHECK-LABEL: func.func @eval_step
+// CHECK: %[[E:.*]] = tcc.fusion_group "matmul_epilogue" -> (tensor<8x16xf32>) {
+// CHECK: tcc.yield %{{.*}} : tensor<8x16xf32>
+// CHECK: return %[[E]]
+func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %w: tensor<16x4xf32>,
+                      %b: tensor<16xf32>, %dy: tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %l = tcc.linear %x, %w, %b : (tensor<8x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %g = tcc.gelu %l {approximate = "tanh"} : tensor<8x16xf32>
+  %d = tcc.gelu_backward %dy, %l {approximate = "tanh"} : tensor<8x16xf32>
+  return %g, %d : tensor<8x16xf32>, tensor<8x16xf32>
+}
+func.func @eval_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %w: tensor<16x4xf32>,
+                     %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  %l = tcc.linear %x, %w, %b : (tensor<8x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %g = tcc.gelu %l {approximate = "tanh"} : tensor<8x16xf32>
+  return %g : tensor<8x16xf32>
+}
+
+// -----
+
 // Must not fire: the linear's result has another reader (it would have to
-// be stored anyway), the activation is not a ReLU (GELU's backward reads its
-// input, and cuBLASLt's GELU epilogue would round otherwise), or the linear
-// is 16-bit (its ReLU runs on an f32 copy, after a cast).
+// be stored anyway), the activation is an exact GELU (cuBLASLt's is the tanh
+// approximation), a tanh GELU whose backward reads the linear's result from
+// rows of 10 elements (GELU_AUX stores rows of a multiple of 8), or the
+// linear is 16-bit (its activation runs on an f32 copy, after a cast).
 // CHECK-LABEL: func.func @train_step
 // CHECK-NOT: matmul_epilogue
 // CHECK: return
 func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %w: tensor<16x4xf32>,
-                      %x16: tensor<8x4xbf16>, %w16: tensor<16x4xbf16>)
-    -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>) {
+                      %x16: tensor<8x4xbf16>, %w16: tensor<16x4xbf16>, %w10: tensor<10x4xf32>,
+                      %dy10: tensor<8x10xf32>)
+    -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x10xf32>, tensor<8x10xf32>) {
   %l = tcc.linear %x, %w : (tensor<8x4xf32>, tensor<16x4xf32>) -> tensor<8x16xf32>
   %r = tcc.relu %l : tensor<8x16xf32>
   %l2 = tcc.linear %x, %w : (tensor<8x4xf32>, tensor<16x4xf32>) -> tensor<8x16xf32>
@@ -45,5 +78,8 @@ func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %w: tensor<16x4x
   %l3 = tcc.linear %x16, %w16 : (tensor<8x4xbf16>, tensor<16x4xbf16>) -> tensor<8x16xbf16>
   %c = tcc.cast %l3 to f32 : (tensor<8x16xbf16>) -> tensor<8x16xf32>
   %r3 = tcc.relu %c : tensor<8x16xf32>
-  return %r, %l, %g, %r3 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
+  %l4 = tcc.linear %x, %w10 : (tensor<8x4xf32>, tensor<10x4xf32>) -> tensor<8x10xf32>
+  %g4 = tcc.gelu %l4 {approximate = "tanh"} : tensor<8x10xf32>
+  %d4 = tcc.gelu_backward %dy10, %l4 {approximate = "tanh"} : tensor<8x10xf32>
+  return %r, %l, %g, %r3, %g4, %d4 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x10xf32>, tensor<8x10xf32>
 }

@@ -49,6 +49,9 @@ std::string passResult(const std::string &pass, const json &result) {
   if (pass == "pool-activation-reorder")
     return "pools moved in front of their activation: " +
            std::to_string(result.value("moved", 0));
+  if (pass == "pad-channels")
+    return "16-bit convolutions whose few input channels were padded to 8: " +
+           std::to_string(result.value("padded", 0));
   if (pass == "channels-last")
     return std::to_string(result.value("values", 0)) + " tensors stored NHWC, " +
            std::to_string(result.value("relayouts", 0)) + " casts converting, " +

@@ -338,10 +338,12 @@ int runCompile(const tcc::CompileOptions &options) {
   // the plan even when only the frontend's IR is printed.
   checkPrecision(spec, options, facts);
   checkScheduleSpan(spec, facts);
-  if (options.target != "cuda" &&
-      llvm::is_contained(options.disabledPasses, std::string("channels-last")))
-    tcc::warn(facts, "--disable-pass=channels-last changes nothing on --target=" +
-                         options.target + ": tcc-channels-last runs for the cuda target only");
+  for (const char *cudaOnly : {"pad-channels", "channels-last"})
+    if (options.target != "cuda" &&
+        llvm::is_contained(options.disabledPasses, std::string(cudaOnly)))
+      tcc::warn(facts, std::string("--disable-pass=") + cudaOnly + " changes nothing on --target=" +
+                           options.target + ": tcc-" + cudaOnly +
+                           " runs for the cuda target only");
   OwningOpRef<ModuleOp> planned = model->clone();
   tcc::CudaBake cuda(options, facts);
   std::function<bool(ModuleOp, std::string &)> beforePlanning;

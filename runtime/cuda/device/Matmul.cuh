@@ -1,8 +1,8 @@
 //===- Matmul.cuh - Linear layers through cuBLASLt ---------------*- CUDA -*-===//
 //
 // The three matmuls of a linear layer (forward with its bias, and the ReLU
-// of a matmul_epilogue fusion group, as cuBLASLt's epilogue, backward-data,
-// backward-weight), on f32, bf16 or f16 tensors
+// or tanh GELU of a matmul_epilogue fusion group, as cuBLASLt's epilogue,
+// backward-data, backward-weight), on f32, bf16 or f16 tensors
 // (all operands of one matmul in one type, as tcc-precision assigns them),
 // each posed as a runtime/cuda/MatmulProblem.h and run with f32 compute
 // (runtime/cuda/MatmulLt.h).
@@ -24,6 +24,7 @@
 #include "runtime/cuda/BakedTarget.h"
 #include "runtime/cuda/MatmulProblem.h"
 #include "runtime/cuda/device/Launch.cuh"
+#include "runtime/kernels/Activation.h"
 
 #ifndef TCC_CUDA_HOST_EMULATION
 #include "runtime/cuda/MatmulLt.h"
@@ -52,16 +53,22 @@ class Matmul {
 public:
   using Type = ::tcc::cuda::MatmulType;
   using Problem = ::tcc::cuda::MatmulProblem;
+  using Activation = ::tcc::cuda::MatmulActivation;
 
   // Each with the op's workspace in the memory plan (ws, wsBytes).
 
-  /// y[M, N] = x[M, K] w[N, K]^T + bias[N] (bias may be null), then
-  /// max(0, y) with `relu` (a matmul_epilogue group).
+  /// y[M, N] = x[M, K] w[N, K]^T + bias[N] (bias may be null), then a
+  /// matmul_epilogue group's activation: ReLU, or GELU (tanh), which with
+  /// gelu_aux also stores its input, the linear's result, into aux[M, N].
   void linear_forward(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
                       const void *x, const void *w, const void *bias, void *y, void *ws,
-                      int64_t wsBytes, bool relu = false) {
-    run(s, Problem::linearForward(type, M, K, N, bias != nullptr, relu), w, x, y, bias, ws,
-        wsBytes);
+                      int64_t wsBytes, Activation activation = Activation::none,
+                      void *aux = nullptr) {
+    if ((activation == Activation::gelu_aux) != (aux != nullptr))
+      throw std::runtime_error("a GELU_AUX matmul without its auxiliary output, or one "
+                               "given to another epilogue");
+    run(s, Problem::linearForward(type, M, K, N, bias != nullptr, activation), w, x, y, bias,
+        ws, wsBytes, aux);
   }
   /// dx[M, K] = dy[M, N] w[N, K].
   void linear_backward_data(cudaStream_t s, Type type, int64_t M, int64_t K, int64_t N,
@@ -93,7 +100,7 @@ private:
   /// the problem's type (through f32, which changes no 16-bit result but a
   /// tie); the workspace is scribbled over, as cuBLASLt may.
   void run(cudaStream_t stream, const Problem &p, const void *A, const void *B, void *C,
-           const void *bias, void *workspace, int64_t workspaceBytes) {
+           const void *bias, void *workspace, int64_t workspaceBytes, void *aux = nullptr) {
     emulation::enqueue(stream, [=] {
       emulation::scribble(workspace, workspaceBytes);
       // The operands in double, each row of op(A) and column of op(B)
@@ -116,8 +123,17 @@ private:
             sum += row[l] * column[l];
           if (bias)
             sum += load(p.type, bias, i);
-          if (p.relu && !(sum > 0) && sum == sum) // kernels::Relu: NaN stays
+          if (p.activation == Activation::relu && !(sum > 0) &&
+              sum == sum) // kernels::Relu: NaN stays
             sum = 0;
+          if (p.activation == Activation::gelu || p.activation == Activation::gelu_aux) {
+            // On the f32 result, as the cpu step applies its GELU to the
+            // stored linear result (matmul_epilogue groups are f32).
+            const float linear = float(sum);
+            if (aux)
+              store(p.type, aux, j * p.ldc + i, linear);
+            sum = kernels::GeluTanh<float>{}(linear);
+          }
           store(p.type, C, j * p.ldc + i, float(sum));
         }
     });
@@ -207,9 +223,10 @@ private:
     cublasLtMatmulAlgo_t algo{};
   };
 
-  /// Enqueues C (+)= op(A) op(B) (+ bias, relu) of `p` on `stream`.
+  /// Enqueues C (+)= op(A) op(B) (+ bias, the activation; its input into
+  /// aux with gelu_aux) of `p` on `stream`.
   void run(cudaStream_t stream, const Problem &p, const void *A, const void *B, void *C,
-           const void *bias, void *workspace, int64_t workspaceBytes) {
+           const void *bias, void *workspace, int64_t workspaceBytes, void *aux = nullptr) {
     // cuBLASLt wants a 256-byte aligned workspace; the memory plan aligns to
     // 64: the first bytes up to 256 are left unused.
     const int64_t skip = int64_t(-reinterpret_cast<uintptr_t>(workspace) & 255);
@@ -221,6 +238,10 @@ private:
       check(cublasLtMatmulDescSetAttribute(plan.d.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                            &bias, sizeof(bias)),
             "setting the bias");
+    if (aux)
+      check(cublasLtMatmulDescSetAttribute(plan.d.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                                           &aux, sizeof(aux)),
+            "setting GELU_AUX's output");
     const float one = 1.0f, zero = 0.0f;
     check(cublasLtMatmul(handle, plan.d.desc, &one, A, plan.d.layouts[0], B, plan.d.layouts[1],
                          &zero, C, plan.d.layouts[2], C, plan.d.layouts[2], &plan.algo,
@@ -232,12 +253,13 @@ private:
   /// (found without building a string: eval steps are launched, not
   /// replayed, so this runs at every call of theirs).
   using Key = std::tuple<Type, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                         bool, bool, int64_t, int64_t>;
+                         bool, int, int64_t, int64_t>;
 
   /// The plan of `p`, chosen at its first call (chooseFor).
   Plan &planOf(const Problem &p, int64_t workspaceBytes, int64_t alignment) {
-    const Key call{p.type, p.transA, p.transB, p.m,    p.n,    p.k,           p.lda,
-                   p.ldb,  p.ldc,    p.bias,   p.relu, workspaceBytes, alignment};
+    const Key call{p.type, p.transA, p.transB, p.m,          p.n,
+                   p.k,    p.lda,    p.ldb,    p.ldc,        p.bias,
+                   int(p.activation),          workspaceBytes, alignment};
     auto it = plans.find(call);
     if (it == plans.end())
       it = plans.emplace(call, &chooseFor(p, workspaceBytes, alignment)).first;

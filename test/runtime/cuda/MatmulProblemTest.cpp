@@ -18,7 +18,8 @@ namespace {
 
 TEST(MatmulProblem, LinearLayersArePosedTransposed) {
   // y [64, 10] = x [64, 256] w [10, 256]^T + b: column-major y^T [10, 64].
-  MatmulProblem forward = MatmulProblem::linearForward(MatmulType::bf16, 64, 256, 10, true, true);
+  MatmulProblem forward = MatmulProblem::linearForward(MatmulType::bf16, 64, 256, 10, true,
+                                                       MatmulActivation::relu);
   EXPECT_EQ(forward.key(), "gemm bf16 tn m10 n64 k256 lda256 ldb256 ldc10 epilogue=relu_bias");
   // dx [64, 256] = dy [64, 10] w [10, 256].
   EXPECT_EQ(MatmulProblem::linearBackwardData(MatmulType::f32, 64, 256, 10).key(),
@@ -31,21 +32,34 @@ TEST(MatmulProblem, LinearLayersArePosedTransposed) {
 TEST(MatmulProblem, KeysReadBack) {
   for (MatmulType type : {MatmulType::f32, MatmulType::bf16, MatmulType::f16})
     for (bool bias : {false, true})
-      for (bool relu : {false, true}) {
-        MatmulProblem p = MatmulProblem::linearForward(type, 3, 5, 7, bias, relu), back;
+      for (MatmulActivation activation :
+           {MatmulActivation::none, MatmulActivation::relu, MatmulActivation::gelu,
+            MatmulActivation::gelu_aux}) {
+        MatmulProblem p = MatmulProblem::linearForward(type, 3, 5, 7, bias, activation), back;
         ASSERT_TRUE(MatmulProblem::fromKey(p.key(), back)) << p.key();
         EXPECT_EQ(back.key(), p.key());
         EXPECT_EQ(back.bias, bias);
-        EXPECT_EQ(back.relu, relu);
+        EXPECT_EQ(back.activation, activation);
         EXPECT_EQ(back.type, type);
         EXPECT_TRUE(back.transA);
         EXPECT_FALSE(back.transB);
       }
+  // cuBLASLt's names of the epilogues.
+  EXPECT_EQ(MatmulProblem::linearForward(MatmulType::f32, 8, 4, 16, true,
+                                         MatmulActivation::gelu_aux)
+                .epilogueName(),
+            "gelu_aux_bias");
+  EXPECT_EQ(MatmulProblem::linearForward(MatmulType::f32, 8, 4, 16, false,
+                                         MatmulActivation::gelu)
+                .epilogueName(),
+            "gelu");
   MatmulProblem p;
   for (const char *bad :
        {"", "gemm f32 tn m10 n64 k256 lda256 ldb256 ldc10",
         "gemm f64 tn m10 n64 k256 lda256 ldb256 ldc10 epilogue=default",
-        "gemm f32 tn m10 n64 k256 lda256 ldb256 ldc10 epilogue=gelu",
+        "gemm f32 tn m10 n64 k256 lda256 ldb256 ldc10 epilogue=tanh",
+        "gemm f32 tn m10 n64 k256 lda256 ldb256 ldc10 epilogue=default_bias",
+        "gemm f32 tn m10 n64 k256 lda256 ldb256 ldc10 epilogue=relu_gelu",
         "gemm f32 tn m10 n64 k256 lda256 ldb256 ldc10 epilogue=default extra",
         "gemm f32 tnn m10 n64 k256 lda256 ldb256 ldc10 epilogue=default",
         "gemm f32 tn m0 n64 k256 lda256 ldb256 ldc10 epilogue=default",
