@@ -82,6 +82,35 @@ template <class F> void single(cudaStream_t stream, F f) {
   for_each(stream, 1, [=] __device__(int64_t) { f(); });
 }
 
+/// The sums of term(at) for each position of the walk `at` (more(),
+/// next()), in its order: kBatch terms are taken (their loads issued)
+/// before any is added, then added in the order one at a time would (the
+/// same bits). One term at a time kept one load in flight per thread, which
+/// left a batch norm's sums far below the memory's bandwidth
+/// (docs/performance.md).
+template <int kBatch, class Walk, class Term>
+TCC_HOST_DEVICE kernels::Sums batched_sums(Walk at, Term term) {
+  kernels::Sums s;
+  while (at.more()) {
+    kernels::Sums t[kBatch];
+    int taken = 0;
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u)
+      if (at.more()) {
+        t[u] = term(at);
+        ++taken;
+        at.next();
+      }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u)
+      if (u < taken) {
+        s.first += t[u].first;
+        s.second += t[u].second;
+      }
+  }
+  return s;
+}
+
 /// A block's sums over a channel's group of `rows` samples of `hw`
 /// elements, for the per-channel functions of runtime/kernels/Norm.h (the
 /// interface of kernels::SequentialSums): thread t takes the flat indices
@@ -98,33 +127,12 @@ struct BlockSums {
     return over_range(0, rows * hw, term);
   }
   /// The sums of term(m, j) over the flat indices [begin, end) of the rows
-  /// (a part of a channel's group: runtime/cuda/RowSplit.h).
-  /// kBatch terms are taken (their loads issued) before any is added, then
-  /// added in the order one at a time would: the same bits, and kBatch loads
-  /// in flight per thread instead of one, which left a batch norm's sums far
-  /// below the memory's bandwidth (docs/performance.md).
+  /// (a part of a channel's group: runtime/cuda/RowSplit.h), batched_sums.
   template <class Term>
   __device__ kernels::Sums over_range(int64_t begin, int64_t end, Term term) const {
-    kernels::Sums s;
-    Walk at = walk(begin, end);
-    while (at.more()) {
-      kernels::Sums t[kBatch];
-      int taken = 0;
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u)
-        if (at.more()) {
-          t[u] = term(at.m, at.j);
-          ++taken;
-          at.next();
-        }
-#pragma unroll
-      for (int u = 0; u < kBatch; ++u)
-        if (u < taken) {
-          s.first += t[u].first;
-          s.second += t[u].second;
-        }
-    }
-    return reduce(s);
+    return reduce(batched_sums<kBatch>(walk(begin, end), [&](const Walk &at) {
+      return term(at.m, at.j);
+    }));
   }
   /// The block's total of every thread's `s`, as a tree; every thread gets it.
   __device__ kernels::Sums reduce(const kernels::Sums &s) const {

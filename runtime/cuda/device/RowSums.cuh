@@ -93,32 +93,14 @@ struct TileMembers {
 };
 
 /// Warp w's sums of term(row, k) for channel c of a tile block over its
-/// members (k = index * C + c), kBatch terms taken before they are added
-/// in order (BlockSums::over_range says why).
+/// members (k = index * C + c), in batches (batched_sums).
 template <class Term>
 TCC_HOST_DEVICE kernels::Sums tile_warp_sums(const BatchNormShape &shape, const TileBlock &tb,
                                              int64_t c, int w, Term term) {
-  constexpr int kBatch = BlockSums::kBatch;
-  kernels::Sums s;
   const int64_t row = tb.g * shape.c + c;
-  for (TileMembers at(shape, tb, w); at.more();) {
-    kernels::Sums t[kBatch];
-    int taken = 0;
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u)
-      if (at.more()) {
-        t[u] = term(row, at.index() * shape.c + c);
-        ++taken;
-        at.next();
-      }
-#pragma unroll
-    for (int u = 0; u < kBatch; ++u)
-      if (u < taken) {
-        s.first += t[u].first;
-        s.second += t[u].second;
-      }
-  }
-  return s;
+  return batched_sums<BlockSums::kBatch>(TileMembers(shape, tb, w), [&](const TileMembers &at) {
+    return term(row, at.index() * shape.c + c);
+  });
 }
 
 #ifndef TCC_CUDA_HOST_EMULATION
