@@ -28,45 +28,22 @@ namespace tcc::rt::cuda {
 using kernels::BatchNormShape;
 
 /// Where element k of [n, C, hw] is: its channel and its statistics row
-/// g * C + c. Every element of a batch norm asks, so the divisions are
-/// multiplications (FastDivide) when the tensor has fewer than 2^31
-/// elements, 64-bit divisions otherwise.
+/// g * C + c, by multiplications (FastDivide) instead of 64-bit divisions.
 struct BatchNormPosition {
   BatchNormShape shape;
-  bool fast = false;
   FastDivide hw, c, groupSize, groups, rowsPerSample;
 
-  explicit BatchNormPosition(const BatchNormShape &s) : shape(s) {
-    fast = s.n * s.c * s.hw < (int64_t(1) << 31);
-    if (fast) {
-      hw = FastDivide(uint32_t(s.hw)), c = FastDivide(uint32_t(s.c));
-      groupSize = FastDivide(uint32_t(s.group_size()));
-      groups = FastDivide(uint32_t(s.num_groups()));
-      rowsPerSample = FastDivide(uint32_t(s.rows_per_sample));
-    }
-  }
+  explicit BatchNormPosition(const BatchNormShape &s)
+      : shape(s), hw(uint64_t(s.hw)), c(uint64_t(s.c)), groupSize(uint64_t(s.group_size())),
+        groups(uint64_t(s.num_groups())), rowsPerSample(uint64_t(s.rows_per_sample)) {}
+
   /// The channel and the statistics row of element k.
   TCC_HOST_DEVICE void at(int64_t k, int64_t &channel, int64_t &row) const {
-    if (fast)
-      at_as<true>(k, channel, row);
-    else
-      at_as<false>(k, channel, row);
-  }
-  /// at() with `fast` known: a kernel that also holds the 64-bit divisions'
-  /// subroutine calls spills registers around them (for_each_norm_chunk).
-  template <bool kFast>
-  TCC_HOST_DEVICE void at_as(int64_t k, int64_t &channel, int64_t &row) const {
-    if (!kFast) {
-      const int64_t plane = k / shape.hw;
-      channel = plane % shape.c;
-      row = shape.group_of(plane / shape.c) * shape.c + channel;
-      return;
-    }
-    const uint32_t plane = hw.div(uint32_t(k)), sample = c.div(plane);
+    const uint64_t plane = hw.div(uint64_t(k)), sample = c.div(plane);
     channel = int64_t(c.rem(plane, sample));
-    uint32_t group;
+    uint64_t group;
     if (shape.strided) {
-      const uint32_t whole = rowsPerSample.div(sample);
+      const uint64_t whole = rowsPerSample.div(sample);
       group = groups.rem(whole, groups.div(whole));
     } else {
       group = groupSize.div(sample);
@@ -94,30 +71,18 @@ inline NormChunks norm_chunks(const BatchNormShape &s) {
   return {1, 0};
 }
 
-namespace detail {
-template <bool kFast, class F>
-void for_each_norm_chunk_as(cudaStream_t s, const BatchNormPosition &position, F f) {
-  const BatchNormShape &shape = position.shape;
+/// f(i0, count, channel, row) for each chunk of [n, C, hw] (norm_chunks),
+/// its first element's channel and statistics row found once.
+template <class F> void for_each_norm_chunk(cudaStream_t s, const BatchNormShape &shape, F f) {
+  const BatchNormPosition position(shape);
   for_each_chunk(
       s, shape.n * shape.c * shape.hw,
       [=] __device__(int64_t i0, int count) {
         int64_t c, row;
-        position.at_as<kFast>(i0, c, row);
+        position.at(i0, c, row);
         f(i0, count, c, row);
       },
       norm_chunks(shape).width);
-}
-} // namespace detail
-
-/// f(i0, count, channel, row) for each chunk of [n, C, hw] (norm_chunks),
-/// its first element's channel and statistics row found once (by
-/// FastDivide below 2^31 elements: a kernel of its own).
-template <class F> void for_each_norm_chunk(cudaStream_t s, const BatchNormShape &shape, F f) {
-  const BatchNormPosition position(shape);
-  if (position.fast)
-    detail::for_each_norm_chunk_as<true>(s, position, f);
-  else
-    detail::for_each_norm_chunk_as<false>(s, position, f);
 }
 
 /// x normalised chunk by chunk, element k of a chunk by affineOf(its

@@ -488,24 +488,31 @@ TEST(MultiTensorOnDevice, OneLaunchGivesTheCpuKernelsBits) {
 }
 
 // Division by a divisor fixed in advance (runtime/common/FastDivide.h):
-// exact for every divisor a shape has and every index below 2^31, the
-// largest included.
-TEST(FastDivide, ExactBelowTwoToThe31) {
-  std::mt19937 random(7);
-  std::vector<uint32_t> divisors;
-  for (uint32_t d = 1; d <= 2050; ++d)
+// exact for every divisor a shape has and every index below 2^63, the
+// largest included, against the 64-bit division.
+TEST(FastDivide, ExactBelowTwoToThe63) {
+  std::mt19937_64 random(7);
+  std::vector<uint64_t> divisors;
+  for (uint64_t d = 1; d <= 2050; ++d)
     divisors.push_back(d);
-  for (uint32_t d : {961u, 3969u, 65535u, 65536u, 65537u, 1000003u, (1u << 30) + 1,
-                     (1u << 31) - 1})
+  for (uint64_t d : {uint64_t(961), uint64_t(3969), uint64_t(65535), uint64_t(65536),
+                     uint64_t(65537), uint64_t(1000003), (uint64_t(1) << 30) + 1,
+                     (uint64_t(1) << 31) - 1, uint64_t(1) << 31, (uint64_t(1) << 31) + 1,
+                     (uint64_t(1) << 48) - 3, (uint64_t(1) << 62) + 5,
+                     (uint64_t(1) << 63) - 1})
     divisors.push_back(d);
-  for (uint32_t d : divisors) {
+  const uint64_t top = (uint64_t(1) << 63) - 1;
+  for (uint64_t d : divisors) {
     const tcc::rt::FastDivide fast(d);
-    std::vector<uint32_t> ns = {0, 1, d - 1, d, d + 1, 2 * d - 1, (1u << 31) - 1,
-                                (1u << 31) - 2};
-    for (int i = 0; i < 200; ++i)
-      ns.push_back(random() & 0x7fffffffu);
-    for (uint32_t n : ns) {
-      if (n >= (1u << 31))
+    std::vector<uint64_t> ns = {0, 1, d - 1, d, d + 1, 2 * d - 1, top, top - 1, top - d,
+                                uint64_t(1) << 31, (uint64_t(1) << 31) - 1, top / d * d,
+                                top / d * d - 1};
+    for (int i = 0; i < 200; ++i) {
+      ns.push_back(random() & top);
+      ns.push_back(random() & 0xffffffffu);
+    }
+    for (uint64_t n : ns) {
+      if (n > top)
         continue;
       ASSERT_EQ(fast.div(n), n / d) << n << " / " << d;
       ASSERT_EQ(fast.rem(n, fast.div(n)), n % d) << n << " % " << d;
@@ -515,13 +522,17 @@ TEST(FastDivide, ExactBelowTwoToThe31) {
 
 // A batch norm element's channel and statistics row, found by FastDivide,
 // are the ones the 64-bit divisions give, for consecutive and strided
-// ghost batches and BN1d ([n, C], hw = 1).
+// ghost batches, BN1d ([n, C], hw = 1), an NHWC tensor's rows, and
+// tensors of more than 2^31 and 2^32 elements (only their indices).
 TEST(BatchNormPosition, SameRowsAsDivisions) {
-  for (BatchNormShape shape : {BatchNormShape{12, 5, 7, 4, false}, BatchNormShape{12, 5, 7, 4, true},
-                               BatchNormShape{6, 3, 1, 0, false}, BatchNormShape{8, 64, 961, 2, true}}) {
+  for (BatchNormShape shape :
+       {BatchNormShape{12, 5, 7, 4, false}, BatchNormShape{12, 5, 7, 4, true},
+        BatchNormShape{6, 3, 1, 0, false}, BatchNormShape{8, 64, 961, 2, true},
+        BatchNormShape{4096, 40, 1, 1024, true, 64}, BatchNormShape{1024, 64, 65536, 32, true},
+        BatchNormShape{1 << 20, 512, 16, 1 << 16, false}}) {
     const cuda::BatchNormPosition position(shape);
-    ASSERT_TRUE(position.fast);
-    for (int64_t k = 0; k < shape.n * shape.c * shape.hw; k += 1 + k / 97) {
+    const int64_t step = shape.n * shape.c * shape.hw > (int64_t(1) << 24) ? 999983 : 1;
+    for (int64_t k = 0; k < shape.n * shape.c * shape.hw; k += step + k / 97) {
       int64_t c = -1, row = -1;
       position.at(k, c, row);
       const int64_t plane = k / shape.hw;
