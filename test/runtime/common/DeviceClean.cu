@@ -23,7 +23,7 @@ using namespace tcc::rt;
 
 __global__ void useEveryCommonFunction(const uint8_t *pixels,
                                        const ScheduleDesc *schedule,
-                                       float *out, uint64_t *bits) {
+                                       FastDivide by961, float *out, uint64_t *bits) {
   const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   const uint64_t u = uint64_t(i);
 
@@ -71,9 +71,8 @@ __global__ void useEveryCommonFunction(const uint8_t *pixels,
   // Schedule.h.
   v += float(lrFactor(*schedule, i, 100, 1000));
 
-  // FastDivide.h.
-  const FastDivide by961(961);
-  r ^= uint64_t(by961.div(uint32_t(i)) + by961.rem(uint32_t(i), 7u));
+  // FastDivide.h: built on the host (128-bit arithmetic), used here.
+  r ^= by961.div(u) + by961.rem(u, 7u);
 
   // LossScale.h.
   float scale = loss_scale::inverse(v);
