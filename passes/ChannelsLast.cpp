@@ -11,6 +11,7 @@
 
 #include "passes/PassReport.h"
 #include "passes/Passes.h"
+#include "passes/SixteenBit.h"
 
 #include "ir/PhysicalLayout.h"
 #include "ir/TccOps.h"
@@ -26,11 +27,6 @@ using namespace mlir;
 using namespace mlir::tcc;
 
 namespace {
-
-bool isSixteenBit(Value v) {
-  Type element = cast<ShapedType>(v.getType()).getElementType();
-  return element.isBF16() || element.isF16();
-}
 
 /// The classes of one step function's layout-sensitive values.
 class LayoutClasses {

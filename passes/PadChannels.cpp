@@ -12,6 +12,7 @@
 
 #include "passes/PassReport.h"
 #include "passes/Passes.h"
+#include "passes/SixteenBit.h"
 
 #include "ir/TccOps.h"
 
@@ -24,11 +25,6 @@ using namespace mlir;
 using namespace mlir::tcc;
 
 namespace {
-
-bool isSixteenBit(Value v) {
-  Type element = cast<ShapedType>(v.getType()).getElementType();
-  return element.isBF16() || element.isF16();
-}
 
 struct PadChannelsPass : mlir::tcc::impl::PadChannelsBase<PadChannelsPass> {
   using PadChannelsBase::PadChannelsBase;

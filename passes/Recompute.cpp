@@ -27,6 +27,7 @@
 #include "passes/MemoryPlan.h"
 #include "passes/PassReport.h"
 #include "passes/Passes.h"
+#include "passes/SixteenBit.h"
 
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
@@ -108,11 +109,6 @@ Value innerOf(Value v) {
     return v;
   return cast<YieldOp>(group.getBody().front().getTerminator())
       .getValues()[result.getResultNumber()];
-}
-
-bool isSixteenBit(Value v) {
-  Type element = cast<ShapedType>(v.getType()).getElementType();
-  return element.isF16() || element.isBF16();
 }
 
 /// The 16-bit value (as readable outside any group) that `v` is the f32
