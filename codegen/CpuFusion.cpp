@@ -157,18 +157,28 @@ std::string normInput(FusionGroupOp group, Value x, CpuEmitter &e) {
          e.name(widening.getInput()) + ")";
 }
 
-/// The batch norm a norm group is built around (after the casts of its
-/// input in a norm_epilogue; last in a norm_backward_prologue).
+/// The batch norm a norm_epilogue is built around.
 Operation *normOf(FusionGroupOp group) {
   for (Operation &op : group.getFusedOps())
-    if (!isa<CastOp>(op))
+    if (isa<BatchNormOp, BatchNormInferenceOp, BatchNormApplyOp>(op))
       return &op;
   return nullptr;
 }
 
-/// The elementwise ops of the group other than its norm `anchor` and the
+/// The cast inside `group` that narrows a norm backward's `dx` to 16-bit
+/// storage (tcc-fusion moves it there: the kernel stores dx narrowed), or
+/// null.
+CastOp narrowedInGroup(FusionGroupOp group, Value dx) {
+  if (!dx.hasOneUse())
+    return CastOp();
+  auto cast = dyn_cast<CastOp>(*dx.getUsers().begin());
+  return cast && cast->getParentOp() == group ? cast : CastOp();
+}
+
+/// The elementwise ops of the group other than its norm `anchor`, the
 /// cast that widens the norm's input when only the norm reads it (the norm
-/// reads the 16-bit tensor itself: normInput).
+/// reads the 16-bit tensor itself: normInput) and the cast that narrows a
+/// backward's dx (the norm stores it narrowed: normGradInput).
 SmallVector<Operation *> elementwiseOps(FusionGroupOp group, Operation *anchor) {
   auto backward = dyn_cast<BatchNormBackwardOp>(anchor);
   Value input = backward ? backward.getInput() : anchor->getOperand(0);
@@ -176,11 +186,19 @@ SmallVector<Operation *> elementwiseOps(FusionGroupOp group, Operation *anchor) 
   if (widening && !llvm::all_of(widening->getUsers(),
                                 [&](Operation *user) { return user == anchor; }))
     widening = nullptr;
+  Operation *narrowing = backward ? narrowedInGroup(group, backward.getGradInput()) : nullptr;
   SmallVector<Operation *> ops;
   for (Operation &op : group.getFusedOps())
-    if (&op != anchor && &op != widening)
+    if (&op != anchor && &op != widening && &op != narrowing)
       ops.push_back(&op);
   return ops;
+}
+
+/// The pointer a group's norm backward stores dx through: dx's buffer, or
+/// the 16-bit tensor its narrowing cast yields.
+std::string normGradInput(FusionGroupOp group, Value dx, CpuEmitter &e) {
+  CastOp narrowing = narrowedInGroup(group, dx);
+  return narrowing ? updatePointer(e, narrowing.getResult(), narrowing.getResult()) : e.name(dx);
 }
 
 LogicalResult printElementwise(FusionGroupOp group, CpuEmitter &e) {
@@ -254,7 +272,7 @@ LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e, const NormKe
 /// elementwise ops (and recomputed normalised values) where it reads it.
 LogicalResult printNormBackwardPrologue(FusionGroupOp group, CpuEmitter &e,
                                         const NormKernelStyle &k) {
-  auto bn = cast<BatchNormBackwardOp>(&*std::prev(group.getFusedOps().end()));
+  auto bn = cast<BatchNormBackwardOp>(group.getNormBackward());
   ChunkedElementwise chunks;
   ElementPrinter printer(group, e, k.chunked ? &chunks : nullptr);
   std::string functors, body;
@@ -279,7 +297,7 @@ LogicalResult printNormBackwardPrologue(FusionGroupOp group, CpuEmitter &e,
        << k.stream << k.workspace << cpp(kernel_args::batchNorm(bn)) << ", " << dyAt << ", "
        << normInput(group, bn.getInput(), e)
        << ", " << e.nameOrNull(bn.getWeight()) << ", " << e.name(bn.getSavedMean()) << ", "
-       << e.name(bn.getSavedInvstd()) << ", " << e.name(bn.getGradInput()) << ", "
+       << e.name(bn.getSavedInvstd()) << ", " << normGradInput(group, bn.getGradInput(), e) << ", "
        << e.name(bn.getGradWeight()) << ", " << e.name(bn.getGradBias()) << ");\n  }\n";
   return success();
 }

@@ -71,6 +71,15 @@ bool isElementwise(Operation &op) {
 
 } // namespace
 
+Operation *FusionGroupOp::getNormBackward() {
+  if (getKind() != kNormBackwardPrologue)
+    return nullptr;
+  for (Operation &op : getFusedOps())
+    if (isa<BatchNormBackwardOp>(op))
+      return &op;
+  return nullptr;
+}
+
 LogicalResult FusionGroupOp::verify() {
   Block &body = getBody().front();
   auto yield = dyn_cast<YieldOp>(body.getTerminator());
@@ -97,15 +106,23 @@ LogicalResult FusionGroupOp::verify() {
     return success();
   }
   if (kind == kNormEpilogue) {
-    // Casts first: the widening of the norm's 16-bit input, which its
-    // kernel does as it loads (tcc-fuse-norm-inputs).
-    ArrayRef<Operation *> rest(fused);
-    while (!rest.empty() && isa<CastOp>(rest.front()))
-      rest = rest.drop_front();
-    if (rest.empty() || !isa<BatchNormOp, BatchNormInferenceOp, BatchNormApplyOp>(rest.front()) ||
-        !allElementwise(rest.drop_front()))
-      return emitOpError("of kind norm_epilogue must hold a batch norm (after the casts "
-                         "of its input), then elementwise ops");
+    // Before the norm, the widening of its 16-bit input, which its kernel
+    // does as it loads, and what the ops after it read (tcc-fusion).
+    auto isNorm = [](Operation *op) {
+      return isa<BatchNormOp, BatchNormInferenceOp, BatchNormApplyOp>(op);
+    };
+    SmallVector<Operation *> others;
+    llvm::copy_if(fused, std::back_inserter(others), [&](Operation *op) { return !isNorm(op); });
+    auto fromOutside = [&](Value v) { return v.getParentRegion() != &getBody(); };
+    auto readsFromOutside = [&](Operation *norm) {
+      Value input = norm->getOperand(0);
+      auto widening = input.getDefiningOp<CastOp>();
+      return fromOutside(input) || (widening && fromOutside(widening.getInput()));
+    };
+    if (fused.size() - others.size() != 1 || !allElementwise(others) ||
+        !readsFromOutside(*llvm::find_if(fused, isNorm)))
+      return emitOpError("of kind norm_epilogue must hold one batch norm, its input read from "
+                         "outside the group (or widened from there), and elementwise ops");
     return success();
   }
   if (kind == kNormBackwardPrologue) {
@@ -114,10 +131,17 @@ LogicalResult FusionGroupOp::verify() {
     auto prologueOp = [](Operation *op) {
       return isElementwise(*op) || isa<BatchNormApplyOp>(op);
     };
-    if (!isa<BatchNormBackwardOp>(fused.back()) ||
-        !llvm::all_of(ArrayRef(fused).drop_back(), prologueOp))
+    ArrayRef<Operation *> rest(fused);
+    if (auto narrowing = dyn_cast<CastOp>(rest.back());
+        narrowing && rest.size() > 1 && isa<BatchNormBackwardOp>(rest.drop_back().back()) &&
+        narrowing.getInput() == rest.drop_back().back()->getResult(0) &&
+        narrowing.getInput().hasOneUse())
+      rest = rest.drop_back();
+    if (!isa<BatchNormBackwardOp>(rest.back()) ||
+        !llvm::all_of(rest.drop_back(), prologueOp))
       return emitOpError("of kind norm_backward_prologue must hold elementwise "
-                         "ops and batch_norm_apply, then a batch_norm_backward");
+                         "ops and batch_norm_apply, then a batch_norm_backward, then at "
+                         "most the cast that alone reads its grad_input");
     return success();
   }
   if (kind == kMatmulEpilogue) {

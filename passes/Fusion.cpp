@@ -3,8 +3,8 @@
 // See Passes.td and docs/passes.md. Groups are formed greedily, per block,
 // from what each op declares (FusionOpInterface): a batch norm with the
 // elementwise ops that consume its result, the elementwise ops that compute
-// a batch_norm_backward's upstream gradient, the optimizer updates, then
-// chains of elementwise ops.
+// a batch_norm_backward's upstream gradient (and the cast that narrows its
+// dx), the optimizer updates, then chains of elementwise ops.
 // A group sits where its last op was; every value that leaves it is used
 // after that point only, so moving its earlier ops down keeps the order of
 // every read and write.
@@ -94,11 +94,24 @@ private:
   /// are read by the group only.
   void growProducers(llvm::SetVector<Operation *> &members, Value value, int64_t elements);
 
+  /// Adds to `members` the elementwise producers (growProducers) of what
+  /// its members other than `anchor` and its input read: a widening cast
+  /// of a residual's 16-bit value, say, that only the group reads, which
+  /// then loads 2 bytes per element instead of a cast kernel writing 4 and
+  /// the group reading them.
+  void growReadProducers(llvm::SetVector<Operation *> &members, Operation *anchor,
+                         int64_t elements);
+
   /// Adds to `members` the widening cast (16-bit storage to f32) that
   /// computes `input`, the norm input `norm` reads, so that the norm's
   /// kernel loads the 16-bit tensor and widens it itself. A cast others
   /// read too is copied for the norm.
   void growInputCast(llvm::SetVector<Operation *> &members, Operation *norm, OpOperand &input);
+
+  /// Adds to `members` the cast that alone reads `dx`, a norm backward's
+  /// gradient, and narrows it to 16-bit storage, so that the kernel stores
+  /// dx narrowed and the f32 dx never reaches memory.
+  void growOutputCast(llvm::SetVector<Operation *> &members, Value dx);
 
   void createGroup(const llvm::SetVector<Operation *> &members, StringRef kind);
 
@@ -161,6 +174,19 @@ void BlockFuser::growProducers(llvm::SetVector<Operation *> &members, Value valu
     growProducers(members, operand, elements);
 }
 
+void BlockFuser::growReadProducers(llvm::SetVector<Operation *> &members, Operation *anchor,
+                                   int64_t elements) {
+  // Not through the anchor's input: a norm reads it from memory (its
+  // widening cast, which the kernel does as it loads, included).
+  auto readByAnchor = [&](Operation *op) {
+    return anchor && llvm::is_contained(op->getUsers(), anchor);
+  };
+  for (size_t i = 0; i < members.size(); ++i)
+    if (members[i] != anchor && !readByAnchor(members[i]))
+      for (Value operand : members[i]->getOperands())
+        growProducers(members, operand, elements);
+}
+
 void BlockFuser::growInputCast(llvm::SetVector<Operation *> &members, Operation *norm,
                                OpOperand &input) {
   auto widening = input.get().getDefiningOp<CastOp>();
@@ -181,6 +207,21 @@ void BlockFuser::growInputCast(llvm::SetVector<Operation *> &members, Operation 
   members.insert(widening);
 }
 
+void BlockFuser::growOutputCast(llvm::SetVector<Operation *> &members, Value dx) {
+  if (!dx.hasOneUse())
+    return;
+  auto narrowing = dyn_cast<CastOp>(*dx.getUsers().begin());
+  if (!narrowing || narrowing->getBlock() != &block || grouped.contains(narrowing) ||
+      changesLayout(narrowing.getInput(), narrowing.getResult()))
+    return;
+  Type to = getElementTypeOrSelf(narrowing.getType());
+  if (!getElementTypeOrSelf(dx.getType()).isF32() || !(to.isF16() || to.isBF16()))
+    return;
+  members.insert(narrowing);
+  if (!canSinkToLast(members))
+    members.pop_back();
+}
+
 void BlockFuser::createGroup(const llvm::SetVector<Operation *> &members, StringRef kind) {
   SmallVector<Operation *> ordered(members.begin(), members.end());
   llvm::sort(ordered, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
@@ -188,17 +229,19 @@ void BlockFuser::createGroup(const llvm::SetVector<Operation *> &members, String
 
   // The values read after the group leave it; so do the anchor's (the
   // norm's) statistics and gradients, which its kernel always writes. The
-  // normalised value an epilogue consumes stays in registers.
+  // normalised value an epilogue consumes stays in registers, and so does
+  // a backward's dx that the group narrows.
   SmallVector<Value> leaving;
   for (Operation *m : ordered)
     for (OpResult result : m->getResults()) {
       bool readAfter = llvm::any_of(result.getUsers(), [&](Operation *user) {
         return !members.contains(inBlock(user));
       });
-      bool anchorWrites = fusionKindOf(m) != FusionKind::Elementwise &&
-                          !((kind == FusionGroupOp::kNormEpilogue ||
-                             kind == FusionGroupOp::kMatmulEpilogue) &&
-                            result.getResultNumber() == 0);
+      bool consumedInGroup =
+          result.getResultNumber() == 0 &&
+          (kind == FusionGroupOp::kNormEpilogue || kind == FusionGroupOp::kMatmulEpilogue ||
+           (kind == FusionGroupOp::kNormBackwardPrologue && !result.use_empty() && !readAfter));
+      bool anchorWrites = fusionKindOf(m) != FusionKind::Elementwise && !consumedInGroup;
       if (readAfter || anchorWrites)
         leaving.push_back(result);
     }
@@ -279,6 +322,7 @@ void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) 
       members.insert(op);
       growConsumers(members, elementsOf(op->getResult(0)));
       growInputCast(members, op, op->getOpOperand(0));
+      growReadProducers(members, op, elementsOf(op->getResult(0)));
       if (members.size() > 1)
         form(members, FusionGroupOp::kNormEpilogue);
     }
@@ -290,6 +334,7 @@ void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) 
       members.insert(op);
       growProducers(members, backward.getGrad(), elementsOf(backward.getGrad()));
       growInputCast(members, op, backward.getInputMutable());
+      growOutputCast(members, backward.getGradInput());
       if (members.size() > 1)
         form(members, FusionGroupOp::kNormBackwardPrologue);
     }
@@ -327,6 +372,7 @@ void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) 
     llvm::SetVector<Operation *> members;
     members.insert(op);
     growConsumers(members, elementsOf(op->getResult(0)));
+    growReadProducers(members, nullptr, elementsOf(op->getResult(0)));
     if (members.size() > 1)
       form(members, FusionGroupOp::kElementwise);
   }

@@ -176,13 +176,20 @@ def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
     norm's input from bf16/fp16 to f32: the norm's kernel loads the 16-bit
     tensor and widens each element as it loads it (exact, as the cast), so
     the f32 copy is neither written nor read. A cast that other ops read
-    too stays for them, and the group gets its own.
+    too stays for them, and the group gets its own. The backward group
+    also takes the `tcc.cast` that alone reads its dx and narrows it to
+    16 bits (for the convolution's backward): the kernel stores dx
+    narrowed, with the cast's rounding.
     3. `multi_tensor_update`: the step's `sgd_update`, `adamw_update`,
        `ema_update` and `lookahead_update` ops (less any whose result is
        read before the last of them): one multi-tensor kernel per run of
        at most 64 updates (a kernel's arguments are bounded).
     4. `elementwise`: chains of two or more elementwise ops over tensors of
        one size: one loop.
+
+    A chain and a `norm_epilogue` also take in the elementwise ops that
+    compute what their ops read where only the group reads it (a widening
+    cast of a 16-bit residual, say), but not the norm's own input.
 
     With `matmul-epilogues` (the cuda target), first of all:
     `matmul_epilogue`, an f32 `tcc.linear` and the `tcc.relu` that is the

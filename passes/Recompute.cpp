@@ -222,8 +222,7 @@ int64_t recomputeInPrologues(func::FuncOp step, SmallVectorImpl<Attribute> &name
   // what a later prologue reads.
   llvm::SetVector<FusionGroupOp> shrink;
   for (FusionGroupOp prologue : prologues) {
-    auto backward = cast<BatchNormBackwardOp>(prologue.getBody().front().getTerminator()
-                                                  ->getPrevNode());
+    auto backward = cast<BatchNormBackwardOp>(prologue.getNormBackward());
     // The values from outside that the prologue's elementwise ops read.
     llvm::SetVector<Value> read;
     for (Operation &op : prologue.getFusedOps())

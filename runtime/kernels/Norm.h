@@ -346,9 +346,9 @@ void batch_norm_forward_inference(const BatchNormShape &s, const T *x,
 // (means over the group's cnt elements). Any of dx / dweight / dbias may be
 // nullptr (not computed); weight may be nullptr (1). dy is read through
 // `dyAt(k, gc)` (k the flat index into [n, C, hw], gc = g * C + c the row
-// of the statistics) once per element, where a
-// fused prologue computes it; it is kept in dx (when computed) between the
-// two passes, so it needs no memory of its own.
+// of the statistics), where a fused prologue computes it: once for the sums
+// and again for dx, so dy is never stored (it needs no memory of its own,
+// and dx may be stored in 16 bits, DX: a fused narrowing cast).
 
 /// The factors of dx in a group: k1 = mean(dy), k2 = mean(dy * xhat), from
 /// the group's Sums{sum dy, sum dy * (x - mean)}.
@@ -392,31 +392,30 @@ TCC_HOST_DEVICE void batch_norm_param_grads(const BatchNormShape &s, const T *sa
 }
 
 /// Channel c of batch_norm_backward_with.
-template <class T, class X, class DyAt, class Reducer>
+template <class T, class X, class DyAt, class DX, class Reducer>
 TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &dyAt, const X *x,
                                                  const T *weight, const T *saved_mean,
-                                                 const T *saved_invstd, T *dx, T *dweight,
+                                                 const T *saved_invstd, DX *dx, T *dweight,
                                                  T *dbias, int64_t c, const Reducer &sums) {
   const int64_t G = s.group_size(), C = s.c, hw = s.hw;
   const acc_t w = weight ? acc_t(weight[c]) : 1.0;
   batch_norm_param_grads(
       s, saved_invstd, dweight, dbias, c,
       [&](int64_t g) {
-        const acc_t mean = saved_mean[g * C + c];
-        const acc_t invstd = saved_invstd[g * C + c];
+        const int64_t gc = g * C + c;
+        const acc_t mean = saved_mean[gc];
+        const acc_t invstd = saved_invstd[gc];
         auto at = [&](int64_t m, int64_t j) { return (s.member(g, m) * C + c) * hw + j; };
         const Sums both = sums.over(G, [&](int64_t m, int64_t j) {
           const int64_t k = at(m, j);
-          const T dy = dyAt(k, g * C + c);
-          if (dx)
-            dx[k] = dy;
+          const T dy = dyAt(k, gc);
           return Sums{acc_t(dy), acc_t(dy) * (acc_t(x[k]) - mean)};
         });
         if (dx) {
           const NormGradFactors f = batch_norm_grad_factors(s, both, invstd);
           sums.each(G, [&](int64_t m, int64_t j) {
             const int64_t k = at(m, j);
-            dx[k] = batch_norm_dx(dx[k], acc_t(x[k]), w, mean, invstd, f);
+            dx[k] = DX(batch_norm_dx(T(dyAt(k, gc)), acc_t(x[k]), w, mean, invstd, f));
           });
         }
         return both;
@@ -424,10 +423,10 @@ TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &
       sums.leader());
 }
 
-template <class T, class DyAt, class X>
+template <class T, class DyAt, class X, class DX>
 void batch_norm_backward_with(const BatchNormShape &s, DyAt dyAt, const X *x,
                               const T *weight, const T *saved_mean,
-                              const T *saved_invstd, T *dx, T *dweight,
+                              const T *saved_invstd, DX *dx, T *dweight,
                               T *dbias) {
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < s.c; ++c)

@@ -26,7 +26,7 @@ func.func @not_elementwise(%x: tensor<2x3x4x4xf32>) -> tensor<2x3xf32> {
 // -----
 
 func.func @epilogue_without_norm(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{of kind norm_epilogue must hold a batch norm (after the casts of its input), then elementwise ops}}
+  // expected-error @+1 {{of kind norm_epilogue must hold one batch norm, its input read from outside the group (or widened from there), and elementwise ops}}
   %0 = tcc.fusion_group "norm_epilogue" -> (tensor<4xf32>) {
     %a = tcc.relu %x : tensor<4xf32>
     tcc.yield %a : tensor<4xf32>
@@ -36,9 +36,10 @@ func.func @epilogue_without_norm(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Only casts may come before the norm (the widening of its 16-bit input).
+// The norm reads its input from memory: no op of the group computes it but
+// the widening of a 16-bit value from outside.
 func.func @epilogue_op_before_norm(%x: tensor<2x3xbf16>, %w: tensor<3xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{of kind norm_epilogue must hold a batch norm (after the casts of its input), then elementwise ops}}
+  // expected-error @+1 {{of kind norm_epilogue must hold one batch norm, its input read from outside the group (or widened from there), and elementwise ops}}
   %0 = tcc.fusion_group "norm_epilogue" -> (tensor<2x3xf32>) {
     %c = tcc.cast %x to f32 : (tensor<2x3xbf16>) -> tensor<2x3xf32>
     %r = tcc.relu %c : tensor<2x3xf32>
@@ -89,4 +90,19 @@ func.func @multi_tensor_not_update(%x: tensor<4xf32>) -> tensor<4xf32> {
     tcc.yield %a : tensor<4xf32>
   }
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+// After the backward, only the cast that alone reads its dx (narrowing it).
+func.func @prologue_cast_of_another_result(%dy: tensor<4x2xf32>, %x: tensor<4x2xf32>, %m: tensor<1x2xf32>) -> tensor<2xbf16> {
+  // expected-error @+1 {{then at most the cast that alone reads its grad_input}}
+  %0 = tcc.fusion_group "norm_backward_prologue" -> (tensor<2xbf16>) {
+    %a = tcc.relu %dy : tensor<4x2xf32>
+    %dx, %dw, %db = tcc.batch_norm_backward %a, %x saved %m, %m {ghost_batch = 0 : i64}
+        : (tensor<4x2xf32>, tensor<4x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>)
+    %c = tcc.cast %dw to bf16 : (tensor<2xf32>) -> tensor<2xbf16>
+    tcc.yield %c : tensor<2xbf16>
+  }
+  return %0 : tensor<2xbf16>
 }

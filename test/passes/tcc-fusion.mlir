@@ -285,6 +285,65 @@ func.func @train_step(%g: tensor<4x2xf32> {tcc.role = "input"}, %x: tensor<4x2xb
 
 // -----
 
+// The cast that alone reads the backward's dx and narrows it to bf16 (the
+// convolution's backward reads 16 bits) joins the group last: the kernel
+// stores dx narrowed, and the f32 dx never leaves the group.
+// CHECK: %[[G:.*]]:3 = tcc.fusion_group "norm_backward_prologue" -> (tensor<2xf32>, tensor<2xf32>, tensor<4x2xbf16>) {
+// CHECK-NEXT: %[[DY:.*]] = tcc.celu_backward
+// CHECK-NEXT: %[[DX:.*]], %[[DW:.*]], %[[DB:.*]] = tcc.batch_norm_backward %[[DY]], %arg1
+// CHECK-NEXT: %[[N:.*]] = tcc.cast %[[DX]] to bf16
+// CHECK-NEXT: tcc.yield %[[DW]], %[[DB]], %[[N]] : tensor<2xf32>, tensor<2xf32>, tensor<4x2xbf16>
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[G]]#2, %[[G]]#0
+func.func @train_step(%g: tensor<4x2xf32> {tcc.role = "input"}, %x: tensor<4x2xf32> {tcc.role = "input"},
+                      %a: tensor<4x2xf32> {tcc.role = "input"},
+                      %mean: tensor<1x2xf32> {tcc.role = "input"}, %invstd: tensor<1x2xf32> {tcc.role = "input"})
+    -> (tensor<4x2xbf16>, tensor<2xf32>) {
+  %dy = tcc.celu_backward %g, %a {alpha = 1.0 : f64} : tensor<4x2xf32>
+  %dx, %dw, %db = tcc.batch_norm_backward %dy, %x saved %mean, %invstd {ghost_batch = 0 : i64}
+      : (tensor<4x2xf32>, tensor<4x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  %n = tcc.cast %dx to bf16 : (tensor<4x2xf32>) -> tensor<4x2xbf16>
+  return %n, %dw : tensor<4x2xbf16>, tensor<2xf32>
+}
+
+// -----
+
+// Must not take the narrowing cast: dx is also read in f32 (the return);
+// nor a cast that converts the layout (its operand NHWC, its result NCHW),
+// which writes its elements in another order than it reads them. The
+// backward alone with the other cast forms no group.
+// CHECK: %[[G:.*]]:3 = tcc.fusion_group "norm_backward_prologue" -> (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>) {
+// CHECK-NEXT: tcc.celu_backward
+// CHECK-NEXT: tcc.batch_norm_backward
+// CHECK-NEXT: tcc.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: tcc.cast %[[G]]#0 to bf16
+// CHECK: func.func @eval_step(
+// CHECK-NOT: fusion_group
+// CHECK: tcc.batch_norm_backward
+// CHECK-NEXT: tcc.cast
+// CHECK-NOT: fusion_group
+func.func @train_step(%g: tensor<4x2xf32> {tcc.role = "input"}, %x: tensor<4x2xf32> {tcc.role = "input"},
+                      %a: tensor<4x2xf32> {tcc.role = "input"},
+                      %mean: tensor<1x2xf32> {tcc.role = "input"}, %invstd: tensor<1x2xf32> {tcc.role = "input"})
+    -> (tensor<4x2xbf16>, tensor<4x2xf32>, tensor<2xf32>) {
+  %dy = tcc.celu_backward %g, %a {alpha = 1.0 : f64} : tensor<4x2xf32>
+  %dx, %dw, %db = tcc.batch_norm_backward %dy, %x saved %mean, %invstd {ghost_batch = 0 : i64}
+      : (tensor<4x2xf32>, tensor<4x2xf32>, tensor<1x2xf32>, tensor<1x2xf32>) -> (tensor<4x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  %n = tcc.cast %dx to bf16 : (tensor<4x2xf32>) -> tensor<4x2xbf16>
+  return %n, %dx, %dw : tensor<4x2xbf16>, tensor<4x2xf32>, tensor<2xf32>
+}
+func.func @eval_step(%dy: tensor<1x4x2x2xf32> {tcc.role = "input"}, %x: tensor<1x4x2x2xf32> {tcc.role = "input"},
+                     %mean: tensor<1x4xf32> {tcc.role = "input"}, %invstd: tensor<1x4xf32> {tcc.role = "input"})
+    -> (tensor<1x4x2x2xbf16>) {
+  %dx, %dw, %db = tcc.batch_norm_backward %dy, %x saved %mean, %invstd {ghost_batch = 0 : i64, tcc.channels_last}
+      : (tensor<1x4x2x2xf32>, tensor<1x4x2x2xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> (tensor<1x4x2x2xf32>, tensor<4xf32>, tensor<4xf32>)
+  %n = tcc.cast %dx to bf16 : (tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xbf16>
+  return %n : tensor<1x4x2x2xbf16>
+}
+
+// -----
+
 // A cast that converts the layout (tcc-channels-last: its operand stored
 // NHWC, its result NCHW) reads its elements in another order than it
 // writes them: no loop over elements takes it in (unmarked, the four ops
@@ -301,4 +360,50 @@ func.func @train_step(%x: tensor<2x5x4x4xf32> {tcc.role = "input"}) -> tensor<2x
   %w = tcc.cast %c to f32 : (tensor<2x5x4x4xbf16>) -> tensor<2x5x4x4xf32>
   %r = tcc.relu %w : tensor<2x5x4x4xf32>
   return %r : tensor<2x5x4x4xf32>
+}
+// -----
+
+// A chain's operand that an op after the chain's first computes (here the
+// widening cast of a 16-bit value, as tcc-widen-16bit writes one for each
+// reader) and only the chain reads joins it: the loop loads the 16-bit
+// value, and the f32 copy is never written. The residual's widening cast
+// that only a norm's epilogue reads joins that group likewise.
+// CHECK: tcc.fusion_group "elementwise"
+// CHECK-NEXT: tcc.cast %arg0 to f32
+// CHECK-NEXT: tcc.cast %arg1 to f32
+// CHECK-NEXT: tcc.gelu_backward
+// CHECK-NEXT: tcc.yield
+// CHECK: tcc.fusion_group "norm_epilogue"
+// CHECK-NEXT: tcc.cast %arg1 to f32
+// CHECK-NEXT: tcc.batch_norm %arg2
+// CHECK-NEXT: tcc.add
+// CHECK-NEXT: tcc.yield
+func.func @train_step(%g: tensor<4x2x3x3xbf16> {tcc.role = "input"}, %x: tensor<4x2x3x3xbf16> {tcc.role = "input"},
+                      %z: tensor<4x2x3x3xf32> {tcc.role = "input"}, %rm: tensor<2xf32> {tcc.role = "input"},
+                      %rv: tensor<2xf32> {tcc.role = "input"})
+    -> (tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>, tensor<1x2xf32>) {
+  %gw = tcc.cast %g to f32 : (tensor<4x2x3x3xbf16>) -> tensor<4x2x3x3xf32>
+  %xw = tcc.cast %x to f32 : (tensor<4x2x3x3xbf16>) -> tensor<4x2x3x3xf32>
+  %dx = tcc.gelu_backward %gw, %xw : tensor<4x2x3x3xf32>
+  %r = tcc.cast %x to f32 : (tensor<4x2x3x3xbf16>) -> tensor<4x2x3x3xf32>
+  %y, %mean, %invstd, %nrm, %nrv = tcc.batch_norm %z running %rm, %rv {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64}
+      : (tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>) -> (tensor<4x2x3x3xf32>, tensor<1x2xf32>, tensor<1x2xf32>, tensor<2xf32>, tensor<2xf32>)
+  %s = tcc.add %y, %r : tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>
+  return %dx, %s, %mean : tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>, tensor<1x2xf32>
+}
+
+// -----
+
+// Must not take in a producer that another op reads too: the widened %x
+// is also returned, so it stays a kernel of its own (and in memory).
+// CHECK: %[[XW:.*]] = tcc.cast %arg1 to f32
+// CHECK: tcc.fusion_group "elementwise"
+// CHECK-NEXT: tcc.cast %arg0 to f32
+// CHECK-NEXT: tcc.gelu_backward %{{.*}}, %[[XW]]
+func.func @train_step(%g: tensor<4x2x3x3xbf16> {tcc.role = "input"}, %x: tensor<4x2x3x3xbf16> {tcc.role = "input"})
+    -> (tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>) {
+  %gw = tcc.cast %g to f32 : (tensor<4x2x3x3xbf16>) -> tensor<4x2x3x3xf32>
+  %xw = tcc.cast %x to f32 : (tensor<4x2x3x3xbf16>) -> tensor<4x2x3x3xf32>
+  %dx = tcc.gelu_backward %gw, %xw : tensor<4x2x3x3xf32>
+  return %dx, %xw : tensor<4x2x3x3xf32>, tensor<4x2x3x3xf32>
 }

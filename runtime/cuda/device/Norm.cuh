@@ -9,8 +9,8 @@
 // kernel's math, the elementwise passes a chunk of elements per thread
 // (norm_chunks). A fused group's elementwise ops come in as the device
 // lambda `store` (an epilogue: a chunk of normalised elements) or
-// `dyChunk` (a backward prologue: fills a chunk of gradients), printed by
-// codegen/CpuFusion.cpp.
+// `dyChunk` (a backward prologue: fills a chunk of gradients, or one
+// element of it), printed by codegen/CpuFusion.cpp.
 // Layer norm: one block per row (its sums BlockSums again), and its
 // parameter gradients one thread per column.
 //
@@ -160,27 +160,27 @@ void batch_norm_forward_inference_with(cudaStream_t s, const BatchNormShape &sha
   }, store);
 }
 
-/// Training backward: dy into dx a chunk at a time (dyChunk(i0, count,
-/// row, rowStep, dy): a fused prologue's elementwise ops, element k's
-/// statistics row row + k * rowStep); each statistics row's two sums over
-/// split.parts blocks; each channel's parameter gradients by one thread;
-/// then dx a chunk at a time (kernels::batch_norm_dx, the cpu kernel's).
-template <class T, class DyChunk, class X>
+/// Training backward: each statistics row's two sums over split.parts
+/// blocks, each term's dy from dyChunk(k, 1, row, 0, dy) (a fused
+/// prologue's elementwise ops, or a load); each channel's parameter
+/// gradients by one thread; then dx a chunk at a time from
+/// dyChunk(i0, count, row, rowStep, dy) (element k's statistics row
+/// row + k * rowStep) and kernels::batch_norm_dx, the cpu kernel's, stored
+/// as DX (16 bits where the group narrows dx). dy is computed twice and
+/// never stored: 16-bit inputs read twice instead of an f32 dy written,
+/// read twice and rewritten as dx, and dx cast down by a kernel of its own
+/// (30 bytes per element in airbench94's steps, now 10).
+template <class T, class DyChunk, class X, class DX>
 void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspaceBytes,
                               const BatchNormShape &shape, DyChunk dyChunk, const X *x,
-                              const T *weight, const T *savedMean, const T *savedInvstd, T *dx,
+                              const T *weight, const T *savedMean, const T *savedInvstd, DX *dx,
                               T *dweight, T *dbias) {
   const tcc::cuda::RowSplit split = tcc::cuda::rowSplit(shape);
   const RowWorkspace w = row_workspace(split, workspace, workspaceBytes);
-  const int step = norm_chunks(shape).rowStep;
-  for_each_norm_chunk(s, shape, [=] __device__(int64_t i0, int count, int64_t, int64_t row) {
-    alignas(16) T dy[kChunk];
-    dyChunk(i0, count, row, step, dy);
-    store_chunk(dx, i0, count, dy);
-  });
   row_part_sums(s, shape, split, w.parts, [=] __device__(int64_t row, int64_t k) {
-    const double dy = double(dx[k]);
-    return kernels::Sums{dy, dy * (double(x[k]) - double(savedMean[row]))};
+    T dy[kChunk];
+    dyChunk(k, 1, row, 0, dy);
+    return kernels::Sums{double(dy[0]), double(dy[0]) * (double(x[k]) - double(savedMean[row]))};
   });
   combine_parts(s, split, w.parts,
                 [=] __device__(int64_t row, const kernels::Sums &total) { w.rows[row] = total; });
@@ -190,11 +190,15 @@ void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspace
           shape, savedInvstd, dweight, dbias, c,
           [&](int64_t g) { return w.rows[g * shape.c + c]; }, true);
     });
+  if (!dx)
+    return;
+  const int step = norm_chunks(shape).rowStep;
   for_each_norm_chunk(s, shape, [=] __device__(int64_t i0, int count, int64_t c0, int64_t row0) {
     alignas(16) T dy[kChunk];
-    load_chunk(dx, i0, count, dy);
+    dyChunk(i0, count, row0, step, dy);
     alignas(16) X xs[kChunk];
     load_chunk(x, i0, count, xs);
+    alignas(16) DX out[kChunk];
 #pragma unroll
     for (int k = 0; k < kChunk; ++k) {
       if (k == count)
@@ -202,10 +206,11 @@ void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspace
       const int64_t c = c0 + k * step, row = row0 + k * step;
       const double mean = savedMean[row], invstd = savedInvstd[row];
       const double scale = weight ? double(weight[c]) : 1.0;
-      dy[k] = kernels::batch_norm_dx(dy[k], double(xs[k]), scale, mean, invstd,
-                                     kernels::batch_norm_grad_factors(shape, w.rows[row], invstd));
+      out[k] = DX(kernels::batch_norm_dx(
+          dy[k], double(xs[k]), scale, mean, invstd,
+          kernels::batch_norm_grad_factors(shape, w.rows[row], invstd)));
     }
-    store_chunk(dx, i0, count, dy);
+    store_chunk(dx, i0, count, out);
   });
 }
 

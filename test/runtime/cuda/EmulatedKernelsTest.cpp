@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 #define TCC_CUDA_HOST_EMULATION 1
 
+#include "runtime/common/Float16.h"
 #include "runtime/cpu/MultiTensor.h"
 #include "runtime/cuda/RowSplit.h"
 #include "runtime/cuda/device/Chunk.cuh"
@@ -181,6 +182,28 @@ void expectBatchNormMatchesCpu(const BatchNormShape &device, const BatchNormShap
   expectWithinOneRounding(dx, stored(dxHost, s), "dx");
   expectWithinOneRounding(dw, dwHost, "dweight");
   expectWithinOneRounding(db, dbHost, "dbias");
+
+  // dx stored in bf16 (a fused narrowing cast): the f32 dx rounded as the
+  // cast rounds it, bit for bit, and the same parameter gradients; and
+  // without dx, the same parameter gradients.
+  auto dyOf = [=](int64_t i0, int count, int64_t, int, float (&d)[cuda::kChunk]) {
+    std::copy(grad + i0, grad + i0 + count, d);
+  };
+  std::vector<tcc::rt::half::BF16> dxNarrow(n);
+  std::vector<float> dwNarrow(size_t(s.c)), dbNarrow(size_t(s.c)), dwAlone(size_t(s.c));
+  cuda::batch_norm_backward_with<float>(stream, workspace.data(), split.workspaceBytes(), device,
+                                        dyOf, xs.data(), weight.data(), meanHost.data(),
+                                        invstdHost.data(), dxNarrow.data(), dwNarrow.data(),
+                                        dbNarrow.data());
+  cuda::batch_norm_backward_with<float>(stream, workspace.data(), split.workspaceBytes(), device,
+                                        dyOf, xs.data(), weight.data(), meanHost.data(),
+                                        invstdHost.data(), static_cast<float *>(nullptr),
+                                        dwAlone.data(), static_cast<float *>(nullptr));
+  for (size_t k = 0; k < n; ++k)
+    ASSERT_EQ(dxNarrow[k].bits, tcc::rt::half::floatToBf16(dx[k])) << "narrowed dx[" << k << "]";
+  EXPECT_EQ(dwNarrow, dw);
+  EXPECT_EQ(dbNarrow, db);
+  EXPECT_EQ(dwAlone, dw);
 }
 
 std::vector<float> asNchw(const std::vector<float> &x, const BatchNormShape &) { return x; }

@@ -1,4 +1,5 @@
 //===- NormTest.cpp - Batch norm (ghost) and layer norm -------------------===//
+#include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/Norm.h"
 #include "TestUtil.h"
 
@@ -203,6 +204,32 @@ TEST(BatchNorm, BackwardOptionalOutputs) {
                       (double *)nullptr);
   EXPECT_EQ(dxAll, dxOnly);
   EXPECT_EQ(dwAll, dwOnly);
+}
+
+// dx stored in 16 bits (a norm_backward_prologue that takes the cast
+// narrowing it): each element the f32 dx rounded as the cast rounds it, and
+// the same parameter gradients.
+TEST(BatchNorm, NarrowedDxIsTheF32DxRounded) {
+  const BatchNormShape s{6, 3, 4, 3};
+  const int64_t size = s.n * s.c * s.hw, stats = s.num_groups() * s.c;
+  std::vector<float> x(size), dy(size), w = {1.5f, 0.5f, -2.0f}, b = {0.0f, 1.0f, 2.0f};
+  const Vec xd = random_vec(size, 3, -1.0, 2.0), dyd = random_vec(size, 4);
+  std::copy(xd.begin(), xd.end(), x.begin());
+  std::copy(dyd.begin(), dyd.end(), dy.begin());
+  std::vector<float> y(size), mean(stats), invstd(stats);
+  batch_norm_forward_train(s, x.data(), w.data(), b.data(), 1e-5, 0.1, y.data(), mean.data(),
+                           invstd.data(), (float *)nullptr, (float *)nullptr);
+  auto dyAt = [&](int64_t k, int64_t) { return dy[k]; };
+  std::vector<float> dx(size), dw(s.c), db(s.c), dwNarrow(s.c), dbNarrow(s.c);
+  std::vector<tcc::rt::half::F16> dxNarrow(size);
+  batch_norm_backward_with(s, dyAt, x.data(), w.data(), mean.data(), invstd.data(), dx.data(),
+                           dw.data(), db.data());
+  batch_norm_backward_with(s, dyAt, x.data(), w.data(), mean.data(), invstd.data(),
+                           dxNarrow.data(), dwNarrow.data(), dbNarrow.data());
+  for (int64_t k = 0; k < size; ++k)
+    ASSERT_EQ(dxNarrow[k].bits, float_to_f16(dx[k])) << "dx[" << k << "]";
+  EXPECT_EQ(dw, dwNarrow);
+  EXPECT_EQ(db, dbNarrow);
 }
 
 // batch_norm_apply (tcc-recompute) computes the training forward's output
