@@ -91,8 +91,9 @@ private:
   void growConsumers(llvm::SetVector<Operation *> &members, int64_t elements);
 
   /// Adds to `members` the elementwise producers of `value` whose results
-  /// are read by the group only.
-  void growProducers(llvm::SetVector<Operation *> &members, Value value, int64_t elements);
+  /// are read by the group only, and not by an op of `fromMemory`.
+  void growProducers(llvm::SetVector<Operation *> &members, Value value, int64_t elements,
+                     const llvm::SmallPtrSetImpl<Operation *> *fromMemory = nullptr);
 
   /// Adds to `members` the elementwise producers (growProducers) of what
   /// its members other than `anchor` and its input read: a widening cast
@@ -159,32 +160,37 @@ void BlockFuser::growConsumers(llvm::SetVector<Operation *> &members, int64_t el
 }
 
 void BlockFuser::growProducers(llvm::SetVector<Operation *> &members, Value value,
-                               int64_t elements) {
+                               int64_t elements,
+                               const llvm::SmallPtrSetImpl<Operation *> *fromMemory) {
   Operation *producer = value.getDefiningOp();
   if (!producer || producer->getBlock() != &block || members.contains(producer) ||
       grouped.contains(producer) || !joinsLoop(producer, elements))
     return;
   bool onlyGroupReads = llvm::all_of(producer->getUsers(), [&](Operation *user) {
-    return members.contains(user);
+    return members.contains(user) && !(fromMemory && fromMemory->contains(user));
   });
   if (!onlyGroupReads)
     return;
   members.insert(producer);
   for (Value operand : producer->getOperands())
-    growProducers(members, operand, elements);
+    growProducers(members, operand, elements, fromMemory);
 }
 
 void BlockFuser::growReadProducers(llvm::SetVector<Operation *> &members, Operation *anchor,
                                    int64_t elements) {
-  // Not through the anchor's input: a norm reads it from memory (its
-  // widening cast, which the kernel does as it loads, included).
-  auto readByAnchor = [&](Operation *op) {
-    return anchor && llvm::is_contained(op->getUsers(), anchor);
-  };
+  // Nothing the anchor's input is computed from: a norm reads its input
+  // from memory, through the widening cast its kernel does as it loads.
+  llvm::SmallPtrSet<Operation *, 2> fromMemory;
+  if (anchor) {
+    fromMemory.insert(anchor);
+    for (Operation *m : members)
+      if (llvm::is_contained(m->getUsers(), anchor))
+        fromMemory.insert(m);
+  }
   for (size_t i = 0; i < members.size(); ++i)
-    if (members[i] != anchor && !readByAnchor(members[i]))
+    if (!fromMemory.contains(members[i]))
       for (Value operand : members[i]->getOperands())
-        growProducers(members, operand, elements);
+        growProducers(members, operand, elements, &fromMemory);
 }
 
 void BlockFuser::growInputCast(llvm::SetVector<Operation *> &members, Operation *norm,

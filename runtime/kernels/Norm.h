@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 namespace tcc::rt::kernels {
 
@@ -346,9 +347,12 @@ void batch_norm_forward_inference(const BatchNormShape &s, const T *x,
 // (means over the group's cnt elements). Any of dx / dweight / dbias may be
 // nullptr (not computed); weight may be nullptr (1). dy is read through
 // `dyAt(k, gc)` (k the flat index into [n, C, hw], gc = g * C + c the row
-// of the statistics), where a fused prologue computes it: once for the sums
-// and again for dx, so dy is never stored (it needs no memory of its own,
-// and dx may be stored in 16 bits, DX: a fused narrowing cast).
+// of the statistics), where a fused prologue computes it, so dy needs no
+// memory of its own: the cpu kernel keeps it in dx between its two passes,
+// or, where dx is stored in 16 bits (DX: a fused narrowing cast), computes
+// it again for dx; the cuda kernel always computes it twice (runtime/cuda/
+// device/Norm.cuh: two reads of 16-bit inputs cost less than an f32 dy
+// written and read back).
 
 /// The factors of dx in a group: k1 = mean(dy), k2 = mean(dy * xhat), from
 /// the group's Sums{sum dy, sum dy * (x - mean)}.
@@ -399,6 +403,9 @@ TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &
                                                  T *dbias, int64_t c, const Reducer &sums) {
   const int64_t G = s.group_size(), C = s.c, hw = s.hw;
   const acc_t w = weight ? acc_t(weight[c]) : 1.0;
+  // An f32 dx holds dy between the two passes (dy computed once); a
+  // narrowed one cannot, and dy is computed again.
+  constexpr bool kKeepDy = std::is_same_v<DX, T>;
   batch_norm_param_grads(
       s, saved_invstd, dweight, dbias, c,
       [&](int64_t g) {
@@ -409,13 +416,22 @@ TCC_HOST_DEVICE void batch_norm_backward_channel(const BatchNormShape &s, DyAt &
         const Sums both = sums.over(G, [&](int64_t m, int64_t j) {
           const int64_t k = at(m, j);
           const T dy = dyAt(k, gc);
+          if constexpr (kKeepDy) {
+            if (dx)
+              dx[k] = dy;
+          }
           return Sums{acc_t(dy), acc_t(dy) * (acc_t(x[k]) - mean)};
         });
         if (dx) {
           const NormGradFactors f = batch_norm_grad_factors(s, both, invstd);
           sums.each(G, [&](int64_t m, int64_t j) {
             const int64_t k = at(m, j);
-            dx[k] = DX(batch_norm_dx(T(dyAt(k, gc)), acc_t(x[k]), w, mean, invstd, f));
+            T dy;
+            if constexpr (kKeepDy)
+              dy = dx[k];
+            else
+              dy = dyAt(k, gc);
+            dx[k] = DX(batch_norm_dx(dy, acc_t(x[k]), w, mean, invstd, f));
           });
         }
         return both;
