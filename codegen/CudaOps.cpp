@@ -187,52 +187,65 @@ LogicalResult emitLinear(Operation *op, CudaPrinter &p) {
 }
 
 /// Convolutions: row `index` of the baked cuDNN plans
-/// (runtime/cuda/ConvRunner.h), found by the op's problem key; the bias of
-/// a forward conv is added by a kernel after it.
-LogicalResult emitConv(Operation *op, CudaPrinter &p, ArrayRef<std::string> convKeys) {
-  FailureOr<::tcc::cuda::ConvProblem> problem = convProblemOf(op);
+/// (runtime/cuda/ConvRunner.h), found by the op's problem key. A forward
+/// conv's bias, and the ReLU of its conv_epilogue group, run in cuDNN's
+/// epilogue; where cuDNN had no engine for that, kernels after the conv
+/// apply them to `result` in place. `result` is where the conv (or its
+/// group) stores; `planned` holds the workspace the memory plan placed.
+LogicalResult emitConv(Operation *op, CudaPrinter &p, ArrayRef<std::string> convKeys,
+                       Value result, Operation *planned) {
+  namespace cuda = ::tcc::cuda;
+  FailureOr<cuda::ConvProblem> problem = convProblemOf(op);
   if (failed(problem))
     return op->emitError("the cuda target runs a convolution in one element type");
-  const std::string key = problem->key();
-  const auto *row = llvm::find(convKeys, key);
-  if (row == convKeys.end())
+  std::optional<cuda::ConvProblem> row = bakedConvProblem(*problem, convKeys);
+  if (!row)
     return op->emitError("the convolution [")
-           << key << "] has no baked cuDNN engine; tcc compile --target=cuda chooses "
-           << "them (the module's tcc.cuda_target attribute)";
-  const int64_t index = row - convKeys.begin();
-  auto run = [&](Value x, Value weight, Value y) {
+           << problem->key() << "] has no baked cuDNN engine; tcc compile --target=cuda "
+           << "chooses them (the module's tcc.cuda_target attribute)";
+  const int64_t index = llvm::find(convKeys, row->key()) - convKeys.begin();
+  auto run = [&](Value x, Value weight, Value y, Value bias) {
+    static const char *const epilogues[] = {"", " + bias", " + bias, ReLU"};
     p.os << "  args.convs->run(" << index << ", " << p(x) << ", " << p(weight) << ", "
-         << p(y) << ", " << workspaceOf(op) << "); // "
-         << ::tcc::cuda::directionName(problem->direction) << "\n";
+         << p(y) << ", " << workspaceOf(planned) << (bias ? ", " + p(bias) : "") << "); // "
+         << cuda::directionName(row->direction) << epilogues[int(row->epilogue)] << "\n";
   };
-  if (auto conv = dyn_cast<Conv2dOp>(op)) {
-    run(conv.getInput(), conv.getWeight(), conv.getResult());
-    if (Value bias = conv.getBias()) {
-      // Channel k of element i: i / plane % K, NHWC's i % K (planes of 1).
-      const bool last = problem->layout == ::tcc::cuda::ConvLayout::NHWC;
-      const int64_t plane = last ? 1 : problem->p * problem->q,
-                    images = last ? problem->n * problem->p * problem->q : problem->n;
-      std::string type = storageName(bias), y = p(conv.getResult());
-      if (type == "f32") {
-        p.os << "  cuda::add_channel_bias(args.stream, " << images << ", " << problem->k
-             << ", " << plane << ", " << p(bias) << ", " << y << ");\n";
-      } else {
-        // The stored 16-bit sum (rounded twice, where cuDNN's epilogue
-        // would round once: within an ulp of 16 bits).
-        std::string channel = p(bias) + "[i / " + std::to_string(plane) + " % " +
-                              std::to_string(problem->k) + "]";
-        p.forEachChunk(images * problem->k * plane, {y}, {y},
-                       "s0[k] = float_to_" + type + "(" + type + "_to_float(c0[k]) + " + type +
-                           "_to_float(" + channel + "));",
-                       /*indexed=*/true);
-      }
-    }
-  } else if (auto conv = dyn_cast<Conv2dBackwardDataOp>(op)) {
-    run(conv.getResult(), conv.getWeight(), conv.getGrad());
-  } else {
-    auto filter = cast<Conv2dBackwardFilterOp>(op);
-    run(filter.getInput(), filter.getResult(), filter.getGrad());
+  auto conv = dyn_cast<Conv2dOp>(op);
+  if (!conv) {
+    if (auto data = dyn_cast<Conv2dBackwardDataOp>(op))
+      run(data.getResult(), data.getWeight(), data.getGrad(), Value());
+    else if (auto filter = cast<Conv2dBackwardFilterOp>(op))
+      run(filter.getInput(), filter.getResult(), filter.getGrad(), Value());
+    return success();
   }
+  const bool fused = row->epilogue != cuda::ConvEpilogue::None;
+  run(conv.getInput(), conv.getWeight(), result, fused ? conv.getBias() : Value());
+  if (fused || !conv.getBias())
+    return success();
+  // Channel k of element i: i / plane % K, NHWC's i % K (planes of 1).
+  const bool last = problem->layout == cuda::ConvLayout::NHWC;
+  const int64_t plane = last ? 1 : problem->p * problem->q,
+                images = last ? problem->n * problem->p * problem->q : problem->n,
+                count = images * problem->k * plane;
+  const bool relu = problem->epilogue == cuda::ConvEpilogue::BiasRelu;
+  std::string type = storageName(result), y = p(result), bias = p(conv.getBias());
+  if (type == "f32") {
+    p.os << "  cuda::add_channel_bias(args.stream, " << images << ", " << problem->k << ", "
+         << plane << ", " << bias << ", " << y << ");\n";
+    if (relu)
+      p.forEachChunk(count, {y}, {y}, "s0[k] = Relu<float>{}(c0[k]);");
+    return success();
+  }
+  // The stored 16-bit sum (rounded twice, where cuDNN's epilogue rounds
+  // once: within an ulp of 16 bits), and its ReLU, which commutes with the
+  // rounding.
+  std::string channel = bias + "[i / " + std::to_string(plane) + " % " +
+                        std::to_string(problem->k) + "]";
+  std::string sum = type + "_to_float(c0[k]) + " + type + "_to_float(" + channel + ")";
+  p.forEachChunk(count, {y}, {y},
+                 "s0[k] = float_to_" + type + "(" +
+                     (relu ? "Relu<float>{}(" + sum + ")" : sum) + ");",
+                 /*indexed=*/true);
   return success();
 }
 
@@ -715,6 +728,14 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
                          group.getNumResults() == 2 ? group.getResult(0) : Value(), group);
       return success();
     }
+    if (group.getKind() == FusionGroupOp::kConvEpilogue) {
+      // The group yields the ReLU's output (of its narrowing cast under
+      // 16-bit storage), the conv's type: the conv's epilogue stores it.
+      Operation *conv = &*group.getFusedOps().begin();
+      if (std::string why = unsupportedTypes(conv); !why.empty())
+        return conv->emitError("the cuda target cannot run tcc.conv2d ") << why;
+      return emitConv(conv, p, convKeys, group.getResult(0), group);
+    }
     if (group.getKind() == FusionGroupOp::kMultiTensorUpdate) {
       MultiTensorChains plan;
       if (failed(planMultiTensorUpdate(group, p.e, plan)))
@@ -741,7 +762,7 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
   if (isa<Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp>(op)) {
     if (std::string why = unsupportedTypes(op); !why.empty())
       return refuseTypes(why);
-    return emitConv(op, p, convKeys);
+    return emitConv(op, p, convKeys, op->getResult(0), op);
   }
   // An update outside a multi-tensor group (tcc-fusion left out): a chain
   // of one, as the group would run it.

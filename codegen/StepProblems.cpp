@@ -7,6 +7,7 @@
 #include "ir/TccOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::tcc;
@@ -49,9 +50,20 @@ FailureOr<cuda::ConvProblem> problemOf(ConvLike op, cuda::ConvDirection directio
 } // namespace
 
 FailureOr<cuda::ConvProblem> mlir::tcc::convProblemOf(Operation *op) {
-  if (auto conv = dyn_cast<Conv2dOp>(op))
-    return problemOf(conv, cuda::ConvDirection::Forward, conv.getInput(),
-                     conv.getWeight(), conv.getResult());
+  if (auto conv = dyn_cast<Conv2dOp>(op)) {
+    FailureOr<cuda::ConvProblem> problem = problemOf(
+        conv, cuda::ConvDirection::Forward, conv.getInput(), conv.getWeight(), conv.getResult());
+    if (succeeded(problem) && conv.getBias()) {
+      if (getElementTypeOrSelf(conv.getBias().getType()) !=
+          getElementTypeOrSelf(conv.getResult().getType()))
+        return failure();
+      auto group = dyn_cast<FusionGroupOp>(op->getParentOp());
+      problem->epilogue = group && group.getKind() == FusionGroupOp::kConvEpilogue
+                              ? cuda::ConvEpilogue::BiasRelu
+                              : cuda::ConvEpilogue::Bias;
+    }
+    return problem;
+  }
   if (auto conv = dyn_cast<Conv2dBackwardDataOp>(op))
     return problemOf(conv, cuda::ConvDirection::BackwardData, conv.getResult(),
                      conv.getWeight(), conv.getGrad());
@@ -59,6 +71,14 @@ FailureOr<cuda::ConvProblem> mlir::tcc::convProblemOf(Operation *op) {
     return problemOf(conv, cuda::ConvDirection::BackwardFilter, conv.getInput(),
                      conv.getResult(), conv.getGrad());
   return failure();
+}
+
+std::optional<cuda::ConvProblem>
+mlir::tcc::bakedConvProblem(const cuda::ConvProblem &problem, ArrayRef<std::string> keys) {
+  for (const cuda::ConvProblem &row : {problem, problem.withoutEpilogue()})
+    if (llvm::is_contained(keys, row.key()))
+      return row;
+  return std::nullopt;
 }
 
 /// Calls `visit` on every op of the steps a trainer runs, in order; stops

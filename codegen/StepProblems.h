@@ -16,14 +16,24 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir::tcc {
 
 /// The problem a conv2d, conv2d_backward_data or conv2d_backward_filter op
-/// poses; failure when its tensors differ in element type.
+/// poses; failure when its tensors differ in element type. A conv2d's bias
+/// is its epilogue, with the ReLU of a conv_epilogue group it is in: the
+/// step bakes an engine for that problem, or for the one without an
+/// epilogue where cuDNN has none (bakedConvProblem).
 FailureOr<::tcc::cuda::ConvProblem> convProblemOf(Operation *op);
+
+/// The row of the baked table (its problem `keys`) that runs `problem`: the
+/// problem itself, or, where cuDNN had no engine for its epilogue, the
+/// convolution without it; none when neither is there.
+std::optional<::tcc::cuda::ConvProblem>
+bakedConvProblem(const ::tcc::cuda::ConvProblem &problem, ArrayRef<std::string> keys);
 
 /// A distinct convolution problem of the step and the model nodes whose ops
 /// pose it (a layer's forward in the train and eval step is one problem).

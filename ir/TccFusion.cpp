@@ -8,6 +8,8 @@
 
 #include "ir/TccOps.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 using namespace mlir;
 using namespace mlir::tcc;
 
@@ -154,6 +156,26 @@ LogicalResult FusionGroupOp::verify() {
                          "tanh-approximated gelu of its result");
     return success();
   }
+  if (kind == kConvEpilogue) {
+    auto conv = dyn_cast<Conv2dOp>(fused[0]);
+    bool chain = conv && conv.getBias() && (fused.size() == 2 || fused.size() == 4);
+    for (size_t i = 1; chain && i < fused.size(); ++i)
+      chain = fused[i]->getNumOperands() == 1 &&
+              fused[i]->getOperand(0) == fused[i - 1]->getResult(0) &&
+              fused[i - 1]->getResult(0).hasOneUse();
+    if (chain && fused.size() == 2)
+      chain = isa<ReluOp>(fused[1]);
+    if (chain && fused.size() == 4)
+      chain = isa<CastOp>(fused[1]) && isa<ReluOp>(fused[2]) && isa<CastOp>(fused[3]) &&
+              getElementTypeOrSelf(fused[1]->getResult(0).getType()).isF32() &&
+              fused[3]->getResult(0).getType() == conv.getType();
+    if (!chain || yield.getValues() != ValueRange(fused.back()->getResults()))
+      return emitOpError("of kind conv_epilogue must hold a conv2d with a bias, then the relu "
+                         "of its result (under 16-bit storage: the cast that widens it to "
+                         "f32, the relu, the cast back), each result read by the next op "
+                         "only, and yield the last");
+    return success();
+  }
   if (kind == kMultiTensorUpdate) {
     if (!llvm::all_of(fused, isMultiTensorUpdate))
       return emitOpError("of kind multi_tensor_update must hold sgd, adamw, ema "
@@ -162,6 +184,7 @@ LogicalResult FusionGroupOp::verify() {
   }
   return emitOpError("kind must be \"")
          << kElementwise << "\", \"" << kNormEpilogue << "\", \"" << kNormBackwardPrologue
-         << "\", \"" << kMultiTensorUpdate << "\" or \"" << kMatmulEpilogue << "\", got \""
+         << "\", \"" << kMultiTensorUpdate << "\", \"" << kMatmulEpilogue << "\" or \""
+         << kConvEpilogue << "\", got \""
          << kind << "\"";
 }

@@ -47,6 +47,15 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
       reads its output, so the linear's own result never reaches memory;
       GELU's reads its input, which the group then yields too (GELU_AUX_BIAS
       stores it beside the output).
+    - `conv_epilogue`: a `tcc.conv2d` with a bias first, then the `tcc.relu`
+      of its result, which the convolution library applies to its f32 sums
+      with the bias before it rounds and stores them (cuDNN's fused
+      engines; a target option, cuda only). Under 16-bit storage the ReLU
+      sits between the `tcc.cast` that widens the convolution's result to
+      f32 and the one that narrows its own back to the convolution's type.
+      Each op's result is read by the next only; the group yields the
+      last. ReLU's backward reads its output, so the sums never reach
+      memory.
     - `multi_tensor_update`: the optimizer, EMA and Lookahead updates of
       many tensors (`sgd_update`, `adamw_update`, `ema_update`,
       `lookahead_update`), as one multi-tensor kernel: each tensor's
@@ -77,6 +86,7 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
     static constexpr ::llvm::StringLiteral kNormBackwardPrologue = "norm_backward_prologue";
     static constexpr ::llvm::StringLiteral kMultiTensorUpdate = "multi_tensor_update";
     static constexpr ::llvm::StringLiteral kMatmulEpilogue = "matmul_epilogue";
+    static constexpr ::llvm::StringLiteral kConvEpilogue = "conv_epilogue";
   }];
 }
 

@@ -1,7 +1,9 @@
 //===- Fusion.cpp - Ops that run as one kernel into tcc.fusion_group ------===//
 //
 // See Passes.td and docs/passes.md. Groups are formed greedily, per block,
-// from what each op declares (FusionOpInterface): a batch norm with the
+// from what each op declares (FusionOpInterface): where the target's
+// libraries apply them (options), a linear layer or a convolution with the
+// activation of its result; a batch norm with the
 // elementwise ops that consume its result, the elementwise ops that compute
 // a batch_norm_backward's upstream gradient (and the cast that narrows its
 // dx), the optimizer updates, then chains of elementwise ops.
@@ -72,8 +74,8 @@ int64_t elementsOf(Value v) { return cast<RankedTensorType>(v.getType()).getNumE
 
 class BlockFuser {
 public:
-  BlockFuser(Block &block, bool matmulEpilogues)
-      : block(block), matmulEpilogues(matmulEpilogues) {}
+  BlockFuser(Block &block, bool matmulEpilogues, bool convEpilogues)
+      : block(block), matmulEpilogues(matmulEpilogues), convEpilogues(convEpilogues) {}
 
   /// Forms the groups of the block; returns how many of each kind.
   void run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused);
@@ -121,8 +123,17 @@ private:
   /// (cuBLASLt's GELU); null if none.
   Operation *epilogueActivation(LinearOp linear) const;
 
+  /// Adds to `members` a convolution with bias and the ReLU of its result
+  /// that its epilogue can apply: the ReLU that alone reads the result, or
+  /// under 16-bit storage the cast that alone widens it, the ReLU of that
+  /// and the cast that alone narrows the ReLU's result back to the
+  /// convolution's type (the ReLU of the rounded sum is the rounded ReLU
+  /// of the sum). False, and `members` untouched, where there is none.
+  bool convEpilogue(Conv2dOp conv, llvm::SetVector<Operation *> &members) const;
+
   Block &block;
   bool matmulEpilogues; ///< the target applies a ReLU or GELU in a matmul's epilogue
+  bool convEpilogues;   ///< the target applies a bias and a ReLU in a convolution's
   DenseSet<Operation *> grouped;
 };
 
@@ -246,6 +257,7 @@ void BlockFuser::createGroup(const llvm::SetVector<Operation *> &members, String
       bool consumedInGroup =
           result.getResultNumber() == 0 &&
           (kind == FusionGroupOp::kNormEpilogue || kind == FusionGroupOp::kMatmulEpilogue ||
+           kind == FusionGroupOp::kConvEpilogue ||
            (kind == FusionGroupOp::kNormBackwardPrologue && !result.use_empty() && !readAfter));
       bool anchorWrites = fusionKindOf(m) != FusionKind::Elementwise && !consumedInGroup;
       if (readAfter || anchorWrites)
@@ -296,6 +308,41 @@ Operation *BlockFuser::epilogueActivation(LinearOp linear) const {
   return nullptr;
 }
 
+bool BlockFuser::convEpilogue(Conv2dOp conv, llvm::SetVector<Operation *> &members) const {
+  // The op of this block, not yet grouped, that alone reads `v`.
+  auto soleReader = [&](Value v) -> Operation * {
+    if (!v.hasOneUse())
+      return nullptr;
+    Operation *user = *v.getUsers().begin();
+    return user->getBlock() == &block && !grouped.contains(user) ? user : nullptr;
+  };
+  Value y = conv.getResult();
+  if (!conv.getBias())
+    return false;
+  if (getElementTypeOrSelf(y.getType()).isF32()) {
+    auto relu = dyn_cast_or_null<ReluOp>(soleReader(y));
+    if (!relu)
+      return false;
+    members.insert(conv);
+    members.insert(relu);
+    return true;
+  }
+  auto widening = dyn_cast_or_null<CastOp>(soleReader(y));
+  if (!widening || changesLayout(y, widening.getResult()) ||
+      !getElementTypeOrSelf(widening.getType()).isF32())
+    return false;
+  auto relu = dyn_cast_or_null<ReluOp>(soleReader(widening.getResult()));
+  auto narrowing = relu ? dyn_cast_or_null<CastOp>(soleReader(relu.getResult())) : CastOp();
+  if (!narrowing || narrowing.getType() != y.getType() ||
+      changesLayout(relu.getResult(), narrowing.getResult()))
+    return false;
+  members.insert(conv);
+  members.insert(widening);
+  members.insert(relu);
+  members.insert(narrowing);
+  return true;
+}
+
 void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) {
   auto form = [&](const llvm::SetVector<Operation *> &members, StringRef kind) {
     createGroup(members, kind);
@@ -318,6 +365,16 @@ void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) 
       members.insert(activation);
       if (canSinkToLast(members))
         form(members, FusionGroupOp::kMatmulEpilogue);
+    }
+
+  // A convolution with bias and its ReLU, where the target's convolutions
+  // apply them in their epilogue.
+  if (convEpilogues)
+    for (Operation *op : ops) {
+      auto conv = dyn_cast<Conv2dOp>(op);
+      llvm::SetVector<Operation *> members;
+      if (conv && convEpilogue(conv, members) && canSinkToLast(members))
+        form(members, FusionGroupOp::kConvEpilogue);
     }
 
   // A batch norm and the elementwise ops on its normalised result.
@@ -407,7 +464,7 @@ struct FusionPass : mlir::tcc::impl::FusionBase<FusionPass> {
       fn.walk([&](MicroBatchesOp loop) { blocks.push_back(&loop.getBody().front()); });
       blocks.push_back(&fn.front());
       for (Block *block : blocks)
-        BlockFuser(*block, matmulEpilogues).run(groupsByKind, opsFused);
+        BlockFuser(*block, matmulEpilogues, convEpilogues).run(groupsByKind, opsFused);
     }
     int64_t groups = 0;
     SmallVector<NamedAttribute> byKind;

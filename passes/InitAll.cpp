@@ -81,16 +81,19 @@ void mlir::tcc::buildStepPipeline(OpPassManager &pm, const CompilePipelineOption
   // cuDNN's tensor-core engines read NHWC; the cpu kernels index NCHW.
   if (options.target == "cuda" && isEnabled(options, kChannelsLast))
     pm.addPass(createChannelsLast());
+  // Last of the step pipeline: the target chooses its library calls (a
+  // convolution's cuDNN engine) for the fused step.
+  if (isEnabled(options, kFusion)) {
+    FusionOptions fusion;
+    // cuBLASLt applies a ReLU in the matmul's epilogue, cuDNN a bias and a
+    // ReLU in the convolution's; the cpu kernels take no epilogue.
+    fusion.matmulEpilogues = options.target == "cuda";
+    fusion.convEpilogues = options.target == "cuda";
+    pm.addPass(createFusion(fusion));
+  }
 }
 
 void mlir::tcc::buildPlanningPipeline(OpPassManager &pm, const CompilePipelineOptions &options) {
-  if (isEnabled(options, kFusion)) {
-    FusionOptions fusion;
-    // cuBLASLt applies a ReLU in the matmul's epilogue; the cpu kernels
-    // take no epilogue.
-    fusion.matmulEpilogues = options.target == "cuda";
-    pm.addPass(createFusion(fusion));
-  }
   if (isEnabled(options, kRecompute))
     pm.addPass(createRecompute());
   pm.addPass(createPlanMemory());

@@ -58,14 +58,16 @@ void registerAllTccPasses();
 /// (docs/passes.md), less the optimization passes `options` disables.
 /// Registered as the pipeline `tcc-compile-pipeline`. It is the step
 /// pipeline followed by the planning pipeline: between the two, the step's
-/// ops and types are final, and `tcc compile` lets the target set the
+/// ops, types and fusion groups are final, and `tcc compile` lets the
+/// target choose its library calls (a convolution's cuDNN engine, for its
+/// epilogue too) and set the
 /// workspaces its ops need (`tcc.workspace_bytes`: the cuda target's cuDNN
 /// and cuBLASLt workspaces), which recompute and the memory plan count.
 void buildCompilePipeline(OpPassManager &pm,
                           const CompilePipelineOptions &options = {});
-/// bn-bias-elimination through widen-16bit.
+/// bn-bias-elimination through fusion.
 void buildStepPipeline(OpPassManager &pm, const CompilePipelineOptions &options);
-/// fusion, recompute, plan-memory.
+/// recompute, plan-memory.
 void buildPlanningPipeline(OpPassManager &pm, const CompilePipelineOptions &options);
 
 } // namespace tcc

@@ -200,6 +200,15 @@ def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
     group yields it, stored by the GELU_AUX epilogue, which needs rows of a
     multiple of 8 elements). An exact GELU stays an elementwise op.
 
+    With `conv-epilogues` (the cuda target), next: `conv_epilogue`, a
+    `tcc.conv2d` with a bias and the `tcc.relu` that alone reads its result
+    (under 16-bit storage: the cast that alone widens it, the ReLU of that,
+    the cast that alone narrows the ReLU's result back), which cuDNN's fused
+    engines apply to the f32 sums before storing them; the sums never reach
+    memory. GELU and SiLU epilogues are not formed: cuDNN builds them only
+    by compiling a kernel on a GPU, so their engine could not be fixed at
+    compile time.
+
     An op joins only when every tensor it reads and writes has the group's
     number of elements and is f32 (a cast between f32 and a 16-bit float
     joins with its 16-bit side: on the cpu target every other op computes
@@ -215,7 +224,11 @@ def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
     Option<"matmulEpilogues", "matmul-epilogues", "bool", /*default=*/"false",
            "Group a linear layer with the ReLU or tanh GELU of its result "
            "(matmul_epilogue), for a target whose matmuls apply it in their "
-           "epilogue (cuda)">
+           "epilogue (cuda)">,
+    Option<"convEpilogues", "conv-epilogues", "bool", /*default=*/"false",
+           "Group a convolution that has a bias with the ReLU of its result "
+           "(conv_epilogue), for a target whose convolutions apply them in "
+           "their epilogue (cuda)">
   ];
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }

@@ -72,6 +72,10 @@ MODELS = [
     # (run in host emulation only before).
     ("test/runtime/cuda/models/gelu_mlp.json", 20, True, None),
     ("test/runtime/cuda/models/zoo_mlp.json", 20, True, None),
+    # cuDNN's fused engines: a conv's bias and ReLU in its epilogue
+    # (conv_epilogue groups), f32 and bf16 (run in host emulation only before).
+    ("test/runtime/cuda/models/conv_relu_net.json", 20, True, None),
+    ("test/runtime/cuda/models/conv_relu_net.json", 20, True, "bf16"),
     ("examples/fashion_cnn.json", 10, False, None),
     # resnet9 at its own precision (pure fp16), airbench94 in bf16-mixed.
     ("examples/resnet9.json", 2, False, None),

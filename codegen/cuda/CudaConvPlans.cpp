@@ -61,24 +61,42 @@ bool mlir::tcc::bakeConvPlans(ModuleOp module, const cuda::GpuDescription &gpu,
   std::vector<StepConv> convs;
   if (!collectConvProblems(module, convs, error))
     return false;
-  for (const StepConv &conv : convs) {
+  // The tuning file's engine, or cuDNN's heuristic choice: false with `why`
+  // when there is none; false with `error` when the file's is unusable.
+  auto choose = [&](const StepConv &conv, cuda::ConvChoice &choice, std::string &why) {
+    auto tuned = tuning ? tuning->convs.find(conv.problem.key()) : cuda::TunedConvs::iterator{};
+    if (tuning && tuned != tuning->convs.end())
+      return bakeTuned(conv, gpu, workspaceLimit, tuned->second, choice, error);
+    return cuda::chooseConvEngine(conv.problem, gpu, workspaceLimit, choice, why);
+  };
+  for (StepConv conv : convs) {
     cuda::ConvChoice choice;
     std::string why;
-    auto tuned = tuning ? tuning->convs.find(conv.problem.key()) : cuda::TunedConvs::iterator{};
-    if (tuning && tuned != tuning->convs.end()) {
-      if (!bakeTuned(conv, gpu, workspaceLimit, tuned->second, choice, error))
-        return false;
-      baked.push_back({conv, choice});
-      continue;
+    bool chosen = choose(conv, choice, why);
+    // Where cuDNN has no fused engine for an epilogue, the convolution runs
+    // without it and the step adds the bias (and applies the ReLU) itself.
+    if (!chosen && error.empty() && conv.problem.epilogue != cuda::ConvEpilogue::None) {
+      conv.problem = conv.problem.withoutEpilogue();
+      chosen = choose(conv, choice, why);
     }
-    if (!cuda::chooseConvEngine(conv.problem, gpu, workspaceLimit, choice, why)) {
+    if (!error.empty())
+      return false;
+    if (!chosen) {
       error = std::string("the ") + cuda::directionName(conv.problem.direction) +
               " convolution of " + quotedNodes(conv.nodes) + " has no cuDNN engine on the " +
               gpu.name + ": " + why +
               "; try another --gpu, a larger workspace limit, or report the shape";
       return false;
     }
-    baked.push_back({conv, choice});
+    auto same = llvm::find_if(
+        baked, [&](const BakedStepConv &row) { return row.conv.problem == conv.problem; });
+    if (same == baked.end()) {
+      baked.push_back({conv, choice});
+      continue;
+    }
+    for (const std::string &node : conv.nodes)
+      if (!llvm::is_contained(same->conv.nodes, node))
+        same->conv.nodes.push_back(node);
   }
   return true;
 }
@@ -124,14 +142,18 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
   // batch norm's (training forward, backward) and a bias gradient's
   // (reduce_sum) their sums' over many blocks.
   std::map<std::string, int64_t> convWorkspace;
-  for (const auto &[conv, choice] : baked)
+  std::vector<std::string> keys;
+  for (const auto &[conv, choice] : baked) {
     convWorkspace[conv.problem.key()] = choice.engine.workspaceBytes;
+    keys.push_back(conv.problem.key());
+  }
   module.walk([&](Operation *op) {
     int64_t bytes = 0;
     if (isa<Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp>(op)) {
       FailureOr<cuda::ConvProblem> problem = convProblemOf(op);
       if (succeeded(problem))
-        bytes = convWorkspace[problem->key()];
+        if (std::optional<cuda::ConvProblem> row = bakedConvProblem(*problem, keys))
+          bytes = convWorkspace[row->key()];
     } else if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp>(op)) {
       bytes = cuda::matmulWorkspaceBytes(gpu.smVersion);
     } else if (auto bn = dyn_cast<BatchNormOp>(op)) {
@@ -142,8 +164,15 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
       if (std::optional<kernel_args::Around> a = kernel_args::keptAxis(sum))
         bytes = cuda::rowSplit({a->outer, a->axis, a->inner}).workspaceBytes();
     }
+    // The fusion group an op is in runs it: the group's workspace is the
+    // memory plan's to place (the larger, should two of its ops ask).
+    Operation *runs = op;
+    if (auto group = dyn_cast_or_null<FusionGroupOp>(op->getParentOp()))
+      runs = group;
+    if (auto asked = runs->getAttrOfType<IntegerAttr>(kWorkspaceBytesAttr))
+      bytes = std::max(bytes, asked.getInt());
     if (bytes > 0)
-      op->setAttr(kWorkspaceBytesAttr, b.getI64IntegerAttr(bytes));
+      runs->setAttr(kWorkspaceBytesAttr, b.getI64IntegerAttr(bytes));
   });
   SmallVector<Attribute> convs;
   for (const auto &[conv, choice] : baked)

@@ -86,6 +86,8 @@ bool buildConvGraph(const ConvProblem &problem, const GpuDescription *gpu,
   }
   graph.set_io_data_type(dataType(problem.dtype))
       .set_compute_data_type(fe::DataType_t::FLOAT);
+  if (problem.epilogue != ConvEpilogue::None)
+    graph.set_intermediate_data_type(fe::DataType_t::FLOAT);
 
   const ConvProblem &p = problem;
   std::vector<int64_t> x = {p.n, p.c, p.h, p.w};
@@ -101,8 +103,22 @@ bool buildConvGraph(const ConvProblem &problem, const GpuDescription *gpu,
   case ConvDirection::Forward: {
     auto weight = tensor(graph, "w", kWeightUid, wt, ConvLayout::NCHW);
     auto input = tensor(graph, "x", kInputUid, x, p.layout);
-    setOutput(graph.conv_fprop(input, weight, geometry(fe::graph::Conv_fprop_attributes())),
-              kOutputUid, y, p.layout);
+    auto result = graph.conv_fprop(input, weight, geometry(fe::graph::Conv_fprop_attributes()));
+    // The epilogue on the f32 sums (the compute type), rounded once when
+    // the last node stores.
+    if (p.epilogue != ConvEpilogue::None) {
+      auto bias = graph.tensor(fe::graph::Tensor_attributes()
+                                   .set_name("bias")
+                                   .set_uid(kBiasUid)
+                                   .set_dim({1, p.k, 1, 1})
+                                   .set_stride({p.k, 1, 1, 1}));
+      result = graph.pointwise(
+          result, bias, fe::graph::Pointwise_attributes().set_mode(fe::PointwiseMode_t::ADD));
+    }
+    if (p.epilogue == ConvEpilogue::BiasRelu)
+      result = graph.pointwise(
+          result, fe::graph::Pointwise_attributes().set_mode(fe::PointwiseMode_t::RELU_FWD));
+    setOutput(result, kOutputUid, y, p.layout);
     break;
   }
   case ConvDirection::BackwardData: {

@@ -20,8 +20,9 @@ namespace tcc::cuda {
 
 namespace fe = cudnn_frontend;
 
-/// The uids the trainer binds its buffers to, whatever the direction.
-enum : int64_t { kInputUid = 1, kWeightUid = 2, kOutputUid = 3 };
+/// The uids the trainer binds its buffers to, whatever the direction; the
+/// bias of a forward convolution's epilogue.
+enum : int64_t { kInputUid = 1, kWeightUid = 2, kOutputUid = 3, kBiasUid = 4 };
 
 /// A graph that speaks cuDNN's own knob numbering. The frontend's
 /// structured (engine, knobs) calls translate knobs to its KnobType_t and

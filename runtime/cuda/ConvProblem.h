@@ -28,11 +28,19 @@ enum class ConvDataType { Float32, BFloat16, Float16 };
 /// both, as the checkpoint holds it: next to NHWC activations cuDNN's
 /// engines take it with a workspace about the weight's size.
 enum class ConvLayout { NCHW, NHWC };
+/// What a forward convolution applies to its f32 sums before it rounds and
+/// stores them (cuDNN's fused engines): the channel bias, then a ReLU. The
+/// ones cuDNN builds for a described GPU, with no GPU present: a GELU or
+/// SiLU epilogue needs cuDNN's runtime compilation, which needs the driver
+/// (docs/passes.md).
+enum class ConvEpilogue { None, Bias, BiasRelu };
 
 struct ConvProblem {
   ConvDirection direction = ConvDirection::Forward;
   ConvDataType dtype = ConvDataType::Float32;
   ConvLayout layout = ConvLayout::NCHW;
+  /// Forward only; the bias is [k] in the problem's type.
+  ConvEpilogue epilogue = ConvEpilogue::None;
   /// Input x [n, c, h, w], weight [k, c / groups, r, s], output
   /// y [n, k, p, q] whatever the direction: backward-data computes dx from
   /// dy and the weight, backward-filter dw from dy and x.
@@ -42,10 +50,20 @@ struct ConvProblem {
 
   bool operator==(const ConvProblem &o) const { return key() == o.key(); }
 
+  /// The same convolution with no epilogue: what runs where cuDNN has no
+  /// engine for the epilogue (the step then adds the bias itself).
+  ConvProblem withoutEpilogue() const {
+    ConvProblem plain = *this;
+    plain.epilogue = ConvEpilogue::None;
+    return plain;
+  }
+
   /// A stable, readable identity: "fwd bf16 nhwc n512 c64 h32 w32 k128 r3 s3
-  /// p32 q32 pad1,1 stride1,1 dil1,1 g1". Tuning files and the baked table
-  /// are keyed by it.
+  /// p32 q32 pad1,1 stride1,1 dil1,1 g1", followed by " +bias" or
+  /// " +bias+relu" for an epilogue. Tuning files and the baked table are
+  /// keyed by it.
   std::string key() const {
+    static const char *const epilogues[] = {"", " +bias", " +bias+relu"};
     static const char *const directions[] = {"fwd", "bwd-data", "bwd-filter"};
     static const char *const dtypes[] = {"f32", "bf16", "f16"};
     auto pair = [](int64_t a, int64_t b) {
@@ -59,7 +77,7 @@ struct ConvProblem {
            std::to_string(s) + " p" + std::to_string(p) + " q" +
            std::to_string(q) + " pad" + pair(padH, padW) + " stride" +
            pair(strideH, strideW) + " dil" + pair(dilationH, dilationW) +
-           " g" + std::to_string(groups);
+           " g" + std::to_string(groups) + epilogues[int(epilogue)];
   }
 
   /// Reads a key() back (the generated trainer's table holds keys). False
@@ -74,7 +92,11 @@ struct ConvProblem {
         "pad%lld,%lld stride%lld,%lld dil%lld,%lld g%lld%n",
         direction, dtype, layout, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
         &v[8], &v[9], &v[10], &v[11], &v[12], &v[13], &v[14], &v[15], &used);
-    if (read != 19 || used != int(text.size()))
+    if (read != 19)
+      return false;
+    const std::string rest = text.substr(size_t(used));
+    int e = rest.empty() ? 0 : rest == " +bias" ? 1 : rest == " +bias+relu" ? 2 : -1;
+    if (e < 0)
       return false;
     auto index = [](const char *word, std::initializer_list<const char *> names) {
       int i = 0;
@@ -88,9 +110,9 @@ struct ConvProblem {
     int d = index(direction, {"fwd", "bwd-data", "bwd-filter"});
     int t = index(dtype, {"f32", "bf16", "f16"});
     int l = index(layout, {"nchw", "nhwc"});
-    if (d < 0 || t < 0 || l < 0)
+    if (d < 0 || t < 0 || l < 0 || (e != 0 && d != 0))
       return false;
-    problem = ConvProblem{ConvDirection(d), ConvDataType(t), ConvLayout(l),
+    problem = ConvProblem{ConvDirection(d), ConvDataType(t), ConvLayout(l), ConvEpilogue(e),
                           v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8],
                           v[9], v[10], v[11], v[12], v[13], v[14], v[15]};
     return problem.key() == text;

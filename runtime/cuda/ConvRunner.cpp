@@ -165,7 +165,7 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
 }
 
 void ConvRunner::run(int index, const void *x, const void *weight, const void *y,
-                     void *workspace, int64_t workspaceBytes) {
+                     void *workspace, int64_t workspaceBytes, const void *bias) {
   if (workspaceBytes < plans->workspaceBytes[index]) {
     if (plans->workspaceBytes[index] > plans->overflowBytes)
       throw std::runtime_error("cuDNN: " + plans->names[index] + " needs a workspace of " +
@@ -176,6 +176,8 @@ void ConvRunner::run(int index, const void *x, const void *weight, const void *y
   std::unordered_map<int64_t, void *> pointers = {{kInputUid, const_cast<void *>(x)},
                                                   {kWeightUid, const_cast<void *>(weight)},
                                                   {kOutputUid, const_cast<void *>(y)}};
+  if (bias)
+    pointers[kBiasUid] = const_cast<void *>(bias);
   fe::error_t status = plans->graphs[index]->execute(plans->handle, pointers, workspace);
   if (status.is_bad())
     throw std::runtime_error("cuDNN: running " + plans->names[index] + ": " +

@@ -41,8 +41,10 @@ public:
   /// weight (from x and dy). `workspace` is the op's place in the memory
   /// plan, `workspaceBytes` long (the baked plan's workspace); a plan that
   /// needs more on this GPU runs from the buffer prepare() allocated for it.
+  /// `bias`: the [k] bias of a forward convolution whose problem has an
+  /// epilogue (ConvProblem.h), else null.
   void run(int index, const void *x, const void *weight, const void *y, void *workspace,
-           int64_t workspaceBytes);
+           int64_t workspaceBytes, const void *bias = nullptr);
 
 private:
   struct Plans;

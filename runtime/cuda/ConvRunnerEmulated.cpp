@@ -82,8 +82,10 @@ struct Tensor {
 
 /// y[n, k, p, q] = sum over c in k's group, r, s of x[n, c, ...] w[k, c, r, s]
 /// (zero outside x), in the direction's roles; x and y NCHW or NHWC (the
-/// problem's layout: the same sums in the same order), w KCRS.
-void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y) {
+/// problem's layout: the same sums in the same order), w KCRS; a forward
+/// epilogue adds bias[k] to each sum and applies its ReLU before rounding
+/// once, as cuDNN's fused engines do on their f32 sums.
+void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y, Tensor bias) {
   const int64_t groupIn = pb.c / pb.groups, groupOut = pb.k / pb.groups;
   const bool last = pb.layout == ConvLayout::NHWC;
   auto xAt = [&](int64_t n, int64_t c, int64_t h, int64_t wc) {
@@ -116,6 +118,10 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y) {
           for (int64_t q = 0; q < pb.q; ++q) {
             double sum = 0;
             tap(n, k, p, q, [&](int64_t xi, int64_t wi) { sum += x[xi] * w[wi]; });
+            if (pb.epilogue != ConvEpilogue::None)
+              sum += bias[k];
+            if (pb.epilogue == ConvEpilogue::BiasRelu && !(sum > 0))
+              sum = 0;
             y.store(yAt(n, k, p, q), sum);
           }
     return;
@@ -162,19 +168,22 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y) {
 } // namespace
 
 void ConvRunner::run(int index, const void *x, const void *weight, const void *y,
-                     void *workspace, int64_t workspaceBytes) {
+                     void *workspace, int64_t workspaceBytes, const void *bias) {
   const ConvProblem problem = plans->problems.at(size_t(index));
   if (workspaceBytes < plans->workspaceBytes[size_t(index)])
     throw std::runtime_error("the step gives convolution [" + problem.key() + "] " +
                              std::to_string(workspaceBytes) + " bytes of workspace, its plan "
                              "asks for " + std::to_string(plans->workspaceBytes[size_t(index)]));
   auto tensor = [&](const void *p) { return Tensor{problem.dtype, const_cast<void *>(p)}; };
-  const Tensor xs = tensor(x), ws = tensor(weight), ys = tensor(y);
+  if ((problem.epilogue != ConvEpilogue::None) != (bias != nullptr))
+    throw std::runtime_error("convolution [" + problem.key() + "] is given " +
+                             (bias ? "a bias it has no epilogue for" : "no bias"));
+  const Tensor xs = tensor(x), ws = tensor(weight), ys = tensor(y), bs = tensor(bias);
   rt::cuda::emulation::enqueue(plans->stream, [=] {
     // cuDNN may write anything there: a value the memory plan placed in an
     // op's workspace is overwritten, as it would be on a GPU.
     rt::cuda::emulation::scribble(workspace, workspaceBytes);
-    convolve(problem, xs, ws, ys);
+    convolve(problem, xs, ws, ys, bs);
   });
 }
 

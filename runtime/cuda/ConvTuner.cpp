@@ -36,12 +36,13 @@ bool timeConvEngines(const ConvProblem &problem, cudnnHandle_t handle, int64_t w
   const ConvProblem &p = problem;
   int64_t counts[] = {p.n * p.c * p.h * p.w, p.k * (p.c / p.groups) * p.r * p.s,
                       p.n * p.k * p.p * p.q};
-  DeviceBuffer x, w, y, scratch;
+  DeviceBuffer x, w, y, bias, scratch;
   const TimedType type = timedTypeOf(p.dtype);
   if (!x.allocate(counts[0] * bytesOf(type)) || !w.allocate(counts[1] * bytesOf(type)) ||
-      !y.allocate(counts[2] * bytesOf(type)) || !scratch.allocate(workspace) ||
-      !x.fillRandom(counts[0], type, 1) || !w.fillRandom(counts[1], type, 2) ||
-      !y.fillRandom(counts[2], type, 3)) {
+      !y.allocate(counts[2] * bytesOf(type)) || !bias.allocate(p.k * bytesOf(type)) ||
+      !scratch.allocate(workspace) || !x.fillRandom(counts[0], type, 1) ||
+      !w.fillRandom(counts[1], type, 2) || !y.fillRandom(counts[2], type, 3) ||
+      !bias.fillRandom(p.k, type, 4)) {
     error = "cannot allocate the buffers of [" + problem.key() + "] on the GPU (" +
             std::to_string((counts[0] + counts[1] + counts[2]) * bytesOf(type) + workspace) +
             " bytes)";
@@ -49,6 +50,8 @@ bool timeConvEngines(const ConvProblem &problem, cudnnHandle_t handle, int64_t w
   }
   std::unordered_map<int64_t, void *> pointers = {
       {kInputUid, x.data}, {kWeightUid, w.data}, {kOutputUid, y.data}};
+  if (p.epilogue != ConvEpilogue::None)
+    pointers[kBiasUid] = bias.data;
   cudaStream_t stream = nullptr;
   cudnnGetStream(handle, &stream);
   Events events;

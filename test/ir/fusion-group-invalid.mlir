@@ -3,12 +3,53 @@
 // The tcc.fusion_group verifier: its kind says which ops it may hold.
 
 func.func @unknown_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{kind must be "elementwise", "norm_epilogue", "norm_backward_prologue", "multi_tensor_update" or "matmul_epilogue", got "conv_epilogue"}}
-  %0 = tcc.fusion_group "conv_epilogue" -> (tensor<4xf32>) {
+  // expected-error @+1 {{kind must be "elementwise", "norm_epilogue", "norm_backward_prologue", "multi_tensor_update", "matmul_epilogue" or "conv_epilogue", got "softmax"}}
+  %0 = tcc.fusion_group "softmax" -> (tensor<4xf32>) {
     %a = tcc.relu %x : tensor<4xf32>
     tcc.yield %a : tensor<4xf32>
   }
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+// A conv_epilogue's conv has a bias the library adds with the ReLU.
+func.func @conv_epilogue_without_bias(%x: tensor<2x3x4x4xf32>, %w: tensor<5x3x1x1xf32>) -> tensor<2x5x4x4xf32> {
+  // expected-error @+1 {{of kind conv_epilogue must hold a conv2d with a bias, then the relu of its result (under 16-bit storage: the cast that widens it to f32, the relu, the cast back), each result read by the next op only, and yield the last}}
+  %0 = tcc.fusion_group "conv_epilogue" -> (tensor<2x5x4x4xf32>) {
+    %y = tcc.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<5x3x1x1xf32>) -> tensor<2x5x4x4xf32>
+    %a = tcc.relu %y : tensor<2x5x4x4xf32>
+    tcc.yield %a : tensor<2x5x4x4xf32>
+  }
+  return %0 : tensor<2x5x4x4xf32>
+}
+
+// -----
+
+// The sums never reach memory: a group that yields them is not an epilogue.
+func.func @conv_epilogue_yields_sums(%x: tensor<2x3x4x4xf32>, %w: tensor<5x3x1x1xf32>, %b: tensor<5xf32>) -> tensor<2x5x4x4xf32> {
+  // expected-error @+1 {{of kind conv_epilogue must hold}}
+  %0:2 = tcc.fusion_group "conv_epilogue" -> (tensor<2x5x4x4xf32>, tensor<2x5x4x4xf32>) {
+    %y = tcc.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<5x3x1x1xf32>, tensor<5xf32>) -> tensor<2x5x4x4xf32>
+    %a = tcc.relu %y : tensor<2x5x4x4xf32>
+    tcc.yield %y, %a : tensor<2x5x4x4xf32>, tensor<2x5x4x4xf32>
+  }
+  return %0#1 : tensor<2x5x4x4xf32>
+}
+
+// -----
+
+// Under 16-bit storage the ReLU's result goes back to the conv's type.
+func.func @conv_epilogue_narrows_elsewhere(%x: tensor<2x3x4x4xbf16>, %w: tensor<5x3x1x1xbf16>, %b: tensor<5xbf16>) -> tensor<2x5x4x4xf16> {
+  // expected-error @+1 {{of kind conv_epilogue must hold}}
+  %0 = tcc.fusion_group "conv_epilogue" -> (tensor<2x5x4x4xf16>) {
+    %y = tcc.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>} : (tensor<2x3x4x4xbf16>, tensor<5x3x1x1xbf16>, tensor<5xbf16>) -> tensor<2x5x4x4xbf16>
+    %f = tcc.cast %y to f32 : (tensor<2x5x4x4xbf16>) -> tensor<2x5x4x4xf32>
+    %a = tcc.relu %f : tensor<2x5x4x4xf32>
+    %n = tcc.cast %a to f16 : (tensor<2x5x4x4xf32>) -> tensor<2x5x4x4xf16>
+    tcc.yield %n : tensor<2x5x4x4xf16>
+  }
+  return %0 : tensor<2x5x4x4xf16>
 }
 
 // -----

@@ -148,6 +148,41 @@ TEST(ConvPlans, SixteenBitChannelsLastNeedsNoActivationTranspose) {
   }
 }
 
+// A forward convolution's bias and ReLU in cuDNN's epilogue (the cuda
+// target's conv_epilogue groups): every built-in GPU has a fused engine in
+// each type and layout the step uses, built for the description with no GPU
+// (the engines that compile a kernel at run time cannot be), which
+// rebuilds; f32 stays off tensor cores there too. cuDNN's fused engines
+// are its plain ones with an epilogue: the same knobs and workspace as the
+// plain problem's choice (measured on cuDNN 9.19: eng62 -> eng41, eng70 ->
+// eng44, eng28 -> eng11), so the epilogue costs the convolution nothing
+// it can see without a GPU.
+TEST(ConvPlans, BiasAndReluEpiloguesHaveEnginesThatRebuild) {
+  for (const GpuDescription &target : builtinGpus())
+    for (ConvEpilogue epilogue : {ConvEpilogue::Bias, ConvEpilogue::BiasRelu})
+      for (ConvDataType dtype :
+           {ConvDataType::Float32, ConvDataType::BFloat16, ConvDataType::Float16}) {
+        ConvProblem problem = resnetConv(ConvDirection::Forward, dtype);
+        problem.epilogue = epilogue;
+        if (dtype != ConvDataType::Float32)
+          problem.layout = ConvLayout::NHWC;
+        SCOPED_TRACE(std::string(target.name) + ": " + problem.key());
+        ConvChoice fused, plain;
+        std::string error;
+        ASSERT_TRUE(chooseConvEngine(problem, target, kDefaultConvWorkspaceLimit, fused, error))
+            << error;
+        ASSERT_TRUE(chooseConvEngine(problem.withoutEpilogue(), target,
+                                     kDefaultConvWorkspaceLimit, plain, error))
+            << error;
+        EXPECT_NE(fused.engine.engine, plain.engine.engine);
+        int64_t workspace = -1;
+        ASSERT_TRUE(rebuildConvPlan(problem, target, fused.engine, workspace, error)) << error;
+        EXPECT_EQ(workspace, fused.engine.workspaceBytes);
+        EXPECT_FALSE(hasNote(fused.engine, "NONDETERMINISTIC"));
+        EXPECT_EQ(hasNote(fused.engine, "TENSOR_CORE"), dtype != ConvDataType::Float32);
+      }
+}
+
 TEST(ConvPlans, ProblemKeysAreReadableAndDistinct) {
   ConvProblem fwd = resnetConv(ConvDirection::Forward, ConvDataType::BFloat16);
   EXPECT_EQ(fwd.key(), "fwd bf16 nchw n64 c64 h32 w32 k128 r3 s3 p32 q32 pad1,1 "
@@ -160,6 +195,13 @@ TEST(ConvPlans, ProblemKeysAreReadableAndDistinct) {
   EXPECT_FALSE(other == fwd);
   EXPECT_EQ(resnetConv(ConvDirection::BackwardFilter, ConvDataType::Float32).key().substr(0, 20),
             "bwd-filter f32 nchw ");
+  ConvProblem biased = fwd, relu = fwd;
+  biased.epilogue = ConvEpilogue::Bias;
+  relu.epilogue = ConvEpilogue::BiasRelu;
+  EXPECT_EQ(biased.key(), fwd.key() + " +bias");
+  EXPECT_EQ(relu.key(), fwd.key() + " +bias+relu");
+  EXPECT_FALSE(biased == fwd);
+  EXPECT_TRUE(relu.withoutEpilogue() == fwd);
 }
 
 // The trainer's baked table holds keys: each reads back into the problem it
@@ -167,8 +209,10 @@ TEST(ConvPlans, ProblemKeysAreReadableAndDistinct) {
 TEST(ConvPlans, ProblemKeysReadBack) {
   ConvProblem odd = resnetConv(ConvDirection::BackwardData, ConvDataType::Float16);
   odd.strideH = 2, odd.padW = 0, odd.dilationH = 3, odd.groups = 4, odd.q = 30;
+  ConvProblem biased = resnetConv(ConvDirection::Forward, ConvDataType::Float16);
+  biased.epilogue = ConvEpilogue::BiasRelu;
   for (const ConvProblem &problem :
-       {odd, resnetConv(ConvDirection::Forward, ConvDataType::Float32),
+       {odd, biased, resnetConv(ConvDirection::Forward, ConvDataType::Float32),
         resnetConv(ConvDirection::BackwardFilter, ConvDataType::BFloat16)}) {
     ConvProblem read;
     ASSERT_TRUE(ConvProblem::fromKey(problem.key(), read)) << problem.key();
@@ -178,13 +222,15 @@ TEST(ConvPlans, ProblemKeysReadBack) {
     EXPECT_EQ(read.layout, problem.layout);
     EXPECT_EQ(read.dilationH, problem.dilationH);
     EXPECT_EQ(read.groups, problem.groups);
+    EXPECT_EQ(read.epilogue, problem.epilogue);
   }
   ConvProblem read;
   std::string key = odd.key();
   for (const std::string &bad :
        {std::string(""), key + " ", key.substr(0, key.size() - 1) + "x",
         "fwd f64" + key.substr(key.find(' ', 4)), "up" + key.substr(key.find(' ')),
-        key.substr(0, key.find(" g"))})
+        key.substr(0, key.find(" g")), key + " +bias", biased.key() + " +bias",
+        biased.key().substr(0, biased.key().size() - 1)})
     EXPECT_FALSE(ConvProblem::fromKey(bad, read)) << bad;
 }
 

@@ -92,6 +92,9 @@ def main():
                          "one by one instead of replayed from the graph, must give the same "
                          "checkpoint bit for bit, and its profile the report's kernels "
                          "(test/trainer/check_profile.py)")
+    ap.add_argument("--expect-group", action="append", default=[],
+                    help="a kind of fusion group the cuda step must have: what the test is "
+                         "of (repeatable)")
     args = ap.parse_args()
     with open(args.model) as f:
         spec = json.load(f)
@@ -117,6 +120,13 @@ def main():
         run([args.tcc, "compile", args.model, "--target=cuda", "--emit=source", "-o", source,
              "--report", report, *precision, *passes], tmp,
             "tcc compile --target=cuda --emit=source")
+        with open(report) as f:
+            kinds = json.load(f)["passes"].get("fusion", {}).get("groups_by_kind", {})
+        missing = [kind for kind in args.expect_group if not kinds.get(kind)]
+        if missing:
+            print("FAIL: the cuda step has no " + ", ".join(missing) + " group (it has " +
+                  json.dumps(kinds) + ")")
+            return 1
         emulated = os.path.join(tmp, "train-cuda-emulated")
         run([args.cxx, "-std=c++17", "-O2", "-fopenmp", "-DTCC_CUDA_HOST_EMULATION",
              "-I" + args.root, "-x", "c++", source,
