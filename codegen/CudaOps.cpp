@@ -48,6 +48,11 @@ std::string unsupportedTypes(Operation *op) {
   }
   if (isa<FlattenOp, ReshapeOp, SgdUpdateOp, AdamwUpdateOp, EmaUpdateOp, LookaheadUpdateOp>(op))
     return "";
+  if (isa<ReduceSumOp>(op))
+    return storageName(op->getOperand(0)) == storageName(op->getResult(0))
+               ? ""
+               : "from " + storageName(op->getOperand(0)) + " to " +
+                     storageName(op->getResult(0));
   if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp, Conv2dOp,
           Conv2dBackwardDataOp, Conv2dBackwardFilterOp, MaxPool2dOp, MaxPool2dBackwardOp,
           PadChannelsOp, SliceOp>(op)) {
@@ -542,9 +547,14 @@ LogicalResult emitElementwise(Operation *op, CudaPrinter &p) {
         std::optional<kernel_args::Around> a = kernel_args::keptAxis(o);
         if (!a)
           return failure();
-        p.os << "  cuda::reduce_sum_keep<float>(args.stream, " << workspaceOf(o) << ", "
-             << a->outer << ", " << a->axis << ", " << a->inner << ", " << p(o.getInput())
-             << ", " << p(o.getResult()) << ");\n";
+        // A 16-bit bias gradient sums the stored 16-bit gradient (half::F16 /
+        // BF16 widen as they load and round through f32 as they store: the
+        // bits of the sum of f32 copies, cast), so no f32 copy is written.
+        Value in = o.getInput(), out = o.getResult();
+        p.os << "  cuda::reduce_sum_keep<" << updateElementType(out) << ">(args.stream, "
+             << workspaceOf(o) << ", " << a->outer << ", " << a->axis << ", " << a->inner
+             << ", " << updatePointer(p.e, in, in) << ", " << updatePointer(p.e, out, out)
+             << ");\n";
         return success();
       })
       .Default([](Operation *) { return failure(); });
@@ -756,7 +766,7 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
     return op->emitError("the cuda target cannot run ")
            << op->getName() << " " << why
            << " (16-bit tensors reach only its convolutions, linear layers, max pools, views, "
-              "channel paddings, slices, casts and optimizer updates: "
+              "channel paddings, slices, bias gradients' sums, casts and optimizer updates: "
               "tcc-widen-16bit puts the other ops on f32 copies)";
   };
   if (isa<Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp>(op)) {

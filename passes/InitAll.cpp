@@ -47,11 +47,14 @@ std::vector<std::string> mlir::tcc::targetSixteenBitOps(StringRef target) {
   // (docs/cuda.md); a view, a channel padding and a slice copy the stored
   // bits; a max pool selects a stored element, and its backward sums in f32
   // and rounds where it stores (runtime/kernels/Pool.h: the same bits as on
-  // f32 copies).
+  // f32 copies). A bias gradient's per-channel sum (reduce_sum) loads 16-bit
+  // elements, adds in double and rounds through f32 (half::F16): the bits
+  // of the sum of f32 copies, cast.
   ops.insert(ops.end(), {"tcc.conv2d", "tcc.conv2d_backward_data", "tcc.conv2d_backward_filter",
                          "tcc.linear", "tcc.linear_backward_data", "tcc.linear_backward_weight",
                          "tcc.flatten", "tcc.reshape", "tcc.max_pool2d",
-                         "tcc.max_pool2d_backward", "tcc.pad_channels", "tcc.slice"});
+                         "tcc.max_pool2d_backward", "tcc.pad_channels", "tcc.slice",
+                         "tcc.reduce_sum"});
   return ops;
 }
 

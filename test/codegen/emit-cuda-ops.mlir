@@ -37,16 +37,21 @@ func.func @mlp(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>, %b: tensor<2xf32>, %dy:
   return
 }
 
-// 16-bit linear layers run in their type on cuBLASLt (f32 accumulation).
+// 16-bit linear layers run in their type on cuBLASLt (f32 accumulation);
+// a 16-bit bias gradient sums the stored 16-bit elements (half::F16 widens
+// them as it loads them; the sum is rounded through f32 to 16 bits).
 // CHECK-LABEL: // @mlp16
 // CHECK: // tcc.linear
 // CHECK-NEXT: args.matmul->linear_forward(args.stream, cuda::Matmul::Type::bf16, 4, 3, 2, a0, a1, a2, r0, nullptr, 0);
 // CHECK: // tcc.linear_backward_weight
 // CHECK-NEXT: args.matmul->linear_backward_weight(args.stream, cuda::Matmul::Type::f16, 4, 3, 2, a3, a4, r1, nullptr, 0);
+// CHECK: // tcc.reduce_sum
+// CHECK-NEXT: cuda::reduce_sum_keep<tcc::rt::half::F16>(args.stream, nullptr, 0, 4, 2, 1, reinterpret_cast<tcc::rt::half::F16 *>(a3), reinterpret_cast<tcc::rt::half::F16 *>(r2));
 func.func @mlp16(%x: tensor<4x3xbf16>, %w: tensor<2x3xbf16>, %b: tensor<2xbf16>, %dy: tensor<4x2xf16>,
                  %xh: tensor<4x3xf16>) {
   %y = tcc.linear %x, %w, %b : (tensor<4x3xbf16>, tensor<2x3xbf16>, tensor<2xbf16>) -> tensor<4x2xbf16>
   %dw = tcc.linear_backward_weight %dy, %xh : (tensor<4x2xf16>, tensor<4x3xf16>) -> tensor<2x3xf16>
+  %db = tcc.reduce_sum %dy {axes = array<i64: 0>} : (tensor<4x2xf16>) -> tensor<2xf16>
   return
 }
 

@@ -1,12 +1,12 @@
 // RUN: not tcc-translate --emit-cuda %s -split-input-file 2>&1 | FileCheck %s
 
 // 16-bit tensors reach only convolutions, linear layers, max pools, views,
-// channel paddings, slices, casts from or to f32 and the optimizer updates
-// on the cuda target
+// channel paddings, slices, bias gradients' sums (reduce_sum), casts from or
+// to f32 and the optimizer updates on the cuda target
 // (tcc-widen-16bit puts every other op on f32 copies): any other op on them
 // or a cast between two 16-bit types is an error rather than a kernel on
 // the stored bits.
-// CHECK: error: {{.*}}the cuda target cannot run tcc.relu on bf16 tensors (16-bit tensors reach only its convolutions, linear layers, max pools, views, channel paddings, slices, casts and optimizer updates: tcc-widen-16bit puts the other ops on f32 copies)
+// CHECK: error: {{.*}}the cuda target cannot run tcc.relu on bf16 tensors (16-bit tensors reach only its convolutions, linear layers, max pools, views, channel paddings, slices, bias gradients' sums, casts and optimizer updates: tcc-widen-16bit puts the other ops on f32 copies)
 func.func @relu(%x: tensor<8xf32>) {
   %down = tcc.cast %x to bf16 : (tensor<8xf32>) -> tensor<8xbf16>
   %r = tcc.relu %down : tensor<8xbf16>

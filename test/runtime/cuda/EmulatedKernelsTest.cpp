@@ -272,6 +272,40 @@ TEST(ReduceSumOnDevice, SplitRowsGiveEachChannelsSum) {
   }
 }
 
+// A 16-bit bias gradient (the cuda target keeps reduce_sum on the stored
+// 16-bit gradient): the f32 kernel's sums of the widened copies, cast down
+// to the 16 bits, bit for bit, in f16 and bf16 (the same parts added in the
+// same order; half::F16 / BF16 round through f32 as the cast after the f32
+// kernel does).
+TEST(ReduceSumOnDevice, SixteenBitGivesTheF32SumsCastDown) {
+  using tcc::rt::half::BF16;
+  using tcc::rt::half::F16;
+  auto check = [](auto tag, uint16_t (*narrow)(float), float (*widen)(uint16_t)) {
+    using T = decltype(tag);
+    const int64_t outer = 4096, mid = 24, inner = 1; // an NHWC bias gradient
+    const std::vector<float> values = randomValues(size_t(outer * mid * inner), 11, 0.5f);
+    std::vector<T> x(values.size());
+    std::vector<float> widened(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      x[i].bits = narrow(values[i]);
+      widened[i] = widen(x[i].bits);
+    }
+    const RowSplit split = rowSplit(BatchNormShape{outer, mid, inner});
+    ASSERT_GT(split.parts, 1);
+    std::vector<char> workspace(size_t(split.workspaceBytes()));
+    std::vector<T> y(static_cast<size_t>(mid));
+    std::vector<float> yf(static_cast<size_t>(mid));
+    cuda::reduce_sum_keep<T>(nullptr, workspace.data(), split.workspaceBytes(), outer, mid,
+                             inner, x.data(), y.data());
+    cuda::reduce_sum_keep<float>(nullptr, workspace.data(), split.workspaceBytes(), outer, mid,
+                                 inner, widened.data(), yf.data());
+    for (int64_t j = 0; j < mid; ++j)
+      EXPECT_EQ(y[size_t(j)].bits, narrow(yf[size_t(j)])) << "channel " << j;
+  };
+  check(F16{}, kernels::float_to_f16, kernels::f16_to_float);
+  check(BF16{}, kernels::float_to_bf16, kernels::bf16_to_float);
+}
+
 // The max pools on fp16 tensors (the launches the generated step makes for
 // airbench94's pools): the cpu kernels' f32 results on widened copies, cast
 // down, bit for bit (a 3x3 window of stride 2 overlaps: the backward sums).
