@@ -38,8 +38,11 @@ namespace {
 
 const char *kUsage =
     "usage: tcc-fuzz-frontend [--cases N] [--seed S] [--case I [--print]]\n"
-    "                         [--timeout SECONDS] [--verbose] MODEL.json|DIR...\n"
-    "--timeout: per case (default 60, times 4 in a sanitizer build)\n";
+    "                         [--timeout SECONDS] [--target cpu|cuda] [--verbose]\n"
+    "                         MODEL.json|DIR...\n"
+    "--timeout: per case (default 60, times 4 in a sanitizer build)\n"
+    "--target: the pipeline of that target (default cpu; cuda adds tcc-pad-channels,\n"
+    "          tcc-channels-last and the matmul and conv epilogue groups)\n";
 const std::string kPath = "fuzz.json";
 
 /// A case's time limit is far above what any case takes (train.accumulate
@@ -55,6 +58,7 @@ struct Options {
   uint64_t cases = 3000, seed = 1, timeout = 60;
   std::optional<uint64_t> only; ///< --case
   bool print = false, verbose = false;
+  std::string target = "cpu";
   std::vector<std::string> inputs;
 };
 
@@ -85,6 +89,12 @@ bool parseOptions(int argc, char **argv, Options &o) {
       o.print = true;
     } else if (arg == "--verbose") {
       o.verbose = true;
+    } else if (arg == "--target") {
+      if (i + 1 >= argc)
+        return false;
+      o.target = argv[++i];
+      if (o.target != "cpu" && o.target != "cuda")
+        return false;
     } else if (arg.rfind("-", 0) == 0) {
       return false;
     } else {
@@ -125,7 +135,8 @@ std::vector<Base> loadBases(const std::vector<std::string> &inputs) {
   return bases;
 }
 
-Outcome compileModel(mlir::MLIRContext &context, const std::string &text) {
+Outcome compileModel(mlir::MLIRContext &context, const std::string &text,
+                     const std::string &target) {
   ::tcc::frontend::ModelSpec spec;
   std::string error;
   if (!::tcc::frontend::parseModelSpec(text, kPath, spec, error))
@@ -136,7 +147,9 @@ Outcome compileModel(mlir::MLIRContext &context, const std::string &text) {
     return {"import", error};
   // As tools/tcc/tcc.cpp runs it: the first error diagnostic is the error.
   mlir::PassManager pm(&context);
-  mlir::tcc::buildCompilePipeline(pm);
+  mlir::tcc::CompilePipelineOptions pipeline;
+  pipeline.target = target;
+  mlir::tcc::buildCompilePipeline(pm, pipeline);
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
     if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && error.empty())
       error = kPath + ": " + diag.str();
@@ -206,12 +219,14 @@ int main(int argc, char **argv) {
     Mutant mutant = mutate(base.model, rng);
     std::string reproduce = "tcc-fuzz-frontend --seed " +
                             std::to_string(options.seed) + " --case " +
-                            std::to_string(i) + " --print MODELS... > case.json";
+                            std::to_string(i) + " --print MODELS... > case.json" +
+                            (options.target == "cpu" ? "" : " (tcc compile --target=" +
+                                                                 options.target + ")");
     beginCase("case " + std::to_string(i) + " of " + base.name + ": " +
                   mutant.what + "\nreproduce: " + reproduce + "\n",
               static_cast<unsigned>(options.timeout * kTimeLimitScale));
     auto caseStart = std::chrono::steady_clock::now();
-    Outcome outcome = compileModel(context, mutant.text);
+    Outcome outcome = compileModel(context, mutant.text, options.target);
     std::string stderrText = endCase();
     double caseSeconds = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - caseStart).count();
@@ -234,7 +249,8 @@ int main(int argc, char **argv) {
                        std::chrono::steady_clock::now() - start).count();
   std::ostringstream summary;
   summary << "tcc-fuzz-frontend: " << (end - first) << " cases of "
-          << bases.size() << " models (seed " << options.seed << ") in "
+          << bases.size() << " models (seed " << options.seed << ", " << options.target
+          << " pipeline) in "
           << seconds << " s:";
   for (const auto &[stage, count] : stages)
     summary << " " << stage << " " << count;
