@@ -32,7 +32,7 @@ enum class ConvLayout { NCHW, NHWC };
 /// stores them (cuDNN's fused engines): the channel bias, then a ReLU. The
 /// ones cuDNN builds for a described GPU, with no GPU present: a GELU or
 /// SiLU epilogue needs cuDNN's runtime compilation, which needs the driver
-/// (docs/passes.md).
+/// (docs/cuda.md, "Conv epilogues").
 enum class ConvEpilogue { None, Bias, BiasRelu };
 
 struct ConvProblem {

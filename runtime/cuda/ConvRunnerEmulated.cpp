@@ -120,7 +120,8 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y, Tensor bias) 
             tap(n, k, p, q, [&](int64_t xi, int64_t wi) { sum += x[xi] * w[wi]; });
             if (pb.epilogue != ConvEpilogue::None)
               sum += bias[k];
-            if (pb.epilogue == ConvEpilogue::BiasRelu && !(sum > 0))
+            // kernels::Relu's: a NaN stays NaN.
+            if (pb.epilogue == ConvEpilogue::BiasRelu && sum <= 0)
               sum = 0;
             y.store(yAt(n, k, p, q), sum);
           }
