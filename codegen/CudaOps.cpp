@@ -720,6 +720,32 @@ void printUpdateChains(const MultiTensorChains &plan, CudaPrinter &p) {
          << "      }, {}};\n    cuda::multi_tensor_update(args.stream, table); }\n";
 }
 
+/// A multi_tensor_cast group: its casts in one launch
+/// (runtime/cuda/device/MultiTensor.cuh), each into the group's result
+/// that yields it.
+void printMultiTensorCast(FusionGroupOp group, CudaPrinter &p) {
+  auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
+  std::string rows;
+  int count = 0;
+  for (Operation &op : group.getFusedOps()) {
+    auto c = cast<CastOp>(op);
+    auto yielded = llvm::find(yield.getValues(), c.getResult());
+    if (yielded == yield.getValues().end())
+      continue; // read by nobody
+    const std::string from = storageName(c.getInput()), to = storageName(c.getResult());
+    const char *kind = from == "f32"    ? (to == "bf16" ? "FloatToBf16" : "FloatToF16")
+                       : from == "bf16" ? "Bf16ToFloat"
+                                        : "F16ToFloat";
+    rows += "      {cuda::TensorCast::" + std::string(kind) + ", " + p(c.getInput()) + ", " +
+            p(group.getResult(yielded - yield.getValues().begin())) + ", " +
+            std::to_string(numElements(c.getResult())) + "},\n";
+    ++count;
+  }
+  if (count)
+    p.os << "  { cuda::CastTable<" << count << "> table{{\n" << rows
+         << "      }, {}};\n    cuda::multi_tensor_cast(args.stream, table); }\n";
+}
+
 } // namespace
 
 LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
@@ -745,6 +771,13 @@ LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
       if (std::string why = unsupportedTypes(conv); !why.empty())
         return conv->emitError("the cuda target cannot run tcc.conv2d ") << why;
       return emitConv(conv, p, convKeys, group.getResult(0), group);
+    }
+    if (group.getKind() == FusionGroupOp::kMultiTensorCast) {
+      for (Operation &c : group.getFusedOps())
+        if (std::string why = unsupportedTypes(&c); !why.empty())
+          return c.emitError("the cuda target cannot run tcc.cast ") << why;
+      printMultiTensorCast(group, p);
+      return success();
     }
     if (group.getKind() == FusionGroupOp::kMultiTensorUpdate) {
       MultiTensorChains plan;

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/PhysicalLayout.h"
 #include "ir/TccOps.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -176,6 +177,23 @@ LogicalResult FusionGroupOp::verify() {
                          "only, and yield the last");
     return success();
   }
+  if (kind == kMultiTensorCast) {
+    auto independentCast = [&](Operation *op) {
+      auto cast = dyn_cast<CastOp>(op);
+      if (!cast || cast.getInput().getParentRegion() == &getBody() ||
+          changesLayout(cast.getInput(), cast.getResult()))
+        return false;
+      Type from = getElementTypeOrSelf(cast.getInput().getType()),
+           to = getElementTypeOrSelf(cast.getType());
+      auto sixteen = [](Type t) { return t.isF16() || t.isBF16(); };
+      return (from.isF32() && sixteen(to)) || (sixteen(from) && to.isF32());
+    };
+    if (fused.size() < 2 || !llvm::all_of(fused, independentCast))
+      return emitOpError("of kind multi_tensor_cast must hold two or more casts between f32 "
+                         "and a 16-bit type that keep their layout, none reading another's "
+                         "result");
+    return success();
+  }
   if (kind == kMultiTensorUpdate) {
     if (!llvm::all_of(fused, isMultiTensorUpdate))
       return emitOpError("of kind multi_tensor_update must hold sgd, adamw, ema "
@@ -184,7 +202,7 @@ LogicalResult FusionGroupOp::verify() {
   }
   return emitOpError("kind must be \"")
          << kElementwise << "\", \"" << kNormEpilogue << "\", \"" << kNormBackwardPrologue
-         << "\", \"" << kMultiTensorUpdate << "\", \"" << kMatmulEpilogue << "\" or \""
-         << kConvEpilogue << "\", got \""
+         << "\", \"" << kMultiTensorUpdate << "\", \"" << kMatmulEpilogue << "\", \""
+         << kConvEpilogue << "\" or \"" << kMultiTensorCast << "\", got \""
          << kind << "\"";
 }

@@ -56,6 +56,11 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
       Each op's result is read by the next only; the group yields the
       last. ReLU's backward reads its output, so the sums never reach
       memory.
+    - `multi_tensor_cast`: `tcc.cast` ops between f32 and a 16-bit type of
+      different tensors, none reading another's result, each keeping its
+      layout: one launch converts them all (a target option, cuda only: a
+      bf16-mixed step's parameter copies, its gradients widened for the
+      update).
     - `multi_tensor_update`: the optimizer, EMA and Lookahead updates of
       many tensors (`sgd_update`, `adamw_update`, `ema_update`,
       `lookahead_update`), as one multi-tensor kernel: each tensor's
@@ -87,6 +92,7 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
     static constexpr ::llvm::StringLiteral kMultiTensorUpdate = "multi_tensor_update";
     static constexpr ::llvm::StringLiteral kMatmulEpilogue = "matmul_epilogue";
     static constexpr ::llvm::StringLiteral kConvEpilogue = "conv_epilogue";
+    static constexpr ::llvm::StringLiteral kMultiTensorCast = "multi_tensor_cast";
   }];
 }
 

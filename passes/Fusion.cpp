@@ -63,7 +63,7 @@ bool joinsLoop(Operation *op, int64_t elements) {
   return llvm::all_of(op->getOperandTypes(), f32) && llvm::all_of(op->getResultTypes(), f32);
 }
 
-/// Updates per multi-tensor group. A kernel's arguments are bounded (CUDA:
+/// Updates (and casts) per multi-tensor group. A kernel's arguments are bounded (CUDA:
 /// 4 KiB of parameters, which is why PyTorch's multi_tensor_apply launches
 /// at most about a hundred tensors at a time), and the CPU target passes
 /// every buffer of a group as a parameter of one function, which the C++
@@ -74,8 +74,9 @@ int64_t elementsOf(Value v) { return cast<RankedTensorType>(v.getType()).getNumE
 
 class BlockFuser {
 public:
-  BlockFuser(Block &block, bool matmulEpilogues, bool convEpilogues)
-      : block(block), matmulEpilogues(matmulEpilogues), convEpilogues(convEpilogues) {}
+  BlockFuser(Block &block, bool matmulEpilogues, bool convEpilogues, bool multiTensorCasts)
+      : block(block), matmulEpilogues(matmulEpilogues), convEpilogues(convEpilogues),
+        multiTensorCasts(multiTensorCasts) {}
 
   /// Forms the groups of the block; returns how many of each kind.
   void run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused);
@@ -134,6 +135,7 @@ private:
   Block &block;
   bool matmulEpilogues; ///< the target applies a ReLU or GELU in a matmul's epilogue
   bool convEpilogues;   ///< the target applies a bias and a ReLU in a convolution's
+  bool multiTensorCasts; ///< the target launches runs of casts as one kernel
   DenseSet<Operation *> grouped;
 };
 
@@ -439,6 +441,33 @@ void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) 
     if (members.size() > 1)
       form(members, FusionGroupOp::kElementwise);
   }
+
+  // Runs of casts left alone (a bf16-mixed step's parameter copies, its
+  // gradients widened for the update): one launch per run. Constants
+  // between them launch nothing; a cast that reads one of the run's starts
+  // the next run.
+  if (!multiTensorCasts)
+    return;
+  llvm::SetVector<Operation *> run;
+  auto flush = [&] {
+    if (run.size() > 1 && canSinkToLast(run))
+      form(run, FusionGroupOp::kMultiTensorCast);
+    run.clear();
+  };
+  for (Operation &op : llvm::make_early_inc_range(block.without_terminator())) {
+    if (isa<arith::ConstantOp>(op))
+      continue;
+    auto cast = dyn_cast<CastOp>(op);
+    if (!cast || grouped.contains(&op) || !joinsLoop(&op, elementsOf(cast.getResult()))) {
+      flush();
+      continue;
+    }
+    Operation *input = cast.getInput().getDefiningOp();
+    if ((input && run.contains(input)) || run.size() == kMaxUpdatesPerGroup)
+      flush();
+    run.insert(&op);
+  }
+  flush();
 }
 
 struct FusionPass : mlir::tcc::impl::FusionBase<FusionPass> {
@@ -464,7 +493,8 @@ struct FusionPass : mlir::tcc::impl::FusionBase<FusionPass> {
       fn.walk([&](MicroBatchesOp loop) { blocks.push_back(&loop.getBody().front()); });
       blocks.push_back(&fn.front());
       for (Block *block : blocks)
-        BlockFuser(*block, matmulEpilogues, convEpilogues).run(groupsByKind, opsFused);
+        BlockFuser(*block, matmulEpilogues, convEpilogues, multiTensorCasts)
+            .run(groupsByKind, opsFused);
     }
     int64_t groups = 0;
     SmallVector<NamedAttribute> byKind;

@@ -92,6 +92,8 @@ void mlir::tcc::buildStepPipeline(OpPassManager &pm, const CompilePipelineOption
     // ReLU in the convolution's; the cpu kernels take no epilogue.
     fusion.matmulEpilogues = options.target == "cuda";
     fusion.convEpilogues = options.target == "cuda";
+    // A cuda launch costs microseconds whatever its size; a cpu loop not.
+    fusion.multiTensorCasts = options.target == "cuda";
     pm.addPass(createFusion(fusion));
   }
 }

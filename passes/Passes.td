@@ -187,6 +187,13 @@ def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
     4. `elementwise`: chains of two or more elementwise ops over tensors of
        one size: one loop.
 
+    With `multi-tensor-casts` (the cuda target), last: `multi_tensor_cast`,
+    a run of consecutive `tcc.cast` ops between f32 and a 16-bit type that
+    no group took, none reading another's and none changing its layout (at
+    most 64 per group): one launch converts them all. A bf16-mixed step's
+    parameter copies at its start and its gradients widened for the update
+    at its end are such runs.
+
     A chain and a `norm_epilogue` also take in the elementwise ops that
     compute what their ops read where only the group reads it (a widening
     cast of a 16-bit residual, say), but not the norm's own input.
@@ -228,7 +235,10 @@ def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
     Option<"convEpilogues", "conv-epilogues", "bool", /*default=*/"false",
            "Group a convolution that has a bias with the ReLU of its result "
            "(conv_epilogue), for a target whose convolutions apply them in "
-           "their epilogue (cuda)">
+           "their epilogue (cuda)">,
+    Option<"multiTensorCasts", "multi-tensor-casts", "bool", /*default=*/"false",
+           "Group runs of independent casts left alone (multi_tensor_cast), for a "
+           "target that launches a kernel per op (cuda)">
   ];
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }

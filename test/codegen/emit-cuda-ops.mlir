@@ -55,6 +55,24 @@ func.func @mlp16(%x: tensor<4x3xbf16>, %w: tensor<2x3xbf16>, %b: tensor<2xbf16>,
   return
 }
 
+// A multi_tensor_cast group: one launch converts every tensor into the
+// group's result that yields it.
+// CHECK-LABEL: // @casts
+// CHECK: // tcc.fusion_group
+// CHECK-NEXT: { cuda::CastTable<2> table{{[{][{]}}
+// CHECK-NEXT: {cuda::TensorCast::FloatToBf16, a0, r0, 12},
+// CHECK-NEXT: {cuda::TensorCast::F16ToFloat, a1, r1, 6},
+// CHECK-NEXT: }, {}};
+// CHECK-NEXT: cuda::multi_tensor_cast(args.stream, table); }
+func.func @casts(%w: tensor<4x3xf32>, %g: tensor<6xf16>) {
+  %0:2 = tcc.fusion_group "multi_tensor_cast" -> (tensor<4x3xbf16>, tensor<6xf32>) {
+    %a = tcc.cast %w to bf16 : (tensor<4x3xf32>) -> tensor<4x3xbf16>
+    %b = tcc.cast %g to f32 : (tensor<6xf16>) -> tensor<6xf32>
+    tcc.yield %a, %b : tensor<4x3xbf16>, tensor<6xf32>
+  }
+  return
+}
+
 // An elementwise group: the cpu target's loop body in one device lambda, a
 // chunk of elements per thread (runtime/cuda/device/Chunk.cuh): every
 // operand loaded whole first, every result stored whole last.

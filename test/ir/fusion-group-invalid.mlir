@@ -3,7 +3,7 @@
 // The tcc.fusion_group verifier: its kind says which ops it may hold.
 
 func.func @unknown_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{kind must be "elementwise", "norm_epilogue", "norm_backward_prologue", "multi_tensor_update", "matmul_epilogue" or "conv_epilogue", got "softmax"}}
+  // expected-error @+1 {{kind must be "elementwise", "norm_epilogue", "norm_backward_prologue", "multi_tensor_update", "matmul_epilogue", "conv_epilogue" or "multi_tensor_cast", got "softmax"}}
   %0 = tcc.fusion_group "softmax" -> (tensor<4xf32>) {
     %a = tcc.relu %x : tensor<4xf32>
     tcc.yield %a : tensor<4xf32>
@@ -50,6 +50,32 @@ func.func @conv_epilogue_narrows_elsewhere(%x: tensor<2x3x4x4xbf16>, %w: tensor<
     tcc.yield %n : tensor<2x5x4x4xf16>
   }
   return %0 : tensor<2x5x4x4xf16>
+}
+
+// -----
+
+// A multi_tensor_cast converts each tensor independently, element i to
+// element i: no cast of it reads another's result or changes the layout.
+func.func @multi_tensor_cast_chained(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{of kind multi_tensor_cast must hold two or more casts between f32 and a 16-bit type that keep their layout, none reading another's result}}
+  %0 = tcc.fusion_group "multi_tensor_cast" -> (tensor<4xf32>) {
+    %h = tcc.cast %x to bf16 : (tensor<4xf32>) -> tensor<4xbf16>
+    %f = tcc.cast %h to f32 : (tensor<4xbf16>) -> tensor<4xf32>
+    tcc.yield %f : tensor<4xf32>
+  }
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @multi_tensor_cast_relayout(%x: tensor<2x3x4x4xf32>, %y: tensor<4xf32>) -> tensor<2x3x4x4xbf16> {
+  // expected-error @+1 {{of kind multi_tensor_cast must hold}}
+  %0:2 = tcc.fusion_group "multi_tensor_cast" -> (tensor<2x3x4x4xbf16>, tensor<4xbf16>) {
+    %a = tcc.cast %x to bf16 {tcc.channels_last} : (tensor<2x3x4x4xf32>) -> tensor<2x3x4x4xbf16>
+    %b = tcc.cast %y to bf16 : (tensor<4xf32>) -> tensor<4xbf16>
+    tcc.yield %a, %b : tensor<2x3x4x4xbf16>, tensor<4xbf16>
+  }
+  return %0#0 : tensor<2x3x4x4xbf16>
 }
 
 // -----

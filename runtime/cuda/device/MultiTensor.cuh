@@ -21,6 +21,7 @@
 
 #include "runtime/cpu/MultiTensor.h"
 #include "runtime/cuda/device/Launch.cuh"
+#include "runtime/kernels/Elementwise.h"
 
 namespace tcc::rt::cuda {
 
@@ -100,6 +101,85 @@ void multi_tensor_update(cudaStream_t stream, UpdateTable<T, Stages, Chains> tab
 #else
   multiTensorKernel<<<unsigned(blocks), kThreads, 0, stream>>>(table);
   check(cudaGetLastError(), "launching the multi-tensor update");
+#endif
+}
+
+//--- multi-tensor casts ----------------------------------------------------//
+
+/// One cast of a multi_tensor_cast group: n elements of `from` converted into
+/// `to` (f32 to and from bf16 / f16, the cast kernels' conversions).
+struct TensorCast {
+  enum Kind : int { FloatToBf16, FloatToF16, Bf16ToFloat, F16ToFloat } kind;
+  const void *from;
+  void *to;
+  int64_t n;
+};
+
+/// `Casts` casts; firstBlock is filled by multi_tensor_cast.
+template <int Casts> struct CastTable {
+  TensorCast casts[Casts];
+  uint32_t firstBlock[Casts + 1];
+};
+
+/// Element i of `c`, converted as its kind says.
+TCC_HOST_DEVICE inline void cast_element(const TensorCast &c, int64_t i) {
+  switch (c.kind) {
+  case TensorCast::FloatToBf16:
+    static_cast<uint16_t *>(c.to)[i] = kernels::float_to_bf16(static_cast<const float *>(c.from)[i]);
+    return;
+  case TensorCast::FloatToF16:
+    static_cast<uint16_t *>(c.to)[i] = kernels::float_to_f16(static_cast<const float *>(c.from)[i]);
+    return;
+  case TensorCast::Bf16ToFloat:
+    static_cast<float *>(c.to)[i] = kernels::bf16_to_float(static_cast<const uint16_t *>(c.from)[i]);
+    return;
+  case TensorCast::F16ToFloat:
+    static_cast<float *>(c.to)[i] = kernels::f16_to_float(static_cast<const uint16_t *>(c.from)[i]);
+    return;
+  }
+}
+
+/// Thread `thread` of block `block`: its cast's element.
+template <int Casts>
+TCC_HOST_DEVICE inline void cast_at(const CastTable<Casts> &table, uint32_t block, int thread) {
+  const int k = chain_of_block<Casts>(table.firstBlock, block);
+  const int64_t i = int64_t(block - table.firstBlock[k]) * kThreads + thread;
+  if (i < table.casts[k].n)
+    cast_element(table.casts[k], i);
+}
+
+#ifndef TCC_CUDA_HOST_EMULATION
+template <int Casts>
+__global__ void __launch_bounds__(kThreads) multiTensorCastKernel(const CastTable<Casts> table) {
+  cast_at(table, blockIdx.x, threadIdx.x);
+}
+#endif
+
+/// Every cast of `table` in one launch: the casts of a bf16-mixed step's
+/// parameters to their 16-bit copies, or of its 16-bit gradients to f32,
+/// a launch each otherwise (a few microseconds apiece, for tensors that
+/// mostly fill a fraction of the GPU).
+template <int Casts> void multi_tensor_cast(cudaStream_t stream, CastTable<Casts> table) {
+  static_assert(sizeof(table) <= 32764, "beyond CUDA's kernel parameter limit");
+  int64_t blocks = 0;
+  for (int k = 0; k < Casts; ++k) {
+    table.firstBlock[k] = static_cast<uint32_t>(blocks);
+    blocks += blocksFor(table.casts[k].n);
+  }
+  table.firstBlock[Casts] = static_cast<uint32_t>(blocks);
+  if (blocks > 0x7fffffff)
+    throw std::runtime_error("a multi-tensor cast of more than 2^31 blocks");
+  if (blocks == 0)
+    return;
+#ifdef TCC_CUDA_HOST_EMULATION
+  emulation::enqueue(stream, [=] {
+    for (uint32_t b = 0; b < uint32_t(blocks); ++b)
+      for (int t = 0; t < kThreads; ++t)
+        cast_at(table, b, t);
+  });
+#else
+  multiTensorCastKernel<<<unsigned(blocks), kThreads, 0, stream>>>(table);
+  check(cudaGetLastError(), "launching the multi-tensor cast");
 #endif
 }
 

@@ -496,6 +496,50 @@ TEST(BatchNormOnDevice, ChannelsLastMatchesTheCpuKernelOnNchw) {
   }
 }
 
+// A multi_tensor_cast launch: each tensor converted element by element as
+// the cast kernels convert (f32 to bf16 and f16 rounding to nearest even,
+// and back exactly), tensors of 1 to several blocks (300, 256 exactly, 1,
+// 1000 elements), nothing written past a tensor's end.
+TEST(MultiTensorOnDevice, CastsGiveTheCastKernelsBits) {
+  const std::vector<int64_t> sizes = {300, 256, 1, 1000};
+  const cuda::TensorCast::Kind kinds[] = {
+      cuda::TensorCast::FloatToBf16, cuda::TensorCast::FloatToF16,
+      cuda::TensorCast::Bf16ToFloat, cuda::TensorCast::F16ToFloat};
+  std::vector<std::vector<float>> floats(4), widened(4);
+  std::vector<std::vector<uint16_t>> halves(4);
+  cuda::CastTable<4> table{};
+  for (size_t t = 0; t < 4; ++t) {
+    const size_t n = size_t(sizes[t]);
+    floats[t] = randomValues(n, unsigned(50 + t), 0.0f);
+    halves[t].assign(n + 1, 0xabcd); // one element past the end, to check
+    widened[t].assign(n + 1, -7.0f);
+    const bool narrowing = t < 2;
+    if (!narrowing)
+      for (size_t i = 0; i < n; ++i)
+        halves[t][i] = t == 2 ? kernels::float_to_bf16(floats[t][i])
+                              : kernels::float_to_f16(floats[t][i]);
+    table.casts[t] = narrowing
+                         ? cuda::TensorCast{kinds[t], floats[t].data(), halves[t].data(), sizes[t]}
+                         : cuda::TensorCast{kinds[t], halves[t].data(), widened[t].data(), sizes[t]};
+  }
+  cuda::multi_tensor_cast(nullptr, table);
+  for (size_t t = 0; t < 4; ++t) {
+    const size_t n = size_t(sizes[t]);
+    for (size_t i = 0; i < n; ++i) {
+      if (t == 0)
+        ASSERT_EQ(halves[t][i], kernels::float_to_bf16(floats[t][i])) << t << ", " << i;
+      else if (t == 1)
+        ASSERT_EQ(halves[t][i], kernels::float_to_f16(floats[t][i])) << t << ", " << i;
+      else
+        ASSERT_EQ(widened[t][i], t == 2 ? kernels::bf16_to_float(halves[t][i])
+                                        : kernels::f16_to_float(halves[t][i]))
+            << t << ", " << i;
+    }
+    EXPECT_EQ(t < 2 ? halves[t][n] : uint16_t(0xabcd), 0xabcd) << "past tensor " << t;
+    EXPECT_EQ(t < 2 ? -7.0f : widened[t][n], -7.0f) << "past tensor " << t;
+  }
+}
+
 // Chains of 1 to several blocks (300, 256 exactly, 1, 1000 elements), two
 // and one stages: the one launch gives the cpu kernel's bits.
 TEST(MultiTensorOnDevice, OneLaunchGivesTheCpuKernelsBits) {
