@@ -29,6 +29,23 @@ namespace tcc::rt::cuda {
 /// it (keeps UpdateTable under the kernel parameter limit, static_assert).
 constexpr int kMaxStagesPerLaunch = 128;
 
+/// Gives each of `Count` tensors whole blocks of kThreads elements: the first
+/// block of tensor k in firstBlock[k], the total in firstBlock[Count] and
+/// returned. `elementsOf(k)`: tensor k's elements.
+template <int Count, class ElementsOf>
+int64_t assign_first_blocks(uint32_t (&firstBlock)[Count + 1], ElementsOf elementsOf,
+                            const char *what) {
+  int64_t blocks = 0;
+  for (int k = 0; k < Count; ++k) {
+    firstBlock[k] = static_cast<uint32_t>(blocks);
+    blocks += blocksFor(elementsOf(k));
+  }
+  firstBlock[Count] = static_cast<uint32_t>(blocks);
+  if (blocks > 0x7fffffff)
+    throw std::runtime_error(std::string("a ") + what + " of more than 2^31 blocks");
+  return blocks;
+}
+
 /// `Chains` chains of `Stages` stages in all, of element type T; firstBlock
 /// is filled by multi_tensor_update.
 template <class T, int Stages, int Chains> struct UpdateTable {
@@ -82,14 +99,8 @@ void multi_tensor_update(cudaStream_t stream, UpdateTable<T, Stages, Chains> tab
   static_assert(Stages <= kMaxStagesPerLaunch && Chains <= Stages,
                 "a multi-tensor launch beyond kMaxStagesPerLaunch");
   static_assert(sizeof(table) <= 32764, "beyond CUDA's kernel parameter limit");
-  int64_t blocks = 0;
-  for (int k = 0; k < Chains; ++k) {
-    table.firstBlock[k] = static_cast<uint32_t>(blocks);
-    blocks += blocksFor(table.chains[k].n);
-  }
-  table.firstBlock[Chains] = static_cast<uint32_t>(blocks);
-  if (blocks > 0x7fffffff)
-    throw std::runtime_error("a multi-tensor update of more than 2^31 blocks");
+  const int64_t blocks = assign_first_blocks<Chains>(
+      table.firstBlock, [&](int k) { return table.chains[k].n; }, "multi-tensor update");
   if (blocks == 0)
     return;
 #ifdef TCC_CUDA_HOST_EMULATION
@@ -161,14 +172,8 @@ __global__ void __launch_bounds__(kThreads) multiTensorCastKernel(const CastTabl
 /// mostly fill a fraction of the GPU).
 template <int Casts> void multi_tensor_cast(cudaStream_t stream, CastTable<Casts> table) {
   static_assert(sizeof(table) <= 32764, "beyond CUDA's kernel parameter limit");
-  int64_t blocks = 0;
-  for (int k = 0; k < Casts; ++k) {
-    table.firstBlock[k] = static_cast<uint32_t>(blocks);
-    blocks += blocksFor(table.casts[k].n);
-  }
-  table.firstBlock[Casts] = static_cast<uint32_t>(blocks);
-  if (blocks > 0x7fffffff)
-    throw std::runtime_error("a multi-tensor cast of more than 2^31 blocks");
+  const int64_t blocks = assign_first_blocks<Casts>(
+      table.firstBlock, [&](int k) { return table.casts[k].n; }, "multi-tensor cast");
   if (blocks == 0)
     return;
 #ifdef TCC_CUDA_HOST_EMULATION
