@@ -458,7 +458,7 @@ void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) 
     if (isa<arith::ConstantOp>(op))
       continue;
     auto cast = dyn_cast<CastOp>(op);
-    if (!cast || grouped.contains(&op) || !joinsLoop(&op, elementsOf(cast.getResult()))) {
+    if (!cast || !joinsLoop(&op, elementsOf(cast.getResult()))) {
       flush();
       continue;
     }

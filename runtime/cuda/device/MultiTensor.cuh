@@ -46,6 +46,33 @@ int64_t assign_first_blocks(uint32_t (&firstBlock)[Count + 1], ElementsOf elemen
   return blocks;
 }
 
+#ifndef TCC_CUDA_HOST_EMULATION
+template <class Table>
+__global__ void __launch_bounds__(kThreads) multiTensorKernel(const Table table) {
+  thread_at(table, blockIdx.x, threadIdx.x);
+}
+#endif
+
+/// `blocks` blocks of kThreads threads, each running thread_at(table, block,
+/// thread) (the table's overload below), in one launch; the table travels by
+/// value as the kernel's parameter.
+template <class Table>
+void launch_table(cudaStream_t stream, const Table &table, int64_t blocks, const char *what) {
+  static_assert(sizeof(Table) <= 32764, "beyond CUDA's kernel parameter limit");
+  if (blocks == 0)
+    return;
+#ifdef TCC_CUDA_HOST_EMULATION
+  emulation::enqueue(stream, [=] {
+    for (uint32_t b = 0; b < uint32_t(blocks); ++b)
+      for (int t = 0; t < kThreads; ++t)
+        thread_at(table, b, t);
+  });
+#else
+  multiTensorKernel<<<unsigned(blocks), kThreads, 0, stream>>>(table);
+  check(cudaGetLastError(), what);
+#endif
+}
+
 /// `Chains` chains of `Stages` stages in all, of element type T; firstBlock
 /// is filled by multi_tensor_update.
 template <class T, int Stages, int Chains> struct UpdateTable {
@@ -72,7 +99,7 @@ TCC_HOST_DEVICE inline int chain_of_block(const uint32_t (&firstBlock)[Chains + 
 
 /// Thread `thread` of block `block`: its chain's element, every stage.
 template <class T, int Stages, int Chains>
-TCC_HOST_DEVICE inline void update_at(const UpdateTable<T, Stages, Chains> &table,
+TCC_HOST_DEVICE inline void thread_at(const UpdateTable<T, Stages, Chains> &table,
                                       uint32_t block, int thread) {
   const int k = chain_of_block<Chains>(table.firstBlock, block);
   const cpu::UpdateChain &chain = table.chains[k];
@@ -85,34 +112,14 @@ TCC_HOST_DEVICE inline void update_at(const UpdateTable<T, Stages, Chains> &tabl
   cpu::apply_chain_at(i, first, chain.count, constants);
 }
 
-#ifndef TCC_CUDA_HOST_EMULATION
-template <class T, int Stages, int Chains>
-__global__ void __launch_bounds__(kThreads)
-    multiTensorKernel(const UpdateTable<T, Stages, Chains> table) {
-  update_at(table, blockIdx.x, threadIdx.x);
-}
-#endif
-
 /// Every chain of `table` in one launch.
 template <class T, int Stages, int Chains>
 void multi_tensor_update(cudaStream_t stream, UpdateTable<T, Stages, Chains> table) {
   static_assert(Stages <= kMaxStagesPerLaunch && Chains <= Stages,
                 "a multi-tensor launch beyond kMaxStagesPerLaunch");
-  static_assert(sizeof(table) <= 32764, "beyond CUDA's kernel parameter limit");
   const int64_t blocks = assign_first_blocks<Chains>(
       table.firstBlock, [&](int k) { return table.chains[k].n; }, "multi-tensor update");
-  if (blocks == 0)
-    return;
-#ifdef TCC_CUDA_HOST_EMULATION
-  emulation::enqueue(stream, [=] {
-    for (uint32_t b = 0; b < uint32_t(blocks); ++b)
-      for (int t = 0; t < kThreads; ++t)
-        update_at(table, b, t);
-  });
-#else
-  multiTensorKernel<<<unsigned(blocks), kThreads, 0, stream>>>(table);
-  check(cudaGetLastError(), "launching the multi-tensor update");
-#endif
+  launch_table(stream, table, blocks, "launching the multi-tensor update");
 }
 
 //--- multi-tensor casts ----------------------------------------------------//
@@ -152,40 +159,21 @@ TCC_HOST_DEVICE inline void cast_element(const TensorCast &c, int64_t i) {
 
 /// Thread `thread` of block `block`: its cast's element.
 template <int Casts>
-TCC_HOST_DEVICE inline void cast_at(const CastTable<Casts> &table, uint32_t block, int thread) {
+TCC_HOST_DEVICE inline void thread_at(const CastTable<Casts> &table, uint32_t block, int thread) {
   const int k = chain_of_block<Casts>(table.firstBlock, block);
   const int64_t i = int64_t(block - table.firstBlock[k]) * kThreads + thread;
   if (i < table.casts[k].n)
     cast_element(table.casts[k], i);
 }
 
-#ifndef TCC_CUDA_HOST_EMULATION
-template <int Casts>
-__global__ void __launch_bounds__(kThreads) multiTensorCastKernel(const CastTable<Casts> table) {
-  cast_at(table, blockIdx.x, threadIdx.x);
-}
-#endif
-
 /// Every cast of `table` in one launch: the casts of a bf16-mixed step's
 /// parameters to their 16-bit copies, or of its 16-bit gradients to f32,
 /// a launch each otherwise (a few microseconds apiece, for tensors that
 /// mostly fill a fraction of the GPU).
 template <int Casts> void multi_tensor_cast(cudaStream_t stream, CastTable<Casts> table) {
-  static_assert(sizeof(table) <= 32764, "beyond CUDA's kernel parameter limit");
   const int64_t blocks = assign_first_blocks<Casts>(
       table.firstBlock, [&](int k) { return table.casts[k].n; }, "multi-tensor cast");
-  if (blocks == 0)
-    return;
-#ifdef TCC_CUDA_HOST_EMULATION
-  emulation::enqueue(stream, [=] {
-    for (uint32_t b = 0; b < uint32_t(blocks); ++b)
-      for (int t = 0; t < kThreads; ++t)
-        cast_at(table, b, t);
-  });
-#else
-  multiTensorCastKernel<<<unsigned(blocks), kThreads, 0, stream>>>(table);
-  check(cudaGetLastError(), "launching the multi-tensor cast");
-#endif
+  launch_table(stream, table, blocks, "launching the multi-tensor cast");
 }
 
 } // namespace tcc::rt::cuda
