@@ -29,3 +29,18 @@ llvm_config.add_tool_substitutions(["tcc", "tcc-opt", "tcc-translate"], [config.
 if config.tcc_have_cuda:
     config.available_features.add("cuda")
     llvm_config.add_tool_substitutions(["tcc-tune"], [config.tcc_tools_dir])
+
+# %{gpu}: "gpu" where the NVIDIA driver shows a GPU (tcc compile's default
+# target is then cuda, tools/tcc/DefaultTarget.cpp), "no-gpu" otherwise.
+def _driver_sees_a_gpu():
+    import ctypes
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    count = ctypes.c_int(0)
+    return driver.cuInit(0) == 0 and driver.cuDeviceGetCount(ctypes.byref(count)) == 0 \
+        and count.value > 0
+
+
+config.substitutions.append(("%{gpu}", "gpu" if _driver_sees_a_gpu() else "no-gpu"))

@@ -308,6 +308,8 @@ int Run::run(const std::vector<std::string> &args) {
   checkTargets();
   chooseEvalMode();
   findLossScaleState();
+  if (!env.noDevice.empty())
+    fail(env.noDevice);
   loadData(recipe);
 
   // --- state ---------------------------------------------------------------

@@ -55,11 +55,8 @@ int trainerMain(CompiledModel &model, int argc, char **argv) {
   if (model.info().target == "cuda") {
     const char *whyNot = "its runtime has no CUDA memory provider (tccDeviceMemory)";
     env.memory = tccDeviceMemory ? tccDeviceMemory(&whyNot) : nullptr;
-    if (!env.memory) {
-      std::cerr << "error: this trainer was compiled for the cuda target, but " << whyNot
-                << std::endl;
-      return 1;
-    }
+    if (!env.memory)
+      env.noDevice = std::string("this trainer was compiled for the cuda target, but ") + whyNot;
   }
   installInterruptHandlers();
   env.interrupted = interruptSignal;

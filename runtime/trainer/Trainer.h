@@ -53,6 +53,10 @@ struct TrainerEnv {
   const DataSplit *data = nullptr;
   /// Arena memory; nullptr: host memory.
   DeviceMemory *memory = nullptr;
+  /// Why the device memory a cuda trainer needs is missing (no GPU); empty
+  /// when there is none to miss. Reported after the options are checked, so
+  /// --help and a mistyped flag are answered on any machine.
+  std::string noDevice;
   /// Show the progress line on `err` (the program: stderr is a terminal).
   bool progress = false;
   /// Seconds of a monotonic clock; nullptr: the steady clock.

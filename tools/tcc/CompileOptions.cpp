@@ -2,6 +2,7 @@
 
 #include "tools/tcc/CompileOptions.h"
 #include "tools/tcc/BuildTrainer.h"
+#include "tools/tcc/DefaultTarget.h"
 
 #include "codegen/Codegen.h"
 #include "frontend/ModelSpec.h"
@@ -154,18 +155,15 @@ std::string gpuHelp() {
 }
 
 /// The --target lines of the help, from the target registry.
-/// cuda where this tcc can build cuda trainers (its nvcc is there), cpu
-/// otherwise.
-std::string defaultTargetName() { return cudaToolkitCompiler().empty() ? "cpu" : "cuda"; }
-
 std::string targetHelp() {
   std::string names, lines;
   for (const mlir::tcc::Target &target : mlir::tcc::registeredTargets()) {
     names += (names.empty() ? "" : " | ") + target.name.str();
     lines += "\n                         " + target.name.str() + ": " + target.summary.str();
   }
-  return names + " (default: cuda where CUDA is found, else cpu; here: " +
-         defaultTargetName() + ")" + lines;
+  return names + " (default: cuda where this tcc has nvcc and the NVIDIA driver\n"
+                 "                         shows a GPU, else cpu; here: " +
+         tcc::chooseDefaultTarget().name + ")" + lines;
 }
 } // namespace
 
@@ -242,7 +240,6 @@ Outputs are written only when compilation succeeds, and atomically.
 ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
                                      CompileOptions &options,
                                      std::string &error) {
-  options.target = defaultTargetName();
   std::vector<std::string> positional;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string &arg = args[i];
@@ -395,6 +392,13 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
     error = "--emit=source-tree writes a folder: give it with -o DIR";
     return ParseResult::Error;
   }
+  // Options of the cuda target alone choose it; otherwise the target that
+  // runs here (docs/training.md#targets).
+  if (!options.targetGiven)
+    options.target = options.gpuGiven || options.tuningDb || options.allowFallback ||
+                             options.emit == "conv-plans"
+                         ? "cuda"
+                         : tcc::chooseDefaultTarget().name;
   if (options.emit == "conv-plans") {
     if (options.targetGiven && options.target != "cuda") {
       error = "--emit=conv-plans lists the cuda target's cuDNN choices; "

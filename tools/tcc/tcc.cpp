@@ -15,6 +15,7 @@
 #include "runtime/AtomicFile.h"
 #include "tools/tcc/BuildTrainer.h"
 #include "tools/tcc/CudaBake.h"
+#include "tools/tcc/DefaultTarget.h"
 #include "tools/tcc/SourceTree.h"
 #include "tools/tcc/Plot.h"
 #include "tools/tcc/Tune.h"
@@ -326,12 +327,10 @@ int runCompile(const tcc::CompileOptions &options) {
                 " code generator is not available in this version of tcc; "
                 "use --target=" + fallback.name.str());
   if (generates && !options.targetGiven)
-    std::cerr << "tcc: compiling for --target=" << options.target
-              << (options.target == "cuda"
-                      ? " (the default where CUDA is found: " + tcc::cudaToolkitCompiler() +
-                            "; the trainer needs an NVIDIA GPU, --target=cpu builds one for "
-                            "this machine's CPU)"
-                      : std::string(" (the default where no CUDA toolkit is found)"))
+    std::cerr << "tcc: compiling for --target=" << options.target << ": "
+              << (!options.gpuGiven && !options.tuningDb && !options.allowFallback
+                      ? tcc::chooseDefaultTarget().reason
+                      : "--gpu, --tuning-db and --allow-fallback are the cuda target's")
               << "\n";
 
   // Every emit kind plans the step: the report and the memory budget need
