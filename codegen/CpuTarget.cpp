@@ -68,6 +68,7 @@ LogicalResult mlir::tcc::emitCpuSource(ModuleOp module, llvm::raw_ostream &os) {
      << module->getAttrOfType<StringAttr>(kModelAttr).getValue()
      << "' for the cpu target. Do not edit.\n"
      << "#include \"runtime/CompiledModel.h\"\n"
+     << "#include \"runtime/StepTable.h\"\n"
      << "#include \"runtime/cpu/Batch.h\"\n"
      << "#include \"runtime/cpu/CpuModel.h\"\n"
      << "#include \"runtime/cpu/MultiTensor.h\"\n"
@@ -87,8 +88,7 @@ LogicalResult mlir::tcc::emitCpuSource(ModuleOp module, llvm::raw_ostream &os) {
      << "  ModelInfo info_;\n};\n\n";
   emitModelDescription(module, train, eval, "cpu", batch.endOffset, os);
 
-  // What every part of a step reads: the arenas and the control block (one
-  // pointer each, so parts stay independent).
+  // What every op's function reads: the arenas and the control block.
   os << "struct StepArgs {\n  char *state;\n  char *scratch;\n"
      << "  StepControl *control;\n"
      << "  int64_t micro; // the micro-batch a tcc.micro_batches loop is at\n"

@@ -102,10 +102,14 @@ public:
   }
   /// Kernels read constants from device memory: each is a __device__
   /// array of the file (`constants`), its address taken in the step.
+  /// One per distinct value, so that the ops reading it share a function.
   std::string scalarConstant(StringRef type, StringRef name, StringRef value) override {
-    std::string symbol = "tccConstant" + std::to_string(count++);
-    constants += ("__device__ " + type + " " + symbol + "[1] = {" + value + "};\n").str();
-    return (type + " *" + name + " = cuda::symbol_address(" + symbol + ");").str();
+    auto [it, inserted] = symbols.try_emplace((type + " " + value).str());
+    if (inserted) {
+      it->second = "tccConstant" + std::to_string(symbols.size() - 1);
+      constants += ("__device__ " + type + " " + it->second + "[1] = {" + value + "};\n").str();
+    }
+    return (type + " *" + name + " = cuda::symbol_address(" + it->second + ");").str();
   }
   std::string copy(StringRef type, int64_t n, StringRef from, StringRef to) override {
     return ("cuda::copy<" + type + ">(args.stream, " + std::to_string(n) + ", " + from + ", " +
@@ -125,7 +129,7 @@ public:
   }
 
   std::string constants; ///< the __device__ definitions of the constants
-  int count = 0;
+  llvm::StringMap<std::string> symbols; ///< by type and value
   ArrayRef<std::string> convKeys;
 };
 
@@ -149,6 +153,7 @@ LogicalResult mlir::tcc::emitCudaSource(ModuleOp module, llvm::raw_ostream &os) 
      << module->getAttrOfType<StringAttr>(kModelAttr).getValue()
      << "' for the cuda target. Do not edit.\n"
      << "#include \"runtime/CompiledModel.h\"\n"
+     << "#include \"runtime/StepTable.h\"\n"
      << "#include \"runtime/cuda/device/Chunk.cuh\"\n"
      << "#include \"runtime/cuda/device/CudaModel.cuh\"\n"
      << "#include \"runtime/cuda/device/MultiTensor.cuh\"\n"

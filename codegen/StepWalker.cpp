@@ -1,8 +1,9 @@
 //===- StepWalker.cpp - The walk of a planned step, shared by the targets -===//
 //
-// Names every value after the memory plan, prints the step as small parts
-// that call one function per distinct op, and prints the micro-batch loop;
-// the target says what each op's function does (TargetEmitter::emitOp).
+// Names every value after the memory plan, prints the step as a table of
+// rows (one function per distinct op, the buffers of each call) and the
+// loop that runs them, the micro-batch loop among them; the target says
+// what each op's function does (TargetEmitter::emitOp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,16 +28,25 @@ using namespace mlir::tcc;
 
 namespace {
 
-/// Ops per generated function. The C++ compiler's time grows faster than
-/// linearly with the size of one function (register allocation, scheduling),
-/// so a step is printed as a sequence of small parts: the build time then
-/// grows linearly with the model.
-constexpr int kOpsPerPart = 32;
+/// Where a value of the step lives, as the function that runs an op finds
+/// it: an arena buffer (a StepRef of the row, runtime/StepTable.h), or an
+/// expression of the function itself (a field of the control block, a
+/// scalar constant).
+struct Binding {
+  std::string type; ///< the C++ element type
+  bool isRef = false;
+  bool scratch = false;
+  int64_t offset = 0, microBytes = 0;
+  std::string expression; ///< not a ref: the pointer, e.g. &args.control->valid
+  std::string constant;   ///< not a ref: a scalar literal (target.scalarConstant)
+};
 
-/// Prints one step function as parts `<prefix>Part<k>(const StepArgs &)`,
-/// each declaring the values it uses; `calls` receives the calls in order.
-/// Every value is named after the memory plan (an offset into the state or
-/// scratch arena), so a part needs nothing from the one before it.
+/// Prints one step as a table of rows `k<Prefix>Rows` over the buffers
+/// `k<Prefix>Refs`, each row a function of a distinct op (shared through
+/// `functions`) and its buffers; `calls` receives the statements that run
+/// the rows in order, the micro-batch loop among them. A step of many
+/// identical layers is many short rows and a few functions, so the C++
+/// compiler's time grows slowly with the model (test/tools/compile_time.py).
 class StepPrinter {
 public:
   /// `sites`: where a timed step's sites go (null: not timed).
@@ -44,64 +54,75 @@ public:
               OpFunctions &functions, StringRef prefix, const BatchBuffers &batch,
               std::vector<std::pair<std::string, std::string>> *sites)
       : fn(fn), target(target), e(e), functions(functions), prefix(prefix.str()),
-        batch(batch), sites(sites) {}
+        batch(batch), sites(sites) {
+    std::string table = prefix.str();
+    table[0] = llvm::toUpper(table[0]);
+    rowsName = "k" + table + "Rows";
+    refsName = "k" + table + "Refs";
+  }
 
   LogicalResult print(std::string &calls);
 
 private:
   void nameArguments();
-  /// Prints the ops of `block` into parts; their calls go to `calls`, each
-  /// line starting with `indent`.
+  /// Prints the ops of `block` as rows; the statements that run them go
+  /// to `calls`, each line starting with `indent`.
   LogicalResult printOps(Block &block, std::string &calls, const std::string &indent);
   LogicalResult printLoop(MicroBatchesOp loop, std::string &calls,
                           const std::string &indent);
   void printYield(YieldOp yield);
   LogicalResult printOp(Operation &op);
-  void openPart(std::string &calls, const std::string &indent);
-  void closePart();
-  /// Names the value `name`, declared in each part that uses it by `decl`
-  /// (empty: an expression that needs no declaration).
-  void define(Value v, std::string name, std::string decl) {
+  LogicalResult printResults(Operation &op);
+  void printReturn(func::ReturnOp ret);
+  /// The rows since the last call, run by one statement of `calls`.
+  void flushRows(std::string &calls, const std::string &indent);
+
+  void define(Value v, const std::string &name, Binding binding) {
+    e.names[v] = name;
+    bindings.try_emplace(name, std::move(binding));
+  }
+  /// `v` under the name of `other` (a view, an in-place result).
+  void alias(Value v, Value other) {
+    std::string name = e.name(other); // a copy first: inserting `v` may move the entries
     e.names[v] = std::move(name);
-    if (!decl.empty())
-      decls[v] = std::move(decl);
   }
-  void declare(ValueRange values) {
-    for (Value v : values) {
-      if (Value base = dependsOn.lookup(v))
-        declare(base);
-      auto it = decls.find(v);
-      // In-place results share their state slot's name: declare names once.
-      if (it != decls.end() && declared.insert(e.name(v)).second)
-        e.os << "  " << it->second << "\n";
-    }
+  Binding arenaRef(Type type, bool scratch, int64_t offset) {
+    Binding b;
+    b.type = cppElementType(type);
+    b.isRef = true;
+    b.scratch = scratch;
+    b.offset = offset;
+    return b;
   }
-  /// In a timed step, the mark of a new site (runtime/StepProfile.h).
+
+  /// A row that runs the statements `body` prints with `values` named p0,
+  /// p1, ... in `names` (values of one name share a parameter, so the
+  /// printers still see that they alias).
+  LogicalResult addRow(ArrayRef<Value> values,
+                       llvm::function_ref<LogicalResult(CpuEmitter &)> body,
+                       StringRef comment);
+  /// In a timed step, the site the next row marks (runtime/StepProfile.h).
   void markSite(std::string op, std::string node) {
     if (!sites)
       return;
-    e.os << "  if (args.clock) args.clock->at(" << sites->size() << ");\n";
+    pendingSite = sites->size();
     sites->emplace_back(std::move(op), std::move(node));
   }
-  LogicalResult printConstant(arith::ConstantOp constant);
-  LogicalResult printResults(Operation &op);
-  void printReturn(func::ReturnOp ret);
 
   func::FuncOp fn;
   TargetEmitter &target;
   CpuEmitter &e;
   OpFunctions &functions;
-  std::string prefix;
+  std::string prefix, rowsName, refsName;
   const BatchBuffers &batch;
   std::vector<std::pair<std::string, std::string>> *sites;
-  DenseMap<Value, std::string> decls;
-  DenseMap<Value, Value> dependsOn; ///< a declaration that names another value
-  llvm::StringSet<> declared; ///< names declared in the part being printed
+  llvm::StringMap<Binding> bindings; ///< by value name
   SmallVector<Value> slotArguments;        ///< by state slot
   DenseMap<StringRef, Value> slotArgument; ///< by state name
+  std::string rows, refs;
+  int rowCount = 0, refCount = 0, flushedRows = 0;
+  int64_t pendingSite = -1;
   int counter = 0;
-  int part = 0, opsInPart = 0;
-  bool inPart = false;
 };
 
 void StepPrinter::nameArguments() {
@@ -110,12 +131,8 @@ void StepPrinter::nameArguments() {
   int slot = 0;
   for (BlockArgument arg : fn.getArguments()) {
     unsigned i = arg.getArgNumber();
-    std::string type = cppElementType(arg.getType());
     if (auto state = fn.getArgAttrOfType<StringAttr>(i, kStateAttr)) {
-      std::string name = "s" + std::to_string(slot);
-      define(arg, name,
-             type + " *" + name + " = reinterpret_cast<" + type + " *>(args.state + " +
-                 std::to_string(offsets[slot]) + "); // " + state.getValue().str());
+      define(arg, "s" + std::to_string(slot), arenaRef(arg.getType(), false, offsets[slot]));
       slotArgument[state.getValue()] = arg;
       slotArguments.push_back(arg);
       ++slot;
@@ -126,31 +143,70 @@ void StepPrinter::nameArguments() {
     StringRef argRole = fn.getArgAttrOfType<StringAttr>(i, kRoleAttr).getValue();
     if (argRole == role::kInput || argRole == role::kLabels) {
       bool images = argRole == role::kInput;
-      std::string name = images ? "images" : "labels";
-      int64_t offset = images ? batch.imagesOffset : batch.labelsOffset;
-      define(arg, name,
-             type + " *" + name + " = reinterpret_cast<" + type + " *>(args.scratch + " +
-                 std::to_string(offset) + ");");
+      define(arg, images ? "images" : "labels",
+             arenaRef(arg.getType(), true, images ? batch.imagesOffset : batch.labelsOffset));
       continue;
     }
-    std::string source =
+    Binding control;
+    control.type = cppElementType(arg.getType());
+    control.expression =
         argRole == role::kStepsPerEpoch ? "&args.control->run.stepsPerEpoch"
         : argRole == role::kTotalSteps  ? "&args.control->run.totalSteps"
         : argRole == role::kSeed ? "reinterpret_cast<int64_t *>(&args.control->run.seed)"
                                  : "&args.control->valid";
-    define(arg, source, "");
+    std::string name = control.expression;
+    define(arg, name, control);
   }
 }
 
-LogicalResult StepPrinter::printConstant(arith::ConstantOp constant) {
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat() || numElements(constant.getResult()) != 1)
-    return constant.emitError("the code generators support scalar constants only");
-  std::string name = "c" + std::to_string(counter++);
-  define(constant.getResult(), name,
-         target.scalarConstant(cppElementType(constant.getType()), name,
-                               cppScalarLiteral(dense)));
+LogicalResult StepPrinter::addRow(ArrayRef<Value> values,
+                                  llvm::function_ref<LogicalResult(CpuEmitter &)> body,
+                                  StringRef comment) {
+  std::string prologue, text, rowRefs;
+  llvm::raw_string_ostream bodyOs(text);
+  CpuEmitter generic{bodyOs, DenseMap<Value, std::string>()};
+  llvm::StringMap<std::string> parameterOf;
+  int first = refCount;
+  for (Value v : values) {
+    auto [it, inserted] =
+        parameterOf.try_emplace(e.name(v), "p" + std::to_string(parameterOf.size()));
+    generic.names[v] = it->second;
+    if (!inserted)
+      continue;
+    const Binding &b = bindings.find(e.name(v))->second;
+    const std::string &p = it->second;
+    if (b.isRef) {
+      prologue += "  " + b.type + " *" + p + " = step_ref<" + b.type + ">(args, r[" +
+                  std::to_string(refCount - first) + "]);\n";
+      rowRefs += "{" + std::to_string(b.offset) + ", " + std::to_string(b.microBytes) + ", " +
+                 (b.scratch ? "true" : "false") + "}, ";
+      ++refCount;
+    } else if (!b.constant.empty()) {
+      prologue += "  " + target.scalarConstant(b.type, p, b.constant) + "\n";
+    } else {
+      prologue += "  " + b.type + " *" + p + " = " + b.expression + ";\n";
+    }
+  }
+  if (failed(body(generic)))
+    return failure();
+  StringRef function = functions.get(prologue, text);
+  rows += "    {" + function.str() + ", " + std::to_string(pendingSite) + ", " +
+          std::to_string(first) + "}, // " + comment.str() + "\n";
+  if (!rowRefs.empty())
+    refs += "    " + StringRef(rowRefs).drop_back().str() + "\n";
+  pendingSite = -1;
+  ++rowCount;
   return success();
+}
+
+void StepPrinter::flushRows(std::string &calls, const std::string &indent) {
+  if (pendingSite >= 0) // a mark with no op after it: an empty row keeps its time
+    (void)addRow({}, [](CpuEmitter &) { return success(); }, "mark");
+  if (rowCount == flushedRows)
+    return;
+  calls += indent + "run_step_rows(args, " + rowsName + ", " + std::to_string(flushedRows) +
+           ", " + std::to_string(rowCount) + ", " + refsName + ");\n";
+  flushedRows = rowCount;
 }
 
 LogicalResult StepPrinter::printResults(Operation &op) {
@@ -160,16 +216,12 @@ LogicalResult StepPrinter::printResults(Operation &op) {
     return op.emitError("has no memory plan; run tcc-plan-memory first");
   for (auto [r, result] : llvm::enumerate(op.getResults())) {
     if (slots && slots[r] >= 0) {
-      // Updated in place: the state slot's own pointer.
-      Value arg = slotArguments[slots[r]];
-      define(result, e.name(arg), decls.lookup(arg));
+      // Updated in place: the state slot's own buffer.
+      alias(result, slotArguments[slots[r]]);
       continue;
     }
-    std::string name = "v" + std::to_string(counter++);
-    std::string type = cppElementType(result.getType());
-    define(result, name,
-           type + " *" + name + " = reinterpret_cast<" + type + " *>(args.scratch + " +
-               std::to_string(scratch[r]) + ");");
+    define(result, "v" + std::to_string(counter++),
+           arenaRef(result.getType(), true, scratch[r]));
   }
   return success();
 }
@@ -177,49 +229,37 @@ LogicalResult StepPrinter::printResults(Operation &op) {
 /// Copies state results that were not updated in place, and adds the
 /// metric sums and the batch's real samples to the totals.
 void StepPrinter::printReturn(func::ReturnOp ret) {
-  declare(ret.getOperands());
   markSite("step_end", "");
-  std::string lossSum, correct; // empty: the step has none
+  Value lossSum, correct; // null: the step has none
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (auto state = fn.getResultAttrOfType<StringAttr>(i, kStateAttr)) {
       Value slot = slotArgument.lookup(state.getValue());
-      declare(slot);
       if (e.name(v) != e.name(slot))
-        e.os << "  " << target.copy(cppElementType(v.getType()), numElements(v), e.name(v),
-                                    e.name(slot))
-             << "\n";
+        (void)addRow({v, slot}, [&](CpuEmitter &g) {
+          g.os << "  " << target.copy(cppElementType(v.getType()), numElements(v), g.name(v),
+                                      g.name(slot)) << "\n";
+          return success();
+        }, "state copy");
       continue;
     }
     StringRef resultRole = fn.getResultAttrOfType<StringAttr>(i, kRoleAttr).getValue();
     if (resultRole == role::kLossSum)
-      lossSum = e.name(v);
+      lossSum = v;
     else if (resultRole == role::kCorrect)
-      correct = e.name(v);
+      correct = v;
   }
-  e.os << "  " << target.addTotals(lossSum, correct) << "\n";
+  SmallVector<Value> sums;
+  for (Value v : {lossSum, correct})
+    if (v)
+      sums.push_back(v);
+  (void)addRow(sums, [&](CpuEmitter &g) {
+    g.os << "  " << target.addTotals(lossSum ? g.name(lossSum) : "",
+                                     correct ? g.name(correct) : "") << "\n";
+    return success();
+  }, "totals");
 }
 
-void StepPrinter::openPart(std::string &calls, const std::string &indent) {
-  if (inPart)
-    return;
-  std::string name = prefix + "Part" + std::to_string(part++);
-  // noinline: a part called once would otherwise be inlined back into one
-  // large function.
-  e.os << "[[gnu::noinline]] void " << name << "(const StepArgs &args) {\n";
-  calls += indent + name + "(args);\n";
-  declared.clear();
-  inPart = true;
-  opsInPart = 0;
-}
-
-void StepPrinter::closePart() {
-  if (!inPart)
-    return;
-  e.os << "}\n\n";
-  inPart = false;
-}
-
-/// The loop runs its body's parts once per micro-batch; the body's scratch
+/// The loop runs its body's rows once per micro-batch; the body's scratch
 /// was planned once for all iterations.
 LogicalResult StepPrinter::printLoop(MicroBatchesOp loop, std::string &calls,
                                      const std::string &indent) {
@@ -227,31 +267,24 @@ LogicalResult StepPrinter::printLoop(MicroBatchesOp loop, std::string &calls,
     return failure();
   Block &body = loop.getBody().front();
   // The carried values live in the loop's results from the start.
-  if (!loop.getInits().empty()) {
-    openPart(calls, indent);
-    for (auto [init, result] : llvm::zip(loop.getInits(), loop.getResults())) {
-      declare({init, result});
-      e.os << "  "
-           << target.copy(cppElementType(init.getType()), numElements(init), e.name(init),
-                          e.name(result))
-           << "\n";
-    }
-  }
-  closePart();
+  for (auto [init, result] : llvm::zip(loop.getInits(), loop.getResults()))
+    (void)addRow({init, result}, [&](CpuEmitter &g) {
+      g.os << "  " << target.copy(cppElementType(init.getType()), numElements(init),
+                                  g.name(init), g.name(result)) << "\n";
+      return success();
+    }, "carried init");
+  flushRows(calls, indent);
   int64_t count = static_cast<int64_t>(loop.getCount());
   for (auto [k, operand] : llvm::enumerate(loop.getBatched())) {
     BlockArgument slice = body.getArgument(k);
-    std::string name = "b" + std::to_string(counter++);
-    std::string type = cppElementType(slice.getType());
-    define(slice, name,
-           type + " *" + name + " = " + e.name(operand) + " + args.micro * " +
-               std::to_string(numElements(slice)) + ";");
-    dependsOn[slice] = operand;
+    Binding b = bindings.find(e.name(operand))->second;
+    b.type = cppElementType(slice.getType());
+    b.microBytes += numElements(slice) *
+                    (cast<ShapedType>(slice.getType()).getElementTypeBitWidth() / 8);
+    define(slice, "b" + std::to_string(counter++), b);
   }
-  for (auto [k, result] : llvm::enumerate(loop.getResults().take_front(loop.getInits().size()))) {
-    BlockArgument carried = loop.getCarriedArgument(k);
-    define(carried, e.name(result), decls.lookup(result));
-  }
+  for (auto [k, result] : llvm::enumerate(loop.getResults().take_front(loop.getInits().size())))
+    alias(loop.getCarriedArgument(k), result);
   calls += indent + "for (args.micro = 0; args.micro < " + std::to_string(count) +
            "; ++args.micro) {\n";
   if (failed(printOps(body, calls, indent + "  ")))
@@ -268,66 +301,42 @@ void StepPrinter::printYield(YieldOp yield) {
   markSite("micro_batch_sums", "");
   for (auto [i, pair] : llvm::enumerate(llvm::zip(yield.getValues(), loop.getResults()))) {
     auto [value, result] = pair;
-    declare({value, result});
     std::string type = cppElementType(value.getType());
     int64_t n = numElements(value);
     if (i < carried) {
       if (e.name(value) != e.name(result))
-        e.os << "  " << target.copy(type, n, e.name(value), e.name(result)) << "\n";
+        (void)addRow({value, result}, [&](CpuEmitter &g) {
+          g.os << "  " << target.copy(type, n, g.name(value), g.name(result)) << "\n";
+          return success();
+        }, "carried");
       continue;
     }
-    e.os << "  if (args.micro == 0)\n    "
-         << target.copy(type, n, e.name(value), e.name(result)) << "\n  else\n    "
-         << target.accumulate(type, n, e.name(value), e.name(result)) << "\n";
+    (void)addRow({value, result}, [&](CpuEmitter &g) {
+      g.os << "  if (args.micro == 0)\n    "
+           << target.copy(type, n, g.name(value), g.name(result)) << "\n  else\n    "
+           << target.accumulate(type, n, g.name(value), g.name(result)) << "\n";
+      return success();
+    }, "summed");
   }
 }
 
-/// A call of the op's function, with the op's buffers as arguments. A view
-/// in its input's bytes is only a new name for them.
+/// A row of the op's function with the op's buffers. A view in its input's
+/// bytes is only a new name for them.
 LogicalResult StepPrinter::printOp(Operation &op) {
   if (sharesItsInputsBytes(op)) {
-    Value source = cast<ViewLikeOpInterface>(op).getViewSource();
-    define(op.getResult(0), e.name(source), decls.lookup(source));
+    alias(op.getResult(0), cast<ViewLikeOpInterface>(op).getViewSource());
     return success();
   }
   if (failed(printResults(op)))
     return failure();
   // A fusion group reads values defined above it rather than operands.
-  SmallVector<Value> inputs(op.getOperands());
+  SmallVector<Value> values(op.getOperands());
   if (auto group = dyn_cast<FusionGroupOp>(op)) {
     llvm::SetVector<Value> captured;
     getUsedValuesDefinedAbove(group.getBody(), captured);
-    inputs.assign(captured.begin(), captured.end());
+    values.assign(captured.begin(), captured.end());
   }
-  declare(inputs);
-  declare(op.getResults());
-  // The op printed with its buffers named p0, p1, ... is the function body.
-  // Values that share a buffer (a state slot updated in place) share a
-  // parameter, so the printers still see that they alias.
-  std::string body, params, arguments;
-  llvm::raw_string_ostream bodyOs(body);
-  CpuEmitter generic{bodyOs, DenseMap<Value, std::string>()};
-  llvm::StringMap<std::string> parameterOf;
-  for (ValueRange values : {ValueRange(inputs), ValueRange(op.getResults())})
-    for (Value v : values) {
-      auto [it, inserted] =
-          parameterOf.try_emplace(e.name(v), "p" + std::to_string(parameterOf.size()));
-      generic.names[v] = it->second;
-      if (inserted) {
-        params += ", " + cppElementType(v.getType()) + " *" + it->second;
-        arguments += ", " + e.name(v);
-      }
-    }
-  // The values a group yields are stored in its results' buffers.
-  if (auto group = dyn_cast<FusionGroupOp>(op))
-    for (auto [value, result] :
-         llvm::zip(group.getBody().front().getTerminator()->getOperands(), group.getResults())) {
-      // A copy first: inserting `value` may move the map's entries.
-      std::string name = generic.names.lookup(result);
-      generic.names[value] = std::move(name);
-    }
-  if (failed(target.emitOp(&op, generic)))
-    return failure();
+  values.append(op.getResults().begin(), op.getResults().end());
   std::string kind = op.getName().getStringRef().str();
   std::string node = modelNodeOf(op.getLoc());
   if (auto group = dyn_cast<FusionGroupOp>(op)) {
@@ -340,17 +349,30 @@ LogicalResult StepPrinter::printOp(Operation &op) {
       }
   }
   markSite(kind, node);
-  e.os << "  " << functions.get(params, body) << "(args" << arguments << "); // "
-       << op.getName() << "\n";
-  return success();
+  return addRow(values, [&](CpuEmitter &generic) {
+    // The values a group yields are stored in its results' buffers.
+    if (auto group = dyn_cast<FusionGroupOp>(op))
+      for (auto [value, result] : llvm::zip(
+               group.getBody().front().getTerminator()->getOperands(), group.getResults())) {
+        // A copy first: inserting `value` may move the map's entries.
+        std::string name = generic.names.lookup(result);
+        generic.names[value] = std::move(name);
+      }
+    return target.emitOp(&op, generic);
+  }, (op.getName().getStringRef() + (node.empty() ? "" : " " + node)).str());
 }
 
 LogicalResult StepPrinter::printOps(Block &block, std::string &calls,
                                     const std::string &indent) {
   for (Operation &op : block) {
     if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
-      if (failed(printConstant(constant)))
-        return failure();
+      auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+      if (!dense || !dense.isSplat() || numElements(constant.getResult()) != 1)
+        return constant.emitError("the code generators support scalar constants only");
+      Binding b;
+      b.type = cppElementType(constant.getType());
+      b.constant = cppScalarLiteral(dense);
+      define(constant.getResult(), "c" + std::to_string(counter++), b);
       continue;
     }
     if (auto loop = dyn_cast<MicroBatchesOp>(op)) {
@@ -358,33 +380,39 @@ LogicalResult StepPrinter::printOps(Block &block, std::string &calls,
         return failure();
       continue;
     }
-    openPart(calls, indent);
-    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op))
       printReturn(ret);
-    } else if (auto yield = dyn_cast<YieldOp>(op)) {
+    else if (auto yield = dyn_cast<YieldOp>(op))
       printYield(yield);
-    } else if (failed(printOp(op))) {
+    else if (failed(printOp(op)))
       return failure();
-    }
-    if (++opsInPart == kOpsPerPart || op.hasTrait<mlir::OpTrait::IsTerminator>())
-      closePart();
   }
+  flushRows(calls, indent);
   return success();
 }
 
 LogicalResult StepPrinter::print(std::string &calls) {
   nameArguments();
-  return printOps(fn.front(), calls, "  ");
+  if (failed(printOps(fn.front(), calls, "  ")))
+    return failure();
+  if (rowCount == 0)
+    return success();
+  // Host tables: the buffers of each row on one line, then the rows.
+  llvm::raw_ostream &os = e.os;
+  os << "const StepRef " << refsName << "[] = {\n"
+     << (refs.empty() ? "    {0, 0, false}\n" : refs) << "};\n\n"
+     << "const StepRow<StepArgs> " << rowsName << "[] = {\n" << rows << "};\n\n";
+  return success();
 }
 
 } // namespace
 
-StringRef OpFunctions::get(const std::string &params, const std::string &body) {
-  auto [it, inserted] = names.try_emplace(params + "\n" + body);
+StringRef OpFunctions::get(const std::string &prologue, const std::string &body) {
+  auto [it, inserted] = names.try_emplace(prologue + "\n" + body);
   if (inserted) {
     it->second = "op" + std::to_string(names.size() - 1);
-    text += "[[gnu::noinline]] void " + it->second + "(const StepArgs &args" + params +
-            ") {\n" + body + "}\n\n";
+    text += "void " + it->second + "(const StepArgs &args, const StepRef *r) {\n" + prologue +
+            body + "}\n\n";
   }
   return it->second;
 }

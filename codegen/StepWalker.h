@@ -4,8 +4,8 @@
 // tcc-plan-memory) becomes host code the same way for every target: the
 // walk visits its ops once, in schedule order, names every value after the
 // memory plan (an offset into the state or scratch arena, or a field of the
-// bound StepControl block), and prints the step as small parts that call
-// one function per distinct op. What those functions contain (kernel calls
+// bound StepControl block), and prints the step as a table of rows, each a
+// function per distinct op and its buffers. What those functions contain (kernel calls
 // on the host, launches on a device) is the target's: a TargetEmitter.
 //
 //===----------------------------------------------------------------------===//
@@ -70,16 +70,17 @@ LogicalResult emitOpsOneByOne(ModuleOp module, TargetEmitter &target,
 /// distinct op rather than once per op.
 struct OpFunctions {
   std::string text;                   ///< their definitions
-  llvm::StringMap<std::string> names; ///< by parameter list and body
+  llvm::StringMap<std::string> names; ///< by prologue and body
 
-  /// The name of the function `void NAME(const StepArgs &args PARAMS)`
-  /// whose body is `body`.
-  StringRef get(const std::string &params, const std::string &body);
+  /// The name of the function `void NAME(const StepArgs &args, const
+  /// StepRef *r)` whose `prologue` names its buffers (p0 from r[0], ...)
+  /// and whose `body` runs the op on them.
+  StringRef get(const std::string &prologue, const std::string &body);
 };
 
-/// One walked step: the definitions of its parts
-/// (`<prefix>Part<k>(const StepArgs &)`) and the statements that call them
-/// in order (the micro-batch loop among them).
+/// One walked step: its tables (`k<Prefix>Refs`, `k<Prefix>Rows`:
+/// runtime/StepTable.h) and the statements that run the rows in order (the
+/// micro-batch loop among them).
 struct WalkedStep {
   std::string parts, calls;
   /// A timed step's sites (runtime/StepProfile.h) in the order they run:

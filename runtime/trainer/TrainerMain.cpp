@@ -8,14 +8,36 @@
 #include "runtime/trainer/Trainer.h"
 
 #include <cstdlib>
+#include <unistd.h>
 #include <iostream>
 #include <memory>
 
+namespace {
+
+/// How long an OpenMP thread spins at a barrier before it sleeps
+/// (GOMP_SPINCOUNT). libgomp's default, 300,000 spins, lets a thread
+/// burn the time slice of a core another process needs, and the step's
+/// many short parallel regions then wait for descheduled threads: a
+/// 2,000-layer chain ran 80x slower beside other work. Sleeping at once
+/// (OMP_WAIT_POLICY=passive) costs a futex wake per region: the same chain
+/// ran 6x slower on an idle machine. docs/performance.md has the numbers.
+constexpr const char *kSpinCount = "10000";
+
+/// libgomp reads its settings when it is loaded, before main(): the
+/// trainer sets its spin count and starts itself again, once, unless the
+/// user chose a wait policy or spin count.
+void waitWellOnSharedMachines(char **argv) {
+  if (getenv("OMP_WAIT_POLICY") || getenv("GOMP_SPINCOUNT"))
+    return;
+  setenv("GOMP_SPINCOUNT", kSpinCount, /*overwrite=*/1);
+  execv("/proc/self/exe", argv);
+  // Not re-executed (no /proc): libgomp's defaults stay, which only costs speed.
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
-  // OpenMP's default spin-waiting between the many short kernels of a step
-  // costs far more than it saves on a machine that runs other work too.
-  // Read when the first parallel region starts; the user's setting wins.
-  setenv("OMP_WAIT_POLICY", "passive", /*overwrite=*/0);
+  waitWellOnSharedMachines(argv);
   std::unique_ptr<tcc::rt::CompiledModel> model;
   try {
     model.reset(tccCreateModel());

@@ -31,7 +31,7 @@ const std::vector<std::string> kOptions = {
     "-o",          "--output",        "--emit",       "--target", "--march",
     "--precision", "--memory-budget", "--tuning-db",  "--report", "--help",
     "--disable-pass", "--explain", "--batch-size", "--gpu", "--allow-fallback",
-    "--ignore-tuning-mismatch"};
+    "--ignore-tuning-mismatch", "--time-phases"};
 
 /// A -march value for the C++ compiler: a plain word, so that it cannot
 /// smuggle another option in.
@@ -227,6 +227,8 @@ Options:
                          (docs/passes.md)
   --report=FILE          write a JSON report of the compilation
                          (docs/report.md)
+  --time-phases          print on stderr how long each phase took: the
+                         frontend, the passes, code generation, the C++ build
   --explain              print what the compilation did, for a reader: the
                          passes and their results, the kernels of the
                          training step and its fused groups, the memory
@@ -257,13 +259,14 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
       hasValue = true;
     }
     if (name == "--explain" || name == "--allow-fallback" ||
-        name == "--ignore-tuning-mismatch") {
+        name == "--ignore-tuning-mismatch" || name == "--time-phases") {
       if (hasValue) {
         error = name + " takes no value; remove '=" + value + "'";
         return ParseResult::Error;
       }
       (name == "--explain"          ? options.explain
        : name == "--allow-fallback" ? options.allowFallback
+       : name == "--time-phases"    ? options.timePhases
                                     : options.ignoreTuningMismatch) = true;
       continue;
     }

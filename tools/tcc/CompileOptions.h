@@ -35,6 +35,7 @@ struct CompileOptions {
   bool ignoreTuningMismatch = false;
   std::optional<std::string> report;
   bool explain = false;       ///< --explain: what the compilation did, readable
+  bool timePhases = false;    ///< --time-phases: seconds per phase on stderr
   /// --disable-pass (repeatable): optimization passes to leave out.
   std::vector<std::string> disabledPasses;
 };

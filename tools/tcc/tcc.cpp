@@ -35,6 +35,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -297,7 +298,36 @@ tcc::SourceTreeSpec sourceTreeSpec(const ::tcc::frontend::ModelSpec &spec,
   return tree;
 }
 
+/// --time-phases: the seconds of each phase of a compile, printed on stderr
+/// when it ends (also when it fails), so that a slow compile shows where
+/// its time goes (test/tools/compile_time.py reads it).
+class PhaseTimes {
+public:
+  explicit PhaseTimes(bool print) : print(print) {}
+  ~PhaseTimes() {
+    if (!print || phases.empty())
+      return;
+    std::string line = "tcc: phases:";
+    for (size_t i = 0; i < phases.size(); ++i)
+      line += llvm::formatv("{0}{1} {2:f2} s", i ? ", " : " ", phases[i].first,
+                            phases[i].second).str();
+    std::cerr << line << "\n";
+  }
+  /// The phase `name` ends now.
+  void end(const char *name) {
+    auto now = std::chrono::steady_clock::now();
+    phases.emplace_back(name, std::chrono::duration<double>(now - last).count());
+    last = now;
+  }
+
+private:
+  bool print;
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  std::vector<std::pair<const char *, double>> phases;
+};
+
 int runCompile(const tcc::CompileOptions &options) {
+  PhaseTimes phases(options.timePhases);
   ::tcc::frontend::ModelSpec spec;
   std::string error;
   if (!::tcc::frontend::loadModelSpec(options.model, spec, error))
@@ -317,6 +347,7 @@ int runCompile(const tcc::CompileOptions &options) {
   OwningOpRef<ModuleOp> model = mlir::tcc::importModel(context, spec, error);
   if (!model)
     return fail(error);
+  phases.end("frontend");
 
   bool generates =
       options.emit == "source" || options.emit == "source-tree" || options.emit == "exe";
@@ -355,6 +386,7 @@ int runCompile(const tcc::CompileOptions &options) {
     return fail(error);
   if (options.target == "cuda" && !cuda.afterPlanning(*planned, error))
     return fail(options.model + ": " + error);
+  phases.end("passes");
   nlohmann::json &convPlans = cuda.table;
 
   if (options.emit == "mlir" || options.emit == "planned-mlir") {
@@ -369,6 +401,7 @@ int runCompile(const tcc::CompileOptions &options) {
   llvm::raw_string_ostream os(source);
   if (!emitSource(target, *planned, os, error))
     return fail(options.model + ": " + error);
+  phases.end("code generation");
   if (options.emit == "source") {
     if (int status = writeOutput(options, source))
       return status;
@@ -384,6 +417,7 @@ int runCompile(const tcc::CompileOptions &options) {
     if (!trainerBuild(options, build, error) ||
         !tcc::buildTrainer(build, source, output, isatty(2), error))
       return fail(error);
+    phases.end("trainer build");
   }
   return writeReport(*model, *planned, options, facts);
 }

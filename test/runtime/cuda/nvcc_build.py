@@ -14,7 +14,8 @@ architecture, and compiling it twice was half of this test's time); then `tcc co
 train`, the whole trainer, for two of them (LINKED; h100 only: the link does
 not depend on the architecture).
 Without a GPU, `./train` must exit 1 with exactly one line on stderr, the
-error saying no usable GPU was found; with one, it must train a step.
+error saying no usable GPU was found; with one, it must train a step. On
+either, it answers --help and refuses a mistyped option.
 The PTX of one example's elementwise groups (CHUNKED) must move their
 chunks with vector loads and stores, their arrays in registers
 (runtime/cuda/device/Chunk.cuh).
@@ -76,10 +77,14 @@ def main():
     ap.add_argument("--tcc", required=True)
     ap.add_argument("--nvcc", required=True)
     ap.add_argument("--root", required=True)
+    ap.add_argument("models", nargs="*",
+                    help="the models to build (default: every example and test model); "
+                         "ctest runs one per test, so that no test takes long on a loaded "
+                         "machine")
     args = ap.parse_args()
-    examples = sorted(glob.glob(os.path.join(args.root, "examples", "*.json")) +
-                      glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                             "models", "*.json")))
+    examples = args.models or sorted(
+        glob.glob(os.path.join(args.root, "examples", "*.json")) +
+        glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "models", "*.json")))
     failures, built = [], []
     tmp = tempfile.mkdtemp(prefix="tcc-nvcc-")
     try:
@@ -128,7 +133,7 @@ def main():
                 continue
             print(f"{name}: trainer built")
             built.append(exe)
-        if not built:
+        if not built and LINKED & {os.path.splitext(os.path.basename(p))[0] for p in examples}:
             failures.append("no example was built for the cuda target")
         for exe in built[:1]:
             r = run([exe, "--steps", "1", "--quiet"], tmp)
@@ -145,6 +150,13 @@ def main():
                                 f"{r.stdout!r}, stderr {r.stderr!r}")
             else:
                 print("without a GPU: " + lines[0])
+            # --help and a mistyped option are answered on any machine.
+            r = run([exe, "--help"], tmp)
+            if r.returncode != 0 or "usage:" not in r.stdout:
+                failures.append(f"{exe} --help: exit {r.returncode}, stderr {r.stderr!r}")
+            r = run([exe, "--stepz", "1"], tmp)
+            if r.returncode != 1 or not r.stderr.startswith("error: unknown option '--stepz'"):
+                failures.append(f"{exe} --stepz 1: exit {r.returncode}, stderr {r.stderr!r}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if failures:
