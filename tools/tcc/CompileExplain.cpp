@@ -48,22 +48,22 @@ std::string passResult(const std::string &pass, const json &result) {
     return "biases removed: " + names(result.value("removed", json::array()));
   if (pass == "pool-activation-reorder")
     return "pools moved in front of their activation: " +
-           std::to_string(result.value("moved", 0));
+           std::to_string(result.value("moved", int64_t{0}));
   if (pass == "pad-channels")
     return "16-bit convolutions whose few input channels were padded to 8: " +
-           std::to_string(result.value("padded", 0));
+           std::to_string(result.value("padded", int64_t{0}));
   if (pass == "channels-last")
-    return std::to_string(result.value("values", 0)) + " tensors stored NHWC, " +
-           std::to_string(result.value("relayouts", 0)) + " casts converting, " +
-           std::to_string(result.value("kept_nchw", 0)) +
+    return std::to_string(result.value("values", int64_t{0})) + " tensors stored NHWC, " +
+           std::to_string(result.value("relayouts", int64_t{0})) + " casts converting, " +
+           std::to_string(result.value("kept_nchw", int64_t{0})) +
            " tensors of 16-bit convolutions kept NCHW";
   if (pass == "fusion") {
     std::string kinds;
     const json byKind = result.value("groups_by_kind", json::object());
     for (const auto &[kind, count] : byKind.items())
       kinds += (kinds.empty() ? "" : ", ") + std::to_string(count.get<int64_t>()) + " " + kind;
-    return std::to_string(result.value("groups", 0)) + " groups (" +
-           (kinds.empty() ? "none" : kinds) + ") of " + std::to_string(result.value("ops_fused", 0)) +
+    return std::to_string(result.value("groups", int64_t{0})) + " groups (" +
+           (kinds.empty() ? "none" : kinds) + ") of " + std::to_string(result.value("ops_fused", int64_t{0})) +
            " ops";
   }
   if (pass == "precision") {
@@ -73,21 +73,21 @@ std::string passResult(const std::string &pass, const json &result) {
       dtypes += (dtypes.empty() ? "" : ", ") + std::to_string(count.get<int64_t>()) + " " + dtype;
     std::string stored;
     if (result.contains("sixteen_bit_params"))
-      stored = "; " + std::to_string(result.value("sixteen_bit_params", 0)) +
+      stored = "; " + std::to_string(result.value("sixteen_bit_params", int64_t{0})) +
                " parameters stored in 16 bits";
-    return result.value("precision", "fp32") + ", " + std::to_string(result.value("casts", 0)) +
+    return result.value("precision", "fp32") + ", " + std::to_string(result.value("casts", int64_t{0})) +
            " casts; forward ops: " + (dtypes.empty() ? "none" : dtypes) + stored;
   }
   if (pass == "widen-16bit")
-    return std::to_string(result.value("ops", 0)) + " ops with 16-bit tensors run on f32 copies (" +
-           std::to_string(result.value("casts", 0)) + " casts)";
+    return std::to_string(result.value("ops", int64_t{0})) + " ops with 16-bit tensors run on f32 copies (" +
+           std::to_string(result.value("casts", int64_t{0})) + " casts)";
   if (pass == "recompute") {
     const json free = result.value("free", json::array());
     const json budgeted = result.value("for_budget", json::array());
-    return std::to_string(result.value("values", 0)) + " values recomputed, " +
-           bytes(result.value("bytes_saved", 0)) + " saved; free (in the norm backward): " +
+    return std::to_string(result.value("values", int64_t{0})) + " values recomputed, " +
+           bytes(result.value("bytes_saved", int64_t{0})) + " saved; free (in the norm backward): " +
            names(free) + "; for the memory budget (+" +
-           std::to_string(result.value("kernels_added", 0)) + " kernels): " + names(budgeted);
+           std::to_string(result.value("kernels_added", int64_t{0})) + " kernels): " + names(budgeted);
   }
   return result.dump();
 }
@@ -146,8 +146,8 @@ std::string tcc::explainCompile(const json &report) {
   os << "tcc compile " << report.value("model", "") << ": model '"
      << report.value("name", "") << "', target " << report.value("target", "")
      << ", precision " << report.value("precision", "") << "\n";
-  os << "parameters: " << report.value("parameters", 0) << " ("
-     << report.value("trainable_parameters", 0) << " trained by the step)\n";
+  os << "parameters: " << report.value("parameters", int64_t{0}) << " ("
+     << report.value("trainable_parameters", int64_t{0}) << " trained by the step)\n";
 
   os << "passes, in order:\n";
   const json &results = report.contains("passes") ? report["passes"] : json::object();
@@ -164,8 +164,8 @@ std::string tcc::explainCompile(const json &report) {
     os << "  left out (--disable-pass): " << names(report["disabled_passes"]) << "\n";
 
   if (report.contains("kernels_per_step"))
-    os << "training step: " << report["kernels_per_step"].value("after_fusion", 0)
-       << " kernels (" << report["kernels_per_step"].value("before_fusion", 0)
+    os << "training step: " << report["kernels_per_step"].value("after_fusion", int64_t{0})
+       << " kernels (" << report["kernels_per_step"].value("before_fusion", int64_t{0})
        << " before fusion)\n";
   if (report.contains("ops") && report["ops"].contains("train_step"))
     listKernels(os, report["ops"]["train_step"]);
@@ -174,7 +174,7 @@ std::string tcc::explainCompile(const json &report) {
     const json &scratch = report["scratch_bytes"];
     os << "memory (planned): " << bytes(report["peak_bytes"]) << " at the peak = state "
        << bytes(report["state_bytes"]) << " + scratch "
-       << bytes(std::max(scratch.value("train_step", 0), scratch.value("eval_step", 0)))
+       << bytes(std::max(scratch.value("train_step", int64_t{0}), scratch.value("eval_step", int64_t{0})))
        << " + batch " << bytes(report["batch_bytes"]) << "\n";
   }
   if (report.contains("memory_budget"))
