@@ -155,7 +155,7 @@ Json parseSchedule(const ObjectReader &r) {
       {{"constant", {}},
        {"step", {"step_size", "gamma"}},
        {"linear_warmup", {"warmup"}},
-       {"one_cycle", {"pct_start", "div_factor", "final_div_factor", "anneal"}},
+       {"one_cycle", {"pct_start", "div_factor", "final_div_factor", "anneal", "cycle_momentum"}},
        {"cosine", {"warmup", "min_factor"}},
        {"piecewise_linear", {"points"}}},
       {"unit", "count_from"}, "schedule type");
@@ -176,6 +176,16 @@ Json parseSchedule(const ObjectReader &r) {
     out["final_div_factor"] =
         r.number("final_div_factor", 1e4, Range::positive());
     out["anneal"] = r.choice("anneal", std::string("cos"), {"cos", "linear"});
+    // OneCycleLR's cycle_momentum (True in PyTorch) is not built: the
+    // momentum stays the optimizer's. Saying false records the choice
+    // (without it tcc compile warns where the optimizer has a momentum).
+    if (r.has("cycle_momentum")) {
+      if (r.boolean("cycle_momentum", std::nullopt))
+        r.failField("cycle_momentum", "true is not supported: tcc keeps the optimizer's momentum "
+                                      "constant under one_cycle (OneCycleLR's "
+                                      "cycle_momentum=False); set it to false");
+      out["cycle_momentum"] = false;
+    }
   } else if (type == "cosine") {
     out["warmup"] = r.number("warmup", 0.0, Range::nonNegative());
     out["min_factor"] = r.number("min_factor", 0.0, Range::closed(0, 1));

@@ -89,6 +89,7 @@ private:
   void initState(void *hostState);
   void resumeState(void *hostState, int64_t &metaStep);
   void checkCounts();
+  void warnFixedScheduleSpan(const Recipe &recipe);
   void checkStep();
   void evaluate(EpochMetrics &m);
   std::pair<std::optional<double>, std::optional<double>> evaluateOnce();

@@ -106,6 +106,9 @@ void Run::chooseEvalMode() {
     fail("--tta on: model '" + info.name + "' was compiled without test-time "
          "augmentation (eval.tta in its JSON); leave --tta out, or add eval.tta "
          "and run `tcc compile` again");
+  if (opts.evalOnly && opts.init.empty() && opts.resume.empty())
+    fail("--eval-only scores the weights of a checkpoint: give it with --init FILE "
+         "(or --resume FILE); without one the weights are the untrained initial ones");
 }
 
 /// A --log-every record: the training metrics of the steps since the last
@@ -354,6 +357,8 @@ int Run::run(const std::vector<std::string> &args) {
   if (!opts.evalOnly)
     checkCounts();
   constants.totalSteps = totalStepsFor(epochs, constants.stepsPerEpoch);
+  if (!opts.evalOnly)
+    warnFixedScheduleSpan(recipe);
   step = counter ? readCounter(*counter, hostState) : metaStep;
   if (!opts.evalOnly)
     checkStep();

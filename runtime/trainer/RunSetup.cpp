@@ -246,4 +246,25 @@ void Run::bindBuffers(const Recipe &recipe) {
   model.bind(b);
 }
 
+/// A piecewise_linear schedule's knots are fixed epochs (or steps); cosine
+/// and one_cycle span whatever run they are in. --epochs other than
+/// train.epochs therefore leaves the knots where the recipe put them: said
+/// here with the rate the run ends at, as --resume says it of its epochs.
+void Run::warnFixedScheduleSpan(const Recipe &recipe) {
+  const ScheduleDesc &s = info.schedule;
+  if (!opts.epochs || *opts.epochs == recipe.epochs ||
+      s.type != ScheduleDesc::PiecewiseLinear || s.pointCount < 2)
+    return;
+  const double perEpoch = static_cast<double>(constants.stepsPerEpoch);
+  const double lastKnot = s.pointT[s.pointCount - 1] / (s.perEpoch ? 1.0 : perEpoch);
+  const double endRate =
+      info.baseLr * lrFactor(s, constants.totalSteps - 1, constants.stepsPerEpoch,
+                             constants.totalSteps);
+  warn("--epochs " + numberText(*opts.epochs) + " differs from train.epochs " +
+       numberText(recipe.epochs) + ", and the piecewise_linear learning-rate schedule keeps "
+       "the knots it was compiled with (the last at epoch " + numberText(lastKnot) +
+       "): the run's last step has lr " + numberText(endRate) + "; for a schedule that fits "
+       "the run, set train.epochs and the schedule's points and run tcc compile again");
+}
+
 } // namespace tcc::rt::detail

@@ -341,7 +341,7 @@ VARIANTS = {
     "schedule_step_epoch": _schedule(type="step", unit="epoch", step_size=0.25, gamma=0.3),
     "schedule_linear_warmup": _schedule(type="linear_warmup", unit="step", warmup=3),
     "schedule_one_cycle": _schedule(type="one_cycle", pct_start=0.3, div_factor=10,
-                                    final_div_factor=100, anneal="cos"),
+                                    final_div_factor=100, anneal="cos", cycle_momentum=False),
     "schedule_one_cycle_linear": _schedule(type="one_cycle", pct_start=0.4, div_factor=5,
                                            final_div_factor=10, anneal="linear"),
     "schedule_cosine": _schedule(type="cosine", unit="step", warmup=2, min_factor=0.1),

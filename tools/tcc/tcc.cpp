@@ -186,6 +186,23 @@ void checkScheduleSpan(const ::tcc::frontend::ModelSpec &spec,
                     " are never used");
 }
 
+/// one_cycle keeps the optimizer's momentum constant, where PyTorch's
+/// OneCycleLR cycles it by default: said unless the model says
+/// cycle_momentum: false.
+void checkOneCycleMomentum(const ::tcc::frontend::ModelSpec &spec, tcc::CompileFacts &facts) {
+  const auto &schedule = spec.train["schedule"];
+  const auto &optimizer = spec.train["optimizer"];
+  std::string type = optimizer.value("type", "");
+  bool momentum = type == "sgd" ? optimizer.value("momentum", 0.0) > 0
+                                : type == "adam" || type == "adamw" || type == "lamb";
+  if (schedule.value("type", "") == "one_cycle" && momentum &&
+      !schedule.contains("cycle_momentum"))
+    tcc::warn(facts, "train.schedule one_cycle keeps the " + type + " momentum constant; "
+                     "PyTorch's OneCycleLR cycles it between 0.85 and 0.95 by default "
+                     "(cycle_momentum=True), which tcc does not: set "
+                     "train.schedule.cycle_momentum to false to say so");
+}
+
 /// The recompute pass fits the step into the budget or fails; without it
 /// (--disable-pass=recompute) the budget is still checked against the plan.
 mlir::LogicalResult checkMemoryBudget(const ::tcc::frontend::ModelSpec &spec,
@@ -368,6 +385,11 @@ int runCompile(const tcc::CompileOptions &options) {
   // the plan even when only the frontend's IR is printed.
   checkPrecision(spec, options, facts);
   checkScheduleSpan(spec, facts);
+  checkOneCycleMomentum(spec, facts);
+  if (generates && facts.precision != "fp32" && !target.takesGpu)
+    std::cerr << "tcc: note: --target=" << options.target << " runs " << facts.precision
+              << " by emulating 16-bit numbers (each rounded as a GPU rounds it): the "
+                 "results are a GPU's, the speed is below fp32's\n";
   for (const char *cudaOnly : {"pad-channels", "channels-last"})
     if (options.target != "cuda" &&
         llvm::is_contained(options.disabledPasses, std::string(cudaOnly)))
