@@ -7,7 +7,7 @@ packages=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   nlohmann-json3-dev libgtest-dev zlib1g-dev
   dataset-fashion-mnist
-  python3-torch python3-numpy python3-jsonschema python3-matplotlib
+  python3-torch python3-numpy python3-jsonschema python3-matplotlib python3-pip
 )
 
 # The cuDNN frontend (header-only C++ graph API) for the cuda target's
@@ -35,11 +35,23 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-echo "tcc setup: installing ${missing[*]}" >&2
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "tcc setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python's safetensors (not packaged by Debian 12) from PyPI, for Debian's
+# Python with its torch: how users load a checkpoint in PyTorch
+# (docs/training.md), and what the interop tests check it with. Pinned.
+# Without a network the tests that need it skip.
+safetensors_version=0.8.0
+if ! /usr/bin/python3 -c "import safetensors" 2>/dev/null; then
+  echo "tcc setup: installing safetensors $safetensors_version for /usr/bin/python3 (PyPI)" >&2
+  $sudo /usr/bin/python3 -m pip install -q --root-user-action=ignore --break-system-packages \
+    "safetensors==$safetensors_version" ||
+    echo "tcc setup: warning: safetensors could not be installed; its interop tests will skip" >&2
+fi
