@@ -441,12 +441,11 @@ int Run::run(const std::vector<std::string> &args) {
         clock() - lastCheckpoint >= *opts.checkpointMinutes * 60)
       checkpoint(hostState);
     if (!epochEnd && !last && progress.enabled()) {
+      // Counted toward where this run stops: --steps when it comes first.
       std::string text =
           "epoch " + std::to_string(step / constants.stepsPerEpoch + 1) + "/" +
-          std::to_string((constants.totalSteps + constants.stepsPerEpoch - 1) /
-                         constants.stepsPerEpoch) +
-          "  step " + std::to_string(step) + "/" +
-          std::to_string(constants.totalSteps);
+          std::to_string((runEnd + constants.stepsPerEpoch - 1) / constants.stepsPerEpoch) +
+          "  step " + std::to_string(step) + "/" + std::to_string(runEnd);
       if (totals.count > 0) {
         char buf[96];
         std::snprintf(buf, sizeof buf, "  loss %.4f  acc %s",

@@ -29,6 +29,9 @@ training curves their detail.
 
 Options:
   -o, --output=FILE.png  where to write the plot (written atomically)
+  --x=AXIS               the x axis: epoch (default), step, or time (the
+                         run's wall-clock seconds, "elapsed_s")
+  --log=PANELS           logarithmic y axes: loss, lr, or loss,lr
   -h, --help             show this help
 
 Needs matplotlib for )" TCC_PLOT_PYTHON R"( (Debian: python3-matplotlib).

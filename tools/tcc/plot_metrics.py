@@ -1,9 +1,10 @@
 """tcc plot: training curves from trainers' metrics files (JSON lines).
 
 Run by `tcc plot RUN.jsonl... -o curves.png` (tools/tcc/tcc.cpp), with
-Debian's python3-matplotlib. Three panels against epochs: loss (train solid,
-test dashed), accuracy (likewise) and the learning rate; each run one colour,
-labelled by its file name. Step records (--log-every) draw the training
+Debian's python3-matplotlib. Three panels against epochs (or steps, or
+wall-clock seconds: --x): loss (train solid, test dashed), accuracy
+(likewise) and the learning rate, the loss and learning-rate axes linear or
+logarithmic (--log); each run one colour, labelled by its file name. Step records (--log-every) draw the training
 curves where present; epoch records draw the test curves. The PNG is written
 atomically. Every problem is one "error:" line and exit status 1.
 """
@@ -53,21 +54,50 @@ def read_run(path):
     return epochs, steps
 
 
-def series(records, key):
+# --x: the record field each choice reads, and the axis label.
+X_AXES = {"epoch": ("epoch", "epoch"), "step": ("step", "step"),
+          "time": ("elapsed_s", "wall-clock seconds")}
+LOG_PANELS = ("loss", "lr")
+
+
+def series(records, key, x_key):
+    """Points of `key` against `x_key`; a positive-only axis drops y <= 0 on a log scale."""
     xs, ys = [], []
     for r in records:
-        y = number(r.get(key))
-        if y is not None and math.isfinite(y):
-            xs.append(float(r["epoch"]))
+        x, y = number(r.get(x_key)), number(r.get(key))
+        if x is not None and y is not None and math.isfinite(y):
+            xs.append(x)
             ys.append(y)
     return xs, ys
 
 
+def option_value(argv, i, name):
+    """The value of option `name` at argv[i] (`--name=V` or `--name V`) and the next index."""
+    a = argv[i]
+    if a.startswith(name + "="):
+        return a.split("=", 1)[1], i + 1
+    if i + 1 >= len(argv):
+        fail("%s needs a value" % name)
+    return argv[i + 1], i + 2
+
+
 def main(argv):
-    output, runs = None, []
+    output, runs, x_axis, log = None, [], "epoch", set()
     i = 0
     while i < len(argv):
         a = argv[i]
+        if a == "--x" or a.startswith("--x="):
+            x_axis, i = option_value(argv, i, "--x")
+            if x_axis not in X_AXES:
+                fail("--x %s: expected one of %s" % (x_axis, ", ".join(X_AXES)))
+            continue
+        if a == "--log" or a.startswith("--log="):
+            value, i = option_value(argv, i, "--log")
+            log = {p for p in value.split(",") if p}
+            unknown = sorted(log - set(LOG_PANELS))
+            if unknown or not log:
+                fail("--log %s: expected a comma-separated list of %s" % (value, ", ".join(LOG_PANELS)))
+            continue
         if a in ("-o", "--output"):
             if i + 1 >= len(argv):
                 fail("%s needs a file name" % a)
@@ -99,28 +129,39 @@ def main(argv):
         fail("tcc plot needs matplotlib for %s: install Debian's python3-matplotlib "
              "(scripts/setup.sh does)" % sys.executable)
 
+    x_key, x_label = X_AXES[x_axis]
+    if x_axis == "time" and not any("elapsed_s" in r for _, e, st in data for r in e + st):
+        fail("--x time: the metrics files have no \"elapsed_s\"; use --x epoch or --x step")
     fig, (loss_ax, acc_ax, lr_ax) = plt.subplots(1, 3, figsize=(15, 4.2))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for k, (name, epochs, steps) in enumerate(data):
         c = colors[k % len(colors)]
         train = steps if steps else epochs
         for ax, key in ((loss_ax, "loss"), (acc_ax, "acc")):
-            x, y = series(train, "train_" + key)
+            x, y = series(train, "train_" + key, x_key)
             if x:
                 ax.plot(x, y, color=c, label="%s train" % name)
-            x, y = series(epochs, "test_" + key)
+            x, y = series(epochs, "test_" + key, x_key)
             if x:
                 ax.plot(x, y, color=c, linestyle="--", marker="o", markersize=3,
                         label="%s test" % name)
-        x, y = series(sorted(epochs + steps, key=lambda r: r["step"]), "lr")
+        x, y = series(sorted(epochs + steps, key=lambda r: r["step"]), "lr", x_key)
         if x:
             lr_ax.plot(x, y, color=c, label=name)
-    for ax, title in ((loss_ax, "loss"), (acc_ax, "accuracy"), (lr_ax, "learning rate")):
-        ax.set_title(title)
-        ax.set_xlabel("epoch")
+    panels = ((loss_ax, "loss", "loss"), (acc_ax, "accuracy", None), (lr_ax, "learning rate", "lr"))
+    for ax, title, name in panels:
+        ax.set_title(title + (" (log scale)" if name in log else ""))
+        ax.set_xlabel(x_label)
+        if name in log:
+            ax.set_yscale("log")  # matplotlib leaves out values <= 0 (an lr of 0)
         ax.grid(True, alpha=0.3)
         if ax.lines:
             ax.legend(fontsize=8)
+    if os.environ.get("TCC_PLOT_DESCRIBE"):  # for the tests: what was drawn
+        print(json.dumps([{"title": ax.get_title(), "xlabel": ax.get_xlabel(),
+                           "yscale": ax.get_yscale(),
+                           "x": [[float(v) for v in line.get_xdata()] for line in ax.lines]}
+                          for ax, _, _ in panels]))
     fig.tight_layout()
     fd, tmp = tempfile.mkstemp(prefix=".plot-", suffix=".png", dir=directory)
     os.close(fd)
