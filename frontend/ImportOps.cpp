@@ -49,6 +49,10 @@ ArrayRef<int64_t> shapeOf(Value v) {
   return cast<ShapedType>(v.getType()).getShape();
 }
 
+/// A value's shape without the batch dimension, as model.json's shapes are
+/// written: [64, 10] -> [10].
+std::string sampleShapeStr(Value v) { return formatShape(shapeOf(v).drop_front()); }
+
 /// PyTorch allows negative axes; the IR does not. Out-of-range axes stay
 /// out of range (and are reported as the user wrote them, below).
 int64_t normalizeAxis(int64_t axis, Value v) {
@@ -77,6 +81,19 @@ SmallVector<Value> present(std::initializer_list<Value> values) {
 }
 
 } // namespace
+
+/// An elementwise op of two inputs needs one shape: the error names each
+/// input with its per-sample shape (the batch is the run's, not the user's).
+LogicalResult NodeImporter::checkSameShapes(const NodeSpec &node, ArrayRef<Value> inputs,
+                                            StringRef verb) {
+  if (shapeOf(inputs[0]) == shapeOf(inputs[1]))
+    return success();
+  return fail(&node, verb.str() + " '" + node.inputs[0] + "' (" + sampleShapeStr(inputs[0]) +
+                         " per sample) and '" + node.inputs[1] + "' (" +
+                         sampleShapeStr(inputs[1]) +
+                         " per sample): elementwise inputs need the same shape; change one "
+                         "of the layers that computes them");
+}
 
 LogicalResult NodeImporter::importNode(const NodeSpec &node) {
   SmallVector<Value> inputs;
@@ -114,9 +131,17 @@ LogicalResult NodeImporter::importNode(const NodeSpec &node) {
                           {a.pair("stride"), a.pair("padding"),
                            a.pair("dilation"), a.i64Attr("groups", groups)});
   } else if (kind == "linear") {
+    // Image features need a flatten or a pool; a [N, T, F] sequence a linear
+    // applied per token, which is not built yet (torch.nn.Linear's last-axis
+    // semantics come with the transformer ops).
     if (shapeOf(x).size() != 2)
       return fail(&node, "needs an [N, features] input, got " + shapeStr(x) +
-                             "; add a flatten (or global pool) node before it");
+                             (shapeOf(x).size() == 4
+                                  ? "; add a flatten (or global pool) node before it"
+                                  : "; a linear applied to each position of a sequence "
+                                    "([N, T, features], as torch.nn.Linear does) is not "
+                                    "supported yet; a flatten before it would mix all "
+                                    "positions into one vector instead"));
     int64_t out = a.i64("out_features");
     int64_t in = shapeOf(x).back();
     if (failed(checkWeightSize(node, {out, in},
@@ -198,6 +223,8 @@ LogicalResult NodeImporter::importNode(const NodeSpec &node) {
   } else if (kind == "global_max_pool") {
     op = create<GlobalMaxPoolOp>(node, x, {});
   } else if (kind == "add") {
+    if (failed(checkSameShapes(node, inputs, "adds")))
+      return failure();
     op = create<AddOp>(node, inputs, {});
   } else if (kind == "mul") {
     // A [N, C, ...] tensor times a [N, C] or [N, C, 1, ...] gate, either
@@ -215,6 +242,8 @@ LogicalResult NodeImporter::importNode(const NodeSpec &node) {
         gate = create<FlattenOp>(node, gate, {})->getResult(0);
       op = create<ChannelMulOp>(node, {input, gate}, {});
     } else {
+      if (failed(checkSameShapes(node, inputs, "multiplies")))
+        return failure();
       op = create<MulOp>(node, inputs, {});
     }
   } else if (kind == "concat") {

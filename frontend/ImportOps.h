@@ -19,6 +19,11 @@ protected:
 
   /// Emits the ops of one node; its value is recorded under its name.
   LogicalResult importNode(const ::tcc::frontend::NodeSpec &node);
+
+private:
+  /// Fails naming both inputs when they differ in shape; `verb`: "adds".
+  LogicalResult checkSameShapes(const ::tcc::frontend::NodeSpec &node, ArrayRef<Value> inputs,
+                                StringRef verb);
 };
 
 } // namespace mlir::tcc

@@ -296,7 +296,15 @@ bool loadStateDict(const std::string &path, const ModelInfo &info,
   SafetensorsFile file;
   if (!readSafetensors(path, file, error))
     return false;
-  const std::string where = oneLine(path) + ": ";
+  // A checkpoint of another tcc model fails on some tensor; its metadata
+  // says which model it is, which is the useful part of the error.
+  auto model = file.metadata.find("model");
+  const std::string where =
+      oneLine(path) + ": " +
+      (model != file.metadata.end() && model->second != info.name
+           ? "this checkpoint is of model '" + oneLine(model->second) + "', not '" +
+                 info.name + "': "
+           : "");
   std::map<std::string, const StateTensor *> byName;
   std::vector<std::string> valid;
   for (const StateTensor &t : info.state) {

@@ -15,6 +15,7 @@
 #include "runtime/AtomicFile.h"
 #include "tools/tcc/BuildTrainer.h"
 #include "tools/tcc/CudaBake.h"
+#include "tools/tcc/DataCheck.h"
 #include "tools/tcc/DefaultTarget.h"
 #include "tools/tcc/SourceTree.h"
 #include "tools/tcc/Plot.h"
@@ -386,6 +387,9 @@ int runCompile(const tcc::CompileOptions &options) {
   checkPrecision(spec, options, facts);
   checkScheduleSpan(spec, facts);
   checkOneCycleMomentum(spec, facts);
+  if (generates)
+    for (const std::string &warning : tcc::checkDataAtCompile(spec))
+      tcc::warn(facts, warning);
   if (generates && facts.precision != "fp32" && !target.takesGpu)
     std::cerr << "tcc: note: --target=" << options.target << " runs " << facts.precision
               << " by emulating 16-bit numbers (each rounded as a GPU rounds it): the "

@@ -1,0 +1,112 @@
+//===- DataCheck.cpp - The model's data, looked at when it is compiled ----===//
+//
+// The trainer checks its data when it starts (runtime/data). Where the data
+// is already there at compile time, a missing folder or images of another
+// shape are said now, as warnings: the data may be produced later, or come
+// with ./train --data.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/tcc/DataCheck.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+namespace {
+
+bool exists(const std::string &path) { return llvm::sys::fs::exists(path); }
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// The shape in an .npy file's header, or empty if it cannot be read.
+std::vector<int64_t> npyShape(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[10];
+  if (!in.read(head, 10) || std::string(head, 6) != "\x93NUMPY")
+    return {};
+  size_t length = static_cast<unsigned char>(head[8]) |
+                  static_cast<unsigned char>(head[9]) << 8;
+  if (head[6] != 1) { // versions 2 and 3: a 4-byte length
+    char more[2];
+    if (!in.read(more, 2))
+      return {};
+    length |= size_t(static_cast<unsigned char>(more[0])) << 16 |
+              size_t(static_cast<unsigned char>(more[1])) << 24;
+  }
+  if (length > 65536)
+    return {};
+  std::string header(length, '\0');
+  if (!in.read(header.data(), length))
+    return {};
+  std::smatch m;
+  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([0-9,\\s]*)\\)")))
+    return {};
+  std::vector<int64_t> shape;
+  std::stringstream dims(m[1].str());
+  for (std::string d; std::getline(dims, d, ',');)
+    if (d.find_first_of("0123456789") != std::string::npos)
+      shape.push_back(std::stoll(d));
+  return shape;
+}
+
+/// The image shape of an uncompressed idx file ([H, W]), or empty.
+std::vector<int64_t> idxImageShape(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char h[16];
+  if (!in.read(reinterpret_cast<char *>(h), 16) || h[2] != 0x08 || h[3] != 3)
+    return {};
+  auto be = [&](int at) { return int64_t(h[at]) << 24 | h[at + 1] << 16 | h[at + 2] << 8 | h[at + 3]; };
+  return {be(8), be(12)};
+}
+
+} // namespace
+
+std::vector<std::string> tcc::checkDataAtCompile(const ::tcc::frontend::ModelSpec &spec) {
+  const std::string format = spec.data.value("format", "");
+  const std::string path = spec.data.value("path", "");
+  std::vector<std::string> warnings;
+  const std::string later =
+      ": the trainer reads its data there when it starts (or from ./train --data PATH)";
+  if (path.empty() || !exists(path))
+    return {"data.path '" + path + "' does not exist (yet)" + later};
+  std::vector<std::string> files;
+  if (format == "idx")
+    files = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+             "t10k-labels-idx1-ubyte"};
+  else if (format == "npy")
+    files = {"train_x.npy", "train_y.npy", "test_x.npy", "test_y.npy"};
+  else if (format == "cifar10" && !exists(path + "/cifar-10-batches-bin"))
+    files = {"data_batch_1.bin", "test_batch.bin"};
+  for (const std::string &file : files)
+    if (!exists(path + "/" + file) && !(format == "idx" && exists(path + "/" + file + ".gz")))
+      return {"data.path '" + path + "' has no " + file + later};
+
+  // The image shape, where the header says it without decompressing.
+  const std::vector<int64_t> &input = spec.inputShape;
+  std::vector<int64_t> images, expected;
+  if (format == "npy") {
+    std::vector<int64_t> shape = npyShape(path + "/train_x.npy");
+    if (shape.size() >= 2) {
+      images.assign(shape.begin() + 1, shape.end());
+      expected = input;
+      if (images.size() == 2 && input.size() == 3 && input[0] == 1)
+        expected.erase(expected.begin()); // [N, H, W] is one channel
+    }
+  } else if (format == "idx" && exists(path + "/train-images-idx3-ubyte")) {
+    images = idxImageShape(path + "/train-images-idx3-ubyte");
+    expected.assign(input.begin() + 1, input.end());
+  }
+  if (!images.empty() && images != expected)
+    warnings.push_back("data.path '" + path + "' holds images " + shapeText(images) +
+                       ", but input.shape is " + shapeText(input) +
+                       ": the trainer will refuse them (docs/data.md)");
+  return warnings;
+}
