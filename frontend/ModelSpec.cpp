@@ -73,7 +73,7 @@ std::string badModelName(const std::string &name) {
 
 void parseTop(const Json &doc, ModelSpec &spec) {
   ObjectReader top(doc, "", "");
-  top.allowOnly({"format", "name", "description", "input", "graph", "output",
+  top.allowOnly({"format", "name", "description", "input", "blocks", "graph", "output",
                  "loss", "train", "data", "eval"});
   if (!top.has("format"))
     fail(std::string("missing top-level field 'format'; the first line "
@@ -88,7 +88,15 @@ void parseTop(const Json &doc, ModelSpec &spec) {
     top.failField("name", why);
   spec.description = top.string("description", std::string());
   parseInput(top.object("input"), spec);
-  parseGraph(top.require("graph"), top.find("output"), spec);
+  const Json *output = top.find("output");
+  Json renamed;
+  if (output && output->is_string()) {
+    std::string name = output->get<std::string>();
+    renamed = name;
+    output = &renamed;
+  }
+  std::string *outputName = output ? renamed.get_ptr<std::string *>() : nullptr;
+  parseGraph(expandBlocks(top.find("blocks"), top.require("graph"), outputName), output, spec);
   spec.loss = parseLoss(top.object("loss"));
   spec.train = parseTrain(top.object("train"));
   spec.data = parseData(top.find("data"), spec);

@@ -33,6 +33,10 @@ void parseOpFields(const ObjectReader &r, NodeSpec &node,
 /// Reads `graph` and `output` (may be null) into spec.nodes, spec.output and
 /// spec.topoOrder, checking names, inputs, cycles and dead nodes.
 void parseGraph(const Json &graph, const Json *output, ModelSpec &spec);
+/// `graph` with its "block" and "repeat" nodes replaced by the nodes of the
+/// blocks they name (BlockSpec.cpp); `output`, if it names an instance, is
+/// renamed to the instance's last node. `blocks` may be null.
+Json expandBlocks(const Json *blocks, const Json &graph, std::string *output);
 
 LossSpec parseLoss(const ObjectReader &r);
 /// The `train` section with every default filled.

@@ -53,6 +53,21 @@ def named(spec, name):
     return next(n for n in spec["graph"] if n["name"] == name)
 
 
+def with_block(op="block", graph=None, params=("f",), **node_fields):
+    """A mutation that defines block "b" (a linear and a scale by "$f") and
+    puts an instance of it (op "block" or "repeat") in place of node "sc"."""
+    def apply(spec):
+        spec["blocks"] = {"b": {"params": list(params), "graph": graph or [
+            {"name": "fc", "op": "linear", "out_features": 10},
+            {"name": "s", "op": "scale", "factor": "$f"}]}}
+        fields = {"name": "sc", "op": op, "block": "b", "with": {"f": 1.5}}
+        if op == "repeat":
+            fields["count"] = 2
+        fields.update(node_fields)
+        spec["graph"] = [fields if n["name"] == "sc" else n for n in spec["graph"]]
+    return apply
+
+
 def setter(path, value):
     """A mutation setting spec[path...] = value; path elements are keys, or
     "op:<op>" / "node:<name>" for a graph node."""
@@ -231,6 +246,19 @@ MUTATIONS = {
     "optimizer.lookahead.alpha_schedule": optimizer(lookahead={"alpha_schedule": "cubic"}),
     "optimizer.lookahead.buffers": optimizer(lookahead={"buffers": True}),
     "optimizer.lookahead.copy_back": optimizer(lookahead={"copy_back": True}),
+    # blocks: expanded into nodes (a block's own fields are read after the
+    # "$param" substitution, as any node's)
+    "model.blocks": with_block(),
+    # (a block of the base's own "sc" node alone compiles to the base's IR)
+    "block.graph": with_block(graph=[{"name": "s", "op": "scale", "factor": "$f"},
+                                     {"name": "r", "op": "relu"}]),
+    "block.params": (with_block(params=("f", "g")), "refused"),
+    "op.block.block": (with_block(block="nope"), "refused"),
+    "op.block.with": with_block(**{"with": {"f": 3.0}}),
+    "op.repeat.block": with_block(op="repeat"),
+    "op.repeat.count": with_block(op="repeat", count=3),
+    "op.repeat.from": with_block(op="repeat", **{"from": 4}),
+    "op.repeat.with": with_block(op="repeat", **{"with": {"f": 0.5}}),
     "schedule.type": schedule(type="linear_warmup", warmup=2),
     "schedule.unit": schedule(type="cosine", unit="epoch", warmup=1),
     "schedule.count_from": schedule(type="linear_warmup", warmup=2, count_from=1),
