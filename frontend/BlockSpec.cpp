@@ -51,6 +51,17 @@ private:
   std::map<std::string, Block> blocks;
 };
 
+/// The name of the last node of `out` ("input" if none; "" if it has no
+/// name, which the graph reader reports).
+std::string lastName(const Json &out) {
+  if (out.empty())
+    return "input";
+  const Json &last = out.back();
+  return last.is_object() && last.contains("name") && last["name"].is_string()
+             ? last["name"].get<std::string>()
+             : std::string();
+}
+
 /// `value` with every "$param" string replaced by its argument.
 Json substitute(const Json &value, const Json &args, const std::string &where) {
   if (value.is_string()) {
@@ -142,7 +153,8 @@ void Expander::expand(const Json &graph, const std::string &where, const std::st
           if (in.is_string())
             in = resolve(in.get<std::string>());
     }
-    std::string op = node.value("op", "");
+    std::string op = node.contains("op") && node["op"].is_string() ? node["op"].get<std::string>()
+                                                                  : std::string();
     if (op == "block" || op == "repeat") {
       for (auto field = node.begin(); field != node.end(); ++field)
         if (!std::set<std::string>{"name", "op", "block", "with", "inputs", "count", "from"}
@@ -191,8 +203,7 @@ void Expander::expand(const Json &graph, const std::string &where, const std::st
     expanded["name"] = name;
     if (!inputs.is_null())
       expanded["inputs"] = inputs;
-    else if (previous != (out.empty() ? "input" : out.back()["name"].get<std::string>()) ||
-             !prefix.empty())
+    else if (!prefix.empty() || previous != lastName(out))
       expanded["inputs"] = previous; // the previous node of this graph, not of `out`
     out.push_back(std::move(expanded));
     local.insert(own);
