@@ -1,7 +1,7 @@
 //===- CpuTarget.cpp - The cpu target: C++ with OpenMP kernels ------------===//
 //
 // The whole source of a cpu model: a CpuModel (runtime/cpu/CpuModel.h) whose
-// steps gather their batch (runtime/cpu/Batch.h), then run the walked parts;
+// steps gather their batch (runtime/cpu/Batch.h), then run the walked rows;
 // each op is a call of the reference kernels (runtime/kernels/, and
 // runtime/cpu/StepOps.h for the ops that read step values), printed by
 // CpuOps.cpp and CpuOpsTrain.cpp.

@@ -2,7 +2,7 @@
 //
 // The whole source (a .cu file) of a cuda model: a cuda::CudaModel
 // (runtime/cuda/device/CudaModel.cuh) whose steps gather their batch on the
-// device and run the walked parts, each op a launch on the model's stream
+// device and run the walked rows, each op a launch on the model's stream
 // (CudaOps.cpp). The first training step is recorded as a CUDA graph and
 // replayed (docs/cuda.md). The walk and the model description are the cpu
 // target's (StepWalker.h, ModelDescription.h).

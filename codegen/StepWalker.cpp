@@ -20,8 +20,6 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
-#include "llvm/ADT/StringSet.h"
-#include "llvm/Support/Format.h"
 
 using namespace mlir;
 using namespace mlir::tcc;

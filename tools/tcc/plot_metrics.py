@@ -29,6 +29,31 @@ def number(v):
     return float(v)
 
 
+# The fields a record's curves read, and the largest magnitude drawn: an f32
+# trainer writes nothing past 3.4e38, and matplotlib fails on axes near 1e308.
+METRIC_FIELDS = ("train_loss", "test_loss", "train_acc", "test_acc", "lr", "elapsed_s")
+LARGEST = 3.5e38
+
+
+def check_record(record, where):
+    """Fails on a field of the wrong type; warns on values past f32's range."""
+    for key in ("epoch", "step"):
+        v = record[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            fail("%s: \"%s\" must be a number, got %s" % (where, key, json.dumps(v)[:40]))
+    for key in METRIC_FIELDS:
+        v = record.get(key)
+        if v is None or v in ("NaN", "Infinity", "-Infinity"):
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            fail("%s: \"%s\" must be a number, null or \"NaN\", got %s"
+                 % (where, key, json.dumps(v)[:40]))
+        if abs(v) > LARGEST:
+            print("warning: %s: \"%s\" is %g, beyond the range of f32 training; not drawn"
+                  % (where, key, v), file=sys.stderr)
+            record[key] = None
+
+
 def read_run(path):
     """(epoch records, step records) of one metrics file, in file order."""
     try:
@@ -48,6 +73,7 @@ def read_run(path):
                  "object per line, as './train --metrics FILE' writes it" % (path, i, e))
         if not isinstance(record, dict) or "epoch" not in record or "step" not in record:
             fail("%s:%d: not a metrics record (no \"epoch\" and \"step\")" % (path, i))
+        check_record(record, "%s:%d" % (path, i))
         (steps if record.get("type") == "step" else epochs).append(record)
     if not epochs and not steps:
         fail("%s: no metrics records" % path)
@@ -163,7 +189,10 @@ def main(argv):
                            "x": [[float(v) for v in line.get_xdata()] for line in ax.lines]}
                           for ax, _, _ in panels]))
     fig.tight_layout()
-    fd, tmp = tempfile.mkstemp(prefix=".plot-", suffix=".png", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".plot-", suffix=".png", dir=directory)
+    except OSError as e:
+        fail("-o %s: cannot write in '%s' (%s)" % (output, directory, e.strerror))
     os.close(fd)
     umask = os.umask(0)
     os.umask(umask)
@@ -174,6 +203,10 @@ def main(argv):
     except OSError as e:
         os.unlink(tmp)
         fail("-o %s: cannot write it (%s)" % (output, e.strerror))
+    except Exception as e:  # matplotlib on values it cannot lay out: no traceback
+        os.unlink(tmp)
+        fail("-o %s: matplotlib could not draw these curves (%s: %s)"
+             % (output, type(e).__name__, e))
     return 0
 
 
