@@ -11,6 +11,7 @@
 #include "runtime/data/Readers.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <string_view>
@@ -335,6 +336,16 @@ bool readImages(const std::string &path, Dataset &d, std::string &error) {
     if (!std::isfinite(v)) {
       error = path + ": image value " + std::to_string(i) + " is " +
               (std::isnan(v) ? "NaN" : "infinite");
+      return false;
+    }
+    // Past 2^64 a value's square (batch norm's variance, an L2 norm)
+    // overflows f32: the run would only report a diverged loss.
+    if (std::fabs(v) >= 18446744073709551616.0f) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%g", double(v));
+      error = path + ": image value " + std::to_string(i) + " is " + text +
+              ", past what f32 training can use (its square overflows f32); scale the "
+              "images to a small range, e.g. [0, 1]";
       return false;
     }
     d.f32[i] = v;

@@ -293,6 +293,21 @@ TEST(NpyReader, BadShapesAndValues) {
                     rawBytes(std::vector<float>{0, 0, 0, 0})));
   EXPECT_EQ(loadError(dir.str()),
             dir.file("test_x.npy") + ": image value 1 is NaN");
+  // Finite, but past what f32 training can square: said at load, not as a
+  // diverged loss later.
+  writeFile(dir.file("test_x.npy"),
+            npyFile(npyDict("<f4", "(2, 1, 1, 1)"), rawBytes(std::vector<float>{0.5f, 3e38f})));
+  EXPECT_EQ(loadError(dir.str()),
+            dir.file("test_x.npy") + ": image value 1 is 3e+38, past what f32 training can use "
+                                     "(its square overflows f32); scale the images to a small "
+                                     "range, e.g. [0, 1]");
+  writeFile(dir.file("test_x.npy"),
+            npyFile(npyDict("<f4", "(2, 1, 1, 1)"), rawBytes(std::vector<float>{0.5f, 1e18f})));
+  {
+    DataSplit split;
+    std::string error;
+    EXPECT_TRUE(loadDataset("npy", dir.str(), split, error)) << error;
+  }
   writeNpyDir(dir);
   writeFile(dir.file("test_x.npy"),
             npyFile(npyDict("|u1", "(2, 1, 3, 3)"), u8Images(2, 1, 3, 3)));
