@@ -99,18 +99,18 @@ std::string Expander::instance(const std::string &blockName, const Json &args,
     if (!args.contains(param))
       fail(where + ": block " + quote(blockName) + " needs \"with\": {" + quote(param) +
            ": ...} (its params are the values its nodes read as \"$name\")");
-  for (auto arg = args.begin(); arg != args.end(); ++arg)
-    if (std::find(block.params.begin(), block.params.end(), arg.key()) == block.params.end())
-      fail(where + ": block " + quote(blockName) + " has no param " + quote(arg.key()) +
-           (block.params.empty() ? "; it has none"
-                                 : didYouMean(arg.key(), block.params).empty()
-                                       ? "; its params are " + [&] {
-                                           std::string all;
-                                           for (const std::string &p : block.params)
-                                             all += (all.empty() ? "" : ", ") + quote(p);
-                                           return all;
-                                         }()
-                                       : didYouMean(arg.key(), block.params)));
+  for (auto arg = args.begin(); arg != args.end(); ++arg) {
+    if (std::find(block.params.begin(), block.params.end(), arg.key()) != block.params.end())
+      continue;
+    std::string hint = didYouMean(arg.key(), block.params);
+    if (hint.empty()) {
+      for (const std::string &p : block.params)
+        hint += (hint.empty() ? "; its params are " : ", ") + quote(p);
+      if (hint.empty())
+        hint = "; it has none";
+    }
+    fail(where + ": block " + quote(blockName) + " has no param " + quote(arg.key()) + hint);
+  }
   Json nodes = substitute(block.graph, args, where);
   expand(nodes, "blocks." + blockName + ".graph", name + ".", input, depth + 1, out);
   return out.back()["name"].get<std::string>();
