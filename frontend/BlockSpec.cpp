@@ -180,9 +180,10 @@ void Expander::expand(const Json &graph, const std::string &where, const std::st
           fail(at + ": op repeat needs \"count\", a whole number from 1 to 10000");
         count = node["count"].get<int64_t>();
         if (node.contains("from")) {
-          if (!node["from"].is_number_integer() || node["from"].get<int64_t>() < 0)
-            fail(at + ": \"from\" must be a whole number >= 0, the index of the first "
-                      "instance's name");
+          if (!node["from"].is_number_integer() || node["from"].get<int64_t>() < 0 ||
+              node["from"].get<int64_t>() > 1000000)
+            fail(at + ": \"from\" must be a whole number from 0 to 1000000, the index of the "
+                      "first instance's name");
           first = node["from"].get<int64_t>();
         }
       }
