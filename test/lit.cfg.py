@@ -25,10 +25,10 @@ config.environment["OMP_WAIT_POLICY"] = "passive"
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["tcc", "tcc-opt", "tcc-translate"], [config.tcc_tools_dir])
+# TCC_TEST_DEPENDS (test/CMakeLists.txt): the tools that tcc-test-tools builds.
+llvm_config.add_tool_substitutions(config.tcc_tools, [config.tcc_tools_dir])
 if config.tcc_have_cuda:
     config.available_features.add("cuda")
-    llvm_config.add_tool_substitutions(["tcc-tune"], [config.tcc_tools_dir])
 
 # %{gpu}: "gpu" where the NVIDIA driver shows a GPU (tcc compile's default
 # target is then cuda, tools/tcc/DefaultTarget.cpp), "no-gpu" otherwise.

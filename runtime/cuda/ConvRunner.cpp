@@ -4,6 +4,7 @@
 
 #include "runtime/CompiledModel.h"
 #include "runtime/cuda/ConvGraph.h"
+#include "runtime/cuda/CudnnHandle.h"
 
 #include <cuda_runtime.h>
 
@@ -45,7 +46,7 @@ void checkDevice(const BakedTarget &target, std::string &deviceName) {
 } // namespace
 
 struct ConvRunner::Plans {
-  cudnnHandle_t handle = nullptr;
+  CudnnHandle handle; ///< first: destroyed after the plans built with it
   std::vector<std::unique_ptr<ConvGraph>> graphs;
   std::vector<int64_t> workspaceBytes; ///< what each rebuilt plan needs
   std::vector<std::string> names; ///< "the forward convolution of 'conv1'", for messages
@@ -58,8 +59,6 @@ struct ConvRunner::Plans {
   ~Plans() {
     if (overflow)
       cudaFree(overflow);
-    if (handle)
-      cudnnDestroy(handle);
   }
 };
 
@@ -87,8 +86,8 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
     std::cerr << "warning: " << message
               << "; plans that do not build are replaced (--allow-fallback)\n";
   }
-  if (cudnnCreate(&plans->handle) != CUDNN_STATUS_SUCCESS ||
-      cudnnSetStream(plans->handle, static_cast<cudaStream_t>(stream)) !=
+  if (plans->handle.create() != CUDNN_STATUS_SUCCESS ||
+      cudnnSetStream(plans->handle.get(), static_cast<cudaStream_t>(stream)) !=
           CUDNN_STATUS_SUCCESS)
     throw ModelSetupError("cuDNN cannot start on " + deviceName);
 
@@ -105,7 +104,7 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
                        " convolution of " + baked.nodes;
     auto graph = std::make_unique<ConvGraph>();
     std::string failure;
-    if (!buildConvGraph(problem, nullptr, plans->handle, *graph, failure))
+    if (!buildConvGraph(problem, nullptr, plans->handle.get(), *graph, failure))
       throw ModelSetupError(what + ": " + failure);
     int64_t bytes = 0;
     failure = graph->buildBakedPlan(engine, bytes);
@@ -118,7 +117,7 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
       // cuDNN's heuristics on this GPU, the same filters as at compile time,
       // among the engines whose workspace fits the op's in the memory plan.
       graph = std::make_unique<ConvGraph>();
-      fe::error_t status = buildConvGraph(problem, nullptr, plans->handle, *graph, failure)
+      fe::error_t status = buildConvGraph(problem, nullptr, plans->handle.get(), *graph, failure)
                                ? graph->create_execution_plans(
                                      {fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK})
                                : fe::error_t{fe::error_code_t::INVALID_VALUE, failure};
@@ -178,7 +177,7 @@ void ConvRunner::run(int index, const void *x, const void *weight, const void *y
                                                   {kOutputUid, const_cast<void *>(y)}};
   if (bias)
     pointers[kBiasUid] = const_cast<void *>(bias);
-  fe::error_t status = plans->graphs[index]->execute(plans->handle, pointers, workspace);
+  fe::error_t status = plans->graphs[index]->execute(plans->handle.get(), pointers, workspace);
   if (status.is_bad())
     throw std::runtime_error("cuDNN: running " + plans->names[index] + ": " +
                              status.get_message());

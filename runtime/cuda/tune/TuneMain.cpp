@@ -14,6 +14,7 @@
 
 #include "runtime/AtomicFile.h"
 #include "runtime/cuda/ConvTuner.h"
+#include "runtime/cuda/CudnnHandle.h"
 #include "runtime/cuda/GpuDescriptions.h"
 #include "runtime/cuda/MatmulTuner.h"
 #include "runtime/cuda/TuningFile.h"
@@ -269,17 +270,14 @@ int main(int argc, char **argv) {
   file.cudnnVersion = cudnnVersion();
   file.workspaceLimitBytes = workspaceLimit;
   file.tunedAt = utcNow();
-  cudnnHandle_t handle = nullptr;
-  if (cudnnCreate(&handle) != CUDNN_STATUS_SUCCESS)
+  CudnnHandle handle;
+  if (handle.create() != CUDNN_STATUS_SUCCESS)
     return fail("cuDNN cannot start on " + file.device);
   std::string description, error;
-  if (!describeGpu(0, description, error)) {
-    cudnnDestroy(handle);
+  if (!describeGpu(0, description, error))
     return fail(error);
-  }
   if (describe) {
     std::cout << description << "\n";
-    cudnnDestroy(handle);
     return 0;
   }
   file.deviceProperties = nlohmann::json::parse(description, nullptr, false);
@@ -291,20 +289,16 @@ int main(int argc, char **argv) {
   // The matmuls first: a few seconds in all, where the convolutions take
   // minutes (a run cut short by a time limit still has every matmul).
   if (!tuneMatmuls(matmuls, matmulWorkspaceLimit, repeats, maxCandidates, output, file,
-                   error)) {
-    cudnnDestroy(handle);
+                   error))
     return fail(error);
-  }
   for (size_t i = 0; i < problems.size(); ++i) {
     const Problem &p = problems[i];
     ConvProblem problem;
     ConvProblem::fromKey(p.key, problem);
     ConvTiming timing;
-    if (!timeConvEngines(problem, handle, workspaceLimit, repeats, maxCandidates, timing,
-                         error)) {
-      cudnnDestroy(handle);
+    if (!timeConvEngines(problem, handle.get(), workspaceLimit, repeats, maxCandidates, timing,
+                         error))
       return fail(error);
-    }
     const TimedConvEngine &best = timing.timed.front();
     TunedChoice conv{best.engine.name, best.engine.workspaceBytes, best.microseconds,
                    p.heuristicPlan, -1, nlohmann::json::array()};
@@ -328,12 +322,9 @@ int main(int argc, char **argv) {
     file.convs[p.key] = conv;
     // Rewritten after every problem: a run that is stopped keeps what it
     // measured (tcc compile --tuning-db says which problems it lacks).
-    if (!tcc::writeFileAtomically(output, toJson(file).dump(1) + "\n", error)) {
-      cudnnDestroy(handle);
+    if (!tcc::writeFileAtomically(output, toJson(file).dump(1) + "\n", error))
       return fail(error);
-    }
   }
-  cudnnDestroy(handle);
   if (problems.empty() && matmuls.empty() &&
       !tcc::writeFileAtomically(output, toJson(file).dump(1) + "\n", error))
     return fail(error);
