@@ -51,8 +51,7 @@ public:
   StepPrinter(func::FuncOp fn, TargetEmitter &target, CpuEmitter &e,
               OpFunctions &functions, StringRef prefix, const BatchBuffers &batch,
               std::vector<std::pair<std::string, std::string>> *sites)
-      : fn(fn), target(target), e(e), functions(functions), prefix(prefix.str()),
-        batch(batch), sites(sites) {
+      : fn(fn), target(target), e(e), functions(functions), batch(batch), sites(sites) {
     std::string table = prefix.str();
     table[0] = llvm::toUpper(table[0]);
     rowsName = "k" + table + "Rows";
@@ -111,7 +110,7 @@ private:
   TargetEmitter &target;
   CpuEmitter &e;
   OpFunctions &functions;
-  std::string prefix, rowsName, refsName;
+  std::string rowsName, refsName;
   const BatchBuffers &batch;
   std::vector<std::pair<std::string, std::string>> *sites;
   llvm::StringMap<Binding> bindings; ///< by value name

@@ -8,9 +8,9 @@
 #include "runtime/trainer/Trainer.h"
 
 #include <cstdlib>
-#include <unistd.h>
 #include <iostream>
 #include <memory>
+#include <unistd.h>
 
 namespace {
 
@@ -20,7 +20,7 @@ namespace {
 /// many short parallel regions then wait for descheduled threads: a
 /// 2,000-layer chain ran 80x slower beside other work. Sleeping at once
 /// (OMP_WAIT_POLICY=passive) costs a futex wake per region: the same chain
-/// ran 6x slower on an idle machine. docs/performance.md has the numbers.
+/// ran 10x slower on an idle machine. docs/performance.md has the numbers.
 constexpr const char *kSpinCount = "10000";
 
 /// libgomp reads its settings when it is loaded, before main(): the

@@ -397,11 +397,16 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
   }
   // Options of the cuda target alone choose it; otherwise the target that
   // runs here (docs/training.md#targets).
-  if (!options.targetGiven)
-    options.target = options.gpuGiven || options.tuningDb || options.allowFallback ||
-                             options.emit == "conv-plans"
-                         ? "cuda"
-                         : tcc::chooseDefaultTarget().name;
+  if (!options.targetGiven) {
+    if (options.gpuGiven || options.tuningDb || options.allowFallback ||
+        options.emit == "conv-plans") {
+      options.target = "cuda";
+      options.targetReason = "--gpu, --tuning-db and --allow-fallback are the cuda target's";
+    } else {
+      options.target = tcc::chooseDefaultTarget().name;
+      options.targetReason = tcc::chooseDefaultTarget().reason;
+    }
+  }
   if (options.emit == "conv-plans") {
     if (options.targetGiven && options.target != "cuda") {
       error = "--emit=conv-plans lists the cuda target's cuDNN choices; "

@@ -19,6 +19,7 @@ struct CompileOptions {
   std::string emit = "exe";   ///< mlir | planned-mlir | source | exe | conv-plans
   std::string target;         ///< cuda | cpu
   bool targetGiven = false;   ///< --target was on the command line
+  std::string targetReason;   ///< without --target: why this one (for stderr)
   std::string march = "native"; ///< -march of a cpu trainer's C++ build
   bool marchGiven = false;
   std::optional<std::string> precision; ///< overrides train.precision

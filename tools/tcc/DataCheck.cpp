@@ -9,11 +9,11 @@
 
 #include "tools/tcc/DataCheck.h"
 
+#include "runtime/data/Readers.h"
+
 #include "llvm/Support/FileSystem.h"
 
 #include <fstream>
-#include <regex>
-#include <sstream>
 
 namespace {
 
@@ -26,35 +26,17 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return text + "]";
 }
 
-/// The shape in an .npy file's header, or empty if it cannot be read.
+/// The shape in an .npy file's header (the trainer's own parser), or empty
+/// if it cannot be read.
 std::vector<int64_t> npyShape(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
-  char head[10];
-  if (!in.read(head, 10) || std::string(head, 6) != "\x93NUMPY")
+  std::vector<uint8_t> head(65536 + 12); // NumPy's headers are far shorter
+  in.read(reinterpret_cast<char *>(head.data()), std::streamsize(head.size()));
+  tcc::rt::data::NpyHeader header;
+  std::string error;
+  if (!tcc::rt::data::parseNpyHeader(head.data(), size_t(in.gcount()), header, error))
     return {};
-  size_t length = static_cast<unsigned char>(head[8]) |
-                  static_cast<unsigned char>(head[9]) << 8;
-  if (head[6] != 1) { // versions 2 and 3: a 4-byte length
-    char more[2];
-    if (!in.read(more, 2))
-      return {};
-    length |= size_t(static_cast<unsigned char>(more[0])) << 16 |
-              size_t(static_cast<unsigned char>(more[1])) << 24;
-  }
-  if (length > 65536)
-    return {};
-  std::string header(length, '\0');
-  if (!in.read(header.data(), length))
-    return {};
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex("'shape':\\s*\\(([0-9,\\s]*)\\)")))
-    return {};
-  std::vector<int64_t> shape;
-  std::stringstream dims(m[1].str());
-  for (std::string d; std::getline(dims, d, ',');)
-    if (d.find_first_of("0123456789") != std::string::npos)
-      shape.push_back(std::stoll(d));
-  return shape;
+  return header.shape;
 }
 
 /// The image shape of an uncompressed idx file ([H, W]), or empty.

@@ -16,7 +16,6 @@
 #include "tools/tcc/BuildTrainer.h"
 #include "tools/tcc/CudaBake.h"
 #include "tools/tcc/DataCheck.h"
-#include "tools/tcc/DefaultTarget.h"
 #include "tools/tcc/SourceTree.h"
 #include "tools/tcc/Plot.h"
 #include "tools/tcc/Tune.h"
@@ -377,10 +376,7 @@ int runCompile(const tcc::CompileOptions &options) {
                 "use --target=" + fallback.name.str());
   if (generates && !options.targetGiven)
     std::cerr << "tcc: compiling for --target=" << options.target << ": "
-              << (!options.gpuGiven && !options.tuningDb && !options.allowFallback
-                      ? tcc::chooseDefaultTarget().reason
-                      : "--gpu, --tuning-db and --allow-fallback are the cuda target's")
-              << "\n";
+              << options.targetReason << "\n";
 
   // Every emit kind plans the step: the report and the memory budget need
   // the plan even when only the frontend's IR is printed.
