@@ -3,6 +3,7 @@
 #include "tools/tcc/CompileOptions.h"
 #include "tools/tcc/BuildTrainer.h"
 #include "tools/tcc/DefaultTarget.h"
+#include "runtime/InputFile.h"
 
 #include "codegen/Codegen.h"
 #include "frontend/ModelSpec.h"
@@ -109,20 +110,23 @@ bool sameFile(const std::string &a, const std::string &b) {
   return !llvm::sys::fs::equivalent(a, b, same) && same;
 }
 
-/// The file of --tuning-db reads as a tuning file; whether it fits --gpu
-/// and this cuDNN is checked where the plans are baked (tcc.cpp).
-bool checkTuningDb(const std::string &path, std::string &error) {
-  std::ifstream in(path);
-  if (!in) {
+/// The file of --tuning-db reads as a tuning file (read once, into `text`);
+/// whether it fits --gpu and this cuDNN is checked where the plans are
+/// baked (CudaBake.cpp). Only a regular file of at most
+/// kMaxTuningFileBytes is read.
+bool checkTuningDb(const std::string &path, std::string &text, std::string &error) {
+  if (!llvm::sys::fs::exists(path)) {
     error = "--tuning-db " + path + ": cannot read the file; run 'tcc tune' "
             "on the target GPU to create it, or leave the option out";
     return false;
   }
+  if (!tcc::readInputFile(path, "tuning file", tcc::kMaxTuningFileBytes, text, error)) {
+    error = "--tuning-db: " + error;
+    return false;
+  }
 #ifdef TCC_HAVE_CUDA
-  std::stringstream text;
-  text << in.rdbuf();
   tcc::cuda::TuningFile file;
-  if (!tcc::cuda::parseTuningFile(text.str(), path, file, error)) {
+  if (!tcc::cuda::parseTuningFile(text, path, file, error)) {
     error = "--tuning-db " + error;
     return false;
   }
@@ -448,7 +452,7 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
             " target has no algorithms to choose: remove it";
     return ParseResult::Error;
   }
-  if (options.tuningDb && !checkTuningDb(*options.tuningDb, error))
+  if (options.tuningDb && !checkTuningDb(*options.tuningDb, options.tuningDbText, error))
     return ParseResult::Error;
   if (options.ignoreTuningMismatch && !options.tuningDb) {
     error = "--ignore-tuning-mismatch applies to a --tuning-db file: remove it or give the file";

@@ -31,6 +31,7 @@ struct CompileOptions {
   /// cannot run where it is started by cuDNN's choice, with a warning.
   bool allowFallback = false;
   std::optional<std::string> tuningDb; ///< --tuning-db: a file of 'tcc tune'
+  std::string tuningDbText;            ///< its contents, read once when parsed
   /// --ignore-tuning-mismatch: a tuning file of another GPU or cuDNN is
   /// ignored with a warning instead of refused.
   bool ignoreTuningMismatch = false;

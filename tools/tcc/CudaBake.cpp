@@ -29,10 +29,7 @@ bool loadTuning(const CompileOptions &options, const tcc::cuda::GpuDescription &
   if (!options.tuningDb)
     return true;
   const std::string &path = *options.tuningDb;
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  if (!tcc::cuda::parseTuningFile(text.str(), path, file, error))
+  if (!tcc::cuda::parseTuningFile(options.tuningDbText, path, file, error))
     return false;
   std::string mismatch;
   if (file.gpu != gpu.name)
