@@ -20,9 +20,13 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <cerrno>
+#include <cstring>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 using namespace tcc;
 
@@ -85,8 +89,28 @@ std::string parentOf(const std::string &path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-/// An output path is usable if its directory exists and it is not a
-/// directory itself; checked before compiling so a typo costs nothing.
+/// Whether a file can be created in `dir`, found by creating one (access()
+/// is wrong for root, read-only mounts and immutable folders); named as
+/// AtomicFile's temporaries of `path`, so a killed tcc's is swept later.
+bool checkWritableIn(const std::string &option, const std::string &path,
+                     const std::string &dir, std::string &error) {
+  std::string probe = dir + "/" + llvm::sys::path::filename(path).str() + ".tmp." +
+                      std::to_string(getpid()) + ".XXXXXX";
+  int fd = mkstemp(probe.data());
+  if (fd < 0) {
+    error = option + " " + path + ": cannot write in directory '" + dir + "': " +
+            std::strerror(errno);
+    return false;
+  }
+  close(fd);
+  unlink(probe.c_str());
+  return true;
+}
+
+/// An output path is usable if its directory exists and takes new files,
+/// and it is not a directory itself; checked before compiling, so that a
+/// typo or a read-only folder costs nothing and no output is written
+/// before another turns out unwritable.
 bool checkOutputPath(const std::string &option, const std::string &path,
                      std::string &error) {
   if (isDirectory(path)) {
@@ -98,7 +122,25 @@ bool checkOutputPath(const std::string &option, const std::string &path,
             "' does not exist";
     return false;
   }
-  return true;
+  // An existing device or FIFO (/dev/null) is written in place.
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return true;
+  return checkWritableIn(option, path, parentOf(path), error);
+}
+
+/// -o DIR of --emit=source-tree: the tree is built beside DIR and moved
+/// into it (SourceTree.cpp checks what an earlier DIR holds).
+bool checkTreePath(const std::string &path, std::string &error) {
+  std::string dir = path;
+  while (dir.size() > 1 && dir.back() == '/')
+    dir.pop_back();
+  if (!isDirectory(parentOf(dir))) {
+    error = "-o " + path + ": directory '" + parentOf(dir) + "' does not exist";
+    return false;
+  }
+  return checkWritableIn("-o", dir, parentOf(dir), error) &&
+         (!isDirectory(dir) || checkWritableIn("-o", dir, dir, error));
 }
 
 /// Two paths that name one file (through links, `./`, ...). Only existing
@@ -371,8 +413,8 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
       error = "-o " + options.output + " would overwrite the model";
       return ParseResult::Error;
     }
-    // A source tree is a directory: SourceTree.cpp checks what it replaces.
-    if (options.emit != "source-tree" && !checkOutputPath("-o", options.output, error))
+    if (options.emit == "source-tree" ? !checkTreePath(options.output, error)
+                                      : !checkOutputPath("-o", options.output, error))
       return ParseResult::Error;
   }
   if (options.report) {
@@ -389,6 +431,10 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
     if (!checkOutputPath("--report", *options.report, error))
       return ParseResult::Error;
   }
+  // The trainer's default -o is ./MODEL_NAME.
+  if (options.emit == "exe" && options.output.empty() &&
+      !checkWritableIn("the default -o", "./MODEL_NAME", ".", error))
+    return ParseResult::Error;
   bool builds = options.emit == "exe" || options.emit == "source-tree";
   if (options.marchGiven && !builds) {
     error = "--march applies to the trainer's build (--emit=exe or source-tree), not to "
