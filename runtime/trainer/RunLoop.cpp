@@ -312,6 +312,7 @@ int Run::run(const std::vector<std::string> &args) {
   chooseEvalMode();
   findLossScaleState();
   if (!env.noDevice.empty())
+  lockTargets();
     fail(env.noDevice);
   loadData(recipe);
 

@@ -45,6 +45,18 @@ void Run::checkTargets() {
     fail(error);
 }
 
+/// One run per checkpoint and metrics file (RunLock.h), taken before any
+/// work so that the second run ends at once.
+void Run::lockTargets() {
+  std::string error;
+  if (!opts.save.empty() && !saveLock.acquire(opts.save, "--save", error))
+    fail(error);
+  if (!opts.metrics.empty() && (opts.save.empty() || RunLock::lockPathFor(opts.metrics) !=
+                                                         RunLock::lockPathFor(opts.save)) &&
+      !metricsLock.acquire(opts.metrics, "--metrics", error))
+    fail(error);
+}
+
 void Run::loadData(const Recipe &recipe) {
   dataPath = opts.data ? *opts.data : recipe.dataPath;
   if (env.data) {
