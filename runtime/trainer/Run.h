@@ -134,6 +134,7 @@ private:
   RunLock saveLock, metricsLock; ///< held until the run ends
 
   uint64_t seed = 0;
+  std::string precision; ///< the recipe's, saved in checkpoints
   double epochs = 1;
   std::string epochsSource; ///< names where `epochs` came from, for errors
   RunConstants constants;
