@@ -147,7 +147,7 @@ void Run::resumeState(void *hostState, int64_t &metaStep) {
   // The tensors of a mixed-precision step are its fp32 run's: only the
   // metadata tells that the rest of the run computes differently.
   if (!meta.precision.empty() && meta.precision != precision)
-    warn(file + " was saved by a " + meta.precision + " run; this trainer computes in " +
+    warn(file + " was saved by a run in " + meta.precision + "; this trainer computes in " +
          precision + ", so the remaining steps do too (compile the model with --precision " +
          meta.precision + " to continue the run as it was)");
   if (meta.shuffle == opts.noShuffle)

@@ -218,7 +218,7 @@ TEST(Process, ResumeSaysWhatItChanges) {
             0);
   Result r = trainer({"--data", dir.path(), "--resume", save, "--steps", "1", "--quiet"}, dir);
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.err, "warning: '" + save + "' was saved by a bf16-mixed run; this trainer "
+  EXPECT_EQ(r.err, "warning: '" + save + "' was saved by a run in bf16-mixed; this trainer "
                    "computes in fp32, so the remaining steps do too (compile the model with "
                    "--precision bf16-mixed to continue the run as it was)\n");
   r = trainer({"--data", dir.path(), "--resume", save, "--steps", "1", "--quiet",
