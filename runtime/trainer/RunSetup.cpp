@@ -150,7 +150,7 @@ void Run::resumeState(void *hostState, int64_t &metaStep) {
     warn(file + " was saved by a run in " + meta.precision + "; this trainer computes in " +
          precision + ", so the remaining steps do too (compile the model with --precision " +
          meta.precision + " to continue the run as it was)");
-  if (meta.shuffle == opts.noShuffle)
+  if (meta.shuffle == opts.noShuffle && !opts.evalOnly)
     warn(opts.noShuffle
              ? "--no-shuffle: " + file + " was saved by a run that shuffled; the remaining "
                "epochs read the data in file order (omit --no-shuffle to continue exactly)"

@@ -28,6 +28,7 @@ namespace {
 /// The manifest: the files tcc wrote into the tree, each with a hash of
 /// what it wrote. A later -o replaces those and nothing else.
 constexpr const char *kManifest = ".tcc-source-tree";
+constexpr uint64_t kMaxManifestBytes = 64 << 20; // it lists a few hundred files
 constexpr const char *kManifestHeader =
     "# tcc source tree: the files tcc wrote here (hash path); a later "
     "--emit=source-tree -o over this folder replaces these and nothing else\n";
@@ -113,7 +114,8 @@ std::string manifestText(const std::map<std::string, std::string> &files) {
 bool readManifest(const std::string &dir, std::map<std::string, std::string> &files,
                   std::string &error) {
   std::string text;
-  if (!tcc::readInputFile(dir + "/" + kManifest, "source-tree manifest", 64 << 20, text, error))
+  if (!tcc::readInputFile(dir + "/" + kManifest, "source-tree manifest", kMaxManifestBytes, text,
+                           error))
     return false;
   for (StringRef line : llvm::split(StringRef(text), '\n')) {
     if (line.empty() || line.starts_with("#"))
