@@ -31,7 +31,7 @@ if config.tcc_have_cuda:
     config.available_features.add("cuda")
 
 # %{gpu}: "gpu" where the NVIDIA driver shows a GPU (tcc compile's default
-# target is then cuda, tools/tcc/DefaultTarget.cpp), "no-gpu" otherwise.
+# target is then cuda, codegen/cuda/CudaBackend.cpp), "no-gpu" otherwise.
 def _driver_sees_a_gpu():
     import ctypes
     try:

@@ -14,10 +14,9 @@
 #include "runtime/cuda/ConvPlans.h"
 #include "runtime/cuda/GpuDescriptions.h"
 #include "runtime/cuda/TuningFile.h"
+#include "runtime/InputFile.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #endif
 
 #include "mlir/IR/BuiltinOps.h"
@@ -44,12 +43,11 @@ LogicalResult loadTuning(ModuleOp module, const std::string &path, bool ignoreMi
   tuned = false;
   if (path.empty())
     return success();
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string error;
-  if (!cuda::parseTuningFile(text.str(), path, file, error))
-    return module.emitError(error);
+  std::string text, error;
+  if (!::tcc::readInputFile(path, "tuning file", ::tcc::kMaxTuningFileBytes, text, error))
+    return module.emitError("--tuning-db: " + error);
+  if (!cuda::parseTuningFile(text, path, file, error))
+    return module.emitError("--tuning-db " + error);
   std::string mismatch;
   if (file.gpu != gpu.name)
     mismatch = "was measured on the " + file.gpu + " (" + file.device + "), not the " +

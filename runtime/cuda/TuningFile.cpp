@@ -73,9 +73,16 @@ bool readRows(const nlohmann::json &j, const std::string &list, const std::strin
     if (!row.contains("microseconds") || !row["microseconds"].is_number())
       return fail(where + "\"microseconds\" is missing or not a number");
     tuned.microseconds = row["microseconds"].get<double>();
-    tuned.heuristicName = row.value("heuristic_" + field, "");
+    // Optional, but of their type when present: value() would throw on
+    // another type (the fuzz test found it).
+    const std::string heuristic = "heuristic_" + field;
+    if (row.contains(heuristic) && !row[heuristic].is_string())
+      return fail(where + "\"" + heuristic + "\" is not a string");
+    tuned.heuristicName = row.value(heuristic, "");
     if (row.contains("heuristic_microseconds") && row["heuristic_microseconds"].is_number())
       tuned.heuristicMicroseconds = row["heuristic_microseconds"].get<double>();
+    if (row.contains("timed") && !row["timed"].is_array())
+      return fail(where + "\"timed\" is not a list");
     tuned.timed = row.value("timed", nlohmann::json::array());
     if (!out.emplace(key, tuned).second)
       return fail(where + "the problem [" + key + "] is listed twice");
@@ -94,7 +101,7 @@ bool parseTuningFile(const std::string &text, const std::string &path, TuningFil
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object())
     return fail("not JSON, or not a JSON object");
-  if (j.value("format", "") != kTuningFormat)
+  if (!j.contains("format") || j["format"] != kTuningFormat)
     return fail("format is not \"" + std::string(kTuningFormat) + "\"");
   auto string = [&](const char *key, std::string &out) {
     if (!j.contains(key) || !j[key].is_string())

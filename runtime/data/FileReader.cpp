@@ -202,7 +202,8 @@ bool DataFile::open(const std::string &path, std::string &error) {
     return f.fail(error, "no such file");
   if (std::string why = notRegularReason(path); !why.empty())
     return f.fail(error, why + ", expected a regular file");
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO swapped in after the check must not block open().
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (f.fd < 0)
     return f.fail(error, std::string("cannot open: ") + std::strerror(errno));
   struct stat st;

@@ -3,6 +3,7 @@
 #include "runtime/trainer/Checkpoint.h"
 
 #include "runtime/trainer/Init.h"
+#include "runtime/trainer/Recipe.h"
 #include "runtime/trainer/Safetensors.h"
 #include "runtime/trainer/Text.h"
 
@@ -56,6 +57,13 @@ bool parseDouble(const std::string &text, double &out) {
 }
 
 std::string numberText(double v) { return nlohmann::json(v).dump(); }
+
+/// A checkpoint of this model holds its state at most four times as wide
+/// (f64 weights for a 16-bit model) plus the header: a larger file is not
+/// one, and is refused before it is read (docs/reliability.md).
+uint64_t checkpointLimit(const ModelInfo &info) {
+  return kMaxSafetensorsHeader + 8 + 4 * static_cast<uint64_t>(info.stateBytes);
+}
 
 std::string roleWord(StateRole role) {
   return role == StateRole::Buffer ? "buffer" : "parameter";
@@ -161,6 +169,8 @@ bool saveCheckpoint(const std::string &path, const ModelInfo &info,
       {"seed", std::to_string(meta.seed)},
       {"epochs", numberText(meta.epochs)},
       {"total_steps", std::to_string(meta.totalSteps)},
+      {"precision", meta.precision},
+      {"shuffle", meta.shuffle ? "true" : "false"},
   };
   return writeSafetensors(path, tensors, metadata, error);
 }
@@ -168,7 +178,7 @@ bool saveCheckpoint(const std::string &path, const ModelInfo &info,
 bool loadCheckpoint(const std::string &path, const ModelInfo &info,
                     void *state, CheckpointMeta &meta, std::string &error) {
   SafetensorsFile file;
-  if (!readSafetensors(path, file, error))
+  if (!readSafetensors(path, file, error, checkpointLimit(info)))
     return false;
   const std::string where = oneLine(path) + ": ";
   auto get = [&](const char *key) -> const std::string * {
@@ -210,12 +220,25 @@ bool loadCheckpoint(const std::string &path, const ModelInfo &info,
     error = where + "invalid 'epochs' '" + oneLine(*v) + "' in the metadata";
     return false;
   }
+  if (const std::string *v = get("precision"))
+    m.precision = oneLine(*v);
+  if (const std::string *v = get("shuffle"))
+    m.shuffle = *v != "false";
+
+  // Same name, another precision (a recompile with --precision): say so, or
+  // the message names one model twice.
+  Recipe recipe;
+  std::string ignored;
+  const std::string precision =
+      parseRecipe(info.recipeJson, recipe, ignored) ? recipe.precision : "";
+  const bool otherPrecision = !m.precision.empty() && !precision.empty() && m.precision != precision;
 
   auto mismatch = [&](const std::string &detail) {
     error = where + "checkpoint of model '" +
-            oneLine(m.model.empty() ? std::string("?") : m.model) +
-            "' does not match this trainer's model '" + info.name + "' (" +
-            detail + ")";
+            oneLine(m.model.empty() ? std::string("?") : m.model) + "'" +
+            (otherPrecision ? " in " + m.precision : "") +
+            " does not match this trainer's model '" + info.name + "'" +
+            (otherPrecision ? " in " + precision : "") + " (" + detail + ")";
     return false;
   };
   std::set<std::string> known;
@@ -294,7 +317,7 @@ bool loadStateDict(const std::string &path, const ModelInfo &info,
                    void *state, std::vector<std::string> *loaded,
                    std::string &error, std::vector<std::string> *converted) {
   SafetensorsFile file;
-  if (!readSafetensors(path, file, error))
+  if (!readSafetensors(path, file, error, checkpointLimit(info)))
     return false;
   // A checkpoint of another tcc model fails on some tensor; its metadata
   // says which model it is, which is the useful part of the error.

@@ -15,6 +15,8 @@
 //   seed         the run's seed
 //   epochs       the run's epoch count (may be fractional)
 //   total_steps  ceil(epochs * steps per epoch)
+//   precision    the recipe's train.precision (fp32, bf16-mixed, bf16, ...)
+//   shuffle      "true", or "false" for a --no-shuffle run
 //
 // Values: a checkpoint never holds NaN or infinity. saveCheckpoint refuses
 // to write such a state (the file at the path keeps its previous contents),
@@ -51,6 +53,8 @@ struct CheckpointMeta {
   uint64_t seed = 0;
   double epochs = 0;      ///< 0 when the file does not say
   int64_t totalSteps = 0; ///< 0 when the file does not say
+  std::string precision;  ///< empty when the file does not say
+  bool shuffle = true;    ///< true when the file does not say
 };
 
 /// Index of the first NaN or infinite element among the `count` elements of
@@ -74,6 +78,8 @@ bool saveCheckpoint(const std::string &path, const ModelInfo &info,
 /// `meta`; on failure leaves `state` untouched and sets `error` to e.g.
 ///   FILE: checkpoint of model 'X' does not match this trainer's model 'Y'
 ///   (tensor conv1.weight has shape [..] here, [..] in the file)
+/// naming both precisions when they differ. A file larger than any
+/// checkpoint of this model can be is refused unread.
 bool loadCheckpoint(const std::string &path, const ModelInfo &info,
                     void *state, CheckpointMeta &meta, std::string &error);
 

@@ -59,6 +59,7 @@ bool parseRecipe(const std::string &text, Recipe &out, std::string &error) {
     out.seed = train.value("seed", uint64_t(0));
     out.dropLast = train.value("drop_last", true);
     out.batchSize = train.value("batch_size", int64_t(0));
+    out.precision = train.value("precision", std::string("fp32"));
     out.dataFormat = data.value("format", std::string());
     out.dataPath = data.value("path", std::string());
     if (data.contains("augment") && data["augment"].is_object()) {

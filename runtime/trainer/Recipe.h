@@ -16,6 +16,7 @@ struct Recipe {
   uint64_t seed = 0;
   bool dropLast = true;
   int64_t batchSize = 0; ///< train.batch_size (informational)
+  std::string precision = "fp32"; ///< train.precision, for checkpoints
   std::string dataFormat, dataPath;
   AugmentConfig augment;
   NormalizeConfig normalize;

@@ -10,6 +10,7 @@
 #define TCC_RUNTIME_TRAINER_RUN_H
 
 #include "runtime/trainer/Metrics.h"
+#include "runtime/trainer/RunLock.h"
 #include "runtime/trainer/Options.h"
 #include "runtime/trainer/Trainer.h"
 
@@ -85,6 +86,7 @@ public:
 
 private:
   void checkTargets();
+  void lockTargets();
   void loadData(const Recipe &recipe);
   void initState(void *hostState);
   void resumeState(void *hostState, int64_t &metaStep);
@@ -129,8 +131,10 @@ private:
   DeviceMemory *memory = nullptr;
   void *state = nullptr, *scratch = nullptr;
   MetricsFile metricsFile;
+  RunLock saveLock, metricsLock; ///< held until the run ends
 
   uint64_t seed = 0;
+  std::string precision; ///< the recipe's, saved in checkpoints
   double epochs = 1;
   std::string epochsSource; ///< names where `epochs` came from, for errors
   RunConstants constants;

@@ -231,6 +231,8 @@ std::string Run::save(const std::string &path, const void *hostState,
   meta.seed = seed;
   meta.epochs = epochs;
   meta.totalSteps = constants.totalSteps;
+  meta.precision = precision;
+  meta.shuffle = !opts.noShuffle;
   // Signals that arrive now are recorded and change nothing; blocking them
   // keeps EINTR away from the writes.
   blockInterruptSignals();
@@ -286,6 +288,7 @@ int Run::run(const std::vector<std::string> &args) {
   if (!parseRecipe(info.recipeJson, recipe, error))
     fail("internal error: the recipe compiled into the model is invalid: " +
          error);
+  precision = recipe.precision;
   if (opts.help) {
     OptionDefaults d;
     d.model = info.name;
@@ -309,6 +312,7 @@ int Run::run(const std::vector<std::string> &args) {
          "size: recompile with `tcc compile MODEL.json --batch-size " +
          std::to_string(*opts.batchSize) + "` (or set train.batch_size in the model)");
   checkTargets();
+  lockTargets();
   chooseEvalMode();
   findLossScaleState();
   if (!env.noDevice.empty())

@@ -45,6 +45,18 @@ void Run::checkTargets() {
     fail(error);
 }
 
+/// One run per checkpoint and metrics file (RunLock.h), taken before any
+/// work so that the second run ends at once.
+void Run::lockTargets() {
+  std::string error;
+  if (!opts.save.empty() && !saveLock.acquire(opts.save, "--save", error))
+    fail(error);
+  if (!opts.metrics.empty() && (opts.save.empty() || RunLock::lockPathFor(opts.metrics) !=
+                                                         RunLock::lockPathFor(opts.save)) &&
+      !metricsLock.acquire(opts.metrics, "--metrics", error))
+    fail(error);
+}
+
 void Run::loadData(const Recipe &recipe) {
   dataPath = opts.data ? *opts.data : recipe.dataPath;
   if (env.data) {
@@ -132,6 +144,18 @@ void Run::resumeState(void *hostState, int64_t &metaStep) {
          std::to_string(*opts.seed) +
          ": the remaining steps see another data order and augmentation "
          "than the saved run would have (omit --seed to continue it exactly)");
+  // The tensors of a mixed-precision step are its fp32 run's: only the
+  // metadata tells that the rest of the run computes differently.
+  if (!meta.precision.empty() && meta.precision != precision)
+    warn(file + " was saved by a run in " + meta.precision + "; this trainer computes in " +
+         precision + ", so the remaining steps do too (compile the model with --precision " +
+         meta.precision + " to continue the run as it was)");
+  if (meta.shuffle == opts.noShuffle && !opts.evalOnly)
+    warn(opts.noShuffle
+             ? "--no-shuffle: " + file + " was saved by a run that shuffled; the remaining "
+               "epochs read the data in file order (omit --no-shuffle to continue exactly)"
+             : file + " was saved by a --no-shuffle run; the remaining epochs are shuffled "
+               "(pass --no-shuffle to continue exactly)");
   if (meta.epochs > 0) {
     if (!opts.epochs) {
       epochs = meta.epochs;

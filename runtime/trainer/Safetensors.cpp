@@ -3,6 +3,7 @@
 #include "runtime/trainer/Safetensors.h"
 
 #include "runtime/AtomicFile.h"
+#include "runtime/InputFile.h"
 #include "runtime/data/FileReader.h"
 #include "runtime/trainer/Text.h"
 
@@ -336,48 +337,12 @@ bool decodeSafetensors(std::string_view bytes, const std::string &what,
   return true;
 }
 
-bool readWholeFile(const std::string &path, std::string &out,
+bool readWholeFile(const std::string &path, std::string &out, uint64_t maxBytes,
                    std::string &error) {
-  auto fail = [&](const std::string &reason) {
-    error = "cannot read '" + oneLine(path) + "': " + reason;
-    return false;
-  };
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return fail(std::strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int e = errno;
-    close(fd);
-    return fail(std::strerror(e));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    close(fd);
-    return fail("it is a directory");
-  }
-  // /dev/zero or a FIFO would be read until memory runs out.
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return fail(data::notRegularReason(path) + ", not a regular file");
-  }
-  out.clear();
-  out.reserve(static_cast<size_t>(st.st_size));
-  char buffer[1 << 16];
-  for (;;) {
-    ssize_t got = read(fd, buffer, sizeof buffer);
-    if (got < 0) {
-      if (errno == EINTR)
-        continue;
-      int e = errno;
-      close(fd);
-      return fail(std::strerror(e));
-    }
-    if (got == 0)
-      break;
-    out.append(buffer, static_cast<size_t>(got));
-  }
-  close(fd);
-  return true;
+  if (readInputFile(path, "checkpoint", maxBytes, out, error))
+    return true;
+  error = oneLine(error);
+  return false;
 }
 
 bool writeSafetensors(const std::string &path,
@@ -397,9 +362,9 @@ bool writeSafetensors(const std::string &path,
 }
 
 bool readSafetensors(const std::string &path, SafetensorsFile &out,
-                     std::string &error) {
+                     std::string &error, uint64_t maxBytes) {
   std::string bytes;
-  if (!readWholeFile(path, bytes, error))
+  if (!readWholeFile(path, bytes, maxBytes, error))
     return false;
   return decodeSafetensors(bytes, path, out, error);
 }

@@ -88,13 +88,17 @@ bool writeSafetensors(const std::string &path,
                       const std::map<std::string, std::string> &metadata,
                       std::string &error);
 
-/// Reads and decodes `path`.
-bool readSafetensors(const std::string &path, SafetensorsFile &out,
-                     std::string &error);
+/// The largest checkpoint read when the model is not known (tests, tools).
+constexpr uint64_t kMaxCheckpointBytes = 64ull << 30;
 
-/// Reads a whole regular file into `out` (a device or FIFO is refused: it
-/// might never end); false with "cannot read 'PATH': reason".
-bool readWholeFile(const std::string &path, std::string &out,
+/// Reads and decodes `path`, refusing a file larger than `maxBytes`.
+bool readSafetensors(const std::string &path, SafetensorsFile &out,
+                     std::string &error, uint64_t maxBytes = kMaxCheckpointBytes);
+
+/// Reads a whole regular file of at most `maxBytes` into `out` (a device or
+/// FIFO is refused unopened: it might never end or block open());
+/// false with "cannot read 'PATH' (checkpoint): reason".
+bool readWholeFile(const std::string &path, std::string &out, uint64_t maxBytes,
                    std::string &error);
 
 } // namespace tcc::rt

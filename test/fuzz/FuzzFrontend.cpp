@@ -17,6 +17,7 @@
 #include "codegen/Targets.h"
 #include "passes/InitAll.h"
 #include "test/fuzz/CrashGuard.h"
+#include "test/fuzz/FuzzTuning.h"
 #include "test/fuzz/Mutator.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -44,7 +45,9 @@ const char *kUsage =
     "--timeout: per case (default 60, times 4 in a sanitizer build)\n"
     "--target: the pipeline of that target (default cpu; cuda adds tcc-pad-channels,\n"
     "          tcc-channels-last, the matmul and conv epilogue groups and\n"
-    "          tcc-cuda-select-algorithms for the h100)\n";
+    "          tcc-cuda-select-algorithms for the h100)\n"
+    "--tuning FILE: mutate the tuning file FILE instead, through what --tuning-db\n"
+    "          runs on it, baked into the first model's cuda step (FuzzTuning.cpp)\n";
 const std::string kPath = "fuzz.json";
 
 /// A case's time limit is far above what any case takes (train.accumulate
@@ -61,6 +64,7 @@ struct Options {
   std::optional<uint64_t> only; ///< --case
   bool print = false, verbose = false;
   std::string target = "cpu";
+  std::string tuning; ///< --tuning FILE
   std::vector<std::string> inputs;
 };
 
@@ -97,6 +101,10 @@ bool parseOptions(int argc, char **argv, Options &o) {
       o.target = argv[++i];
       if (o.target != "cpu" && o.target != "cuda")
         return false;
+    } else if (arg == "--tuning") {
+      if (i + 1 >= argc)
+        return false;
+      o.tuning = argv[++i];
     } else if (arg.rfind("-", 0) == 0) {
       return false;
     } else {
@@ -181,6 +189,58 @@ std::string problem(const Outcome &o, const std::string &stderrText) {
   return "";
 }
 
+/// --tuning: the first model's cuda step before and after planning, its
+/// convolutions baked by heuristics for the tuning file's GPU, as tcc
+/// compile has them when it bakes a tuning file. Exits 2 if it fails.
+void prepareTuning(mlir::MLIRContext &context, const Base &base, const Options &o,
+                   TuningFuzz &t, mlir::OwningOpRef<mlir::ModuleOp> &step,
+                   mlir::OwningOpRef<mlir::ModuleOp> &planned) {
+  std::ifstream in(o.tuning);
+  std::stringstream text;
+  text << in.rdbuf();
+  t.tuning = nlohmann::json::parse(text.str(), nullptr, false);
+  ::tcc::frontend::ModelSpec spec;
+  std::string error;
+  // The cuda target's step pipeline selects the heuristics' engines for the
+  // file's GPU (tcc-cuda-select-algorithms), as tcc compile does.
+  mlir::tcc::TargetOptions target;
+  target.gpu = t.tuning.is_object() ? t.tuning.value("gpu", "") : "";
+  const mlir::tcc::TargetBackend &cuda = *mlir::tcc::lookupTargetBackend("cuda");
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    if (error.empty())
+      error = diag.str();
+    return mlir::success();
+  });
+  auto run = [&](mlir::ModuleOp module, bool plan) {
+    mlir::PassManager pm(&context);
+    if (plan)
+      mlir::tcc::buildPlanningPipeline(pm, target);
+    else
+      mlir::tcc::buildStepPipeline(pm, cuda, target);
+    return mlir::succeeded(pm.run(module));
+  };
+  if (!t.tuning.is_object() ||
+      !::tcc::frontend::parseModelSpec(base.model.dump(), kPath, spec, error) ||
+      !(step = mlir::tcc::importModel(context, spec, error)) || !run(*step, false)) {
+    report("tcc-fuzz-frontend: cannot prepare --tuning " + o.tuning + " with " + base.name +
+           ": " + error + "\n");
+    std::exit(2);
+  }
+  planned = step->clone();
+  if (!run(*planned, true)) {
+    report("tcc-fuzz-frontend: cannot plan " + base.name + " for --tuning\n");
+    std::exit(2);
+  }
+  t.step = *step;
+  t.planned = *planned;
+  t.cases = o.cases;
+  t.seed = o.seed;
+  t.only = o.only;
+  t.print = o.print;
+  t.verbose = o.verbose;
+  t.timeout = static_cast<unsigned>(o.timeout * kTimeLimitScale);
+}
+
 std::mt19937_64 caseRng(const Options &o, uint64_t index) {
   std::seed_seq seq{o.seed, index};
   return std::mt19937_64(seq);
@@ -196,6 +256,16 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::vector<Base> bases = loadBases(options.inputs);
+  if (!options.tuning.empty()) {
+    mlir::DialectRegistry registry;
+    mlir::tcc::registerAllTccDialects(registry);
+    mlir::MLIRContext context(registry);
+    context.disableMultithreading();
+    TuningFuzz tuning;
+    mlir::OwningOpRef<mlir::ModuleOp> step, planned;
+    prepareTuning(context, bases.front(), options, tuning, step, planned);
+    return fuzzTuning(tuning);
+  }
   uint64_t first = options.only.value_or(0);
   uint64_t end = options.only ? first + 1 : options.cases;
   if (options.print) {

@@ -7,7 +7,7 @@ the checkpoints after a few steps are equal bit for bit (the same step source
 and flags, the same runtime sources). The cuda tree builds here with nvcc
 (no GPU) and its trainer stops with the one no-GPU line. Writing a tree over
 a directory tcc did not write is refused, and over an earlier tree replaces
-it.
+tcc's files and keeps the user's (tcc-source-tree-reemit.test has the cases).
 """
 
 import argparse
@@ -48,20 +48,24 @@ def main():
                   "third_party/include/nlohmann/json.hpp"):
             if not os.path.isfile(os.path.join(tree, f)):
                 failures.append(f"the cpu tree has no {f}")
-        # Written again over itself: replaced, and no temporary left beside it.
-        with open(os.path.join(tree, "stale"), "w") as f:
-            f.write("from an earlier tree")
+        # Written again over itself: the user's file stays, and no temporary
+        # is left beside it.
+        with open(os.path.join(tree, "notes"), "w") as f:
+            f.write("the user's")
         must([args.tcc, "compile", args.model, "--target=cpu", "--emit=source-tree", "-o", tree],
              "tcc compile --emit=source-tree over an earlier tree")
-        if os.path.exists(os.path.join(tree, "stale")):
-            failures.append("writing a tree over an earlier one kept its files")
+        if not os.path.exists(os.path.join(tree, "notes")):
+            failures.append("writing a tree over an earlier one deleted the user's file")
         if sorted(os.listdir(tmp)) != ["cpu-tree"]:
             failures.append(f"temporaries left beside the tree: {sorted(os.listdir(tmp))}")
         # Over a directory tcc did not write: refused, untouched.
         other = os.path.join(tmp, "mine")
         os.makedirs(other)
+        with open(os.path.join(other, "file"), "w") as f:
+            f.write("mine")
         r = run([args.tcc, "compile", args.model, "--target=cpu", "--emit=source-tree", "-o", other])
-        if r.returncode != 1 or "is not a source tree tcc wrote" not in r.stderr or os.listdir(other):
+        if (r.returncode != 1 or "is not a source tree tcc wrote" not in r.stderr
+                or os.listdir(other) != ["file"]):
             failures.append(f"-o over another directory: exit {r.returncode}, {r.stderr.strip()}")
 
         build = os.path.join(tmp, "cpu-build")

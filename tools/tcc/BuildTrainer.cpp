@@ -3,13 +3,12 @@
 #include "tools/tcc/BuildTrainer.h"
 
 #include "runtime/AtomicFile.h"
+#include "tools/tcc/Temporaries.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
-#include "llvm/Support/Program.h"
-#include "llvm/Support/Signals.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -18,17 +17,17 @@ using namespace llvm;
 
 namespace {
 
-/// A temporary file that is removed when this object goes away and, through
-/// LLVM's signal handlers, when tcc is interrupted (SIGINT, SIGTERM).
+/// A temporary file that is removed when this object goes away and when tcc
+/// is interrupted (Temporaries.h).
 class TempFile {
 public:
   explicit TempFile(std::string path) : path(std::move(path)) {
-    sys::RemoveFileOnSignal(this->path);
+    tcc::removeOnSignal(this->path);
   }
   ~TempFile() {
     if (!kept)
       sys::fs::remove(path);
-    sys::DontRemoveFileOnSignal(path);
+    tcc::dontRemoveOnSignal(path);
   }
   /// Leaves the file in place (the log of a failed build).
   void keep() { kept = true; }
@@ -38,29 +37,28 @@ private:
   bool kept = false;
 };
 
-/// A fresh name "<tmp>/tcc-build-XXXXXX.<suffix>" (created empty, so that no
-/// other process gets it).
-bool createTemp(StringRef suffix, std::string &path, std::string &error) {
-  SmallString<128> name;
-  int fd = -1;
-  if (std::error_code ec = sys::fs::createTemporaryFile("tcc-build", suffix, fd, name)) {
-    error = "cannot create a temporary file to build the trainer: " + ec.message();
-    return false;
-  }
-  sys::Process::SafelyCloseFileDescriptor(fd);
-  path = name.str().str();
-  return true;
+/// "<output>.tmp.<pid>.XXXXXX": AtomicFile's pattern, so that the next write
+/// of `output` removes it if tcc is killed (removeStaleTemporaries).
+std::string linkTemporary(const std::string &output) {
+  static const char kChars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string name = output + ".tmp." + std::to_string(sys::Process::getProcessId()) + ".";
+  for (int i = 0; i < 6; ++i)
+    name += kChars[sys::Process::GetRandomNumber() % (sizeof kChars - 1)];
+  return name;
 }
 
 } // namespace
 
 bool tcc::buildTrainer(const TrainerBuild &build, const std::string &source,
                        const std::string &output, bool progress, std::string &error) {
+  // Those of a tcc killed with SIGKILL (their pid is in their names).
+  tcc::removeStaleBuildTemporaries();
+  removeStaleTemporaries(output);
   std::string sourceName, logName;
-  if (!createTemp(build.suffix, sourceName, error))
+  if (!createBuildTemporary(build.suffix, sourceName, error))
     return false;
   TempFile sourceFile(sourceName);
-  if (!createTemp("log", logName, error))
+  if (!createBuildTemporary("log", logName, error))
     return false;
   TempFile log(logName);
   if (!writeFileAtomically(sourceFile.path, source, error))
@@ -68,27 +66,28 @@ bool tcc::buildTrainer(const TrainerBuild &build, const std::string &source,
 
   // Link into a temporary beside the output, then rename: never a
   // half-written trainer.
-  TempFile linked(output + ".tmp." + std::to_string(sys::Process::getProcessId()));
-  SmallVector<std::string> args{build.compiler};
-  args.append(build.flags.begin(), build.flags.end());
+  TempFile linked(linkTemporary(output));
+  std::vector<std::string> args{build.compiler};
+  args.insert(args.end(), build.flags.begin(), build.flags.end());
   args.push_back(sourceFile.path);
-  args.append(build.libraries.begin(), build.libraries.end());
-  args.append({"-o", linked.path});
-  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  args.insert(args.end(), build.libraries.begin(), build.libraries.end());
+  args.insert(args.end(), {"-o", linked.path});
   if (progress)
     errs() << "tcc: building the trainer (" << build.summary << ") ...\n";
   auto start = std::chrono::steady_clock::now();
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log.path),
-                                          StringRef(log.path)};
   std::string message;
-  int status = sys::ExecuteAndWait(build.compiler, argRefs, std::nullopt, redirects, 0, 0,
-                                   &message);
+  int status = runChildProcess(args, log.path, message);
   if (status != 0) {
+    // Kept under a name without a pid: no later tcc removes it as stale.
+    std::string kept = log.path;
+    kept.replace(kept.rfind("tcc-build-"), 10, "tcc-failed-build-");
+    if (sys::fs::rename(log.path, kept))
+      kept = log.path;
     log.keep();
     error = "building the trainer failed (" +
             (message.empty() ? build.compiler + " exited with " + std::to_string(status)
                              : message) +
-            "); the compiler's output is in " + log.path;
+            "); the compiler's output is in " + kept;
     return false;
   }
   // Never rename over a device or a directory (as root, `-o /dev/null`

@@ -3,6 +3,7 @@
 #include "tools/tcc/CompileOptions.h"
 #include "tools/tcc/BuildTrainer.h"
 #include "tools/tcc/DefaultTarget.h"
+#include "runtime/InputFile.h"
 
 #include "target/TargetBackend.h"
 #include "frontend/ModelSpec.h"
@@ -19,9 +20,13 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <cerrno>
+#include <cstring>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 using namespace tcc;
 
@@ -92,8 +97,28 @@ std::string parentOf(const std::string &path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-/// An output path is usable if its directory exists and it is not a
-/// directory itself; checked before compiling so a typo costs nothing.
+/// Whether a file can be created in `dir`, found by creating one (access()
+/// is wrong for root, read-only mounts and immutable folders); named as
+/// AtomicFile's temporaries of `path`, so a killed tcc's is swept later.
+bool checkWritableIn(const std::string &option, const std::string &path,
+                     const std::string &dir, std::string &error) {
+  std::string probe = dir + "/" + llvm::sys::path::filename(path).str() + ".tmp." +
+                      std::to_string(getpid()) + ".XXXXXX";
+  int fd = mkstemp(probe.data());
+  if (fd < 0) {
+    error = option + " " + path + ": cannot write in directory '" + dir + "': " +
+            std::strerror(errno);
+    return false;
+  }
+  close(fd);
+  unlink(probe.c_str());
+  return true;
+}
+
+/// An output path is usable if its directory exists and takes new files,
+/// and it is not a directory itself; checked before compiling, so that a
+/// typo or a read-only folder costs nothing and no output is written
+/// before another turns out unwritable.
 bool checkOutputPath(const std::string &option, const std::string &path,
                      std::string &error) {
   if (isDirectory(path)) {
@@ -105,7 +130,25 @@ bool checkOutputPath(const std::string &option, const std::string &path,
             "' does not exist";
     return false;
   }
-  return true;
+  // An existing device or FIFO (/dev/null) is written in place.
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return true;
+  return checkWritableIn(option, path, parentOf(path), error);
+}
+
+/// -o DIR of --emit=source-tree: the tree is built beside DIR and moved
+/// into it (SourceTree.cpp checks what an earlier DIR holds).
+bool checkTreePath(const std::string &path, std::string &error) {
+  std::string dir = path;
+  while (dir.size() > 1 && dir.back() == '/')
+    dir.pop_back();
+  if (!isDirectory(parentOf(dir))) {
+    error = "-o " + path + ": directory '" + parentOf(dir) + "' does not exist";
+    return false;
+  }
+  return checkWritableIn("-o", dir, parentOf(dir), error) &&
+         (!isDirectory(dir) || checkWritableIn("-o", dir, dir, error));
 }
 
 /// Two paths that name one file (through links, `./`, ...). Only existing
@@ -117,20 +160,23 @@ bool sameFile(const std::string &a, const std::string &b) {
   return !llvm::sys::fs::equivalent(a, b, same) && same;
 }
 
-/// The file of --tuning-db reads as a tuning file; whether it fits --gpu
-/// and this cuDNN is checked where the plans are baked (tcc.cpp).
-bool checkTuningDb(const std::string &path, std::string &error) {
-  std::ifstream in(path);
-  if (!in) {
+/// The file of --tuning-db reads as a tuning file (into `text`), before any
+/// work; whether it fits --gpu and this cuDNN is checked where the plans are
+/// baked (tcc-cuda-select-algorithms, which reads it the same way). Only a regular file of at most
+/// kMaxTuningFileBytes is read.
+bool checkTuningDb(const std::string &path, std::string &text, std::string &error) {
+  if (!llvm::sys::fs::exists(path)) {
     error = "--tuning-db " + path + ": cannot read the file; run 'tcc tune' "
             "on the target GPU to create it, or leave the option out";
     return false;
   }
+  if (!tcc::readInputFile(path, "tuning file", tcc::kMaxTuningFileBytes, text, error)) {
+    error = "--tuning-db: " + error;
+    return false;
+  }
 #ifdef TCC_HAVE_CUDA
-  std::stringstream text;
-  text << in.rdbuf();
   tcc::cuda::TuningFile file;
-  if (!tcc::cuda::parseTuningFile(text.str(), path, file, error)) {
+  if (!tcc::cuda::parseTuningFile(text, path, file, error)) {
     error = "--tuning-db " + error;
     return false;
   }
@@ -382,8 +428,8 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
       error = "-o " + options.output + " would overwrite the model";
       return ParseResult::Error;
     }
-    // A source tree is a directory: SourceTree.cpp checks what it replaces.
-    if (options.emit != "source-tree" && !checkOutputPath("-o", options.output, error))
+    if (options.emit == "source-tree" ? !checkTreePath(options.output, error)
+                                      : !checkOutputPath("-o", options.output, error))
       return ParseResult::Error;
   }
   if (options.report) {
@@ -400,6 +446,10 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
     if (!checkOutputPath("--report", *options.report, error))
       return ParseResult::Error;
   }
+  // The trainer's default -o is ./MODEL_NAME.
+  if (options.emit == "exe" && options.output.empty() &&
+      !checkWritableIn("the default -o", "./MODEL_NAME", ".", error))
+    return ParseResult::Error;
   bool builds = options.emit == "exe" || options.emit == "source-tree";
   if (options.marchGiven && !builds) {
     error = "--march applies to the trainer's build (--emit=exe or source-tree), not to "
@@ -467,7 +517,8 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
             options.target + " target has no algorithms to choose: remove it";
     return ParseResult::Error;
   }
-  if (options.tuningDb && !checkTuningDb(*options.tuningDb, error))
+  std::string tuningText;
+  if (options.tuningDb && !checkTuningDb(*options.tuningDb, tuningText, error))
     return ParseResult::Error;
   if (options.ignoreTuningMismatch && !options.tuningDb) {
     error = "--ignore-tuning-mismatch applies to a --tuning-db file: remove it or give the file";

@@ -9,11 +9,14 @@
 
 #include "tools/tcc/DataCheck.h"
 
+#include "runtime/InputFile.h"
 #include "runtime/data/Readers.h"
 
 #include "llvm/Support/FileSystem.h"
 
-#include <fstream>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace {
 
@@ -26,24 +29,41 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return text + "]";
 }
 
+/// The first `size` bytes of the regular file `path` (fewer if it is
+/// shorter; none if it is not a regular file): checked before the open and
+/// opened O_NONBLOCK, so that a FIFO cannot block the compile.
+std::vector<uint8_t> readHead(const std::string &path, size_t size) {
+  std::vector<uint8_t> head;
+  if (!tcc::notRegularInput(path).empty())
+    return head;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  struct stat st;
+  if (fd < 0)
+    return head;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+    head.resize(size);
+    ssize_t n = pread(fd, head.data(), size, 0);
+    head.resize(n > 0 ? size_t(n) : 0);
+  }
+  close(fd);
+  return head;
+}
+
 /// The shape in an .npy file's header (the trainer's own parser), or empty
 /// if it cannot be read.
 std::vector<int64_t> npyShape(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<uint8_t> head(65536 + 12); // NumPy's headers are far shorter
-  in.read(reinterpret_cast<char *>(head.data()), std::streamsize(head.size()));
+  std::vector<uint8_t> head = readHead(path, 65536 + 12); // NumPy's headers are far shorter
   tcc::rt::data::NpyHeader header;
   std::string error;
-  if (!tcc::rt::data::parseNpyHeader(head.data(), size_t(in.gcount()), header, error))
+  if (!tcc::rt::data::parseNpyHeader(head.data(), head.size(), header, error))
     return {};
   return header.shape;
 }
 
 /// The image shape of an uncompressed idx file ([H, W]), or empty.
 std::vector<int64_t> idxImageShape(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  unsigned char h[16];
-  if (!in.read(reinterpret_cast<char *>(h), 16) || h[2] != 0x08 || h[3] != 3)
+  std::vector<uint8_t> h = readHead(path, 16);
+  if (h.size() < 16 || h[2] != 0x08 || h[3] != 3)
     return {};
   auto be = [&](int at) { return int64_t(h[at]) << 24 | h[at + 1] << 16 | h[at + 2] << 8 | h[at + 3]; };
   return {be(8), be(12)};
@@ -67,9 +87,14 @@ std::vector<std::string> tcc::checkDataAtCompile(const ::tcc::frontend::ModelSpe
     files = {"train_x.npy", "train_y.npy", "test_x.npy", "test_y.npy"};
   else if (format == "cifar10" && !exists(path + "/cifar-10-batches-bin"))
     files = {"data_batch_1.bin", "test_batch.bin"};
-  for (const std::string &file : files)
-    if (!exists(path + "/" + file) && !(format == "idx" && exists(path + "/" + file + ".gz")))
+  for (const std::string &file : files) {
+    const std::string full = path + "/" + file;
+    if (!exists(full) && !(format == "idx" && exists(full + ".gz")))
       return {"data.path '" + path + "' has no " + file + later};
+    if (std::string why = tcc::notRegularInput(full); exists(full) && !why.empty())
+      return {"data.path '" + path + "': " + file + ": " + why +
+              "; the trainer reads regular files only"};
+  }
 
   // The image shape, where the header says it without decompressing.
   const std::vector<int64_t> &input = spec.inputShape;

@@ -3,25 +3,36 @@
 #include "tools/tcc/SourceTree.h"
 
 #include "runtime/AtomicFile.h"
+#include "runtime/InputFile.h"
+#include "tools/tcc/Temporaries.h"
 #include "tools/tcc/RuntimePaths.h"
 
 #include <nlohmann/json.hpp>
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Regex.h"
-#include "llvm/Support/Signals.h"
+#include "llvm/Support/xxhash.h"
+
+#include <map>
 
 using namespace llvm;
+using namespace tcc;
 
 namespace {
 
-/// Marks a directory as a tree tcc wrote, so that a later -o may replace it.
-constexpr const char *kMarker = ".tcc-source-tree";
+/// The manifest: the files tcc wrote into the tree, each with a hash of
+/// what it wrote. A later -o replaces those and nothing else.
+constexpr const char *kManifest = ".tcc-source-tree";
+constexpr uint64_t kMaxManifestBytes = 64 << 20; // it lists a few hundred files
+constexpr const char *kManifestHeader =
+    "# tcc source tree: the files tcc wrote here (hash path); a later "
+    "--emit=source-tree -o over this folder replaces these and nothing else\n";
 
 bool fail(std::string &error, const std::string &message) {
   error = message;
@@ -78,17 +89,132 @@ bool writeFile(const std::string &dir, StringRef name, const std::string &text,
   return tcc::writeFileAtomically(dir + "/" + name.str(), text, error);
 }
 
+/// A manifest entry's hash of the file at `path`, or "" if unreadable.
+std::string hashOf(const std::string &path) {
+  auto buffer = MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  return buffer ? utohexstr(xxh3_64bits((*buffer)->getBuffer()), /*LowerCase=*/true) : "";
+}
+
+/// Relative path -> hash of every file under `dir` (a freshly built tree).
+bool listFiles(const std::string &dir, std::map<std::string, std::string> &files,
+               std::string &error) {
+  std::error_code ec;
+  for (sys::fs::recursive_directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec))
+    if (it->type() == sys::fs::file_type::regular_file)
+      files[it->path().substr(dir.size() + 1)] = hashOf(it->path());
+  if (ec)
+    return fail(error, "cannot read " + dir + ": " + ec.message());
+  return true;
+}
+
+std::string manifestText(const std::map<std::string, std::string> &files) {
+  std::string text = kManifestHeader;
+  for (const auto &[path, hash] : files)
+    text += (hash.empty() ? "*" : hash) + " " + path + "\n";
+  return text;
+}
+
+/// The manifest of the tree at `dir`; empty for an older tcc's marker,
+/// which listed nothing.
+bool readManifest(const std::string &dir, std::map<std::string, std::string> &files,
+                  std::string &error) {
+  std::string text;
+  if (!tcc::readInputFile(dir + "/" + kManifest, "source-tree manifest", kMaxManifestBytes, text,
+                           error))
+    return false;
+  for (StringRef line : llvm::split(StringRef(text), '\n')) {
+    if (line.empty() || line.starts_with("#"))
+      continue;
+    auto [hash, path] = line.split(' ');
+    // Only plain relative paths inside the tree: a damaged manifest must not
+    // name a file elsewhere.
+    if (path.empty() || path.starts_with("/") || path.contains("..") || path == kManifest)
+      return fail(error, "-o " + dir + ": its " + kManifest + " is damaged (line '" +
+                             line.take_front(80).str() + "'); move the folder away or give "
+                             "another -o");
+    files[path.str()] = hash.str();
+  }
+  return true;
+}
+
+/// Why writing the new tree over `dir` would lose something that is not
+/// tcc's, or "": a file at a new file's path that the manifest does not
+/// list, or a listed file changed since tcc wrote it.
+std::string conflict(const std::string &dir, const std::map<std::string, std::string> &old,
+                     const std::map<std::string, std::string> &fresh) {
+  for (const auto &[path, hash] : fresh) {
+    std::string at = dir + "/" + path;
+    if (!old.count(path) && sys::fs::exists(at))
+      return at + " exists and tcc did not write it (it is not in " + kManifest + ")";
+  }
+  for (const auto &[path, hash] : old) {
+    std::string at = dir + "/" + path;
+    if (hash != "*" && sys::fs::exists(at) && hashOf(at) != hash)
+      return at + " was changed since tcc wrote it";
+  }
+  return "";
+}
+
+/// Moves the built tree `building` into the earlier tree `dir`, file by
+/// file: the new files replace tcc's old ones, old ones the new tree lacks
+/// go, everything else stays. The manifest lists the union (unchecked)
+/// while files move, so an interrupted update is still tcc's to redo.
+bool update(const std::string &building, const std::string &dir,
+            const std::map<std::string, std::string> &old,
+            const std::map<std::string, std::string> &fresh, std::string &error) {
+  std::map<std::string, std::string> both;
+  for (const auto *files : {&old, &fresh})
+    for (const auto &entry : *files)
+      both[entry.first] = "*";
+  if (!writeFile(dir, kManifest, manifestText(both), error))
+    return false;
+  for (const auto &entry : fresh) {
+    std::string to = dir + "/" + entry.first;
+    if (std::error_code ec = sys::fs::create_directories(sys::path::parent_path(to)))
+      return fail(error, "cannot create " + sys::path::parent_path(to).str() + ": " +
+                             ec.message());
+    if (std::error_code ec = sys::fs::rename(building + "/" + entry.first, to))
+      return fail(error, "cannot write " + to + ": " + ec.message());
+  }
+  for (const auto &entry : old) {
+    if (fresh.count(entry.first))
+      continue;
+    SmallString<256> path(dir + "/" + entry.first);
+    sys::fs::remove(path);
+    // Folders it leaves empty go too (remove() keeps a folder with files).
+    for (sys::path::remove_filename(path); path.size() > dir.size();
+         sys::path::remove_filename(path))
+      if (sys::fs::remove(path))
+        break;
+  }
+  return writeFile(dir, kManifest, manifestText(fresh), error);
+}
+
 } // namespace
 
 bool tcc::writeSourceTree(const SourceTreeSpec &spec, const std::string &source,
-                          const nlohmann::json &convPlans, const std::string &dir,
+                          const nlohmann::json &convPlans, const std::string &requested,
                           std::string &error) {
+  std::string dir = requested;
+  while (dir.size() > 1 && dir.back() == '/')
+    dir.pop_back();
+  removeStaleBuildTemporaries(dir);
   StringRef parent = sys::path::parent_path(dir);
   if (!parent.empty() && !sys::fs::is_directory(parent))
     return fail(error, "-o " + dir + ": the folder " + parent.str() + " does not exist");
-  if (sys::fs::exists(dir) && !sys::fs::exists(dir + "/" + kMarker))
-    return fail(error, "-o " + dir + " exists and is not a source tree tcc wrote; "
-                       "remove it or give another directory");
+  std::map<std::string, std::string> old;
+  const bool earlier = sys::fs::exists(dir);
+  if (earlier) {
+    std::error_code ec;
+    bool empty = sys::fs::is_directory(dir) &&
+                 sys::fs::directory_iterator(dir, ec) == sys::fs::directory_iterator();
+    if (!sys::fs::exists(dir + "/" + kManifest) && !empty)
+      return fail(error, "-o " + dir + " exists and is not a source tree tcc wrote; "
+                         "remove it or give another directory");
+    if (!empty && !readManifest(dir, old, error))
+      return false;
+  }
   const std::string stepFile = spec.model + "." + spec.parts.suffix;
   std::vector<std::pair<StringRef, std::string>> values = {
       {"MODEL", spec.model}, {"TARGET", spec.target}, {"SOURCE", stepFile}};
@@ -104,12 +230,12 @@ bool tcc::writeSourceTree(const SourceTreeSpec &spec, const std::string &source,
 
   // Built beside `dir`, removed on any failure or signal.
   const std::string building = dir + ".tmp." + std::to_string(sys::Process::getProcessId());
-  sys::RemoveFileOnSignal(building);
+  removeOnSignal(building);
   struct Cleanup {
     const std::string &path;
     ~Cleanup() {
       sys::fs::remove_directories(path);
-      sys::DontRemoveFileOnSignal(path);
+      dontRemoveOnSignal(path);
     }
   } cleanup{building};
   if (std::error_code ec = sys::fs::create_directory(building))
@@ -118,7 +244,6 @@ bool tcc::writeSourceTree(const SourceTreeSpec &spec, const std::string &source,
   if (!writeFile(building, stepFile, source, error) ||
       !writeFile(building, "CMakeLists.txt", cmake, error) ||
       !writeFile(building, "README.md", readme, error) ||
-      !writeFile(building, kMarker, "", error) ||
       (!convPlans.is_null() &&
        !writeFile(building, "conv-plans.json", convPlans.dump(2) + "\n", error)) ||
       !copyTree(runtime, building + "/runtime", {".h", ".cuh", ".cpp", ".md"}, error) ||
@@ -128,19 +253,25 @@ bool tcc::writeSourceTree(const SourceTreeSpec &spec, const std::string &source,
   for (const std::string &headers : spec.parts.headerTrees)
     if (!copyTree(headers, building + "/third_party/include", {".h", ".hpp"}, error))
       return false;
+  std::map<std::string, std::string> fresh;
+  if (!listFiles(building, fresh, error))
+    return false;
+  // An older tcc's tree lists nothing: its files at the new tree's paths
+  // are tcc's to replace, and nothing else is known to be tcc's to delete.
+  if (earlier && old.empty())
+    for (const auto &entry : fresh)
+      old[entry.first] = "*";
 
-  // Into place: an earlier tree is moved aside first, then removed.
-  std::string old = dir + ".old." + std::to_string(sys::Process::getProcessId());
-  bool replacing = sys::fs::exists(dir);
-  if (replacing)
-    if (std::error_code ec = sys::fs::rename(dir, old))
-      return fail(error, "cannot replace " + dir + ": " + ec.message());
-  if (std::error_code ec = sys::fs::rename(building, dir)) {
-    if (replacing)
-      (void)sys::fs::rename(old, dir);
-    return fail(error, "cannot write " + dir + ": " + ec.message());
+  if (!earlier) {
+    // A new tree appears whole, by one rename.
+    if (!writeFile(building, kManifest, manifestText(fresh), error))
+      return false;
+    if (std::error_code ec = sys::fs::rename(building, dir))
+      return fail(error, "cannot write " + dir + ": " + ec.message());
+    return true;
   }
-  if (replacing)
-    sys::fs::remove_directories(old);
-  return true;
+  if (std::string why = conflict(dir, old, fresh); !why.empty())
+    return fail(error, "-o " + dir + ": " + why + "; tcc replaces only the files it wrote: "
+                       "move that file away, then compile again");
+  return update(building, dir, old, fresh, error);
 }

@@ -24,12 +24,15 @@ struct SourceTreeSpec {
   mlir::tcc::SourceTreeParts parts; ///< the target's (suffix, values, headers)
 };
 
-/// Writes the tree for the generated `source` into `dir`, atomically: it is
-/// built beside `dir` and renamed into place, replacing an earlier tree
-/// (never another directory). A target's library choices (`convPlans`,
-/// when not null) go in as conv-plans.json, which a cuda tree's tcc-tune
-/// target reads (docs/tuning.md).
-/// False with `error` (one line).
+/// Writes the tree for the generated `source` into `dir`: it is built beside
+/// `dir` (DIR.tmp.PID) and renamed into place. Over an earlier tree it
+/// replaces only the files that tree's manifest (.tcc-source-tree) lists:
+/// the user's files (build/, tuning.json) stay, and a listed file the user
+/// changed, or a user's file where the new tree has one, is refused before
+/// anything changes (docs/reliability.md). Any other non-empty `dir` is
+/// refused. A target's library choices (`convPlans`, when not null) go in as
+/// conv-plans.json, which a cuda tree's tcc-tune target reads
+/// (docs/tuning.md). False with `error` (one line).
 bool writeSourceTree(const SourceTreeSpec &spec, const std::string &source,
                      const nlohmann::json &convPlans, const std::string &dir,
                      std::string &error);

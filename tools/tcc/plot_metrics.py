@@ -11,6 +11,7 @@ atomically. Every problem is one "error:" line and exit status 1.
 import json
 import math
 import os
+import stat
 import sys
 import tempfile
 
@@ -54,14 +55,41 @@ def check_record(record, where):
             record[key] = None
 
 
-def read_run(path):
-    """(epoch records, step records) of one metrics file, in file order."""
+# The largest metrics file read (docs/reliability.md): a run logging every
+# step writes about 250 bytes a step, so 1 GiB is some four million steps.
+MAX_BYTES = 1 << 30
+
+
+def read_text(path):
+    """A metrics file's text: a regular file only (stat before the open, and
+    opened non-blocking: /dev/zero or a FIFO must not hang or fill memory),
+    of at most MAX_BYTES."""
     try:
-        lines = open(path, encoding="utf-8").read().splitlines()
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a directory" if stat.S_ISDIR(mode) else
+                    "a FIFO" if stat.S_ISFIFO(mode) else
+                    "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket")
+            fail("%s: cannot read it (it is %s, not a regular file)" % (path, kind))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                fail("%s: cannot read it (it changed into a special file)" % path)
+            data = f.read(MAX_BYTES + 1)
     except OSError as e:
         fail("%s: cannot read it (%s)" % (path, e.strerror))
+    if len(data) > MAX_BYTES:
+        fail("%s: cannot read it (it is larger than %d MiB, the limit for metrics files)"
+             % (path, MAX_BYTES >> 20))
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         fail("%s: not a metrics file (not UTF-8 text)" % path)
+
+
+def read_run(path):
+    """(epoch records, step records) of one metrics file, in file order."""
+    lines = read_text(path).splitlines()
     epochs, steps = [], []
     for i, line in enumerate(lines, 1):
         if not line.strip():

@@ -142,4 +142,26 @@ TEST(TuningFile, MatmulsAreOptionalButWellFormed) {
   EXPECT_NE(error.find("is listed twice"), std::string::npos) << error;
 }
 
+// Optional fields of another type are one error line, not an exception out
+// of nlohmann's value() (found by fuzz-tuning: heuristic_plan an object).
+TEST(TuningFile, OptionalFieldsOfAnotherTypeAreErrors) {
+  nlohmann::json j = toJson(tunedFile());
+  TuningFile back;
+  std::string error;
+  nlohmann::json heuristic = j;
+  heuristic["matmuls"][0]["heuristic_algo"] = nlohmann::json::object();
+  EXPECT_FALSE(parseTuningFile(heuristic.dump(), "t.json", back, error));
+  EXPECT_NE(error.find("t.json: matmuls[0]: \"heuristic_algo\" is not a string"),
+            std::string::npos)
+      << error;
+  nlohmann::json timed = j;
+  timed["matmuls"][0]["timed"] = 3;
+  EXPECT_FALSE(parseTuningFile(timed.dump(), "t.json", back, error));
+  EXPECT_NE(error.find("matmuls[0]: \"timed\" is not a list"), std::string::npos) << error;
+  nlohmann::json format = j;
+  format["format"] = 7;
+  EXPECT_FALSE(parseTuningFile(format.dump(), "t.json", back, error));
+  EXPECT_NE(error.find("format is not"), std::string::npos) << error;
+}
+
 } // namespace

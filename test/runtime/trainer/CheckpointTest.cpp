@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <limits>
 
@@ -80,6 +82,8 @@ TEST(Checkpoint, SaveThenResumeRestoresEveryByte) {
   meta.seed = 12345678901234ull;
   meta.epochs = 9.9;
   meta.totalSteps = 50;
+  meta.precision = "bf16-mixed";
+  meta.shuffle = false;
   std::string error, path = dir.file("c.safetensors");
   ASSERT_TRUE(saveCheckpoint(path, info, state.data(), meta, error)) << error;
 
@@ -94,6 +98,8 @@ TEST(Checkpoint, SaveThenResumeRestoresEveryByte) {
   EXPECT_EQ(got.seed, 12345678901234ull);
   EXPECT_DOUBLE_EQ(got.epochs, 9.9);
   EXPECT_EQ(got.totalSteps, 50);
+  EXPECT_EQ(got.precision, "bf16-mixed");
+  EXPECT_FALSE(got.shuffle);
 
   SafetensorsFile f;
   ASSERT_TRUE(readSafetensors(path, f, error));
@@ -170,6 +176,42 @@ TEST(Checkpoint, ResumeMismatchDetails) {
   EXPECT_FALSE(loadCheckpoint(path, other.info(), a.data(), meta, error));
   EXPECT_NE(error.find("fingerprint"), std::string::npos) << error;
   EXPECT_EQ(error.find('\n'), std::string::npos);
+}
+
+// A recompile with another --precision keeps the model's name: the message
+// says which precisions differ, not "model 'X' does not match model 'X'".
+TEST(Checkpoint, ResumeMismatchNamesThePrecisions) {
+  TempDir dir;
+  FakeModel model;
+  std::vector<uint8_t> state = initialised(model.info(), 1);
+  CheckpointMeta saved;
+  saved.precision = "fp32";
+  std::string error, path = dir.file("c.safetensors");
+  ASSERT_TRUE(saveCheckpoint(path, model.info(), state.data(), saved, error));
+  FakeModel half(tcc::test::fakeRecipe("/nonexistent", 2, "bf16"));
+  half.mi.state[0].dtype = DType::BF16;
+  Arena h(half.info());
+  CheckpointMeta meta;
+  EXPECT_FALSE(loadCheckpoint(path, half.info(), h.data(), meta, error));
+  EXPECT_EQ(error, path + ": checkpoint of model 'fake_linear' in fp32 does not match "
+                          "this trainer's model 'fake_linear' in bf16 (tensor fc.weight "
+                          "is BF16 here, F32 in the file)");
+}
+
+// Only a file that could be a checkpoint of this model is read whole.
+TEST(Checkpoint, ResumeRefusesAFileLargerThanAnyCheckpoint) {
+  TempDir dir;
+  FakeModel model;
+  std::string path = dir.file("huge.safetensors");
+  tcc::test::writeFile(path, "");
+  ASSERT_EQ(truncate(path.c_str(), 300 << 20), 0); // sparse: no disk used
+  Arena a(model.info());
+  CheckpointMeta meta;
+  std::string error;
+  EXPECT_FALSE(loadCheckpoint(path, model.info(), a.data(), meta, error));
+  EXPECT_NE(error.find("(checkpoint): it is larger than "), std::string::npos) << error;
+  EXPECT_FALSE(loadStateDict(path, model.info(), a.data(), nullptr, error));
+  EXPECT_NE(error.find("it is larger than"), std::string::npos) << error;
 }
 
 TEST(Checkpoint, ResumeNeedsATccCheckpoint) {

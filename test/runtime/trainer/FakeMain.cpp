@@ -8,6 +8,8 @@
 //   TCC_FAKE_RAISE=S:SIG  the process sends itself SIG (INT or TERM) at the
 //                         end of step S; "3:INT,3:TERM" sends two
 //   TCC_FAKE_STEP_MS=N    each step sleeps N ms (to signal it from outside)
+//   TCC_FAKE_PRECISION=P  the recipe's train.precision (as a recompile with
+//                         --precision P: the same tensors)
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +23,9 @@
 #include <thread>
 
 extern "C" tcc::rt::CompiledModel *tccCreateModel() {
-  auto *model = new tcc::test::FakeModel();
+  const char *precision = std::getenv("TCC_FAKE_PRECISION");
+  auto *model = new tcc::test::FakeModel(
+      tcc::test::fakeRecipe("/nonexistent", 2, precision ? precision : ""));
   if (const char *lr = std::getenv("TCC_FAKE_LR"))
     model->learningRate = std::strtof(lr, nullptr);
   std::string raise = std::getenv("TCC_FAKE_RAISE") ? std::getenv("TCC_FAKE_RAISE") : "";

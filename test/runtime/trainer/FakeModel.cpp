@@ -16,10 +16,12 @@ namespace tcc::test {
 
 using namespace tcc::rt;
 
-std::string fakeRecipe(const std::string &dataPath, double epochs) {
+std::string fakeRecipe(const std::string &dataPath, double epochs,
+                       const std::string &precision) {
   std::ostringstream s;
   s << R"({"train": {"batch_size": 8, "epochs": )" << epochs
-    << R"(, "seed": 7, "drop_last": true},
+    << R"(, "seed": 7, "drop_last": true)"
+    << (precision.empty() ? "" : R"(, "precision": ")" + precision + "\"") << R"(},
  "data": {"format": "npy", "path": ")"
     << dataPath << R"(",
           "augment": {"random_crop_padding": 0, "flip": true, "translate": 1, "cutout": 0},

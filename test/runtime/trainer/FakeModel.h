@@ -24,9 +24,10 @@
 namespace tcc::test {
 
 /// The default recipe: 2 epochs, seed 7, drop_last, batch 8, flip and
-/// translate augmentation, normalisation mean 0.5 std 0.25, eval batch 5.
+/// translate augmentation, normalisation mean 0.5 std 0.25, eval batch 5;
+/// train.precision when `precision` is given.
 std::string fakeRecipe(const std::string &dataPath = "/nonexistent",
-                       double epochs = 2);
+                       double epochs = 2, const std::string &precision = "");
 
 /// Follows the step contract as generated code does: it gathers its own
 /// batches from the bound data (runtime/cpu/Batch.h) and keeps its totals in

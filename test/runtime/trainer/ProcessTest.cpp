@@ -17,6 +17,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <csignal>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -50,8 +52,9 @@ Result runCommand(const std::string &command, const TempDir &dir) {
   return r;
 }
 
-Result trainer(const std::vector<std::string> &args, const TempDir &dir) {
-  std::string command = quote(TCC_TRAINER_FAKE);
+Result trainer(const std::vector<std::string> &args, const TempDir &dir,
+               const std::string &env = "") {
+  std::string command = env + " " + quote(TCC_TRAINER_FAKE);
   for (const std::string &a : args)
     command += " " + quote(a);
   return runCommand(command, dir);
@@ -63,6 +66,34 @@ void expectOneErrorLine(const Result &r, const std::string &contains) {
   EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
   EXPECT_NE(r.err.find(contains), std::string::npos) << r.err;
+}
+
+/// Starts the fake trainer in the background, each step taking `stepMs`;
+/// its output goes to `log`.
+pid_t startTrainer(const std::vector<std::string> &args, const std::string &log, int stepMs) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setenv("TCC_FAKE_STEP_MS", std::to_string(stepMs).c_str(), 1);
+    freopen(log.c_str(), "w", stdout);
+    dup2(fileno(stdout), 2);
+    std::vector<char *> argv{const_cast<char *>(TCC_TRAINER_FAKE)};
+    for (const std::string &a : args)
+      argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+/// Waits up to 30 s for `path` to exist.
+bool waitForFile(const std::string &path) {
+  for (int i = 0; i < 3000; ++i) {
+    if (access(path.c_str(), F_OK) == 0)
+      return true;
+    usleep(10000);
+  }
+  return false;
 }
 
 const char *kPython = "/usr/bin/python3";
@@ -112,6 +143,95 @@ TEST(Process, HelpAndErrors) {
                      dir.file("junk") + ": ");
   expectOneErrorLine(trainer({"--data", dir.path(), "--batch-size", "3"}, dir),
                      "recompile with `tcc compile MODEL.json --batch-size 3`");
+}
+
+// Two runs on one --save (or --metrics) path would overwrite each other's
+// checkpoints and interleave their metrics: the second is refused at once,
+// naming the first one's pid; once the first ends the path is free again.
+TEST(Process, SecondRunOnOneSavePathIsRefused) {
+  TempDir dir;
+  tcc::test::writeNpyDataset(dir.path(), tcc::test::makeFakeData());
+  const std::string save = dir.file("c.safetensors"), metrics = dir.file("m.jsonl");
+  pid_t first = startTrainer({"--data", dir.path(), "--epochs", "1000", "--save", save,
+                              "--metrics", metrics},
+                             dir.file("first.log"), 50);
+  ASSERT_GT(first, 0);
+  ASSERT_TRUE(waitForFile(save + ".lock")) << readFile(dir.file("first.log"));
+  ASSERT_TRUE(waitForFile(metrics + ".lock"));
+  const std::string pid = "(pid " + std::to_string(first) + ",";
+  Result r = trainer({"--data", dir.path(), "--steps", "1", "--save", save}, dir);
+  expectOneErrorLine(r, "--save " + save + " is in use by another run " + pid);
+  r = trainer({"--data", dir.path(), "--steps", "1", "--save", dir.file("other.safetensors"),
+               "--metrics", metrics},
+              dir);
+  expectOneErrorLine(r, "--metrics " + metrics + " is in use by another run " + pid);
+  EXPECT_EQ(access(dir.file("other.safetensors").c_str(), F_OK), -1);
+  // A symlink to the checkpoint is the same checkpoint.
+  ASSERT_EQ(symlink(save.c_str(), dir.file("link").c_str()), 0);
+  r = trainer({"--data", dir.path(), "--steps", "1", "--save", dir.file("link")}, dir);
+  expectOneErrorLine(r, "is in use by another run " + pid);
+
+  kill(first, SIGTERM);
+  int status = 0;
+  waitpid(first, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 143) << readFile(dir.file("first.log"));
+  EXPECT_EQ(access((save + ".lock").c_str(), F_OK), -1) << "the lock file is removed";
+  EXPECT_EQ(access((metrics + ".lock").c_str(), F_OK), -1);
+  r = trainer({"--data", dir.path(), "--resume", save, "--steps", "1", "--save", save,
+               "--metrics", metrics, "--quiet"},
+              dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// An input that is a FIFO, a device or far too large ends the run at once
+// with one line: a FIFO once blocked open() for 608 s, deaf to SIGTERM.
+TEST(Process, InputsThatCouldBlockEndAtOnce) {
+  TempDir dir;
+  tcc::test::writeNpyDataset(dir.path(), tcc::test::makeFakeData());
+  const std::string fifo = dir.file("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::string huge = dir.file("huge.safetensors");
+  tcc::test::writeFile(huge, "");
+  ASSERT_EQ(truncate(huge.c_str(), 300 << 20), 0);
+  const std::string timeout = "timeout 20";
+  for (const char *option : {"--init", "--resume"}) {
+    expectOneErrorLine(trainer({"--data", dir.path(), option, fifo}, dir, timeout),
+                       fifo + "' (checkpoint): it is a FIFO, not a regular file");
+    expectOneErrorLine(trainer({"--data", dir.path(), option, "/dev/zero"}, dir, timeout),
+                       "'/dev/zero' (checkpoint): it is a character device");
+    expectOneErrorLine(trainer({"--data", dir.path(), option, huge}, dir, timeout),
+                       huge + "' (checkpoint): it is larger than ");
+  }
+  // A data file.
+  ASSERT_EQ(rename(fifo.c_str(), dir.file("train_x.npy").c_str()), 0);
+  expectOneErrorLine(trainer({"--data", dir.path()}, dir, timeout), "FIFO");
+}
+
+// A resume that changes how the rest of the run computes says so.
+TEST(Process, ResumeSaysWhatItChanges) {
+  TempDir dir;
+  tcc::test::writeNpyDataset(dir.path(), tcc::test::makeFakeData());
+  const std::string save = dir.file("c.safetensors");
+  ASSERT_EQ(trainer({"--data", dir.path(), "--steps", "2", "--quiet", "--save", save}, dir,
+                    "TCC_FAKE_PRECISION=bf16-mixed")
+                .status,
+            0);
+  Result r = trainer({"--data", dir.path(), "--resume", save, "--steps", "1", "--quiet"}, dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "warning: '" + save + "' was saved by a run in bf16-mixed; this trainer "
+                   "computes in fp32, so the remaining steps do too (compile the model with "
+                   "--precision bf16-mixed to continue the run as it was)\n");
+  r = trainer({"--data", dir.path(), "--resume", save, "--steps", "1", "--quiet",
+               "--no-shuffle"},
+              dir, "TCC_FAKE_PRECISION=bf16-mixed");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "warning: --no-shuffle: '" + save + "' was saved by a run that shuffled; "
+                   "the remaining epochs read the data in file order (omit --no-shuffle to "
+                   "continue exactly)\n");
+  r = trainer({"--data", dir.path(), "--resume", save, "--steps", "1", "--quiet"}, dir,
+              "TCC_FAKE_PRECISION=bf16-mixed");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "") << "the same recipe continues without a word";
 }
 
 TEST(Python, SafetensorsModuleLoadsOurCheckpoint) {

@@ -315,6 +315,6 @@ TEST(Safetensors, DevicesAreNotRead) {
   std::string error;
   EXPECT_FALSE(readSafetensors(dir.file("z.safetensors"), f, error));
   EXPECT_EQ(error, "cannot read '" + dir.file("z.safetensors") +
-                       "': is a character device (a symlink to /dev/zero), "
-                       "not a regular file");
+                       "' (checkpoint): it is a character device, not a regular "
+                       "file (a symlink to /dev/zero)");
 }
