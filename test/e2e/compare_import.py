@@ -49,7 +49,8 @@ EXAMPLES = os.path.join(ROOT, "examples")
 STEPS = 5
 
 SGD = {"type": "sgd", "lr": 0.05, "momentum": 0.9, "nesterov": True, "weight_decay": 5e-4}
-# model -> factory, input, batch, optimizer, loss, the example it equals
+# model -> its factory, input, batch, optimizer (loss, steps), and the
+# example it equals with the map from its names to the example's
 MODELS = {
     # torchvision's resnet18 as it is (ImageNet stem: 7x7 stride-2 conv, max
     # pool) at 64x64: imported, compiled, its names; no training: on
@@ -77,11 +78,11 @@ MODELS = {
                        optimizer=dict(SGD, lr=0.01),
                        loss={"op": "cross_entropy", "label_smoothing": 0.2,
                              "reduction": "sum"},
-                       example="airbench94.json", names="airbench94", width_div=16),
+                       example="airbench94.json", names=cwo.Airbench94.tcc_name, width_div=16),
     # test/e2e/originals/new_dawn.py's net (plain batch norm) at widths / 16
     "resnet9": dict(factory="originals.py:resnet9", input=[3, 32, 32], batch=4,
                     optimizer=dict(SGD, lr=0.01),
-                    example="resnet9.json", names="resnet9", width_div=16),
+                    example="resnet9.json", names=cwo.ResNet9.tcc_name, width_div=16),
 }
 
 
@@ -166,9 +167,7 @@ def example_row(tcc, tmp, m, imported_mlir, recipe):
     with open(path, "w") as f:
         json.dump(spec, f)
     _, mlir = compiled_state(tcc, path)
-    rename = {"airbench94": m_airbench_name, "resnet9": m_resnet9_name}.get(
-        m.get("names"), lambda n: n)
-    names_a, ops_a = signature(imported_mlir, rename)
+    names_a, ops_a = signature(imported_mlir, m.get("names", lambda n: n))
     names_b, ops_b = signature(mlir, lambda n: n)
     diff = [(a, b) for a, b in zip(ops_a, ops_b) if a != b][:1]
     ok = names_a == names_b and ops_a == ops_b
@@ -177,14 +176,6 @@ def example_row(tcc, tmp, m, imported_mlir, recipe):
             % (len(ops_a), len(ops_b), diff))
     return cwt.Row("same ops and parameter names as examples/" + m["example"],
                    "[%d ops]" % len(ops_b), ok=ok, note=note)
-
-
-def m_airbench_name(name):
-    return cwo.Airbench94.tcc_name(name)
-
-
-def m_resnet9_name(name):
-    return cwo.ResNet9.tcc_name(name)
 
 
 class PoolWindows(ref.MaxWindow):
@@ -242,13 +233,13 @@ def train_module(args, m, spec, init, x_u8, y, dtype):
     return state, probes
 
 
-def choose_data(args, m, tmp, spec, init, write_data):
+def choose_data(args, m, spec, init, write_data):
     """The data of the first seed from --data-seed whose max-pool windows
     all have a margin above float32 round-off in the module's own float32
     and float64 runs (compare_with_torch.max_margin_rows): where two window
     elements are nearer than that, tcc's float32 and PyTorch's float64 may
     route the gradient to different elements, and the comparison says
-    nothing. Returns (images, labels, the float64 state, check rows)."""
+    nothing. Writes that data; returns (the float64 state, check rows)."""
     for seed in range(args.data_seed, args.data_seed + args.data_tries):
         x_u8, y = write_data(seed)
         want, probe64 = train_module(args, m, spec, init, x_u8, y, torch.float64)
@@ -258,7 +249,7 @@ def choose_data(args, m, tmp, spec, init, write_data):
             break
         print("data seed %d: %s; trying the next seed"
               % (seed, ", ".join(r.name for r in rows if not r.ok)))
-    return x_u8, y, want, rows
+    return want, rows
 
 
 def conditioning(state32, state64):
@@ -281,8 +272,7 @@ def parity_rows(args, m, tmp, spec, model_path, weights_path, write_data):
     """tcc's trainer against the module itself in float64, from the same
     weights, --steps steps."""
     init, _ = cwt.read_safetensors(weights_path)
-    x_u8, y, want, rows = choose_data(args, m, tmp, spec, init, write_data)
-    batch = int(spec["train"]["batch_size"])
+    want, rows = choose_data(args, m, spec, init, write_data)
     epochs = spec["train"]["epochs"]
     exe = os.path.join(tmp, "train")
     t_compile = cwt.run([args.tcc, "compile", model_path, "--target=cpu", "-o", exe], tmp,
@@ -384,7 +374,7 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = ap.parse_args()
     try:
-        import torchvision  # noqa: F401  (the resnet18 and SE models need it)
+        import torchvision  # noqa: F401  (the resnet18 and SE models use it)
     except ImportError:
         print("SKIP: no torchvision for %s" % sys.executable)
         return cwt.SKIP

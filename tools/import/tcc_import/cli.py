@@ -94,12 +94,14 @@ def run(argv):
     shape = parse_shape(args.input)
     if args.classes < 2:
         raise ImportFailure("--classes must be at least 2, got %d" % args.classes)
+    if args.weights and os.path.abspath(args.weights) == os.path.abspath(args.output):
+        raise ImportFailure("--weights and -o name the same file, %s" % args.output)
     recipe = {}
     if args.recipe:
         from tcc_import.output import read_recipe
         recipe = read_recipe(args.recipe)
     try:
-        import torch  # noqa: F401
+        import torch  # noqa: F401  (here, to say so in one line if it is missing)
     except ImportError:
         raise ImportFailure("tcc import needs PyTorch for %s (Debian: python3-torch)"
                             % sys.executable)

@@ -33,7 +33,7 @@ def convert(module, input_shape, classes, where):
         raise ImportFailure("%s: forward takes %d inputs (%s); tcc's model has one, the "
                             "image or feature batch" % (where, len(placeholders),
                                                         ", ".join(n.name for n in placeholders)))
-    b = Builder(gm, module, input_shape, BATCH, where)
+    b = Builder(module, input_shape, BATCH, where)
     try:
         propagate_shapes(gm, input_shape, BATCH)
     except NodeFailed as e:

@@ -43,7 +43,11 @@ def _activation(op, **fields):
 
 def _softmax(op):
     def handler(b, node):
-        if _arg(node, 2, "dtype") is not None or _arg(node, 1, "dim") is None:
+        # F.softmax's third argument is _stacklevel; the others' is dtype
+        dtype = node.kwargs.get("dtype")
+        if node.target not in (F.softmax, F.log_softmax) and len(node.args) > 2:
+            dtype = node.args[2]
+        if dtype is not None or _arg(node, 1, "dim") is None:
             b.fail(node, "needs dim and no dtype (tcc's %s computes in the input's "
                    "precision over a given axis)" % op)
         x = b.exact(node, b.tensor(node, node.args[0]), b.in_shape(node))

@@ -24,14 +24,16 @@ class Value:
 
 
 class Builder:
-    def __init__(self, gm, root, input_shape, batch, where):
-        self.gm, self.batch, self.where = gm, batch, where
-        # the traced module's own, not gm's: gm holds only the leaves called
+    def __init__(self, root, input_shape, batch, where):
+        self.batch, self.where = batch, where
+        # the traced module's, not the GraphModule's, which holds only the
+        # leaves it calls
         self.modules = dict(root.named_modules())
         self.nodes = []         # model.json nodes (dicts), in fx order
         self.shapes = {}        # node name -> Value.shape
         self.values = {}        # fx node -> Value, or a Python value
         self.calls = {}         # module path -> times called so far
+        self.views = {}         # (node name, shape) -> its reshape (exact)
         # Module paths are parameter prefixes: a node of another kind must
         # not take one.
         self.taken = {p for p in self.modules if p}
@@ -116,8 +118,11 @@ class Builder:
         if math.prod(v.shape) != math.prod(shape):
             self.fail(node, "internal error: tcc's value %s is %s where PyTorch's is %s"
                       % (v.name, list(v.shape), list(shape)))
-        return self.emit(self.unique(v.name + ".view"), "reshape", [v],
-                         {"shape": list(shape[1:])}, shape)
+        key = (v.name, tuple(shape))
+        if key not in self.views:
+            self.views[key] = self.emit(self.unique(v.name + ".view"), "reshape", [v],
+                                        {"shape": list(shape[1:])}, shape)
+        return self.views[key]
 
     # -- the result -------------------------------------------------------
 
@@ -137,8 +142,7 @@ class Builder:
             if n["name"] not in live:
                 continue
             n = dict(n)
-            if len(n["inputs"]) == 1 and n["op"] not in ("add", "mul", "concat") \
-                    and n["inputs"][0] == previous:
+            if n["inputs"] == [previous]:
                 del n["inputs"]
             elif len(n["inputs"]) == 1:
                 n["inputs"] = n["inputs"][0]
