@@ -7,17 +7,17 @@
 
 using namespace mlir;
 
-static nlohmann::json toJson(Attribute attr) {
+nlohmann::json mlir::tcc::attributeToJsonValue(Attribute attr) {
   if (auto dict = dyn_cast<DictionaryAttr>(attr)) {
     nlohmann::json object = nlohmann::json::object();
     for (NamedAttribute member : dict)
-      object[member.getName().str()] = toJson(member.getValue());
+      object[member.getName().str()] = attributeToJsonValue(member.getValue());
     return object;
   }
   if (auto array = dyn_cast<ArrayAttr>(attr)) {
     nlohmann::json list = nlohmann::json::array();
     for (Attribute element : array)
-      list.push_back(toJson(element));
+      list.push_back(attributeToJsonValue(element));
     return list;
   }
   if (auto s = dyn_cast<StringAttr>(attr))
@@ -31,4 +31,6 @@ static nlohmann::json toJson(Attribute attr) {
   return nullptr;
 }
 
-std::string mlir::tcc::attributeToJson(Attribute attr) { return toJson(attr).dump(); }
+std::string mlir::tcc::attributeToJson(Attribute attr) {
+  return attributeToJsonValue(attr).dump();
+}

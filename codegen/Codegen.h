@@ -5,7 +5,7 @@
 // file defining a tcc::rt::CompiledModel (runtime/CompiledModel.h). The walk
 // (StepWalker.h) and the model description (ModelDescription.h) are shared;
 // a target (a TargetEmitter) says what each op becomes. The driver finds
-// targets in the registry below.
+// targets in the registry (target/TargetBackend.h, codegen/Targets.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_CODEGEN_CODEGEN_H
@@ -13,6 +13,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <nlohmann/json_fwd.hpp>
 
 namespace mlir::tcc {
 
@@ -31,32 +33,14 @@ LogicalResult emitCpuOps(ModuleOp module, llvm::raw_ostream &os);
 LogicalResult emitCudaSource(ModuleOp module, llvm::raw_ostream &os);
 LogicalResult emitCudaOps(ModuleOp module, llvm::raw_ostream &os);
 
-/// A code generator `tcc compile --target=NAME` can pick.
-struct Target {
-  StringRef name;    ///< as --target spells it
-  StringRef summary; ///< one line for --help
-  /// Prints the source of a planned module; null where this version of tcc
-  /// cannot generate code for the target yet.
-  LogicalResult (*emitSource)(ModuleOp module, llvm::raw_ostream &os);
-  /// Prints what the target makes of each op (tcc-translate --emit-NAME);
-  /// null with emitSource.
-  LogicalResult (*emitOps)(ModuleOp module, llvm::raw_ostream &os);
-  bool takesMarch;    ///< --march (the C++ compiler's) applies
-  bool takesTuningDb; ///< --tuning-db (algorithm choices) applies
-  bool takesGpu;      ///< --gpu (the GPU the step is planned for) applies
-};
+/// Adds the cpu target (codegen/cpu) and the cuda target (codegen/cuda) to
+/// the registry (target/TargetBackend.h).
+void registerCpuTarget();
+void registerCudaTarget();
 
-/// Every target, in the order --help lists them.
-ArrayRef<Target> registeredTargets();
-/// The target named `name`, or null.
-const Target *lookupTarget(StringRef name);
-/// The first target that can generate code: what an error suggests where
-/// another cannot. (`tcc compile`'s default is the driver's: cuda where
-/// CUDA is found, tools/tcc/CompileOptions.cpp.)
-const Target &defaultTarget();
-
-/// The attribute as JSON text (dictionaries, arrays, strings, numbers,
-/// booleans), for ModelInfo::recipeJson.
+/// The attribute as JSON (dictionaries, arrays, strings, numbers,
+/// booleans), and as its text, for ModelInfo::recipeJson.
+nlohmann::json attributeToJsonValue(Attribute attr);
 std::string attributeToJson(Attribute attr);
 
 } // namespace mlir::tcc

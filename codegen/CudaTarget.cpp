@@ -12,6 +12,7 @@
 #include "codegen/Codegen.h"
 #include "codegen/CudaEmitter.h"
 #include "codegen/ModelDescription.h"
+#include "codegen/StepProblems.h"
 #include "codegen/StepWalker.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
@@ -41,17 +42,25 @@ FailureOr<std::string> bakedRows(ModuleOp module, ArrayAttr list, StringRef what
   std::string rows;
   for (Attribute row : list ? list.getValue() : ArrayRef<Attribute>()) {
     auto entry = dyn_cast<DictionaryAttr>(row);
+    // A matmul without a measured algorithm is chosen at the first step.
+    if (entry && !entry.get(choice) && what == "matmul")
+      continue;
     auto key = entry ? entry.getAs<StringAttr>("problem") : StringAttr();
     auto chosen = entry ? entry.getAs<StringAttr>(choice) : StringAttr();
     auto workspace = entry ? entry.getAs<IntegerAttr>("workspace_bytes") : IntegerAttr();
-    auto nodes = entry ? entry.getAs<StringAttr>("nodes") : StringAttr();
-    if (!key || !chosen || !workspace || !nodes)
+    auto nodes = entry ? entry.getAs<ArrayAttr>("nodes") : ArrayAttr();
+    std::vector<std::string> names;
+    for (Attribute node : nodes ? nodes.getValue() : ArrayRef<Attribute>())
+      if (auto name = dyn_cast<StringAttr>(node))
+        names.push_back(name.str());
+    if (!key || !chosen || !workspace || !nodes || names.size() != nodes.size())
       return module->emitError(kCudaTargetAttr)
              << ": each " << what << " needs problem, " << choice
-             << ", workspace_bytes and nodes, got " << row;
+             << ", workspace_bytes and nodes (a list of names), got " << row;
     keys.push_back(key.str());
     rows += "    {" + cppStringLiteral(key) + ", " + cppStringLiteral(chosen) + ", " +
-            std::to_string(workspace.getInt()) + ", " + cppStringLiteral(nodes) + "},\n";
+            std::to_string(workspace.getInt()) + ", " + cppStringLiteral(quotedNodes(names)) +
+            "},\n";
   }
   return rows.empty() ? rows : ("const " + type + " " + name + "[] = {\n").str() + rows + "};\n";
 }

@@ -52,6 +52,28 @@ def Tcc_FollowsInputPrecision : NativeOpTrait<"FollowsInputPrecision"> {
   let cppNamespace = "::mlir::tcc::OpTrait";
 }
 
+// What computing on 16-bit tensors asks of an op's kernel: a target runs the
+// kinds its kernels take on the stored 16-bit values, and every other op on
+// f32 copies (tcc-widen-16bit; TargetBackend::sixteenBitKinds).
+// "update": computes in double from the stored values and rounds where it
+// stores (the optimizer, EMA and Lookahead updates of 16-bit state).
+def Tcc_SixteenBitUpdate : NativeOpTrait<"SixteenBitUpdate"> {
+  let cppNamespace = "::mlir::tcc::OpTrait";
+}
+// "library": a contraction that DNN and BLAS libraries run on 16-bit
+// tensors with f32 accumulation (convolutions, linear layers, their
+// backward ops).
+def Tcc_SixteenBitLibrary : NativeOpTrait<"SixteenBitLibrary"> {
+  let cppNamespace = "::mlir::tcc::OpTrait";
+}
+// "exact": its 16-bit result is the rounding of the exact one: it copies or
+// selects stored bits (views, channel padding, slices, max pooling) or sums
+// in a wider type and rounds once where it stores (max pooling's backward, a
+// bias gradient's sum).
+def Tcc_SixteenBitExact : NativeOpTrait<"SixteenBitExact"> {
+  let cppNamespace = "::mlir::tcc::OpTrait";
+}
+
 //===----------------------------------------------------------------------===//
 // Type constraints
 //===----------------------------------------------------------------------===//

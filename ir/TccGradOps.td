@@ -23,7 +23,7 @@ class Tcc_GradOp<string mnemonic, list<Trait> traits = []>
 // Convolution and linear
 //===----------------------------------------------------------------------===//
 
-def Tcc_Conv2dBackwardDataOp : Tcc_GradOp<"conv2d_backward_data", [DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+def Tcc_Conv2dBackwardDataOp : Tcc_GradOp<"conv2d_backward_data", [Tcc_SixteenBitLibrary, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Gradient of conv2d with respect to its input";
   let description = [{
     The transposed convolution of `grad` [N, O, Ho, Wo] with `weight`; the
@@ -43,7 +43,7 @@ def Tcc_Conv2dBackwardDataOp : Tcc_GradOp<"conv2d_backward_data", [DeclareOpInte
   let assemblyFormat = "$grad `,` $weight attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_Conv2dBackwardFilterOp : Tcc_GradOp<"conv2d_backward_filter", [DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+def Tcc_Conv2dBackwardFilterOp : Tcc_GradOp<"conv2d_backward_filter", [Tcc_SixteenBitLibrary, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Gradient of conv2d with respect to its weight";
   let description = [{
     Correlates `input` [N, C, H, W] with `grad` [N, O, Ho, Wo]; the result is
@@ -63,7 +63,7 @@ def Tcc_Conv2dBackwardFilterOp : Tcc_GradOp<"conv2d_backward_filter", [DeclareOp
   let assemblyFormat = "$grad `,` $input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_LinearBackwardDataOp : Tcc_GradOp<"linear_backward_data", [DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+def Tcc_LinearBackwardDataOp : Tcc_GradOp<"linear_backward_data", [Tcc_SixteenBitLibrary, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Gradient of linear with respect to its input: grad * weight";
   let description = [{
     `grad` [..., O] times `weight` [O, I] gives [..., I].
@@ -77,7 +77,7 @@ def Tcc_LinearBackwardDataOp : Tcc_GradOp<"linear_backward_data", [DeclareOpInte
   let assemblyFormat = "$grad `,` $weight attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_LinearBackwardWeightOp : Tcc_GradOp<"linear_backward_weight", [DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+def Tcc_LinearBackwardWeightOp : Tcc_GradOp<"linear_backward_weight", [Tcc_SixteenBitLibrary, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Gradient of linear with respect to its weight: grad^T * input";
   let description = [{
     `grad` [..., O] and `input` [..., I], summed over the leading dims, give
@@ -92,7 +92,7 @@ def Tcc_LinearBackwardWeightOp : Tcc_GradOp<"linear_backward_weight", [DeclareOp
   let assemblyFormat = "$grad `,` $input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_ReduceSumOp : Tcc_GradOp<"reduce_sum"> {
+def Tcc_ReduceSumOp : Tcc_GradOp<"reduce_sum", [Tcc_SixteenBitExact]> {
   let summary = "Sum over some dims, which are removed";
   let description = [{
     Sums `input` over `axes` (strictly increasing); the result keeps the
@@ -207,7 +207,7 @@ def Tcc_TanhBackwardOp : Tcc_ActivationGradOp<"tanh_backward", "tanh", "result">
 // Pooling
 //===----------------------------------------------------------------------===//
 
-def Tcc_MaxPool2dBackwardOp : Tcc_GradOp<"max_pool2d_backward"> {
+def Tcc_MaxPool2dBackwardOp : Tcc_GradOp<"max_pool2d_backward", [Tcc_SixteenBitExact]> {
   let summary = "Gradient of max_pool2d";
   let description = [{
     Routes each window's gradient to the window's first maximal element of
@@ -293,7 +293,7 @@ def Tcc_GlobalMaxPoolBackwardOp : Tcc_GradOp<"global_max_pool_backward"> {
 // Shape, probabilities, losses
 //===----------------------------------------------------------------------===//
 
-def Tcc_SliceOp : Tcc_GradOp<"slice"> {
+def Tcc_SliceOp : Tcc_GradOp<"slice", [Tcc_SixteenBitExact]> {
   let summary = "A contiguous range along one axis (the adjoint of concat)";
   let description = [{
     Elements `offset` to `offset + size - 1` of `input` along `axis`.

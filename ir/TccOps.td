@@ -21,7 +21,7 @@ include "mlir/Interfaces/ViewLikeInterface.td"
 // Convolution and linear
 //===----------------------------------------------------------------------===//
 
-def Tcc_Conv2dOp : Tcc_Op<"conv2d", [Pure, Tcc_LowPrecisionCompute, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_Conv2dOp : Tcc_Op<"conv2d", [Pure, Tcc_LowPrecisionCompute, Tcc_SixteenBitLibrary, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "2-D convolution (cross-correlation), as torch.nn.functional.conv2d";
   let description = [{
     `input` is [N, C, H, W], `weight` [O, C/groups, kH, kW] and the optional
@@ -46,7 +46,7 @@ def Tcc_Conv2dOp : Tcc_Op<"conv2d", [Pure, Tcc_LowPrecisionCompute, InferTypeOpA
   }];
 }
 
-def Tcc_LinearOp : Tcc_Op<"linear", [Pure, Tcc_LowPrecisionCompute, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_LinearOp : Tcc_Op<"linear", [Pure, Tcc_LowPrecisionCompute, Tcc_SixteenBitLibrary, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Affine map of the last dim, as torch.nn.functional.linear";
   let description = [{
     `input` is [..., I], `weight` [O, I] (PyTorch's layout) and the optional
@@ -262,7 +262,7 @@ def Tcc_ScaleOp : Tcc_ActivationOp<"scale", "factor * x",
 // Pooling
 //===----------------------------------------------------------------------===//
 
-def Tcc_MaxPool2dOp : Tcc_Op<"max_pool2d", [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_MaxPool2dOp : Tcc_Op<"max_pool2d", [Pure, Tcc_SixteenBitExact, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "2-D max pooling, as torch.nn.functional.max_pool2d";
   let description = [{
     Pools [N, C, H, W] over `kernel` windows moved by `stride`; padding counts
@@ -373,7 +373,7 @@ def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, Tcc_FollowsInputPrecision, InferTypeO
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_PadChannelsOp : Tcc_Op<"pad_channels", [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+def Tcc_PadChannelsOp : Tcc_Op<"pad_channels", [Pure, Tcc_SixteenBitExact, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Zero channels appended along dim 1 up to `channels` (tcc-pad-channels)";
   let description = [{
     `input` [N, C, ...] followed by `channels - C` channels of zeros:
@@ -392,7 +392,7 @@ def Tcc_PadChannelsOp : Tcc_Op<"pad_channels", [Pure, Tcc_FollowsInputPrecision,
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_FlattenOp : Tcc_Op<"flatten", [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
+def Tcc_FlattenOp : Tcc_Op<"flatten", [Pure, Tcc_SixteenBitExact, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
     DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
   let summary = "Flatten every dim after the batch: [N, ...] -> [N, prod(...)]";
   let description = [{
@@ -408,7 +408,7 @@ def Tcc_FlattenOp : Tcc_Op<"flatten", [Pure, Tcc_FollowsInputPrecision, InferTyp
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
+def Tcc_ReshapeOp : Tcc_Op<"reshape", [Pure, Tcc_SixteenBitExact, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
     DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
   let summary = "Reinterpret the elements (row-major) with a new static shape";
   let description = [{

@@ -220,7 +220,7 @@ def Tcc_UpdateLossScaleOp : Tcc_Op<"update_loss_scale",
 //===----------------------------------------------------------------------===//
 
 def Tcc_SgdUpdateOp : Tcc_Op<"sgd_update",
-    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+    [Pure, Tcc_SixteenBitUpdate, AttrSizedOperandSegments, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "One torch.optim.SGD step of one parameter";
   let description = [{
     With `lr = lr_scale * lr` and `wd = weight_decay`:
@@ -257,8 +257,9 @@ def Tcc_SgdUpdateOp : Tcc_Op<"sgd_update",
   }];
 }
 
-class Tcc_AdamLikeUpdateOp<string mnemonic, string summaryText, string formula>
-    : Tcc_Op<mnemonic, [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+class Tcc_AdamLikeUpdateOp<string mnemonic, string summaryText, string formula,
+                           list<Trait> traits = []>
+    : Tcc_Op<mnemonic, traits # [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = summaryText;
   let description = formula # [{
 
@@ -290,7 +291,7 @@ class Tcc_AdamLikeUpdateOp<string mnemonic, string summaryText, string formula>
 def Tcc_AdamwUpdateOp : Tcc_AdamLikeUpdateOp<"adamw_update",
     "One torch.optim.AdamW step of one parameter",
     [{`param *= 1 - lr * weight_decay`, then the Adam step with bias-corrected
-    moments: `param -= lr * m_hat / (sqrt(v_hat) + eps)`.}]>;
+    moments: `param -= lr * m_hat / (sqrt(v_hat) + eps)`.}], [Tcc_SixteenBitUpdate]>;
 
 def Tcc_LambUpdateOp : Tcc_AdamLikeUpdateOp<"lamb_update",
     "One LAMB step of one parameter (You et al., 2019)",
@@ -303,7 +304,7 @@ def Tcc_LambUpdateOp : Tcc_AdamLikeUpdateOp<"lamb_update",
 //===----------------------------------------------------------------------===//
 
 def Tcc_EmaUpdateOp : Tcc_Op<"ema_update",
-    [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+    [Pure, Tcc_SixteenBitUpdate, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Exponential moving average of a weight, every n steps";
   let description = [{
     `decay` is per step: when the update is due,
@@ -332,7 +333,7 @@ def Tcc_EmaUpdateOp : Tcc_Op<"ema_update",
 }
 
 def Tcc_LookaheadUpdateOp : Tcc_Op<"lookahead_update",
-    [Pure, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+    [Pure, Tcc_SixteenBitUpdate, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
   let summary = "Lookahead (Zhang et al., 2019) on one parameter";
   let description = [{
     When `(step + 1) % every == 0`: `slow = alpha_t * slow + (1 - alpha_t) * fast`

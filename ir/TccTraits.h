@@ -28,6 +28,16 @@ template <typename ConcreteType>
 class FollowsInputPrecision
     : public mlir::OpTrait::TraitBase<ConcreteType, FollowsInputPrecision> {};
 
+/// The kinds of 16-bit kernel an op needs (Tcc_SixteenBitUpdate,
+/// Tcc_SixteenBitLibrary, Tcc_SixteenBitExact in ODS: what each means is
+/// written there); a target names the kinds it runs on 16-bit tensors.
+template <typename ConcreteType>
+class SixteenBitUpdate : public mlir::OpTrait::TraitBase<ConcreteType, SixteenBitUpdate> {};
+template <typename ConcreteType>
+class SixteenBitLibrary : public mlir::OpTrait::TraitBase<ConcreteType, SixteenBitLibrary> {};
+template <typename ConcreteType>
+class SixteenBitExact : public mlir::OpTrait::TraitBase<ConcreteType, SixteenBitExact> {};
+
 } // namespace mlir::tcc::OpTrait
 
 #endif // TCC_IR_TCCTRAITS_H

@@ -23,90 +23,56 @@ namespace {
 constexpr llvm::StringLiteral kBnBiasElimination = "bn-bias-elimination";
 constexpr llvm::StringLiteral kPoolActivationReorder = "pool-activation-reorder";
 constexpr llvm::StringLiteral kPrecision = "precision";
-constexpr llvm::StringLiteral kPadChannels = "pad-channels";
-constexpr llvm::StringLiteral kChannelsLast = "channels-last";
 constexpr llvm::StringLiteral kFusion = "fusion";
 constexpr llvm::StringLiteral kRecompute = "recompute";
-const mlir::StringRef kOptimizationPasses[] = {
-    kBnBiasElimination, kPoolActivationReorder, kPrecision, kPadChannels,
-    kChannelsLast,      kFusion,                kRecompute};
 } // namespace
 
-mlir::ArrayRef<mlir::StringRef> mlir::tcc::optimizationPassNames() { return kOptimizationPasses; }
-
-std::vector<std::string> mlir::tcc::targetSixteenBitOps(StringRef target) {
-  // The optimizer, EMA and Lookahead updates of 16-bit state (pure 16-bit
-  // training) on both targets: they compute in double from the stored
-  // values and round where they store, the same bits as on f32 copies
-  // without the copies (runtime/common/Float16.h, half::F16).
-  std::vector<std::string> ops = {"tcc.sgd_update", "tcc.adamw_update", "tcc.ema_update",
-                                  "tcc.lookahead_update"};
-  if (target != "cuda")
-    return ops;
-  // cuDNN and cuBLASLt read and write 16-bit tensors and accumulate in f32
-  // (docs/cuda.md); a view, a channel padding and a slice copy the stored
-  // bits; a max pool selects a stored element, and its backward sums in f32
-  // and rounds where it stores (runtime/kernels/Pool.h: the same bits as on
-  // f32 copies). A bias gradient's per-channel sum (reduce_sum) loads 16-bit
-  // elements, adds in double and rounds through f32 (half::F16): the bits
-  // of the sum of f32 copies, cast.
-  ops.insert(ops.end(), {"tcc.conv2d", "tcc.conv2d_backward_data", "tcc.conv2d_backward_filter",
-                         "tcc.linear", "tcc.linear_backward_data", "tcc.linear_backward_weight",
-                         "tcc.flatten", "tcc.reshape", "tcc.max_pool2d",
-                         "tcc.max_pool2d_backward", "tcc.pad_channels", "tcc.slice",
-                         "tcc.reduce_sum"});
-  return ops;
+std::vector<mlir::StringRef> mlir::tcc::optimizationPassNames() {
+  std::vector<StringRef> names = {kBnBiasElimination, kPoolActivationReorder, kPrecision};
+  // The targets' own (pad-channels, channels-last) run between precision
+  // and fusion.
+  for (const TargetBackend *target : registeredTargetBackends())
+    for (StringRef name : target->optimizationPasses())
+      if (!llvm::is_contained(names, name))
+        names.push_back(name);
+  names.insert(names.end(), {kFusion, kRecompute});
+  return names;
 }
 
-namespace {
-bool isEnabled(const mlir::tcc::CompilePipelineOptions &options, mlir::StringRef name) {
-  return !llvm::is_contained(options.disable, name);
-}
-} // namespace
-
-void mlir::tcc::buildStepPipeline(OpPassManager &pm, const CompilePipelineOptions &options) {
-  if (isEnabled(options, kBnBiasElimination))
+void mlir::tcc::buildStepPipeline(OpPassManager &pm, const TargetBackend &target,
+                                  const TargetOptions &options) {
+  if (options.enabled(kBnBiasElimination))
     pm.addPass(createBnBiasElimination());
-  if (isEnabled(options, kPoolActivationReorder))
+  if (options.enabled(kPoolActivationReorder))
     pm.addPass(createPoolActivationReorder());
-  if (isEnabled(options, kPrecision))
+  if (options.enabled(kPrecision))
     pm.addPass(createPrecision());
-  // cuDNN's tensor-core engines read 8 channels of a pixel at once; the
-  // cpu kernels take any number.
-  if (options.target == "cuda" && isEnabled(options, kPadChannels))
-    pm.addPass(createPadChannels());
+  target.addForwardPasses(pm, options);
   pm.addPass(createBuildTrainStep());
   pm.addPass(createCanonicalizerPass());
   // Ops without a 16-bit kernel on the target run on f32 copies, which
   // fusion and the memory plan (recompute's budget) must see.
-  const std::vector<std::string> keep = targetSixteenBitOps(options.target);
-  pm.addPass(createWiden16Bit(Widen16BitOptions{keep}));
-  // cuDNN's tensor-core engines read NHWC; the cpu kernels index NCHW.
-  if (options.target == "cuda" && isEnabled(options, kChannelsLast))
-    pm.addPass(createChannelsLast());
-  // Last of the step pipeline: the target chooses its library calls (a
-  // convolution's cuDNN engine) for the fused step.
-  if (isEnabled(options, kFusion)) {
-    FusionOptions fusion;
-    // cuBLASLt applies a ReLU in the matmul's epilogue, cuDNN a bias and a
-    // ReLU in the convolution's; the cpu kernels take no epilogue.
-    fusion.matmulEpilogues = options.target == "cuda";
-    fusion.convEpilogues = options.target == "cuda";
-    // A cuda launch costs microseconds whatever its size; a cpu loop not.
-    fusion.multiTensorCasts = options.target == "cuda";
-    pm.addPass(createFusion(fusion));
+  pm.addPass(createWiden16Bit(Widen16BitOptions{target.sixteenBitKinds()}));
+  target.addLayoutPasses(pm, options);
+  if (options.enabled(kFusion)) {
+    FusionCapabilities can = target.fusion();
+    pm.addPass(createFusion(
+        FusionOptions{can.matmulEpilogues, can.convEpilogues, can.multiTensorCasts}));
   }
+  // The target chooses its library calls (a convolution's cuDNN engine,
+  // for its epilogue too) for the fused step.
+  target.addSelectionPasses(pm, options);
 }
 
-void mlir::tcc::buildPlanningPipeline(OpPassManager &pm, const CompilePipelineOptions &options) {
-  if (isEnabled(options, kRecompute))
+void mlir::tcc::buildPlanningPipeline(OpPassManager &pm, const TargetOptions &options) {
+  if (options.enabled(kRecompute))
     pm.addPass(createRecompute());
   pm.addPass(createPlanMemory());
 }
 
-void mlir::tcc::buildCompilePipeline(OpPassManager &pm,
-                                     const CompilePipelineOptions &options) {
-  buildStepPipeline(pm, options);
+void mlir::tcc::buildCompilePipeline(OpPassManager &pm, const TargetBackend &target,
+                                     const TargetOptions &options) {
+  buildStepPipeline(pm, target, options);
   buildPlanningPipeline(pm, options);
 }
 
@@ -128,7 +94,22 @@ void mlir::tcc::registerAllTccPasses() {
             return errorHandler("tcc-compile-pipeline: disable=" + name +
                                 ": not an optimization pass; expected one of " +
                                 llvm::join(optimizationPassNames(), ", "));
-        buildCompilePipeline(pm, options);
+        const TargetBackend *target = lookupTargetBackend(options.target);
+        if (!target)
+          return errorHandler("tcc-compile-pipeline: target=" + options.target +
+                              ": not a registered target");
+        TargetBackend::Takes takes = target->takes();
+        if ((!options.gpu.empty() && !takes.gpu) ||
+            (!options.tuningDb.empty() && !takes.tuningDb) ||
+            (options.allowFallback && !takes.allowFallback))
+          return errorHandler("tcc-compile-pipeline: the " + options.target +
+                              " target takes no gpu, tuning-db or allow-fallback");
+        TargetOptions settings{{options.disable.begin(), options.disable.end()},
+                               options.gpu,
+                               options.tuningDb,
+                               options.ignoreTuningMismatch,
+                               options.allowFallback};
+        buildCompilePipeline(pm, *target, settings);
         return success();
       },
       [](function_ref<void(const detail::PassOptions &)> optionsHandler) {

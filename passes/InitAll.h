@@ -8,6 +8,7 @@
 #define TCC_PASSES_INITALL_H
 
 #include "mlir/Pass/PassOptions.h"
+#include "target/TargetBackend.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -19,29 +20,34 @@ class DialectRegistry;
 class OpPassManager;
 namespace tcc {
 
-/// The settings of the compile pipeline, shared by `tcc compile` (which
-/// fills them from its command line) and `tcc-opt
-/// -tcc-compile-pipeline='disable=NAME,...'`.
+/// The settings of the compile pipeline as `tcc-opt
+/// -tcc-compile-pipeline='target=cuda gpu=h100 disable=NAME,...'` takes them
+/// (`tcc compile` fills a TargetOptions from its command line).
 struct CompilePipelineOptions : PassPipelineOptions<CompilePipelineOptions> {
   ListOption<std::string> disable{
       *this, "disable",
       llvm::cl::desc("optimization passes to leave out, named as in "
                      "optimizationPassNames() (the flag without 'tcc-')")};
-  Option<std::string> target{
-      *this, "target",
-      llvm::cl::desc("the target the steps are planned for (cpu, cuda): "
-                     "which ops tcc-widen-16bit leaves on 16-bit tensors"),
-      llvm::cl::init("cpu")};
+  Option<std::string> target{*this, "target",
+                             llvm::cl::desc("the target the steps are planned for"),
+                             llvm::cl::init("cpu")};
+  Option<std::string> gpu{*this, "gpu",
+                          llvm::cl::desc("the GPU the cuda target plans for")};
+  Option<std::string> tuningDb{*this, "tuning-db",
+                               llvm::cl::desc("a tcc tune file (the cuda target)")};
+  Option<bool> ignoreTuningMismatch{
+      *this, "ignore-tuning-mismatch",
+      llvm::cl::desc("ignore a tuning file of another GPU or cuDNN, with a warning")};
+  Option<bool> allowFallback{
+      *this, "allow-fallback",
+      llvm::cl::desc("let the trainer use cuDNN's heuristic choice where a baked "
+                     "engine cannot run")};
 };
 
-/// The ops `target` runs on 16-bit tensors itself (tcc-widen-16bit's
-/// `keep`): on both, the optimizer updates (double arithmetic on the stored
-/// values); on cuda also convolutions, linear layers and views.
-std::vector<std::string> targetSixteenBitOps(StringRef target);
-
-/// The optimization passes the pipeline runs by default, in pipeline order
-/// (docs/passes.md): the names --disable-pass takes.
-ArrayRef<StringRef> optimizationPassNames();
+/// The optimization passes the pipeline runs by default, the registered
+/// targets' included, in pipeline order (docs/passes.md): the names
+/// --disable-pass takes.
+std::vector<StringRef> optimizationPassNames();
 
 /// The tcc dialect and the upstream dialects tcc IR contains (func, arith).
 void registerAllTccDialects(DialectRegistry &registry);
@@ -50,25 +56,20 @@ void registerAllTccDialects(DialectRegistry &registry);
 /// (canonicalize, cse), so `tcc-opt` accepts them on the command line.
 void registerAllTccPasses();
 
-/// The passes from the frontend's IR to what the code generators walk:
-/// bn-bias-elimination, pool-activation-reorder, precision,
-/// build-train-step, canonicalize, widen-16bit (for the target),
-/// channels-last (the cuda target), fusion,
-/// recompute, plan-memory
-/// (docs/passes.md), less the optimization passes `options` disables.
-/// Registered as the pipeline `tcc-compile-pipeline`. It is the step
-/// pipeline followed by the planning pipeline: between the two, the step's
-/// ops, types and fusion groups are final, and `tcc compile` lets the
-/// target choose its library calls (a convolution's cuDNN engine, for its
-/// epilogue too) and set the
-/// workspaces its ops need (`tcc.workspace_bytes`: the cuda target's cuDNN
-/// and cuBLASLt workspaces), which recompute and the memory plan count.
-void buildCompilePipeline(OpPassManager &pm,
-                          const CompilePipelineOptions &options = {});
-/// bn-bias-elimination through fusion.
-void buildStepPipeline(OpPassManager &pm, const CompilePipelineOptions &options);
-/// recompute, plan-memory.
-void buildPlanningPipeline(OpPassManager &pm, const CompilePipelineOptions &options);
+/// The passes from the frontend's IR to what the code generators walk
+/// (docs/passes.md), with `target`'s passes at their points, less the
+/// optimization passes `options` disables: the step pipeline
+/// (bn-bias-elimination, pool-activation-reorder, precision, the target's
+/// forward passes, build-train-step, canonicalize, widen-16bit for the
+/// target's 16-bit kinds, its layout passes, fusion with what its libraries
+/// fuse, its algorithm selection), then the planning pipeline (recompute,
+/// plan-memory), which counts the workspaces the selection set.
+/// Registered as the pipeline `tcc-compile-pipeline`.
+void buildCompilePipeline(OpPassManager &pm, const TargetBackend &target,
+                          const TargetOptions &options);
+void buildStepPipeline(OpPassManager &pm, const TargetBackend &target,
+                       const TargetOptions &options);
+void buildPlanningPipeline(OpPassManager &pm, const TargetOptions &options);
 
 } // namespace tcc
 } // namespace mlir

@@ -285,29 +285,32 @@ def Widen16Bit : Pass<"tcc-widen-16bit", "::mlir::ModuleOp"> {
   let summary = "Run the ops a target has no 16-bit kernel for on f32 copies";
   let description = [{
     Under mixed precision the step stores 16-bit tensors (what tcc-precision
-    assigned). A target computes some ops on them directly (the cuda target:
-    convolutions through cuDNN, linear layers through cuBLASLt, both with f32
-    accumulation) and every other op in f32. Each op of the step functions
-    that reads or writes a bf16 or f16 tensor and is not in `keep` gets its
-    16-bit operands cast to f32 right before it and its results computed in
-    f32 and cast back to their 16-bit type right after it: the step keeps
+    assigned). A target computes some ops on them directly and every other
+    op in f32. Ops declare which kind of 16-bit kernel they need (ODS traits,
+    ir/TccDialect.td): `update` (Tcc_SixteenBitUpdate: the optimizer, EMA
+    and Lookahead updates, which compute in double from the stored values),
+    `library` (Tcc_SixteenBitLibrary: convolutions and linear layers, which
+    cuDNN and cuBLASLt run with f32 accumulation) and `exact`
+    (Tcc_SixteenBitExact: views, pads, slices, max pools and sums whose
+    16-bit result is the rounded exact one); the target names the kinds its
+    kernels take (`keep`). Each op of the step functions that reads or
+    writes a bf16 or f16 tensor and declares none of them gets its 16-bit
+    operands cast to f32 right before it and its results computed in f32
+    and cast back to their 16-bit type right after it: the step keeps
     16-bit storage, rounded where a value is stored, with f32 arithmetic,
     and the memory plan counts the short-lived f32 copies. Casts are left as
     they are. The compile pipeline runs it for every target, after
     tcc-build-train-step and before tcc-fusion (so that fusion, recompute
-    and the memory budget see the copies), with the target's `keep`: on
-    both targets the optimizer, EMA and Lookahead updates (the 16-bit state
-    of pure 16-bit training: they compute in double from the stored values
-    and round where they store, the same bits as on f32 copies), on the
-    cuda target also convolutions, linear layers, max pools and views.
+    and the memory budget see the copies), with the target's kinds: `update`
+    on the cpu target, all three on the cuda target.
 
     Report (`tcc.pass_report`, `widen-16bit`): `ops` widened, `casts`
     added.
   }];
   let options = [
     ListOption<"keep", "keep", "std::string",
-               "the ops the target runs on 16-bit tensors, by name "
-               "(tcc.conv2d, ...): left as they are">,
+               "the kinds of op the target runs on 16-bit tensors "
+               "(update, library, exact): left as they are">,
   ];
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }

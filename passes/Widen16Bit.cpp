@@ -1,9 +1,9 @@
 //===- Widen16Bit.cpp - f32 arithmetic on 16-bit storage ------------------===//
 //
 // See Passes.td and docs/passes.md. Under mixed precision the step stores
-// 16-bit tensors; a target computes a few ops on them directly (`keep`:
-// none on the cpu, whose kernels are f32; convolutions and linear layers
-// on the cuda target) and the others in f32. This pass makes each other op
+// 16-bit tensors; a target computes the kinds of op its kernels take on
+// them directly (`keep`, the kinds ops declare in ODS) and the others in
+// f32. This pass makes each other op
 // that reads or writes a 16-bit tensor run on f32 copies: its 16-bit
 // operands are cast up right before it and its 16-bit results cast down
 // right after it. The copies live for that op only, and the memory plan
@@ -74,8 +74,25 @@ FailureOr<int64_t> widen(Operation *op) {
   return casts;
 }
 
+/// Whether `op` declares one of the 16-bit `kinds`.
+bool declaresKind(Operation *op, ArrayRef<std::string> kinds) {
+  auto is = [&](StringRef kind) { return llvm::is_contained(kinds, kind); };
+  return (is("update") && op->hasTrait<tcc::OpTrait::SixteenBitUpdate>()) ||
+         (is("library") && op->hasTrait<tcc::OpTrait::SixteenBitLibrary>()) ||
+         (is("exact") && op->hasTrait<tcc::OpTrait::SixteenBitExact>());
+}
+
 struct Widen16BitPass : mlir::tcc::impl::Widen16BitBase<Widen16BitPass> {
   using Widen16BitBase::Widen16BitBase;
+
+  LogicalResult initialize(MLIRContext *context) override {
+    for (const std::string &kind : keep)
+      if (kind != "update" && kind != "library" && kind != "exact")
+        return emitError(UnknownLoc::get(context))
+               << "tcc-widen-16bit: keep=" << kind
+               << " is not a kind of 16-bit op; expected update, library or exact";
+    return success();
+  }
 
   void runOnOperation() override {
     int64_t casts = 0, ops = 0;
@@ -83,7 +100,7 @@ struct Widen16BitPass : mlir::tcc::impl::Widen16BitBase<Widen16BitPass> {
       if (isa<CastOp, FusionGroupOp, MicroBatchesOp, YieldOp, func::ReturnOp, func::FuncOp,
               ModuleOp>(op) ||
           op->getParentOfType<FusionGroupOp>() ||
-          llvm::is_contained(keep, op->getName().getStringRef()))
+          declaresKind(op, keep))
         return WalkResult::advance();
       FailureOr<int64_t> added = widen(op);
       if (failed(added))

@@ -10,8 +10,6 @@
 
 #include "mlir/IR/Builders.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <map>
 
@@ -101,41 +99,9 @@ bool mlir::tcc::bakeConvPlans(ModuleOp module, const cuda::GpuDescription &gpu,
   return true;
 }
 
-nlohmann::json mlir::tcc::convPlansTable(const std::vector<BakedStepConv> &baked,
-                                         const cuda::GpuDescription &gpu,
-                                         int64_t workspaceLimit) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto &[conv, choice] : baked) {
-    nlohmann::json knobs = nlohmann::json::object();
-    for (const auto &[knob, value] : choice.engine.knobs)
-      knobs[std::to_string(knob)] = value;
-    rows.push_back({{"problem", conv.problem.key()},
-                    {"direction", cuda::directionName(conv.problem.direction)},
-                    {"nodes", conv.nodes},
-                    {"engine", choice.engine.engine},
-                    {"knobs", knobs},
-                    {"plan", choice.engine.name},
-                    {"workspace_bytes", choice.engine.workspaceBytes},
-                    {"numeric_notes", choice.engine.numericNotes},
-                    {"candidates", choice.candidates},
-                    {"rank", choice.rank},
-                    {"chosen_by", choice.tunedMicroseconds >= 0 ? "tuning" : "heuristics"}});
-    if (choice.tunedMicroseconds >= 0) {
-      rows.back()["tuned_microseconds"] = choice.tunedMicroseconds;
-      rows.back()["built_without_gpu"] = choice.builtWithoutGpu;
-    }
-  }
-  return {{"format", "tcc-conv-plans/1"},
-          {"gpu", gpu.name},
-          {"gpu_description", gpu.marketing},
-          {"sm", gpu.smVersion},
-          {"cudnn_version", cuda::cudnnVersion()},
-          {"workspace_limit_bytes", workspaceLimit},
-          {"convs", rows}};
-}
-
 void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gpu,
-                                 bool allowFallback, const std::vector<BakedStepConv> &baked) {
+                                 bool allowFallback, int64_t workspaceLimit,
+                                 const std::vector<BakedStepConv> &baked) {
   Builder b(module.getContext());
   // The workspaces, which the memory plan places (tcc.workspace_bytes): a
   // convolution's is its engine's, a matmul's cuBLASLt's recommendation, a
@@ -174,18 +140,44 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
     if (bytes > 0)
       runs->setAttr(kWorkspaceBytesAttr, b.getI64IntegerAttr(bytes));
   });
+  auto strings = [&](const std::vector<std::string> &texts) {
+    SmallVector<Attribute> list;
+    for (const std::string &text : texts)
+      list.push_back(b.getStringAttr(text));
+    return b.getArrayAttr(list);
+  };
   SmallVector<Attribute> convs;
-  for (const auto &[conv, choice] : baked)
-    convs.push_back(b.getDictionaryAttr(
-        {b.getNamedAttr("problem", b.getStringAttr(conv.problem.key())),
-         b.getNamedAttr("plan", b.getStringAttr(choice.engine.name)),
-         b.getNamedAttr("workspace_bytes", b.getI64IntegerAttr(choice.engine.workspaceBytes)),
-         b.getNamedAttr("nodes", b.getStringAttr(quotedNodes(conv.nodes)))}));
-  module->setAttr(kCudaTargetAttr,
-                  b.getDictionaryAttr(
-                      {b.getNamedAttr("gpu", b.getStringAttr(gpu.name)),
-                       b.getNamedAttr("sm", b.getI64IntegerAttr(gpu.smVersion)),
-                       b.getNamedAttr("cudnn_version", b.getI64IntegerAttr(cuda::cudnnVersion())),
-                       b.getNamedAttr("allow_fallback", b.getBoolAttr(allowFallback)),
-                       b.getNamedAttr("convs", b.getArrayAttr(convs))}));
+  for (const auto &[conv, choice] : baked) {
+    NamedAttrList knobs;
+    for (const auto &[knob, value] : choice.engine.knobs)
+      knobs.append(std::to_string(knob), b.getI64IntegerAttr(value));
+    NamedAttrList row;
+    row.append("problem", b.getStringAttr(conv.problem.key()));
+    row.append("direction", b.getStringAttr(cuda::directionName(conv.problem.direction)));
+    row.append("nodes", strings(conv.nodes));
+    row.append("engine", b.getI64IntegerAttr(choice.engine.engine));
+    row.append("knobs", knobs.getDictionary(b.getContext()));
+    row.append("plan", b.getStringAttr(choice.engine.name));
+    row.append("workspace_bytes", b.getI64IntegerAttr(choice.engine.workspaceBytes));
+    row.append("numeric_notes", strings(choice.engine.numericNotes));
+    row.append("candidates", b.getI64IntegerAttr(choice.candidates));
+    row.append("rank", b.getI64IntegerAttr(choice.rank));
+    bool tuned = choice.tunedMicroseconds >= 0;
+    row.append("chosen_by", b.getStringAttr(tuned ? "tuning" : "heuristics"));
+    if (tuned) {
+      row.append("tuned_microseconds", b.getF64FloatAttr(choice.tunedMicroseconds));
+      row.append("built_without_gpu", b.getBoolAttr(choice.builtWithoutGpu));
+    }
+    convs.push_back(row.getDictionary(b.getContext()));
+  }
+  module->setAttr(
+      kCudaTargetAttr,
+      b.getDictionaryAttr(
+          {b.getNamedAttr("gpu", b.getStringAttr(gpu.name)),
+           b.getNamedAttr("gpu_description", b.getStringAttr(gpu.marketing)),
+           b.getNamedAttr("sm", b.getI64IntegerAttr(gpu.smVersion)),
+           b.getNamedAttr("cudnn_version", b.getI64IntegerAttr(cuda::cudnnVersion())),
+           b.getNamedAttr("allow_fallback", b.getBoolAttr(allowFallback)),
+           b.getNamedAttr("workspace_limit_bytes", b.getI64IntegerAttr(workspaceLimit)),
+           b.getNamedAttr("convs", b.getArrayAttr(convs))}));
 }

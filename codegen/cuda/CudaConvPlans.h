@@ -5,7 +5,7 @@
 // planned steps (codegen/StepProblems.h), asks cuDNN's heuristics for a
 // described GPU, and keeps the first engine that builds. The choices go on
 // the module as its `tcc.cuda_target` attribute, which the cuda target
-// prints as the trainer's table; `--emit=conv-plans` prints them as JSON.
+// prints as the trainer's table; `--emit=conv-plans` prints it as JSON.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_CODEGEN_CUDACONVPLANS_H
@@ -17,8 +17,6 @@
 #include "runtime/cuda/TuningFile.h"
 
 #include "mlir/IR/BuiltinOps.h"
-
-#include <nlohmann/json_fwd.hpp>
 
 #include <string>
 #include <vector>
@@ -40,18 +38,16 @@ bool bakeConvPlans(ModuleOp module, const ::tcc::cuda::GpuDescription &gpu,
                    int64_t workspaceLimit, const ::tcc::cuda::TuningFile *tuning,
                    std::vector<BakedStepConv> &baked, std::string &error);
 
-/// The choices as a table (format tcc-conv-plans/1, docs/cuda.md).
-nlohmann::json convPlansTable(const std::vector<BakedStepConv> &baked,
-                              const ::tcc::cuda::GpuDescription &gpu,
-                              int64_t workspaceLimit);
-
 /// Sets the module's `tcc.cuda_target` attribute: the GPU, the cuDNN
-/// version, --allow-fallback and every convolution's engine, which the cuda
-/// target bakes into the trainer (CudaTarget.cpp); and the workspace of
-/// every convolution (its engine's), matmul (cuBLASLt's) and multi-block
-/// sum as the op's `tcc.workspace_bytes`, for the memory plan to place.
+/// version, --allow-fallback, the workspace limit and every convolution's
+/// engine with what the choice saw (the rows of --emit=conv-plans, format
+/// tcc-conv-plans/1, docs/cuda.md), which the cuda target bakes into the
+/// trainer (CudaTarget.cpp); and the workspace of every convolution (its
+/// engine's), matmul (cuBLASLt's) and multi-block sum as the op's
+/// `tcc.workspace_bytes`, for the memory plan to place.
 void attachCudaTarget(ModuleOp module, const ::tcc::cuda::GpuDescription &gpu,
-                      bool allowFallback, const std::vector<BakedStepConv> &baked);
+                      bool allowFallback, int64_t workspaceLimit,
+                      const std::vector<BakedStepConv> &baked);
 
 } // namespace mlir::tcc
 

@@ -6,8 +6,6 @@
 
 #include "mlir/IR/Builders.h"
 
-#include <nlohmann/json.hpp>
-
 using namespace mlir;
 using namespace mlir::tcc;
 namespace cuda = ::tcc::cuda;
@@ -44,38 +42,30 @@ bool mlir::tcc::bakeMatmulAlgos(ModuleOp module, const cuda::GpuDescription &gpu
   return true;
 }
 
-void mlir::tcc::addMatmulRows(const std::vector<BakedStepMatmul> &baked,
-                              const cuda::GpuDescription &gpu, nlohmann::json &table) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const BakedStepMatmul &b : baked) {
-    nlohmann::json row = {{"problem", b.matmul.problem.key()},
-                          {"nodes", b.matmul.nodes},
-                          {"algo", nullptr},
-                          {"chosen_by", b.tuned ? "tuning" : "heuristic at the first step"}};
-    if (b.tuned) {
-      row["algo"] = b.tuned->name;
-      row["workspace_bytes"] = b.tuned->workspaceBytes;
-      row["tuned_microseconds"] = b.tuned->microseconds;
-    }
-    rows.push_back(row);
-  }
-  table["matmul_workspace_limit_bytes"] = cuda::matmulUsableWorkspaceBytes(gpu.smVersion);
-  table["matmuls"] = rows;
-}
-
-void mlir::tcc::attachTunedMatmuls(ModuleOp module, const std::vector<BakedStepMatmul> &baked,
-                                   int64_t cublasLtVersion) {
+void mlir::tcc::attachMatmuls(ModuleOp module, const std::vector<BakedStepMatmul> &baked,
+                              const cuda::GpuDescription &gpu, int64_t cublasLtVersion) {
   Builder b(module.getContext());
   SmallVector<Attribute> rows;
-  for (const BakedStepMatmul &matmul : baked)
-    if (matmul.tuned)
-      rows.push_back(b.getDictionaryAttr(
-          {b.getNamedAttr("problem", b.getStringAttr(matmul.matmul.problem.key())),
-           b.getNamedAttr("algo", b.getStringAttr(matmul.tuned->name)),
-           b.getNamedAttr("workspace_bytes", b.getI64IntegerAttr(matmul.tuned->workspaceBytes)),
-           b.getNamedAttr("nodes", b.getStringAttr(quotedNodes(matmul.matmul.nodes)))}));
+  for (const BakedStepMatmul &matmul : baked) {
+    SmallVector<Attribute> nodes;
+    for (const std::string &node : matmul.matmul.nodes)
+      nodes.push_back(b.getStringAttr(node));
+    NamedAttrList row;
+    row.append("problem", b.getStringAttr(matmul.matmul.problem.key()));
+    row.append("nodes", b.getArrayAttr(nodes));
+    row.append("chosen_by",
+               b.getStringAttr(matmul.tuned ? "tuning" : "heuristic at the first step"));
+    if (matmul.tuned) {
+      row.append("algo", b.getStringAttr(matmul.tuned->name));
+      row.append("workspace_bytes", b.getI64IntegerAttr(matmul.tuned->workspaceBytes));
+      row.append("tuned_microseconds", b.getF64FloatAttr(matmul.tuned->microseconds));
+    }
+    rows.push_back(row.getDictionary(b.getContext()));
+  }
   NamedAttrList target(module->getAttrOfType<DictionaryAttr>(kCudaTargetAttr));
   target.set("cublaslt_version", b.getI64IntegerAttr(cublasLtVersion));
+  target.set("matmul_workspace_limit_bytes",
+             b.getI64IntegerAttr(cuda::matmulUsableWorkspaceBytes(gpu.smVersion)));
   target.set("matmuls", b.getArrayAttr(rows));
   module->setAttr(kCudaTargetAttr, target.getDictionary(module.getContext()));
 }

@@ -6,7 +6,7 @@
 // measured them on the GPU; its algorithms are baked into the trainer's
 // table (BakedTarget, runtime/cuda/BakedTarget.h), which rebuilds them
 // before its first step. The problems are collected once the step is
-// planned: tcc-fusion decides which forward matmuls take a ReLU epilogue.
+// fused: tcc-fusion decides which forward matmuls take a ReLU epilogue.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_CODEGEN_CUDA_CUDAMATMULALGOS_H
@@ -17,8 +17,6 @@
 #include "runtime/cuda/TuningFile.h"
 
 #include "mlir/IR/BuiltinOps.h"
-
-#include <nlohmann/json_fwd.hpp>
 
 #include <optional>
 #include <string>
@@ -42,16 +40,13 @@ bool bakeMatmulAlgos(ModuleOp module, const ::tcc::cuda::GpuDescription &gpu,
                      const ::tcc::cuda::TuningFile *tuning,
                      std::vector<BakedStepMatmul> &baked, std::string &error);
 
-/// Adds the step's matmul problems to a conv-plans table (`table`, of
-/// convPlansTable): what `tcc tune` times besides the convolutions.
-void addMatmulRows(const std::vector<BakedStepMatmul> &baked,
-                   const ::tcc::cuda::GpuDescription &gpu, nlohmann::json &table);
-
-/// Adds the measured algorithms (with `cublasLtVersion`, the tuning
-/// file's) to the module's `tcc.cuda_target` attribute (attachCudaTarget),
-/// which the cuda target bakes into the trainer's table.
-void attachTunedMatmuls(ModuleOp module, const std::vector<BakedStepMatmul> &baked,
-                        int64_t cublasLtVersion);
+/// Adds every matmul problem of the step to the module's `tcc.cuda_target`
+/// attribute (attachCudaTarget): what `tcc tune` times besides the
+/// convolutions, each with the tuning file's algorithm where it has one
+/// (and `cublasLtVersion`, the file's), which the cuda target bakes into
+/// the trainer's table.
+void attachMatmuls(ModuleOp module, const std::vector<BakedStepMatmul> &baked,
+                   const ::tcc::cuda::GpuDescription &gpu, int64_t cublasLtVersion);
 
 } // namespace mlir::tcc
 

@@ -22,14 +22,14 @@
 // CHECK: const tcc::cuda::BakedTarget kTarget = {"a100", 80, 91900, true, kConvs, 6, 130100, kMatmuls, 1};
 module attributes {tcc.cuda_target = {allow_fallback = true, cudnn_version = 91900 : i64, gpu = "a100", sm = 80 : i64,
   cublaslt_version = 130100 : i64, matmuls = [
-    {problem = "gemm f32 tn m4 n2 k3 lda3 ldb3 ldc4 epilogue=bias", algo = "algo21_tile18_stages8_splitk1_reduction0_swizzle0_custom0_inner0_cluster0", workspace_bytes = 1024 : i64, nodes = "'fc'"}],
+    {problem = "gemm f32 tn m4 n2 k3 lda3 ldb3 ldc4 epilogue=bias", algo = "algo21_tile18_stages8_splitk1_reduction0_swizzle0_custom0_inner0_cluster0", workspace_bytes = 1024 : i64, nodes = ["fc"]}],
   convs = [
-    {problem = "fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng1_k2=3", workspace_bytes = 64 : i64, nodes = "'conv'"},
-    {problem = "bwd-data f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng2", workspace_bytes = 0 : i64, nodes = "'conv'"},
-    {problem = "bwd-filter f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng3_k5=1", workspace_bytes = 0 : i64, nodes = "'conv'"},
-    {problem = "fwd bf16 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng4", workspace_bytes = 0 : i64, nodes = "'conv16'"},
-    {problem = "fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p8 q8 pad1,1 stride1,1 dil1,1 g1 +bias", plan = "eng5", workspace_bytes = 0 : i64, nodes = "'fused'"},
-    {problem = "fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p8 q8 pad1,1 stride1,1 dil1,1 g1 +bias+relu", plan = "eng6", workspace_bytes = 0 : i64, nodes = "'relu'"}]}} {
+    {problem = "fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng1_k2=3", workspace_bytes = 64 : i64, nodes = ["conv"]},
+    {problem = "bwd-data f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng2", workspace_bytes = 0 : i64, nodes = ["conv"]},
+    {problem = "bwd-filter f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng3_k5=1", workspace_bytes = 0 : i64, nodes = ["conv"]},
+    {problem = "fwd bf16 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", plan = "eng4", workspace_bytes = 0 : i64, nodes = ["conv16"]},
+    {problem = "fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p8 q8 pad1,1 stride1,1 dil1,1 g1 +bias", plan = "eng5", workspace_bytes = 0 : i64, nodes = ["fused"]},
+    {problem = "fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p8 q8 pad1,1 stride1,1 dil1,1 g1 +bias+relu", plan = "eng6", workspace_bytes = 0 : i64, nodes = ["relu"]}]}} {
 
 // CHECK-LABEL: // @conv
 // CHECK: // tcc.conv2d

@@ -14,6 +14,7 @@
 
 #include "frontend/ImportModel.h"
 #include "frontend/ModelSpec.h"
+#include "codegen/Targets.h"
 #include "passes/InitAll.h"
 #include "test/fuzz/CrashGuard.h"
 #include "test/fuzz/Mutator.h"
@@ -42,7 +43,8 @@ const char *kUsage =
     "                         MODEL.json|DIR...\n"
     "--timeout: per case (default 60, times 4 in a sanitizer build)\n"
     "--target: the pipeline of that target (default cpu; cuda adds tcc-pad-channels,\n"
-    "          tcc-channels-last and the matmul and conv epilogue groups)\n";
+    "          tcc-channels-last, the matmul and conv epilogue groups and\n"
+    "          tcc-cuda-select-algorithms for the h100)\n";
 const std::string kPath = "fuzz.json";
 
 /// A case's time limit is far above what any case takes (train.accumulate
@@ -147,9 +149,7 @@ Outcome compileModel(mlir::MLIRContext &context, const std::string &text,
     return {"import", error};
   // As tools/tcc/tcc.cpp runs it: the first error diagnostic is the error.
   mlir::PassManager pm(&context);
-  mlir::tcc::CompilePipelineOptions pipeline;
-  pipeline.target = target;
-  mlir::tcc::buildCompilePipeline(pm, pipeline);
+  mlir::tcc::buildCompilePipeline(pm, *mlir::tcc::lookupTargetBackend(target), {});
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
     if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && error.empty())
       error = kPath + ": " + diag.str();
@@ -189,6 +189,7 @@ std::mt19937_64 caseRng(const Options &o, uint64_t index) {
 } // namespace
 
 int main(int argc, char **argv) {
+  mlir::tcc::registerAllTargets();
   Options options;
   if (!parseOptions(argc, argv, options)) {
     std::cerr << kUsage;

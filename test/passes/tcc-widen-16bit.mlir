@@ -1,5 +1,8 @@
 // RUN: tcc-opt %s -split-input-file -tcc-widen-16bit | FileCheck %s
-// RUN: tcc-opt %s -split-input-file -tcc-widen-16bit='keep=tcc.conv2d,tcc.flatten' | FileCheck %s --check-prefix=KEEP
+// RUN: tcc-opt %s -split-input-file -tcc-widen-16bit='keep=library,exact' | FileCheck %s --check-prefix=KEEP
+// RUN: tcc-opt %s -split-input-file -tcc-widen-16bit='keep=library' | FileCheck %s --check-prefix=LIBRARY
+// RUN: not tcc-opt %s -split-input-file -tcc-widen-16bit='keep=tcc.conv2d' 2>&1 | FileCheck %s --check-prefix=BAD-KIND
+// BAD-KIND: tcc-widen-16bit: keep=tcc.conv2d is not a kind of 16-bit op; expected update, library or exact
 
 // A bf16 convolution and activation run on f32 copies: the 16-bit operands
 // cast up right before the op, its result computed in f32 and cast down
@@ -42,8 +45,18 @@ func.func @train_step(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf3
 
 // -----
 
-// With the cuda target's keep list (part of it), the bf16 convolution and
-// the flatten stay on 16-bit tensors; the activation does not.
+// With the cuda target's kinds (library, exact), the bf16 convolution
+// (Tcc_SixteenBitLibrary) and the flatten (Tcc_SixteenBitExact) stay on
+// 16-bit tensors; the activation, which declares no kind, does not. With
+// library alone the flatten runs on an f32 copy too.
+// LIBRARY: "widen-16bit" = {casts = 0 : i64, ops = 0 : i64}
+// LIBRARY: "widen-16bit" = {casts = 4 : i64, ops = 2 : i64}
+// LIBRARY-NEXT: func.func @keep_step(
+// LIBRARY: tcc.conv2d %arg0, %{{.*}} : (tensor<2x3x4x4xbf16>, tensor<3x3x1x1xbf16>) -> tensor<2x3x4x4xbf16>
+// LIBRARY: tcc.celu
+// LIBRARY: %[[F32:.*]] = tcc.cast %{{.*}} to f32 : (tensor<2x3x4x4xbf16>)
+// LIBRARY-NEXT: %[[F:.*]] = tcc.flatten %[[F32]] {{.*}}-> tensor<2x48xf32>
+// LIBRARY-NEXT: tcc.cast %[[F]] to bf16
 // KEEP: "widen-16bit" = {casts = 0 : i64, ops = 0 : i64}
 // KEEP: "widen-16bit" = {casts = 2 : i64, ops = 1 : i64}
 // KEEP-NEXT: func.func @keep_step(

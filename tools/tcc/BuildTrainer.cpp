@@ -3,10 +3,8 @@
 #include "tools/tcc/BuildTrainer.h"
 
 #include "runtime/AtomicFile.h"
-#include "tools/tcc/RuntimePaths.h"
 
 #include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -55,54 +53,6 @@ bool createTemp(StringRef suffix, std::string &path, std::string &error) {
 }
 
 } // namespace
-
-tcc::TrainerBuild tcc::cpuTrainerBuild(const std::string &march) {
-  TrainerBuild build;
-  build.compiler = TCC_CXX;
-  build.suffix = "cpp";
-  build.flags = {"-std=c++17", "-O3", "-march=" + march, "-fopenmp",
-                 "-I" TCC_RUNTIME_INCLUDE_DIR};
-  for (StringRef lib : llvm::split(StringRef(TCC_RUNTIME_LIBS), ';'))
-    build.libraries.push_back(lib.str());
-  build.libraries.push_back("-lz");
-  build.summary = std::string(TCC_CXX) + " -O3 -march=" + march;
-  return build;
-}
-
-std::string tcc::cudaToolkitCompiler() {
-#ifdef TCC_NVCC
-  if (llvm::sys::fs::can_execute(TCC_NVCC))
-    return TCC_NVCC;
-#endif
-  return "";
-}
-
-bool tcc::cudaTrainerBuild(const std::string &arch, TrainerBuild &build, std::string &error) {
-#ifdef TCC_NVCC
-  build.compiler = TCC_NVCC;
-  build.suffix = "cu";
-  // Device lambdas (--extended-lambda) and std:: constexpr math in device
-  // code (--expt-relaxed-constexpr); 1675: the cpu kernels' GCC pragmas.
-  build.flags = {"-std=c++17", "-O3", "-arch=" + arch, "--extended-lambda",
-                 "--expt-relaxed-constexpr", "-diag-suppress=1675", "-Xcompiler=-fopenmp",
-                 "-I" TCC_RUNTIME_INCLUDE_DIR};
-  for (StringRef lib : llvm::split(StringRef(TCC_CUDA_RUNTIME_LIBS), ';'))
-    build.libraries.push_back(lib.str());
-  for (StringRef lib : llvm::split(StringRef(TCC_RUNTIME_LIBS), ';'))
-    build.libraries.push_back(lib.str());
-  build.libraries.insert(build.libraries.end(),
-                         {"-lcudnn", "-lnvrtc", "-lcublasLt", "-lcudart", "-lz",
-                          "-Xlinker=-rpath=" TCC_CUDA_LIB_DIR});
-  build.summary = std::string("nvcc -O3 -arch=") + arch;
-  return true;
-#else
-  (void)arch, (void)build;
-  error = "building a cuda trainer needs CUDA 13 (nvcc, cuBLASLt) at configure time; this "
-          "tcc was built without it: install CUDA, run scripts/setup.sh and rebuild, or use "
-          "--emit=source and build it where CUDA is";
-  return false;
-#endif
-}
 
 bool tcc::buildTrainer(const TrainerBuild &build, const std::string &source,
                        const std::string &output, bool progress, std::string &error) {

@@ -4,7 +4,7 @@
 #include "tools/tcc/BuildTrainer.h"
 #include "tools/tcc/DefaultTarget.h"
 
-#include "codegen/Codegen.h"
+#include "target/TargetBackend.h"
 #include "frontend/ModelSpec.h"
 #include "passes/InitAll.h"
 #ifdef TCC_HAVE_CUDA
@@ -31,7 +31,7 @@ const std::vector<std::string> kOptions = {
     "-o",          "--output",        "--emit",       "--target", "--march",
     "--precision", "--memory-budget", "--tuning-db",  "--report", "--help",
     "--disable-pass", "--explain", "--batch-size", "--gpu", "--allow-fallback",
-    "--ignore-tuning-mismatch", "--time-phases"};
+    "--ignore-tuning-mismatch", "--time-phases", "--mlir-print-debuginfo"};
 
 /// A -march value for the C++ compiler: a plain word, so that it cannot
 /// smuggle another option in.
@@ -63,13 +63,21 @@ bool oneOf(const std::string &option, const std::string &value,
   return false;
 }
 
-/// The names of the registered targets for which `takes` holds.
-std::vector<std::string> targetNames(bool (*takes)(const mlir::tcc::Target &)) {
+using mlir::tcc::TargetBackend;
+
+/// The names of the registered targets that take the option `takes` reads.
+std::vector<std::string> targetNames(bool (*takes)(const TargetBackend::Takes &)) {
   std::vector<std::string> names;
-  for (const mlir::tcc::Target &target : mlir::tcc::registeredTargets())
-    if (takes(target))
-      names.push_back(target.name.str());
+  for (const TargetBackend *target : mlir::tcc::registeredTargetBackends())
+    if (takes(target->takes()))
+      names.push_back(target->name().str());
   return names;
+}
+
+/// The first registered target that takes the option `takes` reads.
+std::string targetTaking(bool (*takes)(const TargetBackend::Takes &)) {
+  std::vector<std::string> names = targetNames(takes);
+  return names.empty() ? "" : names.front();
 }
 
 bool isDirectory(const std::string &path) {
@@ -157,9 +165,10 @@ std::string gpuHelp() {
 /// The --target lines of the help, from the target registry.
 std::string targetHelp() {
   std::string names, lines;
-  for (const mlir::tcc::Target &target : mlir::tcc::registeredTargets()) {
-    names += (names.empty() ? "" : " | ") + target.name.str();
-    lines += "\n                         " + target.name.str() + ": " + target.summary.str();
+  for (const TargetBackend *target : mlir::tcc::registeredTargetBackends()) {
+    names += (names.empty() ? "" : " | ") + target->name().str();
+    lines += "\n                         " + target->name().str() + ": " +
+             target->summary().str();
   }
   return names + " (default: cuda where this tcc has nvcc and the NVIDIA driver\n"
                  "                         shows a GPU, else cpu; here: " +
@@ -227,6 +236,9 @@ Options:
                          (docs/passes.md)
   --report=FILE          write a JSON report of the compilation
                          (docs/report.md)
+  --mlir-print-debuginfo with --emit=mlir or planned-mlir: print each op's
+                         location (its model node), which tcc-opt keeps
+                         (docs/targets.md)
   --time-phases          print on stderr how long each phase took: the
                          frontend, the passes, code generation, the C++ build
   --explain              print what the compilation did, for a reader: the
@@ -259,7 +271,8 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
       hasValue = true;
     }
     if (name == "--explain" || name == "--allow-fallback" ||
-        name == "--ignore-tuning-mismatch" || name == "--time-phases") {
+        name == "--ignore-tuning-mismatch" || name == "--time-phases" ||
+        name == "--mlir-print-debuginfo") {
       if (hasValue) {
         error = name + " takes no value; remove '=" + value + "'";
         return ParseResult::Error;
@@ -267,6 +280,7 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
       (name == "--explain"          ? options.explain
        : name == "--allow-fallback" ? options.allowFallback
        : name == "--time-phases"    ? options.timePhases
+       : name == "--mlir-print-debuginfo" ? options.printLocations
                                     : options.ignoreTuningMismatch) = true;
       continue;
     }
@@ -303,7 +317,8 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
         return ParseResult::Error;
       options.disabledPasses.push_back(value);
     } else if (name == "--target") {
-      if (!oneOf(name, value, targetNames([](const auto &) { return true; }), error))
+      if (!oneOf(name, value, targetNames([](const TargetBackend::Takes &) { return true; }),
+                 error))
         return ParseResult::Error;
       options.target = value;
       options.targetGiven = true;
@@ -391,34 +406,39 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
             "--emit=" + options.emit + "; remove it";
     return ParseResult::Error;
   }
+  if (options.printLocations && options.emit != "mlir" && options.emit != "planned-mlir") {
+    error = "--mlir-print-debuginfo applies to --emit=mlir and planned-mlir, not --emit=" +
+            options.emit + "; remove it";
+    return ParseResult::Error;
+  }
   if (options.emit == "source-tree" && !toFile) {
     error = "--emit=source-tree writes a folder: give it with -o DIR";
     return ParseResult::Error;
   }
-  // Options of the cuda target alone choose it; otherwise the target that
-  // runs here (docs/training.md#targets).
+  // Options that one target alone takes choose it; the library plans are
+  // the tuned target's; otherwise the target that runs here
+  // (docs/training.md#targets).
+  auto tuned = [](const TargetBackend::Takes &t) { return t.tuningDb; };
   if (!options.targetGiven) {
     if (options.gpuGiven || options.tuningDb || options.allowFallback ||
         options.emit == "conv-plans") {
-      options.target = "cuda";
-      options.targetReason = "--gpu, --tuning-db and --allow-fallback are the cuda target's";
+      options.target = targetTaking(tuned);
+      options.targetReason =
+          "--gpu, --tuning-db and --allow-fallback are the " + options.target + " target's";
     } else {
       options.target = tcc::chooseDefaultTarget().name;
       options.targetReason = tcc::chooseDefaultTarget().reason;
     }
   }
-  if (options.emit == "conv-plans") {
-    if (options.targetGiven && options.target != "cuda") {
-      error = "--emit=conv-plans lists the cuda target's cuDNN choices; "
-              "remove --target=" + options.target;
-      return ParseResult::Error;
-    }
-    options.target = "cuda";
+  if (options.emit == "conv-plans" && options.target != targetTaking(tuned)) {
+    error = "--emit=conv-plans lists the " + targetTaking(tuned) +
+            " target's cuDNN choices; remove --target=" + options.target;
+    return ParseResult::Error;
   }
-  const mlir::tcc::Target &target = *mlir::tcc::lookupTarget(options.target);
-  if (options.gpuGiven && !target.takesGpu) {
+  const TargetBackend::Takes takes = mlir::tcc::lookupTargetBackend(options.target)->takes();
+  if (options.gpuGiven && !takes.gpu) {
     error = "--gpu applies to the " +
-            join(targetNames([](const auto &t) { return t.takesGpu; })) +
+            join(targetNames([](const TargetBackend::Takes &t) { return t.gpu; })) +
             " target, not --target=" + options.target + "; remove it";
     return ParseResult::Error;
   }
@@ -429,23 +449,22 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
             "plans; --emit=mlir does not depend on the GPU: remove it";
     return ParseResult::Error;
   }
-  if (options.allowFallback &&
-      (options.target != "cuda" || (!builds && options.emit != "source"))) {
-    error = "--allow-fallback applies to a cuda trainer (--target=cuda, --emit=exe, source "
-            "or source-tree): remove it";
+  if (options.allowFallback && (!takes.allowFallback || (!builds && options.emit != "source"))) {
+    std::string fallback =
+        targetTaking([](const TargetBackend::Takes &t) { return t.allowFallback; });
+    error = "--allow-fallback applies to a " + fallback + " trainer (--target=" + fallback +
+            ", --emit=exe, source or source-tree): remove it";
     return ParseResult::Error;
   }
-  if (options.marchGiven && !target.takesMarch) {
+  if (options.marchGiven && !takes.march) {
     error = "--march applies to the " +
-            join(targetNames([](const auto &t) { return t.takesMarch; })) +
+            join(targetNames([](const TargetBackend::Takes &t) { return t.march; })) +
             " target, not --target=" + options.target;
     return ParseResult::Error;
   }
-  if (options.tuningDb && !target.takesTuningDb) {
-    error = "--tuning-db applies to the " +
-            join(targetNames([](const auto &t) { return t.takesTuningDb; })) +
-            " target; the " + options.target +
-            " target has no algorithms to choose: remove it";
+  if (options.tuningDb && !takes.tuningDb) {
+    error = "--tuning-db applies to the " + join(targetNames(tuned)) + " target; the " +
+            options.target + " target has no algorithms to choose: remove it";
     return ParseResult::Error;
   }
   if (options.tuningDb && !checkTuningDb(*options.tuningDb, error))

@@ -37,6 +37,7 @@ struct CompileOptions {
   std::optional<std::string> report;
   bool explain = false;       ///< --explain: what the compilation did, readable
   bool timePhases = false;    ///< --time-phases: seconds per phase on stderr
+  bool printLocations = false; ///< --mlir-print-debuginfo
   /// --disable-pass (repeatable): optimization passes to leave out.
   std::vector<std::string> disabledPasses;
 };

@@ -14,8 +14,8 @@ struct DefaultTargetChoice {
   std::string reason; ///< for the stderr line, e.g. "no NVIDIA driver here (...)"
 };
 
-/// Asks the driver once per process (libcuda.so.1, loaded at run time: tcc
-/// itself does not link the driver).
+/// Asks the registered targets once per process (the cuda target asks the
+/// NVIDIA driver, loaded at run time: tcc itself does not link it).
 const DefaultTargetChoice &chooseDefaultTarget();
 
 } // namespace tcc

@@ -13,6 +13,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/Signals.h"
 
 using namespace llvm;
@@ -50,7 +51,9 @@ bool copyTree(StringRef from, StringRef to, ArrayRef<StringRef> suffixes, std::s
   return true;
 }
 
-/// A template of tools/tcc/source-tree with @NAME@ replaced.
+/// A template of tools/tcc/source-tree with @NAME@ replaced; a name the
+/// target gives no value (@MARCH@ in a cuda tree's cpu branch) is left
+/// empty.
 bool instantiate(StringRef name, ArrayRef<std::pair<StringRef, std::string>> values,
                  std::string &text, std::string &error) {
   std::string path = std::string(TCC_SOURCE_TREE_TEMPLATES) + "/" + name.str();
@@ -64,6 +67,9 @@ bool instantiate(StringRef name, ArrayRef<std::pair<StringRef, std::string>> val
          at = text.find(pattern, at + value.size()))
       text.replace(at, pattern.size(), value);
   }
+  static const llvm::Regex unset("@[A-Z_]+@");
+  while (unset.match(text)) // at most a few per template
+    text = unset.sub("", text);
   return true;
 }
 
@@ -83,15 +89,18 @@ bool tcc::writeSourceTree(const SourceTreeSpec &spec, const std::string &source,
   if (sys::fs::exists(dir) && !sys::fs::exists(dir + "/" + kMarker))
     return fail(error, "-o " + dir + " exists and is not a source tree tcc wrote; "
                        "remove it or give another directory");
-  const std::string stepFile = spec.model + (spec.target == "cuda" ? ".cu" : ".cpp");
-  const std::pair<StringRef, std::string> values[] = {
-      {"MODEL", spec.model}, {"TARGET", spec.target}, {"SOURCE", stepFile},
-      {"MARCH", spec.march}, {"GPU", spec.gpu},       {"CUDA_ARCH", spec.cudaArch},
-      {"CUDNN", spec.cudnn}};
-  std::string cmake, readme;
+  const std::string stepFile = spec.model + "." + spec.parts.suffix;
+  std::vector<std::pair<StringRef, std::string>> values = {
+      {"MODEL", spec.model}, {"TARGET", spec.target}, {"SOURCE", stepFile}};
+  for (const auto &[key, value] : spec.parts.values)
+    values.push_back({key, value});
+  std::string cmake, readme, section;
   if (!instantiate("CMakeLists.txt.in", values, cmake, error) ||
-      !instantiate("README.md.in", values, readme, error))
+      !instantiate("README.md.in", values, readme, error) ||
+      (!spec.parts.readmeSection.empty() &&
+       !instantiate(spec.parts.readmeSection, values, section, error)))
     return false;
+  readme += section;
 
   // Built beside `dir`, removed on any failure or signal.
   const std::string building = dir + ".tmp." + std::to_string(sys::Process::getProcessId());
@@ -116,12 +125,9 @@ bool tcc::writeSourceTree(const SourceTreeSpec &spec, const std::string &source,
       !copyTree(TCC_NLOHMANN_INCLUDE_DIR "/nlohmann", building + "/third_party/include/nlohmann",
                 {".hpp"}, error))
     return false;
-#ifdef TCC_CUDNN_FRONTEND_INCLUDE_DIR
-  if (spec.target == "cuda" && !copyTree(TCC_CUDNN_FRONTEND_INCLUDE_DIR,
-                                         building + "/third_party/include", {".h", ".hpp"},
-                                         error))
-    return false;
-#endif
+  for (const std::string &headers : spec.parts.headerTrees)
+    if (!copyTree(headers, building + "/third_party/include", {".h", ".hpp"}, error))
+      return false;
 
   // Into place: an earlier tree is moved aside first, then removed.
   std::string old = dir + ".old." + std::to_string(sys::Process::getProcessId());

@@ -9,6 +9,8 @@
 #ifndef TCC_TOOLS_TCC_SOURCETREE_H
 #define TCC_TOOLS_TCC_SOURCETREE_H
 
+#include "target/TargetBackend.h"
+
 #include <nlohmann/json_fwd.hpp>
 
 #include <string>
@@ -17,18 +19,16 @@ namespace tcc {
 
 /// What the tree's CMake project is told.
 struct SourceTreeSpec {
-  std::string model;   ///< the model's name: the step's file and the trainer's
-  std::string target;  ///< cpu | cuda
-  std::string march;   ///< cpu: -march of the build
-  std::string gpu;     ///< cuda: --gpu
-  std::string cudaArch; ///< cuda: CMAKE_CUDA_ARCHITECTURES ("90a", "80")
-  std::string cudnn;   ///< cuda: the cuDNN the plans were chosen with ("9.19.0")
+  std::string model;  ///< the model's name: the step's file and the trainer's
+  std::string target; ///< --target
+  mlir::tcc::SourceTreeParts parts; ///< the target's (suffix, values, headers)
 };
 
 /// Writes the tree for the generated `source` into `dir`, atomically: it is
 /// built beside `dir` and renamed into place, replacing an earlier tree
-/// (never another directory). A cuda tree also gets the baked `convPlans`
-/// as conv-plans.json, which its tcc-tune target reads (docs/tuning.md).
+/// (never another directory). A target's library choices (`convPlans`,
+/// when not null) go in as conv-plans.json, which a cuda tree's tcc-tune
+/// target reads (docs/tuning.md).
 /// False with `error` (one line).
 bool writeSourceTree(const SourceTreeSpec &spec, const std::string &source,
                      const nlohmann::json &convPlans, const std::string &dir,

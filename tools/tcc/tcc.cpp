@@ -8,22 +8,18 @@
 
 #include "frontend/ImportModel.h"
 #include "frontend/ModelSpec.h"
-#include "codegen/Codegen.h"
+#include "tools/tcc/Driver.h"
 #include "passes/InitAll.h"
 #include "passes/MemoryPlan.h"
 #include "tools/tcc/CompileOptions.h"
 #include "runtime/AtomicFile.h"
 #include "tools/tcc/BuildTrainer.h"
-#include "tools/tcc/CudaBake.h"
 #include "tools/tcc/DataCheck.h"
 #include "tools/tcc/SourceTree.h"
 #include "tools/tcc/Plot.h"
 #include "tools/tcc/PythonTool.h"
 #include "tools/tcc/RuntimePaths.h"
 #include "tools/tcc/Tune.h"
-#ifdef TCC_HAVE_CUDA
-#include "runtime/cuda/ConvPlans.h"
-#endif
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -89,41 +85,33 @@ struct RecordPasses : public mlir::PassInstrumentation {
   std::vector<std::string> &names;
 };
 
-/// The passes from the frontend's IR to the planned step functions
-/// (buildCompilePipeline), with `beforePlanning` between the step pipeline
-/// and the planning one: where the target sets its ops' workspaces. The
-/// first diagnostic becomes the error.
-mlir::LogicalResult runPipeline(
-    ModuleOp module, const tcc::CompileOptions &options, std::vector<std::string> &passes,
-    const std::function<bool(ModuleOp, std::string &)> &beforePlanning, std::string &error) {
+/// The passes from the frontend's IR to the planned step functions, the
+/// target's included (buildCompilePipeline). The first error diagnostic
+/// becomes the error; warnings (a target's, on its tuning file) are the
+/// compile's.
+mlir::LogicalResult runPipeline(ModuleOp module, const mlir::tcc::TargetBackend &target,
+                                const tcc::CompileOptions &options, tcc::CompileFacts &facts,
+                                std::string &error) {
   const std::string &model = options.model;
-  mlir::tcc::CompilePipelineOptions pipeline;
-  pipeline.disable = options.disabledPasses;
-  pipeline.target = options.target;
+  mlir::tcc::TargetOptions settings{options.disabledPasses, options.gpu,
+                                    options.tuningDb.value_or(""),
+                                    options.ignoreTuningMismatch, options.allowFallback};
   mlir::ScopedDiagnosticHandler handler(
       module->getContext(), [&](mlir::Diagnostic &diag) {
         if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && error.empty())
           error = model + ": " + diag.str();
+        if (diag.getSeverity() == mlir::DiagnosticSeverity::Warning)
+          tcc::warn(facts, diag.str());
         return mlir::success();
       });
-  auto run = [&](void (*build)(mlir::OpPassManager &,
-                               const mlir::tcc::CompilePipelineOptions &)) {
-    mlir::PassManager pm(module->getContext());
-    build(pm, pipeline);
-    pm.addInstrumentation(std::make_unique<RecordPasses>(passes));
-    if (mlir::succeeded(pm.run(module)))
-      return true;
-    if (error.empty())
-      error = model + ": compilation failed";
-    return false;
-  };
-  if (!run(mlir::tcc::buildStepPipeline))
-    return mlir::failure();
-  if (beforePlanning && !beforePlanning(module, error)) {
-    error = model + ": " + error;
-    return mlir::failure();
-  }
-  return mlir::success(run(mlir::tcc::buildPlanningPipeline));
+  mlir::PassManager pm(module->getContext());
+  mlir::tcc::buildCompilePipeline(pm, target, settings);
+  pm.addInstrumentation(std::make_unique<RecordPasses>(facts.passes));
+  if (mlir::succeeded(pm.run(module)))
+    return mlir::success();
+  if (error.empty())
+    error = model + ": compilation failed";
+  return mlir::failure();
 }
 
 
@@ -233,7 +221,20 @@ mlir::LogicalResult checkMemoryBudget(const ::tcc::frontend::ModelSpec &spec,
   return mlir::failure();
 }
 
-bool emitSource(const mlir::tcc::Target &target, ModuleOp module, llvm::raw_ostream &os,
+/// A target's own optimization pass disabled on another target changes
+/// nothing: said so.
+void checkTargetPasses(const mlir::tcc::TargetBackend &target,
+                       const tcc::CompileOptions &options, tcc::CompileFacts &facts) {
+  for (const mlir::tcc::TargetBackend *other : mlir::tcc::registeredTargetBackends())
+    for (llvm::StringRef pass : other->optimizationPasses())
+      if (llvm::is_contained(options.disabledPasses, pass.str()) &&
+          !llvm::is_contained(target.optimizationPasses(), pass))
+        tcc::warn(facts, "--disable-pass=" + pass.str() + " changes nothing on --target=" +
+                             options.target + ": tcc-" + pass.str() + " runs for the " +
+                             other->name().str() + " target only");
+}
+
+bool emitSource(const mlir::tcc::TargetBackend &target, ModuleOp module, llvm::raw_ostream &os,
                 std::string &error) {
   mlir::ScopedDiagnosticHandler handler(
       module->getContext(), [&](mlir::Diagnostic &diag) {
@@ -244,10 +245,12 @@ bool emitSource(const mlir::tcc::Target &target, ModuleOp module, llvm::raw_ostr
   return mlir::succeeded(target.emitSource(module, os));
 }
 
-std::string printModule(ModuleOp module) {
+/// The module as text; with `locations`, each op's (its model node), as
+/// tcc-opt --mlir-print-debuginfo prints them.
+std::string printModule(ModuleOp module, bool locations) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  module->print(os, mlir::OpPrintingFlags().enableDebugInfo(false));
+  module->print(os, mlir::OpPrintingFlags().enableDebugInfo(locations));
   os << "\n";
   return text;
 }
@@ -277,47 +280,6 @@ int writeOutput(const tcc::CompileOptions &options, const std::string &text) {
   else if (!tcc::writeFileAtomically(options.output, text, error))
     return fail(error);
   return 0;
-}
-
-/// --emit=conv-plans: the baked choices as JSON.
-int emitConvPlans(const ::tcc::frontend::ModelSpec &spec, ModuleOp model,
-                  ModuleOp planned, nlohmann::json table, const tcc::CompileOptions &options,
-                  const tcc::CompileFacts &facts) {
-  table["model"] = spec.name;
-  if (int status = writeOutput(options, table.dump(2) + "\n"))
-    return status;
-  return writeReport(model, planned, options, facts);
-}
-
-/// How the target's source becomes a trainer: the cpu target's for
-/// --march, the cuda target's for the architecture of --gpu.
-bool trainerBuild(const tcc::CompileOptions &options, tcc::TrainerBuild &build,
-                  std::string &error) {
-  if (options.target != "cuda") {
-    build = tcc::cpuTrainerBuild(options.march);
-    return true;
-  }
-#ifdef TCC_HAVE_CUDA
-  const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(options.gpu, error);
-  if (!gpu)
-    return false;
-  return tcc::cudaTrainerBuild("sm_" + tcc::cuda::cudaArch(gpu->smVersion), build, error);
-#else
-  return tcc::cudaTrainerBuild("", build, error);
-#endif
-}
-
-/// What --emit=source-tree's CMake project is told.
-tcc::SourceTreeSpec sourceTreeSpec(const ::tcc::frontend::ModelSpec &spec,
-                                   const tcc::CompileOptions &options) {
-  tcc::SourceTreeSpec tree{spec.name, options.target, options.march, options.gpu, "", ""};
-#ifdef TCC_HAVE_CUDA
-  std::string error;
-  if (const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(options.gpu, error))
-    tree.cudaArch = tcc::cuda::cudaArch(gpu->smVersion);
-  tree.cudnn = tcc::cuda::cudnnVersionName(tcc::cuda::cudnnVersion());
-#endif
-  return tree;
 }
 
 /// --time-phases: the seconds of each phase of a compile, printed on stderr
@@ -373,12 +335,7 @@ int runCompile(const tcc::CompileOptions &options) {
 
   bool generates =
       options.emit == "source" || options.emit == "source-tree" || options.emit == "exe";
-  const mlir::tcc::Target &target = *mlir::tcc::lookupTarget(options.target);
-  const mlir::tcc::Target &fallback = mlir::tcc::defaultTarget();
-  if (generates && !target.emitSource)
-    return fail("--target=" + options.target + ": the " + options.target +
-                " code generator is not available in this version of tcc; "
-                "use --target=" + fallback.name.str());
+  const mlir::tcc::TargetBackend &target = *mlir::tcc::lookupTargetBackend(options.target);
   if (generates && !options.targetGiven)
     std::cerr << "tcc: compiling for --target=" << options.target << ": "
               << options.targetReason << "\n";
@@ -391,39 +348,31 @@ int runCompile(const tcc::CompileOptions &options) {
   if (generates)
     for (const std::string &warning : tcc::checkDataAtCompile(spec))
       tcc::warn(facts, warning);
-  if (generates && facts.precision != "fp32" && !target.takesGpu)
+  if (generates && facts.precision != "fp32" && target.emulatesSixteenBit())
     std::cerr << "tcc: note: --target=" << options.target << " runs " << facts.precision
               << " by emulating 16-bit numbers (each rounded as a GPU rounds it): the "
                  "results are a GPU's, the speed is below fp32's\n";
-  for (const char *cudaOnly : {"pad-channels", "channels-last"})
-    if (options.target != "cuda" &&
-        llvm::is_contained(options.disabledPasses, std::string(cudaOnly)))
-      tcc::warn(facts, std::string("--disable-pass=") + cudaOnly + " changes nothing on --target=" +
-                           options.target + ": tcc-" + cudaOnly +
-                           " runs for the cuda target only");
+  checkTargetPasses(target, options, facts);
   OwningOpRef<ModuleOp> planned = model->clone();
-  tcc::CudaBake cuda(options, facts);
-  std::function<bool(ModuleOp, std::string &)> beforePlanning;
-  if (options.target == "cuda")
-    beforePlanning = [&](ModuleOp step, std::string &why) {
-      return cuda.beforePlanning(step, why);
-    };
-  if (failed(runPipeline(*planned, options, facts.passes, beforePlanning, error)) ||
+  if (failed(runPipeline(*planned, target, options, facts, error)) ||
       failed(checkMemoryBudget(spec, options, *planned, error)))
     return fail(error);
-  if (options.target == "cuda" && !cuda.afterPlanning(*planned, error))
-    return fail(options.model + ": " + error);
   phases.end("passes");
-  nlohmann::json &convPlans = cuda.table;
+  nlohmann::json plans; // the target's library choices, if it makes any
+  if (target.libraryPlans(*planned, plans))
+    plans["model"] = spec.name;
 
   if (options.emit == "mlir" || options.emit == "planned-mlir") {
-    if (int status = writeOutput(options, printModule(
-                                              options.emit == "mlir" ? *model : *planned)))
+    if (int status = writeOutput(options, printModule(options.emit == "mlir" ? *model : *planned,
+                                                      options.printLocations)))
       return status;
     return writeReport(*model, *planned, options, facts);
   }
-  if (options.emit == "conv-plans")
-    return emitConvPlans(spec, *model, *planned, convPlans, options, facts);
+  if (options.emit == "conv-plans") {
+    if (int status = writeOutput(options, plans.dump(2) + "\n"))
+      return status;
+    return writeReport(*model, *planned, options, facts);
+  }
   std::string source;
   llvm::raw_string_ostream os(source);
   if (!emitSource(target, *planned, os, error))
@@ -433,15 +382,14 @@ int runCompile(const tcc::CompileOptions &options) {
     if (int status = writeOutput(options, source))
       return status;
   } else if (options.emit == "source-tree") {
-    if (!convPlans.is_null())
-      convPlans["model"] = spec.name;
-    if (!tcc::writeSourceTree(sourceTreeSpec(spec, options), source, convPlans,
-                              options.output, error))
+    tcc::SourceTreeSpec tree{spec.name, options.target,
+                             target.sourceTree({options.march, options.gpu})};
+    if (!tcc::writeSourceTree(tree, source, plans, options.output, error))
       return fail(error);
   } else {
     std::string output = options.output.empty() ? "./" + spec.name : options.output;
     tcc::TrainerBuild build;
-    if (!trainerBuild(options, build, error) ||
+    if (!target.trainerBuild({options.march, options.gpu}, build, error) ||
         !tcc::buildTrainer(build, source, output, isatty(2), error))
       return fail(error);
     phases.end("trainer build");
@@ -451,7 +399,7 @@ int runCompile(const tcc::CompileOptions &options) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int tcc::tccMain(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::cerr << kTopHelp;

@@ -1,0 +1,47 @@
+//===- Passes.td - The cuda target's passes ----------------*- tablegen -*-===//
+//
+// A target's passes live with the target (codegen/cuda); CudaBackend adds
+// them to the compile pipeline.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_CODEGEN_CUDA_PASSES
+#define TCC_CODEGEN_CUDA_PASSES
+
+include "mlir/Pass/PassBase.td"
+
+def CudaSelectAlgorithms : Pass<"tcc-cuda-select-algorithms", "::mlir::ModuleOp"> {
+  let summary = "Fix each convolution's cuDNN engine and each matmul's tuned cuBLASLt algorithm";
+  let description = [{
+    The cuda target's algorithm selection, the last pass of its step
+    pipeline (after tcc-fusion, which decides the convolution and matmul
+    epilogues; before tcc-recompute and tcc-plan-memory, which count the
+    workspaces it sets). For every distinct convolution problem of
+    @train_step and @eval_step it keeps the engine a `tcc tune` file
+    (`tuning-db`) measured for `gpu`, or else cuDNN's heuristic choice for
+    the described GPU (cuDNN >= 9.8 builds plans without one); for every
+    matmul problem, the file's cuBLASLt algorithm where it has one (cuBLASLt
+    describes no absent GPU: the others are chosen at the trainer's first
+    step). The choices go on the module as `tcc.cuda_target` (the rows of
+    `tcc compile --emit=conv-plans`, docs/cuda.md), which the cuda code
+    generator bakes into the trainer; the workspace each op needs goes on
+    it as `tcc.workspace_bytes`.
+
+    A tuning file of another GPU or cuDNN is an error, or with
+    `ignore-tuning-mismatch` a warning and the heuristics' choice; problems
+    the file lacks are chosen by the heuristics with a warning. A
+    convolution no engine runs is an error naming its model nodes.
+  }];
+  let options = [
+    Option<"gpu", "gpu", "std::string", /*default=*/"\"h100\"",
+           "the GPU the step is planned for: h100, h200, a100, sm_80, sm_90, sm_90a">,
+    Option<"tuningDb", "tuning-db", "std::string", /*default=*/"\"\"",
+           "a tuning file written by tcc tune on that GPU (docs/tuning.md)">,
+    Option<"ignoreTuningMismatch", "ignore-tuning-mismatch", "bool", /*default=*/"false",
+           "a tuning file of another GPU or cuDNN is ignored with a warning">,
+    Option<"allowFallback", "allow-fallback", "bool", /*default=*/"false",
+           "the trainer may use cuDNN's heuristic choice, with a warning, for a "
+           "baked engine that cannot run on its GPU">,
+  ];
+}
+
+#endif // TCC_CODEGEN_CUDA_PASSES
