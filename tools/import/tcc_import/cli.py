@@ -4,6 +4,7 @@ import argparse
 import importlib.util
 import os
 import sys
+import traceback
 
 from tcc_import import ImportFailure
 
@@ -127,4 +128,11 @@ def main(argv=None):
         return run(sys.argv[1:] if argv is None else argv)
     except ImportFailure as e:
         print("error: %s" % " ".join(str(e).split()), file=sys.stderr)
+        return 1
+    except Exception as e:
+        # a bug of tcc import's own: still one line, with where it happened
+        frame = traceback.extract_tb(e.__traceback__)[-1]
+        print("error: internal error in tcc import (%s:%d): %s: %s; please report it with "
+              "the model" % (os.path.basename(frame.filename), frame.lineno,
+                             type(e).__name__, " ".join(str(e).split())), file=sys.stderr)
         return 1

@@ -23,9 +23,9 @@ class _Attr:
 
 
 def convert(module, input_shape, classes, where):
-    """(nodes, state): the model.json graph of `module` and its state_dict
-    (float32, num_batches_tracked as int64), every entry of which belongs
-    to a node of the graph."""
+    """(nodes, state): the model.json graph of `module` and a copy of its
+    state_dict taken before anything ran, every entry of which belongs to a
+    node of the graph."""
     state = {k: v.detach().clone() for k, v in module.state_dict().items()}
     gm = trace(module, where)
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]

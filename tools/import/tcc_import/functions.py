@@ -223,7 +223,7 @@ FUNCTIONS = {
     (F.log_softmax, torch.log_softmax, "log_softmax"): _softmax("log_softmax"),
     (F.dropout,): dropout,
     # pools
-    (F.max_pool2d, torch.max_pool2d): via_module(
+    (F.max_pool2d,): via_module(
         _mk(nn.MaxPool2d, *_POOL, "dilation", "ceil_mode", "return_indices"), M.pool),
     (F.avg_pool2d, torch._C._nn.avg_pool2d): via_module(
         _mk(nn.AvgPool2d, *_POOL, "ceil_mode", "count_include_pad", "divisor_override"), M.pool),
