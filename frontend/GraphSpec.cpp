@@ -22,15 +22,17 @@ std::string nodeLabel(const NodeSpec &node) {
          "])";
 }
 
+/// PyTorch's parameter prefixes: a top-level nn.Sequential names its layers
+/// 0, 1, ... (state_dict "0.weight"), so a name may start with a digit.
 bool isValidNodeName(const std::string &name) {
-  auto isAlpha = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  auto isWordChar = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_';
   };
-  if (name.empty() || !isAlpha(name[0]))
+  if (name.empty() || !isWordChar(name[0]))
     return false;
-  return std::all_of(name.begin(), name.end(), [&](char c) {
-    return isAlpha(c) || (c >= '0' && c <= '9') || c == '.';
-  });
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return isWordChar(c) || c == '.'; });
 }
 
 std::string readName(const ObjectReader &r,
@@ -43,8 +45,8 @@ std::string readName(const ObjectReader &r,
     r.failField("name", "must not be \"input\": that name means the model "
                         "input; choose another name");
   if (!isValidNodeName(name))
-    r.failField("name", "must start with a letter or '_' and hold only "
-                        "letters, digits, '_' and '.', got " +
+    r.failField("name", "must start with a letter, a digit or '_' and hold "
+                        "only letters, digits, '_' and '.', got " +
                             describe(v));
   auto it = seen.find(name);
   if (it != seen.end())

@@ -44,3 +44,19 @@ def _driver_sees_a_gpu():
 
 
 config.substitutions.append(("%{gpu}", "gpu" if _driver_sees_a_gpu() else "no-gpu"))
+
+# `tcc import` tests need PyTorch and torchvision for the Python tcc import
+# runs (TCC_IMPORT_PYTHON, Debian's python3-torch and python3-torchvision).
+def _python_has(python, *modules):
+    import subprocess
+    check = "import importlib.util, sys; sys.exit(any(importlib.util.find_spec(m) is None " \
+            "for m in sys.argv[1:]))"
+    try:
+        return subprocess.run([python, "-c", check, *modules]).returncode == 0
+    except OSError:
+        return False
+
+
+if _python_has(config.tcc_import_python, "torch", "torchvision"):
+    config.available_features.add("torch")
+config.substitutions.append(("%{import_python}", config.tcc_import_python))

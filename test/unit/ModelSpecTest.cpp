@@ -513,8 +513,8 @@ TEST(FieldError, FormatAndNames) {
                   "missing top-level field 'format'");
   EXPECT_CONTAINS(errorAfter([](json &m) { m["name"] = "my model"; }),
                   "name must hold only letters");
-  EXPECT_CONTAINS(errorAfter([](json &m) { m["graph"][0]["name"] = "1conv"; }),
-                  "graph[0]: field 'name' must start with a letter");
+  EXPECT_CONTAINS(errorAfter([](json &m) { m["graph"][0]["name"] = ".conv"; }),
+                  "graph[0]: field 'name' must start with a letter, a digit");
   EXPECT_CONTAINS(errorAfter([](json &m) { m["graph"][0]["name"] = "input"; }),
                   "graph[0]: field 'name' must not be \"input\"");
   EXPECT_CONTAINS(errorAfter([](json &m) { m["input"]["shape"] = {3, 32}; }),

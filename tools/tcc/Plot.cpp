@@ -8,12 +8,8 @@
 
 #include "tools/tcc/Plot.h"
 
+#include "tools/tcc/PythonTool.h"
 #include "tools/tcc/RuntimePaths.h"
-
-#include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Program.h"
 
 #include <iostream>
 
@@ -45,22 +41,6 @@ int tcc::runPlot(const std::vector<std::string> &args) {
       std::cout << kPlotHelp;
       return 0;
     }
-  if (!llvm::sys::fs::can_execute(TCC_PLOT_PYTHON)) {
-    std::cerr << "error: tcc plot runs " << TCC_PLOT_PYTHON
-              << ", which is not there; install Debian's python3 and "
-                 "python3-matplotlib (scripts/setup.sh does)\n";
-    return 1;
-  }
-  llvm::SmallVector<llvm::StringRef> argv{TCC_PLOT_PYTHON, TCC_PLOT_SCRIPT};
-  for (const std::string &arg : args)
-    argv.push_back(arg);
-  std::string failure;
-  int status = llvm::sys::ExecuteAndWait(TCC_PLOT_PYTHON, argv, std::nullopt, {}, 0, 0,
-                                         &failure);
-  if (status < 0) {
-    std::cerr << "error: tcc plot could not run " << TCC_PLOT_PYTHON << ": " << failure
-              << "\n";
-    return 1;
-  }
-  return status;
+  return runPythonTool("plot", TCC_PLOT_PYTHON, TCC_PLOT_SCRIPT, args,
+                       "Debian's python3 and python3-matplotlib (scripts/setup.sh does)");
 }

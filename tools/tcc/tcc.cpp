@@ -17,6 +17,8 @@
 #include "tools/tcc/DataCheck.h"
 #include "tools/tcc/SourceTree.h"
 #include "tools/tcc/Plot.h"
+#include "tools/tcc/PythonTool.h"
+#include "tools/tcc/RuntimePaths.h"
 #include "tools/tcc/Tune.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -56,11 +58,14 @@ Usage:
   tcc tune MODEL.json... -o FILE     measure cuDNN's engines on this GPU
                                      (for tcc compile --tuning-db)
   tcc plot RUN.jsonl... -o FILE.png  draw training curves from metrics files
+  tcc import MODULE.py:FACTORY -o MODEL.json [--weights W.safetensors]
+                                     a PyTorch nn.Module as model.json and
+                                     its weights (docs/import.md)
   tcc --help                         show this help
   tcc --version                      show the version
 
-Run 'tcc compile --help' for the compile options, 'tcc tune --help' and
-'tcc plot --help' for theirs. The model format is described in docs/model-format.md.
+Run 'tcc compile --help' for the compile options, 'tcc tune --help',
+'tcc plot --help' and 'tcc import --help' for theirs. The model format is described in docs/model-format.md.
 )";
 
 int fail(const std::string &message) {
@@ -414,9 +419,14 @@ int tcc::tccMain(int argc, char **argv) {
     return tcc::runPlot({args.begin() + 1, args.end()});
   if (command == "tune")
     return tcc::runTune({args.begin() + 1, args.end()}, argv[0], runCompile);
+  // The import is Python: torch.fx traces the module (docs/import.md).
+  if (command == "import")
+    return tcc::runPythonTool("import", TCC_IMPORT_PYTHON, TCC_IMPORT_SCRIPT,
+                              {args.begin() + 1, args.end()},
+                              "Debian's python3 and python3-torch (scripts/setup.sh does)");
   if (command != "compile")
     return fail("unknown command '" + command +
-                "'; the commands are 'compile', 'tune' and 'plot' (see 'tcc --help')");
+                "'; the commands are 'compile', 'import', 'tune' and 'plot' (see 'tcc --help')");
 
   tcc::CompileOptions options;
   std::string error;

@@ -1,0 +1,169 @@
+"""The model.json graph built from an fx graph: node names, shapes, inputs.
+
+Each fx node that computes a tensor becomes a `Value`: the model.json node
+that holds it and the shape tcc gives it. That shape is PyTorch's except
+after a global pool, which tcc gives as [N, C] where PyTorch keeps
+[N, C, 1, 1]: consumers that care (a conv, a norm, ...) ask for `exact`,
+which inserts a reshape; a flatten, a linear after it or a channel gate
+take either form as PyTorch's result would be.
+"""
+
+import math
+import re
+
+import torch
+
+from tcc_import import ImportFailure
+from tcc_import.shapes import torch_shape
+from tcc_import.tracing import module_class
+
+
+class Value:
+    def __init__(self, name, shape):
+        self.name, self.shape = name, tuple(int(d) for d in shape)
+
+
+class Builder:
+    def __init__(self, root, input_shape, batch, where):
+        self.batch, self.where = batch, where
+        # the traced module's, not the GraphModule's, which holds only the
+        # leaves it calls
+        self.modules = dict(root.named_modules())
+        self.nodes = []         # model.json nodes (dicts), in fx order
+        self.shapes = {}        # node name -> Value.shape
+        self.values = {}        # fx node -> Value, or a Python value
+        self.calls = {}         # module path -> times called so far
+        self.views = {}         # (node name, shape) -> its reshape (exact)
+        # Module paths are parameter prefixes: a node of another kind must
+        # not take one.
+        self.taken = {p for p in self.modules if p}
+        self.input = Value("input", (batch,) + tuple(input_shape))
+
+    # -- failures ---------------------------------------------------------
+
+    def place(self, node):
+        """Where `node` comes from, for an error line."""
+        if node.op == "call_module":
+            m = self.modules[node.target]
+            return "module '%s' (%s)" % (node.target, module_class(m))
+        path = node.meta.get("tcc_path", "")
+        what = describe_target(node)
+        if path:
+            return "module '%s' (%s) calls %s" % (path, module_class(self.modules[path]), what)
+        return "the model's forward calls %s" % what
+
+    def fail(self, node, problem):
+        raise ImportFailure("%s: %s: %s" % (self.where, self.place(node), problem))
+
+    def in_shape(self, node):
+        return torch_shape(node.args[0])
+
+    def out_shape(self, node):
+        return torch_shape(node)
+
+    # -- values -----------------------------------------------------------
+
+    def value(self, node, arg):
+        """The Value (or constant) of an fx argument."""
+        if isinstance(arg, torch.fx.Node):
+            if arg not in self.values:
+                self.fail(node, "reads %s, which tcc cannot represent" % arg.name)
+            return self.values[arg]
+        return arg
+
+    def tensor(self, node, arg):
+        v = self.value(node, arg)
+        if not isinstance(v, Value):
+            self.fail(node, "expects a tensor here, got %r" % (v,))
+        return v
+
+    def unique(self, base):
+        name, k = base, 0
+        while name in self.shapes or name in self.taken or name == "input":
+            k += 1
+            name = "%s_%d" % (base, k)
+        return name
+
+    def name_for(self, node):
+        """A module's path for its first call (its parameters' prefix);
+        otherwise `<module path>.<fx name>` or the fx name."""
+        if node.op == "call_module":
+            n = self.calls[node.target] = self.calls.get(node.target, 0) + 1
+            m = self.modules[node.target]
+            if n > 1 and any(True for _ in m.state_dict()):
+                self.fail(node, "is called %d times: its weights are shared, and tcc gives "
+                          "each layer its own; use one module per call" % n)
+            if n == 1:
+                self.taken.discard(node.target)
+                return node.target
+            return self.unique("%s_%d" % (node.target, n - 1))
+        path = node.meta.get("tcc_path", "")
+        # fx numbers repeated names across the whole graph (add_7); within
+        # a module's path the first one needs no number.
+        base = re.sub(r"_\d+$", "", node.name)
+        return self.unique(path + "." + base if path else base)
+
+    def emit(self, name, op, inputs, fields, shape):
+        node = {"name": name, "op": op, "inputs": [v.name for v in inputs]}
+        node.update(fields)
+        self.nodes.append(node)
+        self.shapes[name] = tuple(shape)
+        return Value(name, shape)
+
+    def exact(self, node, v, shape):
+        """`v` in PyTorch's shape `shape` (inserting a reshape after a
+        global pool, whose [N, C] PyTorch keeps as [N, C, 1, 1])."""
+        if v.shape == tuple(shape):
+            return v
+        if math.prod(v.shape) != math.prod(shape):
+            self.fail(node, "internal error: tcc's value %s is %s where PyTorch's is %s"
+                      % (v.name, list(v.shape), list(shape)))
+        key = (v.name, tuple(shape))
+        if key not in self.views:
+            self.views[key] = self.emit(self.unique(v.name + ".view"), "reshape", [v],
+                                        {"shape": list(shape[1:])}, shape)
+        return self.views[key]
+
+    # -- the result -------------------------------------------------------
+
+    def finish(self, out):
+        """The nodes that reach `out`, each without `inputs` where it reads
+        the node written before it (model.json's default)."""
+        live, stack = set(), [out.name]
+        by_name = {n["name"]: n for n in self.nodes}
+        while stack:
+            name = stack.pop()
+            if name in live or name == "input":
+                continue
+            live.add(name)
+            stack.extend(by_name[name]["inputs"])
+        nodes, previous = [], "input"
+        for n in self.nodes:
+            if n["name"] not in live:
+                continue
+            n = dict(n)
+            if n["inputs"] == [previous]:
+                del n["inputs"]
+            elif len(n["inputs"]) == 1:
+                n["inputs"] = n["inputs"][0]
+            nodes.append(n)
+            previous = n["name"]
+        return nodes
+
+
+def describe_target(node):
+    """`torch.cat`, `F.relu`, `operator.add`, `Tensor.view` for an fx node."""
+    t = node.target
+    if node.op == "call_method":
+        return "Tensor.%s" % t
+    if node.op == "get_attr":
+        return "the attribute %s" % t
+    mod = getattr(t, "__module__", None) or ""
+    name = getattr(t, "__name__", str(t))
+    if mod.startswith("torch.nn.functional") or mod == "torch._C._nn":
+        return "F." + name
+    if mod in ("_operator", "operator"):
+        return "operator." + name
+    if mod.startswith("torch") or mod == "" and hasattr(torch, name):
+        return "torch." + name
+    return "%s.%s" % (mod, name) if mod else name
