@@ -35,6 +35,14 @@ public:
   NamedAttribute i64Attr(const char *name, int64_t value) const {
     return b.getNamedAttr(name, b.getI64IntegerAttr(value));
   }
+  NamedAttribute string(const char *key) const {
+    return b.getNamedAttr(key, b.getStringAttr(json.at(key).get<std::string>()));
+  }
+  NamedAttribute boolean(const char *key) const {
+    return b.getNamedAttr(key, b.getBoolAttr(json.at(key).get<bool>()));
+  }
+  /// An axis field as the IR takes it: counted from the front.
+  NamedAttribute axis(const char *key, Value of) const;
 
 private:
   OpBuilder &b;
@@ -57,6 +65,10 @@ std::string sampleShapeStr(Value v) { return formatShape(shapeOf(v).drop_front()
 /// out of range (and are reported as the user wrote them, below).
 int64_t normalizeAxis(int64_t axis, Value v) {
   return axis < 0 ? axis + static_cast<int64_t>(shapeOf(v).size()) : axis;
+}
+
+NamedAttribute NodeAttrs::axis(const char *key, Value of) const {
+  return i64Attr(key, normalizeAxis(i64(key), of));
 }
 
 bool axisInRange(int64_t axis, Value v) {
@@ -95,164 +107,203 @@ LogicalResult NodeImporter::checkSameShapes(const NodeSpec &node, ArrayRef<Value
                          "of the layers that computes them");
 }
 
-LogicalResult NodeImporter::importNode(const NodeSpec &node) {
-  SmallVector<Value> inputs;
-  for (const std::string &name : node.inputs)
-    inputs.push_back(values.lookup(name));
-  Value x = inputs.front();
-  NodeAttrs a(builder, node);
-  const std::string &kind = node.op;
-  Operation *op = nullptr;
-  if (node.attrs.contains("axis") && !axisInRange(a.i64("axis"), x))
-    return fail(&node, "axis " + std::to_string(a.i64("axis")) +
-                           " is out of range for input " + shapeStr(x));
+/// One entry per model.json op: its checks against the input shapes and
+/// the ops it becomes. Each returns the op whose first result is the node's
+/// value, or null when it reported why not. (The op's fields and their
+/// defaults are read in OpSpecs.cpp; result shapes come from the ops' type
+/// inference.)
+struct NodeImporter::Ops {
+  using Import = Operation *(*)(NodeImporter &, const NodeSpec &, ArrayRef<Value>,
+                                const NodeAttrs &);
 
-  if (kind == "conv2d") {
+  static Operation *failed(NodeImporter &im, const NodeSpec &node, const Twine &message) {
+    (void)im.fail(&node, message);
+    return nullptr;
+  }
+
+  static Operation *conv2d(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                           const NodeAttrs &a) {
+    Value x = in[0];
     if (shapeOf(x).size() != 4)
-      return fail(&node, "needs an [N, C, H, W] input, got " + shapeStr(x));
+      return failed(im, node, "needs an [N, C, H, W] input, got " + shapeStr(x));
     int64_t channels = shapeOf(x)[1], groups = a.i64("groups");
     if (channels % groups)
-      return fail(&node, "groups " + std::to_string(groups) +
-                             " must divide the input channels (" +
-                             std::to_string(channels) + ")");
+      return failed(im, node, "groups " + std::to_string(groups) +
+                                  " must divide the input channels (" +
+                                  std::to_string(channels) + ")");
     std::vector<int64_t> kernel = a.ints("kernel");
     int64_t out = a.i64("out_channels");
     // Bounding the weight first bounds every product below by it.
-    if (failed(checkWeightSize(node, {out, channels / groups, kernel[0], kernel[1]},
-                               "lower out_channels or kernel, or raise groups")))
-      return failure();
+    if (mlir::failed(im.checkWeightSize(node, {out, channels / groups, kernel[0], kernel[1]},
+                                        "lower out_channels or kernel, or raise groups")))
+      return nullptr;
     int64_t area = kernel[0] * kernel[1];
     int64_t fanIn = channels / groups * area, fanOut = out * area;
-    Value w = addParameter(node, "weight",
-                           {out, channels / groups, kernel[0], kernel[1]},
-                           fanIn, fanOut);
-    Value b = addParameter(node, "bias", {out}, fanIn, fanOut);
-    op = create<Conv2dOp>(node, present({x, w, b}),
-                          {a.pair("stride"), a.pair("padding"),
-                           a.pair("dilation"), a.i64Attr("groups", groups)});
-  } else if (kind == "linear") {
+    Value w = im.addParameter(node, "weight", {out, channels / groups, kernel[0], kernel[1]},
+                              fanIn, fanOut);
+    Value b = im.addParameter(node, "bias", {out}, fanIn, fanOut);
+    return im.create<Conv2dOp>(node, present({x, w, b}),
+                               {a.pair("stride"), a.pair("padding"), a.pair("dilation"),
+                                a.i64Attr("groups", groups)});
+  }
+
+  static Operation *linear(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                           const NodeAttrs &a) {
+    Value x = in[0];
     // Image features need a flatten or a pool; a [N, T, F] sequence a linear
     // applied per token, which is not built yet (torch.nn.Linear's last-axis
     // semantics come with the transformer ops).
     if (shapeOf(x).size() != 2)
-      return fail(&node, "needs an [N, features] input, got " + shapeStr(x) +
-                             (shapeOf(x).size() == 4
-                                  ? "; add a flatten (or global pool) node before it"
-                                  : "; a linear applied to each position of a sequence "
-                                    "([N, T, features], as torch.nn.Linear does) is not "
-                                    "supported yet; a flatten before it would mix all "
-                                    "positions into one vector instead"));
+      return failed(im, node,
+                    "needs an [N, features] input, got " + shapeStr(x) +
+                        (shapeOf(x).size() == 4
+                             ? "; add a flatten (or global pool) node before it"
+                             : "; a linear applied to each position of a sequence "
+                               "([N, T, features], as torch.nn.Linear does) is not "
+                               "supported yet; a flatten before it would mix all "
+                               "positions into one vector instead"));
     int64_t out = a.i64("out_features");
-    int64_t in = shapeOf(x).back();
-    if (failed(checkWeightSize(node, {out, in},
-                               "lower out_features or the input's features")))
-      return failure();
-    Value w = addParameter(node, "weight", {out, in}, in, out);
-    Value b = addParameter(node, "bias", {out}, in, out);
-    op = create<LinearOp>(node, present({x, w, b}), {});
-  } else if (kind == "batch_norm") {
+    int64_t features = shapeOf(x).back();
+    if (mlir::failed(im.checkWeightSize(node, {out, features},
+                                        "lower out_features or the input's features")))
+      return nullptr;
+    Value w = im.addParameter(node, "weight", {out, features}, features, out);
+    Value b = im.addParameter(node, "bias", {out}, features, out);
+    return im.create<LinearOp>(node, present({x, w, b}), {});
+  }
+
+  static Operation *batchNorm(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                              const NodeAttrs &a) {
+    Value x = in[0];
     size_t rank = shapeOf(x).size();
     if (rank != 2 && rank != 4)
-      return fail(&node, "needs an [N, C] or [N, C, H, W] input, got " +
-                             shapeStr(x) + "; flatten or reshape first");
+      return failed(im, node, "needs an [N, C] or [N, C, H, W] input, got " + shapeStr(x) +
+                                  "; flatten or reshape first");
     int64_t c = shapeOf(x)[1];
-    Value w = addParameter(node, "weight", {c});
-    Value b = addParameter(node, "bias", {c});
-    Value mean = addBuffer(node, "running_mean", {c}, 0.0);
-    Value var = addBuffer(node, "running_var", {c}, 1.0);
-    op = create<BatchNormOp>(node, present({x, w, b, mean, var}),
-                             {a.f64Attr("momentum"), a.f64Attr("eps"),
-                              a.i64Attr("ghost_batch", a.i64("ghost_batch")),
-                              builder.getNamedAttr(
-                                  "ghost_strided",
-                                  builder.getBoolAttr(node.attrs["ghost_grouping"] == "strided")),
-                              segments(builder, w, b, 2)});
+    Value w = im.addParameter(node, "weight", {c});
+    Value b = im.addParameter(node, "bias", {c});
+    Value mean = im.addBuffer(node, "running_mean", {c}, 0.0);
+    Value var = im.addBuffer(node, "running_var", {c}, 1.0);
+    OpBuilder &builder = im.builder;
+    Operation *op = im.create<BatchNormOp>(
+        node, present({x, w, b, mean, var}),
+        {a.f64Attr("momentum"), a.f64Attr("eps"),
+         a.i64Attr("ghost_batch", a.i64("ghost_batch")),
+         builder.getNamedAttr("ghost_strided",
+                              builder.getBoolAttr(node.attrs["ghost_grouping"] == "strided")),
+         segments(builder, w, b, 2)});
     if (op) {
-      setBufferUpdate(mean, op->getResult(3));
-      setBufferUpdate(var, op->getResult(4));
+      im.setBufferUpdate(mean, op->getResult(3));
+      im.setBufferUpdate(var, op->getResult(4));
     }
-  } else if (kind == "layer_norm") {
+    return op;
+  }
+
+  static Operation *layerNorm(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                              const NodeAttrs &a) {
+    Value x = in[0];
     int64_t rank = shapeOf(x).size();
-    int64_t dims = node.attrs.at("normalized_dims").is_null()
-                       ? rank - 1
-                       : a.i64("normalized_dims");
+    int64_t dims =
+        node.attrs.at("normalized_dims").is_null() ? rank - 1 : a.i64("normalized_dims");
     if (dims < 1 || dims >= rank)
-      return fail(&node, "normalized_dims must be in [1, " +
-                             std::to_string(rank - 1) + "] for input " +
-                             shapeStr(x) + ", got " + std::to_string(dims));
+      return failed(im, node, "normalized_dims must be in [1, " + std::to_string(rank - 1) +
+                                  "] for input " + shapeStr(x) + ", got " +
+                                  std::to_string(dims));
     ArrayRef<int64_t> normalized = shapeOf(x).take_back(dims);
-    Value w = addParameter(node, "weight", normalized);
-    Value b = addParameter(node, "bias", normalized);
-    op = create<LayerNormOp>(node, present({x, w, b}),
-                             {a.i64Attr("normalized_dims", dims),
-                              a.f64Attr("eps"), segments(builder, w, b, 0)});
-  } else if (kind == "relu") {
-    op = create<ReluOp>(node, x, {});
-  } else if (kind == "leaky_relu") {
-    op = create<LeakyReluOp>(node, x, {a.f64Attr("negative_slope")});
-  } else if (kind == "elu") {
-    op = create<EluOp>(node, x, {a.f64Attr("alpha")});
-  } else if (kind == "celu") {
-    op = create<CeluOp>(node, x, {a.f64Attr("alpha")});
-  } else if (kind == "gelu") {
-    op = create<GeluOp>(
-        node, x,
-        {builder.getNamedAttr("approximate",
-                              builder.getStringAttr(node.attrs.at("approximate")
-                                                        .get<std::string>()))});
-  } else if (kind == "silu") {
-    op = create<SiluOp>(node, x, {});
-  } else if (kind == "sigmoid") {
-    op = create<SigmoidOp>(node, x, {});
-  } else if (kind == "tanh") {
-    op = create<TanhOp>(node, x, {});
-  } else if (kind == "scale") {
-    op = create<ScaleOp>(node, x, {a.f64Attr("factor")});
-  } else if (kind == "max_pool2d") {
-    op = create<MaxPool2dOp>(node, x,
-                             {a.pair("kernel"), a.pair("stride"), a.pair("padding")});
-  } else if (kind == "avg_pool2d") {
-    op = create<AvgPool2dOp>(
-        node, x,
-        {a.pair("kernel"), a.pair("stride"), a.pair("padding"),
-         builder.getNamedAttr("count_include_pad",
-                              builder.getBoolAttr(node.attrs.at("count_include_pad")
-                                                      .get<bool>()))});
-  } else if (kind == "global_avg_pool") {
-    op = create<GlobalAvgPoolOp>(node, x, {});
-  } else if (kind == "global_max_pool") {
-    op = create<GlobalMaxPoolOp>(node, x, {});
-  } else if (kind == "add") {
-    if (failed(checkSameShapes(node, inputs, "adds")))
-      return failure();
-    op = create<AddOp>(node, inputs, {});
-  } else if (kind == "mul") {
-    // A [N, C, ...] tensor times a [N, C] or [N, C, 1, ...] gate, either
-    // side: a channel gate (squeeze-and-excitation), broadcast over the rest.
+    Value w = im.addParameter(node, "weight", normalized);
+    Value b = im.addParameter(node, "bias", normalized);
+    return im.create<LayerNormOp>(node, present({x, w, b}),
+                                  {a.i64Attr("normalized_dims", dims), a.f64Attr("eps"),
+                                   segments(im.builder, w, b, 0)});
+  }
+
+  /// An op of one input whose attributes are `attrs`' fields as they are.
+  template <typename OpTy>
+  static Operation *unary(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                          ArrayRef<NamedAttribute> attrs) {
+    return im.create<OpTy>(node, in[0], attrs);
+  }
+  template <typename OpTy>
+  static Operation *plain(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                          const NodeAttrs &) {
+    return unary<OpTy>(im, node, in, {});
+  }
+  template <typename OpTy>
+  static Operation *withF64(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                            const char *field, const NodeAttrs &a) {
+    return unary<OpTy>(im, node, in, {a.f64Attr(field)});
+  }
+  static Operation *leakyRelu(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                              const NodeAttrs &a) {
+    return withF64<LeakyReluOp>(im, node, in, "negative_slope", a);
+  }
+  static Operation *elu(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                        const NodeAttrs &a) {
+    return withF64<EluOp>(im, node, in, "alpha", a);
+  }
+  static Operation *celu(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                         const NodeAttrs &a) {
+    return withF64<CeluOp>(im, node, in, "alpha", a);
+  }
+  static Operation *scale(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                          const NodeAttrs &a) {
+    return withF64<ScaleOp>(im, node, in, "factor", a);
+  }
+  static Operation *gelu(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                         const NodeAttrs &a) {
+    return unary<GeluOp>(im, node, in, {a.string("approximate")});
+  }
+  static Operation *maxPool(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                            const NodeAttrs &a) {
+    return unary<MaxPool2dOp>(im, node, in,
+                              {a.pair("kernel"), a.pair("stride"), a.pair("padding")});
+  }
+  static Operation *avgPool(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                            const NodeAttrs &a) {
+    return unary<AvgPool2dOp>(im, node, in,
+                              {a.pair("kernel"), a.pair("stride"), a.pair("padding"),
+                               a.boolean("count_include_pad")});
+  }
+
+  static Operation *add(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                        const NodeAttrs &) {
+    if (mlir::failed(im.checkSameShapes(node, in, "adds")))
+      return nullptr;
+    return im.create<AddOp>(node, in, {});
+  }
+
+  /// A [N, C, ...] tensor times a [N, C] or [N, C, 1, ...] gate, either
+  /// side: a channel gate (squeeze-and-excitation), broadcast over the
+  /// rest; else two tensors of one shape.
+  static Operation *mul(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                        const NodeAttrs &) {
     auto gates = [](Value gate, Value of) {
       ArrayRef<int64_t> g = shapeOf(gate), s = shapeOf(of);
       return s.size() >= 3 && g.take_front(2) == s.take_front(2) &&
              (g.size() == 2 || (g.size() == s.size() && g != s &&
                                 llvm::all_of(g.drop_front(2), [](int64_t d) { return d == 1; })));
     };
-    if (gates(inputs[1], inputs[0]) || gates(inputs[0], inputs[1])) {
-      bool gateFirst = gates(inputs[0], inputs[1]);
-      Value input = inputs[gateFirst ? 1 : 0], gate = inputs[gateFirst ? 0 : 1];
+    if (gates(in[1], in[0]) || gates(in[0], in[1])) {
+      bool gateFirst = gates(in[0], in[1]);
+      Value input = in[gateFirst ? 1 : 0], gate = in[gateFirst ? 0 : 1];
       if (shapeOf(gate).size() > 2) // [N, C, 1, 1] -> [N, C], a view
-        gate = create<FlattenOp>(node, gate, {})->getResult(0);
-      op = create<ChannelMulOp>(node, {input, gate}, {});
-    } else {
-      if (failed(checkSameShapes(node, inputs, "multiplies")))
-        return failure();
-      op = create<MulOp>(node, inputs, {});
+        gate = im.create<FlattenOp>(node, gate, {})->getResult(0);
+      return im.create<ChannelMulOp>(node, {input, gate}, {});
     }
-  } else if (kind == "concat") {
-    op = create<ConcatOp>(node, inputs,
-                          {a.i64Attr("axis", normalizeAxis(a.i64("axis"), x))});
-  } else if (kind == "flatten") {
-    op = create<FlattenOp>(node, x, {});
-  } else if (kind == "reshape") {
-    // The user's shape excludes the batch and may hold one -1.
+    if (mlir::failed(im.checkSameShapes(node, in, "multiplies")))
+      return nullptr;
+    return im.create<MulOp>(node, in, {});
+  }
+
+  static Operation *concat(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                           const NodeAttrs &a) {
+    return im.create<ConcatOp>(node, in, {a.axis("axis", in[0])});
+  }
+
+  /// The user's shape excludes the batch and may hold one -1.
+  static Operation *reshape(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                            const NodeAttrs &a) {
+    Value x = in[0];
     std::vector<int64_t> sample = a.ints("shape");
     int64_t batch = shapeOf(x)[0];
     int64_t perSample = cast<ShapedType>(x.getType()).getNumElements() / batch;
@@ -264,36 +315,103 @@ LogicalResult NodeImporter::importNode(const NodeSpec &node) {
     int64_t known = 1;
     for (int64_t d : sample)
       if (d != -1 && (__builtin_mul_overflow(known, d, &known) || known > perSample))
-        return fail(&node, "cannot reshape " + shapeStr(x) + " to " + target +
-                               ": the shape holds more than the " +
-                               std::to_string(perSample) + " elements of a sample");
+        return failed(im, node, "cannot reshape " + shapeStr(x) + " to " + target +
+                                    ": the shape holds more than the " +
+                                    std::to_string(perSample) + " elements of a sample");
     SmallVector<int64_t> shape{batch};
     for (int64_t d : sample) {
       if (d == -1 && perSample % known != 0)
-        return fail(&node, "cannot reshape " + shapeStr(x) + " to " + target + ": " +
-                               std::to_string(perSample) +
-                               " elements per sample are not a multiple of " +
-                               std::to_string(known));
+        return failed(im, node, "cannot reshape " + shapeStr(x) + " to " + target + ": " +
+                                    std::to_string(perSample) +
+                                    " elements per sample are not a multiple of " +
+                                    std::to_string(known));
       shape.push_back(d == -1 ? perSample / known : d);
     }
-    op = create<ReshapeOp>(
-        node, x, {builder.getNamedAttr("shape", builder.getDenseI64ArrayAttr(shape))});
-  } else if (kind == "transpose") {
-    op = create<TransposeOp>(
-        node, x, {builder.getNamedAttr("perm", builder.getDenseI64ArrayAttr(a.ints("perm")))});
-  } else if (kind == "dropout") {
-    op = create<DropoutOp>(node, {x, seed},
-                           {a.f64Attr("p"), a.i64Attr("stream", dropoutStreams++)});
-  } else if (kind == "softmax") {
-    op = create<SoftmaxOp>(node, x, {a.i64Attr("axis", normalizeAxis(a.i64("axis"), x))});
-  } else if (kind == "log_softmax") {
-    op = create<LogSoftmaxOp>(node, x,
-                              {a.i64Attr("axis", normalizeAxis(a.i64("axis"), x))});
-  } else {
-    return fail(&node, "internal error: the importer does not know op '" + kind + "'");
+    return unary<ReshapeOp>(
+        im, node, in, {im.builder.getNamedAttr("shape", im.builder.getDenseI64ArrayAttr(shape))});
   }
+  static Operation *transpose(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                              const NodeAttrs &a) {
+    return unary<TransposeOp>(
+        im, node, in,
+        {im.builder.getNamedAttr("perm", im.builder.getDenseI64ArrayAttr(a.ints("perm")))});
+  }
+  static Operation *dropout(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                            const NodeAttrs &a) {
+    return im.create<DropoutOp>(node, {in[0], im.seed},
+                                {a.f64Attr("p"), a.i64Attr("stream", im.dropoutStreams++)});
+  }
+  static Operation *softmax(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                            const NodeAttrs &a) {
+    return unary<SoftmaxOp>(im, node, in, {a.axis("axis", in[0])});
+  }
+  static Operation *logSoftmax(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                               const NodeAttrs &a) {
+    return unary<LogSoftmaxOp>(im, node, in, {a.axis("axis", in[0])});
+  }
+};
+
+namespace {
+
+/// model.json's ops (OpSpecs.cpp reads their fields) and how each is
+/// imported; a new op is one row here and one there.
+const llvm::StringMap<NodeImporter::Ops::Import> &importTable() {
+  using O = NodeImporter::Ops;
+  static const llvm::StringMap<O::Import> table = {
+      {"conv2d", O::conv2d},
+      {"linear", O::linear},
+      {"batch_norm", O::batchNorm},
+      {"layer_norm", O::layerNorm},
+      {"relu", O::plain<ReluOp>},
+      {"leaky_relu", O::leakyRelu},
+      {"elu", O::elu},
+      {"celu", O::celu},
+      {"gelu", O::gelu},
+      {"silu", O::plain<SiluOp>},
+      {"sigmoid", O::plain<SigmoidOp>},
+      {"tanh", O::plain<TanhOp>},
+      {"scale", O::scale},
+      {"max_pool2d", O::maxPool},
+      {"avg_pool2d", O::avgPool},
+      {"global_avg_pool", O::plain<GlobalAvgPoolOp>},
+      {"global_max_pool", O::plain<GlobalMaxPoolOp>},
+      {"add", O::add},
+      {"mul", O::mul},
+      {"concat", O::concat},
+      {"flatten", O::plain<FlattenOp>},
+      {"reshape", O::reshape},
+      {"transpose", O::transpose},
+      {"dropout", O::dropout},
+      {"softmax", O::softmax},
+      {"log_softmax", O::logSoftmax},
+  };
+  return table;
+}
+
+} // namespace
+
+std::vector<std::string> mlir::tcc::importedOps() {
+  std::vector<std::string> names;
+  for (const auto &entry : importTable())
+    names.push_back(entry.getKey().str());
+  return names;
+}
+
+LogicalResult NodeImporter::importNode(const NodeSpec &node) {
+  SmallVector<Value> inputs;
+  for (const std::string &name : node.inputs)
+    inputs.push_back(values.lookup(name));
+  Value x = inputs.front();
+  NodeAttrs a(builder, node);
+  if (node.attrs.contains("axis") && !axisInRange(a.i64("axis"), x))
+    return fail(&node, "axis " + std::to_string(a.i64("axis")) +
+                           " is out of range for input " + shapeStr(x));
+  auto entry = importTable().find(node.op);
+  if (entry == importTable().end())
+    return fail(&node, "internal error: the importer does not know op '" + node.op + "'");
+  Operation *op = entry->second(*this, node, inputs, a);
   if (!op)
-    return failure(); // the op's inference reported why
+    return failure(); // the entry or the op's inference reported why
   for (Value result : op->getResults())
     if (failed(checkActivationSize(node, result)))
       return failure();

@@ -10,9 +10,17 @@
 
 namespace mlir::tcc {
 
+/// The model.json ops the importer has an entry for (ImportOps.cpp), which
+/// must be those whose fields OpSpecs.cpp reads (test/unit/ImportTableTest).
+std::vector<std::string> importedOps();
+
 /// Adds the ops of model.json nodes to @forward, with their parameters and
 /// buffers as arguments.
 class NodeImporter : public ModelImporter {
+public:
+  /// The entries of the import table, one per op (ImportOps.cpp).
+  struct Ops;
+
 protected:
   NodeImporter(MLIRContext &context, const ::tcc::frontend::ModelSpec &spec)
       : ModelImporter(context, spec) {}

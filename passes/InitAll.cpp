@@ -17,36 +17,26 @@ void mlir::tcc::registerAllTccDialects(DialectRegistry &registry) {
   registry.insert<TccDialect, func::FuncDialect, arith::ArithDialect>();
 }
 
-namespace {
-/// The optimization passes, in pipeline order. The names are the flags
-/// without "tcc-".
-constexpr llvm::StringLiteral kBnBiasElimination = "bn-bias-elimination";
-constexpr llvm::StringLiteral kPoolActivationReorder = "pool-activation-reorder";
-constexpr llvm::StringLiteral kPrecision = "precision";
-constexpr llvm::StringLiteral kFusion = "fusion";
-constexpr llvm::StringLiteral kRecompute = "recompute";
-} // namespace
-
 std::vector<mlir::StringRef> mlir::tcc::optimizationPassNames() {
-  std::vector<StringRef> names = {kBnBiasElimination, kPoolActivationReorder, kPrecision};
+  // Named by their flags in Passes.td, in pipeline order.
+  auto name = [](std::unique_ptr<Pass> pass) { return TargetOptions::optimizationName(*pass); };
+  std::vector<StringRef> names = {name(createBnBiasElimination()),
+                                  name(createPoolActivationReorder()), name(createPrecision())};
   // The targets' own (pad-channels, channels-last) run between precision
   // and fusion.
   for (const TargetBackend *target : registeredTargetBackends())
-    for (StringRef name : target->optimizationPasses())
-      if (!llvm::is_contained(names, name))
-        names.push_back(name);
-  names.insert(names.end(), {kFusion, kRecompute});
+    for (StringRef own : target->optimizationPasses())
+      if (!llvm::is_contained(names, own))
+        names.push_back(own);
+  names.insert(names.end(), {name(createFusion()), name(createRecompute())});
   return names;
 }
 
 void mlir::tcc::buildStepPipeline(OpPassManager &pm, const TargetBackend &target,
                                   const TargetOptions &options) {
-  if (options.enabled(kBnBiasElimination))
-    pm.addPass(createBnBiasElimination());
-  if (options.enabled(kPoolActivationReorder))
-    pm.addPass(createPoolActivationReorder());
-  if (options.enabled(kPrecision))
-    pm.addPass(createPrecision());
+  options.addOptimization(pm, createBnBiasElimination());
+  options.addOptimization(pm, createPoolActivationReorder());
+  options.addOptimization(pm, createPrecision());
   target.addForwardPasses(pm, options);
   pm.addPass(createBuildTrainStep());
   pm.addPass(createCanonicalizerPass());
@@ -54,19 +44,16 @@ void mlir::tcc::buildStepPipeline(OpPassManager &pm, const TargetBackend &target
   // fusion and the memory plan (recompute's budget) must see.
   pm.addPass(createWiden16Bit(Widen16BitOptions{target.sixteenBitKinds()}));
   target.addLayoutPasses(pm, options);
-  if (options.enabled(kFusion)) {
-    FusionCapabilities can = target.fusion();
-    pm.addPass(createFusion(
-        FusionOptions{can.matmulEpilogues, can.convEpilogues, can.multiTensorCasts}));
-  }
+  FusionCapabilities can = target.fusion();
+  options.addOptimization(pm, createFusion(FusionOptions{
+                                  can.matmulEpilogues, can.convEpilogues, can.multiTensorCasts}));
   // The target chooses its library calls (a convolution's cuDNN engine,
   // for its epilogue too) for the fused step.
   target.addSelectionPasses(pm, options);
 }
 
 void mlir::tcc::buildPlanningPipeline(OpPassManager &pm, const TargetOptions &options) {
-  if (options.enabled(kRecompute))
-    pm.addPass(createRecompute());
+  options.addOptimization(pm, createRecompute());
   pm.addPass(createPlanMemory());
 }
 

@@ -27,6 +27,7 @@
 
 namespace mlir {
 class OpPassManager;
+class Pass;
 namespace tcc {
 
 /// The settings a target's passes read: the compile pipeline's options
@@ -37,8 +38,12 @@ struct TargetOptions {
   std::string tuningDb;                    ///< --tuning-db (empty: none)
   bool ignoreTuningMismatch = false;
   bool allowFallback = false;
-  /// Whether the optimization pass `name` (the flag without "tcc-") runs.
-  bool enabled(StringRef name) const;
+
+  /// The name --disable-pass gives an optimization pass: its flag (in
+  /// Passes.td) without "tcc-".
+  static StringRef optimizationName(const Pass &pass);
+  /// Adds the optimization pass `pass` to `pm` unless --disable-pass names it.
+  void addOptimization(OpPassManager &pm, std::unique_ptr<Pass> pass) const;
 };
 
 /// What the target's libraries fuse into their calls (tcc-fusion's options).

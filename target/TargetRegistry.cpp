@@ -2,6 +2,8 @@
 
 #include "target/TargetBackend.h"
 
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -9,8 +11,15 @@ using namespace mlir::tcc;
 
 TargetBackend::~TargetBackend() = default;
 
-bool TargetOptions::enabled(StringRef name) const {
-  return !llvm::is_contained(disabledPasses, name);
+StringRef TargetOptions::optimizationName(const Pass &pass) {
+  StringRef flag = pass.getArgument();
+  flag.consume_front("tcc-");
+  return flag;
+}
+
+void TargetOptions::addOptimization(OpPassManager &pm, std::unique_ptr<Pass> pass) const {
+  if (!llvm::is_contained(disabledPasses, optimizationName(*pass)))
+    pm.addPass(std::move(pass));
 }
 
 namespace {

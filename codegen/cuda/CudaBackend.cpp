@@ -31,10 +31,6 @@ using namespace mlir::tcc;
 
 namespace {
 
-constexpr llvm::StringLiteral kPadChannels = "pad-channels";
-constexpr llvm::StringLiteral kChannelsLast = "channels-last";
-const StringRef kOwnPasses[] = {kPadChannels, kChannelsLast};
-
 /// The nvcc a cuda trainer is built with, if this tcc was built with CUDA
 /// and it is still there; else empty.
 std::string toolkitCompiler() {
@@ -59,8 +55,7 @@ public:
 
   /// cuDNN's tensor-core engines read 8 channels of a pixel at once.
   void addForwardPasses(OpPassManager &pm, const TargetOptions &options) const override {
-    if (options.enabled(kPadChannels))
-      pm.addPass(createPadChannels());
+    options.addOptimization(pm, createPadChannels());
   }
   /// cuDNN and cuBLASLt read and write 16-bit tensors and accumulate in
   /// f32; the views, pads, slices, max pools and sums have 16-bit kernels
@@ -71,8 +66,7 @@ public:
   }
   /// cuDNN's tensor-core engines read NHWC.
   void addLayoutPasses(OpPassManager &pm, const TargetOptions &options) const override {
-    if (options.enabled(kChannelsLast))
-      pm.addPass(createChannelsLast());
+    options.addOptimization(pm, createChannelsLast());
   }
   /// cuBLASLt applies an activation in the matmul's epilogue, cuDNN a bias
   /// and a ReLU in the convolution's; a launch costs microseconds whatever
@@ -87,7 +81,11 @@ public:
     select.allowFallback = options.allowFallback;
     pm.addPass(createCudaSelectAlgorithms(select));
   }
-  ArrayRef<StringRef> optimizationPasses() const override { return kOwnPasses; }
+  ArrayRef<StringRef> optimizationPasses() const override {
+    static const StringRef names[] = {TargetOptions::optimizationName(*createPadChannels()),
+                                      TargetOptions::optimizationName(*createChannelsLast())};
+    return names;
+  }
 
   LogicalResult emitSource(ModuleOp module, llvm::raw_ostream &os) const override {
     return emitCudaSource(module, os);

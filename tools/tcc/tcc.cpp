@@ -11,6 +11,7 @@
 #include "tools/tcc/Driver.h"
 #include "passes/InitAll.h"
 #include "passes/MemoryPlan.h"
+#include "passes/Passes.h"
 #include "tools/tcc/CompileOptions.h"
 #include "runtime/AtomicFile.h"
 #include "tools/tcc/BuildTrainer.h"
@@ -124,10 +125,9 @@ void checkPrecision(const ::tcc::frontend::ModelSpec &spec,
     return;
   std::string setting =
       std::string(options.precision ? "--precision" : "train.precision") + " " + precision;
-  bool disabled = std::find(options.disabledPasses.begin(), options.disabledPasses.end(),
-                            "precision") != options.disabledPasses.end();
-  if (disabled)
-    tcc::warn(facts, setting + " is left out by --disable-pass=precision: the step runs in fp32" +
+  std::string pass = mlir::tcc::TargetOptions::optimizationName(*mlir::tcc::createPrecision()).str();
+  if (llvm::is_contained(options.disabledPasses, pass))
+    tcc::warn(facts, setting + " is left out by --disable-pass=" + pass + ": the step runs in fp32" +
                     (precision == "fp16-mixed" ? " (with its loss scaling)" : ""));
   else
     facts.precision = precision;
