@@ -4,7 +4,7 @@
 // runs on) and a loop over them, not as one statement per op: a model of
 // 1,000 identical layers is 1,000 short rows and one function per kind of
 // layer, so the generated source and the C++ compiler's time grow slowly
-// with depth (codegen/StepWalker.cpp). Host code of both targets.
+// with depth (codegen/common/StepWalker.cpp). Host code of both targets.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_STEPTABLE_H

@@ -1,7 +1,7 @@
 //===- CudaConvPlans.cpp - Convolution problems and their baked engines ---===//
 
 #include "codegen/cuda/CudaConvPlans.h"
-#include "codegen/KernelArgs.h"
+#include "codegen/common/KernelArgs.h"
 #include "runtime/cuda/MatmulProblem.h"
 #include "runtime/cuda/RowSplit.h"
 

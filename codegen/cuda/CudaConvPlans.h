@@ -2,7 +2,7 @@
 //
 // The cuda target fixes every convolution's cuDNN engine at compile time
 // (docs/cuda.md): it collects the distinct convolution problems of the
-// planned steps (codegen/StepProblems.h), asks cuDNN's heuristics for a
+// planned steps (codegen/cuda/StepProblems.h), asks cuDNN's heuristics for a
 // described GPU, and keeps the first engine that builds. The choices go on
 // the module as its `tcc.cuda_target` attribute, which the cuda target
 // prints as the trainer's table; `--emit=conv-plans` prints it as JSON.
@@ -11,7 +11,7 @@
 #ifndef TCC_CODEGEN_CUDACONVPLANS_H
 #define TCC_CODEGEN_CUDACONVPLANS_H
 
-#include "codegen/StepProblems.h"
+#include "codegen/cuda/StepProblems.h"
 #include "runtime/cuda/ConvPlans.h"
 #include "runtime/cuda/GpuDescriptions.h"
 #include "runtime/cuda/TuningFile.h"

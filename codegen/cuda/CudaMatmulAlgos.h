@@ -12,7 +12,7 @@
 #ifndef TCC_CODEGEN_CUDA_CUDAMATMULALGOS_H
 #define TCC_CODEGEN_CUDA_CUDAMATMULALGOS_H
 
-#include "codegen/StepProblems.h"
+#include "codegen/cuda/StepProblems.h"
 #include "runtime/cuda/GpuDescriptions.h"
 #include "runtime/cuda/TuningFile.h"
 

@@ -1,6 +1,6 @@
 //===- BakedTarget.h - What the compiler fixed for the GPU ------*- C++ -*-===//
 //
-// The table a generated cuda step holds (codegen/CudaTarget.cpp): the GPU
+// The table a generated cuda step holds (codegen/cuda/CudaTarget.cpp): the GPU
 // it was compiled for, the cuDNN engine of every convolution problem and,
 // where a tuning file measured them, the cuBLASLt algorithm of every matmul
 // problem. The trainer rebuilds each before its first step (ConvRunner,

@@ -1,6 +1,6 @@
 // RUN: tcc-translate --emit-cpu %s | FileCheck %s
 
-// A tcc.fusion_group is one loop nest (codegen/CpuFusion.cpp): each op an
+// A tcc.fusion_group is one loop nest (codegen/common/FusionGroups.cpp): each op an
 // element functor of runtime/kernels or a float operator, each value that
 // goes on to another op through as_stored() (no FMA across two ops), the
 // group's results stored at element i after every read of element i (the

@@ -2,7 +2,7 @@
 
 // A malformed tcc.cuda_target (hand-written IR; tcc compile writes it
 // whole) is an error naming what a row lacks, not a crash or a table with
-// holes (codegen/CudaTarget.cpp).
+// holes (codegen/cuda/CudaTarget.cpp).
 
 // CHECK: error: tcc.cuda_target: each conv needs problem, plan, workspace_bytes and nodes (a list of names), got {nodes = ["conv"], problem = "fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p4 q4 pad1,1 stride2,2 dil1,1 g1", workspace_bytes = 0 : i64}
 module attributes {tcc.cuda_target = {convs = [

@@ -1,14 +1,14 @@
 //===- Interpreter.cpp - Runs tcc functions in double (tests only) --------===//
 //
-// The op -> kernel mapping mirrors codegen/CpuOps.cpp (emitNN,
-// emitActivation) and codegen/CpuOpsTrain.cpp (emitCpuTrainOp) call for call:
+// The op -> kernel mapping mirrors codegen/cpu/CpuOps.cpp (emitNN,
+// emitActivation) and codegen/cpu/CpuOpsTrain.cpp (emitCpuTrainOp) call for call:
 // keep them in step when a printer changes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "test/gradients/Interpreter.h"
 
-#include "codegen/KernelArgs.h"
+#include "codegen/common/KernelArgs.h"
 #include "ir/TccOps.h"
 #include "runtime/kernels/Kernels.h"
 #include "runtime/kernels/Step.h"
@@ -224,7 +224,7 @@ private:
   }
 
   //===--------------------------------------------------------------------===//
-  // codegen/CpuOps.cpp: emitNN
+  // codegen/cpu/CpuOps.cpp: emitNN
   //===--------------------------------------------------------------------===//
 
   bool runNN(Operation *op) {
@@ -388,7 +388,7 @@ private:
   }
 
   //===--------------------------------------------------------------------===//
-  // codegen/CpuOps.cpp: emitActivation. Forward (n, [attr,] x, y); backward
+  // codegen/cpu/CpuOps.cpp: emitActivation. Forward (n, [attr,] x, y); backward
   // (n, [attr,] value = operand 1, grad = operand 0, result).
   //===--------------------------------------------------------------------===//
 
@@ -455,7 +455,7 @@ private:
   }
 
   //===--------------------------------------------------------------------===//
-  // codegen/CpuOpsTrain.cpp: emitCpuTrainOp (the ops gradients need)
+  // codegen/cpu/CpuOpsTrain.cpp: emitCpuTrainOp (the ops gradients need)
   //===--------------------------------------------------------------------===//
 
   /// Copies operand `from` into result `to`, floats or ints.

@@ -5,7 +5,7 @@ Checks behaviour, not speed, so that it passes on a loaded machine:
 
 1. A deep model is a table, not code: chains of 500 and of 2,000 nodes
    (linear + relu pairs from examples/fashion_mlp.json) generate the same
-   functions (one per distinct op, codegen/StepWalker.cpp); only the
+   functions (one per distinct op, codegen/common/StepWalker.cpp); only the
    tables grow, by under 1.5 KB per node.
 2. The CPU time of `tcc compile` (its C++ compiler included) for the 2,000
    nodes is under 6 times that for 500 (4 is linear; the first compiler

@@ -1,4 +1,4 @@
-//===- CpuFusion.cpp - A tcc.fusion_group as one loop nest ----------------===//
+//===- FusionGroups.cpp - A tcc.fusion_group as one loop nest -------------===//
 //
 // Every op of a group is an element functor of runtime/kernels (Celu<float>,
 // CeluBackward<float>, ...), an operator on floats or a conversion between
@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/CpuEmitter.h"
-#include "codegen/KernelArgs.h"
+#include "codegen/common/Emitter.h"
+#include "codegen/common/KernelArgs.h"
 
 #include "ir/TccOps.h"
 #include "llvm/ADT/StringExtras.h"
@@ -33,7 +33,7 @@ namespace {
 /// are read from and stored to element k of the chunks it lists instead.
 class ElementPrinter {
 public:
-  ElementPrinter(FusionGroupOp group, CpuEmitter &e, ChunkedElementwise *chunked = nullptr)
+  ElementPrinter(FusionGroupOp group, StepEmitter &e, ChunkedElementwise *chunked = nullptr)
       : group(group), e(e), chunked(chunked) {}
 
   /// Declares the functors (before the loop) and prints the computation of
@@ -76,7 +76,7 @@ private:
   }
 
   FusionGroupOp group;
-  CpuEmitter &e;
+  StepEmitter &e;
   ChunkedElementwise *chunked;
   DenseMap<Value, std::string> locals;
   int counter = 0;
@@ -149,7 +149,7 @@ CastOp widenedInGroup(FusionGroupOp group, Value x) {
 /// The pointer a group's norm reads its input `x` through: x's buffer, or
 /// the 16-bit tensor itself where the group widens it (as half::F16 or
 /// BF16, which the kernels widen as they load each element).
-std::string normInput(FusionGroupOp group, Value x, CpuEmitter &e) {
+std::string normInput(FusionGroupOp group, Value x, StepEmitter &e) {
   CastOp widening = widenedInGroup(group, x);
   if (!widening)
     return e.name(x);
@@ -196,12 +196,12 @@ SmallVector<Operation *> elementwiseOps(FusionGroupOp group, Operation *anchor) 
 
 /// The pointer a group's norm backward stores dx through: dx's buffer, or
 /// the 16-bit tensor its narrowing cast yields.
-std::string normGradInput(FusionGroupOp group, Value dx, CpuEmitter &e) {
+std::string normGradInput(FusionGroupOp group, Value dx, StepEmitter &e) {
   CastOp narrowing = narrowedInGroup(group, dx);
   return narrowing ? updatePointer(e, narrowing.getResult(), narrowing.getResult()) : e.name(dx);
 }
 
-LogicalResult printElementwise(FusionGroupOp group, CpuEmitter &e) {
+LogicalResult printElementwise(FusionGroupOp group, StepEmitter &e) {
   std::string functors, body;
   if (failed(printElementwiseBody(group, e, functors, body)))
     return failure();
@@ -212,7 +212,7 @@ LogicalResult printElementwise(FusionGroupOp group, CpuEmitter &e) {
 }
 
 /// The batch norm's kernel with the elementwise ops as its store.
-LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e, const NormKernelStyle &k) {
+LogicalResult printNormEpilogue(FusionGroupOp group, StepEmitter &e, const NormKernelStyle &k) {
   Operation *norm = normOf(group);
   ChunkedElementwise chunks;
   ElementPrinter printer(group, e, k.chunked ? &chunks : nullptr);
@@ -270,7 +270,7 @@ LogicalResult printNormEpilogue(FusionGroupOp group, CpuEmitter &e, const NormKe
 
 /// The batch norm backward's kernel, computing its gradient from the
 /// elementwise ops (and recomputed normalised values) where it reads it.
-LogicalResult printNormBackwardPrologue(FusionGroupOp group, CpuEmitter &e,
+LogicalResult printNormBackwardPrologue(FusionGroupOp group, StepEmitter &e,
                                         const NormKernelStyle &k) {
   auto bn = cast<BatchNormBackwardOp>(group.getNormBackward());
   ChunkedElementwise chunks;
@@ -311,7 +311,7 @@ std::string mlir::tcc::updateElementType(Value v) {
                            : "float";
 }
 
-std::string mlir::tcc::updatePointer(const CpuEmitter &e, Value v, Value like) {
+std::string mlir::tcc::updatePointer(const StepEmitter &e, Value v, Value like) {
   std::string type = updateElementType(like);
   if (!v)
     return "static_cast<" + type + " *>(nullptr)";
@@ -357,7 +357,7 @@ std::string mlir::tcc::elementFunctorOf(Operation *op) {
 // The updates as chains: an update that reads a value another update of the
 // group wrote joins that update's chain, so it runs on element i after it;
 // any other starts a chain.
-LogicalResult mlir::tcc::planMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e,
+LogicalResult mlir::tcc::planMultiTensorUpdate(FusionGroupOp group, StepEmitter &e,
                                                MultiTensorChains &out) {
   SmallVector<Operation *> updates;
   for (Operation &op : group.getFusedOps())
@@ -365,7 +365,7 @@ LogicalResult mlir::tcc::planMultiTensorUpdate(FusionGroupOp group, CpuEmitter &
   return planUpdateChains(updates, e, out);
 }
 
-LogicalResult mlir::tcc::planUpdateChains(ArrayRef<Operation *> updates, CpuEmitter &e,
+LogicalResult mlir::tcc::planUpdateChains(ArrayRef<Operation *> updates, StepEmitter &e,
                                           MultiTensorChains &out) {
   SmallVector<MultiTensorChains::Chain> &chains = out.chains;
   DenseMap<Value, size_t> chainOf;
@@ -497,7 +497,7 @@ SmallVector<UpdateTable> mlir::tcc::updateTables(const MultiTensorChains &plan,
 namespace {
 
 /// The updates' loop nest: runtime/cpu/MultiTensor.h with the chains' tables.
-LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
+LogicalResult printMultiTensorUpdate(FusionGroupOp group, StepEmitter &e) {
   MultiTensorChains plan;
   if (failed(planMultiTensorUpdate(group, e, plan)))
     return failure();
@@ -514,7 +514,7 @@ LogicalResult printMultiTensorUpdate(FusionGroupOp group, CpuEmitter &e) {
 
 } // namespace
 
-LogicalResult mlir::tcc::emitNormGroup(FusionGroupOp group, CpuEmitter &e,
+LogicalResult mlir::tcc::emitNormGroup(FusionGroupOp group, StepEmitter &e,
                                        const NormKernelStyle &style) {
   if (group.getKind() == FusionGroupOp::kNormEpilogue)
     return printNormEpilogue(group, e, style);
@@ -545,7 +545,7 @@ std::string mlir::tcc::chunkLoopText(ArrayRef<std::string> loads,
 }
 
 /// The body of an elementwise group, one element's or a chunk's.
-static LogicalResult printElementBody(FusionGroupOp group, CpuEmitter &e,
+static LogicalResult printElementBody(FusionGroupOp group, StepEmitter &e,
                                       ChunkedElementwise *chunked, std::string &functors,
                                       std::string &body) {
   ElementPrinter printer(group, e, chunked);
@@ -560,17 +560,17 @@ static LogicalResult printElementBody(FusionGroupOp group, CpuEmitter &e,
   return success();
 }
 
-LogicalResult mlir::tcc::printElementwiseBody(FusionGroupOp group, CpuEmitter &e,
+LogicalResult mlir::tcc::printElementwiseBody(FusionGroupOp group, StepEmitter &e,
                                               std::string &functors, std::string &body) {
   return printElementBody(group, e, nullptr, functors, body);
 }
 
-LogicalResult mlir::tcc::printChunkedElementwiseBody(FusionGroupOp group, CpuEmitter &e,
+LogicalResult mlir::tcc::printChunkedElementwiseBody(FusionGroupOp group, StepEmitter &e,
                                                      ChunkedElementwise &chunked) {
   return printElementBody(group, e, &chunked, chunked.functors, chunked.body);
 }
 
-LogicalResult mlir::tcc::emitCpuFusionGroup(FusionGroupOp group, CpuEmitter &e) {
+LogicalResult mlir::tcc::emitCpuFusionGroup(FusionGroupOp group, StepEmitter &e) {
   StringRef kind = group.getKind();
   if (kind == FusionGroupOp::kElementwise)
     return printElementwise(group, e);

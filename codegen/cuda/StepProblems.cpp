@@ -1,6 +1,6 @@
 //===- StepProblems.cpp - The library calls of a step, as problems --------===//
 
-#include "codegen/StepProblems.h"
+#include "codegen/cuda/StepProblems.h"
 
 #include "ir/ModelNode.h"
 #include "ir/PhysicalLayout.h"

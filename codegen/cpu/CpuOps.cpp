@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/CpuEmitter.h"
-#include "codegen/KernelArgs.h"
+#include "codegen/common/Emitter.h"
+#include "codegen/common/KernelArgs.h"
 
 #include "ir/TccOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,7 +25,7 @@ namespace {
 
 /// Prints calls with the emitter's names.
 struct Printer {
-  CpuEmitter &e;
+  StepEmitter &e;
   llvm::raw_ostream &os;
 
   std::string operator()(Value v) const { return e.name(v); }
@@ -275,7 +275,7 @@ LogicalResult emitActivation(Operation *op, Printer &p) {
 
 } // namespace
 
-LogicalResult mlir::tcc::emitCpuOp(Operation *op, CpuEmitter &e) {
+LogicalResult mlir::tcc::emitCpuOp(Operation *op, StepEmitter &e) {
   if (auto group = dyn_cast<FusionGroupOp>(op))
     return emitCpuFusionGroup(group, e);
   Printer p{e, e.os};

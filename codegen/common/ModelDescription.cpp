@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/ModelDescription.h"
+#include "codegen/common/ModelDescription.h"
 
 #include "codegen/Codegen.h"
-#include "codegen/CpuEmitter.h"
+#include "codegen/common/Emitter.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 #include "runtime/trainer/InitWhitening.h"

@@ -12,7 +12,7 @@
 #ifndef TCC_CODEGEN_STEPWALKER_H
 #define TCC_CODEGEN_STEPWALKER_H
 
-#include "codegen/CpuEmitter.h"
+#include "codegen/common/Emitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -33,7 +33,7 @@ public:
   /// Prints the statements that run `op`, its buffers named in `names`
   /// (function parameters p0, p1, ...). Fails with an error on the op when
   /// the target cannot run it.
-  virtual LogicalResult emitOp(Operation *op, CpuEmitter &names) = 0;
+  virtual LogicalResult emitOp(Operation *op, StepEmitter &names) = 0;
 
   /// Declares `name` as a one-element buffer holding `value` (a C++
   /// literal of `type`) that kernels can read.

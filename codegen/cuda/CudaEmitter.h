@@ -7,7 +7,7 @@
 #ifndef TCC_CODEGEN_CUDAEMITTER_H
 #define TCC_CODEGEN_CUDAEMITTER_H
 
-#include "codegen/CpuEmitter.h"
+#include "codegen/common/Emitter.h"
 
 namespace mlir::tcc {
 
@@ -15,7 +15,7 @@ namespace mlir::tcc {
 /// `emitter`; a convolution runs row i of the baked cuDNN plans, whose
 /// problem keys are `convKeys`. Fails with an error on the op when the cuda
 /// target cannot run it yet.
-LogicalResult emitCudaOp(Operation *op, CpuEmitter &emitter, ArrayRef<std::string> convKeys);
+LogicalResult emitCudaOp(Operation *op, StepEmitter &emitter, ArrayRef<std::string> convKeys);
 
 } // namespace mlir::tcc
 

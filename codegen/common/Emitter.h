@@ -1,13 +1,14 @@
-//===- CpuEmitter.h - Printing one op as a runtime kernel call --*- C++ -*-===//
+//===- Emitter.h - Printing one op as a runtime kernel call -----*- C++ -*-===//
 //
-// Private to codegen/: the walk (StepWalker.cpp) names every value; the op
-// printers (CpuOps.cpp, CpuOpsTrain.cpp) turn one op into calls to
-// runtime/kernels and runtime/cpu/StepOps.h. C++ spellings shared by the
-// targets are in CppText.cpp.
+// Private to codegen/, shared by the targets: the walk (StepWalker.cpp)
+// names every value (StepEmitter); each target's op printers (cpu/CpuOps.cpp,
+// cuda/CudaOps.cpp) turn one op into calls to its kernels; the element
+// bodies of fused groups (FusionGroups.cpp) and the C++ spellings
+// (CppText.cpp) are the targets' common ground.
 //
 //===----------------------------------------------------------------------===//
-#ifndef TCC_CODEGEN_CPUEMITTER_H
-#define TCC_CODEGEN_CPUEMITTER_H
+#ifndef TCC_CODEGEN_COMMON_EMITTER_H
+#define TCC_CODEGEN_COMMON_EMITTER_H
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
@@ -19,7 +20,7 @@
 
 namespace mlir::tcc {
 
-struct CpuEmitter {
+struct StepEmitter {
   llvm::raw_ostream &os;
   /// The C++ expression of each value's pointer.
   llvm::DenseMap<Value, std::string> names;
@@ -71,13 +72,13 @@ ArrayRef<int64_t> dimsOf(Value v);
 
 /// The printers of the elementwise, shape, loss, optimizer and evaluation
 /// ops (CpuOpsTrain.cpp); fails without a diagnostic on other ops.
-LogicalResult emitCpuTrainOp(Operation *op, CpuEmitter &emitter);
+LogicalResult emitCpuTrainOp(Operation *op, StepEmitter &emitter);
 
 class FusionGroupOp;
 
-/// Prints a tcc.fusion_group as one loop nest (CpuFusion.cpp): its values
+/// Prints a tcc.fusion_group as one loop nest (common/FusionGroups.cpp): its values
 /// from outside and the values it yields are named in `emitter`.
-LogicalResult emitCpuFusionGroup(FusionGroupOp group, CpuEmitter &emitter);
+LogicalResult emitCpuFusionGroup(FusionGroupOp group, StepEmitter &emitter);
 
 /// "f32", "bf16" or "f16" ("?" otherwise): how a value's elements are
 /// stored, as the float <-> 16-bit conversions name them.
@@ -92,8 +93,8 @@ std::string elementFunctorOf(Operation *op);
 /// The loop body of an elementwise tcc.fusion_group at element `i`: the
 /// element functors to declare before the loop, and the statements (its
 /// values from outside the group are read at `i`, its yielded ones stored
-/// there). The targets wrap it in their loop (CpuFusion.cpp, CudaOps.cpp).
-LogicalResult printElementwiseBody(FusionGroupOp group, CpuEmitter &emitter,
+/// there). The targets wrap it in their loop (common/FusionGroups.cpp, cuda/CudaOps.cpp).
+LogicalResult printElementwiseBody(FusionGroupOp group, StepEmitter &emitter,
                                    std::string &functors, std::string &body);
 
 /// The same body for a chunk of elements (the cuda target's
@@ -105,7 +106,7 @@ struct ChunkedElementwise {
   std::string functors;            ///< declared before the loop
   std::string body;                ///< element k of the chunk: reads c<j>[k], writes s<j>[k]
 };
-LogicalResult printChunkedElementwiseBody(FusionGroupOp group, CpuEmitter &emitter,
+LogicalResult printChunkedElementwiseBody(FusionGroupOp group, StepEmitter &emitter,
                                           ChunkedElementwise &chunked);
 
 /// The statements of a chunk (runtime/cuda/device/Chunk.cuh, in a lambda
@@ -135,7 +136,7 @@ struct NormKernelStyle {
 /// A norm_epilogue or norm_backward_prologue group: the batch norm kernel
 /// with the group's elementwise ops as the lambda through which it stores
 /// (or reads its gradient), printed in `style`.
-LogicalResult emitNormGroup(FusionGroupOp group, CpuEmitter &emitter,
+LogicalResult emitNormGroup(FusionGroupOp group, StepEmitter &emitter,
                             const NormKernelStyle &style);
 
 /// The element type the optimizer kernels (runtime/kernels/Optimizer.h,
@@ -145,7 +146,7 @@ LogicalResult emitNormGroup(FusionGroupOp group, CpuEmitter &emitter,
 std::string updateElementType(Value v);
 /// `v`'s pointer as that type (a 16-bit tensor's uint16_t pointer cast), or
 /// a null pointer of the type of `like` when `v` is null.
-std::string updatePointer(const CpuEmitter &emitter, Value v, Value like);
+std::string updatePointer(const StepEmitter &emitter, Value v, Value like);
 
 /// A multi_tensor_update group as runtime/cpu/MultiTensor.h runs it: copies
 /// into the updates' buffers before the loops, then chains of stages (each
@@ -163,11 +164,11 @@ struct MultiTensorChains {
   llvm::SmallVector<Copy> copies;
   llvm::SmallVector<Chain> chains;
 };
-LogicalResult planMultiTensorUpdate(FusionGroupOp group, CpuEmitter &emitter,
+LogicalResult planMultiTensorUpdate(FusionGroupOp group, StepEmitter &emitter,
                                     MultiTensorChains &out);
 /// The same for `updates` in order (sgd, adamw, ema and lookahead updates):
 /// the cuda target runs an update outside a group as a chain of one.
-LogicalResult planUpdateChains(ArrayRef<Operation *> updates, CpuEmitter &emitter,
+LogicalResult planUpdateChains(ArrayRef<Operation *> updates, StepEmitter &emitter,
                                MultiTensorChains &out);
 
 /// A kernel's table of chains of one element type, as C++ initialiser lines:
@@ -183,8 +184,8 @@ SmallVector<UpdateTable> updateTables(const MultiTensorChains &plan, size_t maxS
 
 /// Prints the kernel calls of `op`. Fails with an error on the op when the
 /// cpu target cannot run it.
-LogicalResult emitCpuOp(Operation *op, CpuEmitter &emitter);
+LogicalResult emitCpuOp(Operation *op, StepEmitter &emitter);
 
 } // namespace mlir::tcc
 
-#endif // TCC_CODEGEN_CPUEMITTER_H
+#endif // TCC_CODEGEN_COMMON_EMITTER_H

@@ -1,6 +1,6 @@
 //===- CpuOpsTrain.cpp - Elementwise, shape, loss and optimizer ops -------===//
 
-#include "codegen/CpuEmitter.h"
+#include "codegen/common/Emitter.h"
 
 #include "ir/TccOps.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -12,7 +12,7 @@
 using namespace mlir;
 using namespace mlir::tcc;
 
-LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, CpuEmitter &e) {
+LogicalResult mlir::tcc::emitCpuTrainOp(Operation *op, StepEmitter &e) {
   llvm::raw_ostream &os = e.os;
   auto n = [&](Value v) { return numElements(v); };
   auto copyInto = [&](Value from, Value to) {

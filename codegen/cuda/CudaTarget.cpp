@@ -10,10 +10,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Codegen.h"
-#include "codegen/CudaEmitter.h"
-#include "codegen/ModelDescription.h"
-#include "codegen/StepProblems.h"
-#include "codegen/StepWalker.h"
+#include "codegen/cuda/CudaEmitter.h"
+#include "codegen/common/ModelDescription.h"
+#include "codegen/cuda/StepProblems.h"
+#include "codegen/common/StepWalker.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 
@@ -106,7 +106,7 @@ class CudaTarget final : public TargetEmitter {
 public:
   explicit CudaTarget(ArrayRef<std::string> convKeys) : convKeys(convKeys) {}
 
-  LogicalResult emitOp(Operation *op, CpuEmitter &names) override {
+  LogicalResult emitOp(Operation *op, StepEmitter &names) override {
     return emitCudaOp(op, names, convKeys);
   }
   /// Kernels read constants from device memory: each is a __device__

@@ -1,6 +1,6 @@
 //===- KernelArgs.cpp - An op's kernel arguments, built once --------------===//
 
-#include "codegen/KernelArgs.h"
+#include "codegen/common/KernelArgs.h"
 
 #include "ir/PhysicalLayout.h"
 

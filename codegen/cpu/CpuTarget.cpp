@@ -9,9 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Codegen.h"
-#include "codegen/CpuEmitter.h"
-#include "codegen/ModelDescription.h"
-#include "codegen/StepWalker.h"
+#include "codegen/common/Emitter.h"
+#include "codegen/common/ModelDescription.h"
+#include "codegen/common/StepWalker.h"
 #include "ir/PhysicalLayout.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
@@ -26,7 +26,7 @@ namespace {
 
 class CpuTarget final : public TargetEmitter {
 public:
-  LogicalResult emitOp(Operation *op, CpuEmitter &names) override {
+  LogicalResult emitOp(Operation *op, StepEmitter &names) override {
     // The cpu kernels index NCHW (tcc-channels-last is the cuda target's).
     if (op->hasAttr(kChannelsLastAttr) ||
         (isa<FusionGroupOp>(op) && touchesChannelsLast(op)))

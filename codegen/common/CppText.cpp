@@ -1,6 +1,6 @@
 //===- CppText.cpp - C++ spellings of types, numbers and shapes -----------===//
 
-#include "codegen/CpuEmitter.h"
+#include "codegen/common/Emitter.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"

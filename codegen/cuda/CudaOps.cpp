@@ -11,10 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/CudaEmitter.h"
+#include "codegen/cuda/CudaEmitter.h"
 
-#include "codegen/StepProblems.h"
-#include "codegen/KernelArgs.h"
+#include "codegen/cuda/StepProblems.h"
+#include "codegen/common/KernelArgs.h"
 #include "ir/ModelNode.h"
 #include "ir/PhysicalLayout.h"
 #include "ir/TccAttrNames.h"
@@ -71,7 +71,7 @@ std::string unsupportedTypes(Operation *op) {
 }
 
 struct CudaPrinter {
-  CpuEmitter &e;
+  StepEmitter &e;
   llvm::raw_ostream &os;
 
   std::string operator()(Value v) const { return e.name(v); }
@@ -748,7 +748,7 @@ void printMultiTensorCast(FusionGroupOp group, CudaPrinter &p) {
 
 } // namespace
 
-LogicalResult mlir::tcc::emitCudaOp(Operation *op, CpuEmitter &e,
+LogicalResult mlir::tcc::emitCudaOp(Operation *op, StepEmitter &e,
                                     ArrayRef<std::string> convKeys) {
   CudaPrinter p{e, e.os};
   if (auto group = dyn_cast<FusionGroupOp>(op)) {

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "codegen/StepWalker.h"
+#include "codegen/common/StepWalker.h"
 
 #include "ir/ModelNode.h"
 #include "ir/PlannedViews.h"
@@ -48,7 +48,7 @@ struct Binding {
 class StepPrinter {
 public:
   /// `sites`: where a timed step's sites go (null: not timed).
-  StepPrinter(func::FuncOp fn, TargetEmitter &target, CpuEmitter &e,
+  StepPrinter(func::FuncOp fn, TargetEmitter &target, StepEmitter &e,
               OpFunctions &functions, StringRef prefix, const BatchBuffers &batch,
               std::vector<std::pair<std::string, std::string>> *sites)
       : fn(fn), target(target), e(e), functions(functions), batch(batch), sites(sites) {
@@ -96,7 +96,7 @@ private:
   /// p1, ... in `names` (values of one name share a parameter, so the
   /// printers still see that they alias).
   LogicalResult addRow(ArrayRef<Value> values,
-                       llvm::function_ref<LogicalResult(CpuEmitter &)> body,
+                       llvm::function_ref<LogicalResult(StepEmitter &)> body,
                        StringRef comment);
   /// In a timed step, the site the next row marks (runtime/StepProfile.h).
   void markSite(std::string op, std::string node) {
@@ -108,7 +108,7 @@ private:
 
   func::FuncOp fn;
   TargetEmitter &target;
-  CpuEmitter &e;
+  StepEmitter &e;
   OpFunctions &functions;
   std::string rowsName, refsName;
   const BatchBuffers &batch;
@@ -157,11 +157,11 @@ void StepPrinter::nameArguments() {
 }
 
 LogicalResult StepPrinter::addRow(ArrayRef<Value> values,
-                                  llvm::function_ref<LogicalResult(CpuEmitter &)> body,
+                                  llvm::function_ref<LogicalResult(StepEmitter &)> body,
                                   StringRef comment) {
   std::string prologue, text, rowRefs;
   llvm::raw_string_ostream bodyOs(text);
-  CpuEmitter generic{bodyOs, DenseMap<Value, std::string>()};
+  StepEmitter generic{bodyOs, DenseMap<Value, std::string>()};
   llvm::StringMap<std::string> parameterOf;
   int first = refCount;
   for (Value v : values) {
@@ -198,7 +198,7 @@ LogicalResult StepPrinter::addRow(ArrayRef<Value> values,
 
 void StepPrinter::flushRows(std::string &calls, const std::string &indent) {
   if (pendingSite >= 0) // a mark with no op after it: an empty row keeps its time
-    (void)addRow({}, [](CpuEmitter &) { return success(); }, "mark");
+    (void)addRow({}, [](StepEmitter &) { return success(); }, "mark");
   if (rowCount == flushedRows)
     return;
   calls += indent + "run_step_rows(args, " + rowsName + ", " + std::to_string(flushedRows) +
@@ -232,7 +232,7 @@ void StepPrinter::printReturn(func::ReturnOp ret) {
     if (auto state = fn.getResultAttrOfType<StringAttr>(i, kStateAttr)) {
       Value slot = slotArgument.lookup(state.getValue());
       if (e.name(v) != e.name(slot))
-        (void)addRow({v, slot}, [&](CpuEmitter &g) {
+        (void)addRow({v, slot}, [&](StepEmitter &g) {
           g.os << "  " << target.copy(cppElementType(v.getType()), numElements(v), g.name(v),
                                       g.name(slot)) << "\n";
           return success();
@@ -249,7 +249,7 @@ void StepPrinter::printReturn(func::ReturnOp ret) {
   for (Value v : {lossSum, correct})
     if (v)
       sums.push_back(v);
-  (void)addRow(sums, [&](CpuEmitter &g) {
+  (void)addRow(sums, [&](StepEmitter &g) {
     g.os << "  " << target.addTotals(lossSum ? g.name(lossSum) : "",
                                      correct ? g.name(correct) : "") << "\n";
     return success();
@@ -265,7 +265,7 @@ LogicalResult StepPrinter::printLoop(MicroBatchesOp loop, std::string &calls,
   Block &body = loop.getBody().front();
   // The carried values live in the loop's results from the start.
   for (auto [init, result] : llvm::zip(loop.getInits(), loop.getResults()))
-    (void)addRow({init, result}, [&](CpuEmitter &g) {
+    (void)addRow({init, result}, [&](StepEmitter &g) {
       g.os << "  " << target.copy(cppElementType(init.getType()), numElements(init),
                                   g.name(init), g.name(result)) << "\n";
       return success();
@@ -302,13 +302,13 @@ void StepPrinter::printYield(YieldOp yield) {
     int64_t n = numElements(value);
     if (i < carried) {
       if (e.name(value) != e.name(result))
-        (void)addRow({value, result}, [&](CpuEmitter &g) {
+        (void)addRow({value, result}, [&](StepEmitter &g) {
           g.os << "  " << target.copy(type, n, g.name(value), g.name(result)) << "\n";
           return success();
         }, "carried");
       continue;
     }
-    (void)addRow({value, result}, [&](CpuEmitter &g) {
+    (void)addRow({value, result}, [&](StepEmitter &g) {
       g.os << "  if (args.micro == 0)\n    "
            << target.copy(type, n, g.name(value), g.name(result)) << "\n  else\n    "
            << target.accumulate(type, n, g.name(value), g.name(result)) << "\n";
@@ -346,7 +346,7 @@ LogicalResult StepPrinter::printOp(Operation &op) {
       }
   }
   markSite(kind, node);
-  return addRow(values, [&](CpuEmitter &generic) {
+  return addRow(values, [&](StepEmitter &generic) {
     // The values a group yields are stored in its results' buffers.
     if (auto group = dyn_cast<FusionGroupOp>(op))
       for (auto [value, result] : llvm::zip(
@@ -418,7 +418,7 @@ LogicalResult mlir::tcc::walkStep(func::FuncOp fn, TargetEmitter &target,
                                   OpFunctions &functions, StringRef prefix,
                                   const BatchBuffers &batch, bool timed, WalkedStep &out) {
   llvm::raw_string_ostream os(out.parts);
-  CpuEmitter names{os, {}};
+  StepEmitter names{os, {}};
   if (timed)
     out.sites.emplace_back("gather_batch", "");
   return StepPrinter(fn, target, names, functions, prefix, batch, timed ? &out.sites : nullptr)
@@ -501,7 +501,7 @@ LogicalResult mlir::tcc::emitOpsOneByOne(ModuleOp module, TargetEmitter &target,
                                          llvm::raw_ostream &os) {
   for (auto fn : module.getOps<func::FuncOp>()) {
     os << "// @" << fn.getSymName() << "\n";
-    CpuEmitter names{os, {}};
+    StepEmitter names{os, {}};
     for (BlockArgument arg : fn.getArguments())
       names.names[arg] = "a" + std::to_string(arg.getArgNumber());
     int results = 0, constants = 0;
