@@ -20,9 +20,11 @@
 # profile.json/.log (the examples: cuda vs cpu, timed epochs, per-op
 # profile), compare.json/.log (gpu-compare's profile), bench-results.json,
 # bench.log and bench.png, check.json/.log (the other models: cuda vs cpu,
-# repeat and resume, compute-sanitizer), tuning.json and tune.log.
+# repeat and resume, compute-sanitizer), import-torch2.json (tcc import under
+# the machine's PyTorch), tuning.json and tune.log.
 # Seconds per step: PROFILE_SECONDS (200), COMPARE_SECONDS (60),
-# BENCH_SECONDS (150), CHECK_SECONDS (80), TUNE_SECONDS (45); BENCH_ARGS
+# BENCH_SECONDS (150), CHECK_SECONDS (80), IMPORT_SECONDS (40), TUNE_SECONDS
+# (45); BENCH_ARGS
 # (default: two epochs, no torch.compile row).
 set -uo pipefail
 out=gpu-out
@@ -84,6 +86,10 @@ k=${CHECK_SECONDS:-80}
 step check "$k" python3 scripts/gpu_check.py run gpu-trees --budget $((k - 25)) \
   --only conv_net_fp16 conv_net-bf16-mixed conv_net-bf16 conv_net norm_mlp pool_mlp fashion_mlp \
   --phases compare,repeat,sanitizer --run-timeout 40 --out "$out/check.json"
+# tcc import under the machine's PyTorch 2.x: the same model.json bytes as
+# with Debian's 1.13 here (issue 39; test/import/expected/).
+step import-torch2 "${IMPORT_SECONDS:-40}" python3 test/import/torch_versions.py \
+  --json "$out/import-torch2.json"
 if [ -x gpu-trees/tune/tcc-tune ]; then
   step tune "${TUNE_SECONDS:-45}" gpu-trees/tune/tcc-tune gpu-trees/tune/*.json \
     --max-candidates 12 -o "$out/tuning.json"
