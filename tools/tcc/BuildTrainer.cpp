@@ -25,7 +25,9 @@ public:
     tcc::removeOnSignal(this->path);
   }
   ~TempFile() {
-    if (!kept)
+    if (!kept && sys::fs::is_directory(path))
+      sys::fs::remove_directories(path);
+    else if (!kept)
       sys::fs::remove(path);
     tcc::dontRemoveOnSignal(path);
   }
@@ -54,7 +56,12 @@ bool tcc::buildTrainer(const TrainerBuild &build, const std::string &source,
   // Those of a tcc killed with SIGKILL (their pid is in their names).
   tcc::removeStaleBuildTemporaries();
   removeStaleTemporaries(output);
-  std::string sourceName, logName;
+  std::string sourceName, logName, folderName;
+  // The compiler's own temporaries (cc1plus's .s, nvcc's intermediates) go
+  // in a folder of tcc's: a SIGKILLed tcc's is swept like its files.
+  if (!createBuildFolder(folderName, error))
+    return false;
+  TempFile folder(folderName);
   if (!createBuildTemporary(build.suffix, sourceName, error))
     return false;
   TempFile sourceFile(sourceName);
@@ -76,7 +83,7 @@ bool tcc::buildTrainer(const TrainerBuild &build, const std::string &source,
     errs() << "tcc: building the trainer (" << build.summary << ") ...\n";
   auto start = std::chrono::steady_clock::now();
   std::string message;
-  int status = runChildProcess(args, log.path, message);
+  int status = runChildProcess(args, log.path, folder.path, message);
   if (status != 0) {
     // Kept under a name without a pid: no later tcc removes it as stale.
     std::string kept = log.path;

@@ -132,11 +132,23 @@ void tcc::dontRemoveOnSignal(const std::string &path) {
 }
 
 int tcc::runChildProcess(const std::vector<std::string> &args, const std::string &log,
-                         std::string &error) {
+                         const std::string &tmpdir, std::string &error) {
   std::vector<char *> argv;
   for (const std::string &a : args)
     argv.push_back(const_cast<char *>(a.c_str()));
   argv.push_back(nullptr);
+  // The environment, made before fork: tcc has threads, so the child may
+  // only make system calls until it execs.
+  std::vector<std::string> environment;
+  for (char **e = environ; *e; ++e)
+    if (tmpdir.empty() || std::strncmp(*e, "TMPDIR=", 7) != 0)
+      environment.push_back(*e);
+  if (!tmpdir.empty())
+    environment.push_back("TMPDIR=" + tmpdir);
+  std::vector<char *> envp;
+  for (std::string &e : environment)
+    envp.push_back(e.data());
+  envp.push_back(nullptr);
   pid_t parent = getpid(), pid;
   {
     // The child is in childGroup before any signal can look for it.
@@ -157,7 +169,7 @@ int tcc::runChildProcess(const std::vector<std::string> &args, const std::string
         if (previous[i].sa_handler != SIG_IGN)
           signal(kSignals[i], SIG_DFL);
       pthread_sigmask(SIG_SETMASK, &block.old, nullptr);
-      execv(argv[0], argv.data());
+      execve(argv[0], argv.data(), envp.data());
       _exit(127);
     }
     if (pid < 0) {
@@ -197,8 +209,20 @@ bool tcc::createBuildTemporary(const std::string &suffix, std::string &path,
   return true;
 }
 
+bool tcc::createBuildFolder(std::string &path, std::string &error) {
+  std::string name = temporaryDirectory() + "/tcc-build-" + std::to_string(getpid()) + "-XXXXXX";
+  if (!mkdtemp(name.data())) {
+    error = "cannot create a temporary folder to build the trainer in " + temporaryDirectory() +
+            ": " + std::strerror(errno);
+    return false;
+  }
+  path = name;
+  return true;
+}
+
 int tcc::removeStaleBuildTemporaries(const std::string &dir) {
   int removed = 0;
+  // `folders`: only folders; else files and folders.
   auto sweep = [&](const std::string &folder, const std::string &prefix, char end,
                    bool folders) {
     DIR *d = opendir(folder.c_str());
@@ -210,7 +234,8 @@ int tcc::removeStaleBuildTemporaries(const std::string &dir) {
       std::string path = folder + "/" + e->d_name;
       struct stat st;
       if (!staleAndMine(leadingPid(e->d_name + prefix.size(), end), path, st) ||
-          S_ISDIR(st.st_mode) != folders || (!folders && !S_ISREG(st.st_mode)))
+          (folders && !S_ISDIR(st.st_mode)) ||
+          (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)))
         continue;
       removeTree(path.c_str());
       ++removed;

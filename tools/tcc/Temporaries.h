@@ -24,16 +24,22 @@ void removeOnSignal(const std::string &path);
 void dontRemoveOnSignal(const std::string &path);
 
 /// Runs `args` (args[0] the program) in a process group of its own, with
-/// stdin from /dev/null and stdout and stderr into the file `log`; an
-/// interrupted tcc terminates the group. The exit status, or -1 with
-/// `error` set when it could not run or died of a signal.
+/// stdin from /dev/null, stdout and stderr into the file `log` and, when
+/// `tmpdir` is given, TMPDIR set to it (so that the compiler's own
+/// temporaries are tcc's to remove); an interrupted tcc terminates the
+/// group. The exit status, or -1 with `error` set when it could not run or
+/// died of a signal.
 int runChildProcess(const std::vector<std::string> &args, const std::string &log,
-                    std::string &error);
+                    const std::string &tmpdir, std::string &error);
+
+/// "<tmp>/tcc-build-<pid>-XXXXXX", a new folder (0700) for a child's
+/// temporaries.
+bool createBuildFolder(std::string &path, std::string &error);
 
 /// "<dir>/tcc-build-<pid>-XXXXXX.<suffix>", created empty (0600).
 bool createBuildTemporary(const std::string &suffix, std::string &path, std::string &error);
 
-/// Removes the files "tcc-build-<pid>-*" in the temporary folder, and the
+/// Removes the files and folders "tcc-build-<pid>-*" in the temporary folder, and the
 /// folders "<dir>.tmp.<pid>" beside `dir` when `dir` is given, whose
 /// process <pid> is gone and which this user owns. Returns how many.
 int removeStaleBuildTemporaries(const std::string &dir = "");
