@@ -44,6 +44,8 @@ sys.path.insert(0, HERE)
 import compare_with_torch as cwt  # noqa: E402  (exits 77 without torch)
 from compare_with_torch import np, torch, ref  # noqa: E402
 import compare_with_originals as cwo  # noqa: E402
+sys.path.insert(0, os.path.join(HERE, "..", "frontend"))
+from resnet18_names import forward_state  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 MODELS_DIR = os.path.join(ROOT, "test", "import", "models")
@@ -108,16 +110,7 @@ def compiled_state(tcc, model_path):
                        capture_output=True, text=True)
     if p.returncode != 0:
         raise cwt.RunFailed("tcc compile --emit=mlir %s: %s" % (model_path, p.stderr.strip()))
-    mlir = p.stdout
-    forward = mlir[mlir.index("func.func @forward"):]
-    forward = forward[:forward.index(") -> ")]
-    state = []
-    for arg in re.split(r"%arg\d+: ", forward)[1:]:
-        name = re.search(r'tcc\.(?:param|buffer) = "([^"]+)"', arg)
-        if name:
-            shape = re.match(r"tensor<([0-9x]*)x[a-z0-9]+>", arg).group(1)
-            state.append((name.group(1), [int(d) for d in shape.split("x")]))
-    return state, mlir
+    return forward_state(p.stdout), p.stdout
 
 
 def names_row(module, state, weights):

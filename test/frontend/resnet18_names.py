@@ -14,6 +14,12 @@ import sys
 def tcc_state(tcc, model):
     mlir = subprocess.run([tcc, "compile", model, "--emit=mlir", "-o", "-"], check=True,
                           capture_output=True, text=True).stdout
+    return forward_state(mlir)
+
+
+def forward_state(mlir):
+    """[(name, shape)] of @forward's parameter and buffer arguments in the
+    frontend's IR (also test/e2e/compare_import.py's)."""
     forward = mlir[mlir.index("func.func @forward"):]
     forward = forward[:forward.index(") -> ")]  # the arguments, not the results
     state = []

@@ -10,36 +10,38 @@
 
 #include "target/TargetBackend.h"
 
+#include <utility>
+#include <vector>
+
 namespace {
 
 tcc::DefaultTargetChoice choose() {
   using mlir::tcc::Availability;
   using mlir::tcc::TargetBackend;
-  const TargetBackend *fallback = nullptr;
-  Availability fallbackRuns;
-  for (const TargetBackend *target : mlir::tcc::registeredTargetBackends()) {
-    Availability runs = target->availability();
-    if (runs.runsHere && !target->preferredWhereAvailable() && !fallback) {
-      fallback = target;
-      fallbackRuns = runs;
+  // Each target is asked once (the cuda target starts the NVIDIA driver).
+  std::vector<std::pair<const TargetBackend *, Availability>> targets;
+  for (const TargetBackend *target : mlir::tcc::registeredTargetBackends())
+    targets.push_back({target, target->availability()});
+  const std::pair<const TargetBackend *, Availability> *fallback = nullptr;
+  for (const auto &entry : targets)
+    if (entry.second.runsHere && !entry.first->preferredWhereAvailable()) {
+      fallback = &entry;
+      break;
     }
-  }
   std::string whyNot;
-  for (const TargetBackend *target : mlir::tcc::registeredTargetBackends()) {
+  for (const auto &[target, runs] : targets) {
     if (!target->preferredWhereAvailable())
       continue;
-    Availability runs = target->availability();
     if (runs.runsHere)
       return {target->name().str(),
-              runs.why + (fallback ? "; --target=" + fallback->name().str() + " " +
-                                         fallbackRuns.why
+              runs.why + (fallback ? "; --target=" + fallback->first->name().str() + " " +
+                                         fallback->second.why
                                    : "")};
     whyNot += (whyNot.empty() ? "" : "; ") + runs.why;
   }
   if (!fallback)
-    return {mlir::tcc::registeredTargetBackends().front()->name().str(),
-            "no target runs here"};
-  return {fallback->name().str(), whyNot};
+    return {targets.front().first->name().str(), "no target runs here"};
+  return {fallback->first->name().str(), whyNot};
 }
 
 } // namespace
