@@ -22,7 +22,8 @@ const Json &emptyObject() {
 bool isImage(const ModelSpec &spec) { return spec.inputShape.size() == 3; }
 
 /// Per-channel normalization; a flat input [F] counts as one channel.
-Json parseNormalize(const ObjectReader &r, const ModelSpec &spec) {
+/// data.normalize's mean and std, a value per channel.
+void parseNormalize(const ObjectReader &r, const ModelSpec &spec, rt::DataRecipe &out) {
   r.allowOnly({"mean", "std"});
   size_t channels = isImage(spec) ? static_cast<size_t>(spec.inputShape[0]) : 1;
   std::string channelText = std::to_string(channels) +
@@ -31,7 +32,7 @@ Json parseNormalize(const ObjectReader &r, const ModelSpec &spec) {
   auto read = [&](const char *key, double dflt, Range range) {
     const Json *v = r.find(key);
     if (!v)
-      return Json(std::vector<double>(channels, dflt));
+      return std::vector<float>(channels, static_cast<float>(dflt));
     bool numbers = v->is_array() &&
                    std::all_of(v->begin(), v->end(), [](const Json &e) {
                      return asNumber(e).has_value();
@@ -43,18 +44,18 @@ Json parseNormalize(const ObjectReader &r, const ModelSpec &spec) {
       r.failField(key, "has " + std::to_string(v->size()) + " value" +
                            (v->size() == 1 ? "" : "s") + " but the input has " +
                            channelText);
-    Json out = Json::array();
+    std::vector<float> values;
     for (size_t i = 0; i < v->size(); ++i) {
       double d = *asNumber((*v)[i]);
       if (!range.contains(d))
         fail(r.fieldRef(key) + "[" + std::to_string(i) + "] must be " +
              range.text() + ", got " + describe((*v)[i]));
-      out.push_back(d);
+      values.push_back(static_cast<float>(d));
     }
-    return out;
+    return values;
   };
-  return {{"mean", read("mean", 0.0, Range::any())},
-          {"std", read("std", 1.0, Range::positive())}};
+  out.mean = read("mean", 0.0, Range::any());
+  out.std = read("std", 1.0, Range::positive());
 }
 
 /// The smaller side of an image input, 0 for a flat one.
@@ -62,45 +63,53 @@ int64_t smallerSide(const ModelSpec &spec) {
   return isImage(spec) ? std::min(spec.inputShape[1], spec.inputShape[2]) : 0;
 }
 
-Json parseAugment(const ObjectReader &r, const ModelSpec &spec) {
+rt::AugmentConfig parseAugment(const ObjectReader &r, const ModelSpec &spec) {
   r.allowOnly({"random_crop_padding", "flip", "translate", "cutout", "padding_mode", "draws"});
+  const rt::AugmentConfig d;
+  rt::AugmentConfig out;
   // flip: false, true (each image at random each epoch), or "alternating"
   // (airbench: each image at random in the first epoch, then the other way
   // each epoch).
-  Json flip = false;
   if (const Json *v = r.find("flip")) {
     if (!v->is_boolean() && *v != "alternating")
       r.failField("flip", "must be true, false or \"alternating\", got " + describe(*v));
-    flip = *v;
+    out.flip = *v != false;
+    out.alternateFlip = *v == "alternating";
   }
-  Json out = {{"random_crop_padding", r.integer("random_crop_padding", 0, 0)},
-              {"flip", flip},
-              {"translate", r.integer("translate", 0, 0)},
-              {"cutout", r.integer("cutout", 0, 0)},
-              {"padding_mode", r.choice("padding_mode", std::string("zeros"), {"zeros", "reflect"})},
-              // "balanced": each choice to an equal share of the epoch
-              // (myrtle.ai's cifar10-fast), not drawn per sample
-              {"draws", r.choice("draws", std::string("independent"), {"independent", "balanced"})}};
-  if (!isImage(spec))
-    for (const auto &item : out.items())
-      if (item.value() != 0 && item.value() != false && item.value() != "zeros" &&
-          item.value() != "independent")
-        r.failField(item.key(), "needs an image input [C, H, W], but "
-                                "input.shape is " +
-                                    shapeText(spec.inputShape));
+  out.cropPadding = r.integer("random_crop_padding", d.cropPadding, 0);
+  out.translate = r.integer("translate", d.translate, 0);
+  out.cutout = r.integer("cutout", d.cutout, 0);
+  out.reflect = r.choice("padding_mode", std::string("zeros"), {"zeros", "reflect"}) == "reflect";
+  // "balanced": each choice to an equal share of the epoch (myrtle.ai's
+  // cifar10-fast), not drawn per sample
+  out.balanced =
+      r.choice("draws", std::string("independent"), {"independent", "balanced"}) == "balanced";
+  if (!isImage(spec)) {
+    std::pair<const char *, bool> used[] = {
+        {"random_crop_padding", out.cropPadding != 0}, {"flip", out.flip},
+        {"translate", out.translate != 0},             {"cutout", out.cutout != 0},
+        {"padding_mode", out.reflect},                 {"draws", out.balanced}};
+    for (auto [key, set] : used)
+      if (set)
+        r.failField(key, "needs an image input [C, H, W], but "
+                         "input.shape is " +
+                             shapeText(spec.inputShape));
+  }
   // Beyond the image's side every pixel is already filled or cut out; the
   // bound also keeps the trainer's padded buffers small.
-  for (const char *key : {"random_crop_padding", "translate", "cutout"})
-    if (out[key].get<int64_t>() > smallerSide(spec))
+  std::pair<const char *, int64_t> sizes[] = {
+      {"random_crop_padding", out.cropPadding}, {"translate", out.translate}, {"cutout", out.cutout}};
+  for (auto [key, size] : sizes)
+    if (size > smallerSide(spec))
       r.failField(key, "must be at most the image's smaller side " +
                            std::to_string(smallerSide(spec)) +
                            " (input.shape " + shapeText(spec.inputShape) +
                            "), got " + describe(*r.find(key)));
   // A reflection reaches at most the side - 1 pixels beyond the border
   // (PyTorch's reflect padding needs padding < side).
-  if (out["padding_mode"] == "reflect")
-    for (const char *key : {"random_crop_padding", "translate"})
-      if (out[key].get<int64_t>() >= smallerSide(spec))
+  if (out.reflect)
+    for (auto [key, size] : {sizes[0], sizes[1]})
+      if (size >= smallerSide(spec))
         r.failField(key, "must be smaller than the image's smaller side " +
                              std::to_string(smallerSide(spec)) +
                              " with padding_mode \"reflect\", got " + describe(*r.find(key)));
@@ -109,7 +118,7 @@ Json parseAugment(const ObjectReader &r, const ModelSpec &spec) {
 
 } // namespace
 
-Json parseData(const Json *data, const ModelSpec &spec) {
+rt::DataRecipe parseData(const Json *data, const ModelSpec &spec) {
   ObjectReader r(data ? *data : emptyObject(), "", "data");
   r.allowOnly({"format", "path", "augment", "normalize"});
   const std::vector<int64_t> &shape = spec.inputShape;
@@ -145,19 +154,21 @@ Json parseData(const Json *data, const ModelSpec &spec) {
   if (path.empty())
     r.failField("path", "must not be empty");
 
-  return {{"format", format},
-          {"path", path},
-          {"augment", parseAugment(r.has("augment") ? r.object("augment")
-                                                    : ObjectReader(emptyObject(), "", "data.augment"),
-                                   spec)},
-          {"normalize",
-           parseNormalize(r.has("normalize")
-                              ? r.object("normalize")
-                              : ObjectReader(emptyObject(), "", "data.normalize"),
-                          spec)}};
+  rt::DataRecipe out;
+  out.format = format == "idx"       ? rt::DataRecipe::Idx
+               : format == "cifar10" ? rt::DataRecipe::Cifar10
+                                     : rt::DataRecipe::Npy;
+  out.path = path;
+  out.augment = parseAugment(r.has("augment") ? r.object("augment")
+                                              : ObjectReader(emptyObject(), "", "data.augment"),
+                             spec);
+  parseNormalize(r.has("normalize") ? r.object("normalize")
+                                    : ObjectReader(emptyObject(), "", "data.normalize"),
+                 spec, out);
+  return out;
 }
 
-Json parseEval(const Json *eval, const ModelSpec &spec) {
+rt::EvalRecipe parseEval(const Json *eval, const ModelSpec &spec) {
   ObjectReader r(eval ? *eval : emptyObject(), "", "eval");
   r.allowOnly({"tta", "translate", "batch_size"});
   Json tta = Json::array();
@@ -181,7 +192,8 @@ Json parseEval(const Json *eval, const ModelSpec &spec) {
       tta.push_back(e);
     }
   }
-  int64_t translate = r.integer("translate", 2, 0);
+  const rt::EvalRecipe d;
+  int64_t translate = r.integer("translate", d.translate, 0);
   bool translated = std::find(tta.begin(), tta.end(), "translate") != tta.end();
   if (translate == 0 && translated)
     r.failField("translate", "must be > 0 when eval.tta has \"translate\"");
@@ -192,10 +204,12 @@ Json parseEval(const Json *eval, const ModelSpec &spec) {
                                  std::to_string(smallerSide(spec)) +
                                  " (input.shape " + shapeText(spec.inputShape) +
                                  "), got " + std::to_string(translate));
-  return {{"tta", tta},
-          {"translate", translate},
-          {"batch_size",
-           r.integer("batch_size", spec.batchSize(), 1, limits::kMaxBatch)}};
+  rt::EvalRecipe out;
+  out.flipViews = std::find(tta.begin(), tta.end(), "flip") != tta.end();
+  out.translateViews = translated;
+  out.translate = translate;
+  out.batchSize = r.integer("batch_size", spec.batchSize(), 1, limits::kMaxBatch);
+  return out;
 }
 
 } // namespace tcc::frontend::detail

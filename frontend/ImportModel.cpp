@@ -5,6 +5,7 @@
 
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
+#include "ir/TccRecipe.h"
 #include "ir/TccTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -114,7 +115,7 @@ LogicalResult ForwardImporter::buildLoss(Type outputType) {
 }
 
 LogicalResult ForwardImporter::assignParameterGroups() {
-  const nlohmann::json &groups = spec.train.at("optimizer").at("groups");
+  const std::vector<::tcc::rt::ParamGroup> &groups = spec.recipe.train.optimizer.groups;
   // Per group: the index of a parameter it matches that an earlier group
   // took (for the message when it ends up with none), or -1.
   SmallVector<bool> used(groups.size(), false);
@@ -126,12 +127,8 @@ LogicalResult ForwardImporter::assignParameterGroups() {
     double lrScale = 1, wdScale = 1;
     std::optional<size_t> taken;
     for (size_t g = 0; g < groups.size(); ++g) {
-      const nlohmann::json &match = groups[g].at("match");
-      std::vector<std::string> patterns =
-          match.is_string() ? std::vector<std::string>{match.get<std::string>()}
-                            : match.get<std::vector<std::string>>();
       bool matched = false;
-      for (const std::string &pattern : patterns) {
+      for (const std::string &pattern : groups[g].match) {
         // A limit enables brace expansion ("fc.{weight,bias}").
         auto glob = llvm::GlobPattern::create(pattern, /*MaxSubPatterns=*/1024);
         if (!glob) {
@@ -151,8 +148,8 @@ LogicalResult ForwardImporter::assignParameterGroups() {
       }
       taken = g;
       used[g] = true;
-      lrScale = groups[g].at("lr_scale").get<double>();
-      wdScale = groups[g].at("weight_decay_scale").get<double>();
+      lrScale = groups[g].lrScale;
+      wdScale = groups[g].weightDecayScale;
     }
     forward.setArgAttr(i, kLrScaleAttr, builder.getF64FloatAttr(lrScale));
     forward.setArgAttr(i, kWeightDecayScaleAttr,
@@ -162,7 +159,7 @@ LogicalResult ForwardImporter::assignParameterGroups() {
     if (used[g])
       continue;
     std::string where = "train.optimizer.groups[" + std::to_string(g) + "].match " +
-                        groups[g].at("match").dump();
+                        nlohmann::json(groups[g].match).dump();
     if (!shadowedBy[g].first.empty())
       return fail(nullptr, where + " matches only parameters that an earlier "
                                    "group takes first (e.g. '" +
@@ -197,9 +194,9 @@ OwningOpRef<ModuleOp> ForwardImporter::run(std::string &errorOut) {
                                   builder.getI64IntegerAttr(spec.classes));
   module->getOperation()->setAttr(kInputShapeAttr,
                                   builder.getDenseI64ArrayAttr(spec.inputShape));
-  module->getOperation()->setAttr(kTrainAttr, jsonToAttribute(&context, spec.train));
-  module->getOperation()->setAttr(kDataAttr, jsonToAttribute(&context, spec.data));
-  module->getOperation()->setAttr(kEvalAttr, jsonToAttribute(&context, spec.eval));
+  module->getOperation()->setAttr(kTrainAttr, getTrainAttr(&context, spec.recipe.train));
+  module->getOperation()->setAttr(kDataAttr, getDataAttr(&context, spec.recipe.data));
+  module->getOperation()->setAttr(kEvalAttr, getEvalAttr(&context, spec.recipe.eval));
 
   if (failed(buildForward()) || failed(assignParameterGroups()) ||
       failed(verify(*module))) {

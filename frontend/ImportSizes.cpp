@@ -58,7 +58,7 @@ LogicalResult ModelImporter::checkActivationSize(const NodeSpec &node,
   std::optional<int64_t> n = elements(shape);
   std::string field = "train.batch_size";
   if (n && batched) {
-    int64_t evalBatch = spec.eval.at("batch_size").get<int64_t>();
+    int64_t evalBatch = spec.recipe.eval.batchSize;
     if (evalBatch > batch) {
       n = elements(shape.drop_front(), evalBatch);
       batch = evalBatch;

@@ -82,13 +82,13 @@ bool loadModelSpec(const std::string &path, ModelSpec &spec,
     return false;
   // A relative data.path (given or default) names a place next to the
   // model file, wherever tcc runs; the trainer gets it absolute.
-  std::filesystem::path data = spec.data["path"].get<std::string>();
+  std::filesystem::path data = spec.recipe.data.path;
   if (data.is_relative()) {
     std::error_code ec;
     std::filesystem::path dir =
         std::filesystem::absolute(std::filesystem::path(path), ec).parent_path();
     if (!ec)
-      spec.data["path"] = (dir / data).lexically_normal().string();
+      spec.recipe.data.path = (dir / data).lexically_normal().string();
   }
   return true;
 }

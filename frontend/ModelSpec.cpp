@@ -98,9 +98,9 @@ void parseTop(const Json &doc, ModelSpec &spec) {
   std::string *outputName = output ? renamed.get_ptr<std::string *>() : nullptr;
   parseGraph(expandBlocks(top.find("blocks"), top.require("graph"), outputName), output, spec);
   spec.loss = parseLoss(top.object("loss"));
-  spec.train = parseTrain(top.object("train"));
-  spec.data = parseData(top.find("data"), spec);
-  spec.eval = parseEval(top.find("eval"), spec);
+  spec.recipe.train = parseTrain(top.object("train"));
+  spec.recipe.data = parseData(top.find("data"), spec);
+  spec.recipe.eval = parseEval(top.find("eval"), spec);
   checkRecipeAgainstGraph(spec);
 }
 
@@ -119,7 +119,7 @@ void checkRecipeAgainstGraph(const ModelSpec &spec) {
   int64_t batch = spec.batchSize();
   for (const NodeSpec &node : spec.nodes) {
     for (const auto &[role, param] : node.params)
-      if (param.trainEpochs > 0 && !spec.train["grad_clip_norm"].is_null())
+      if (param.trainEpochs > 0 && spec.recipe.train.gradClipNorm)
         fail("node " + quote(node.name) + " (graph[" + std::to_string(node.index) +
              "]): " + role + ".train_epochs cannot be combined with train.grad_clip_norm "
              "yet (the frozen parameter's gradient would still count in the clipped "
@@ -132,7 +132,7 @@ void checkRecipeAgainstGraph(const ModelSpec &spec) {
     if (ghost > 0 && batch % ghost != 0)
       fail(label + ": ghost_batch " + std::to_string(ghost) +
            " does not divide train.batch_size " + std::to_string(batch));
-    if (ghost > 0 && !spec.train["drop_last"].get<bool>())
+    if (ghost > 0 && !spec.recipe.train.dropLast)
       fail(label + ": ghost_batch needs train.drop_last true (a partial last "
                    "batch may not split into ghost batches)");
   }
@@ -153,7 +153,7 @@ void checkBatchTensors(const ModelSpec &spec) {
            kLimitNote + "; " + fix);
   };
   int64_t batch = spec.batchSize();
-  int64_t accumulate = spec.train.at("accumulate").get<int64_t>();
+  int64_t accumulate = spec.recipe.train.accumulate;
   // The train step reads all `accumulate` micro-batches as one tensor.
   if (accumulate == 1)
     check(batch, "train.batch_size " + std::to_string(batch),
@@ -164,7 +164,7 @@ void checkBatchTensors(const ModelSpec &spec) {
               std::to_string(accumulate) + " = " +
               std::to_string(batch * accumulate),
           "lower train.batch_size or train.accumulate");
-  int64_t evalBatch = spec.eval.at("batch_size").get<int64_t>();
+  int64_t evalBatch = spec.recipe.eval.batchSize;
   check(evalBatch, "eval.batch_size " + std::to_string(evalBatch),
         "lower eval.batch_size");
 }

@@ -12,6 +12,7 @@
 #ifndef TCC_FRONTEND_MODELSPEC_H
 #define TCC_FRONTEND_MODELSPEC_H
 
+#include "runtime/Recipe.h"
 #include "runtime/trainer/InitWhitening.h"
 
 #include <nlohmann/json.hpp>
@@ -80,10 +81,11 @@ struct ModelSpec {
   std::vector<size_t> topoOrder;   ///< indices into nodes, producers first
   std::string output;              ///< node whose value is the model output
   LossSpec loss;
-  /// The recipe sections with every default filled (docs/model-format.md).
-  nlohmann::json train, data, eval;
+  /// The train, data and eval sections, every default filled
+  /// (docs/model-format.md).
+  rt::Recipe recipe;
 
-  int64_t batchSize() const { return train.at("batch_size").get<int64_t>(); }
+  int64_t batchSize() const { return recipe.train.batchSize; }
   const NodeSpec *findNode(std::string_view name) const;
 };
 
@@ -96,10 +98,6 @@ bool parseModelSpec(std::string_view text, const std::string &path,
 /// Reads `path` and calls parseModelSpec.
 bool loadModelSpec(const std::string &path, ModelSpec &spec,
                    std::string &error);
-
-/// train.loss_scale with every setting at its default (GradScaler's), for a
-/// --precision=fp16-mixed that overrides a model without loss scaling.
-nlohmann::json defaultLossScale();
 
 /// The closest of `candidates` to `word` by edit distance, or "" if none is
 /// close enough to be a plausible typo.

@@ -40,14 +40,14 @@ Json expandBlocks(const Json *blocks, const Json &graph, std::string *output);
 
 LossSpec parseLoss(const ObjectReader &r);
 /// The `train` section with every default filled.
-Json parseTrain(const ObjectReader &r);
+rt::TrainRecipe parseTrain(const ObjectReader &r);
 /// train.loss_scale (GradScaler's settings), defaults filled.
-Json parseLossScale(const ObjectReader &r);
+rt::LossScale parseLossScale(const ObjectReader &r);
 /// The `data` section (may be null) with every default filled; checks that
 /// the data set fits spec.inputShape and spec.classes.
-Json parseData(const Json *data, const ModelSpec &spec);
+rt::DataRecipe parseData(const Json *data, const ModelSpec &spec);
 /// The `eval` section (may be null) with every default filled.
-Json parseEval(const Json *eval, const ModelSpec &spec);
+rt::EvalRecipe parseEval(const Json *eval, const ModelSpec &spec);
 
 /// Checks between the graph and the recipe (ghost batches must split the
 /// batch). Whether optimizer groups match parameters is checked by the

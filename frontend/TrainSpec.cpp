@@ -1,8 +1,7 @@
 //===- TrainSpec.cpp - The `loss` and `train` sections of model.json ------===//
 //
-// The output JSON mirrors the input with every default filled, so later
-// stages read one canonical form (e.g. groups[].match is always an array,
-// memory_budget always a byte count or null).
+// The sections become runtime/Recipe.h's structs, every default filled from
+// their member initializers, so later stages read one typed value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +18,7 @@ const Json *nullable(const ObjectReader &r, std::string_view key) {
   return v && !v->is_null() ? v : nullptr;
 }
 
-Json parseGroup(const ObjectReader &r) {
+rt::ParamGroup parseGroup(const ObjectReader &r) {
   r.allowOnly({"match", "lr_scale", "weight_decay_scale"});
   const Json &match = r.require("match");
   Json globs = match.is_string() ? Json::array({match}) : match;
@@ -30,24 +29,31 @@ Json parseGroup(const ObjectReader &r) {
     r.failField("match", "must be a glob over parameter names such as "
                          "\"*.bias\", or a non-empty array of them, got " +
                              describe(match));
-  return {{"match", globs},
-          {"lr_scale", r.number("lr_scale", 1.0, Range::nonNegative())},
-          {"weight_decay_scale",
-           r.number("weight_decay_scale", 1.0, Range::nonNegative())}};
+  const rt::ParamGroup d;
+  rt::ParamGroup group;
+  group.match = globs.get<std::vector<std::string>>();
+  group.lrScale = r.number("lr_scale", d.lrScale, Range::nonNegative());
+  group.weightDecayScale =
+      r.number("weight_decay_scale", d.weightDecayScale, Range::nonNegative());
+  return group;
 }
 
-Json parseLookahead(const ObjectReader &r) {
+rt::Lookahead parseLookahead(const ObjectReader &r) {
   r.allowOnly({"every", "alpha", "alpha_schedule", "buffers", "copy_back"});
-  return {{"every", r.integer("every", 5, 1)},
-          {"alpha", r.number("alpha", 0.5, Range::open(0, 1))},
-          {"alpha_schedule",
-           r.choice("alpha_schedule", std::string("constant"),
-                    {"constant", "cubic"})},
-          {"buffers", r.boolean("buffers", false)},
-          {"copy_back", r.boolean("copy_back", false)}};
+  const rt::Lookahead d;
+  rt::Lookahead l;
+  l.every = r.integer("every", d.every, 1);
+  l.alpha = r.number("alpha", d.alpha, Range::open(0, 1));
+  l.alphaSchedule = r.choice("alpha_schedule", std::string("constant"),
+                             {"constant", "cubic"}) == "cubic"
+                        ? rt::Lookahead::Cubic
+                        : rt::Lookahead::Constant;
+  l.buffers = r.boolean("buffers", d.buffers);
+  l.copyBack = r.boolean("copy_back", d.copyBack);
+  return l;
 }
 
-Json parseOptimizer(const ObjectReader &r) {
+rt::Optimizer parseOptimizer(const ObjectReader &r) {
   std::string type = r.variant("type",
                                {{"sgd", {"momentum", "nesterov", "dampening", "momentum_of"}},
                                 {"adam", {"betas", "eps"}},
@@ -55,34 +61,34 @@ Json parseOptimizer(const ObjectReader &r) {
                                 {"lamb", {"betas", "eps"}}},
                                {"lr", "weight_decay", "groups", "lookahead"},
                                "");
-  Json out = {{"type", type},
-              {"lr", r.number("lr", std::nullopt, Range::positive())},
-              {"weight_decay",
-               r.number("weight_decay", 0.0, Range::nonNegative())}};
+  const rt::Optimizer d;
+  rt::Optimizer out;
+  out.type = type == "sgd"     ? rt::Optimizer::SGD
+             : type == "adam"  ? rt::Optimizer::Adam
+             : type == "adamw" ? rt::Optimizer::AdamW
+                               : rt::Optimizer::Lamb;
+  out.lr = r.number("lr", std::nullopt, Range::positive());
+  out.weightDecay = r.number("weight_decay", d.weightDecay, Range::nonNegative());
   if (type == "sgd") {
-    double momentum = r.number("momentum", 0.0, Range::closedOpen(0, 1));
-    double dampening = r.number("dampening", 0.0, Range::closed(0, 1));
-    bool nesterov = r.boolean("nesterov", false);
-    if (nesterov && momentum == 0)
+    out.momentum = r.number("momentum", d.momentum, Range::closedOpen(0, 1));
+    out.dampening = r.number("dampening", d.dampening, Range::closed(0, 1));
+    out.nesterov = r.boolean("nesterov", d.nesterov);
+    if (out.nesterov && out.momentum == 0)
       r.failField("nesterov", "needs momentum > 0, got momentum 0");
-    if (nesterov && dampening != 0)
+    if (out.nesterov && out.dampening != 0)
       r.failField("nesterov", "needs dampening 0 (as in PyTorch), got " +
-                                  formatNumber(dampening));
+                                  formatNumber(out.dampening));
     // What the momentum buffer accumulates: gradients (torch.optim.SGD) or
     // lr-scaled steps (myrtle.ai's ResNet-9 code); the two differ whenever
     // the rate changes.
     std::string of = r.choice("momentum_of", std::string("gradient"), {"gradient", "update"});
-    if (of == "update" && momentum == 0)
+    if (of == "update" && out.momentum == 0)
       r.failField("momentum_of", "\"update\" needs momentum > 0, got momentum 0");
-    if (of == "update" && dampening != 0)
+    if (of == "update" && out.dampening != 0)
       r.failField("momentum_of", "\"update\" has no dampening, got dampening " +
-                                     formatNumber(dampening));
-    out["momentum"] = momentum;
-    out["dampening"] = dampening;
-    out["nesterov"] = nesterov;
-    out["momentum_of"] = of;
+                                     formatNumber(out.dampening));
+    out.momentumOf = of == "update" ? rt::Optimizer::Update : rt::Optimizer::Gradient;
   } else {
-    Json betas = {0.9, 0.999};
     if (const Json *v = r.find("betas")) {
       std::optional<double> b1, b2;
       if (v->is_array() && v->size() == 2) {
@@ -93,38 +99,34 @@ Json parseOptimizer(const ObjectReader &r) {
       if (!b1 || !b2 || !unit.contains(*b1) || !unit.contains(*b2))
         r.failField("betas", "must be a pair of numbers in [0, 1), got " +
                                  describe(*v));
-      betas = {*b1, *b2};
+      out.beta1 = *b1;
+      out.beta2 = *b2;
     }
-    out["betas"] = betas;
-    out["eps"] = r.number("eps", type == "lamb" ? 1e-6 : 1e-8,
-                          Range::positive());
+    out.eps = r.number("eps", rt::Optimizer::defaultEps(out.type), Range::positive());
   }
 
-  Json groups = Json::array();
   if (const Json *v = r.find("groups")) {
     if (!v->is_array())
       r.failField("groups", "must be an array of {\"match\": ...} objects, "
                             "got " +
                                 describe(*v));
     for (size_t i = 0; i < v->size(); ++i)
-      groups.push_back(parseGroup(ObjectReader(
+      out.groups.push_back(parseGroup(ObjectReader(
           (*v)[i], "", r.fieldRef("groups") + "[" + std::to_string(i) + "]")));
   }
-  out["groups"] = groups;
-  out["lookahead"] = nullable(r, "lookahead")
-                         ? parseLookahead(r.object("lookahead"))
-                         : Json(nullptr);
+  if (nullable(r, "lookahead"))
+    out.lookahead = parseLookahead(r.object("lookahead"));
   return out;
 }
 
-Json parsePoints(const ObjectReader &r) {
+/// piecewise_linear's points, into the schedule's fixed arrays.
+void parsePoints(const ObjectReader &r, rt::ScheduleDesc &out) {
   const Json &points = r.require("points");
   if (!points.is_array() || points.size() < 2 ||
       points.size() > static_cast<size_t>(rt::kMaxSchedulePoints))
     r.failField("points", "must be an array of 2 to " +
                               std::to_string(rt::kMaxSchedulePoints) +
                               " [t, factor] pairs, got " + describe(points));
-  Json out = Json::array();
   double previous = 0;
   for (size_t i = 0; i < points.size(); ++i) {
     const Json &p = points[i];
@@ -144,12 +146,13 @@ Json parsePoints(const ObjectReader &r) {
     if (*f < 0)
       fail(at + ": factor must be >= 0, got " + formatNumber(*f));
     previous = *t;
-    out.push_back({*t, *f});
+    out.pointT[i] = *t;
+    out.pointFactor[i] = *f;
   }
-  return out;
+  out.pointCount = static_cast<int>(points.size());
 }
 
-Json parseSchedule(const ObjectReader &r) {
+rt::ScheduleDesc parseSchedule(const ObjectReader &r, std::optional<bool> &cycleMomentum) {
   std::string type = r.variant(
       "type",
       {{"constant", {}},
@@ -159,23 +162,28 @@ Json parseSchedule(const ObjectReader &r) {
        {"cosine", {"warmup", "min_factor"}},
        {"piecewise_linear", {"points"}}},
       {"unit", "count_from"}, "schedule type");
+  const rt::ScheduleDesc d;
+  rt::ScheduleDesc out;
+  out.type = type == "step"            ? rt::ScheduleDesc::Step
+             : type == "linear_warmup" ? rt::ScheduleDesc::LinearWarmup
+             : type == "one_cycle"     ? rt::ScheduleDesc::OneCycle
+             : type == "cosine"        ? rt::ScheduleDesc::Cosine
+             : type == "piecewise_linear" ? rt::ScheduleDesc::PiecewiseLinear
+                                          : rt::ScheduleDesc::Constant;
+  out.perEpoch = r.choice("unit", std::string("epoch"), {"epoch", "step"}) == "epoch";
   // t counts from 0 at the first step as PyTorch's schedulers do; myrtle.ai's
   // cifar10-fast increments its step counter before reading the schedule.
-  Json out = {{"type", type},
-              {"unit", r.choice("unit", std::string("epoch"),
-                                {"epoch", "step"})},
-              {"count_from", r.integer("count_from", 0, 0, 1)}};
+  out.countFrom = static_cast<int>(r.integer("count_from", d.countFrom, 0, 1));
   if (type == "step") {
-    out["step_size"] = r.number("step_size", std::nullopt, Range::positive());
-    out["gamma"] = r.number("gamma", 0.1, Range::positive());
+    out.stepSize = r.number("step_size", std::nullopt, Range::positive());
+    out.gamma = r.number("gamma", d.gamma, Range::positive());
   } else if (type == "linear_warmup") {
-    out["warmup"] = r.number("warmup", std::nullopt, Range::positive());
+    out.warmup = r.number("warmup", std::nullopt, Range::positive());
   } else if (type == "one_cycle") {
-    out["pct_start"] = r.number("pct_start", 0.3, Range::open(0, 1));
-    out["div_factor"] = r.number("div_factor", 25.0, Range::positive());
-    out["final_div_factor"] =
-        r.number("final_div_factor", 1e4, Range::positive());
-    out["anneal"] = r.choice("anneal", std::string("cos"), {"cos", "linear"});
+    out.pctStart = r.number("pct_start", d.pctStart, Range::open(0, 1));
+    out.divFactor = r.number("div_factor", d.divFactor, Range::positive());
+    out.finalDivFactor = r.number("final_div_factor", d.finalDivFactor, Range::positive());
+    out.annealCos = r.choice("anneal", std::string("cos"), {"cos", "linear"}) == "cos";
     // OneCycleLR's cycle_momentum (True in PyTorch) is not built: the
     // momentum stays the optimizer's. Saying false records the choice
     // (without it tcc compile warns where the optimizer has a momentum).
@@ -184,28 +192,31 @@ Json parseSchedule(const ObjectReader &r) {
         r.failField("cycle_momentum", "true is not supported: tcc keeps the optimizer's momentum "
                                       "constant under one_cycle (OneCycleLR's "
                                       "cycle_momentum=False); set it to false");
-      out["cycle_momentum"] = false;
+      cycleMomentum = false;
     }
   } else if (type == "cosine") {
-    out["warmup"] = r.number("warmup", 0.0, Range::nonNegative());
-    out["min_factor"] = r.number("min_factor", 0.0, Range::closed(0, 1));
+    out.warmup = r.number("warmup", d.warmup, Range::nonNegative());
+    out.minFactor = r.number("min_factor", d.minFactor, Range::closed(0, 1));
   } else if (type == "piecewise_linear") {
-    out["points"] = parsePoints(r);
+    parsePoints(r, out);
   }
   return out;
 }
 
-Json parseEma(const ObjectReader &r) {
+rt::Ema parseEma(const ObjectReader &r) {
   r.allowOnly({"decay", "every", "per_epoch"});
-  return {{"decay", r.number("decay", std::nullopt, Range::open(0, 1))},
-          {"every", r.integer("every", 1, 1)},
-          {"per_epoch", r.boolean("per_epoch", false)}};
+  const rt::Ema d;
+  rt::Ema ema;
+  ema.decay = r.number("decay", std::nullopt, Range::open(0, 1));
+  ema.every = r.integer("every", d.every, 1);
+  ema.perEpoch = r.boolean("per_epoch", d.perEpoch);
+  return ema;
 }
 
-Json parseMemoryBudget(const ObjectReader &r) {
+std::optional<int64_t> parseMemoryBudget(const ObjectReader &r) {
   const Json *v = nullable(r, "memory_budget");
   if (!v)
-    return nullptr;
+    return std::nullopt;
   std::optional<int64_t> bytes;
   int64_t parsed = 0;
   if (!v->is_string())
@@ -218,20 +229,23 @@ Json parseMemoryBudget(const ObjectReader &r) {
                 "must be null, a positive number of bytes, or a size such as "
                 "\"8GiB\", \"512MiB\", \"2GB\" or \"1.5G\", got " +
                     describe(*v));
-  return *bytes;
+  return bytes;
 }
 
 } // namespace
 
 /// torch.amp.GradScaler's arguments, with its defaults.
-Json parseLossScale(const ObjectReader &r) {
+rt::LossScale parseLossScale(const ObjectReader &r) {
   r.allowOnly({"init_scale", "growth_factor", "backoff_factor", "growth_interval"});
   // The scale is an f32 on the device.
   constexpr double kMaxF32 = 3.4028234663852886e38;
-  return {{"init_scale", r.number("init_scale", 65536.0, Range::openClosed(0, kMaxF32))},
-          {"growth_factor", r.number("growth_factor", 2.0, Range::openClosed(1, kMaxF32))},
-          {"backoff_factor", r.number("backoff_factor", 0.5, Range::open(0, 1))},
-          {"growth_interval", r.integer("growth_interval", 2000, 1)}};
+  const rt::LossScale d;
+  rt::LossScale out;
+  out.initScale = r.number("init_scale", d.initScale, Range::openClosed(0, kMaxF32));
+  out.growthFactor = r.number("growth_factor", d.growthFactor, Range::openClosed(1, kMaxF32));
+  out.backoffFactor = r.number("backoff_factor", d.backoffFactor, Range::open(0, 1));
+  out.growthInterval = r.integer("growth_interval", d.growthInterval, 1);
+  return out;
 }
 
 LossSpec parseLoss(const ObjectReader &r) {
@@ -247,64 +261,58 @@ LossSpec parseLoss(const ObjectReader &r) {
   return loss;
 }
 
-Json parseTrain(const ObjectReader &r) {
+rt::TrainRecipe parseTrain(const ObjectReader &r) {
   r.allowOnly({"batch_size", "epochs", "seed", "drop_last", "optimizer",
                "schedule", "precision", "ema", "grad_clip_norm", "accumulate",
                "memory_budget", "deterministic", "loss_scale"});
   static const Json constantSchedule = {{"type", "constant"}};
-  int64_t batch = r.integer("batch_size", std::nullopt, 1, limits::kMaxBatch);
-  double epochs = r.number("epochs", std::nullopt, Range::positive());
+  const rt::TrainRecipe d;
+  rt::TrainRecipe train;
+  train.batchSize = r.integer("batch_size", std::nullopt, 1, limits::kMaxBatch);
+  train.epochs = r.number("epochs", std::nullopt, Range::positive());
   // The trainer counts ceil(epochs * steps_per_epoch) steps in an int64.
-  if (epochs > limits::kMaxEpochs)
+  if (train.epochs > limits::kMaxEpochs)
     r.failField("epochs", "must be at most " +
                               formatNumber(limits::kMaxEpochs) + kLimitNote +
                               ", got " + describe(*r.find("epochs")));
-  Json train = {
-      {"batch_size", batch},
-      {"epochs", epochs},
-      {"seed", r.integer("seed", 0, 0)},
-      {"drop_last", r.boolean("drop_last", true)}};
-  train["optimizer"] = parseOptimizer(r.object("optimizer"));
-  train["schedule"] = parseSchedule(
+  train.seed = static_cast<uint64_t>(r.integer("seed", static_cast<int64_t>(d.seed), 0));
+  train.dropLast = r.boolean("drop_last", d.dropLast);
+  train.optimizer = parseOptimizer(r.object("optimizer"));
+  train.schedule = parseSchedule(
       r.has("schedule") ? r.object("schedule")
-                        : ObjectReader(constantSchedule, "", r.fieldRef("schedule")));
-  train["precision"] = r.choice("precision", std::string("fp32"),
-                                {"fp32", "fp16-mixed", "bf16-mixed", "fp16", "bf16"});
+                        : ObjectReader(constantSchedule, "", r.fieldRef("schedule")),
+      train.cycleMomentum);
+  std::string precision = r.choice("precision", d.precision.name(),
+                                   {"fp32", "fp16-mixed", "bf16-mixed", "fp16", "bf16"});
+  train.precision = *rt::Precision::parse(precision);
   // GradScaler's settings: defaults under fp16-mixed, an error elsewhere.
   static const Json noSettings = Json::object();
   const Json *lossScale = nullable(r, "loss_scale");
-  bool fp16 = train["precision"] == "fp16-mixed";
-  if (lossScale && !fp16)
+  if (lossScale && !train.precision.scalesLoss())
     r.failField("loss_scale", "applies only to train.precision \"fp16-mixed\" (bf16, fp32 "
-                              "and pure fp16 train without loss scaling), not " +
-                                  describe(train["precision"]) + "; remove it");
-  train["loss_scale"] =
-      fp16 ? parseLossScale(lossScale ? r.object("loss_scale")
-                                      : ObjectReader(noSettings, "", r.fieldRef("loss_scale")))
-           : Json(nullptr);
-  train["ema"] = nullable(r, "ema") ? parseEma(r.object("ema")) : Json(nullptr);
-  train["grad_clip_norm"] =
-      nullable(r, "grad_clip_norm")
-          ? Json(r.number("grad_clip_norm", std::nullopt, Range::positive()))
-          : Json(nullptr);
-  int64_t accumulate = r.integer("accumulate", 1, 1, limits::kMaxAccumulate);
+                              "and pure fp16 train without loss scaling), not \"" +
+                                  precision + "\"; remove it");
+  if (train.precision.scalesLoss())
+    train.lossScale = parseLossScale(lossScale ? r.object("loss_scale")
+                                               : ObjectReader(noSettings, "", r.fieldRef("loss_scale")));
+  if (nullable(r, "ema"))
+    train.ema = parseEma(r.object("ema"));
+  if (nullable(r, "grad_clip_norm"))
+    train.gradClipNorm = r.number("grad_clip_norm", std::nullopt, Range::positive());
+  train.accumulate = r.integer("accumulate", d.accumulate, 1, limits::kMaxAccumulate);
   // Both are bounded, so the product cannot overflow.
-  if (batch * accumulate > limits::kMaxBatch)
+  if (train.batchSize * train.accumulate > limits::kMaxBatch)
     r.failField("accumulate",
-                std::to_string(accumulate) + " times train.batch_size " +
-                    std::to_string(batch) + " is an effective batch of " +
-                    std::to_string(batch * accumulate) +
+                std::to_string(train.accumulate) + " times train.batch_size " +
+                    std::to_string(train.batchSize) + " is an effective batch of " +
+                    std::to_string(train.batchSize * train.accumulate) +
                     " samples, more than " + std::to_string(limits::kMaxBatch) +
                     kLimitNote + "; lower one of them");
-  train["accumulate"] = accumulate;
-  train["memory_budget"] = parseMemoryBudget(r);
-  train["deterministic"] = r.boolean("deterministic", false);
+  train.memoryBudget = parseMemoryBudget(r);
+  train.deterministic = r.boolean("deterministic", d.deterministic);
   return train;
 }
 
 } // namespace tcc::frontend::detail
 
-nlohmann::json tcc::frontend::defaultLossScale() {
-  static const nlohmann::json noSettings = nlohmann::json::object();
-  return detail::parseLossScale(detail::ObjectReader(noSettings, "", "train.loss_scale"));
-}
+

@@ -20,7 +20,11 @@ def Tcc_Dialect : Dialect {
     traits (`Elementwise`) and interfaces (`MonotoneOpInterface`), so a new op
     is described in one place.
   }];
-  let useDefaultAttributePrinterParser = 0;
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// Adds the recipe's attributes (ir/TccRecipeAttrs.td).
+    void registerRecipeAttributes();
+  }];
   let useDefaultTypePrinterParser = 0;
 }
 

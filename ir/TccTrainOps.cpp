@@ -28,45 +28,6 @@ LogicalResult LrScheduleOp::inferReturnTypes(MLIRContext *ctx,
   return success();
 }
 
-LogicalResult LrScheduleOp::verify() {
-  auto type = getSchedule().getAs<StringAttr>("type");
-  static constexpr StringLiteral kTypes[] = {"constant", "step", "linear_warmup",
-                                             "one_cycle", "cosine",
-                                             "piecewise_linear"};
-  if (!type || !llvm::is_contained(kTypes, type.getValue()))
-    return emitOpError("schedule.type must be one of constant, step, "
-                       "linear_warmup, one_cycle, cosine, piecewise_linear");
-  auto unit = getSchedule().getAs<StringAttr>("unit");
-  if (!unit || (unit.getValue() != "epoch" && unit.getValue() != "step"))
-    return emitOpError("schedule.unit must be \"epoch\" or \"step\"");
-  if (type.getValue() != "piecewise_linear")
-    return success();
-  // The code generators copy the points into fixed arrays.
-  auto points = getSchedule().getAs<ArrayAttr>("points");
-  if (!points || points.size() < 2 ||
-      points.size() > static_cast<size_t>(::tcc::rt::kMaxSchedulePoints))
-    return emitOpError("a piecewise_linear schedule needs 2 to ")
-           << ::tcc::rt::kMaxSchedulePoints << " points";
-  double previous = 0;
-  for (auto [i, point] : llvm::enumerate(points)) {
-    auto pair = dyn_cast<ArrayAttr>(point);
-    auto number = [](Attribute a) -> std::optional<double> {
-      if (auto f = dyn_cast<FloatAttr>(a))
-        return f.getValueAsDouble();
-      if (auto n = dyn_cast<IntegerAttr>(a))
-        return static_cast<double>(n.getInt());
-      return std::nullopt;
-    };
-    std::optional<double> t = pair && pair.size() == 2 ? number(pair[0]) : std::nullopt;
-    if (!t || !number(pair[1]) || (i == 0 ? *t != 0 : !(*t > previous)))
-      return emitOpError("schedule point ")
-             << i << " must be a pair [t, factor] of numbers, t starting at 0 "
-                     "and increasing";
-    previous = *t;
-  }
-  return success();
-}
-
 /// An f32 scalar of one or more tensors (a norm, a found-inf flag).
 static LogicalResult inferScalarOfTensors(MLIRContext *ctx, std::optional<Location> loc,
                                           ValueRange inputs,

@@ -62,25 +62,27 @@ def Tcc_LrScheduleOp : Tcc_Op<"lr_schedule", [Pure, InferTypeOpAdaptor]> {
   let summary = "The learning rate at a step";
   let description = [{
     `base_lr * factor(t)` where `t` is the step, or the fractional epoch
-    `step / steps_per_epoch` when `schedule.unit` is "epoch". `schedule` is
-    model.json's `train.schedule` with its defaults filled (type constant,
-    step, linear_warmup, one_cycle, cosine or piecewise_linear;
+    `step / steps_per_epoch` when `schedule.unit` is `epoch`. `schedule` is
+    model.json's `train.schedule` (#tcc.schedule: type constant, step,
+    linear_warmup, one_cycle, cosine or piecewise_linear;
     docs/model-format.md). `total_steps` bounds one_cycle and cosine.
 
     ```mlir
     %lr = tcc.lr_schedule %step, %steps_per_epoch, %total_steps {base_lr = 4.0e-01 : f64,
-            schedule = {type = "piecewise_linear", unit = "epoch", points = [[0, 0.0], [2, 1.0], [10, 0.0]]}}
+            schedule = #tcc.schedule<type = piecewise_linear, unit = epoch, count_from = 0,
+              step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3,
+              div_factor = 25.0, final_div_factor = 1.0e+04, anneal = cos,
+              times = [0.0, 2.0, 10.0], factors = [0.0, 1.0, 0.0]>}
           : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<f32>
     ```
   }];
   let arguments = (ins Tcc_ScalarI64:$step, Tcc_ScalarI64:$steps_per_epoch,
                        Tcc_ScalarI64:$total_steps, F64Attr:$base_lr,
-                       DictionaryAttr:$schedule);
+                       Tcc_ScheduleAttr:$schedule);
   let results = (outs Tcc_ScalarF32:$result);
   let assemblyFormat = [{
     $step `,` $steps_per_epoch `,` $total_steps attr-dict `:` functional-type(operands, results)
   }];
-  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

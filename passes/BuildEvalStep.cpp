@@ -8,7 +8,6 @@
 
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
-#include "passes/Recipe.h"
 #include "passes/StepBuilder.h"
 
 using namespace mlir;
@@ -27,15 +26,10 @@ struct ViewGroup {
 /// (t, t) and (-t, -t) (and their mirrors) 1/4 each; without "translate"
 /// the images carry everything.
 SmallVector<ViewGroup> ttaViews(OpBuilder &b, Location loc, Value images,
-                                DictionaryAttr eval) {
-  bool flip = false, translate = false;
-  if (auto tta = eval.getAs<ArrayAttr>("tta"))
-    for (Attribute a : tta) {
-      flip |= cast<StringAttr>(a).getValue() == "flip";
-      translate |= cast<StringAttr>(a).getValue() == "translate";
-    }
-  int64_t t = recipe::integer(eval, "translate", 2);
-  translate &= t > 0;
+                                const ::tcc::rt::EvalRecipe &eval) {
+  bool flip = eval.flipViews;
+  int64_t t = eval.translate;
+  bool translate = eval.translateViews && t > 0;
   SmallVector<Value> bases{images};
   if (translate)
     for (int64_t sign : {1, -1})
@@ -91,9 +85,8 @@ FailureOr<Value> buildTestLossSum(OpBuilder &b, func::FuncOp loss, Value logits,
 }
 
 /// True if eval.tta asks for more than the images themselves.
-bool hasTtaViews(DictionaryAttr eval) {
-  auto tta = eval.getAs<ArrayAttr>("tta");
-  return tta && !tta.empty();
+bool hasTtaViews(const ::tcc::rt::EvalRecipe &eval) {
+  return eval.flipViews || eval.translateViews;
 }
 
 /// Builds the evaluation function `name`: with the recipe's TTA views, or
@@ -104,7 +97,7 @@ LogicalResult buildEvalFunction(ModuleOp module, StepPlan &plan, StringRef name,
   OpBuilder b(ctx);
   Location loc = plan.forward.getLoc();
   auto input = cast<RankedTensorType>(plan.forward.getArgument(plan.inputArg).getType());
-  int64_t batch = recipe::integer(plan.eval, "batch_size", input.getDimSize(0));
+  int64_t batch = plan.eval.batchSize;
   SmallVector<int64_t> imageShape(input.getShape());
   imageShape[0] = batch;
   Type i64 = RankedTensorType::get({}, b.getI64Type());

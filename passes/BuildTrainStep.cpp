@@ -6,7 +6,6 @@
 #include "ir/TccOps.h"
 #include "ir/TccTypes.h"
 #include "passes/Autodiff.h"
-#include "passes/Recipe.h"
 #include "passes/StepBuilder.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -115,7 +114,7 @@ FailureOr<MicroBatch> buildMicroBatch(OpBuilder &b, Location loc, StepPlan &plan
 LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
                                 TrainStep &step, DenseMap<int, Value> &grads,
                                 Value &lossSum, Value &correct) {
-  int64_t accumulate = recipe::integer(plan.train, "accumulate", 1);
+  int64_t accumulate = plan.train.accumulate;
   Value seed;
   if (plan.seedArg >= 0)
     seed = b.create<MixSeedOp>(loc, step.seed, step.state[0]);
@@ -208,12 +207,11 @@ void updateLossScale(OpBuilder &b, Location loc, StepPlan &plan, TrainStep &step
                      Value foundInf) {
   int scale = plan.find("amp.loss_scale"), tracker = plan.find("amp.growth_tracker"),
       applied = plan.find("amp.optimizer_steps");
-  auto settings = plan.train.getAs<DictionaryAttr>("loss_scale");
+  const ::tcc::rt::LossScale &settings = *plan.train.lossScale;
   auto update = b.create<UpdateLossScaleOp>(
       loc, step.state[scale], step.state[tracker], foundInf,
-      b.getF64FloatAttr(recipe::number(settings, "growth_factor", 2.0)),
-      b.getF64FloatAttr(recipe::number(settings, "backoff_factor", 0.5)),
-      b.getI64IntegerAttr(recipe::integer(settings, "growth_interval", 2000)));
+      b.getF64FloatAttr(settings.growthFactor), b.getF64FloatAttr(settings.backoffFactor),
+      b.getI64IntegerAttr(settings.growthInterval));
   step.newState[scale] = update.getNewScale();
   step.newState[tracker] = update.getNewGrowthTracker();
   step.newState[applied] = b.create<IncrementOp>(loc, step.state[applied], foundInf);
@@ -222,8 +220,8 @@ void updateLossScale(OpBuilder &b, Location loc, StepPlan &plan, TrainStep &step
 /// Clipping, schedule, optimizer, Lookahead, EMA and the counters.
 void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
                   TrainStep &step, DenseMap<int, Value> &grads) {
-  DictionaryAttr optimizer = plan.train.getAs<DictionaryAttr>("optimizer");
-  std::string type = recipe::string(optimizer, "type", "sgd");
+  using ::tcc::rt::Optimizer;
+  const Optimizer &optimizer = plan.train.optimizer;
   Value counter = step.state[0];
   // Under loss scaling a step with an inf or nan gradient is skipped, and
   // the optimizer counts the steps it applied (PyTorch's state["step"]);
@@ -231,28 +229,22 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
   Value foundInf = unscaleGradients(b, loc, plan, step, grads);
   Value optimizerSteps = foundInf ? step.state[plan.find("amp.optimizer_steps")] : counter;
 
-  double maxNorm = recipe::number(plan.train, "grad_clip_norm", 0);
-  if (maxNorm > 0 && !grads.empty()) {
+  if (std::optional<double> maxNorm = plan.train.gradClipNorm; maxNorm && !grads.empty()) {
     SmallVector<Value> all;
     for (auto &[index, grad] : grads)
       all.push_back(grad);
     Value norm = b.create<GlobalNormOp>(loc, all);
     Value coefficient =
-        b.create<ClipCoefficientOp>(loc, norm, b.getF64FloatAttr(maxNorm));
+        b.create<ClipCoefficientOp>(loc, norm, b.getF64FloatAttr(*maxNorm));
     for (auto &[index, grad] : grads)
       grad = b.create<ScaleByOp>(loc, grad, coefficient);
   }
 
-  DictionaryAttr schedule = plan.train.getAs<DictionaryAttr>("schedule");
-  if (!schedule)
-    schedule = b.getDictionaryAttr(
-        {b.getNamedAttr("type", b.getStringAttr("constant")),
-         b.getNamedAttr("unit", b.getStringAttr("epoch"))});
-  Value lr = b.create<LrScheduleOp>(
-      loc, counter, step.stepsPerEpoch, step.totalSteps,
-      b.getF64FloatAttr(recipe::number(optimizer, "lr", 0)), schedule);
+  Value lr = b.create<LrScheduleOp>(loc, counter, step.stepsPerEpoch, step.totalSteps,
+                                    b.getF64FloatAttr(optimizer.lr),
+                                    getScheduleAttr(b.getContext(), plan.train.schedule));
 
-  double weightDecay = recipe::number(optimizer, "weight_decay", 0);
+  double weightDecay = optimizer.weightDecay;
   for (auto [i, entry] : llvm::enumerate(plan.state)) {
     Value grad = grads.lookup(i);
     if (!entry.trainable || !grad)
@@ -269,40 +261,37 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
     if (entry.trainEpochs > 0)
       skip = b.create<FrozenAfterOp>(loc, counter, step.stepsPerEpoch, foundInf,
                                      b.getI64IntegerAttr(entry.trainEpochs));
-    if (type == "sgd") {
+    if (optimizer.type == Optimizer::SGD) {
       int buffer = slot("momentum_buffer");
       auto update = b.create<SgdUpdateOp>(
           loc, param, grad, lr, optimizerSteps,
           buffer >= 0 ? step.state[buffer] : Value(), skip, lrScale,
-          b.getF64FloatAttr(recipe::number(optimizer, "momentum", 0)),
-          b.getF64FloatAttr(recipe::number(optimizer, "dampening", 0)),
-          b.getBoolAttr(recipe::boolean(optimizer, "nesterov", false)), wd,
-          b.getBoolAttr(recipe::string(optimizer, "momentum_of", "gradient") == "update"));
+          b.getF64FloatAttr(optimizer.momentum), b.getF64FloatAttr(optimizer.dampening),
+          b.getBoolAttr(optimizer.nesterov), wd,
+          b.getBoolAttr(optimizer.momentumOf == Optimizer::Update));
       step.newState[i] = update.getNewParam();
       if (buffer >= 0)
         step.newState[buffer] = update.getNewMomentumBuffer();
     } else {
       // torch.optim.Adam's weight decay is L2 on the gradient (coupled):
       // grad + wd * param, then Adam's step with no decay of its own.
-      if (type == "adam" && wd.getValueAsDouble() != 0) {
+      if (optimizer.type == Optimizer::Adam && wd.getValueAsDouble() != 0) {
         grad = b.create<AddOp>(loc, grad, b.create<ScaleOp>(loc, param, wd));
         wd = b.getF64FloatAttr(0);
       }
       int m = slot("exp_avg"), v = slot("exp_avg_sq");
-      auto betas = recipe::numbers(optimizer, "betas", {0.9, 0.999});
-      double eps = recipe::number(optimizer, "eps", type == "lamb" ? 1e-6 : 1e-8);
       SmallVector<Value> operands{param, grad, lr, optimizerSteps, step.state[m],
                                   step.state[v]};
       if (skip)
         operands.push_back(skip);
       SmallVector<NamedAttribute> attrs{
           b.getNamedAttr("lr_scale", lrScale),
-          b.getNamedAttr("beta1", b.getF64FloatAttr(betas[0])),
-          b.getNamedAttr("beta2", b.getF64FloatAttr(betas[1])),
-          b.getNamedAttr("eps", b.getF64FloatAttr(eps)),
+          b.getNamedAttr("beta1", b.getF64FloatAttr(optimizer.beta1)),
+          b.getNamedAttr("beta2", b.getF64FloatAttr(optimizer.beta2)),
+          b.getNamedAttr("eps", b.getF64FloatAttr(optimizer.eps)),
           b.getNamedAttr("weight_decay", wd)};
       Operation *update =
-          type == "lamb"
+          optimizer.type == Optimizer::Lamb
               ? b.create<LambUpdateOp>(loc, operands, attrs).getOperation()
               : b.create<AdamwUpdateOp>(loc, operands, attrs).getOperation();
       step.newState[i] = update->getResult(0);
@@ -311,28 +300,27 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
     }
   }
 
-  if (auto lookahead = optimizer.getAs<DictionaryAttr>("lookahead"))
+  if (const std::optional<::tcc::rt::Lookahead> &lookahead = optimizer.lookahead)
     for (auto [i, entry] : llvm::enumerate(plan.state)) {
       if (entry.kind != kind::kLookahead)
         continue;
       auto update = b.create<LookaheadUpdateOp>(
           loc, step.newState[entry.source], step.state[i], counter, step.totalSteps,
-          b.getF64FloatAttr(recipe::number(lookahead, "alpha", 0.5)),
-          b.getStringAttr(recipe::string(lookahead, "alpha_schedule", "constant")),
-          b.getI64IntegerAttr(recipe::integer(lookahead, "every", 5)),
-          b.getBoolAttr(recipe::boolean(lookahead, "copy_back", false)));
+          b.getF64FloatAttr(lookahead->alpha),
+          b.getStringAttr(lookahead->alphaSchedule == ::tcc::rt::Lookahead::Cubic ? "cubic"
+                                                                                 : "constant"),
+          b.getI64IntegerAttr(lookahead->every), b.getBoolAttr(lookahead->copyBack));
       step.newState[entry.source] = update.getNewFast();
       step.newState[i] = update.getNewSlow();
     }
 
-  if (auto ema = plan.train.getAs<DictionaryAttr>("ema"))
+  if (const std::optional<::tcc::rt::Ema> &ema = plan.train.ema)
     for (auto [i, entry] : llvm::enumerate(plan.state))
       if (entry.kind == kind::kEma)
         step.newState[i] = b.create<EmaUpdateOp>(
             loc, step.state[i], step.newState[entry.source], counter,
-            recipe::boolean(ema, "per_epoch", false) ? step.stepsPerEpoch : Value(),
-            b.getF64FloatAttr(recipe::number(ema, "decay", 0.999)),
-            b.getI64IntegerAttr(recipe::integer(ema, "every", 1)));
+            ema->perEpoch ? step.stepsPerEpoch : Value(), b.getF64FloatAttr(ema->decay),
+            b.getI64IntegerAttr(ema->every));
 
   if (foundInf)
     updateLossScale(b, loc, plan, step, foundInf);
@@ -343,7 +331,7 @@ LogicalResult buildTrainStep(ModuleOp module, StepPlan &plan) {
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
   Location loc = plan.forward.getLoc();
-  int64_t accumulate = recipe::integer(plan.train, "accumulate", 1);
+  int64_t accumulate = plan.train.accumulate;
   auto input = cast<RankedTensorType>(plan.forward.getArgument(plan.inputArg).getType());
   SmallVector<int64_t> imageShape(input.getShape());
   // The frontend bounds accumulate; hand-written IR (tcc-opt) is not, and a

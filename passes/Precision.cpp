@@ -26,6 +26,7 @@
 
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
+#include "ir/TccRecipe.h"
 #include "ir/TccTraits.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -188,17 +189,16 @@ struct PrecisionPass : mlir::tcc::impl::PrecisionBase<PrecisionPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     Builder b(&getContext());
-    StringRef precision = "fp32";
-    if (auto recipe = module->getAttrOfType<DictionaryAttr>(kTrainAttr))
-      if (auto value = recipe.getAs<StringAttr>("precision"))
-        precision = value.getValue();
+    ::tcc::rt::Precision precision;
+    if (TrainAttr train = moduleTrain(module))
+      precision = toRecipe(train.getPrecision());
     // fp16-mixed's loss scaling is tcc-build-train-step's (train.loss_scale).
     FloatType low;
-    if (precision.starts_with("bf16"))
+    if (precision.kind == ::tcc::rt::Precision::BF16)
       low = BFloat16Type::get(&getContext());
-    else if (precision.starts_with("fp16"))
+    else if (precision.kind == ::tcc::rt::Precision::FP16)
       low = Float16Type::get(&getContext());
-    bool pure = low && !precision.ends_with("-mixed");
+    bool pure = low && !precision.mixed();
     int64_t casts = 0, sixteenBitParams = 0;
     auto forward = module.lookupSymbol<func::FuncOp>("forward");
     if (low && forward) {
@@ -224,7 +224,7 @@ struct PrecisionPass : mlir::tcc::impl::PrecisionBase<PrecisionPass> {
     SmallVector<NamedAttribute> counts;
     for (const auto &entry : byDtype)
       counts.push_back(b.getNamedAttr(entry.getKey(), b.getI64IntegerAttr(entry.getValue())));
-    recordPassResult(module, kPass, "precision", b.getStringAttr(low ? precision : "fp32"));
+    recordPassResult(module, kPass, "precision", b.getStringAttr(precision.name()));
     recordPassResult(module, kPass, "casts", b.getI64IntegerAttr(casts));
     if (pure)
       recordPassResult(module, kPass, "sixteen_bit_params", b.getI64IntegerAttr(sixteenBitParams));

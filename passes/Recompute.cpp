@@ -31,6 +31,7 @@
 
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
+#include "ir/TccRecipe.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -550,9 +551,8 @@ struct RecomputePass : mlir::tcc::impl::RecomputeBase<RecomputePass> {
     recomputeInPrologues(train, free);
 
     std::optional<int64_t> budget;
-    if (auto recipe = module->getAttrOfType<DictionaryAttr>(kTrainAttr))
-      if (auto bytes = recipe.getAs<IntegerAttr>("memory_budget"))
-        budget = bytes.getInt();
+    if (TrainAttr recipe = moduleTrain(module))
+      budget = recipe.getMemoryBudget();
     FailureOr<MemoryPlanSizes> now = measureMemoryPlan(module);
     if (failed(now))
       return signalPassFailure();

@@ -2,6 +2,7 @@
 #ifndef TCC_PASSES_STEPBUILDER_H
 #define TCC_PASSES_STEPBUILDER_H
 
+#include "ir/TccRecipe.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -34,7 +35,8 @@ struct StateEntry {
 /// The recipe and the state layout both step functions share.
 struct StepPlan {
   func::FuncOp forward, loss;
-  DictionaryAttr train, eval;
+  ::tcc::rt::TrainRecipe train; ///< the module's tcc.train
+  ::tcc::rt::EvalRecipe eval;   ///< the module's tcc.eval
   std::vector<StateEntry> state;
   int inputArg = 0, seedArg = -1; ///< @forward arguments
 

@@ -4,7 +4,6 @@
 
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
-#include "passes/Recipe.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -59,24 +58,15 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   plan.forward = module.lookupSymbol<func::FuncOp>("forward");
   plan.loss = module.lookupSymbol<func::FuncOp>("loss");
-  plan.train = module->getAttrOfType<DictionaryAttr>(kTrainAttr);
-  plan.eval = module->getAttrOfType<DictionaryAttr>(kEvalAttr);
-  if (!plan.forward || !plan.loss || !plan.train || !plan.eval ||
-      !plan.train.getAs<DictionaryAttr>("optimizer"))
+  auto train = module->getAttrOfType<TrainAttr>(kTrainAttr);
+  auto eval = module->getAttrOfType<EvalAttr>(kEvalAttr);
+  if (!plan.forward || !plan.loss || !train || !eval)
     return module.emitError()
-               << "needs func @forward, func @loss and the " << kTrainAttr
-               << " (with an optimizer) and " << kEvalAttr
-               << " attributes that the frontend writes",
+               << "needs func @forward, func @loss and the " << kTrainAttr << " (#tcc.train) and "
+               << kEvalAttr << " (#tcc.eval) attributes that the frontend writes",
            failure();
-
-  auto optimizerType = plan.train.getAs<DictionaryAttr>("optimizer")
-                           .getAs<StringAttr>("type");
-  if (!optimizerType || !llvm::is_contained({StringRef("sgd"), StringRef("adam"),
-                                             StringRef("adamw"), StringRef("lamb")},
-                                            optimizerType.getValue()))
-    return module.emitError()
-               << kTrainAttr << ".optimizer.type must be \"sgd\", \"adam\", \"adamw\" or \"lamb\"",
-           failure();
+  plan.train = toRecipe(train);
+  plan.eval = toRecipe(eval);
   if (module.lookupSymbol("train_step") || module.lookupSymbol("eval_step"))
     return module.emitError("already has @train_step or @eval_step"), failure();
 
@@ -121,14 +111,12 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
   }
 
   // Optimizer slots, Lookahead's slow weights, then EMA copies.
-  auto optimizer = plan.train.getAs<DictionaryAttr>("optimizer");
-  StringRef type = optimizer.getAs<StringAttr>("type").getValue();
-  auto momentum = optimizer.getAs<FloatAttr>("momentum");
+  const ::tcc::rt::Optimizer &optimizer = plan.train.optimizer;
   SmallVector<StringRef> slots;
-  if (type == "sgd" && momentum && momentum.getValueAsDouble() > 0)
-    slots = {"momentum_buffer"};
-  else if (type == "adam" || type == "adamw" || type == "lamb")
+  if (optimizer.type != ::tcc::rt::Optimizer::SGD)
     slots = {"exp_avg", "exp_avg_sq"};
+  else if (optimizer.momentum > 0)
+    slots = {"momentum_buffer"};
   size_t modelEntries = plan.state.size();
   auto zeros = initOf(ctx, "constant", {b.getNamedAttr("value", b.getF64FloatAttr(0))});
   for (size_t i = 1; i < modelEntries; ++i) {
@@ -142,27 +130,27 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
   // Lookahead averages the trainable parameters, and with `buffers` the
   // float buffers (batch-norm running statistics) too, as airbench's
   // LookaheadState does over the whole state_dict.
-  if (auto lookahead = optimizer.getAs<DictionaryAttr>("lookahead"))
+  if (optimizer.lookahead)
     for (size_t i = 1; i < modelEntries; ++i)
       if (plan.state[i].trainable ||
-          (plan.state[i].kind == kind::kBuffer && recipe::boolean(lookahead, "buffers", false) &&
+          (plan.state[i].kind == kind::kBuffer && optimizer.lookahead->buffers &&
            isa<FloatType>(cast<RankedTensorType>(plan.state[i].type).getElementType())))
         plan.state.push_back({"lookahead." + plan.state[i].name, kind::kLookahead.str(),
                               plan.state[i].type, copyOf(ctx, plan.state[i].name),
                               false, 1, 1, static_cast<int>(i)});
-  if (plan.train.getAs<DictionaryAttr>("ema"))
+  if (plan.train.ema)
     for (size_t i = 1; i < modelEntries; ++i)
       plan.state.push_back({"ema." + plan.state[i].name, kind::kEma.str(), plan.state[i].type,
                             copyOf(ctx, plan.state[i].name), false, 1, 1,
                             static_cast<int>(i)});
-  if (auto lossScale = plan.train.getAs<DictionaryAttr>("loss_scale")) {
+  if (plan.train.lossScale) {
     auto constant = [&](double value) {
       return initOf(ctx, "constant", {b.getNamedAttr("value", b.getF64FloatAttr(value))});
     };
     Type f32 = RankedTensorType::get({}, b.getF32Type());
     Type i64 = RankedTensorType::get({}, b.getI64Type());
     plan.state.push_back({"amp.loss_scale", kind::kAmp.str(), f32,
-                          constant(recipe::number(lossScale, "init_scale", 65536))});
+                          constant(plan.train.lossScale->initScale)});
     plan.state.push_back({"amp.growth_tracker", kind::kAmp.str(), i64, constant(0)});
     plan.state.push_back({"amp.optimizer_steps", kind::kAmp.str(), i64, constant(0)});
   }

@@ -19,6 +19,7 @@
 #define TCC_RUNTIME_COMPILEDMODEL_H
 
 #include <cstddef>
+#include "runtime/Recipe.h"
 #include "runtime/common/Batch.h"
 #include "runtime/common/Schedule.h"
 #include "runtime/StepProfile.h"
@@ -91,10 +92,9 @@ struct ModelInfo {
   std::vector<StateTensor> state;
   size_t stateBytes = 0;
   size_t scratchBytes = 0;
-  /// The model.json sections train, data and eval, normalised (every
-  /// default filled), as JSON text: the trainer reads epochs, data paths,
-  /// augmentation, TTA from here.
-  std::string recipeJson;
+  /// The model.json sections train, data and eval, every default filled:
+  /// the trainer reads epochs, seed, data set, augmentation from here.
+  Recipe recipe;
   /// Identifies the architecture (names, shapes, dtypes of the state); a
   /// checkpoint with another fingerprint is refused.
   uint64_t fingerprint = 0;

@@ -4,7 +4,6 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/Format.h"
 
 using namespace mlir;
@@ -60,49 +59,29 @@ std::string mlir::tcc::cppScalarLiteral(DenseElementsAttr splat) {
   return s;
 }
 
-std::string mlir::tcc::cppScheduleDesc(DictionaryAttr s) {
-  auto num = [&](StringRef key, double fallback) {
-    if (auto f = s.getAs<FloatAttr>(key))
-      return f.getValueAsDouble();
-    if (auto i = s.getAs<IntegerAttr>(key))
-      return static_cast<double>(i.getInt());
-    return fallback;
-  };
-  StringRef type = s.getAs<StringAttr>("type").getValue();
+std::string mlir::tcc::cppScheduleDesc(const ::tcc::rt::ScheduleDesc &s) {
+  static const char *const kTypes[] = {"Constant", "Step",   "LinearWarmup",
+                                       "OneCycle", "Cosine", "PiecewiseLinear"};
   std::string out = "[] { ScheduleDesc s; s.type = ScheduleDesc::";
-  out += llvm::StringSwitch<const char *>(type)
-             .Case("step", "Step")
-             .Case("linear_warmup", "LinearWarmup")
-             .Case("one_cycle", "OneCycle")
-             .Case("cosine", "Cosine")
-             .Case("piecewise_linear", "PiecewiseLinear")
-             .Default("Constant");
-  auto unit = s.getAs<StringAttr>("unit");
-  out += "; s.perEpoch = " +
-         std::string(unit && unit.getValue() == "step" ? "false" : "true");
-  out += "; s.countFrom = " + std::to_string(static_cast<int>(num("count_from", 0)));
-  out += "; s.stepSize = " + cppDouble(num("step_size", 1)) + "; s.gamma = " +
-         cppDouble(num("gamma", 0.1)) + "; s.warmup = " + cppDouble(num("warmup", 0)) +
-         "; s.minFactor = " + cppDouble(num("min_factor", 0)) + "; s.pctStart = " +
-         cppDouble(num("pct_start", 0.3)) + "; s.divFactor = " + cppDouble(num("div_factor", 25)) +
-         "; s.finalDivFactor = " + cppDouble(num("final_div_factor", 1e4));
-  auto anneal = s.getAs<StringAttr>("anneal");
-  out += "; s.annealCos = " +
-         std::string(anneal && anneal.getValue() == "linear" ? "false" : "true");
-  // The points fill fixed arrays (runtime/common/Schedule.h); the
-  // tcc.lr_schedule verifier bounds their number.
-  if (auto points = s.getAs<ArrayAttr>("points")) {
-    out += "; s.pointCount = " + std::to_string(points.size());
-    for (auto [i, p] : llvm::enumerate(points)) {
-      auto pair = cast<ArrayAttr>(p);
-      auto value = [](Attribute a) {
-        if (auto f = dyn_cast<FloatAttr>(a))
-          return f.getValueAsDouble();
-        return static_cast<double>(cast<IntegerAttr>(a).getInt());
-      };
-      out += "; s.pointT[" + std::to_string(i) + "] = " + cppDouble(value(pair[0])) +
-             "; s.pointFactor[" + std::to_string(i) + "] = " + cppDouble(value(pair[1]));
-    }
+  out += kTypes[s.type];
+  out += "; s.perEpoch = " + std::string(s.perEpoch ? "true" : "false");
+  out += "; s.countFrom = " + std::to_string(s.countFrom);
+  out += "; s.stepSize = " + cppDouble(s.stepSize) + "; s.gamma = " + cppDouble(s.gamma) +
+         "; s.warmup = " + cppDouble(s.warmup) + "; s.minFactor = " + cppDouble(s.minFactor) +
+         "; s.pctStart = " + cppDouble(s.pctStart) + "; s.divFactor = " + cppDouble(s.divFactor) +
+         "; s.finalDivFactor = " + cppDouble(s.finalDivFactor);
+  out += "; s.annealCos = " + std::string(s.annealCos ? "true" : "false");
+  // The points fill fixed arrays (runtime/common/Schedule.h); #tcc.schedule's
+  // verifier bounds their number.
+  if (s.pointCount > 0) {
+    out += "; s.pointCount = " + std::to_string(s.pointCount);
+    for (int i = 0; i < s.pointCount; ++i)
+      out += "; s.pointT[" + std::to_string(i) + "] = " + cppDouble(s.pointT[i]) +
+             "; s.pointFactor[" + std::to_string(i) + "] = " + cppDouble(s.pointFactor[i]);
   }
   return out + "; return s; }()";
+}
+
+std::string mlir::tcc::cppScheduleDesc(ScheduleAttr schedule) {
+  return cppScheduleDesc(toRecipe(schedule));
 }

@@ -10,6 +10,7 @@
 #ifndef TCC_CODEGEN_COMMON_EMITTER_H
 #define TCC_CODEGEN_COMMON_EMITTER_H
 
+#include "ir/TccRecipe.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
@@ -44,9 +45,10 @@ inline int64_t product(ArrayRef<int64_t> dims) {
   return p;
 }
 
-/// The runtime's ScheduleDesc (runtime/common/Schedule.h) for a
-/// tcc.lr_schedule `schedule` attribute, as an immediately invoked lambda.
-std::string cppScheduleDesc(DictionaryAttr schedule);
+/// A ScheduleDesc (runtime/common/Schedule.h) as an immediately invoked
+/// lambda; the attribute form is a tcc.lr_schedule's `schedule`.
+std::string cppScheduleDesc(const ::tcc::rt::ScheduleDesc &schedule);
+std::string cppScheduleDesc(ScheduleAttr schedule);
 
 /// `s` as a C++ string literal, quotes included.
 std::string cppStringLiteral(StringRef s);

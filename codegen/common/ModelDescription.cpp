@@ -23,6 +23,77 @@ using namespace mlir::tcc;
 
 namespace {
 
+std::string cppBool(bool value) { return value ? "true" : "false"; }
+
+std::string cppFloats(const std::vector<float> &values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i)
+    out += (i ? ", " : "") + cppDouble(values[i]);
+  return out + "}";
+}
+
+/// The recipe as a runtime/Recipe.h initializer (an immediately invoked
+/// lambda), every field spelled out.
+std::string cppRecipe(const ::tcc::rt::Recipe &recipe) {
+  using namespace ::tcc::rt;
+  static const char *const kKinds[] = {"FP32", "BF16", "FP16"};
+  static const char *const kStorages[] = {"Mixed", "Pure"};
+  static const char *const kOptimizers[] = {"SGD", "Adam", "AdamW", "Lamb"};
+  static const char *const kFormats[] = {"Idx", "Cifar10", "Npy"};
+  const TrainRecipe &t = recipe.train;
+  const Optimizer &o = t.optimizer;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "[] {\n    Recipe r;\n"
+     << "    r.train.batchSize = " << t.batchSize << "; r.train.epochs = " << cppDouble(t.epochs)
+     << "; r.train.seed = " << t.seed << "ull; r.train.dropLast = " << cppBool(t.dropLast)
+     << ";\n    r.train.optimizer.type = Optimizer::" << kOptimizers[o.type]
+     << "; r.train.optimizer.lr = " << cppDouble(o.lr)
+     << "; r.train.optimizer.weightDecay = " << cppDouble(o.weightDecay)
+     << ";\n    r.train.optimizer.momentum = " << cppDouble(o.momentum)
+     << "; r.train.optimizer.dampening = " << cppDouble(o.dampening)
+     << "; r.train.optimizer.nesterov = " << cppBool(o.nesterov)
+     << "; r.train.optimizer.momentumOf = Optimizer::"
+     << (o.momentumOf == Optimizer::Update ? "Update" : "Gradient")
+     << ";\n    r.train.optimizer.beta1 = " << cppDouble(o.beta1)
+     << "; r.train.optimizer.beta2 = " << cppDouble(o.beta2)
+     << "; r.train.optimizer.eps = " << cppDouble(o.eps) << ";\n";
+  if (const std::optional<Lookahead> &l = o.lookahead)
+    os << "    r.train.optimizer.lookahead = Lookahead{" << l->every << ", " << cppDouble(l->alpha)
+       << ", Lookahead::" << (l->alphaSchedule == Lookahead::Cubic ? "Cubic" : "Constant") << ", "
+       << cppBool(l->buffers) << ", " << cppBool(l->copyBack) << "};\n";
+  os << "    r.train.schedule = " << cppScheduleDesc(t.schedule) << ";\n"
+     << "    r.train.precision = Precision{Precision::" << kKinds[t.precision.kind]
+     << ", Precision::" << kStorages[t.precision.storage] << "};\n";
+  if (const std::optional<LossScale> &l = t.lossScale)
+    os << "    r.train.lossScale = LossScale{" << cppDouble(l->initScale) << ", "
+       << cppDouble(l->growthFactor) << ", " << cppDouble(l->backoffFactor) << ", "
+       << l->growthInterval << "};\n";
+  if (const std::optional<Ema> &e = t.ema)
+    os << "    r.train.ema = Ema{" << cppDouble(e->decay) << ", " << e->every << ", "
+       << cppBool(e->perEpoch) << "};\n";
+  if (t.gradClipNorm)
+    os << "    r.train.gradClipNorm = " << cppDouble(*t.gradClipNorm) << ";\n";
+  if (t.memoryBudget)
+    os << "    r.train.memoryBudget = " << *t.memoryBudget << ";\n";
+  os << "    r.train.accumulate = " << t.accumulate
+     << "; r.train.deterministic = " << cppBool(t.deterministic) << ";\n";
+  const DataRecipe &d = recipe.data;
+  const AugmentConfig &a = d.augment;
+  os << "    r.data.format = DataRecipe::" << kFormats[d.format]
+     << "; r.data.path = " << cppStringLiteral(d.path) << ";\n"
+     << "    r.data.augment = AugmentConfig{" << a.cropPadding << ", " << cppBool(a.flip) << ", "
+     << a.translate << ", " << a.cutout << ", " << cppBool(a.alternateFlip) << ", "
+     << cppBool(a.reflect) << ", " << cppBool(a.balanced) << "};\n"
+     << "    r.data.mean = " << cppFloats(d.mean) << "; r.data.std = " << cppFloats(d.std)
+     << ";\n";
+  const EvalRecipe &e = recipe.eval;
+  os << "    r.eval = EvalRecipe{" << cppBool(e.flipViews) << ", " << cppBool(e.translateViews)
+     << ", " << e.translate << ", " << e.batchSize << "};\n"
+     << "    return r;\n  }()";
+  return s;
+}
+
 std::string dtypeOf(Type type) {
   Type element = cast<ShapedType>(type).getElementType();
   if (element.isF32())
@@ -141,10 +212,8 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
      << module->getAttrOfType<IntegerAttr>(kStateBytesAttr).getInt() << ";\n"
      << "  info_.scratchBytes = " << scratchBytes << ";\n"
      << "  info_.fingerprint = " << fingerprint(train) << "ull;\n";
-  std::string recipe = "{\"train\":" + attributeToJson(module->getAttr(kTrainAttr)) +
-                       ",\"data\":" + attributeToJson(module->getAttr(kDataAttr)) +
-                       ",\"eval\":" + attributeToJson(module->getAttr(kEvalAttr)) + "}";
-  os << "  info_.recipeJson = " << cppStringLiteral(recipe) << ";\n";
+  // findPlannedSteps checked that the module has its recipe.
+  os << "  info_.recipe = " << cppRecipe(*moduleRecipe(module)) << ";\n";
   // The learning rate the metrics report, as the step computes it.
   train.walk([&](LrScheduleOp schedule) {
     os << "  info_.baseLr = " << cppDouble(schedule.getBaseLr()) << ";\n"

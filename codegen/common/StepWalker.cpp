@@ -475,7 +475,8 @@ FailureOr<PlannedSteps> mlir::tcc::findPlannedSteps(ModuleOp module, StringRef t
     return module.emitError("the ")
            << target << " code generator needs @train_step, @eval_step and the memory plan";
   FailureOr<int64_t> counter = counterOffset(module, steps.train);
-  if (failed(counter))
+  // The model description hands the recipe to the trainer.
+  if (failed(counter) || failed(moduleRecipe(module)))
     return failure();
   steps.counterOffset = *counter;
   steps.plain = module.lookupSymbol<func::FuncOp>("eval_step_plain");

@@ -3,7 +3,6 @@
 #include "runtime/trainer/Checkpoint.h"
 
 #include "runtime/trainer/Init.h"
-#include "runtime/trainer/Recipe.h"
 #include "runtime/trainer/Safetensors.h"
 #include "runtime/trainer/Text.h"
 
@@ -227,10 +226,7 @@ bool loadCheckpoint(const std::string &path, const ModelInfo &info,
 
   // Same name, another precision (a recompile with --precision): say so, or
   // the message names one model twice.
-  Recipe recipe;
-  std::string ignored;
-  const std::string precision =
-      parseRecipe(info.recipeJson, recipe, ignored) ? recipe.precision : "";
+  const std::string precision = info.recipe.train.precision.name();
   const bool otherPrecision = !m.precision.empty() && !precision.empty() && m.precision != precision;
 
   auto mismatch = [&](const std::string &detail) {

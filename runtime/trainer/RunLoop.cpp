@@ -284,19 +284,16 @@ int Run::run(const std::vector<std::string> &args) {
   if (!parseOptions(args, opts, error))
     fail(error);
   progress = ProgressLine(err, env.progress && !opts.quiet, clock);
-  Recipe recipe;
-  if (!parseRecipe(info.recipeJson, recipe, error))
-    fail("internal error: the recipe compiled into the model is invalid: " +
-         error);
-  precision = recipe.precision;
+  const Recipe &recipe = info.recipe;
+  precision = recipe.train.precision.name();
   if (opts.help) {
     OptionDefaults d;
     d.model = info.name;
-    d.dataFormat = recipe.dataFormat;
-    d.dataPath = recipe.dataPath;
-    d.epochs = recipe.epochs;
+    d.dataFormat = DataRecipe::formatName(recipe.data.format);
+    d.dataPath = recipe.data.path;
+    d.epochs = recipe.train.epochs;
     d.batchSize = info.batchSize;
-    d.seed = recipe.seed;
+    d.seed = recipe.train.seed;
     for (const StateTensor &t : info.state)
       d.hasEma |= t.role == StateRole::Ema;
     d.hasTta = model.hasTta();
@@ -333,8 +330,8 @@ int Run::run(const std::vector<std::string> &args) {
     hostState = hostMirror->get();
   }
 
-  seed = opts.seed ? *opts.seed : recipe.seed;
-  epochs = opts.epochs ? *opts.epochs : recipe.epochs;
+  seed = opts.seed ? *opts.seed : recipe.train.seed;
+  epochs = opts.epochs ? *opts.epochs : recipe.train.epochs;
   epochsSource = opts.epochs ? "--epochs" : "train.epochs";
   int64_t metaStep = 0;
   if (!opts.resume.empty())
@@ -347,7 +344,7 @@ int Run::run(const std::vector<std::string> &args) {
   const Dataset &train = data->train;
   bool augment = !opts.noAugment;
   BatchLoader loader(train, info.batchSize, !opts.noShuffle, augment,
-                     recipe.dropLast, seed, recipe.augment, normalize);
+                     recipe.train.dropLast, seed, recipe.data.augment, normalize);
   if (train.n > 0 && !loader.check(error))
     fail("the training set in '" + oneLine(dataPath) + "': " + error);
   int64_t stepsPerEpoch = train.n > 0 ? loader.batchesPerEpoch() : 0;

@@ -58,14 +58,12 @@ void Run::lockTargets() {
 }
 
 void Run::loadData(const Recipe &recipe) {
-  dataPath = opts.data ? *opts.data : recipe.dataPath;
+  dataPath = opts.data ? *opts.data : recipe.data.path;
   if (env.data) {
     data = env.data;
   } else {
-    if (recipe.dataFormat.empty())
-      fail("the model's recipe names no data format (data.format)");
     std::string error;
-    if (!loadDataset(recipe.dataFormat, dataPath, ownData, error))
+    if (!loadDataset(DataRecipe::formatName(recipe.data.format), dataPath, ownData, error))
       fail(error);
     data = &ownData;
   }
@@ -76,7 +74,7 @@ void Run::loadData(const Recipe &recipe) {
 
   // Empty: mean 0, std 1; one value: every channel; else one per channel.
   const size_t channels = static_cast<size_t>(data->train.c);
-  normalize = recipe.normalize;
+  normalize = NormalizeConfig{recipe.data.mean, recipe.data.std};
   for (const auto *v : {&normalize.mean, &normalize.std})
     if (v->size() > 1 && v->size() != channels)
       fail("the recipe's data.normalize has " +
@@ -248,7 +246,7 @@ void Run::bindBuffers(const Recipe &recipe) {
   b.batch.c = train.c;
   b.batch.h = train.h;
   b.batch.w = train.w;
-  b.batch.augment = recipe.augment;
+  b.batch.augment = recipe.data.augment;
   b.batch.shuffle = !opts.noShuffle;
   b.batch.augmentOn = !opts.noAugment;
   // Empty: mean 0, std 1; one value: every channel; else one per channel.
@@ -276,7 +274,7 @@ void Run::bindBuffers(const Recipe &recipe) {
 /// here with the rate the run ends at, as --resume says it of its epochs.
 void Run::warnFixedScheduleSpan(const Recipe &recipe) {
   const ScheduleDesc &s = info.schedule;
-  if (!opts.epochs || *opts.epochs == recipe.epochs ||
+  if (!opts.epochs || *opts.epochs == recipe.train.epochs ||
       s.type != ScheduleDesc::PiecewiseLinear || s.pointCount < 2)
     return;
   const double perEpoch = static_cast<double>(constants.stepsPerEpoch);
@@ -285,7 +283,7 @@ void Run::warnFixedScheduleSpan(const Recipe &recipe) {
       info.baseLr * lrFactor(s, constants.totalSteps - 1, constants.stepsPerEpoch,
                              constants.totalSteps);
   warn("--epochs " + numberText(*opts.epochs) + " differs from train.epochs " +
-       numberText(recipe.epochs) + ", and the piecewise_linear learning-rate schedule keeps "
+       numberText(recipe.train.epochs) + ", and the piecewise_linear learning-rate schedule keeps "
        "the knots it was compiled with (the last at epoch " + numberText(lastKnot) +
        "): the run's last step has lr " + numberText(endRate) + "; for a schedule that fits "
        "the run, set train.epochs and the schedule's points and run tcc compile again");

@@ -1,7 +1,7 @@
 //===- Trainer.h - The trainer program around a CompiledModel -*- C++ -*-===//
 //
 // runTrainer() is the whole trainer: it parses the command line, reads the
-// recipe compiled into the model (ModelInfo::recipeJson), loads and checks
+// recipe compiled into the model (ModelInfo::recipe), loads and checks
 // the data, allocates the arenas (64-byte aligned), initialises the state
 // (or loads --init / --resume), makes the data set resident and binds it
 // with the arenas and the control block (CompiledModel::bind), then calls
@@ -35,7 +35,7 @@
 #include "runtime/CompiledModel.h"
 #include "runtime/data/Dataset.h"
 #include "runtime/trainer/Memory.h"
-#include "runtime/trainer/Recipe.h"
+#include "runtime/trainer/StepCount.h"
 #include "runtime/trainer/SaveTarget.h"
 
 #include <cstddef>

@@ -12,7 +12,7 @@ func.func @schedule_and_counter(%step: tensor<i64>, %per_epoch: tensor<i64>,
   // CHECK: // tcc.lr_schedule
   // CHECK-NEXT: static const ScheduleDesc schedule =
   // CHECK-NEXT: cpu::lr_schedule(schedule, 0.5, a0, a1, a2, r0); }
-  %lr = tcc.lr_schedule %step, %per_epoch, %total {base_lr = 0.5 : f64, schedule = {type = "constant", unit = "step"}} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<f32>
+  %lr = tcc.lr_schedule %step, %per_epoch, %total {base_lr = 0.5 : f64, schedule = #tcc.schedule<type = constant, unit = step, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<f32>
   // CHECK: // tcc.increment
   // CHECK-NEXT: cpu::increment(a0, static_cast<float *>(nullptr), r1);
   %next = tcc.increment %step : tensor<i64>

@@ -7,10 +7,12 @@
 // RUN: tcc-opt %s -split-input-file -verify-diagnostics -tcc-build-train-step
 
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "acc",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 4611686018427387904 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 4611686018427387904, deterministic = false>} {
   // expected-error @+1 {{tcc.train accumulate 4611686018427387904 must be >= 1, and that many micro-batches of [4, 3] must fit one tensor}}
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
@@ -30,10 +32,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // -----
 
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "acc",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 144115188075855872 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 144115188075855872, deterministic = false>} {
   // expected-error @+1 {{tcc.train accumulate 144115188075855872 must be >= 1, and that many micro-batches of [4, 3] must fit one tensor}}
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
@@ -53,11 +57,13 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // -----
 
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "acc",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 0 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
-  // expected-error @+1 {{tcc.train accumulate 0 must be >= 1, and that many micro-batches of [4, 3] must fit one tensor}}
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   // expected-error @+1 {{accumulate must be >= 1, got 0}}
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 0, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -76,11 +82,13 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // -----
 
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "acc",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = -3 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
-  // expected-error @+1 {{tcc.train accumulate -3 must be >= 1, and that many micro-batches of [4, 3] must fit one tensor}}
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   // expected-error @+1 {{accumulate must be >= 1, got -3}}
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = -3, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",

@@ -1744,15 +1744,15 @@ func.func @one_hot_result_type(%labels: tensor<8xi64>) {
 // -----
 
 func.func @lr_schedule_too_many_points(%step: tensor<i64>, %n: tensor<i64>) -> tensor<f32> {
-  // expected-error @+1 {{'tcc.lr_schedule' op a piecewise_linear schedule needs 2 to 64 points}}
-  %lr = tcc.lr_schedule %step, %n, %n {base_lr = 0.1 : f64, schedule = {type = "piecewise_linear", unit = "step", points = [[0.0, 1.0]]}} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<f32>
+  // expected-error @+1 {{a piecewise_linear schedule needs 2 to 64 points, got 1}}
+  %lr = tcc.lr_schedule %step, %n, %n {base_lr = 0.1 : f64, schedule = #tcc.schedule<type = piecewise_linear, unit = step, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [0.0], factors = [1.0]>} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<f32>
   return %lr : tensor<f32>
 }
 
 // -----
 
 func.func @lr_schedule_points_not_increasing(%step: tensor<i64>, %n: tensor<i64>) -> tensor<f32> {
-  // expected-error @+1 {{'tcc.lr_schedule' op schedule point 2 must be a pair [t, factor] of numbers, t starting at 0 and increasing}}
-  %lr = tcc.lr_schedule %step, %n, %n {base_lr = 0.1 : f64, schedule = {type = "piecewise_linear", unit = "step", points = [[0.0, 1.0], [2.0, 0.5], [1.0, 0.0]]}} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<f32>
+  // expected-error @+1 {{schedule point 2 must have t starting at 0 and increasing, and a factor >= 0}}
+  %lr = tcc.lr_schedule %step, %n, %n {base_lr = 0.1 : f64, schedule = #tcc.schedule<type = piecewise_linear, unit = step, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [0.0, 2.0, 1.0], factors = [1.0, 0.5, 0.0]>} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<f32>
   return %lr : tensor<f32>
 }

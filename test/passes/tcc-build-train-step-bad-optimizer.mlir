@@ -1,41 +1,20 @@
-// Known bug: planSteps (StepPlan.cpp) reads train.optimizer.type with
-// getAs<StringAttr>("type").getValue() and crashes (SIGSEGV) when it is
-// missing; an unknown type passes planSteps and BuildTrainStep.cpp
-// (buildUpdates) then treats it as Adam-like and indexes the state with the
-// missing exp_avg slot (-1): another crash. Both should be the pass's
-// error on the module, like a missing optimizer.
-// RUN: tcc-opt %s -split-input-file -tcc-build-train-step -verify-diagnostics
+// The optimizer is a typed part of #tcc.train: a recipe with an optimizer
+// type tcc does not build, or without an optimizer, is refused when the IR
+// is read (tcc-build-train-step used to crash on both).
+// RUN: not tcc-opt %s -split-input-file -tcc-build-train-step 2>&1 | FileCheck %s
 
-// expected-error @+1 {{optimizer}}
-module attributes {tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64, optimizer = {lr = 0.1 : f64}}} {
-  func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
-                     %w: tensor<2x3xf32> {tcc.param = "fc.weight", tcc.trainable = true})
-      -> (tensor<4x2xf32> {tcc.role = "output"}) {
-    %0 = tcc.linear %x, %w : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
-    return %0 : tensor<4x2xf32>
-  }
-  func.func @loss(%out: tensor<4x2xf32>, %labels: tensor<4xi64>) -> tensor<f32> {
-    %0 = tcc.cross_entropy %out, %labels {label_smoothing = 0.0 : f64, reduction = "mean"}
-        : (tensor<4x2xf32>, tensor<4xi64>) -> tensor<f32>
-    return %0 : tensor<f32>
-  }
+// CHECK: error: expected ::mlir::tcc::OptimizerType to be one of: sgd, adam, adamw, lamb
+module attributes {tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = rmsprop, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
 }
 
 // -----
 
-// expected-error @+1 {{optimizer}}
-module attributes {tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64, optimizer = {lr = 0.1 : f64, type = "rmsprop"}}} {
-  func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
-                     %w: tensor<2x3xf32> {tcc.param = "fc.weight", tcc.trainable = true})
-      -> (tensor<4x2xf32> {tcc.role = "output"}) {
-    %0 = tcc.linear %x, %w : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
-    return %0 : tensor<4x2xf32>
-  }
-  func.func @loss(%out: tensor<4x2xf32>, %labels: tensor<4xi64>) -> tensor<f32> {
-    %0 = tcc.cross_entropy %out, %labels {label_smoothing = 0.0 : f64, reduction = "mean"}
-        : (tensor<4x2xf32>, tensor<4xi64>) -> tensor<f32>
-    return %0 : tensor<f32>
-  }
+// CHECK: error: struct is missing required parameter: optimizer
+module attributes {tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
 }

@@ -36,14 +36,14 @@
 // CHECK: %[[NEW_STEP:.*]] = tcc.increment %[[STEP]] : tensor<i64>
 // CHECK: return %{{.*}}, %{{.*}}, %[[NEW_STEP]], %[[NEW_W]], %[[NEW_BUF]], %[[NEW_EMA]], %[[NEW_SCALE]], %[[NEW_TRACKER]], %[[NEW_APPLIED]] :
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "fp16",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64, grad_clip_norm = 1.0 : f64,
-                                ema = {decay = 0.9 : f64, every = 1 : i64},
-                                loss_scale = {backoff_factor = 0.25 : f64, growth_factor = 4.0 : f64,
-                                              growth_interval = 7 : i64, init_scale = 1024.0 : f64},
-                                optimizer = {lr = 0.1 : f64, momentum = 0.9 : f64, type = "sgd"},
-                                precision = "fp16-mixed",
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.9, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp16, storage = mixed>, accumulate = 1, deterministic = false,
+                     loss_scale = <init_scale = 1024.0, growth_factor = 4.0, backoff_factor = 0.25, growth_interval = 7>,
+                     ema = <decay = 0.9, every = 1, per_epoch = false>, grad_clip_norm = 1.0>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -69,13 +69,13 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK: tcc.adamw_update %{{.*}}, %{{.*}}, %{{.*}}, %[[APPLIED2]], %{{.*}}, %{{.*}} skip %[[FOUND2]]
 // CHECK: tcc.update_loss_scale {{.*}} {backoff_factor = 5.000000e-01 : f64, growth_factor = 2.000000e+00 : f64, growth_interval = 2000 : i64}
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "fp16_adamw",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                loss_scale = {backoff_factor = 0.5 : f64, growth_factor = 2.0 : f64,
-                                              growth_interval = 2000 : i64, init_scale = 65536.0 : f64},
-                                optimizer = {lr = 0.001 : f64, type = "adamw"},
-                                precision = "fp16-mixed",
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = adamw, lr = 0.001, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp16, storage = mixed>, accumulate = 1, deterministic = false,
+                     loss_scale = <init_scale = 65536.0, growth_factor = 2.0, backoff_factor = 0.5, growth_interval = 2000>>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -99,10 +99,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK-NOT: skip
 // CHECK: return
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "bf16",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"}, precision = "bf16-mixed",
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = bf16, storage = mixed>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",

@@ -13,7 +13,7 @@
 // CHECK-SAME: %[[B:[^:]+]]: tensor<2xf32> {{[^%>]*}}tcc.state = "fc.bias"
 // CHECK-SAME: tcc.state = "lookahead.bn.running_mean"
 // CHECK-SAME: tcc.state = "lookahead.bn.running_var"
-// CHECK: tcc.lr_schedule {{.*}}schedule = {count_from = 1 : i64
+// CHECK: tcc.lr_schedule {{.*}}schedule = #tcc.schedule<type = constant, unit = epoch, count_from = 1,
 // CHECK-NOT: tcc.frozen_after
 // CHECK: tcc.sgd_update %[[W]], {{[^ ]+}}, {{[^ ]+}}, %[[STEP]] {
 // CHECK: %[[FROZEN:.+]] = tcc.frozen_after %[[STEP]], %[[SPE]] {epochs = 3 : i64}
@@ -22,13 +22,14 @@
 // CHECK: tcc.ema_update {{.*}}, %[[STEP]] per_epoch %[[SPE]] {decay = {{.*}}, every = 5 : i64}
 // CHECK-LABEL: func.func @eval_step(
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "recipes",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                ema = {decay = 0.99 : f64, every = 5 : i64, per_epoch = true},
-                                optimizer = {lr = 0.1 : f64, type = "sgd",
-                                             lookahead = {alpha = 0.5 : f64, alpha_schedule = "constant",
-                                                          buffers = true, copy_back = true, every = 5 : i64}},
-                                schedule = {count_from = 1 : i64, type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08,
+                       lookahead = <every = 5, alpha = 0.5, alpha_schedule = constant, buffers = true, copy_back = true>>,
+                     schedule = <type = constant, unit = epoch, count_from = 1, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false,
+                     ema = <decay = 0.99, every = 5, per_epoch = true>>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",

@@ -14,10 +14,12 @@
 // CHECK-NOT: factor = 0.33333
 // CHECK: tcc.count_correct
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 1, 4, 4>, tcc.model = "tta_translate",
-                   tcc.eval = {batch_size = 4 : i64, translate = 1 : i64, tta = ["translate"]},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = true, translate = 1, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x1x4x4xf32> {tcc.role = "input"},
                      %w: tensor<2x16xf32> {tcc.init = {high = 0.25 : f64, kind = "uniform", low = -0.25 : f64},
                                            tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -44,10 +46,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 1, 4, 4>,
 // CHECK-NOT: factor = 0.16666
 // CHECK: tcc.count_correct
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 1, 4, 4>, tcc.model = "tta_flip_translate",
-                   tcc.eval = {batch_size = 4 : i64, translate = 1 : i64, tta = ["flip", "translate"]},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = true, tta_translate = true, translate = 1, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x1x4x4xf32> {tcc.role = "input"},
                      %w: tensor<2x16xf32> {tcc.init = {high = 0.25 : f64, kind = "uniform", low = -0.25 : f64},
                                            tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",

@@ -34,7 +34,7 @@
 // CHECK: %[[GB:.*]] = tcc.reduce_sum %[[DLOGITS]] {axes = array<i64: 0>}
 // CHECK: %[[ALL:.*]] = arith.constant dense<4> : tensor<i64>
 // CHECK: %[[CORRECT:.*]] = tcc.count_correct %[[LOGITS]], %[[LABELS]], %[[ALL]]
-// CHECK: %[[LR:.*]] = tcc.lr_schedule %[[STEP]], %[[SPE]], %[[TOTAL]] {base_lr = 1.000000e-01 : f64, schedule = {type = "constant", unit = "epoch"}}
+// CHECK: %[[LR:.*]] = tcc.lr_schedule %[[STEP]], %[[SPE]], %[[TOTAL]] {base_lr = 1.000000e-01 : f64, schedule = #tcc.schedule<type = constant, unit = epoch, count_from = 0, {{.*}}>}
 // CHECK: %[[NEW_W:.*]], %[[NEW_WBUF:.*]] = tcc.sgd_update %[[W]], %[[GW]], %[[LR]], %[[STEP]] momentum_buffer %[[WBUF]]
 // CHECK-SAME: {dampening = 0.000000e+00 : f64, lr_scale = 1.000000e+00 : f64, momentum = 9.000000e-01 : f64, nesterov = true, weight_decay = 5.000000e-04 : f64}
 // CHECK: %[[NEW_B:.*]], %[[NEW_BBUF:.*]] = tcc.sgd_update %[[B]], %[[GB]], %[[LR]], %[[STEP]] momentum_buffer %[[BBUF]]
@@ -63,11 +63,12 @@
 // CHECK-NOT: func.func @forward
 // CHECK-NOT: func.func @loss
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "sgd_nesterov",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.9 : f64,
-                                             nesterov = true, type = "sgd", weight_decay = 5.0e-4 : f64},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0005, momentum = 0.9, dampening = 0.0, nesterov = true, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -107,10 +108,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK-NOT: momentum_buffer
 // CHECK: return
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "sgd_plain",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, momentum = 0.0 : f64, type = "sgd", weight_decay = 0.0 : f64},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -156,11 +159,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK-LABEL: func.func @eval_step(
 // CHECK-SAME: tcc.state = "optimizer.fc.bias.exp_avg_sq"
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "adamw",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {betas = [0.9, 0.999], eps = 1.0e-08 : f64, lr = 1.0e-03 : f64,
-                                             type = "adamw", weight_decay = 1.0e-02 : f64},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = adamw, lr = 0.001, weight_decay = 0.01, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -182,7 +186,7 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // -----
 
 // LAMB: the same state as AdamW; without an eps in the recipe it is LAMB's
-// 1e-6 (AdamW's is 1e-8).
+// 1.0e-6 (AdamW's is 1.0e-8).
 
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %[[STEP:[^:]+]]: tensor<i64> {{[^%>]*}}tcc.state = "step"}
@@ -199,11 +203,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK-NOT: tcc.adamw_update
 // CHECK: return %{{.*}}, %{{.*}}, %{{.*}}, %[[NW]], %[[NB]], %[[NWM]], %[[NWV]], %[[NBM]], %[[NBV]] :
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "lamb",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {betas = [0.9, 0.99], lr = 1.0e-02 : f64, type = "lamb",
-                                             weight_decay = 1.0e-02 : f64},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = lamb, lr = 0.01, weight_decay = 0.01, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.99, eps = 1.0e-06>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -254,11 +259,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CANON-NOT: tcc.linear_backward_data
 // CANON: return
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "frozen",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.9 : f64,
-                                             nesterov = false, type = "sgd", weight_decay = 0.0 : f64},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.9, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -289,12 +295,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK: tcc.adamw_update %[[W]], {{.*}} {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, eps = 1.000000e-08 : f64, lr_scale = 1.000000e+00 : f64, weight_decay = 1.000000e-02 : f64}
 // CHECK: tcc.adamw_update %[[B]], {{.*}} {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, eps = 1.000000e-08 : f64, lr_scale = 6.400000e+01 : f64, weight_decay = 1.562500e-04 : f64}
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "groups",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {betas = [0.9, 0.999], eps = 1.0e-08 : f64,
-                                             groups = [{lr_scale = 64.0 : f64, match = ["*.bias"], weight_decay_scale = 0.015625 : f64}],
-                                             lr = 1.0e-03 : f64, type = "adamw", weight_decay = 1.0e-02 : f64},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = adamw, lr = 0.001, weight_decay = 0.01, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -332,10 +338,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK: tcc.sgd_update %[[W]], %[[CGW]], %[[LR]]
 // CHECK: tcc.sgd_update %[[B]], %[[CGB]], %[[LR]]
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "clip",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64, grad_clip_norm = 0.25 : f64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false, grad_clip_norm = 0.25>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -392,10 +400,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK-NOT: tcc.slice
 // CHECK: return
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "accumulate",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 2 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 2, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -428,10 +438,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK-NOT: tcc.scale
 // CHECK: return %[[SUMS]]#1,
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "accumulate_sum",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 2 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 2, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -472,11 +484,13 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK-SAME: %[[EVAL_EB:[^:]+]]: tensor<2xf32> {{[^%>]*}}tcc.state = "ema.fc.bias"})
 // CHECK: tcc.linear %[[IMAGES]], %[[EVAL_EW]], %[[EVAL_EB]]
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "ema",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                ema = {decay = 0.99 : f64, every = 5 : i64},
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false,
+                     ema = <decay = 0.99, every = 5, per_epoch = false>>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -514,11 +528,13 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK-NOT: tcc.lookahead_update
 // CHECK: return %{{.*}}, %{{.*}}, %{{.*}}, %[[FAST]], %[[B]], %[[SLOW]] :
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "lookahead",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {lookahead = {alpha = 0.5 : f64, alpha_schedule = "cubic", every = 5 : i64},
-                                             lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08,
+                       lookahead = <every = 5, alpha = 0.5, alpha_schedule = cubic, buffers = false, copy_back = false>>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -564,10 +580,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK-NOT: tcc.batch_norm %
 // CHECK: return %{{.*}}, %{{.*}} : tensor<f32>, tensor<i64>
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "bn",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -611,10 +629,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK: tcc.yield %[[M1]], %[[V1]],
 // CHECK: return {{.*}}, %[[LOOP]]#0, %[[LOOP]]#1 :
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "bn_accumulate",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 2 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 2, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -665,10 +685,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK-NOT: tcc.shift
 // CHECK: return %[[LOSS]], %[[CORRECT]]
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 1, 2, 2>, tcc.model = "tta_flip",
-                   tcc.eval = {batch_size = 8 : i64, translate = 2 : i64, tta = ["flip"]},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = true, tta_translate = false, translate = 2, batch_size = 8>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x1x2x2xf32> {tcc.role = "input"},
                      %w: tensor<2x4xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                           tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -711,10 +733,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 1, 2, 2>,
 // CHECK: %[[CORRECT:.*]] = tcc.count_correct %{{.*}}, %[[LABELS]], %[[VALID]]
 // CHECK-NEXT: return %{{.*}}, %[[CORRECT]]
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 1, 4, 4>, tcc.model = "tta_flip_translate",
-                   tcc.eval = {batch_size = 4 : i64, translate = 1 : i64, tta = ["flip", "translate"]},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = true, tta_translate = true, translate = 1, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x1x4x4xf32> {tcc.role = "input"},
                      %w: tensor<2x16xf32> {tcc.init = {high = 0.25 : f64, kind = "uniform", low = -0.25 : f64},
                                            tcc.lr_scale = 1.0 : f64, tcc.param = "fc.weight",
@@ -752,10 +776,12 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 1, 4, 4>,
 // CHECK-NOT: tcc.mix_seed
 // CHECK: tcc.count_correct
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "dropout",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"}, %seed: tensor<i64> {tcc.role = "seed"},
                      %w1: tensor<3x3xf32> {tcc.init = {high = 0.5 : f64, kind = "uniform", low = -0.5 : f64},
                                            tcc.lr_scale = 1.0 : f64, tcc.param = "fc1.weight",
@@ -781,9 +807,13 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // Not the frontend's form: no @forward.
 
 // CHECK-NOT: func.func @train_step
-// expected-error @+1 {{needs func @forward, func @loss and the tcc.train (with an optimizer) and tcc.eval attributes}}
-module attributes {tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64, optimizer = {lr = 0.1 : f64, type = "sgd"}}} {
+// expected-error @+1 {{needs func @forward, func @loss and the tcc.train (#tcc.train) and tcc.eval (#tcc.eval) attributes that the frontend writes}}
+module attributes {tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @loss(%out: tensor<4x2xf32>, %labels: tensor<4xi64>) -> tensor<f32> {
     %0 = tcc.cross_entropy %out, %labels {label_smoothing = 0.0 : f64, reduction = "mean"}
         : (tensor<4x2xf32>, tensor<4xi64>) -> tensor<f32>
@@ -795,28 +825,8 @@ module attributes {tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = 
 
 // No recipe: no tcc.train.
 
-// expected-error @+1 {{needs func @forward, func @loss and the tcc.train (with an optimizer) and tcc.eval attributes}}
-module attributes {tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []}} {
-  func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
-                     %w: tensor<2x3xf32> {tcc.param = "fc.weight", tcc.trainable = true})
-      -> (tensor<4x2xf32> {tcc.role = "output"}) {
-    %0 = tcc.linear %x, %w : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
-    return %0 : tensor<4x2xf32>
-  }
-  func.func @loss(%out: tensor<4x2xf32>, %labels: tensor<4xi64>) -> tensor<f32> {
-    %0 = tcc.cross_entropy %out, %labels {label_smoothing = 0.0 : f64, reduction = "mean"}
-        : (tensor<4x2xf32>, tensor<4xi64>) -> tensor<f32>
-    return %0 : tensor<f32>
-  }
-}
-
-// -----
-
-// A recipe without an optimizer.
-
-// expected-error @+1 {{needs func @forward, func @loss and the tcc.train (with an optimizer)}}
-module attributes {tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64}} {
+// expected-error @+1 {{needs func @forward, func @loss and the tcc.train (#tcc.train) and tcc.eval (#tcc.eval) attributes that the frontend writes}}
+module attributes {tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.param = "fc.weight", tcc.trainable = true})
       -> (tensor<4x2xf32> {tcc.role = "output"}) {
@@ -836,8 +846,12 @@ module attributes {tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = 
 // with the same error (the pass does not run twice).
 
 // expected-error @+1 {{needs func @forward}}
-module attributes {tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64, optimizer = {lr = 0.1 : f64, type = "sgd"}}} {
+module attributes {tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @train_step(%x: tensor<4x3xf32> {tcc.role = "input"}) -> tensor<4x3xf32> {
     return %x : tensor<4x3xf32>
   }

@@ -40,11 +40,12 @@
 // CHECK-NOT: tcc.state_slots
 // CHECK: return
 module attributes {tcc.classes = 6 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "sgd",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {dampening = 0.0 : f64, lr = 0.1 : f64, momentum = 0.9 : f64,
-                                             nesterov = false, type = "sgd", weight_decay = 0.0 : f64},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.9, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<6x3xf32> {tcc.param = "fc.weight", tcc.trainable = true},
                      %b: tensor<6xf32> {tcc.param = "fc.bias", tcc.trainable = true})
@@ -81,11 +82,12 @@ module attributes {tcc.classes = 6 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK-NOT: tcc.state_slots
 // CHECK: return
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "adamw_bn",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                optimizer = {betas = [0.9, 0.999], eps = 1.0e-08 : f64, lr = 1.0e-03 : f64,
-                                             type = "adamw", weight_decay = 1.0e-02 : f64},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = adamw, lr = 0.001, weight_decay = 0.01, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.param = "fc.weight", tcc.trainable = true},
                      %g: tensor<2xf32> {tcc.param = "bn.weight", tcc.trainable = false},
@@ -134,12 +136,14 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK-LABEL: func.func @eval_step(
 // CHECK-SAME: attributes {tcc.scratch_bytes = 192 : i64}
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "ema_lookahead",
-                   tcc.eval = {batch_size = 4 : i64, translate = 2 : i64, tta = []},
-                   tcc.train = {accumulate = 1 : i64, batch_size = 4 : i64,
-                                ema = {decay = 0.99 : f64, every = 1 : i64},
-                                optimizer = {lookahead = {alpha = 0.5 : f64, alpha_schedule = "constant", every = 5 : i64},
-                                             lr = 0.1 : f64, type = "sgd"},
-                                schedule = {type = "constant", unit = "epoch"}}} {
+                   tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
+                   tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08,
+                       lookahead = <every = 5, alpha = 0.5, alpha_schedule = constant, buffers = false, copy_back = false>>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false,
+                     ema = <decay = 0.99, every = 1, per_epoch = false>>} {
   func.func @forward(%x: tensor<4x3xf32> {tcc.role = "input"},
                      %w: tensor<2x3xf32> {tcc.param = "fc.weight", tcc.trainable = true},
                      %b: tensor<2xf32> {tcc.param = "fc.bias", tcc.trainable = false})

@@ -15,7 +15,11 @@
 // CHECK: %[[C2:.*]] = tcc.conv2d %[[R]], %[[W]] {{.*}} -> tensor<2x3x4x4xbf16>
 // CHECK: %[[OUT:.*]] = tcc.cast %[[C2]] to f32
 // CHECK: return %[[OUT]], %{{.*}}, %{{.*}} : tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>
-module attributes {tcc.train = {precision = "bf16-mixed"}} {
+module attributes {tcc.train = #tcc.train<batch_size = 1, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = bf16, storage = mixed>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<2x3x4x4xf32>, %w: tensor<3x3x1x1xf32>, %g: tensor<3xf32>,
                      %rm: tensor<3xf32>, %rv: tensor<3xf32>)
       -> (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>) {
@@ -42,7 +46,11 @@ module attributes {tcc.train = {precision = "bf16-mixed"}} {
 // CHECK-NEXT: %[[UP:.*]] = tcc.cast %[[L]] to f32
 // CHECK: tcc.add %[[UP]], %arg2 : tensor<4x8xf32>, tensor<4x8xf32>
 // CHECK: tcc.softmax %[[UP]] {axis = 1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
-module attributes {tcc.train = {precision = "bf16-mixed"}} {
+module attributes {tcc.train = #tcc.train<batch_size = 1, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = bf16, storage = mixed>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %r: tensor<4x8xf32>)
       -> (tensor<4x8xf32>, tensor<4x8xf32>) {
     %l = tcc.linear %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
@@ -58,7 +66,11 @@ module attributes {tcc.train = {precision = "bf16-mixed"}} {
 // CHECK: precision = {casts = 0 : i64, ops_by_dtype = {f32 = 1 : i64}, precision = "fp32"}
 // CHECK-NOT: tcc.cast
 // CHECK: return
-module attributes {tcc.train = {precision = "fp32"}} {
+module attributes {tcc.train = #tcc.train<batch_size = 1, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
     %l = tcc.linear %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
     return %l : tensor<4x8xf32>
@@ -75,7 +87,12 @@ module attributes {tcc.train = {precision = "fp32"}} {
 // CHECK: %[[L:.*]] = tcc.linear %{{.*}}, %{{.*}} : (tensor<4x8xf16>, tensor<8x8xf16>) -> tensor<4x8xf16>
 // CHECK: %[[OUT:.*]] = tcc.cast %[[L]] to f32
 // CHECK: return %[[OUT]]
-module attributes {tcc.train = {precision = "fp16-mixed"}} {
+module attributes {tcc.train = #tcc.train<batch_size = 1, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp16, storage = mixed>, accumulate = 1, deterministic = false,
+                     loss_scale = <init_scale = 65536.0, growth_factor = 2.0, backoff_factor = 0.5, growth_interval = 2000>>} {
   func.func @forward(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> {
     %l = tcc.linear %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
     return %l : tensor<4x8xf32>
@@ -99,7 +116,11 @@ module attributes {tcc.train = {precision = "fp16-mixed"}} {
 // CHECK: tcc.batch_norm %[[C]] weight %arg2 running %arg3, %arg4 {{.*}} : (tensor<2x3x4x4xf16>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
 // CHECK: tcc.conv2d %{{.*}}, %[[T]] {{.*}} -> tensor<2x3x4x4xf16>
 // CHECK: tcc.softmax %arg5
-module attributes {tcc.train = {precision = "fp16"}} {
+module attributes {tcc.train = #tcc.train<batch_size = 1, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp16, storage = pure>, accumulate = 1, deterministic = false>} {
   func.func @forward(%x: tensor<2x3x4x4xf32>, %w: tensor<3x3x1x1xf32> {tcc.param = "conv.weight"},
                      %g: tensor<3xf32> {tcc.param = "bn.weight"}, %rm: tensor<3xf32>, %rv: tensor<3xf32>,
                      %t: tensor<3x3x1x1xf32> {tcc.param = "tied.weight"})

@@ -168,7 +168,11 @@ func.func @train_step(%x: tensor<4x2x3x3xf32> {tcc.role = "input"},
 // CHECK-NEXT: %[[E:.*]] = tcc.scale
 // CHECK-NEXT: %[[A2:.*]] = tcc.celu %arg0
 // CHECK-NEXT: tcc.add %[[E]], %[[A2]]
-module attributes {tcc.train = {memory_budget = 50000 : i64}} {
+module attributes {tcc.train = #tcc.train<batch_size = 1, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false, memory_budget = 50000>} {
   func.func @train_step(%x: tensor<64x64xf32> {tcc.role = "input"}) -> tensor<64x64xf32> {
     %a = tcc.celu %x {alpha = 1.0 : f64} : tensor<64x64xf32> loc("celu")
     %b = tcc.scale %a {factor = 2.0 : f64} : tensor<64x64xf32>
@@ -189,7 +193,11 @@ module attributes {tcc.train = {memory_budget = 50000 : i64}} {
 // CHECK-COUNT-1: tcc.celu
 // CHECK-NOT: tcc.celu
 // CHECK: return
-module attributes {tcc.train = {memory_budget = 65536 : i64}} {
+module attributes {tcc.train = #tcc.train<batch_size = 1, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false, memory_budget = 65536>} {
   func.func @train_step(%x: tensor<64x64xf32> {tcc.role = "input"}) -> tensor<64x64xf32> {
     %a = tcc.celu %x {alpha = 1.0 : f64} : tensor<64x64xf32>
     %b = tcc.scale %a {factor = 2.0 : f64} : tensor<64x64xf32>
@@ -222,7 +230,11 @@ module attributes {tcc.train = {memory_budget = 65536 : i64}} {
 // CHECK-NEXT: %[[H:.*]] = tcc.cast %{{.*}} to bf16
 // CHECK-NEXT: tcc.yield %[[H]]
 // CHECK: tcc.cast %[[G]] to f32
-module attributes {tcc.train = {memory_budget = 75000 : i64}} {
+module attributes {tcc.train = #tcc.train<batch_size = 1, epochs = 1.0, seed = 0, drop_last = true,
+                     optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+                       beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+                     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+                     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false, memory_budget = 75000>} {
   func.func @train_step(%x: tensor<64x64xf32> {tcc.role = "input"}) -> tensor<64x64xf32> {
     %p = tcc.scale %x {factor = 3.0 : f64} : tensor<64x64xf32>
     %c:2 = tcc.fusion_group "elementwise" -> (tensor<64x64xbf16>, tensor<64x64xf32>) {

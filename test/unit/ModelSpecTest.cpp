@@ -16,6 +16,7 @@
 
 using namespace tcc::frontend;
 using nlohmann::json;
+namespace rt = tcc::rt;
 
 namespace {
 
@@ -125,28 +126,29 @@ TEST(Examples, FashionMlp) {
   EXPECT_TRUE(bias.trainable);
   EXPECT_EQ(spec.topoOrder, (std::vector<size_t>{0, 1, 2, 3}));
 
-  const json &train = spec.train;
+  const rt::TrainRecipe &train = spec.recipe.train;
   EXPECT_EQ(spec.batchSize(), 64);
-  EXPECT_EQ(train["seed"], 0);
-  EXPECT_EQ(train["drop_last"], true);
-  EXPECT_EQ(train["precision"], "fp32");
-  EXPECT_TRUE(train["ema"].is_null());
-  EXPECT_TRUE(train["memory_budget"].is_null());
-  EXPECT_EQ(train["accumulate"], 1);
-  EXPECT_EQ(train["optimizer"]["type"], "adamw");
-  EXPECT_EQ(train["optimizer"]["betas"], json({0.9, 0.999}));
-  EXPECT_DOUBLE_EQ(train["optimizer"]["eps"].get<double>(), 1e-8);
-  EXPECT_EQ(train["optimizer"]["groups"], json::array());
-  EXPECT_FALSE(train["optimizer"].contains("momentum"));
-  EXPECT_EQ(train["schedule"]["type"], "cosine");
-  EXPECT_EQ(train["schedule"]["min_factor"], 0.0);
+  EXPECT_EQ(train.seed, 0u);
+  EXPECT_TRUE(train.dropLast);
+  EXPECT_EQ(train.precision.name(), "fp32");
+  EXPECT_FALSE(train.ema);
+  EXPECT_FALSE(train.memoryBudget);
+  EXPECT_EQ(train.accumulate, 1);
+  EXPECT_EQ(train.optimizer.type, rt::Optimizer::AdamW);
+  EXPECT_EQ(train.optimizer.beta1, 0.9);
+  EXPECT_EQ(train.optimizer.beta2, 0.999);
+  EXPECT_DOUBLE_EQ(train.optimizer.eps, 1e-8);
+  EXPECT_TRUE(train.optimizer.groups.empty());
+  EXPECT_EQ(train.optimizer.momentum, 0.0);
+  EXPECT_EQ(train.schedule.type, rt::ScheduleDesc::Cosine);
+  EXPECT_EQ(train.schedule.minFactor, 0.0);
 
-  EXPECT_EQ(spec.data["format"], "idx");
-  EXPECT_EQ(spec.data["augment"]["flip"], false);
-  EXPECT_EQ(spec.data["augment"]["cutout"], 0);
-  EXPECT_EQ(spec.eval["tta"], json::array());
-  EXPECT_EQ(spec.eval["translate"], 2);
-  EXPECT_EQ(spec.eval["batch_size"], 64); // defaults to train.batch_size
+  EXPECT_EQ(spec.recipe.data.format, rt::DataRecipe::Idx);
+  EXPECT_FALSE(spec.recipe.data.augment.flip);
+  EXPECT_EQ(spec.recipe.data.augment.cutout, 0);
+  EXPECT_FALSE(spec.recipe.eval.flipViews || spec.recipe.eval.translateViews);
+  EXPECT_EQ(spec.recipe.eval.translate, 2);
+  EXPECT_EQ(spec.recipe.eval.batchSize, 64); // defaults to train.batch_size
 }
 
 TEST(Examples, FashionCnn) {
@@ -170,10 +172,11 @@ TEST(Examples, FashionCnn) {
   EXPECT_EQ(add->inputs,
             (std::vector<std::string>{"layer1.act", "layer1.res2.act"}));
   EXPECT_EQ(spec.loss.labelSmoothing, 0.2);
-  EXPECT_EQ(spec.train["optimizer"]["groups"][0]["match"], json({"*.bias"}));
-  EXPECT_EQ(spec.train["ema"]["every"], 5);
-  EXPECT_EQ(spec.train["precision"], "fp32");
-  EXPECT_EQ(spec.eval["tta"], json({"flip"}));
+  EXPECT_EQ(spec.recipe.train.optimizer.groups[0].match, std::vector<std::string>{"*.bias"});
+  EXPECT_EQ(spec.recipe.train.ema->every, 5);
+  EXPECT_EQ(spec.recipe.train.precision.name(), "fp32");
+  EXPECT_TRUE(spec.recipe.eval.flipViews);
+  EXPECT_FALSE(spec.recipe.eval.translateViews);
 }
 
 TEST(Examples, Resnet9) {
@@ -185,11 +188,11 @@ TEST(Examples, Resnet9) {
   ASSERT_NE(pool, nullptr);
   EXPECT_EQ(pool->attrs["stride"], json({4, 4})); // defaults to the kernel
   EXPECT_EQ(spec.findNode("linear")->params.at("bias").present, false);
-  EXPECT_EQ(spec.train["optimizer"]["nesterov"], true);
-  EXPECT_EQ(spec.data["format"], "cifar10");
-  EXPECT_EQ(spec.data["augment"]["random_crop_padding"], 4);
-  EXPECT_EQ(spec.data["augment"]["cutout"], 0); // not in the final recipe
-  EXPECT_EQ(spec.data["normalize"]["std"].size(), 3u);
+  EXPECT_TRUE(spec.recipe.train.optimizer.nesterov);
+  EXPECT_EQ(spec.recipe.data.format, rt::DataRecipe::Cifar10);
+  EXPECT_EQ(spec.recipe.data.augment.cropPadding, 4);
+  EXPECT_EQ(spec.recipe.data.augment.cutout, 0); // not in the final recipe
+  EXPECT_EQ(spec.recipe.data.std.size(), 3u);
   // Every ghost batch splits the batch of 512 into 16 strided groups.
   for (const NodeSpec &node : spec.nodes) {
     if (node.op == "batch_norm") {
@@ -201,8 +204,8 @@ TEST(Examples, Resnet9) {
   ASSERT_NE(whiten, nullptr);
   EXPECT_EQ(whiten->params.at("weight").init.whiteningImages, 10000);
   EXPECT_TRUE(whiten->params.at("weight").init.whiteningUnbiased);
-  EXPECT_EQ(spec.train["ema"]["per_epoch"], true);
-  EXPECT_EQ(spec.train["schedule"]["count_from"], 1);
+  EXPECT_TRUE(spec.recipe.train.ema->perEpoch);
+  EXPECT_EQ(spec.recipe.train.schedule.countFrom, 1);
 }
 
 TEST(Examples, Airbench94) {
@@ -223,16 +226,15 @@ TEST(Examples, Airbench94) {
   EXPECT_DOUBLE_EQ(bn->attrs["momentum"].get<double>(), 0.4);
   EXPECT_DOUBLE_EQ(bn->attrs["eps"].get<double>(), 1e-12);
   EXPECT_EQ(bn->attrs["ghost_batch"], 0); // null is stored as 0
-  const json &opt = spec.train["optimizer"];
-  EXPECT_DOUBLE_EQ(opt["lr"].get<double>(),
-                   11.5 / (1024 * (1 + 1 / (1 - 0.85))));
-  EXPECT_NEAR(opt["weight_decay"].get<double>(), 0.0153 * 1024 / 11.5, 1e-12);
-  EXPECT_EQ(opt["lookahead"]["alpha_schedule"], "cubic");
-  EXPECT_NEAR(opt["lookahead"]["alpha"].get<double>(), 0.7737809375, 1e-12);
-  EXPECT_DOUBLE_EQ(spec.train["epochs"].get<double>(), 9.9);
-  EXPECT_EQ(spec.train["precision"], "fp16"); // net.half(), as airbench
-  EXPECT_EQ(spec.eval["tta"], json({"flip", "translate"}));
-  EXPECT_EQ(spec.eval["translate"], 1);
+  const rt::Optimizer &opt = spec.recipe.train.optimizer;
+  EXPECT_DOUBLE_EQ(opt.lr, 11.5 / (1024 * (1 + 1 / (1 - 0.85))));
+  EXPECT_NEAR(opt.weightDecay, 0.0153 * 1024 / 11.5, 1e-12);
+  EXPECT_EQ(opt.lookahead->alphaSchedule, rt::Lookahead::Cubic);
+  EXPECT_NEAR(opt.lookahead->alpha, 0.7737809375, 1e-12);
+  EXPECT_DOUBLE_EQ(spec.recipe.train.epochs, 9.9);
+  EXPECT_EQ(spec.recipe.train.precision.name(), "fp16"); // net.half(), as airbench
+  EXPECT_TRUE(spec.recipe.eval.flipViews && spec.recipe.eval.translateViews);
+  EXPECT_EQ(spec.recipe.eval.translate, 1);
 }
 
 //===----------------------------------------------------------------------===//
@@ -308,21 +310,23 @@ TEST(Normalize, TrainDefaults) {
     m["train"]["memory_budget"] = "8GiB";
     m["train"]["optimizer"]["groups"] = {{{"match", "*.bias"}}};
   });
-  const json &train = spec.train;
-  EXPECT_EQ(train["memory_budget"], int64_t(8) << 30);
-  EXPECT_DOUBLE_EQ(train["optimizer"]["eps"].get<double>(), 1e-6);
-  EXPECT_EQ(train["optimizer"]["groups"][0]["match"], json({"*.bias"}));
-  EXPECT_EQ(train["optimizer"]["groups"][0]["lr_scale"], 1.0);
-  EXPECT_TRUE(train["optimizer"]["lookahead"].is_null());
-  EXPECT_EQ(train["schedule"], json({{"type", "constant"}, {"unit", "epoch"}, {"count_from", 0}}));
-  EXPECT_EQ(train["deterministic"], false);
-  EXPECT_TRUE(train["grad_clip_norm"].is_null());
+  const rt::TrainRecipe &train = spec.recipe.train;
+  EXPECT_EQ(train.memoryBudget, int64_t(8) << 30);
+  EXPECT_DOUBLE_EQ(train.optimizer.eps, 1e-6);
+  EXPECT_EQ(train.optimizer.groups[0].match, std::vector<std::string>{"*.bias"});
+  EXPECT_EQ(train.optimizer.groups[0].lrScale, 1.0);
+  EXPECT_FALSE(train.optimizer.lookahead);
+  EXPECT_EQ(train.schedule.type, rt::ScheduleDesc::Constant);
+  EXPECT_TRUE(train.schedule.perEpoch);
+  EXPECT_EQ(train.schedule.countFrom, 0);
+  EXPECT_FALSE(train.deterministic);
+  EXPECT_FALSE(train.gradClipNorm);
 
   EXPECT_EQ(specAfter([](json &m) { m["train"]["memory_budget"] = "2GB"; })
-                .train["memory_budget"],
+                .recipe.train.memoryBudget,
             2000000000);
   EXPECT_EQ(specAfter([](json &m) { m["train"]["memory_budget"] = 4096; })
-                .train["memory_budget"],
+                .recipe.train.memoryBudget,
             4096);
 }
 
@@ -331,10 +335,10 @@ TEST(Normalize, DataDefaultsFollowTheInput) {
     m["input"]["shape"] = json({3, 32, 32});
     m["graph"][0].erase("padding");
   });
-  EXPECT_EQ(spec.data["format"], "cifar10");
-  EXPECT_EQ(spec.data["path"], "data/cifar-10-batches-bin");
-  EXPECT_EQ(spec.data["normalize"]["mean"], json({0.0, 0.0, 0.0}));
-  EXPECT_EQ(spec.data["normalize"]["std"], json({1.0, 1.0, 1.0}));
+  EXPECT_EQ(spec.recipe.data.format, rt::DataRecipe::Cifar10);
+  EXPECT_EQ(spec.recipe.data.path, "data/cifar-10-batches-bin");
+  EXPECT_EQ(spec.recipe.data.mean, std::vector<float>({0, 0, 0}));
+  EXPECT_EQ(spec.recipe.data.std, std::vector<float>({1, 1, 1}));
 }
 
 TEST(ClosestMatch, Typos) {
@@ -677,15 +681,15 @@ TEST(OpError, RecipeItemRules) {
     m["data"] = {{"augment", {{"flip", "alternating"}, {"padding_mode", "reflect"},
                               {"random_crop_padding", 27}}}};
   });
-  EXPECT_EQ(alternating.data["augment"]["flip"], "alternating");
-  EXPECT_EQ(alternating.data["augment"]["padding_mode"], "reflect");
-  EXPECT_EQ(specAfter([](json &) {}).data["augment"]["padding_mode"], "zeros");
+  EXPECT_TRUE(alternating.recipe.data.augment.flip && alternating.recipe.data.augment.alternateFlip);
+  EXPECT_TRUE(alternating.recipe.data.augment.reflect);
+  EXPECT_FALSE(specAfter([](json &) {}).recipe.data.augment.reflect);
   // Balanced augmentation draws (myrtle.ai).
   EXPECT_EQ(specAfter([](json &m) {
               m["data"] = {{"augment", {{"flip", true}, {"draws", "balanced"}}}};
-            }).data["augment"]["draws"],
-            "balanced");
-  EXPECT_EQ(specAfter([](json &) {}).data["augment"]["draws"], "independent");
+            }).recipe.data.augment.balanced,
+            true);
+  EXPECT_FALSE(specAfter([](json &) {}).recipe.data.augment.balanced);
   EXPECT_CONTAINS(errorAfter([](json &m) { m["data"] = {{"augment", {{"draws", "fair"}}}}; }),
                   "data.augment.draws");
   EXPECT_CONTAINS(errorAfter([](json &m) { m["data"] = {{"augment", {{"flip", "sometimes"}}}}; }),
@@ -813,20 +817,20 @@ TEST(RecipeError, TrainFields) {
 TEST(Normalize, LossScaleDefaultsUnderFp16Only) {
   ModelSpec fp16 = specAfter([](json &m) { m["train"]["precision"] = "fp16-mixed"; });
   // torch.amp.GradScaler's defaults.
-  EXPECT_EQ(fp16.train["loss_scale"],
-            json({{"init_scale", 65536.0}, {"growth_factor", 2.0},
-                  {"backoff_factor", 0.5}, {"growth_interval", 2000}}));
-  EXPECT_EQ(defaultLossScale(), fp16.train["loss_scale"]);
+  const rt::LossScale &scale = *fp16.recipe.train.lossScale;
+  EXPECT_EQ(scale.initScale, 65536.0);
+  EXPECT_EQ(scale.growthFactor, 2.0);
+  EXPECT_EQ(scale.backoffFactor, 0.5);
+  EXPECT_EQ(scale.growthInterval, 2000);
   ModelSpec given = specAfter([](json &m) {
     m["train"]["precision"] = "fp16-mixed";
     m["train"]["loss_scale"] = {{"init_scale", 1024}, {"growth_interval", 10}};
   });
-  EXPECT_EQ(given.train["loss_scale"]["init_scale"], 1024.0);
-  EXPECT_EQ(given.train["loss_scale"]["growth_interval"], 10);
-  EXPECT_EQ(given.train["loss_scale"]["backoff_factor"], 0.5);
-  EXPECT_TRUE(specAfter([](json &m) { m["train"]["precision"] = "bf16-mixed"; })
-                  .train["loss_scale"]
-                  .is_null());
+  EXPECT_EQ(given.recipe.train.lossScale->initScale, 1024.0);
+  EXPECT_EQ(given.recipe.train.lossScale->growthInterval, 10);
+  EXPECT_EQ(given.recipe.train.lossScale->backoffFactor, 0.5);
+  EXPECT_FALSE(specAfter([](json &m) { m["train"]["precision"] = "bf16-mixed"; })
+                   .recipe.train.lossScale);
 }
 
 TEST(RecipeError, LossScale) {
@@ -843,9 +847,8 @@ TEST(RecipeError, LossScale) {
                     m["train"]["loss_scale"] = {{"init_scale", 1024}};
                   }),
                   "and pure fp16 train without loss scaling), not \"fp16\"; remove it");
-  EXPECT_TRUE(specAfter([](json &m) { m["train"]["precision"] = "fp16"; })
-                  .train["loss_scale"]
-                  .is_null());
+  EXPECT_FALSE(specAfter([](json &m) { m["train"]["precision"] = "fp16"; })
+                   .recipe.train.lossScale);
   auto fp16With = [](const char *key, json value) {
     return errorAfter([&](json &m) {
       m["train"]["precision"] = "fp16-mixed";
@@ -879,7 +882,7 @@ TEST(RecipeError, MomentumOf) {
   ModelSpec spec = specAfter([](json &m) {
     m["train"]["optimizer"] = {{"type", "sgd"}, {"lr", 0.1}, {"momentum", 0.9}};
   });
-  EXPECT_EQ(spec.train["optimizer"]["momentum_of"], "gradient");
+  EXPECT_EQ(spec.recipe.train.optimizer.momentumOf, rt::Optimizer::Gradient);
 }
 
 TEST(RecipeError, GhostBatch) {

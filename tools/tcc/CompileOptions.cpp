@@ -380,7 +380,7 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
     } else if (name == "--precision") {
       if (!oneOf(name, value, {"fp32", "fp16-mixed", "bf16-mixed", "fp16", "bf16"}, error))
         return ParseResult::Error;
-      options.precision = value;
+      options.precision = ::tcc::rt::Precision::parse(value);
     } else if (name == "--memory-budget") {
       int64_t bytes = 0;
       if (!frontend::parseByteSize(value, bytes)) {

@@ -2,6 +2,8 @@
 #ifndef TCC_TOOLS_TCC_COMPILEOPTIONS_H
 #define TCC_TOOLS_TCC_COMPILEOPTIONS_H
 
+#include "runtime/Recipe.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -22,7 +24,7 @@ struct CompileOptions {
   std::string targetReason;   ///< without --target: why this one (for stderr)
   std::string march = "native"; ///< -march of a cpu trainer's C++ build
   bool marchGiven = false;
-  std::optional<std::string> precision; ///< overrides train.precision
+  std::optional<::tcc::rt::Precision> precision; ///< overrides train.precision
   std::optional<int64_t> memoryBudget;  ///< bytes; overrides train.memory_budget
   std::optional<int64_t> batchSize;     ///< overrides train.batch_size
   std::string gpu = "h100";   ///< --gpu: the GPU a cuda step is planned for

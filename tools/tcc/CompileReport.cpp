@@ -5,6 +5,7 @@
 #include "codegen/Codegen.h"
 #include "ir/ModelNode.h"
 #include "ir/TccAttrNames.h"
+#include "ir/TccRecipe.h"
 #include "ir/TccOps.h"
 #include "passes/MemoryPlan.h"
 #include "passes/PassReport.h"
@@ -97,9 +98,8 @@ nlohmann::json compileReportJson(ModuleOp model, ModuleOp planned,
     report["march"] = options.march;
   // What ran, not what was asked for: the warnings say where they differ.
   report["precision"] = facts.precision;
-  if (auto train = model->getAttrOfType<DictionaryAttr>(mlir::tcc::kTrainAttr))
-    if (auto precision = train.getAs<StringAttr>("precision"))
-      report["precision_requested"] = precision.str();
+  if (mlir::tcc::TrainAttr train = mlir::tcc::moduleTrain(model))
+    report["precision_requested"] = mlir::tcc::toRecipe(train.getPrecision()).name();
 
   // Parameters and buffers are the arguments of the frontend's @forward.
   // What trains is what the planned step trains: passes can freeze a
@@ -156,9 +156,9 @@ nlohmann::json compileReportJson(ModuleOp model, ModuleOp planned,
           before = count.getInt();
     report["kernels_per_step"] = {{"before_fusion", before}, {"after_fusion", after}};
   }
-  if (auto train = model->getAttrOfType<DictionaryAttr>(mlir::tcc::kTrainAttr))
-    if (auto budget = train.getAs<IntegerAttr>("memory_budget"))
-      report["memory_budget"] = budget.getInt();
+  if (mlir::tcc::TrainAttr train = mlir::tcc::moduleTrain(model))
+    if (std::optional<int64_t> budget = train.getMemoryBudget())
+      report["memory_budget"] = *budget;
   // The passes in the order they ran; what each optimization pass did
   // (its tcc.pass_report entry, passes/PassReport.h), by name; and the ones
   // --disable-pass left out.

@@ -72,8 +72,8 @@ std::vector<int64_t> idxImageShape(const std::string &path) {
 } // namespace
 
 std::vector<std::string> tcc::checkDataAtCompile(const ::tcc::frontend::ModelSpec &spec) {
-  const std::string format = spec.data.value("format", "");
-  const std::string path = spec.data.value("path", "");
+  const std::string format = ::tcc::rt::DataRecipe::formatName(spec.recipe.data.format);
+  const std::string &path = spec.recipe.data.path;
   std::vector<std::string> warnings;
   const std::string later =
       ": the trainer reads its data there when it starts (or from ./train --data PATH)";

@@ -120,15 +120,16 @@ mlir::LogicalResult runPipeline(ModuleOp module, const mlir::tcc::TargetBackend 
 /// honour is said to be so, not dropped: it warns and the step runs fp32.
 void checkPrecision(const ::tcc::frontend::ModelSpec &spec,
                     const tcc::CompileOptions &options, tcc::CompileFacts &facts) {
-  std::string precision = spec.train.value("precision", std::string("fp32"));
-  if (precision == "fp32")
+  const ::tcc::rt::Precision &chosen = spec.recipe.train.precision;
+  if (!chosen.sixteenBit())
     return;
+  std::string precision = chosen.name();
   std::string setting =
       std::string(options.precision ? "--precision" : "train.precision") + " " + precision;
   std::string pass = mlir::tcc::TargetOptions::optimizationName(*mlir::tcc::createPrecision()).str();
   if (llvm::is_contained(options.disabledPasses, pass))
     tcc::warn(facts, setting + " is left out by --disable-pass=" + pass + ": the step runs in fp32" +
-                    (precision == "fp16-mixed" ? " (with its loss scaling)" : ""));
+                    (chosen.scalesLoss() ? " (with its loss scaling)" : ""));
   else
     facts.precision = precision;
 }
@@ -136,19 +137,23 @@ void checkPrecision(const ::tcc::frontend::ModelSpec &spec,
 /// --precision replaces train.precision; GradScaler's settings
 /// (train.loss_scale) belong to fp16-mixed: a model's settings that the
 /// override makes unused are said to be so.
-void overridePrecision(::tcc::frontend::ModelSpec &spec, const std::string &precision,
+void overridePrecision(::tcc::frontend::ModelSpec &spec, ::tcc::rt::Precision precision,
                        tcc::CompileFacts &facts) {
-  spec.train["precision"] = precision;
-  auto &lossScale = spec.train["loss_scale"];
-  if (precision == "fp16-mixed" && lossScale.is_null())
-    lossScale = ::tcc::frontend::defaultLossScale();
-  if (precision != "fp16-mixed" && !lossScale.is_null()) {
+  ::tcc::rt::TrainRecipe &train = spec.recipe.train;
+  train.precision = precision;
+  std::optional<::tcc::rt::LossScale> &lossScale = train.lossScale;
+  if (precision.scalesLoss() && !lossScale)
+    lossScale = ::tcc::rt::LossScale();
+  if (!precision.scalesLoss() && lossScale) {
     // The frontend fills GradScaler's defaults under fp16-mixed: only
     // settings the model chose are worth a word.
-    if (lossScale != ::tcc::frontend::defaultLossScale())
-      tcc::warn(facts, "train.loss_scale of the model is not used: --precision=" + precision +
-                      " needs no loss scaling");
-    lossScale = nullptr;
+    const ::tcc::rt::LossScale d;
+    const ::tcc::rt::LossScale &l = *lossScale;
+    if (l.initScale != d.initScale || l.growthFactor != d.growthFactor ||
+        l.backoffFactor != d.backoffFactor || l.growthInterval != d.growthInterval)
+      tcc::warn(facts, "train.loss_scale of the model is not used: --precision=" +
+                           precision.name() + " needs no loss scaling");
+    lossScale.reset();
   }
 }
 
@@ -157,13 +162,12 @@ void overridePrecision(::tcc::frontend::ModelSpec &spec, const std::string &prec
 /// but rarely meant: say what will happen.
 void checkScheduleSpan(const ::tcc::frontend::ModelSpec &spec,
                        tcc::CompileFacts &facts) {
-  const auto &schedule = spec.train["schedule"];
-  if (schedule.value("type", "") != "piecewise_linear" ||
-      schedule.value("unit", "epoch") != "epoch")
+  const ::tcc::rt::ScheduleDesc &schedule = spec.recipe.train.schedule;
+  if (schedule.type != ::tcc::rt::ScheduleDesc::PiecewiseLinear || !schedule.perEpoch)
     return;
-  double last = schedule["points"].back()[0].get<double>();
-  double factor = schedule["points"].back()[1].get<double>();
-  double epochs = spec.train["epochs"].get<double>();
+  double last = schedule.pointT[schedule.pointCount - 1];
+  double factor = schedule.pointFactor[schedule.pointCount - 1];
+  double epochs = spec.recipe.train.epochs;
   auto text = [](double v) {
     std::ostringstream os;
     os << v;
@@ -183,14 +187,14 @@ void checkScheduleSpan(const ::tcc::frontend::ModelSpec &spec,
 /// OneCycleLR cycles it by default: said unless the model says
 /// cycle_momentum: false.
 void checkOneCycleMomentum(const ::tcc::frontend::ModelSpec &spec, tcc::CompileFacts &facts) {
-  const auto &schedule = spec.train["schedule"];
-  const auto &optimizer = spec.train["optimizer"];
-  std::string type = optimizer.value("type", "");
-  bool momentum = type == "sgd" ? optimizer.value("momentum", 0.0) > 0
-                                : type == "adam" || type == "adamw" || type == "lamb";
-  if (schedule.value("type", "") == "one_cycle" && momentum &&
-      !schedule.contains("cycle_momentum"))
-    tcc::warn(facts, "train.schedule one_cycle keeps the " + type + " momentum constant; "
+  const ::tcc::rt::TrainRecipe &train = spec.recipe.train;
+  const ::tcc::rt::Optimizer &optimizer = train.optimizer;
+  static const char *const kNames[] = {"sgd", "adam", "adamw", "lamb"};
+  bool momentum = optimizer.type != ::tcc::rt::Optimizer::SGD || optimizer.momentum > 0;
+  if (train.schedule.type == ::tcc::rt::ScheduleDesc::OneCycle && momentum &&
+      !train.cycleMomentum)
+    tcc::warn(facts, std::string("train.schedule one_cycle keeps the ") + kNames[optimizer.type] +
+                     " momentum constant; "
                      "PyTorch's OneCycleLR cycles it between 0.85 and 0.95 by default "
                      "(cycle_momentum=True), which tcc does not: set "
                      "train.schedule.cycle_momentum to false to say so");
@@ -201,9 +205,9 @@ void checkOneCycleMomentum(const ::tcc::frontend::ModelSpec &spec, tcc::CompileF
 mlir::LogicalResult checkMemoryBudget(const ::tcc::frontend::ModelSpec &spec,
                                       const tcc::CompileOptions &options,
                                       ModuleOp planned, std::string &error) {
-  if (!spec.train.contains("memory_budget") || spec.train["memory_budget"].is_null())
+  if (!spec.recipe.train.memoryBudget)
     return mlir::success();
-  int64_t budget = spec.train["memory_budget"].get<int64_t>();
+  int64_t budget = *spec.recipe.train.memoryBudget;
   mlir::FailureOr<mlir::tcc::MemoryPlanSizes> plan = mlir::tcc::readMemoryPlan(planned);
   if (failed(plan)) {
     error = options.model + ": internal error: the step has no memory plan";
@@ -321,9 +325,9 @@ int runCompile(const tcc::CompileOptions &options) {
   if (options.precision)
     overridePrecision(spec, *options.precision, facts);
   if (options.memoryBudget)
-    spec.train["memory_budget"] = *options.memoryBudget;
+    spec.recipe.train.memoryBudget = *options.memoryBudget;
   if (options.batchSize)
-    spec.train["batch_size"] = *options.batchSize;
+    spec.recipe.train.batchSize = *options.batchSize;
 
   DialectRegistry registry;
   mlir::tcc::registerAllTccDialects(registry);

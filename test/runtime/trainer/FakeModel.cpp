@@ -16,21 +16,25 @@ namespace tcc::test {
 
 using namespace tcc::rt;
 
-std::string fakeRecipe(const std::string &dataPath, double epochs,
-                       const std::string &precision) {
-  std::ostringstream s;
-  s << R"({"train": {"batch_size": 8, "epochs": )" << epochs
-    << R"(, "seed": 7, "drop_last": true)"
-    << (precision.empty() ? "" : R"(, "precision": ")" + precision + "\"") << R"(},
- "data": {"format": "npy", "path": ")"
-    << dataPath << R"(",
-          "augment": {"random_crop_padding": 0, "flip": true, "translate": 1, "cutout": 0},
-          "normalize": {"mean": [0.5], "std": [0.25]}},
- "eval": {"tta": [], "translate": 2, "batch_size": 5}})";
-  return s.str();
+Recipe fakeRecipe(const std::string &dataPath, double epochs, const std::string &precision) {
+  Recipe r;
+  r.train.batchSize = 8;
+  r.train.epochs = epochs;
+  r.train.seed = 7;
+  r.train.dropLast = true;
+  if (!precision.empty())
+    r.train.precision = *Precision::parse(precision);
+  r.data.format = DataRecipe::Npy;
+  r.data.path = dataPath;
+  r.data.augment.flip = true;
+  r.data.augment.translate = 1;
+  r.data.mean = {0.5f};
+  r.data.std = {0.25f};
+  r.eval.batchSize = 5;
+  return r;
 }
 
-FakeModel::FakeModel(std::string recipeJson, int64_t side, int64_t classes,
+FakeModel::FakeModel(Recipe recipe, int64_t side, int64_t classes,
                      int64_t batch, int64_t evalBatch)
     : d(side * side), k(classes) {
   mi.name = "fake_linear";
@@ -39,7 +43,7 @@ FakeModel::FakeModel(std::string recipeJson, int64_t side, int64_t classes,
   mi.classes = classes;
   mi.batchSize = batch;
   mi.evalBatchSize = evalBatch;
-  mi.recipeJson = std::move(recipeJson);
+  mi.recipe = std::move(recipe);
   size_t offset = 0;
   auto add = [&](std::string name, std::vector<int64_t> shape, DType dtype,
                  StateRole role, InitDesc init) {

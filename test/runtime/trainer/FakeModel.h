@@ -26,8 +26,8 @@ namespace tcc::test {
 /// The default recipe: 2 epochs, seed 7, drop_last, batch 8, flip and
 /// translate augmentation, normalisation mean 0.5 std 0.25, eval batch 5;
 /// train.precision when `precision` is given.
-std::string fakeRecipe(const std::string &dataPath = "/nonexistent",
-                       double epochs = 2, const std::string &precision = "");
+rt::Recipe fakeRecipe(const std::string &dataPath = "/nonexistent", double epochs = 2,
+                      const std::string &precision = "");
 
 /// Follows the step contract as generated code does: it gathers its own
 /// batches from the bound data (runtime/cpu/Batch.h) and keeps its totals in
@@ -35,7 +35,7 @@ std::string fakeRecipe(const std::string &dataPath = "/nonexistent",
 class FakeModel : public rt::CpuModel {
 public:
   /// Input [1, side, side] (D = side*side), `classes` classes.
-  explicit FakeModel(std::string recipeJson = fakeRecipe(), int64_t side = 4,
+  explicit FakeModel(rt::Recipe recipe = fakeRecipe(), int64_t side = 4,
                      int64_t classes = 3, int64_t batch = 8,
                      int64_t evalBatch = 5);
 

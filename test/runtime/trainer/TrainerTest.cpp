@@ -356,10 +356,8 @@ TEST(Trainer, NoShuffleNoAugmentChangeTheRun) {
 TEST(Trainer, ShortLastBatchIsCompleted) {
   // drop_last false: 42 samples, batch 8 -> 6 batches, the last with 2 real
   // samples and 6 taken from the epoch's first batch.
-  std::string recipe = tcc::test::fakeRecipe();
-  recipe.replace(recipe.find("\"drop_last\": true"), 17, "\"drop_last\": false");
   RecordingModel model;
-  model.mi.recipeJson = recipe;
+  model.mi.recipe.train.dropLast = false;
   DataSplit data = makeFakeData(42);
   Result r = train(model, data, {"--epochs", "1"});
   ASSERT_EQ(r.status, 0) << r.err;
