@@ -27,7 +27,8 @@ StringRef mlir::tcc::stringifyFusionKind(FusionKind kind) {
 }
 
 bool mlir::tcc::isMultiTensorUpdate(Operation *op) {
-  return isa<SgdUpdateOp, AdamwUpdateOp, EmaUpdateOp, LookaheadUpdateOp>(op);
+  return fusionKindOf(op) == FusionKind::Broadcast &&
+         op->hasTrait<mlir::tcc::OpTrait::InPlaceStateUpdate>();
 }
 
 FusionKind mlir::tcc::fusionKindOf(Operation *op) {
@@ -51,6 +52,17 @@ FusionKind CrossEntropyOp::getFusionKind() { return FusionKind::Reduction; }
 // y = x * scale[c] + shift[c]: elementwise with per-channel vectors.
 FusionKind BatchNormInferenceOp::getFusionKind() { return FusionKind::Broadcast; }
 FusionKind BatchNormApplyOp::getFusionKind() { return FusionKind::Broadcast; }
+
+// The norms' kernels apply the elementwise ops after the forward and
+// compute those before the backward, element by element, loading the input
+// from 16-bit storage; the backward stores dx narrowed.
+Value BatchNormOp::getEpilogueResult() { return getResult(); }
+OpOperand *BatchNormOp::getWideningLoadOperand() { return &getInputMutable(); }
+Value BatchNormInferenceOp::getEpilogueResult() { return getResult(); }
+OpOperand *BatchNormInferenceOp::getWideningLoadOperand() { return &getInputMutable(); }
+OpOperand *BatchNormBackwardOp::getPrologueOperand() { return &getGradMutable(); }
+OpOperand *BatchNormBackwardOp::getWideningLoadOperand() { return &getInputMutable(); }
+Value BatchNormBackwardOp::getNarrowingStoreResult() { return getGradInput(); }
 
 FusionKind FlattenOp::getFusionKind() { return FusionKind::Injective; }
 FusionKind ReshapeOp::getFusionKind() { return FusionKind::Injective; }

@@ -112,7 +112,9 @@ def Tcc_ReduceSumOp : Tcc_GradOp<"reduce_sum", [Tcc_SixteenBitExact]> {
 // Normalisation
 //===----------------------------------------------------------------------===//
 
-def Tcc_BatchNormBackwardOp : Tcc_GradOp<"batch_norm_backward", [DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+def Tcc_BatchNormBackwardOp : Tcc_GradOp<"batch_norm_backward",
+    [DeclareOpInterfaceMethods<Tcc_FusionOpInterface,
+       ["getFusionKind", "getPrologueOperand", "getWideningLoadOperand", "getNarrowingStoreResult"]>]> {
   let summary = "Gradients of training-mode batch_norm";
   let description = [{
     From the output gradient, the input, the optional scale and the saved

@@ -20,8 +20,9 @@ llvm::StringRef stringifyFusionKind(FusionKind kind);
 namespace mlir::tcc {
 /// The op's FusionOpInterface kind; Opaque for an op without the interface.
 FusionKind fusionKindOf(Operation *op);
-/// An update a multi-tensor kernel runs element by element: SGD, AdamW,
-/// EMA, Lookahead (not LAMB, whose trust ratio needs whole-tensor norms).
+/// An update a multi-tensor kernel runs element by element: a Broadcast op
+/// that updates state in place (SGD, AdamW, EMA, Lookahead; not LAMB, a
+/// Reduction: its trust ratio needs whole-tensor norms).
 bool isMultiTensorUpdate(Operation *op);
 } // namespace mlir::tcc
 

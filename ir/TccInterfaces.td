@@ -70,13 +70,23 @@ def Tcc_FusionOpInterface : OpInterface<"FusionOpInterface"> {
     - Elementwise: result element i depends on operand element i only
       (activations, add, activation gradients).
     - Broadcast: elementwise, with some operands broadcast (scalars, a
-      per-channel vector): the optimizer and EMA updates.
+      per-channel vector): the optimizer and EMA updates. A Broadcast op
+      that also updates state in place (the `InPlaceStateUpdate` trait)
+      joins the step's `multi_tensor_update` groups.
     - Injective: each result element is one operand element (views,
       transposes, flips).
     - Reduction: reduces over some axes; elementwise producers and consumers
       can join it (batch-norm statistics, losses).
     - OutFusable: a compute-bound anchor (conv, matmul) whose elementwise
-      consumers can run in its epilogue, where the target can do that.
+      consumers can run in its epilogue, where the target can do that: the
+      target's pattern table says which (target/FusionPattern.h).
+
+    Beyond its kind, an op whose own kernel applies its elementwise
+    neighbours says which of its values they touch (the methods below), and
+    `tcc-fusion` groups them with it: a batch norm's kernel applies the
+    consumers of its normalised result (`norm_epilogue`), its backward
+    computes the producers of its upstream gradient as it reads it
+    (`norm_backward_prologue`).
   }];
   let methods = [
     InterfaceMethod<[{
@@ -89,6 +99,38 @@ def Tcc_FusionOpInterface : OpInterface<"FusionOpInterface"> {
                    ? ::mlir::tcc::FusionKind::Elementwise
                    : ::mlir::tcc::FusionKind::Opaque;
       }]>,
+    InterfaceMethod<[{
+        The result whose elementwise consumers the op's kernel applies to
+        each element before storing it; `tcc-fusion` groups them with the
+        op (`norm_epilogue`), and the value itself never reaches memory.
+        Null (the default) where its kernel takes none.
+      }],
+      "::mlir::Value", "getEpilogueResult", (ins), [{}],
+      /*defaultImplementation=*/[{ return {}; }]>,
+    InterfaceMethod<[{
+        The operand the op's kernel computes as it reads each element, from
+        the elementwise ops that produce it; `tcc-fusion` groups with the op
+        those only it reads (`norm_backward_prologue`). Null (the default)
+        where its kernel computes none.
+      }],
+      "::mlir::OpOperand *", "getPrologueOperand", (ins), [{}],
+      /*defaultImplementation=*/[{ return nullptr; }]>,
+    InterfaceMethod<[{
+        The operand the op's kernel can load from 16-bit storage, widening
+        each element to f32 as it loads it: in the op's epilogue or prologue
+        group, the `tcc.cast` that widens it joins. Null (the default) where
+        it cannot.
+      }],
+      "::mlir::OpOperand *", "getWideningLoadOperand", (ins), [{}],
+      /*defaultImplementation=*/[{ return nullptr; }]>,
+    InterfaceMethod<[{
+        The f32 result the op's kernel can store narrowed to 16 bits, with a
+        cast's rounding: in the op's prologue group, the `tcc.cast` that
+        alone reads it and narrows it joins. Null (the default) where it
+        cannot.
+      }],
+      "::mlir::Value", "getNarrowingStoreResult", (ins), [{}],
+      /*defaultImplementation=*/[{ return {}; }]>,
   ];
 }
 

@@ -71,7 +71,8 @@ def Tcc_LinearOp : Tcc_Op<"linear", [Pure, Tcc_LowPrecisionCompute, Tcc_SixteenB
 
 def Tcc_BatchNormOp : Tcc_Op<"batch_norm",
     [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, Tcc_InPlaceStateUpdate, Tcc_FollowsInputPrecision,
-     DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+     DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
+     DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind", "getEpilogueResult", "getWideningLoadOperand"]>]> {
   let summary = "Batch normalisation in training mode, with PyTorch's semantics";
   let description = [{
     Normalises `input` ([N, C] or [N, C, H, W]) per channel with the batch's
@@ -118,7 +119,8 @@ def Tcc_BatchNormOp : Tcc_Op<"batch_norm",
 }
 
 def Tcc_BatchNormInferenceOp : Tcc_Op<"batch_norm_inference",
-    [Pure, Tcc_FollowsInputPrecision, AttrSizedOperandSegments, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind"]>]> {
+    [Pure, Tcc_FollowsInputPrecision, AttrSizedOperandSegments, InferTypeOpAdaptor,
+     DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind", "getEpilogueResult", "getWideningLoadOperand"]>]> {
   let summary = "Batch normalisation with running statistics (evaluation)";
   let description = [{
     `(input - running_mean) / sqrt(running_var + eps) * weight + bias`, per

@@ -1,12 +1,13 @@
 //===- Fusion.cpp - Ops that run as one kernel into tcc.fusion_group ------===//
 //
 // See Passes.td and docs/passes.md. Groups are formed greedily, per block,
-// from what each op declares (FusionOpInterface): where the target's
-// libraries apply them (options), a linear layer or a convolution with the
-// activation of its result; a batch norm with the
-// elementwise ops that consume its result, the elementwise ops that compute
-// a batch_norm_backward's upstream gradient (and the cast that narrows its
-// dx), the optimizer updates, then chains of elementwise ops.
+// from what each op declares (FusionOpInterface), in this order: the
+// target's library epilogues (its pattern table, target/FusionPattern.h);
+// an op whose kernel applies the elementwise consumers of a result (a
+// norm's epilogue) and one whose kernel computes the elementwise producers
+// of an operand (a norm backward's prologue); the Broadcast updates of
+// state in place, as one multi-tensor group; then chains of Elementwise
+// ops.
 // A group sits where its last op was; every value that leaves it is used
 // after that point only, so moving its earlier ops down keeps the order of
 // every read and write.
@@ -15,6 +16,7 @@
 
 #include "passes/Passes.h"
 #include "passes/PassReport.h"
+#include "target/FusionPattern.h"
 
 #include "ir/PhysicalLayout.h"
 #include "ir/PlannedViews.h"
@@ -74,12 +76,15 @@ int64_t elementsOf(Value v) { return cast<RankedTensorType>(v.getType()).getNumE
 
 class BlockFuser {
 public:
-  BlockFuser(Block &block, bool matmulEpilogues, bool convEpilogues, bool multiTensorCasts)
-      : block(block), matmulEpilogues(matmulEpilogues), convEpilogues(convEpilogues),
-        multiTensorCasts(multiTensorCasts) {}
+  /// Counts the groups it forms, by kind, and the ops they hold, into
+  /// `groupsByKind` and `opsFused`.
+  BlockFuser(Block &block, ArrayRef<const FusionPattern *> epiloguePatterns,
+             bool multiTensorCasts, llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused)
+      : block(block), epiloguePatterns(epiloguePatterns), multiTensorCasts(multiTensorCasts),
+        groupsByKind(groupsByKind), opsFused(opsFused) {}
 
-  /// Forms the groups of the block; returns how many of each kind.
-  void run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused);
+  /// Forms the groups of the block.
+  void run();
 
 private:
   /// The op of this block that is or holds `op`, or null.
@@ -119,23 +124,24 @@ private:
 
   void createGroup(const llvm::SetVector<Operation *> &members, StringRef kind);
 
-  /// The activation of `linear`'s result that a matmul's epilogue can apply
-  /// (f32): a ReLU that alone reads it, or a tanh-approximated GELU
-  /// (cuBLASLt's GELU); null if none.
-  Operation *epilogueActivation(LinearOp linear) const;
+  /// The target's library epilogues (its pattern table).
+  void formLibraryEpilogues(ArrayRef<Operation *> ops);
+  /// Ops whose kernels apply their elementwise neighbours: a norm's
+  /// epilogue, a norm backward's prologue.
+  void formNormGroups(ArrayRef<Operation *> ops);
+  /// The updates of state in place, as multi-tensor groups.
+  void formMultiTensorUpdates(ArrayRef<Operation *> ops);
+  void formElementwiseChains(ArrayRef<Operation *> ops);
+  /// Runs of casts no other group took.
+  void formMultiTensorCasts();
 
-  /// Adds to `members` a convolution with bias and the ReLU of its result
-  /// that its epilogue can apply: the ReLU that alone reads the result, or
-  /// under 16-bit storage the cast that alone widens it, the ReLU of that
-  /// and the cast that alone narrows the ReLU's result back to the
-  /// convolution's type (the ReLU of the rounded sum is the rounded ReLU
-  /// of the sum). False, and `members` untouched, where there is none.
-  bool convEpilogue(Conv2dOp conv, llvm::SetVector<Operation *> &members) const;
+  void form(const llvm::SetVector<Operation *> &members, StringRef kind);
 
   Block &block;
-  bool matmulEpilogues; ///< the target applies a ReLU or GELU in a matmul's epilogue
-  bool convEpilogues;   ///< the target applies a bias and a ReLU in a convolution's
+  ArrayRef<const FusionPattern *> epiloguePatterns; ///< the target's, in the order tried
   bool multiTensorCasts; ///< the target launches runs of casts as one kernel
+  llvm::StringMap<int64_t> &groupsByKind;
+  int64_t &opsFused;
   DenseSet<Operation *> grouped;
 };
 
@@ -290,123 +296,65 @@ void BlockFuser::createGroup(const llvm::SetVector<Operation *> &members, String
   grouped.insert(group);
 }
 
-Operation *BlockFuser::epilogueActivation(LinearOp linear) const {
-  Value y = linear.getResult();
-  auto type = cast<RankedTensorType>(y.getType());
-  if (!type.getElementType().isF32())
-    return nullptr;
-  for (Operation *user : y.getUsers()) {
-    if (user->getBlock() != &block)
-      continue;
-    if (isa<ReluOp>(user) && y.hasOneUse())
-      return user;
-    // GELU's backward reads the linear's result too: the group yields it,
-    // which GELU_AUX stores in rows of a multiple of 8 elements.
-    auto gelu = dyn_cast<GeluOp>(user);
-    if (gelu && gelu.getApproximate() == "tanh" &&
-        (y.hasOneUse() || type.getShape().back() % 8 == 0))
-      return user;
-  }
-  return nullptr;
+void BlockFuser::form(const llvm::SetVector<Operation *> &members, StringRef kind) {
+  createGroup(members, kind);
+  ++groupsByKind[kind];
+  opsFused += static_cast<int64_t>(members.size());
 }
 
-bool BlockFuser::convEpilogue(Conv2dOp conv, llvm::SetVector<Operation *> &members) const {
-  // The op of this block, not yet grouped, that alone reads `v`.
-  auto soleReader = [&](Value v) -> Operation * {
-    if (!v.hasOneUse())
-      return nullptr;
-    Operation *user = *v.getUsers().begin();
-    return user->getBlock() == &block && !grouped.contains(user) ? user : nullptr;
-  };
-  Value y = conv.getResult();
-  if (!conv.getBias())
-    return false;
-  if (getElementTypeOrSelf(y.getType()).isF32()) {
-    auto relu = dyn_cast_or_null<ReluOp>(soleReader(y));
-    if (!relu)
-      return false;
-    members.insert(conv);
-    members.insert(relu);
-    return true;
-  }
-  auto widening = dyn_cast_or_null<CastOp>(soleReader(y));
-  if (!widening || changesLayout(y, widening.getResult()) ||
-      !getElementTypeOrSelf(widening.getType()).isF32())
-    return false;
-  auto relu = dyn_cast_or_null<ReluOp>(soleReader(widening.getResult()));
-  auto narrowing = relu ? dyn_cast_or_null<CastOp>(soleReader(relu.getResult())) : CastOp();
-  if (!narrowing || narrowing.getType() != y.getType() ||
-      changesLayout(relu.getResult(), narrowing.getResult()))
-    return false;
-  members.insert(conv);
-  members.insert(widening);
-  members.insert(relu);
-  members.insert(narrowing);
-  return true;
-}
-
-void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) {
-  auto form = [&](const llvm::SetVector<Operation *> &members, StringRef kind) {
-    createGroup(members, kind);
-    ++groupsByKind[kind];
-    opsFused += static_cast<int64_t>(members.size());
-  };
-  SmallVector<Operation *> ops =
-      llvm::to_vector(llvm::make_pointer_range(block.without_terminator()));
-
-  // An f32 linear layer and its activation, where the target's matmul
-  // applies it in its epilogue.
-  if (matmulEpilogues)
+void BlockFuser::formLibraryEpilogues(ArrayRef<Operation *> ops) {
+  auto free = [&](Operation *op) { return op->getBlock() == &block && !grouped.contains(op); };
+  // One pattern at a time over the block, in the target's order.
+  for (const FusionPattern *pattern : epiloguePatterns)
     for (Operation *op : ops) {
-      auto linear = dyn_cast<LinearOp>(op);
-      Operation *activation = linear ? epilogueActivation(linear) : nullptr;
-      if (!activation)
+      if (grouped.contains(op) || fusionKindOf(op) != pattern->anchorKind)
         continue;
       llvm::SetVector<Operation *> members;
-      members.insert(linear);
-      members.insert(activation);
-      if (canSinkToLast(members))
-        form(members, FusionGroupOp::kMatmulEpilogue);
+      if (pattern->match(op, free, members) && canSinkToLast(members))
+        form(members, pattern->groupKind);
     }
+}
 
-  // A convolution with bias and its ReLU, where the target's convolutions
-  // apply them in their epilogue.
-  if (convEpilogues)
-    for (Operation *op : ops) {
-      auto conv = dyn_cast<Conv2dOp>(op);
-      llvm::SetVector<Operation *> members;
-      if (conv && convEpilogue(conv, members) && canSinkToLast(members))
-        form(members, FusionGroupOp::kConvEpilogue);
-    }
+void BlockFuser::formNormGroups(ArrayRef<Operation *> ops) {
+  // An op and the elementwise ops on the (f32) result its kernel hands
+  // them before storing it.
+  for (Operation *op : ops) {
+    auto anchor = dyn_cast<FusionOpInterface>(op);
+    Value result = anchor ? anchor.getEpilogueResult() : Value();
+    if (!result || !getElementTypeOrSelf(result.getType()).isF32())
+      continue;
+    llvm::SetVector<Operation *> members;
+    members.insert(op);
+    growConsumers(members, elementsOf(result));
+    if (OpOperand *load = anchor.getWideningLoadOperand())
+      growInputCast(members, op, *load);
+    growReadProducers(members, op, elementsOf(result));
+    if (members.size() > 1)
+      form(members, FusionGroupOp::kNormEpilogue);
+  }
 
-  // A batch norm and the elementwise ops on its normalised result.
-  for (Operation *op : ops)
-    if (isa<BatchNormOp, BatchNormInferenceOp>(op) &&
-        cast<RankedTensorType>(op->getResult(0).getType()).getElementType().isF32()) {
-      llvm::SetVector<Operation *> members;
-      members.insert(op);
-      growConsumers(members, elementsOf(op->getResult(0)));
-      growInputCast(members, op, op->getOpOperand(0));
-      growReadProducers(members, op, elementsOf(op->getResult(0)));
-      if (members.size() > 1)
-        form(members, FusionGroupOp::kNormEpilogue);
-    }
+  // An op and the elementwise ops that compute the operand its kernel
+  // computes as it reads it.
+  for (Operation *op : ops) {
+    auto anchor = dyn_cast<FusionOpInterface>(op);
+    OpOperand *upstream = anchor ? anchor.getPrologueOperand() : nullptr;
+    if (!upstream)
+      continue;
+    llvm::SetVector<Operation *> members;
+    members.insert(op);
+    growProducers(members, upstream->get(), elementsOf(upstream->get()));
+    if (OpOperand *load = anchor.getWideningLoadOperand())
+      growInputCast(members, op, *load);
+    if (Value store = anchor.getNarrowingStoreResult())
+      growOutputCast(members, store);
+    if (members.size() > 1)
+      form(members, FusionGroupOp::kNormBackwardPrologue);
+  }
+}
 
-  // The elementwise ops that compute a batch norm backward's gradient.
-  for (Operation *op : ops)
-    if (auto backward = dyn_cast<BatchNormBackwardOp>(op)) {
-      llvm::SetVector<Operation *> members;
-      members.insert(op);
-      growProducers(members, backward.getGrad(), elementsOf(backward.getGrad()));
-      growInputCast(members, op, backward.getInputMutable());
-      growOutputCast(members, backward.getGradInput());
-      if (members.size() > 1)
-        form(members, FusionGroupOp::kNormBackwardPrologue);
-    }
-
-  // The optimizer, EMA and Lookahead updates of the step as one multi-tensor
-  // group: all of them, less those whose results are read before the last
-  // one (they could not wait for it).
+void BlockFuser::formMultiTensorUpdates(ArrayRef<Operation *> ops) {
+  // All of them, less those whose results are read before the last one
+  // (they could not wait for it).
   llvm::SetVector<Operation *> updates;
   for (Operation *op : ops)
     if (isMultiTensorUpdate(op) && !grouped.contains(op))
@@ -428,8 +376,9 @@ void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) 
     if (chunk.size() > 1 && canSinkToLast(chunk))
       form(chunk, FusionGroupOp::kMultiTensorUpdate);
   }
+}
 
-  // Chains of elementwise ops.
+void BlockFuser::formElementwiseChains(ArrayRef<Operation *> ops) {
   for (Operation *op : ops) {
     if (grouped.contains(op) || op->getNumResults() != 1 ||
         !joinsLoop(op, elementsOf(op->getResult(0))))
@@ -441,13 +390,13 @@ void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) 
     if (members.size() > 1)
       form(members, FusionGroupOp::kElementwise);
   }
+}
 
+void BlockFuser::formMultiTensorCasts() {
   // Runs of casts left alone (a bf16-mixed step's parameter copies, its
   // gradients widened for the update): one launch per run. Constants
   // between them launch nothing; a cast that reads one of the run's starts
   // the next run.
-  if (!multiTensorCasts)
-    return;
   llvm::SetVector<Operation *> run;
   auto flush = [&] {
     if (run.size() > 1 && canSinkToLast(run))
@@ -470,8 +419,32 @@ void BlockFuser::run(llvm::StringMap<int64_t> &groupsByKind, int64_t &opsFused) 
   flush();
 }
 
+void BlockFuser::run() {
+  SmallVector<Operation *> ops =
+      llvm::to_vector(llvm::make_pointer_range(block.without_terminator()));
+  formLibraryEpilogues(ops);
+  formNormGroups(ops);
+  formMultiTensorUpdates(ops);
+  formElementwiseChains(ops);
+  if (multiTensorCasts)
+    formMultiTensorCasts();
+}
+
 struct FusionPass : mlir::tcc::impl::FusionBase<FusionPass> {
   using FusionBase::FusionBase;
+
+  /// The patterns epilogue-patterns names; an unknown name is an error.
+  LogicalResult initialize(MLIRContext *context) override {
+    patterns.clear();
+    for (const std::string &name : epiloguePatterns) {
+      std::string error;
+      const FusionPattern *pattern = lookupFusionPattern(name, error);
+      if (!pattern)
+        return emitError(UnknownLoc::get(context)) << "tcc-fusion: epilogue-patterns: " << error;
+      patterns.push_back(pattern);
+    }
+    return success();
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -493,8 +466,7 @@ struct FusionPass : mlir::tcc::impl::FusionBase<FusionPass> {
       fn.walk([&](MicroBatchesOp loop) { blocks.push_back(&loop.getBody().front()); });
       blocks.push_back(&fn.front());
       for (Block *block : blocks)
-        BlockFuser(*block, matmulEpilogues, convEpilogues, multiTensorCasts)
-            .run(groupsByKind, opsFused);
+        BlockFuser(*block, patterns, multiTensorCasts, groupsByKind, opsFused).run();
     }
     int64_t groups = 0;
     SmallVector<NamedAttribute> byKind;
@@ -508,6 +480,8 @@ struct FusionPass : mlir::tcc::impl::FusionBase<FusionPass> {
     recordPassResult(module, "fusion", "kernels_after",
                      b.getI64IntegerAttr(kernelsPerStep(train)));
   }
+
+  SmallVector<const FusionPattern *> patterns;
 };
 
 } // namespace

@@ -44,9 +44,13 @@ void mlir::tcc::buildStepPipeline(OpPassManager &pm, const TargetBackend &target
   // fusion and the memory plan (recompute's budget) must see.
   pm.addPass(createWiden16Bit(Widen16BitOptions{target.sixteenBitKinds()}));
   target.addLayoutPasses(pm, options);
+  // By name, as tcc-opt's -tcc-fusion=epilogue-patterns=... names them, so
+  // the pipeline prints as text that builds it again.
   FusionCapabilities can = target.fusion();
-  options.addOptimization(pm, createFusion(FusionOptions{
-                                  can.matmulEpilogues, can.convEpilogues, can.multiTensorCasts}));
+  std::vector<std::string> patterns;
+  for (const FusionPattern &pattern : can.epiloguePatterns)
+    patterns.push_back(pattern.name.str());
+  options.addOptimization(pm, createFusion(FusionOptions{patterns, can.multiTensorCasts}));
   // The target chooses its library calls (a convolution's cuDNN engine,
   // for its epilogue too) for the fused step.
   target.addSelectionPasses(pm, options);

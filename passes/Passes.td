@@ -160,31 +160,56 @@ def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
   let description = [{
     Runs on the step functions (and micro-batch loop bodies) after
     `tcc-build-train-step`, so forward, backward and update ops alike can
-    join a group. Groups are formed from each op's FusionOpInterface kind,
-    greedily, in this order:
+    join a group. Groups are formed from what each op declares in its
+    FusionOpInterface (its fusion kind, and whether its kernel takes its
+    elementwise neighbours in), never from op names, greedily, in this
+    order:
 
-    1. `norm_epilogue`: a `tcc.batch_norm` or `tcc.batch_norm_inference`
-       and the elementwise ops that consume its normalised result (an
-       activation, a residual add): the norm's kernel applies them to each
-       element before storing it.
-    2. `norm_backward_prologue`: the elementwise ops whose result only a
-       `tcc.batch_norm_backward` reads as its upstream gradient (the
-       activation's backward, the residual gradient's add): the backward
-       kernel computes each gradient element where it reads it.
+    1. The target's library epilogues, with `epilogue-patterns`: each
+       pattern of the target's table (target/FusionPattern.h) names a group
+       kind, the fusion kind of its anchor and a matcher for the ops after
+       the anchor, which the library call applies. The cuda target
+       declares `cublaslt-linear-activation` (`matmul_epilogue`: an f32
+       `tcc.linear` and the `tcc.relu` that alone reads its result, or the
+       tanh-approximated `tcc.gelu` of it, which cuBLASLt applies in the
+       matmul's epilogue; where the backward reads the linear's result too,
+       the group yields it, stored by the GELU_AUX epilogue, which needs
+       rows of a multiple of 8 elements; an exact GELU stays an elementwise
+       op) and `cudnn-conv-bias-relu` (`conv_epilogue`: a `tcc.conv2d`
+       with a bias and the `tcc.relu` that alone reads its result, under
+       16-bit storage the cast that alone widens it, the ReLU of that and
+       the cast that alone narrows it back, which cuDNN's fused engines
+       apply to the f32 sums; GELU and SiLU epilogues are not formed:
+       cuDNN builds them only by compiling a kernel on a GPU, so their
+       engine could not be fixed at compile time). The patterns run one
+       after another, each over the whole block, in the option's order.
+    2. `norm_epilogue`: an op that declares the result whose elementwise
+       consumers its kernel applies before storing it
+       (`getEpilogueResult`: `tcc.batch_norm`, `tcc.batch_norm_inference`),
+       with those consumers (an activation, a residual add).
+    3. `norm_backward_prologue`: an op that declares the operand its
+       kernel computes as it reads it (`getPrologueOperand`:
+       `tcc.batch_norm_backward`'s upstream gradient), with the
+       elementwise ops whose result only it reads (the activation's
+       backward, the residual gradient's add).
 
     Under 16-bit storage both also take the `tcc.cast` that widens the
-    norm's input from bf16/fp16 to f32: the norm's kernel loads the 16-bit
+    operand the op declares it loads from 16 bits (`getWideningLoadOperand`:
+    the norm's input) from bf16/fp16 to f32: the kernel loads the 16-bit
     tensor and widens each element as it loads it (exact, as the cast), so
     the f32 copy is neither written nor read. A cast that other ops read
     too stays for them, and the group gets its own. The backward group
-    also takes the `tcc.cast` that alone reads its dx and narrows it to
+    also takes the `tcc.cast` that alone reads the result the op declares
+    it may store narrowed (`getNarrowingStoreResult`: dx) and narrows it to
     16 bits (for the convolution's backward): the kernel stores dx
     narrowed, with the cast's rounding.
-    3. `multi_tensor_update`: the step's `sgd_update`, `adamw_update`,
-       `ema_update` and `lookahead_update` ops (less any whose result is
-       read before the last of them): one multi-tensor kernel per run of
-       at most 64 updates (a kernel's arguments are bounded).
-    4. `elementwise`: chains of two or more elementwise ops over tensors of
+    4. `multi_tensor_update`: the step's Broadcast ops that update state in
+       place (the `InPlaceStateUpdate` trait: `sgd_update`, `adamw_update`,
+       `ema_update`, `lookahead_update`; LAMB's update is a Reduction),
+       less any whose result is read before the last of them: one
+       multi-tensor kernel per run of at most 64 updates (a kernel's
+       arguments are bounded).
+    5. `elementwise`: chains of two or more Elementwise ops over tensors of
        one size: one loop.
 
     With `multi-tensor-casts` (the cuda target), last: `multi_tensor_cast`,
@@ -198,24 +223,6 @@ def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
     compute what their ops read where only the group reads it (a widening
     cast of a 16-bit residual, say), but not the norm's own input.
 
-    With `matmul-epilogues` (the cuda target), first of all:
-    `matmul_epilogue`, an f32 `tcc.linear` and the `tcc.relu` that is the
-    only reader of its result (cuBLASLt applies the ReLU in the matmul's
-    epilogue, and the linear's result never reaches memory), or the
-    tanh-approximated `tcc.gelu` of its result (cuBLASLt's GELU is that
-    approximation; where the backward reads the linear's result too, the
-    group yields it, stored by the GELU_AUX epilogue, which needs rows of a
-    multiple of 8 elements). An exact GELU stays an elementwise op.
-
-    With `conv-epilogues` (the cuda target), next: `conv_epilogue`, a
-    `tcc.conv2d` with a bias and the `tcc.relu` that alone reads its result
-    (under 16-bit storage: the cast that alone widens it, the ReLU of that,
-    the cast that alone narrows the ReLU's result back), which cuDNN's fused
-    engines apply to the f32 sums before storing them; the sums never reach
-    memory. GELU and SiLU epilogues are not formed: cuDNN builds them only
-    by compiling a kernel on a GPU, so their engine could not be fixed at
-    compile time.
-
     An op joins only when every tensor it reads and writes has the group's
     number of elements and is f32 (a cast between f32 and a 16-bit float
     joins with its 16-bit side: on the cpu target every other op computes
@@ -228,14 +235,12 @@ def Fusion : Pass<"tcc-fusion", "::mlir::ModuleOp"> {
     launches.
   }];
   let options = [
-    Option<"matmulEpilogues", "matmul-epilogues", "bool", /*default=*/"false",
-           "Group a linear layer with the ReLU or tanh GELU of its result "
-           "(matmul_epilogue), for a target whose matmuls apply it in their "
-           "epilogue (cuda)">,
-    Option<"convEpilogues", "conv-epilogues", "bool", /*default=*/"false",
-           "Group a convolution that has a bias with the ReLU of its result "
-           "(conv_epilogue), for a target whose convolutions apply them in "
-           "their epilogue (cuda)">,
+    ListOption<"epiloguePatterns", "epilogue-patterns", "std::string",
+               "The library epilogue patterns to form, by the names the registered "
+               "targets declare them under (target/FusionPattern.h), in the order to try "
+               "them; the compile pipeline lists its target's (cuda: "
+               "cublaslt-linear-activation,cudnn-conv-bias-relu). An unknown name is an "
+               "error">,
     Option<"multiTensorCasts", "multi-tensor-casts", "bool", /*default=*/"false",
            "Group runs of independent casts left alone (multi_tensor_cast), for a "
            "target that launches a kernel per op (cuda)">

@@ -13,6 +13,8 @@
 #ifndef TCC_TARGET_TARGETBACKEND_H
 #define TCC_TARGET_TARGETBACKEND_H
 
+#include "target/FusionPattern.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -47,9 +49,11 @@ struct TargetOptions {
 };
 
 /// What the target's libraries fuse into their calls (tcc-fusion's options).
+/// The grouping by the kinds ops declare is the same on every target.
 struct FusionCapabilities {
-  bool matmulEpilogues = false;  ///< an activation after a linear layer
-  bool convEpilogues = false;    ///< a bias and a ReLU after a convolution
+  /// The library epilogues its calls apply, in the order tcc-fusion tries
+  /// them: a table with static storage (FusionPattern.h).
+  ArrayRef<FusionPattern> epiloguePatterns;
   bool multiTensorCasts = false; ///< many small casts in one launch
 };
 

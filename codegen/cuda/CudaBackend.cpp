@@ -9,6 +9,7 @@
 
 #include "codegen/Codegen.h"
 #include "codegen/ToolchainPaths.h"
+#include "codegen/cuda/CudaFusionPatterns.h"
 #include "codegen/cuda/Passes.h"
 #include "codegen/cuda/VisibleGpu.h"
 #include "ir/TccAttrNames.h"
@@ -69,9 +70,11 @@ public:
     options.addOptimization(pm, createChannelsLast());
   }
   /// cuBLASLt applies an activation in the matmul's epilogue, cuDNN a bias
-  /// and a ReLU in the convolution's; a launch costs microseconds whatever
-  /// its size, so many small casts go in one.
-  FusionCapabilities fusion() const override { return {true, true, true}; }
+  /// and a ReLU in the convolution's (CudaFusionPatterns.cpp); a launch
+  /// costs microseconds whatever its size, so many small casts go in one.
+  FusionCapabilities fusion() const override {
+    return {cudaEpiloguePatterns(), /*multiTensorCasts=*/true};
+  }
   void addSelectionPasses(OpPassManager &pm, const TargetOptions &options) const override {
     CudaSelectAlgorithmsOptions select;
     if (!options.gpu.empty())

@@ -269,9 +269,9 @@ func.func @layout(%x: tensor<2x3x4x5xf32>, %z: tensor<2x2x4x5xf32>) {
   return
 }
 
-// A matmul_epilogue group (tcc-fusion's matmul-epilogues, the cuda
-// target's): the linear through cuBLASLt with its ReLU in the epilogue
-// (RELU_BIAS), stored straight into the group's result.
+// A matmul_epilogue group (tcc-fusion's cublaslt-linear-activation, the
+// cuda target's pattern): the linear through cuBLASLt with its ReLU in the
+// epilogue (RELU_BIAS), stored straight into the group's result.
 // A matmul_epilogue group: the linear's call with its activation. A GELU
 // whose group also yields the linear's result (for the backward) stores it
 // through cuBLASLt's aux pointer (GELU_AUX); one that does not, GELU alone.

@@ -1,11 +1,11 @@
-// RUN: tcc-opt %s -split-input-file -tcc-fusion=conv-epilogues=true | FileCheck %s
+// RUN: tcc-opt %s -split-input-file -tcc-fusion=epilogue-patterns=cudnn-conv-bias-relu | FileCheck %s
 // RUN: tcc-opt %s -split-input-file -tcc-fusion | FileCheck %s --check-prefix=OFF
 
-// tcc-fusion's conv-epilogues option (the cuda target's: cuDNN's fused
+// The cuda target's cudnn-conv-bias-relu fusion pattern (cuDNN's fused
 // engines add a convolution's bias and apply a ReLU to its f32 sums before
 // storing them). An f32 conv with bias whose result only a ReLU reads: one
 // conv_epilogue group that yields the ReLU's output only (its backward
-// reads that), so the sums never reach memory. Without the option (the
+// reads that), so the sums never reach memory. Without the pattern (the
 // cpu target): no group.
 // CHECK: groups_by_kind = {conv_epilogue = 1 : i64}, kernels_after = 2 : i64, kernels_before = 3 : i64
 // CHECK-LABEL: func.func @train_step

@@ -1,12 +1,12 @@
-// RUN: tcc-opt %s -split-input-file -tcc-fusion=matmul-epilogues=true | FileCheck %s
+// RUN: tcc-opt %s -split-input-file -tcc-fusion=epilogue-patterns=cublaslt-linear-activation | FileCheck %s
 // RUN: tcc-opt %s -split-input-file -tcc-fusion | FileCheck %s --check-prefix=OFF
-// RUN: tcc-opt %s -split-input-file -tcc-fusion=matmul-epilogues=true -tcc-plan-memory | FileCheck %s --check-prefix=PLAN
+// RUN: tcc-opt %s -split-input-file -tcc-fusion=epilogue-patterns=cublaslt-linear-activation -tcc-plan-memory | FileCheck %s --check-prefix=PLAN
 
-// tcc-fusion's matmul-epilogues option (the cuda target's: cuBLASLt applies
+// The cuda target's cublaslt-linear-activation fusion pattern (cuBLASLt applies
 // a ReLU in a matmul's epilogue). An f32 linear whose result only a ReLU
 // reads: one matmul_epilogue group that yields the ReLU's output only (its
 // backward reads that), and takes over the linear's workspace, which the
-// memory plan places for the group. Without the option (the cpu target):
+// memory plan places for the group. Without the pattern (the cpu target):
 // no group.
 // CHECK: groups_by_kind = {matmul_epilogue = 1 : i64}, kernels_after = 2 : i64, kernels_before = 3 : i64
 // CHECK-LABEL: func.func @train_step
