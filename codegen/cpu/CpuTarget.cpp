@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Codegen.h"
-#include "codegen/common/Emitter.h"
+#include "codegen/cpu/CpuEmitter.h"
 #include "codegen/common/ModelDescription.h"
 #include "codegen/common/StepWalker.h"
 #include "ir/PhysicalLayout.h"
