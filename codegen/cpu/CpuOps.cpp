@@ -14,18 +14,6 @@
 using namespace mlir;
 using namespace mlir::tcc;
 
-namespace {
-
-const CpuOpPrinters &cpuOpPrinters() {
-  static const CpuOpPrinters table([](CpuOpPrinters &t) {
-#define OP_FAMILY(Family) registerCpu##Family##Ops(t);
-#include "codegen/common/OpFamilies.def"
-  });
-  return table;
-}
-
-} // namespace
-
 LogicalResult mlir::tcc::cpuCannotRun(Operation *op) {
   return op->emitError("the cpu target cannot run this op yet");
 }
@@ -33,7 +21,11 @@ LogicalResult mlir::tcc::cpuCannotRun(Operation *op) {
 LogicalResult mlir::tcc::emitCpuOp(Operation *op, StepEmitter &e) {
   if (auto group = dyn_cast<FusionGroupOp>(op))
     return emitCpuFusionGroup(group, e);
-  const CpuOpPrinters::Print *print = cpuOpPrinters().lookup(op);
+  static const CpuOpPrinters printers([](CpuOpPrinters &t) {
+#define OP_FAMILY(Family) registerCpu##Family##Ops(t);
+#include "codegen/common/OpFamilies.def"
+  });
+  const CpuOpPrinters::Print *print = printers.lookup(op);
   if (!print)
     return cpuCannotRun(op);
   CpuPrinter p{e, e.os};

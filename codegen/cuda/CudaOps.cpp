@@ -101,25 +101,17 @@ void CudaPrinter::copyInto(Value from, Value to) {
        << numElements(from) << ", " << e.name(from) << ", " << e.name(to) << ");\n";
 }
 
-namespace {
-
-const CudaOpPrinters &cudaOpPrinters() {
-  static const CudaOpPrinters table([](CudaOpPrinters &t) {
-#define OP_FAMILY(Family) registerCuda##Family##Ops(t);
-#include "codegen/common/OpFamilies.def"
-  });
-  return table;
-}
-
-} // namespace
-
 LogicalResult mlir::tcc::emitCudaOp(Operation *op, StepEmitter &e,
                                     ArrayRef<std::string> convKeys) {
   if (auto group = dyn_cast<FusionGroupOp>(op)) {
     CudaPrinter p{e, e.os, convKeys};
     return emitCudaFusionGroup(group, p);
   }
-  const CudaOpPrinters::Print *print = cudaOpPrinters().lookup(op);
+  static const CudaOpPrinters printers([](CudaOpPrinters &t) {
+#define OP_FAMILY(Family) registerCuda##Family##Ops(t);
+#include "codegen/common/OpFamilies.def"
+  });
+  const CudaOpPrinters::Print *print = printers.lookup(op);
   if (!print)
     return cudaCannotRun(op);
   // Printed aside first: an op the target cannot run is named as such

@@ -11,11 +11,8 @@ using kernel_args::cpp;
 
 namespace {
 
-/// A global pool's planes: "n, c, h * w".
-std::string planes(ArrayRef<int64_t> in) {
-  return std::to_string(in[0]) + ", " + std::to_string(in[1]) + ", " +
-         std::to_string(in[2] * in[3]);
-}
+/// A global pool's [n, c, h * w] planes, as the kernels take them.
+std::string planes(ArrayRef<int64_t> nchw) { return cpp(kernel_args::around(nchw, /*axis=*/1)); }
 
 } // namespace
 
