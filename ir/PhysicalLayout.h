@@ -5,7 +5,7 @@
 // stores NHWC instead (`tcc.channels_last`): the layout cuDNN's tensor-core
 // engines read without a transpose. The shapes stay logical; only the
 // kernels that index by channel or by pixel look at the layout (codegen/
-// KernelArgs.cpp, codegen/cuda/CudaOps.cpp), and the code generators ask here.
+// KernelArgs.cpp, codegen/cuda/ops/), and the code generators ask here.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_IR_PHYSICALLAYOUT_H

@@ -1,9 +1,10 @@
 //===- Emitter.h - Printing one op as a runtime kernel call -----*- C++ -*-===//
 //
 // Private to codegen/, shared by the targets: the walk (StepWalker.cpp)
-// names every value (StepEmitter); each target's op printers (cpu/CpuOps.cpp,
-// cuda/CudaOps.cpp) turn one op into calls to its kernels; the element
-// bodies of fused groups (FusionGroups.cpp) and the C++ spellings
+// names every value (StepEmitter); each target's op printers (cpu/ops/,
+// cuda/ops/, by op family) turn one op into calls to its kernels; the
+// element bodies of fused groups (ElementBody.cpp, NormGroups.cpp), the
+// optimizer's update chains (UpdateChains.cpp) and the C++ spellings
 // (CppText.cpp) are the targets' common ground.
 //
 //===----------------------------------------------------------------------===//
@@ -72,15 +73,12 @@ std::string cppScalarLiteral(DenseElementsAttr splat);
 int64_t numElements(Value v);
 ArrayRef<int64_t> dimsOf(Value v);
 
-/// The printers of the elementwise, shape, loss, optimizer and evaluation
-/// ops (CpuOpsTrain.cpp); fails without a diagnostic on other ops.
-LogicalResult emitCpuTrainOp(Operation *op, StepEmitter &emitter);
-
 class FusionGroupOp;
 
-/// Prints a tcc.fusion_group as one loop nest (common/FusionGroups.cpp): its values
-/// from outside and the values it yields are named in `emitter`.
-LogicalResult emitCpuFusionGroup(FusionGroupOp group, StepEmitter &emitter);
+/// The arrays `tensors` and `sizes` of `inputs`, opening a block the caller
+/// closes after its call: "  { const float *tensors[] = {..}; const int64_t
+/// sizes[] = {..};\n".
+std::string tensorArrays(const StepEmitter &emitter, ValueRange inputs);
 
 /// "f32", "bf16" or "f16" ("?" otherwise): how a value's elements are
 /// stored, as the float <-> 16-bit conversions name them.
@@ -88,14 +86,15 @@ std::string storageName(Value v);
 
 /// The element functor of an activation, forward or backward, as a C++
 /// expression (`Celu<float>(0.075)`; runtime/kernels/Activation.h), or
-/// empty for other ops. Backward functors take (the forward's value, the
+/// empty for other ops (common/Activations.cpp). Backward functors take (the forward's value, the
 /// gradient).
 std::string elementFunctorOf(Operation *op);
 
 /// The loop body of an elementwise tcc.fusion_group at element `i`: the
 /// element functors to declare before the loop, and the statements (its
 /// values from outside the group are read at `i`, its yielded ones stored
-/// there). The targets wrap it in their loop (common/FusionGroups.cpp, cuda/CudaOps.cpp).
+/// there). The targets wrap it in their loop (cpu/CpuGroups.cpp,
+/// cuda/CudaGroups.cpp).
 LogicalResult printElementwiseBody(FusionGroupOp group, StepEmitter &emitter,
                                    std::string &functors, std::string &body);
 
@@ -183,10 +182,6 @@ struct UpdateTable {
 /// independent of each other), a new one where a table would pass
 /// `maxStages` stages (a chain is never split).
 SmallVector<UpdateTable> updateTables(const MultiTensorChains &plan, size_t maxStages);
-
-/// Prints the kernel calls of `op`. Fails with an error on the op when the
-/// cpu target cannot run it.
-LogicalResult emitCpuOp(Operation *op, StepEmitter &emitter);
 
 } // namespace mlir::tcc
 

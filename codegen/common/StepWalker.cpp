@@ -541,3 +541,21 @@ LogicalResult mlir::tcc::emitOpsOneByOne(ModuleOp module, TargetEmitter &target,
   }
   return success();
 }
+
+std::string TargetEmitter::copy(StringRef type, int64_t n, StringRef from,
+                                StringRef to) const {
+  return calls.kernels + "copy<" + type.str() + ">(" + calls.stream + std::to_string(n) +
+         ", " + from.str() + ", " + to.str() + ");";
+}
+
+std::string TargetEmitter::accumulate(StringRef type, int64_t n, StringRef from,
+                                      StringRef to) const {
+  return calls.kernels + "add_accumulate<" + type.str() + ">(" + calls.stream +
+         std::to_string(n) + ", " + from.str() + ", " + to.str() + ");";
+}
+
+std::string TargetEmitter::addTotals(StringRef lossSum, StringRef correct) const {
+  return calls.stepOps + "add_step_totals(" + calls.stream + "args.control, " +
+         (lossSum.empty() ? "static_cast<const float *>(nullptr)" : lossSum.str()) + ", " +
+         (correct.empty() ? "static_cast<const int64_t *>(nullptr)" : correct.str()) + ");";
+}

@@ -24,10 +24,18 @@
 
 namespace mlir::tcc {
 
+/// How a target calls the runtime's copy, accumulate and totals kernels:
+/// `kernels` before "copy<T>(" ("", "cuda::"), `stream` first among their
+/// arguments ("", "args.stream, "), the totals from `stepOps` ("cpu::").
+struct StepCalls {
+  std::string kernels, stream, stepOps;
+};
+
 /// What differs between targets inside a step. Every string it returns is
 /// one complete statement or declaration of the generated host code.
 class TargetEmitter {
 public:
+  explicit TargetEmitter(StepCalls calls) : calls(std::move(calls)) {}
   virtual ~TargetEmitter() = default;
 
   /// Prints the statements that run `op`, its buffers named in `names`
@@ -40,17 +48,22 @@ public:
   virtual std::string scalarConstant(StringRef type, StringRef name,
                                      StringRef value) = 0;
 
+  /// What the walk made the target declare at file scope, before the op
+  /// functions (SourceSkeleton.cpp); empty by default.
+  virtual std::string fileScope() const { return ""; }
+
   /// to[0..n) = from[0..n), elements of C++ type `type`.
-  virtual std::string copy(StringRef type, int64_t n, StringRef from,
-                           StringRef to) = 0;
+  std::string copy(StringRef type, int64_t n, StringRef from, StringRef to) const;
 
   /// to[0..n) += from[0..n).
-  virtual std::string accumulate(StringRef type, int64_t n, StringRef from,
-                                 StringRef to) = 0;
+  std::string accumulate(StringRef type, int64_t n, StringRef from, StringRef to) const;
 
   /// Adds the step's loss sum and correct count (either may be empty: the
   /// step has none) and its real samples to the bound totals.
-  virtual std::string addTotals(StringRef lossSum, StringRef correct) = 0;
+  std::string addTotals(StringRef lossSum, StringRef correct) const;
+
+private:
+  StepCalls calls;
 };
 
 /// Where the step's batch lives: the scratch arena past the memory plan.

@@ -1,7 +1,7 @@
 //===- MultiTensor.h - Every parameter's update in one loop nest -*- C++ -*-===//
 //
 // The cpu kernel of a tcc.fusion_group "multi_tensor_update" (the optimizer,
-// EMA and Lookahead updates of all parameters of a step; codegen/common/FusionGroups.cpp
+// EMA and Lookahead updates of all parameters of a step; codegen/common/UpdateChains.cpp
 // prints the tables). The group's updates come as chains: the stages that
 // touch one tensor's elements in order (a parameter's SGD step, then the EMA
 // of the new parameter, then Lookahead), one element loop per chain running

@@ -34,7 +34,7 @@ constexpr double kSqrt2OverPi = 0.79788456080286535588; // sqrt(2/pi)
 
 // Each activation is a functor on one element (`Celu<T>{alpha}(x)`,
 // `CeluBackward<T>{alpha}(x, dy)`), which the array kernels below map over n
-// elements and fused loop nests (codegen/common/FusionGroups.cpp) call inline: both
+// elements and fused loop nests (codegen/common/ElementBody.cpp) call inline: both
 // round the same operations in the same order, so fusing is exact.
 
 //--- relu ------------------------------------------------------------------//

@@ -43,7 +43,7 @@ using ComputeOf = std::conditional_t<std::is_floating_point_v<S>, S, float>;
 template <class T, class S> TCC_HOST_DEVICE inline T widened(S x) { return T(acc_t(x)); }
 
 /// `v`, rounded to T as if a kernel had stored it and the next one loaded
-/// it. A fused loop (codegen/common/FusionGroups.cpp) passes each op's value through
+/// it. A fused loop (codegen/common/ElementBody.cpp) passes each op's value through
 /// this on its way to the next op: the C++ compiler contracts a multiply
 /// and an add into one FMA wherever it sees both (-ffp-contract=fast, GCC's
 /// default, with -march=native), and across two ops that would round once

@@ -1,11 +1,12 @@
 // RUN: tcc-translate --emit-cpu %s | FileCheck %s
 
-// A tcc.fusion_group is one loop nest (codegen/common/FusionGroups.cpp): each op an
-// element functor of runtime/kernels or a float operator, each value that
-// goes on to another op through as_stored() (no FMA across two ops), the
-// group's results stored at element i after every read of element i (the
-// memory plan may put a result over an operand the group reads last); a
-// value read only inside the group is a local and never stored.
+// A tcc.fusion_group is one loop nest (codegen/cpu/CpuGroups.cpp around
+// codegen/common/ElementBody.cpp): each op an element functor of
+// runtime/kernels or a float operator, each value that goes on to another
+// op through as_stored() (no FMA across two ops), the group's results
+// stored at element i after every read of element i (the memory plan may
+// put a result over an operand the group reads last); a value read only
+// inside the group is a local and never stored.
 
 // CHECK-LABEL: // @elementwise
 // CHECK: // tcc.fusion_group

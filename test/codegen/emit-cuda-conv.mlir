@@ -1,6 +1,6 @@
 // RUN: tcc-translate --emit-cuda %s | FileCheck %s
 
-// Convolutions (codegen/cuda/CudaOps.cpp): each op runs the row of the baked
+// Convolutions (codegen/cuda/ops/ContractionOps.cpp): each op runs the row of the baked
 // cuDNN table (tcc.cuda_target, set by tcc compile) whose problem it poses,
 // with the problem's x, weight and y whatever the direction. A forward
 // conv's bias (and its conv_epilogue group's ReLU) runs in cuDNN's epilogue

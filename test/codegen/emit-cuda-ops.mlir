@@ -1,6 +1,6 @@
 // RUN: tcc-translate --emit-cuda %s | FileCheck %s
 
-// The cuda target's printers (codegen/cuda/CudaOps.cpp): every op is launched on
+// The cuda target's printers (codegen/cuda/ops/): every op is launched on
 // the model's stream (args.stream) with the cpu target's element math; a
 // matmul goes to cuBLASLt (args.matmul), posed on row-major tensors; scalar
 // constants live in __device__ arrays whose address the step takes.

@@ -6,7 +6,7 @@ Used only by the tests (test/e2e/compare_with_torch.py); needs Debian's
 python3-torch (torch 1.13) and numpy.
 
 What is reproduced, with tcc's semantics (passes/BuildTrainStep.cpp,
-runtime/kernels/Step.h, runtime/kernels/Optimizer.h, codegen/cpu/CpuOpsTrain.cpp):
+runtime/kernels/Step.h, runtime/kernels/Optimizer.h, codegen/cpu/ops/):
 
 * every graph op of the model format except dropout (its random mask cannot
   be reproduced; `unsupported_reason` says so);

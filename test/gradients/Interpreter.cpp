@@ -1,8 +1,8 @@
 //===- Interpreter.cpp - Runs tcc functions in double (tests only) --------===//
 //
-// The op -> kernel mapping mirrors codegen/cpu/CpuOps.cpp (emitNN,
-// emitActivation) and codegen/cpu/CpuOpsTrain.cpp (emitCpuTrainOp) call for call:
-// keep them in step when a printer changes.
+// The op -> kernel mapping mirrors the cpu target's printers (codegen/cpu/ops/,
+// one file per op family) call for call: keep them in step when a printer
+// changes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -224,7 +224,7 @@ private:
   }
 
   //===--------------------------------------------------------------------===//
-  // codegen/cpu/CpuOps.cpp: emitNN
+  // codegen/cpu/ops/: ContractionOps, NormOps, PoolOps, ArithmeticOps
   //===--------------------------------------------------------------------===//
 
   bool runNN(Operation *op) {
@@ -388,7 +388,7 @@ private:
   }
 
   //===--------------------------------------------------------------------===//
-  // codegen/cpu/CpuOps.cpp: emitActivation. Forward (n, [attr,] x, y); backward
+  // codegen/cpu/ops/ActivationOps.cpp. Forward (n, [attr,] x, y); backward
   // (n, [attr,] value = operand 1, grad = operand 0, result).
   //===--------------------------------------------------------------------===//
 
@@ -455,7 +455,7 @@ private:
   }
 
   //===--------------------------------------------------------------------===//
-  // codegen/cpu/CpuOpsTrain.cpp: emitCpuTrainOp (the ops gradients need)
+  // codegen/cpu/ops/: the other families (the ops gradients need)
   //===--------------------------------------------------------------------===//
 
   /// Copies operand `from` into result `to`, floats or ints.

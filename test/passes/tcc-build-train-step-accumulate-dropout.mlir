@@ -2,7 +2,7 @@
 // own, as PyTorch does for each micro-batch of an accumulated step: the
 // loop body holds one forward and one backward dropout with the same
 // stream, and the loop declares how many streams an iteration uses, so
-// iteration k draws stream + k * dropout_streams (codegen/cpu/CpuOpsTrain.cpp;
+// iteration k draws stream + k * dropout_streams (codegen/cpu/ops/ArithmeticOps.cpp;
 // the dropout e2e variants check the masks against PyTorch).
 // RUN: tcc-opt %s -tcc-build-train-step | FileCheck %s
 

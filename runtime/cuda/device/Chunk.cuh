@@ -1,6 +1,6 @@
 //===- Chunk.cuh - Elementwise launches over chunks of elements --*- CUDA -*-===//
 //
-// An elementwise fusion group (codegen/CudaOps.cpp) reads each operand and
+// An elementwise fusion group (codegen/cuda/CudaGroups.cpp) reads each operand and
 // writes each result at every element i. One element per thread moves 2 or
 // 4 bytes per access, far below what the memory system serves per
 // instruction; here a thread takes a chunk of kChunk consecutive elements:

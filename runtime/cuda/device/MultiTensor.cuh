@@ -25,7 +25,7 @@
 
 namespace tcc::rt::cuda {
 
-/// Stages one launch takes; codegen/CudaOps.cpp starts a new launch beyond
+/// Stages one launch takes; codegen/cuda/ops/OptimizerOps.cpp starts a new launch beyond
 /// it (keeps UpdateTable under the kernel parameter limit, static_assert).
 constexpr int kMaxStagesPerLaunch = 128;
 

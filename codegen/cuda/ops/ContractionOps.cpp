@@ -1,0 +1,123 @@
+//===- ContractionOps.cpp - Convolutions (cuDNN) and linear layers (cuBLASLt) ===//
+
+#include "codegen/cuda/ops/CudaPrinter.h"
+
+#include "codegen/cuda/StepProblems.h"
+
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+namespace {
+
+/// linear_backward_data (`other` the weight) or linear_backward_weight
+/// (`other` the input), `w` the weight's dims.
+void printLinearBackward(Operation *op, CudaPrinter &p, StringRef which, ArrayRef<int64_t> w,
+                         Value grad, Value other) {
+  p.os << "  args.matmul->linear_backward_" << which
+       << "(args.stream, cuda::Matmul::Type::" << storageName(op->getResult(0)) << ", "
+       << numElements(grad) / w[0] << ", " << w[1] << ", " << w[0] << ", " << p(grad) << ", "
+       << p(other) << ", " << p(op->getResult(0)) << ", " << workspaceOf(op) << ");\n";
+}
+
+} // namespace
+
+void mlir::tcc::printLinearForward(LinearOp o, CudaPrinter &p, Value result, Value aux,
+                                   Operation *planned) {
+  ArrayRef<int64_t> in = dimsOf(o.getInput());
+  const ::tcc::cuda::MatmulActivation activation = epilogueActivationOf(o);
+  p.os << "  args.matmul->linear_forward(args.stream, cuda::Matmul::Type::"
+       << storageName(o.getResult()) << ", " << product(in.drop_back()) << ", " << in.back() << ", "
+       << dimsOf(o.getWeight())[0] << ", " << p(o.getInput()) << ", " << p(o.getWeight()) << ", "
+       << (o.getBias() ? p(o.getBias()) : "nullptr") << ", " << p(result) << ", "
+       << workspaceOf(planned);
+  if (activation != ::tcc::cuda::MatmulActivation::none)
+    p.os << ", ::tcc::cuda::MatmulActivation::" << ::tcc::cuda::matmulActivationName(activation)
+         << ", " << (activation == ::tcc::cuda::MatmulActivation::gelu_aux ? p(aux) : "nullptr");
+  p.os << ");\n";
+}
+
+// A forward conv's bias, and the ReLU of its conv_epilogue group, run in
+// cuDNN's epilogue; where cuDNN had no engine for that, kernels after the
+// conv apply them to `result` in place.
+LogicalResult mlir::tcc::printConv(Operation *op, CudaPrinter &p, Value result,
+                                   Operation *planned) {
+  namespace cuda = ::tcc::cuda;
+  ArrayRef<std::string> convKeys = p.convKeys;
+  FailureOr<cuda::ConvProblem> problem = convProblemOf(op);
+  if (failed(problem))
+    return op->emitError("the cuda target runs a convolution in one element type");
+  std::optional<cuda::ConvProblem> row = bakedConvProblem(*problem, convKeys);
+  if (!row)
+    return op->emitError("the convolution [")
+           << problem->key() << "] has no baked cuDNN engine; tcc compile --target=cuda "
+           << "chooses them (the module's tcc.cuda_target attribute)";
+  const int64_t index = llvm::find(convKeys, row->key()) - convKeys.begin();
+  auto run = [&](Value x, Value weight, Value y, Value bias) {
+    static const char *const epilogues[] = {"", " + bias", " + bias, ReLU"};
+    p.os << "  args.convs->run(" << index << ", " << p(x) << ", " << p(weight) << ", " << p(y)
+         << ", " << workspaceOf(planned) << (bias ? ", " + p(bias) : "") << "); // "
+         << cuda::directionName(row->direction) << epilogues[int(row->epilogue)] << "\n";
+  };
+  auto conv = dyn_cast<Conv2dOp>(op);
+  if (!conv) {
+    if (auto data = dyn_cast<Conv2dBackwardDataOp>(op))
+      run(data.getResult(), data.getWeight(), data.getGrad(), Value());
+    else if (auto filter = cast<Conv2dBackwardFilterOp>(op))
+      run(filter.getInput(), filter.getResult(), filter.getGrad(), Value());
+    return success();
+  }
+  const bool fused = row->epilogue != cuda::ConvEpilogue::None;
+  run(conv.getInput(), conv.getWeight(), result, fused ? conv.getBias() : Value());
+  if (fused || !conv.getBias())
+    return success();
+  // Channel k of element i: i / plane % K, NHWC's i % K (planes of 1).
+  const bool last = problem->layout == cuda::ConvLayout::NHWC;
+  const int64_t plane = last ? 1 : problem->p * problem->q,
+                images = last ? problem->n * problem->p * problem->q : problem->n,
+                count = images * problem->k * plane;
+  const bool relu = problem->epilogue == cuda::ConvEpilogue::BiasRelu;
+  std::string type = storageName(result), y = p(result), bias = p(conv.getBias());
+  if (type == "f32") {
+    p.os << "  cuda::add_channel_bias(args.stream, " << images << ", " << problem->k << ", "
+         << plane << ", " << bias << ", " << y << ");\n";
+    if (relu)
+      p.forEachChunk(count, {y}, {y}, "s0[k] = Relu<float>{}(c0[k]);");
+    return success();
+  }
+  // The stored 16-bit sum (rounded twice, where cuDNN's epilogue rounds
+  // once: within an ulp of 16 bits), and its ReLU, which commutes with the
+  // rounding.
+  std::string channel =
+      bias + "[i / " + std::to_string(plane) + " % " + std::to_string(problem->k) + "]";
+  std::string sum = type + "_to_float(c0[k]) + " + type + "_to_float(" + channel + ")";
+  p.forEachChunk(count, {y}, {y},
+                 "s0[k] = float_to_" + type + "(" + (relu ? "Relu<float>{}(" + sum + ")" : sum) +
+                     ");",
+                 /*indexed=*/true);
+  return success();
+}
+
+void mlir::tcc::registerCudaContractionOps(CudaOpPrinters &t) {
+  // Linear layers through cuBLASLt (runtime/cuda/device/Matmul.cuh), in the
+  // type of their result, with the workspace the memory plan placed.
+  t.add<LinearOp>([](LinearOp o, CudaPrinter &p) {
+    printLinearForward(o, p, o.getResult(), Value(), o);
+    return success();
+  });
+  t.add<LinearBackwardDataOp>([](LinearBackwardDataOp o, CudaPrinter &p) {
+    printLinearBackward(o, p, "data", dimsOf(o.getWeight()), o.getGrad(), o.getWeight());
+    return success();
+  });
+  t.add<LinearBackwardWeightOp>([](LinearBackwardWeightOp o, CudaPrinter &p) {
+    printLinearBackward(o, p, "weight", dimsOf(o.getResult()), o.getGrad(), o.getInput());
+    return success();
+  });
+  // Types first: a convolution on mixed types has no cuDNN problem to name.
+  t.add<Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp>([](auto o, CudaPrinter &p) {
+    if (std::string why = unsupportedTypes(o); !why.empty())
+      return refuseTypes(o, why);
+    return printConv(o, p, o.getResult(), o);
+  });
+}
