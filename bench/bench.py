@@ -16,18 +16,27 @@ benchmark").
   bench.py table RESULTS.json [--png FILE]
       The table of a run again, and its chart (bench/results/*.json).
 
-Rows per model: tcc fp32, tcc bf16-mixed, tcc pure fp16 (the examples' own
-precision, last: a tight --budget skips it first; the trainers' own metrics:
-the median epoch after the first, training only), PyTorch eager and
-torch.compile(mode="max-autotune"), both bf16 autocast (bench/pytorch_gpu.py,
-the parity tests' PyTorch model and trainer on the same data and recipe).
+Rows per model (--rows, in the order given): tcc in pure fp16 (the
+airbench94 and ResNet-9 examples' own precision), bf16-mixed and fp32 (the
+trainers' own metrics: epoch times, training only); PyTorch eager and
+torch.compile(mode="max-autotune") in bf16 autocast and in pure fp16
+(`.half()`, as the originals), and eager in NCHW (bench/pytorch_gpu.py: the
+parity tests' network and recipe, written as the fastest PyTorch: its
+docstring and docs/performance.md's baseline audit). Every row trains the
+recipe's epochs, at least 4 (--epochs instead): the median of the epochs
+after the first, their least and most.
 Columns: ms per epoch, images/s, achieved TFLOP/s and % of the GPU's dense
 bf16 peak (training FLOPs per image counted on the PyTorch model: 2 per
 multiply-add of every convolution and linear layer, three passes), peak
 memory (tcc: the planned step, state and scratch arenas; PyTorch: the
 most it allocated for the steps), compile time (tcc compile with nvcc on the
-machine that prepared DIR; torch.compile: its first step) and the test
-accuracy reached. CIFAR-10 is real when DIR/data/cifar-10-batches-bin (or
+machine that prepared DIR; torch.compile: its first step), seconds end to
+end (tcc: the trainer's process from start to exit; PyTorch: data read,
+model and whitening built, every epoch and the evaluation, after `import
+torch`), the test accuracy reached, and the ratios to the fastest eager and
+the fastest torch.compile row of the model. --profile adds each tcc
+trainer's per-op profile (./train --profile) and each PyTorch row's kernels
+per step (torch.profiler). CIFAR-10 is real when DIR/data/cifar-10-batches-bin (or
 --cifar) has it, synthetic CIFAR-shaped data otherwise: the table says
 which, and accuracy on synthetic data means nothing.
 """
@@ -52,7 +61,17 @@ PRECISIONS = ["fp32", "bf16-mixed", "fp16"]
 # the airbench94 and ResNet-9 examples (and their originals) train; last, so
 # that a tight --budget skips it first.
 TCC_ROWS = {"tcc-bf16": "bf16-mixed", "tcc-fp32": "fp32", "tcc-fp16": "fp16"}
-ROWS = ["tcc-bf16", "pytorch-eager", "tcc-fp32", "torch-compile", "tcc-fp16"]
+# PyTorch rows: (precision, torch.compile mode, memory format).
+PYTORCH_ROWS = {
+    "pytorch-eager": ("bf16-mixed", None, "auto"),
+    "pytorch-eager-fp16": ("fp16", None, "auto"),
+    "pytorch-eager-fp16-nchw": ("fp16", None, "contiguous"),
+    "torch-compile": ("bf16-mixed", "max-autotune", "auto"),
+    "torch-compile-fp16": ("fp16", "max-autotune", "auto"),
+}
+ROWS = ["tcc-fp16", "tcc-bf16", "pytorch-eager-fp16", "pytorch-eager", "tcc-fp32",
+        "pytorch-eager-fp16-nchw", "torch-compile-fp16", "torch-compile"]
+MIN_EPOCHS = 4  # a warm-up epoch and at least 3 measured
 BINARIES = "bench-bins.tar.xz"
 # Dense (no sparsity) bf16 tensor-core peaks, TFLOP/s, by a word of the GPU's name.
 DENSE_BF16_PEAK = [("H200", 989.4), ("H100", 989.4), ("A100", 312.0)]
@@ -62,6 +81,8 @@ def sh(cmd, cwd=None, env=None, timeout=None):
     try:
         return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True,
                               timeout=timeout)
+    except FileNotFoundError as e:  # no nvidia-smi on a dry run's machine
+        return subprocess.CompletedProcess(cmd, 127, "", str(e))
     except subprocess.TimeoutExpired as e:
         return subprocess.CompletedProcess(cmd, 124, e.stdout or "", (e.stderr or "") +
                                            f"\n(timed out after {timeout} s)")
@@ -77,9 +98,11 @@ def prepare(args):
     os.makedirs(os.path.join(args.dir, "bin"), exist_ok=True)
     os.makedirs(os.path.join(args.dir, "reports"), exist_ok=True)
     commit = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).stdout.strip()
+    # The trainers are tcc's at `commit` only where no tracked file differs.
+    clean = not sh(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).stdout
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
                 if line.startswith("model name")), platform.machine())
-    manifest = {"gpu": args.gpu, "tcc_commit": commit, "prepared": datetime.datetime.now(
+    manifest = {"gpu": args.gpu, "tcc_commit": commit, "tcc_tree_clean": clean, "prepared": datetime.datetime.now(
         datetime.timezone.utc).isoformat(timespec="seconds"),
         "compile_machine": f"{os.cpu_count()} x {cpu}", "rows": []}
     for model in MODELS:
@@ -151,31 +174,57 @@ def tcc_row(args, row, data, epochs):
     work = os.path.join(args.dir, "runs", row["exe"])
     os.makedirs(work, exist_ok=True)
     metrics = os.path.join(work, "metrics.jsonl")
+    if os.path.exists(metrics):
+        os.remove(metrics)
+    start = time.monotonic()
     r = sh([exe, "--data", data, "--epochs", str(epochs), "--quiet", "--metrics", metrics],
            cwd=work, timeout=args.run_timeout)
+    end_to_end = time.monotonic() - start
     if r.returncode != 0:
         return {"error": f"exit {r.returncode}: {r.stderr.strip()[-1500:]}"}
     with open(metrics) as f:
         records = [json.loads(line) for line in f if line.strip()]
     epochs_run = [x for x in records if x.get("type") == "epoch"]
     later = epochs_run[1:] or epochs_run
-    seconds = statistics.median(x["epoch_seconds"] for x in later)
-    return {"ms_per_epoch": 1000 * seconds,
-            "images_per_second": statistics.median(x["images_per_second"] for x in later),
-            "epoch_seconds": [x["epoch_seconds"] for x in epochs_run],
-            "test_accuracy": epochs_run[-1]["test_acc"], "peak_memory_bytes": row["peak_bytes"],
-            "compile_seconds": row["compile_seconds"],
-            "kernels_per_step": row["kernels_per_step"]}
+    seconds = [x["epoch_seconds"] for x in later]
+    result = {"ms_per_epoch": 1000 * statistics.median(seconds),
+              "ms_per_epoch_min": 1000 * min(seconds), "ms_per_epoch_max": 1000 * max(seconds),
+              "images_per_second": statistics.median(x["images_per_second"] for x in later),
+              "epoch_seconds": [x["epoch_seconds"] for x in epochs_run],
+              "end_to_end_seconds": end_to_end,
+              "test_accuracy": epochs_run[-1]["test_acc"],
+              "peak_memory_bytes": row["peak_bytes"],
+              "compile_seconds": row["compile_seconds"],
+              "kernels_per_step": row["kernels_per_step"]}
+    if args.profile:
+        result["profile"] = tcc_profile(args, exe, work, data)
+    return result
 
 
-def pytorch_row(args, model, data, epochs, compile_mode):
-    out = os.path.join(args.dir, "runs", f"{model}-pytorch-{compile_mode or 'eager'}.json")
+def tcc_profile(args, exe, work, data):
+    """The trainer's per-op profile (CUDA events around each op, 12 steps
+    un-graphed, the first a warm-up): the step's ms and its ops by share."""
+    out = os.path.join(work, "profile.json")
+    r = sh([exe, "--data", data, "--steps", "12", "--quiet", "--profile", out], cwd=work,
+           timeout=args.run_timeout)
+    if r.returncode != 0:
+        return {"error": f"exit {r.returncode}: {r.stderr.strip()[-500:]}"}
+    with open(out) as f:
+        return json.load(f)
+
+
+def pytorch_row(args, model, name, data, epochs):
+    precision, compile_mode, memory_format = PYTORCH_ROWS[name]
+    out = os.path.join(args.dir, "runs", f"{model}-{name}.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     cmd = [sys.executable, os.path.join(ROOT, "bench", "pytorch_gpu.py"),
            os.path.join(ROOT, "examples", model + ".json"), "--data", data, "--epochs",
-           str(epochs), "--precision", "bf16-mixed", "--json", out]
+           str(epochs), "--precision", precision, "--memory-format", memory_format,
+           "--json", out, "--device", args.device]
     if compile_mode:
         cmd += ["--compile", compile_mode]
+    if args.profile:
+        cmd += ["--profile-steps", "5"]
     r = sh(cmd, timeout=args.run_timeout)
     if r.returncode != 0:
         return {"error": f"exit {r.returncode}: {(r.stdout + r.stderr).strip()[-1500:]}"}
@@ -248,7 +297,7 @@ def run(args):
             continue
         first = next(iter(precisions.values()))
         data, kind = data_for(args, first["data_format"], first["shape"], first["classes"])
-        epochs = args.epochs or first["epochs"]
+        epochs = args.epochs or max(first["epochs"], MIN_EPOCHS)
         flops = None
         for name in args.rows:
             if time.monotonic() > deadline:
@@ -258,8 +307,7 @@ def run(args):
             if name.startswith("tcc-"):
                 measured = tcc_row(args, precisions[TCC_ROWS[name]], data, epochs)
             else:
-                measured = pytorch_row(args, model, data, epochs,
-                                       "max-autotune" if name == "torch-compile" else None)
+                measured = pytorch_row(args, model, name, data, epochs)
                 flops = measured.get("flops_per_image") or flops
             entry = row_entry(measured, model, name, kind, epochs)
             result["rows"].append(entry)
@@ -281,28 +329,39 @@ def line_of(r):
 
 
 def table(result):
-    head = ("| model | row | data | ms/epoch | img/s | vs eager | TFLOP/s | % bf16 peak | "
-            "peak MiB | compile s | test acc |")
+    head = ("| model | row | data | ms/epoch | min-max | img/s | vs eager | vs compile | "
+            "TFLOP/s | % bf16 peak | peak MiB | compile s | end-to-end s | test acc |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
-    eager = {r["model"]: r.get("images_per_second") for r in result["rows"]
-             if r["row"] == "pytorch-eager" and "error" not in r}
+
+    def fastest(prefix):
+        """{model: images/s} of the model's fastest row of a kind."""
+        best = {}
+        for r in result["rows"]:
+            if r["row"].startswith(prefix) and "error" not in r:
+                best[r["model"]] = max(best.get(r["model"], 0), r["images_per_second"])
+        return best
+    eager, compiled = fastest("pytorch-eager"), fastest("torch-compile")
 
     def num(v, fmt):
         return format(v, fmt) if isinstance(v, (int, float)) else "—"
+
+    def ratio(r, best):
+        base = best.get(r["model"])
+        return num(r["images_per_second"] / base if base else None, ".2f") + ("x" if base else "")
     for r in result["rows"]:
         if "error" in r:
             lines.append(f"| {r['model']} | {r['row']} | {r['data']} | error: "
-                         f"{r['error'][:80]} |" + " |" * 7)
+                         f"{r['error'][:80]} |" + " |" * 10)
             continue
-        base = eager.get(r["model"])
         mem = r.get("peak_memory_bytes")
+        low, high = r.get("ms_per_epoch_min"), r.get("ms_per_epoch_max")
         lines.append("| " + " | ".join([
             r["model"], r["row"], r["data"], num(r["ms_per_epoch"], ".1f"),
-            num(r["images_per_second"], ".0f"),
-            num(r["images_per_second"] / base if base else None, ".2f") + ("x" if base else ""),
+            f"{low:.1f}-{high:.1f}" if low is not None and high is not None else "—",
+            num(r["images_per_second"], ".0f"), ratio(r, eager), ratio(r, compiled),
             num(r.get("tflops"), ".1f"), num(r.get("percent_of_dense_bf16_peak"), ".1f"),
             num(mem / 2**20 if mem else None, ".0f"), num(r.get("compile_seconds"), ".1f"),
-            num(r.get("test_accuracy"), ".4f")]) + " |")
+            num(r.get("end_to_end_seconds"), ".1f"), num(r.get("test_accuracy"), ".4f")]) + " |")
     return "\n".join(lines)
 
 
@@ -344,13 +403,17 @@ def main():
     p.add_argument("--only", nargs="+", choices=MODELS)
     r = sub.add_parser("run", help="train every row and write the table (on the GPU)")
     r.add_argument("dir")
-    r.add_argument("--epochs", type=float, help="instead of each recipe's")
+    r.add_argument("--epochs", type=float,
+                   help=f"instead of each recipe's (at least {MIN_EPOCHS} by default)")
+    r.add_argument("--profile", action="store_true",
+                   help="also profile each row: tcc per op, PyTorch kernels per step")
     r.add_argument("--only", nargs="+", choices=MODELS)
     r.add_argument("--rows", nargs="+", choices=ROWS, default=ROWS,
                    help="in this order (default: %(default)s)")
     r.add_argument("--cifar", help="a CIFAR-10 binary folder (default: DIR/data/...)")
     r.add_argument("--budget", type=float, default=1e9, help="seconds; later rows are skipped")
     r.add_argument("--run-timeout", type=float, default=900, help="seconds one row may take")
+    r.add_argument("--device", default="cuda", help="the PyTorch rows' (cpu: a dry run)")
     t = sub.add_parser("table", help="the table and chart of a results file")
     t.add_argument("results")
     t.add_argument("--png")

@@ -101,6 +101,9 @@ def test_data_mode_and_table():
             result = json.load(f)
         check(result["steps"] == 6 and len(result["epoch_seconds"]) == 2, "3 steps per epoch")
         check(0 <= result["test_accuracy"] <= 1, "accuracy")
+        check(result["ms_per_epoch_min"] <= result["ms_per_epoch"] <= result["ms_per_epoch_max"]
+              and result["end_to_end_seconds"] > sum(result["epoch_seconds"]),
+              "the epochs' spread and the time end to end")
         # fashion_cnn's 3x3 convolutions: 1->16 and 16->32 at 28x28, two 32->32
         # and 32->64 at 14x14; the 64->10 linear. 2 FLOPs per multiply-add,
         # three passes.
@@ -120,7 +123,59 @@ def test_data_mode_and_table():
         check("error: exit 1" in text, "the table's error row")
 
 
+def fast_matches_reference(name, batch, steps, precision=None):
+    """The benchmark's fast PyTorch (myrtle.ai's ghost batch norm, foreach
+    updates of update-momentum SGD, Lookahead and EMA) takes the parity
+    trainer's steps: the same parameters after `steps` steps, in float64,
+    where the reference's ghost groups are the strided ones the fast form
+    takes."""
+    sys.path.insert(0, os.path.join(ROOT, "test", "e2e"))
+    import torch_reference as ref
+    with open(os.path.join(ROOT, "examples", name + ".json")) as f:
+        spec = json.load(f)
+    spec["train"]["batch_size"] = batch
+    spec["train"]["precision"] = "fp32"
+    for node in spec["graph"]:
+        init = (node.get("weight") or {}).get("init") if isinstance(node.get("weight"),
+                                                                     dict) else None
+        if node.get("out_channels") and init != "patch_whitening":
+            node["out_channels"] = max(4, node["out_channels"] // 8)  # quick in float64
+        if node.get("ghost_batch"):
+            node["ghost_batch"] = batch // 4
+            node["ghost_grouping"] = "strided"
+    g = torch.Generator().manual_seed(1)
+    shape = [int(d) for d in spec["input"]["shape"]]
+    xs = torch.randn([steps, batch] + shape, generator=g, dtype=torch.float64)
+    ys = torch.randint(0, int(spec["input"]["classes"]), (steps, batch), generator=g)
+    finals = []
+    for fast in (False, True):
+        torch.manual_seed(0)
+        model = ref.TccModel(spec).double()
+        if fast:
+            ref.use_fast_ghost_norm(model, batch)
+        trainer = ref.Trainer(model, spec, steps_per_epoch=steps, total_steps=steps, fast=fast)
+        for s in range(steps):
+            trainer.step(xs[s], ys[s])
+        def collapsed(n, t):  # a fast ghost norm's running statistics per group
+            splits = getattr(model.get_submodule(n.rsplit(".", 1)[0]), "fast_splits", 0)
+            return t.view(splits, -1).mean(0) if splits and "running" in n else t
+        state = {n: collapsed(n, t) for n, t in trainer.model_state().items()}
+        state.update({"ema:" + n: collapsed(n, t) for n, t in trainer.ema.items()})
+        finals.append(state)
+    worst = max(float((finals[0][n] - finals[1][n]).abs().max() /
+                      (finals[0][n].abs().max() + 1e-30)) for n in finals[0])
+    check(worst < 1e-9, f"{name}: the fast PyTorch's step differs from the parity "
+          f"trainer's by {worst:.2e} of a tensor's max")
+
+
+def test_fast_trainer():
+    fast_matches_reference("resnet9", 16, 3)      # ghost batch norm, update momentum
+    fast_matches_reference("airbench94", 16, 5)   # Lookahead (every 5), whitening
+    fast_matches_reference("fashion_cnn", 16, 5)  # ghost batch norm, EMA (every 5)
+
+
 def main():
+    test_fast_trainer()
     test_augment()
     test_tta()
     test_data_mode_and_table()

@@ -237,6 +237,10 @@ class BatchNorm(nn.Module):
         super().__init__()
         self.momentum, self.eps, self.ghost = float(momentum), float(eps), int(ghost_batch or 0)
         self.strided = strided
+        # bench/pytorch_gpu.py's ghost batch norm (use_fast_ghost_norm): the
+        # ghost groups of `splits` as myrtle.ai's GhostBatchNorm takes them,
+        # with running statistics per group, averaged to evaluate.
+        self.fast_splits = 0
         self.weight = nn.Parameter(torch.ones(channels)) if has_weight else None
         self.bias = nn.Parameter(torch.zeros(channels)) if has_bias else None
         self.register_buffer("running_mean", torch.zeros(channels))
@@ -245,6 +249,8 @@ class BatchNorm(nn.Module):
 
     def forward(self, x):
         n = x.shape[0]
+        if self.fast_splits:
+            return self._fast_ghost(x)
         if not self.training:
             return F.batch_norm(x, self.running_mean, self.running_var, self.weight,
                                 self.bias, False, 0.0, self.eps)
@@ -286,6 +292,37 @@ class BatchNorm(nn.Module):
             self.running_mean.mul_(1 - m).add_(m * means.mean(0))
             self.running_var.mul_(1 - m).add_(m * variances.mean(0))
         return y
+
+
+    def _fast_ghost(self, x):
+        """myrtle.ai's GhostBatchNorm: one batch_norm over the batch viewed
+        as (-1, C * splits, ...), so group k holds the samples i = k (mod
+        splits) whichever grouping the model names (the batch is a random
+        draw: the same work up to a permutation of it), and running
+        statistics per group, whose mean is the one-buffer update's."""
+        c, splits = x.shape[1], self.fast_splits
+        if not self.training:
+            return F.batch_norm(x, self.running_mean.view(splits, c).mean(0),
+                                self.running_var.view(splits, c).mean(0), self.weight,
+                                self.bias, False, 0.0, self.eps)
+        last = x.dim() == 4 and not x.is_contiguous() and \
+            x.is_contiguous(memory_format=torch.channels_last)
+        w = self.weight.repeat(splits) if self.weight is not None else None
+        b = self.bias.repeat(splits) if self.bias is not None else None
+        y = F.batch_norm(x.reshape(-1, c * splits, *x.shape[2:]), self.running_mean,
+                         self.running_var, w, b, True, self.momentum, self.eps).reshape(x.shape)
+        return y.contiguous(memory_format=torch.channels_last) if last else y
+
+
+def use_fast_ghost_norm(model, batch):
+    """Every ghost batch norm of `model` in myrtle.ai's form (BatchNorm.
+    _fast_ghost) for batches of `batch` samples: the benchmark's PyTorch,
+    not the parity tests' (its groups are strided)."""
+    for m in model.modules():
+        if isinstance(m, BatchNorm) and 0 < m.ghost < batch and batch % m.ghost == 0:
+            m.fast_splits = batch // m.ghost
+            m.running_mean = m.running_mean.repeat(m.fast_splits)
+            m.running_var = m.running_var.repeat(m.fast_splits)
 
 
 class LayerNorm(nn.Module):
@@ -649,6 +686,15 @@ def lr_factor(schedule, step, steps_per_epoch, total_steps):
     raise ValueError("unknown schedule " + kind)
 
 
+def _foreach_copy(dst, src):
+    """torch._foreach_copy_ where this PyTorch has it (2.1 on)."""
+    if hasattr(torch, "_foreach_copy_"):
+        torch._foreach_copy_(dst, src)
+    else:
+        for d, s in zip(dst, src):
+            d.copy_(s)
+
+
 def total_steps_for(epochs, steps_per_epoch):
     """runtime/trainer/Trainer.cpp's totalStepsFor."""
     x = float(epochs) * float(steps_per_epoch)
@@ -683,8 +729,11 @@ class Trainer:
     """Trains a TccModel with the recipe of its model.json, one optimizer step
     per call of `step` with the `accumulate * batch_size` samples given.
     `fast` (bench/pytorch_gpu.py): torch.optim's multi-tensor (foreach)
-    implementations, and `step` returns the loss as a tensor instead of
-    reading it (no host sync per step), as a PyTorch user would train."""
+    implementations, multi-tensor (torch._foreach_*) updates for what
+    torch.optim lacks (SGD on update momentum, Lookahead, EMA), no rounding
+    emulation (a pure 16-bit model is really 16-bit there), and `step`
+    returns the loss as a tensor instead of reading it (no host sync per
+    step), as a PyTorch user would train."""
 
     def __init__(self, model, spec, steps_per_epoch, total_steps, fast=False):
         self.model, self.spec = model, spec
@@ -706,7 +755,7 @@ class Trainer:
         # Pure 16-bit: the parameters tcc stores in 16 bits (conv2d's and
         # linear's), rounded from the start; every later store rounds too.
         self.stored16 = set()
-        if train.get("precision") in ("fp16", "bf16"):
+        if train.get("precision") in ("fp16", "bf16") and not fast:
             for prefix, m in model.named_modules():
                 if isinstance(m, (nn.Conv2d, nn.Linear)):
                     self.stored16 |= {prefix + "." + n for n, _ in m.named_parameters()}
@@ -840,6 +889,8 @@ class Trainer:
         with torch.no_grad():
             if found_inf:
                 pass  # GradScaler.step skips optimizer.step()
+            elif self.kind == "sgd" and self.momentum_of == "update" and self.fast:
+                self._update_momentum_foreach(lr)
             elif self.kind == "sgd" and self.momentum_of == "update":
                 m = float(self.opt["momentum"])
                 for g in self.groups:
@@ -864,15 +915,21 @@ class Trainer:
                                b1, b2, self.eps, g["wd"], applied + 1)
             if self.amp:
                 self._update_loss_scale(found_inf)
-            self._round_stored16(self.params)
-            self._round_stored16(self._optimizer_slots())
+            if self.stored16:
+                self._round_stored16(self.params)
+                self._round_stored16(self._optimizer_slots())
             s = self.count
             if self.lookahead and (s + 1) % int(self.lookahead.get("every", 5)) == 0:
                 alpha = float(self.lookahead.get("alpha", 0.5))
                 if self.lookahead.get("alpha_schedule", "constant") == "cubic":
                     alpha *= ((s + 1) / float(self.total_steps)) ** 3
                 state = self.model_state()
-                for n, slow in self.slow.items():
+                if self.fast:
+                    slows, live = list(self.slow.values()), [state[n] for n in self.slow]
+                    torch._foreach_mul_(slows, alpha)
+                    torch._foreach_add_(slows, live, alpha=1 - alpha)
+                    _foreach_copy(live, slows)
+                for n, slow in (() if self.fast else self.slow.items()):
                     slow.mul_(alpha).add_(state[n], alpha=1 - alpha)
                     state[n].copy_(slow)
                 self._round_stored16(self.slow)
@@ -888,11 +945,39 @@ class Trainer:
                 count = s % self.steps_per_epoch if self.ema_spec.get("per_epoch") else s + 1
                 if count % every == 0:
                     d = float(self.ema_spec["decay"]) ** every
-                    for n, t in self.model_state().items():
+                    state = self.model_state()
+                    if self.fast:
+                        averages = list(self.ema.values())
+                        torch._foreach_mul_(averages, d)
+                        torch._foreach_add_(averages, [state[n] for n in self.ema], alpha=1 - d)
+                    for n, t in (() if self.fast else state.items()):
                         self.ema[n].mul_(d).add_(t, alpha=1 - d)
                     self._round_stored16(self.ema)
         self.count += 1
         return total_loss
+
+    def _update_momentum_foreach(self, lr):
+        """The update-momentum SGD of step() with torch._foreach_* ops, one
+        launch per op and (lr scale, weight decay) group."""
+        m, nesterov = float(self.opt["momentum"]), bool(self.opt.get("nesterov"))
+        by_group = OrderedDict()
+        for g in self.groups:
+            p = g["params"][0]
+            if p.grad is not None:
+                ps, gs, vs = by_group.setdefault((g["lr_scale"], g["wd"]), ([], [], []))
+                ps.append(p)
+                gs.append(p.grad)
+                vs.append(self.sgd_buffers[g["name"]])
+        for (scale, wd), (ps, gs, vs) in by_group.items():
+            dw = torch._foreach_add(gs, ps, alpha=wd)
+            torch._foreach_mul_(dw, -lr * scale)
+            torch._foreach_mul_(vs, m)
+            torch._foreach_add_(vs, dw)
+            if nesterov:
+                torch._foreach_add_(dw, vs, alpha=m)
+                torch._foreach_add_(ps, dw)
+            else:
+                torch._foreach_add_(ps, vs)
 
     def _round_stored16(self, tensors):
         """Rounds, in place, the tensors of {name: tensor} whose name (or its
