@@ -24,6 +24,8 @@ constexpr int64_t kMaxTensorElements = (int64_t(1) << 31) - 1;
 /// train.batch_size, eval.batch_size and the effective batch
 /// batch_size * accumulate.
 constexpr int64_t kMaxBatch = int64_t(1) << 20;
+/// train.distributed.ranks: processes in one job.
+constexpr int64_t kMaxRanks = 4096;
 /// train.accumulate: the micro-batches run as one loop in the step; the
 /// bound keeps the step's input (all micro-batches) a modest tensor.
 constexpr int64_t kMaxAccumulate = 1024;

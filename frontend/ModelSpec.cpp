@@ -115,7 +115,31 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return out + "]";
 }
 
+/// The global batch splits evenly over the ranks (train.distributed).
+void checkRanks(const rt::TrainRecipe &train) {
+  int64_t ranks = train.distributed.ranks;
+  if (ranks < 1 || ranks > limits::kMaxRanks)
+    fail("train.distributed.ranks must be in [1, " + std::to_string(limits::kMaxRanks) +
+         "], got " + std::to_string(ranks));
+  if (train.batchSize % ranks != 0)
+    fail("train.distributed.ranks " + std::to_string(ranks) + " does not divide train.batch_size " +
+         std::to_string(train.batchSize) + " (the global batch: each rank trains an equal "
+         "slice); choose a batch size that is a multiple of the ranks");
+  if (ranks > 1 && train.accumulate > 1)
+    fail("train.distributed.ranks " + std::to_string(ranks) + " cannot be combined with "
+         "train.accumulate yet; raise train.batch_size instead of accumulating");
+}
+
 void checkRecipeAgainstGraph(const ModelSpec &spec) {
+  checkRanks(spec.recipe.train);
+  if (spec.recipe.train.distributed.ranks > 1)
+    for (const NodeSpec &node : spec.nodes)
+      if (node.op == "dropout")
+        fail("node " + quote(node.name) + " (graph[" + std::to_string(node.index) +
+             "]): dropout in a step of several ranks (train.distributed.ranks " +
+             std::to_string(spec.recipe.train.distributed.ranks) +
+             ") is not supported yet (each rank would need the one-process run's masks); "
+             "train on one rank or remove the dropout");
   int64_t batch = spec.batchSize();
   for (const NodeSpec &node : spec.nodes) {
     for (const auto &[role, param] : node.params)
@@ -129,9 +153,14 @@ void checkRecipeAgainstGraph(const ModelSpec &spec) {
     int64_t ghost = node.attrs["ghost_batch"].get<int64_t>();
     std::string label = "node " + quote(node.name) + " (graph[" +
                         std::to_string(node.index) + "])";
+    int64_t ranks = spec.recipe.train.distributed.ranks;
     if (ghost > 0 && batch % ghost != 0)
-      fail(label + ": ghost_batch " + std::to_string(ghost) +
-           " does not divide train.batch_size " + std::to_string(batch));
+      fail(label + ": ghost_batch " + std::to_string(ghost) + " does not divide " +
+           (ranks == 1 ? "train.batch_size " + std::to_string(batch)
+                       : "the " + std::to_string(batch) + " samples of each rank (train."
+                         "batch_size " + std::to_string(spec.recipe.train.batchSize) +
+                         " over " + std::to_string(ranks) + " ranks): ghost batches stay "
+                         "within a rank"));
     if (ghost > 0 && !spec.recipe.train.dropLast)
       fail(label + ": ghost_batch needs train.drop_last true (a partial last "
                    "batch may not split into ghost batches)");
@@ -176,6 +205,17 @@ const NodeSpec *ModelSpec::findNode(std::string_view name) const {
     if (node.name == name)
       return &node;
   return nullptr;
+}
+
+bool recheckRecipe(ModelSpec &spec, const std::string &what, std::string &error) {
+  try {
+    detail::checkRecipeAgainstGraph(spec);
+    detail::checkBatchTensors(spec);
+    return true;
+  } catch (const SpecError &e) {
+    error = what + ": " + e.what();
+  }
+  return false;
 }
 
 bool parseModelSpec(std::string_view text, const std::string &path,

@@ -85,7 +85,11 @@ struct ModelSpec {
   /// (docs/model-format.md).
   rt::Recipe recipe;
 
-  int64_t batchSize() const { return recipe.train.batchSize; }
+  /// Samples of one rank's step: the global train.batch_size over
+  /// train.distributed.ranks (the shapes the step is compiled for).
+  int64_t batchSize() const {
+    return recipe.train.batchSize / recipe.train.distributed.ranks;
+  }
   const NodeSpec *findNode(std::string_view name) const;
 };
 
@@ -94,6 +98,10 @@ struct ModelSpec {
 /// (without an "error:" prefix; the caller adds it).
 bool parseModelSpec(std::string_view text, const std::string &path,
                     ModelSpec &spec, std::string &error);
+
+/// Checks the recipe against the graph again after the driver changed it
+/// (--batch-size, --ranks): on failure `error` is "WHAT: what is wrong".
+bool recheckRecipe(ModelSpec &spec, const std::string &what, std::string &error);
 
 /// Reads `path` and calls parseModelSpec.
 bool loadModelSpec(const std::string &path, ModelSpec &spec,

@@ -261,10 +261,29 @@ LossSpec parseLoss(const ObjectReader &r) {
   return loss;
 }
 
+/// train.distributed: `ranks` processes share the global batch
+/// (docs/distributed.md); the sharded modes and synchronised batch norm
+/// are refused until they are built.
+rt::Distributed parseDistributed(const ObjectReader &r) {
+  r.allowOnly({"ranks", "shard", "sync_batch_norm"});
+  const rt::Distributed d;
+  rt::Distributed out;
+  out.ranks = r.integer("ranks", d.ranks, 1, limits::kMaxRanks);
+  std::string shard = r.choice("shard", std::string("none"),
+                               {"none", "optimizer", "gradients", "parameters"});
+  if (shard != "none")
+    r.failField("shard", "\"" + shard + "\" is not supported yet: every rank keeps the whole "
+                         "state; use \"none\"");
+  if (r.boolean("sync_batch_norm", false))
+    r.failField("sync_batch_norm", "is not supported yet: batch norms use each rank's "
+                                   "statistics (as DistributedDataParallel); remove it");
+  return out;
+}
+
 rt::TrainRecipe parseTrain(const ObjectReader &r) {
   r.allowOnly({"batch_size", "epochs", "seed", "drop_last", "optimizer",
                "schedule", "precision", "ema", "grad_clip_norm", "accumulate",
-               "memory_budget", "deterministic", "loss_scale"});
+               "memory_budget", "deterministic", "loss_scale", "distributed"});
   static const Json constantSchedule = {{"type", "constant"}};
   const rt::TrainRecipe d;
   rt::TrainRecipe train;
@@ -310,6 +329,8 @@ rt::TrainRecipe parseTrain(const ObjectReader &r) {
                     kLimitNote + "; lower one of them");
   train.memoryBudget = parseMemoryBudget(r);
   train.deterministic = r.boolean("deterministic", d.deterministic);
+  if (nullable(r, "distributed"))
+    train.distributed = parseDistributed(r.object("distributed"));
   return train;
 }
 

@@ -573,5 +573,6 @@ def Tcc_OneHotOp : Tcc_Op<"one_hot", [Pure, InferTypeOpAdaptor]> {
 include "ir/TccGradOps.td"
 include "ir/TccTrainOps.td"
 include "ir/TccFusionOps.td"
+include "ir/TccCollectiveOps.td"
 
 #endif // TCC_OPS_TD

@@ -191,7 +191,7 @@ LogicalResult TrainAttr::verify(EmitError emitError, int64_t batchSize, F64 epoc
                                 bool, OptimizerAttr optimizer, ScheduleAttr schedule,
                                 PrecisionAttr precision, int64_t accumulate, bool,
                                 LossScaleAttr lossScale, EmaAttr, std::optional<F64> gradClipNorm,
-                                std::optional<int64_t> memoryBudget) {
+                                std::optional<int64_t> memoryBudget, int64_t ranks) {
   if (!optimizer || !schedule || !precision)
     return emitError() << "needs an optimizer, a schedule and a precision";
   if (failed(check(emitError, batchSize >= 1, "batch_size", ">= 1", batchSize)) ||
@@ -200,7 +200,9 @@ LogicalResult TrainAttr::verify(EmitError emitError, int64_t batchSize, F64 epoc
       failed(check(emitError, !gradClipNorm || *gradClipNorm > 0, "grad_clip_norm", "> 0",
                    double(gradClipNorm.value_or(F64(0))))) ||
       failed(check(emitError, !memoryBudget || *memoryBudget > 0, "memory_budget",
-                   "> 0 bytes", memoryBudget.value_or(0))))
+                   "> 0 bytes", memoryBudget.value_or(0))) ||
+      failed(check(emitError, ranks >= 1 && batchSize % ranks == 0, "ranks",
+                   ">= 1 and divide batch_size", ranks)))
     return failure();
   bool scalesLoss = toRecipe(precision).scalesLoss();
   if (scalesLoss != static_cast<bool>(lossScale))
@@ -328,7 +330,8 @@ TrainAttr mlir::tcc::getTrainAttr(MLIRContext *context, const rt::TrainRecipe &t
     gradClipNorm = *t.gradClipNorm;
   return TrainAttr::get(context, t.batchSize, t.epochs, t.seed, t.dropLast, optimizer,
                         getScheduleAttr(context, t.schedule), precision, t.accumulate,
-                        t.deterministic, lossScale, ema, gradClipNorm, t.memoryBudget);
+                        t.deterministic, lossScale, ema, gradClipNorm, t.memoryBudget,
+                        t.distributed.ranks);
 }
 
 rt::TrainRecipe mlir::tcc::toRecipe(TrainAttr a) {
@@ -350,6 +353,7 @@ rt::TrainRecipe mlir::tcc::toRecipe(TrainAttr a) {
   if (std::optional<F64> norm = a.getGradClipNorm())
     t.gradClipNorm = *norm;
   t.memoryBudget = a.getMemoryBudget();
+  t.distributed.ranks = a.getRanks();
   return t;
 }
 

@@ -156,7 +156,9 @@ def Tcc_TrainAttr : Tcc_RecipeAttr<"Train", "train"> {
   let summary = "model.json's train section, every default filled";
   let description = [{
     On the module as `tcc.train`. `memory_budget` is in bytes; the optional
-    fields are absent where model.json has none. The frontend alone reads
+    fields are absent where model.json has none. `ranks` (train.distributed,
+    1 when absent) is how many processes share `batch_size`: each rank's
+    step trains `batch_size / ranks` samples. The frontend alone reads
     the optimizer's groups (it puts their scales on the parameters) and
     one_cycle's cycle_momentum (a warning), so neither is here.
   }];
@@ -167,7 +169,8 @@ def Tcc_TrainAttr : Tcc_RecipeAttr<"Train", "train"> {
                         OptionalParameter<"LossScaleAttr">:$loss_scale,
                         OptionalParameter<"EmaAttr">:$ema,
                         Tcc_OptionalF64Param:$grad_clip_norm,
-                        Tcc_OptionalI64Param:$memory_budget);
+                        Tcc_OptionalI64Param:$memory_budget,
+                        DefaultValuedParameter<"int64_t", "1">:$ranks);
 }
 
 def Tcc_DataAttr : Tcc_RecipeAttr<"Data", "data"> {

@@ -133,8 +133,10 @@ LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
     correct = count;
   };
   if (accumulate == 1) {
-    FailureOr<MicroBatch> one = buildMicroBatch(b, loc, plan, step, step.images,
-                                                step.labels, seed, buffers, 1.0);
+    // Distributed: each rank's mean loss is 1 / ranks of the global batch's.
+    FailureOr<MicroBatch> one =
+        buildMicroBatch(b, loc, plan, step, step.images, step.labels, seed, buffers,
+                        1.0 / static_cast<double>(plan.train.distributed.ranks));
     if (failed(one))
       return failure();
     apply(one->buffers, one->grads, one->lossSum, one->correct);
@@ -183,6 +185,35 @@ LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
   SmallVector<Value> newBuffers(results.take_front(buffers.size()));
   apply(newBuffers, sums, results[next], results[next + 1]);
   return success();
+}
+
+/// A distributed step (train.distributed.ranks > 1): the ranks' gradients
+/// summed, in one bucket, before anything reads them (each rank's loss
+/// was scaled by 1 / ranks, so the sum is the global batch's gradient),
+/// and the batch norms' new running statistics averaged, so every rank
+/// keeps the same state. Both in state order, the same on every rank.
+void reduceAcrossRanks(OpBuilder &b, Location loc, StepPlan &plan, TrainStep &step,
+                       DenseMap<int, Value> &grads) {
+  if (plan.train.distributed.ranks == 1)
+    return;
+  auto reduce = [&](ArrayRef<int> indices, auto valueOf, auto setValue, StringRef reduction) {
+    SmallVector<Value> inputs;
+    for (int i : indices)
+      inputs.push_back(valueOf(i));
+    if (inputs.empty())
+      return;
+    auto op = b.create<AllReduceOp>(loc, inputs, b.getStringAttr(reduction));
+    for (auto [i, result] : llvm::zip(indices, op.getResults()))
+      setValue(i, result);
+  };
+  SmallVector<int> withGradient;
+  for (auto [index, grad] : grads)
+    withGradient.push_back(index);
+  llvm::sort(withGradient);
+  reduce(withGradient, [&](int i) { return grads[i]; },
+         [&](int i, Value v) { grads[i] = v; }, "sum");
+  reduce(bufferIndices(plan), [&](int i) { return step.newState[i]; },
+         [&](int i, Value v) { step.newState[i] = v; }, "mean");
 }
 
 /// fp16 loss scaling after the gradients, as GradScaler.unscale_: divides
@@ -374,6 +405,7 @@ LogicalResult buildTrainStep(ModuleOp module, StepPlan &plan) {
   Value lossSum, correct;
   if (failed(buildMicroBatches(b, loc, plan, step, grads, lossSum, correct)))
     return failure();
+  reduceAcrossRanks(b, loc, plan, step, grads);
   buildUpdates(b, loc, plan, step, grads);
 
   SmallVector<Value> results{lossSum, correct};

@@ -31,6 +31,8 @@
 
 namespace tcc::rt {
 
+class Communicator;
+
 enum class DType { F32, F16, BF16, I64, U8 };
 
 /// Size in bytes of one element.
@@ -117,6 +119,9 @@ struct RunConstants {
   int64_t stepsPerEpoch = 0;
   int64_t totalSteps = 0;
   uint64_t seed = 0; ///< the run's --seed: data order, augmentation, dropout
+  /// A distributed run (docs/distributed.md): this process trains slice
+  /// `rank` of `ranks` equal slices of each global batch.
+  int64_t rank = 0, ranks = 1;
 };
 
 /// The block of device memory the steps read and write besides the arenas:
@@ -156,6 +161,9 @@ struct StepBuffers {
   DataView train, test;
   BatchSpec batch;
   StepControl *control = nullptr;
+  /// The other ranks, for the step's collectives (tcc.all_reduce); null in
+  /// a step that has none.
+  Communicator *comm = nullptr;
 };
 
 /// What bind() throws when the model cannot run where it was started (no

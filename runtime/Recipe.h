@@ -106,6 +106,12 @@ struct Ema {
   bool perEpoch = false;
 };
 
+/// train.distributed (docs/distributed.md): the processes a step's global
+/// batch is split over, fixed at compile time as the step's shapes are.
+struct Distributed {
+  int64_t ranks = 1;
+};
+
 /// model.json's train section.
 struct TrainRecipe {
   int64_t batchSize = 0;
@@ -124,6 +130,7 @@ struct TrainRecipe {
   int64_t accumulate = 1;
   std::optional<int64_t> memoryBudget; ///< bytes
   bool deterministic = false;
+  Distributed distributed;
 };
 
 /// model.json's data section.

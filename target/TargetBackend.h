@@ -70,6 +70,7 @@ struct TrainerBuild {
 struct TrainerBuildOptions {
   std::string march;
   std::string gpu;
+  int64_t ranks = 1; ///< train.distributed.ranks: the communicator to link
 };
 
 /// What --emit=source-tree's CMake project gets from the target: values

@@ -78,6 +78,8 @@ std::string cppRecipe(const ::tcc::rt::Recipe &recipe) {
     os << "    r.train.memoryBudget = " << *t.memoryBudget << ";\n";
   os << "    r.train.accumulate = " << t.accumulate
      << "; r.train.deterministic = " << cppBool(t.deterministic) << ";\n";
+  if (t.distributed.ranks != 1)
+    os << "    r.train.distributed.ranks = " << t.distributed.ranks << ";\n";
   const DataRecipe &d = recipe.data;
   const AugmentConfig &a = d.augment;
   os << "    r.data.format = DataRecipe::" << kFormats[d.format]

@@ -52,6 +52,7 @@ void printModelClass(const PlannedSteps &steps, const SourceHooks &hooks, llvm::
 void printStepArgs(const SourceHooks &hooks, llvm::raw_ostream &os) {
   os << "struct StepArgs {\n  char *state;\n  char *scratch;\n"
      << "  StepControl *control;\n"
+     << "  Communicator *comm; // the other ranks (tcc.all_reduce)\n"
      << "  int64_t micro; // the micro-batch a tcc.micro_batches loop is at\n"
      << hooks.stepArgsFields << "  OpClock *clock; // null unless the step is profiled\n"
      << "};\n\n";
@@ -66,7 +67,7 @@ void printStepFunctions(PlannedSteps steps, const WalkedSteps &walked,
   std::string argsInit =
       "  const StepBuffers &b = buffers();\n"
       "  StepArgs args{static_cast<char *>(b.state), static_cast<char *>(b.scratch),\n"
-      "                b.control, 0, " +
+      "                b.control, b.comm, 0, " +
       hooks.stepArgsValues + "opClock()};\n";
   std::string images =
       "reinterpret_cast<float *>(args.scratch + " + std::to_string(batch.imagesOffset) + ")";

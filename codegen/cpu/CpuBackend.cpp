@@ -57,6 +57,21 @@ public:
                    "-I" TCC_RUNTIME_INCLUDE_DIR};
     for (StringRef lib : llvm::split(StringRef(TCC_RUNTIME_LIBS), ';'))
       build.libraries.push_back(lib.str());
+    // The communicator: MPI for several ranks (docs/distributed.md).
+    if (options.ranks > 1) {
+#ifdef TCC_COMM_MPI_LIBS
+      for (StringRef lib : llvm::split(StringRef(TCC_COMM_MPI_LIBS), ';'))
+        build.libraries.push_back(lib.str());
+#else
+      error = "a trainer of " + std::to_string(options.ranks) +
+              " ranks needs MPI, and this tcc was built without it: install Open MPI "
+              "(apt-get install libopenmpi-dev openmpi-bin, or scripts/setup.sh) and rebuild "
+              "tcc, or compile for one rank";
+      return false;
+#endif
+    } else {
+      build.libraries.push_back(TCC_COMM_ONE_PROCESS_LIB);
+    }
     build.libraries.push_back("-lz");
     build.summary = std::string(TCC_CXX) + " -O3 -march=" + options.march;
     return true;

@@ -141,6 +141,7 @@ public:
       build.libraries.push_back(lib.str());
     for (StringRef lib : llvm::split(StringRef(TCC_RUNTIME_LIBS), ';'))
       build.libraries.push_back(lib.str());
+    build.libraries.push_back(TCC_COMM_ONE_PROCESS_LIB);
     build.libraries.insert(build.libraries.end(),
                            {"-lcudnn", "-lnvrtc", "-lcublasLt", "-lcudart", "-lz",
                             "-Xlinker=-rpath=" TCC_CUDA_LIB_DIR});

@@ -13,6 +13,7 @@
 #ifndef TCC_RUNTIME_CPU_STEPOPS_H
 #define TCC_RUNTIME_CPU_STEPOPS_H
 
+#include "runtime/comm/Communicator.h"
 #include "runtime/common/LossScale.h"
 #include "runtime/kernels/Kernels.h"
 #include "runtime/kernels/Step.h"
@@ -30,6 +31,24 @@ using kernels::Reduction;
 template <class T>
 void scale_by(int64_t n, const T *factor, const T *x, T *y) {
   kernels::scale<T>(n, *factor, x, y);
+}
+
+/// tcc.all_reduce of `count` tensors, in place: packed into one message
+/// (one collective per bucket), summed over the ranks, averaged for
+/// `mean`, unpacked.
+inline void all_reduce(Communicator *comm, int64_t count, float *const *tensors,
+                       const int64_t *sizes, bool mean) {
+  int64_t total = 0;
+  for (int64_t k = 0; k < count; ++k)
+    total += sizes[k];
+  std::vector<float> message(static_cast<size_t>(total));
+  for (int64_t k = 0, at = 0; k < count; at += sizes[k++])
+    std::copy(tensors[k], tensors[k] + sizes[k], message.data() + at);
+  comm->allReduceSum(message.data(), total);
+  const float scale = mean ? 1.0f / float(comm->size()) : 1.0f;
+  for (int64_t k = 0, at = 0; k < count; at += sizes[k++])
+    for (int64_t i = 0; i < sizes[k]; ++i)
+      tensors[k][i] = message[at + i] * scale;
 }
 
 template <class T>

@@ -80,7 +80,8 @@ public:
       const TrainerEnv &env)
       : model(model), info(model.info()), out(out), err(err), env(env),
         clock(env.clock ? env.clock : steadySeconds),
-        progress(err, false, clock) {}
+        progress(err, false, clock), comm(env.comm),
+        rank(env.comm ? env.comm->rank() : 0) {}
 
   int run(const std::vector<std::string> &args);
 
@@ -113,6 +114,11 @@ private:
   /// `warmupSteps` uncounted ones.
   void writeProfile(const std::vector<OpTime> &sites, int64_t steps, int64_t warmupSteps);
   void warn(const std::string &message);
+  /// A distributed run (docs/distributed.md): the totals of every rank's
+  /// steps since the last reset, and the signal that stops the run, agreed
+  /// by all ranks so that all stop after the same step.
+  StepTotals readTrainTotals();
+  int agreedSignal();
   void foldBiases(void *hostState, const std::string &file);
   int interrupted() const { return env.interrupted ? env.interrupted() : 0; }
 
@@ -122,6 +128,10 @@ private:
   const TrainerEnv &env;
   std::function<double()> clock;
   ProgressLine progress; ///< enabled once --quiet is known
+  /// The other ranks (null: one process); rank 0 alone prints and writes
+  /// files.
+  Communicator *comm;
+  int rank;
 
   TrainOptions opts;
   DataSplit ownData;

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <sys/stat.h>
@@ -125,6 +126,29 @@ void Run::logStep(const StepTotals &totals, double segmentTrain, double start) {
   emit(m);
   logged = totals;
   loggedTrain = segmentTrain;
+}
+
+StepTotals Run::readTrainTotals() {
+  StepTotals totals = model.readTotals();
+  if (comm && comm->size() > 1) {
+    comm->allReduceSum(&totals.lossSum, 1);
+    int64_t counts[2] = {totals.correct, totals.count};
+    comm->allReduceSum(counts, 2);
+    totals.correct = counts[0];
+    totals.count = counts[1];
+  }
+  return totals;
+}
+
+int Run::agreedSignal() {
+  int signal = interrupted();
+  if (!comm || comm->size() == 1)
+    return signal;
+  // mpirun passes SIGINT and SIGTERM to every rank, but not at the same
+  // step: the ranks stop at the first step after any of them saw one.
+  int64_t seen[2] = {signal == SIGTERM, signal != 0 && signal != SIGTERM};
+  comm->allReduceSum(seen, 2);
+  return seen[0] ? SIGTERM : seen[1] ? SIGINT : 0;
 }
 
 /// --checkpoint-every: the state so far to --save, atomically over the
@@ -283,6 +307,14 @@ int Run::run(const std::vector<std::string> &args) {
   std::string error;
   if (!parseOptions(args, opts, error))
     fail(error);
+  // A distributed run: rank 0 alone shows progress and writes the metrics,
+  // checkpoints and profile; every rank trains (docs/distributed.md).
+  if (rank != 0) {
+    opts.quiet = true;
+    opts.save.clear();
+    opts.metrics.clear();
+    opts.profile.clear();
+  }
   progress = ProgressLine(err, env.progress && !opts.quiet, clock);
   const Recipe &recipe = info.recipe;
   precision = recipe.train.precision.name();
@@ -343,7 +375,9 @@ int Run::run(const std::vector<std::string> &args) {
   // --- schedule ------------------------------------------------------------
   const Dataset &train = data->train;
   bool augment = !opts.noAugment;
-  BatchLoader loader(train, info.batchSize, !opts.noShuffle, augment,
+  // The global batch: every rank's slices of it.
+  const int64_t globalBatch = info.batchSize * recipe.train.distributed.ranks;
+  BatchLoader loader(train, globalBatch, !opts.noShuffle, augment,
                      recipe.train.dropLast, seed, recipe.data.augment, normalize);
   if (train.n > 0 && !loader.check(error))
     fail("the training set in '" + oneLine(dataPath) + "': " + error);
@@ -351,9 +385,11 @@ int Run::run(const std::vector<std::string> &args) {
   if (stepsPerEpoch <= 0 && !opts.evalOnly)
     fail("the training set in '" + oneLine(dataPath) + "' has " +
          std::to_string(train.n) + " samples, fewer than one batch of " +
-         std::to_string(info.batchSize) + " (train.drop_last is true)");
+         std::to_string(globalBatch) + " (train.drop_last is true)");
   constants.stepsPerEpoch = std::max<int64_t>(stepsPerEpoch, 1);
   constants.seed = seed; // dropout masks derive from it
+  constants.rank = rank;
+  constants.ranks = comm ? comm->size() : 1;
   counter = findCounter(info);
   if (!opts.evalOnly)
     checkCounts();
@@ -389,7 +425,7 @@ int Run::run(const std::vector<std::string> &args) {
   while (!opts.evalOnly && step < constants.totalSteps &&
          !(opts.steps && ran >= *opts.steps)) {
     // Between steps: a signal ends the run here, with a checkpoint.
-    if ((signal = interrupted()))
+    if ((signal = agreedSignal()))
       break;
     const double t0 = clock();
     model.trainStep();
@@ -410,7 +446,7 @@ int Run::run(const std::vector<std::string> &args) {
     const bool epochEnd = step % constants.stepsPerEpoch == 0;
     const bool logNow = opts.logEvery && step % *opts.logEvery == 0;
     if (memory->isHost() || epochEnd || last || logNow)
-      totals = model.readTotals();
+      totals = readTrainTotals();
     // A device target's step only enqueues its work, and reading the totals
     // waits for it: the training time counts that wait.
     segmentTrain += clock() - t0;
@@ -433,12 +469,12 @@ int Run::run(const std::vector<std::string> &args) {
       loggedTrain = 0;
       model.resetTotals();
       segmentTrain = 0;
-      if (!last && opts.checkpointEpochs &&
+      if (!last && rank == 0 && opts.checkpointEpochs &&
           (step / constants.stepsPerEpoch) % *opts.checkpointEpochs == 0)
         checkpoint(hostState);
     }
     // (after an epoch's checkpoint, which restarts the minutes)
-    if (!last && opts.checkpointMinutes &&
+    if (!last && rank == 0 && opts.checkpointMinutes &&
         clock() - lastCheckpoint >= *opts.checkpointMinutes * 60)
       checkpoint(hostState);
     if (!epochEnd && !last && progress.enabled()) {
@@ -468,7 +504,7 @@ int Run::run(const std::vector<std::string> &args) {
       progress.update(text);
     }
   }
-  if (!signal)
+  if (!signal && (!comm || comm->size() == 1))
     signal = interrupted();
   if (!emittedFinal && !signal) {
     EpochMetrics m = trainMetrics(totals, segmentTrain, start, true);
@@ -485,7 +521,7 @@ int Run::run(const std::vector<std::string> &args) {
 
   // --- finish --------------------------------------------------------------
   // Interrupted without --save: the state still goes somewhere.
-  const std::string target = signal && opts.save.empty()
+  const std::string target = signal && opts.save.empty() && rank == 0
                                  ? interruptedSavePath(info.name)
                                  : opts.save;
   if (!memory->isHost() || !target.empty())

@@ -265,6 +265,7 @@ void Run::bindBuffers(const Recipe &recipe) {
   control = static_cast<StepControl *>(
       place(&hostControl, sizeof hostControl, "step control block"));
   b.control = control;
+  b.comm = comm;
   model.bind(b);
 }
 

@@ -12,6 +12,7 @@
 #include "runtime/trainer/Text.h"
 
 #include <iostream>
+#include <memory>
 #include <new>
 #include <unistd.h>
 
@@ -58,9 +59,26 @@ int trainerMain(CompiledModel &model, int argc, char **argv) {
     if (!env.memory)
       env.noDevice = std::string("this trainer was compiled for the cuda target, but ") + whyNot;
   }
+  // The ranks of a distributed run (docs/distributed.md): the trainer's
+  // communicator, which checks the world the launcher started.
+  std::string error;
+  std::unique_ptr<Communicator> comm =
+      createCommunicator(model.info().recipe.train.distributed.ranks, error);
+  if (!comm) {
+    if (!error.empty())
+      std::cerr << "error: " << oneLine(error) << std::endl;
+    return 1;
+  }
+  env.comm = comm.get();
   installInterruptHandlers();
   env.interrupted = interruptSignal;
   std::ios::sync_with_stdio(true);
+  if (comm->rank() != 0) {
+    // Rank 0 speaks for the job; a rank that fails alone ends it through
+    // the launcher, which names the rank.
+    std::ostream quiet(nullptr);
+    return runTrainer(model, args, quiet, quiet, env);
+  }
   return runTrainer(model, args, std::cout, std::cerr, env);
 }
 

@@ -33,6 +33,7 @@
 #define TCC_RUNTIME_TRAINER_TRAINER_H
 
 #include "runtime/CompiledModel.h"
+#include "runtime/comm/Communicator.h"
 #include "runtime/data/Dataset.h"
 #include "runtime/trainer/Memory.h"
 #include "runtime/trainer/StepCount.h"
@@ -69,6 +70,8 @@ struct TrainerEnv {
   std::function<int()> interrupted;
   /// Free bytes in a directory, for the --save check; nullptr: statvfs.
   FreeSpaceFn freeSpace;
+  /// The ranks of a distributed run (runtime/comm); nullptr: one process.
+  Communicator *comm = nullptr;
 };
 
 /// Runs the trainer with `args` (without the program name), printing

@@ -1756,3 +1756,22 @@ func.func @lr_schedule_points_not_increasing(%step: tensor<i64>, %n: tensor<i64>
   %lr = tcc.lr_schedule %step, %n, %n {base_lr = 0.1 : f64, schedule = #tcc.schedule<type = piecewise_linear, unit = step, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [0.0, 2.0, 1.0], factors = [1.0, 0.5, 0.0]>} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<f32>
   return %lr : tensor<f32>
 }
+
+// -----
+
+func.func @all_reduce_unknown_reduction(%g: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tcc.all_reduce' op reduction must be "sum" or "mean", got "max"}}
+  %0 = tcc.all_reduce "max" %g : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// The ranks share the global batch evenly.
+// expected-error @+1 {{ranks must be >= 1 and divide batch_size, got 3}}
+module attributes {tcc.train = #tcc.train<batch_size = 8, epochs = 1.0, seed = 0, drop_last = true,
+    optimizer = <type = sgd, lr = 0.1, weight_decay = 0.0, momentum = 0.0, dampening = 0.0, nesterov = false, momentum_of = gradient,
+      beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08>,
+    schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
+    precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false, ranks = 3>} {
+}

@@ -115,3 +115,12 @@ func.func @probabilities_and_losses(%x: tensor<8x10xf32>, %seed: tensor<i64>, %l
   %5 = tcc.mse_loss %x, %4 {reduction = "sum"} : (tensor<8x10xf32>, tensor<8x10xf32>) -> tensor<f32>
   return
 }
+
+// CHECK-LABEL: func.func @collectives
+func.func @collectives(%g: tensor<16x8xf32>, %b: tensor<16xf32>) -> (tensor<16x8xf32>, tensor<16xf32>) {
+  // CHECK: tcc.all_reduce "sum" %{{.*}}, %{{.*}} : tensor<16x8xf32>, tensor<16xf32>
+  %0:2 = tcc.all_reduce "sum" %g, %b : tensor<16x8xf32>, tensor<16xf32>
+  // CHECK: tcc.all_reduce "mean" %{{.*}} : tensor<16xf32>
+  %1 = tcc.all_reduce "mean" %0#1 : tensor<16xf32>
+  return %0#0, %1 : tensor<16x8xf32>, tensor<16xf32>
+}

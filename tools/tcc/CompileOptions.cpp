@@ -35,7 +35,7 @@ namespace {
 const std::vector<std::string> kOptions = {
     "-o",          "--output",        "--emit",       "--target", "--march",
     "--precision", "--memory-budget", "--tuning-db",  "--report", "--help",
-    "--disable-pass", "--explain", "--batch-size", "--gpu", "--allow-fallback",
+    "--disable-pass", "--explain", "--batch-size", "--ranks", "--gpu", "--allow-fallback",
     "--ignore-tuning-mismatch", "--time-phases", "--mlir-print-debuginfo"};
 
 /// A -march value for the C++ compiler: a plain word, so that it cannot
@@ -259,6 +259,9 @@ Options:
   --batch-size=N         samples per training step; overrides
                          train.batch_size of the model (the step is compiled
                          for one batch size)
+  --ranks=N              processes that share each step's batch (mpirun -np
+                         N ./train); overrides train.distributed.ranks
+                         (docs/distributed.md)
   --memory-budget=SIZE   memory the step may use, e.g. 8GiB, 512MiB, 2GB or
                          a byte count; overrides train.memory_budget: forward
                          values are recomputed in the backward until the
@@ -397,6 +400,14 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
         return ParseResult::Error;
       }
       options.batchSize = n;
+    } else if (name == "--ranks") {
+      char *end = nullptr;
+      long long n = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || n < 1) {
+        error = "--ranks=" + value + ": expected a positive integer";
+        return ParseResult::Error;
+      }
+      options.ranks = n;
     } else if (name == "--gpu") {
 #ifdef TCC_HAVE_CUDA
       if (!tcc::cuda::findGpu(value, error)) {

@@ -27,6 +27,7 @@ struct CompileOptions {
   std::optional<::tcc::rt::Precision> precision; ///< overrides train.precision
   std::optional<int64_t> memoryBudget;  ///< bytes; overrides train.memory_budget
   std::optional<int64_t> batchSize;     ///< overrides train.batch_size
+  std::optional<int64_t> ranks;         ///< overrides train.distributed.ranks
   std::string gpu = "h100";   ///< --gpu: the GPU a cuda step is planned for
   bool gpuGiven = false;
   /// --allow-fallback: a cuda trainer may replace a baked cuDNN engine that

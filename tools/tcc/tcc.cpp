@@ -328,6 +328,14 @@ int runCompile(const tcc::CompileOptions &options) {
     spec.recipe.train.memoryBudget = *options.memoryBudget;
   if (options.batchSize)
     spec.recipe.train.batchSize = *options.batchSize;
+  if (options.ranks)
+    spec.recipe.train.distributed.ranks = *options.ranks;
+  if ((options.batchSize || options.ranks) &&
+      !::tcc::frontend::recheckRecipe(
+          spec, options.ranks ? "--ranks=" + std::to_string(*options.ranks)
+                              : "--batch-size=" + std::to_string(*options.batchSize),
+          error))
+    return fail(error);
 
   DialectRegistry registry;
   mlir::tcc::registerAllTccDialects(registry);
@@ -377,6 +385,7 @@ int runCompile(const tcc::CompileOptions &options) {
       return status;
     return writeReport(*model, *planned, options, facts);
   }
+  const int64_t ranks = spec.recipe.train.distributed.ranks;
   std::string source;
   llvm::raw_string_ostream os(source);
   if (!emitSource(target, *planned, os, error))
@@ -387,13 +396,14 @@ int runCompile(const tcc::CompileOptions &options) {
       return status;
   } else if (options.emit == "source-tree") {
     tcc::SourceTreeSpec tree{spec.name, options.target,
-                             target.sourceTree({options.march, options.gpu})};
+                             target.sourceTree({options.march, options.gpu, ranks})};
+    tree.parts.values.push_back({"RANKS", std::to_string(ranks)});
     if (!tcc::writeSourceTree(tree, source, plans, options.output, error))
       return fail(error);
   } else {
     std::string output = options.output.empty() ? "./" + spec.name : options.output;
     tcc::TrainerBuild build;
-    if (!target.trainerBuild({options.march, options.gpu}, build, error) ||
+    if (!target.trainerBuild({options.march, options.gpu, ranks}, build, error) ||
         !tcc::buildTrainer(build, source, output, isatty(2), error))
       return fail(error);
     phases.end("trainer build");

@@ -1,0 +1,53 @@
+//===- Communicator.h - The processes of a distributed run -------*- C++ -*-===//
+//
+// A trainer compiled with train.distributed.ranks = N (tcc compile
+// --ranks=N) runs as N processes, each training its slice of the global
+// batch (docs/distributed.md). The step's collectives (tcc.all_reduce) and
+// the trainer (the epoch totals, who writes the files) reach the other
+// ranks through this interface. Two implementations, one linked into each
+// trainer by `tcc compile`: one process (OneProcess.cpp, every trainer of
+// one rank) and MPI (Mpi.cpp, the trainers of several ranks, on the cpu
+// target; NCCL for the cuda target's steps is bootstrapped through it).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_COMM_COMMUNICATOR_H
+#define TCC_RUNTIME_COMM_COMMUNICATOR_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace tcc::rt {
+
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+
+  /// This process's rank in [0, size()), and the number of ranks.
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// "one process", "MPI (Open MPI v4.1.4)": for messages.
+  virtual std::string name() const = 0;
+
+  /// Each element summed over the ranks, in place; every rank receives the
+  /// same sums.
+  virtual void allReduceSum(float *data, int64_t n) = 0;
+  virtual void allReduceSum(double *data, int64_t n) = 0;
+  virtual void allReduceSum(int64_t *data, int64_t n) = 0;
+  /// Every rank waits until all have arrived.
+  virtual void barrier() = 0;
+  /// Ends every rank of the job with `status` (a rank that failed alone
+  /// would leave the others waiting in a collective).
+  [[noreturn]] virtual void abortAll(int status) = 0;
+};
+
+/// The communicator of a trainer compiled for `ranks` processes, as the
+/// linked implementation and the launcher's environment allow; null with
+/// `error` one line (what is wrong, how to start it) when the world the
+/// launcher started is not `ranks` processes (empty on the ranks that
+/// leave saying it to the first).
+std::unique_ptr<Communicator> createCommunicator(int64_t ranks, std::string &error);
+
+} // namespace tcc::rt
+
+#endif // TCC_RUNTIME_COMM_COMMUNICATOR_H

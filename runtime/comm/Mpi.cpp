@@ -1,0 +1,92 @@
+//===- Mpi.cpp - The communicator of a trainer of several ranks (MPI) -----===//
+//
+// Linked by `tcc compile` into a trainer compiled for several ranks (the
+// cpu target): started by mpirun or srun, MPI_Init finds the world. MPI's
+// default error handler ends the whole job when a rank fails, so no rank
+// waits forever in a collective for a dead one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/comm/Communicator.h"
+
+// MPI's C interface only (Open MPI and MPICH add deprecated C++ bindings
+// to a C++ translation unit otherwise, which need their own library).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+
+namespace tcc::rt {
+
+namespace {
+
+class Mpi final : public Communicator {
+public:
+  explicit Mpi(bool initialized) : initialized(initialized) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rankId);
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  }
+  ~Mpi() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (initialized && !finalized)
+      MPI_Finalize();
+  }
+
+  int rank() const override { return rankId; }
+  int size() const override { return ranks; }
+  std::string name() const override {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int length = 0;
+    MPI_Get_library_version(version, &length);
+    std::string text(version, std::min<int>(length, 60));
+    return "MPI (" + text.substr(0, text.find_first_of(",\n")) + ")";
+  }
+  void allReduceSum(float *data, int64_t n) override { sum(data, n, MPI_FLOAT); }
+  void allReduceSum(double *data, int64_t n) override { sum(data, n, MPI_DOUBLE); }
+  void allReduceSum(int64_t *data, int64_t n) override { sum(data, n, MPI_INT64_T); }
+  void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
+  [[noreturn]] void abortAll(int status) override {
+    MPI_Abort(MPI_COMM_WORLD, status);
+    std::_Exit(status);
+  }
+
+private:
+  /// MPI counts are ints: a longer buffer goes in pieces.
+  template <class T> void sum(T *data, int64_t n, MPI_Datatype type) {
+    for (int64_t done = 0; done < n;) {
+      int count = static_cast<int>(std::min<int64_t>(n - done, INT_MAX));
+      MPI_Allreduce(MPI_IN_PLACE, data + done, count, type, MPI_SUM, MPI_COMM_WORLD);
+      done += count;
+    }
+  }
+
+  bool initialized;
+  int rankId = 0, ranks = 1;
+};
+
+} // namespace
+
+std::unique_ptr<Communicator> createCommunicator(int64_t ranks, std::string &error) {
+  int already = 0;
+  MPI_Initialized(&already);
+  if (!already)
+    MPI_Init(nullptr, nullptr);
+  auto comm = std::make_unique<Mpi>(!already);
+  if (comm->size() != ranks) {
+    error = "this trainer was compiled for " + std::to_string(ranks) +
+            " ranks (train.distributed.ranks, tcc compile --ranks), but " +
+            (comm->size() == 1 ? std::string("it was started as one process")
+                               : "the launcher started " + std::to_string(comm->size())) +
+            "; start it with `mpirun -np " + std::to_string(ranks) + " " +
+            "./train ...` (or srun -n " + std::to_string(ranks) + "), or compile it with --ranks=" +
+            std::to_string(comm->size());
+    return nullptr;
+  }
+  return comm;
+}
+
+} // namespace tcc::rt

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""A trainer of N ranks computes what one process computes
+(docs/distributed.md): the cpu target under MPI, N = 1, 2 and 4 ranks
+oversubscribed on this machine's cores.
+
+  test_ranks.py TCC WORK
+
+- fashion_mlp (AdamW, cosine) and ghost_cnn (ghost batch norms, whose
+  groups stay within a rank, and EMA; smooth activations and average
+  pools, so that no near-tie of a max turns a rounding difference into
+  another gradient) trained 8 steps on the same synthetic data from the
+  same seed: every checkpoint tensor and metric of
+  the N-rank run equal the one-process run's within
+  compare_trainers.compare's bound (1e-4 of each tensor's max: the two sum
+  each gradient in another order, each rank's part and then the ranks',
+  a relative difference of about K * 2^-24 for K terms), the step counter
+  exactly; rank 0 alone writes the metrics and the checkpoint;
+- the world is checked: a trainer of 2 ranks started alone, a trainer of
+  one rank started by mpirun -np 2, each one `error:` line and exit 1.
+Exit 77 (skipped) where MPI is missing, as on a machine without Open MPI.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "test", "runtime", "cuda"))
+import compare_trainers  # noqa: E402
+import gpu_check  # noqa: E402
+
+FAILURES = []
+STEPS = 8
+
+
+def check(ok, what):
+    if not ok:
+        FAILURES.append(what)
+        print("FAIL: " + what, flush=True)
+
+
+def mpirun(n):
+    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(n),
+           "-x", "OMP_NUM_THREADS=1"]
+    if os.geteuid() == 0:  # CI's containers run as root
+        cmd.insert(1, "--allow-run-as-root")
+    return cmd
+
+
+def run(cmd, timeout=300):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(cmd, 124, "", f"timed out after {timeout} s")
+
+
+MODELS = {"fashion_mlp": os.path.join(ROOT, "examples", "fashion_mlp.json"),
+          "ghost_cnn": os.path.join(ROOT, "test", "distributed", "models", "ghost_cnn.json")}
+
+
+def compile_model(tcc, model, ranks, out):
+    r = run([tcc, "compile", MODELS[model],
+             "--ranks=%d" % ranks, "-o", out])
+    if r.returncode != 0 and "needs MPI" in r.stderr:
+        print("SKIP: " + r.stderr.strip())
+        sys.exit(77)
+    check(r.returncode == 0, f"tcc compile {model} --ranks={ranks}: {r.stderr.strip()}")
+    return r.returncode == 0
+
+
+def train(exe, ranks, data, work):
+    save, metrics = os.path.join(work, "state.safetensors"), os.path.join(work, "metrics.jsonl")
+    os.makedirs(work, exist_ok=True)
+    cmd = [exe, "--data", data, "--steps", str(STEPS), "--log-every", "2", "--seed", "3",
+           "--save", save, "--metrics", metrics]
+    r = run((mpirun(ranks) if ranks > 1 else []) + cmd)
+    check(r.returncode == 0, f"{exe} on {ranks} ranks: exit {r.returncode}: {r.stderr[-2000:]}")
+    if r.returncode != 0:
+        return None
+    # Rank 0 alone prints the metrics: one line per record, as one process.
+    lines = [line for line in r.stdout.splitlines() if line.startswith("{")]
+    records = compare_trainers.read_metrics(metrics)
+    check(len(lines) == len(records), f"{exe} on {ranks} ranks printed {len(lines)} records "
+          f"for the {len(records)} of its metrics file")
+    return compare_trainers.read_safetensors(save), records
+
+
+def main():
+    tcc, work = sys.argv[1], sys.argv[2]
+    if not shutil.which("mpirun"):
+        print("SKIP: no mpirun (Open MPI: apt-get install openmpi-bin libopenmpi-dev)")
+        return 77
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    data = os.path.join(work, "data")
+    gpu_check.make_data(data, "idx", [1, 28, 28], 10, 2048, 256)
+
+    for model, batch, rank_counts in (("fashion_mlp", 64, (2, 4)), ("ghost_cnn", 64, (2, 4))):
+        exes = {}
+        for ranks in (1,) + rank_counts:
+            exes[ranks] = os.path.join(work, f"{model}-{ranks}")
+            if not compile_model(tcc, model, ranks, exes[ranks]):
+                return 1
+        one = train(exes[1], 1, data, os.path.join(work, f"{model}-run-1"))
+        for ranks in rank_counts:
+            many = train(exes[ranks], ranks, data, os.path.join(work, f"{model}-run-{ranks}"))
+            if one and many:
+                failures, worst = compare_trainers.compare(
+                    many, one, batch, STEPS, test_samples=256,
+                    names=(f"{ranks} ranks", "1 rank"))
+                for f in failures:
+                    check(False, f"{model}: {f}")
+                print(f"{model}: {ranks} ranks vs one process after {STEPS} steps: largest "
+                      f"difference {worst:.2e} of a tensor's max", flush=True)
+
+    # The world must be the one the trainer was compiled for.
+    r = run([exes[2], "--data", data, "--steps", "1"])
+    check(r.returncode == 1 and r.stderr.count("error:") == 1 and
+          "compiled for 2 ranks" in r.stderr and "mpirun -np 2" in r.stderr,
+          f"a 2-rank trainer started alone: exit {r.returncode}: {r.stderr.strip()}")
+    r = run(mpirun(2) + [exes[1], "--data", data, "--steps", "1"])
+    check(r.returncode != 0 and r.stderr.count("error:") == 1 and
+          "compiled for one process, but the launcher started 2" in r.stderr,
+          f"a one-rank trainer under mpirun -np 2: exit {r.returncode}: {r.stderr.strip()}")
+    print("FAIL" if FAILURES else "PASS")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
