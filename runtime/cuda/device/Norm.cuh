@@ -210,8 +210,9 @@ void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspace
       double v = kernels::batch_norm_dx(
           dy[k], double(xs[k]), scale, mean, invstd,
           kernels::batch_norm_grad_factors(shape, w.rows[row], invstd));
-      if constexpr (kInjectedFault == kFaultBatchNormDxUlp)
-        v += (v < 0 ? -v : v) * 0x1p-10;
+#if TCC_INJECT_FAULT == TCC_FAULT_BATCH_NORM_DX_ULP
+      v += (v < 0 ? -v : v) * 0x1p-10;
+#endif
       out[k] = DX(v);
     }
     store_chunk(dx, i0, count, out);
