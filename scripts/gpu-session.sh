@@ -65,7 +65,7 @@ pack() {
     mv "$OUT/gpu-session.tgz.tmp" "$OUT/gpu-session.tgz"
 }
 
-examples="airbench94-bf16-mixed resnet9 fashion_cnn"
+examples="airbench94 airbench94-bf16-mixed resnet9 fashion_cnn"
 # Each check's --budget stops new checks 30 s before the step's limit.
 p=${PROFILE_SECONDS:-200}
 step profile "$p" python3 scripts/gpu_check.py run gpu-trees --only $examples \

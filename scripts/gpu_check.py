@@ -21,8 +21,12 @@ model, so that a run stopped by --budget has answered the first for all:
      and compares every checkpoint tensor and metric
      (test/runtime/cuda/compare_trainers.py: 1e-4 of each tensor's max); a
      16-bit step is measured against the cpu trainer's f32 step of the same
-     model instead, no further from it than twice the cpu 16-bit step
-     (compare_trainers.compare_mixed); the trainers' warnings (a baked
+     model instead, every tensor no further from it than twice the cpu
+     16-bit step plus one rounding, the whole state no further from the cpu
+     16-bit step than the roundings two 16-bit steps can do differently, and
+     the evaluation (EMA, TTA) within twice the cpu 16-bit run's distance
+     from the f32 one's (compare_trainers.compare_mixed; every tensor's three
+     distances reported where it fails); the trainers' warnings (a baked
      cuDNN plan replaced under --allow-fallback) are reported;
   2. times the cuda trainer over whole epochs (median epoch after the
      first), and with --pytorch PyTorch eager on each example's model.json
@@ -77,9 +81,13 @@ MODELS = [
     ("test/runtime/cuda/models/conv_relu_net.json", 20, True, None),
     ("test/runtime/cuda/models/conv_relu_net.json", 20, True, "bf16"),
     ("examples/fashion_cnn.json", 10, False, None),
-    # resnet9 at its own precision (pure fp16), airbench94 in bf16-mixed.
-    ("examples/resnet9.json", 2, False, None),
-    ("examples/airbench94.json", 2, False, "bf16-mixed"),
+    # The examples at their own precision (pure fp16) and airbench94 also in
+    # bf16-mixed, 12 steps: past Lookahead's syncs (airbench94, every 5
+    # steps) and the EMA's updates (ResNet-9: after steps 1, 6 and 11),
+    # which the evaluation reads (--eval both: the EMA's and the raw weights').
+    ("examples/airbench94.json", 12, False, None),
+    ("examples/airbench94.json", 12, False, "bf16-mixed"),
+    ("examples/resnet9.json", 12, False, None),
 ]
 
 
@@ -114,7 +122,8 @@ def prepare(args):
         with open(model) as f:
             spec = json.load(f)
         extra = ["--precision=" + precision] if precision else []
-        sixteen_bit = (precision or spec["train"].get("precision", "fp32")) != "fp32"
+        step_precision = precision or spec["train"].get("precision", "fp32")
+        sixteen_bit = step_precision != "fp32"
         # A 16-bit step is measured against the model's f32 step (cpu-f32).
         trees = [("cuda", extra), ("cpu", extra)] + (
             [("cpu-f32", ["--precision=fp32"])] if sixteen_bit else [])
@@ -139,7 +148,8 @@ def prepare(args):
             "name": name, "data_format": spec["data"]["format"],
             "shape": spec["input"]["shape"], "classes": spec["input"]["classes"],
             "batch_size": spec["train"]["batch_size"], "compared_steps": compared,
-            "sanitized": sanitized, "sixteen_bit": sixteen_bit,
+            "sanitized": sanitized, "sixteen_bit": sixteen_bit, "precision": step_precision,
+            "ema": bool(spec["train"].get("ema")),
             "trees": [tree for tree, _ in trees], "program": os.path.splitext(
                 os.path.basename(path))[0]})
         print(f"{name}: source trees written")
@@ -367,11 +377,11 @@ def trainer_for(args, m, tree):
     return os.path.join(out, m["program"]), "built here", why
 
 
-def train(exe, data, work, steps, timeout):
+def train(exe, data, work, steps, timeout, extra=()):
     os.makedirs(work, exist_ok=True)
     return sh([exe, "--data", data, "--steps", str(steps), "--log-every", str(max(1, steps // 2)),
                "--save", os.path.join(work, "state.safetensors"),
-               "--metrics", os.path.join(work, "metrics.jsonl"), "--quiet"], cwd=work,
+               "--metrics", os.path.join(work, "metrics.jsonl"), "--quiet", *extra], cwd=work,
               timeout=timeout)
 
 
@@ -380,7 +390,10 @@ def compare_with_cpu(args, m, exes, data, test_n, report, compare_trainers):
     name, runs, warnings = m["name"], {}, []
     for tree, exe in exes.items():
         work = os.path.join(args.dir, "runs", name, tree)
-        r = train(exe, data, work, m["compared_steps"], 2 * args.run_timeout)
+        # A model with an EMA is evaluated with both its weights: the EMA's
+        # (test_*) and the raw ones (raw_test_*), each compared.
+        r = train(exe, data, work, m["compared_steps"], 2 * args.run_timeout,
+                  ["--eval", "both"] if m.get("ema") else [])
         if r.returncode != 0:
             report.check(name, "compare", False, f"the {tree} trainer failed: exit "
                          f"{r.returncode}", f"{tree}: exit {r.returncode}: {r.stderr.strip()[-2000:]}")
@@ -400,10 +413,21 @@ def compare_with_cpu(args, m, exes, data, test_n, report, compare_trainers):
                  f"{len(replaced)} baked cuDNN plans did not run: cuDNN's choice replaced them"
                  if replaced else "every baked cuDNN plan ran", replaced or None)
     if m["sixteen_bit"]:
-        failures, ratio = compare_trainers.compare_mixed(runs["cuda"], runs["cpu"], runs["cpu-f32"])
-        line = (f"after {steps} 16-bit steps the cuda trainer is {ratio:.2f} times as far "
-                "from the f32 step as the cpu trainer")
-        detail = {"steps": steps, "distance_ratio": ratio, "failures": failures}
+        # Manifests written before "precision" was kept: bf16's, the looser u.
+        precision = m.get("precision", "bf16")
+        failures, summary = compare_trainers.compare_mixed(
+            runs["cuda"], runs["cpu"], runs["cpu-f32"], precision, test_samples=test_n)
+        w = summary["whole"]
+        line = (f"after {steps} 16-bit steps the cuda trainer is {summary['ratio']:.2f} times as "
+                f"far from the f32 step as the cpu trainer (|cuda - f32| {w['a_32']:.3g}, "
+                f"|cpu16 - f32| {w['16_32']:.3g}), |cuda - cpu16| {w['a_16']:.3g} (at most "
+                f"{summary['implementations_bound']:.3g})")
+        line += "".join(f"\n    step {x['step']} {x['metric']}: cuda {x['cuda']:.6g}, cpu16 "
+                        f"{x['cpu']:.6g}, f32 {x['f32']:.6g}" for x in summary["metrics"])
+        if failures:  # every tensor's distances, to see where it went wrong
+            line += "\n    " + "\n    ".join(compare_trainers.distance_table(summary))
+        detail = {"steps": steps, "precision": precision, "distance_ratio": summary["ratio"],
+                  "failures": failures, **summary}
     else:
         failures, worst = compare_trainers.compare(runs["cuda"], runs["cpu"], m["batch_size"],
                                                    steps, test_n)

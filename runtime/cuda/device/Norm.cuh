@@ -20,6 +20,7 @@
 
 #include "runtime/common/FastDivide.h"
 #include "runtime/cuda/device/Chunk.cuh"
+#include "runtime/cuda/device/FaultInjection.cuh"
 #include "runtime/cuda/device/RowSums.cuh"
 #include "runtime/kernels/Norm.h"
 
@@ -206,9 +207,13 @@ void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspace
       const int64_t c = c0 + k * step, row = row0 + k * step;
       const double mean = savedMean[row], invstd = savedInvstd[row];
       const double scale = weight ? double(weight[c]) : 1.0;
-      out[k] = DX(kernels::batch_norm_dx(
+      double v = kernels::batch_norm_dx(
           dy[k], double(xs[k]), scale, mean, invstd,
-          kernels::batch_norm_grad_factors(shape, w.rows[row], invstd)));
+          kernels::batch_norm_grad_factors(shape, w.rows[row], invstd));
+#if TCC_INJECT_FAULT == TCC_FAULT_BATCH_NORM_DX_ULP
+      v += (v < 0 ? -v : v) * 0x1p-10;
+#endif
+      out[k] = DX(v);
     }
     store_chunk(dx, i0, count, out);
   });

@@ -21,6 +21,7 @@
 #include "runtime/common/Schedule.h"
 #include "runtime/cpu/StepOps.h"
 #include "runtime/cuda/device/Chunk.cuh"
+#include "runtime/cuda/device/FaultInjection.cuh"
 #include "runtime/cuda/device/Launch.cuh"
 #include "runtime/cuda/device/RowSums.cuh"
 #include "runtime/kernels/Activation.h"
@@ -204,6 +205,10 @@ void reduce_sum_keep(cudaStream_t s, char *workspace, int64_t workspaceBytes, in
   const tcc::cuda::RowSplit split = tcc::cuda::rowSplit(rows);
   const RowWorkspace w = row_workspace(split, workspace, workspaceBytes);
   row_part_sums(s, rows, split, w.parts, [=] __device__(int64_t, int64_t k) {
+#if TCC_INJECT_FAULT == TCC_FAULT_BIAS_GRAD_DROP_LAST
+    if (k >= (outer - 1) * mid * inner)
+      return kernels::Sums{0, 0};
+#endif
     return kernels::Sums{double(x[k]), 0};
   });
   combine_parts(s, split, w.parts,

@@ -16,6 +16,11 @@ runs its convolutions and linear layers on 16-bit tensors, rounding each
 result once, where the cpu one runs them on f32 copies), and each is
 measured against the cpu trainer's f32 step (compare_trainers.compare_mixed);
 likewise for a model whose own precision is 16-bit.
+With --inject-fault the emulated cuda trainer is also built with one
+deliberately wrong kernel (-DTCC_INJECT_FAULT, FaultInjection.cuh, in that
+build only): the test passes only if the healthy trainer passes the
+comparison and the faulty one fails it, so the comparison is shown to catch
+a kernel wrong by one rounding's size.
 What it checks: the cuda emitter's calls, the order of the launches, the
 batch gather, the graph capture and replay, the constants in device memory,
 and the trainer's device paths (uploads, totals read at log points). What it
@@ -72,6 +77,10 @@ def with_first_samples(spec, tmp, n_train, n_test):
     spec["data"] = dict(spec["data"], format="npy", path=out)
 
 
+# --inject-fault's names: TCC_INJECT_FAULT's values (FaultInjection.cuh).
+FAULTS = {"bn-dx-ulp": 1, "bias-grad-drop-last": 2}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model")
@@ -95,10 +104,19 @@ def main():
     ap.add_argument("--expect-group", action="append", default=[],
                     help="a kind of fusion group the cuda step must have: what the test is "
                          "of (repeatable)")
+    ap.add_argument("--inject-fault", choices=sorted(FAULTS),
+                    help="also build the emulated cuda trainer with this deliberately wrong "
+                         "kernel (runtime/cuda/device/FaultInjection.cuh): the test passes "
+                         "only if the healthy trainer passes the comparison and the faulty "
+                         "one fails it")
+    ap.add_argument("--verbose", action="store_true",
+                    help="print the distances of every tensor also when the comparison passes")
+    ap.add_argument("--save-runs", help="copy the runs' checkpoints and metrics to this folder")
     args = ap.parse_args()
     with open(args.model) as f:
         spec = json.load(f)
-    sixteen_bit = (args.precision or spec["train"].get("precision", "fp32")) != "fp32"
+    precision_name = args.precision or spec["train"].get("precision", "fp32")
+    sixteen_bit = precision_name != "fp32"
     precision = ["--precision=" + args.precision] if args.precision else []
     passes = ["--disable-pass=" + name for name in args.disable_pass]
     args.model = os.path.abspath(args.model)
@@ -127,14 +145,24 @@ def main():
             print("FAIL: the cuda step has no " + ", ".join(missing) + " group (it has " +
                   json.dumps(kinds) + ")")
             return 1
+        def build_emulated(exe, defines=()):
+            run([args.cxx, "-std=c++17", "-O2", "-fopenmp", "-DTCC_CUDA_HOST_EMULATION",
+                 *defines, "-I" + args.root, "-x", "c++", source,
+                 os.path.join(args.root, "runtime/cuda/CudaMemory.cpp"),
+                 os.path.join(args.root, "runtime/cuda/ConvRunnerEmulated.cpp"), "-x", "none",
+                 *args.libs.split(";"), "-lz", "-o", exe], tmp,
+                "building the emulated cuda trainer" + (" with " + " ".join(defines)
+                                                        if defines else ""))
+
         emulated = os.path.join(tmp, "train-cuda-emulated")
-        run([args.cxx, "-std=c++17", "-O2", "-fopenmp", "-DTCC_CUDA_HOST_EMULATION",
-             "-I" + args.root, "-x", "c++", source,
-             os.path.join(args.root, "runtime/cuda/CudaMemory.cpp"),
-             os.path.join(args.root, "runtime/cuda/ConvRunnerEmulated.cpp"), "-x", "none",
-             *args.libs.split(";"), "-lz", "-o", emulated], tmp,
-            "building the emulated cuda trainer")
+        build_emulated(emulated)
         trainers = [("cuda", emulated)]
+        if args.inject_fault:
+            # The same step with one wrong kernel: the define reaches only
+            # this build (FaultInjection.cuh).
+            faulty = os.path.join(tmp, "train-cuda-faulty")
+            build_emulated(faulty, ["-DTCC_INJECT_FAULT=%d" % FAULTS[args.inject_fault]])
+            trainers.append(("cuda-faulty", faulty))
         f32 = [("cpu-f32", ["--precision=fp32"])] if sixteen_bit else []
         for name, extra in [("cpu", precision)] + f32:
             exe = os.path.join(tmp, "train-" + name)
@@ -150,6 +178,10 @@ def main():
             state = compare_trainers.read_safetensors(os.path.join(tmp, name + ".safetensors"))
             results[name] = (state,
                              compare_trainers.read_metrics(os.path.join(tmp, name + ".jsonl")))
+            if args.save_runs:
+                os.makedirs(args.save_runs, exist_ok=True)
+                for suffix in (".safetensors", ".jsonl"):
+                    shutil.copy(os.path.join(tmp, name + suffix), args.save_runs)
 
         if args.profile:
             run([emulated, "--steps", str(args.steps), "--save", "profiled.safetensors",
@@ -168,26 +200,48 @@ def main():
             print("PASS: the profiled cuda trainer computes the same step, and its profile "
                   "times every kernel")
 
-        if sixteen_bit:
-            failures, ratio = compare_trainers.compare_mixed(results["cuda"], results["cpu"],
-                                                             results["cpu-f32"])
-        else:
-            failures, worst = compare_trainers.compare(results["cuda"], results["cpu"],
+        def check(cuda):
+            """The comparison of the emulated trainer `cuda` with the cpu
+            trainer: (failures, the line that says how close, its table)."""
+            if sixteen_bit:
+                failures, summary = compare_trainers.compare_mixed(
+                    results[cuda], results["cpu"], results["cpu-f32"], precision_name,
+                    test_samples=test_samples)
+                w = summary["whole"]
+                return failures, (
+                    f"after {args.steps} 16-bit steps the emulated cuda trainer's "
+                    f"{len(results['cpu'][0])} tensors are {summary['ratio']:.2f} times as far "
+                    f"from the f32 step as the cpu trainer's (|cuda - f32| {w['a_32']:.3g}, "
+                    f"|cpu16 - f32| {w['16_32']:.3g}; every tensor and the evaluation within "
+                    f"2 times plus one rounding), and {w['a_16']:.3g} from the cpu trainer's "
+                    f"(at most {summary['implementations_bound']:.3g})"), \
+                    compare_trainers.distance_table(summary)
+            failures, worst = compare_trainers.compare(results[cuda], results["cpu"],
                                                        spec["train"]["batch_size"], args.steps,
                                                        test_samples)
+            return failures, (f"{len(results['cpu'][0])} tensors and {len(results['cpu'][1])} "
+                              f"metrics records agree after {args.steps} steps (largest "
+                              f"difference: {worst:.2g} of a tensor's max)"), []
+
+        failures, line, table = check("cuda")
+        if failures or args.verbose:
+            print("\n".join(table))
         if failures:
             print("FAIL: the emulated cuda trainer differs from the cpu trainer:")
             for f in failures:
                 print("  " + f)
             return 1
-        cpu_state, cpu_metrics = results["cpu"]
-        if sixteen_bit:
-            print(f"PASS: after {args.steps} 16-bit steps the emulated cuda trainer's "
-                  f"{len(cpu_state)} tensors are {ratio:.2f} times as far from the f32 step as "
-                  "the cpu trainer's (within 1/4 to 2 times, every tensor within 2 times)")
-        else:
-            print(f"PASS: {len(cpu_state)} tensors and {len(cpu_metrics)} metrics records agree "
-                  f"after {args.steps} steps (largest difference: {worst:.2g} of a tensor's max)")
+        print("PASS: " + line)
+        if args.inject_fault:
+            failures, line, table = check("cuda-faulty")
+            print("\n".join(table))
+            if not failures:
+                print(f"FAIL: with the injected fault {args.inject_fault} the emulated cuda "
+                      "trainer still passes the comparison: " + line)
+                return 1
+            print(f"PASS: with the injected fault {args.inject_fault} the comparison fails:")
+            for f in failures:
+                print("  " + f)
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
