@@ -8,7 +8,7 @@
 #include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 
-#include "ir/TccAttrNames.h"
+#include "ir/TccPlan.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir::tcc {
@@ -31,11 +31,9 @@ struct PlanMemoryPass : mlir::tcc::impl::PlanMemoryBase<PlanMemoryPass> {
       return signalPassFailure();
     }
     // One state layout for both steps: the arguments tagged tcc.state.
-    Builder b(module.getContext());
     SmallVector<int64_t> stateOffsets;
     int64_t stateBytes = layOutState(train, stateOffsets);
-    module->setAttr(kStateOffsetsAttr, b.getDenseI64ArrayAttr(stateOffsets));
-    module->setAttr(kStateBytesAttr, b.getI64IntegerAttr(stateBytes));
+    setStateArena(module, StateArenaAttr::get(module.getContext(), stateBytes, stateOffsets));
     for (auto fn : module.getOps<func::FuncOp>())
       if (!fn.isExternal() && failed(planScratch(fn, PlanMode::Record)))
         return signalPassFailure();

@@ -13,6 +13,7 @@
 #include "codegen/common/Emitter.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
+#include "ir/TccPlan.h"
 #include "runtime/trainer/InitWhitening.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -154,7 +155,8 @@ uint64_t fingerprint(func::FuncOp train) {
 void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
                                      func::FuncOp eval, StringRef target,
                                      int64_t scratchBytes, llvm::raw_ostream &os) {
-  auto stateOffsets = module->getAttrOfType<DenseI64ArrayAttr>(kStateOffsetsAttr);
+  StateArenaAttr stateArena = getStateArena(module);
+  ArrayRef<int64_t> stateOffsets = stateArena.getOffsets();
   // The state as a table read by a loop: one statement per tensor would
   // make a constructor whose build time grows faster than the model.
   os << "struct StateRow {\n  const char *name;\n  int rank;\n  int64_t dims[8];\n"
@@ -209,7 +211,7 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
      << "  info_.batchSize = " << dimsOf(train.getArgument(0))[0] << ";\n"
      << "  info_.evalBatchSize = " << dimsOf(eval.getArgument(0))[0] << ";\n"
      << "  info_.stateBytes = "
-     << module->getAttrOfType<IntegerAttr>(kStateBytesAttr).getInt() << ";\n"
+     << stateArena.getBytes() << ";\n"
      << "  info_.scratchBytes = " << scratchBytes << ";\n"
      << "  info_.fingerprint = " << fingerprint(train) << "ull;\n";
   // findPlannedSteps checked that the module has its recipe.
