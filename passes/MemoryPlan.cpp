@@ -505,10 +505,10 @@ FailureOr<tcc::MemoryPlanSizes> tcc::readMemoryPlan(ModuleOp module) {
   auto train = module.lookupSymbol<func::FuncOp>("train_step");
   auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
   StateArenaAttr state = getStateArena(module);
-  if (!train || !eval || !state)
+  if (!train || !state)
     return failure();
   auto scratch = [](func::FuncOp fn) -> int64_t {
-    ScratchArenaAttr arena = getScratchArena(fn);
+    ScratchArenaAttr arena = fn ? getScratchArena(fn) : nullptr;
     return arena ? arena.getBytes() : 0;
   };
   MemoryPlanSizes sizes;

@@ -31,8 +31,8 @@ struct MemoryPlanSizes {
   int64_t stepBytes() const;
 };
 
-/// The sizes of a module that went through tcc-plan-memory; failure if it
-/// did not (no plan attributes).
+/// The sizes of a module that went through tcc-plan-memory (no eval
+/// scratch without @eval_step); failure if it did not (no state arena).
 FailureOr<MemoryPlanSizes> readMemoryPlan(ModuleOp module);
 
 /// "12.3 MiB": a size as the compiler's messages write it.

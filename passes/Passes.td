@@ -275,7 +275,8 @@ def Recompute : Pass<"tcc-recompute", "::mlir::ModuleOp"> {
     its saved seed), then pooling, then convolutions and matmuls — and the
     largest first within a class; a recompute stays only if the planned
     scratch shrinks. If the step is still over the budget when every
-    candidate was tried, the pass fails with the smallest size it reached.
+    candidate was tried, tcc-plan-memory refuses the plan, with the smallest
+    size reached.
     Recomputed values are bit-identical to the kept ones.
 
     Report (`tcc.pass_report`): `values` (how many were recomputed),
@@ -386,6 +387,10 @@ def PlanMemory : Pass<"tcc-plan-memory", "::mlir::ModuleOp"> {
     only, aligned like every allocation, at the `offset` the pass adds to
     the attribute. It may share bytes with any value not live at the op and
     with other ops' workspaces; the scratch arena counts it.
+
+    Under `train.memory_budget` the pass refuses a plan whose step (state,
+    the larger scratch arena, one batch) is over the budget, with the sizes
+    and whether tcc-recompute ran: the one check of the budget.
 
     Fusion groups (`tcc.fusion_group`) are planned as one op: their results
     get memory, the values their bodies define and do not yield get none. A
