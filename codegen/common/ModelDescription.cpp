@@ -154,7 +154,8 @@ uint64_t fingerprint(func::FuncOp train) {
 
 void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
                                      func::FuncOp eval, StringRef target,
-                                     int64_t scratchBytes, llvm::raw_ostream &os) {
+                                     ::tcc::rt::MemoryKind memory, int64_t scratchBytes,
+                                     llvm::raw_ostream &os) {
   StateArenaAttr stateArena = getStateArena(module);
   ArrayRef<int64_t> stateOffsets = stateArena.getOffsets();
   // The state as a table read by a loop: one statement per tensor would
@@ -204,7 +205,9 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
   os << "};\n\n";
   os << "Model::Model() {\n"
      << "  info_.name = " << cppStringLiteral(module->getAttrOfType<StringAttr>(kModelAttr).getValue())
-     << ";\n  info_.target = " << cppStringLiteral(target) << ";\n  info_.inputShape = {";
+     << ";\n  info_.target = " << cppStringLiteral(target) << ";\n  info_.memory = "
+     << (memory == ::tcc::rt::MemoryKind::Device ? "MemoryKind::Device" : "MemoryKind::Host")
+     << ";\n  info_.inputShape = {";
   llvm::interleaveComma(module->getAttrOfType<DenseI64ArrayAttr>(kInputShapeAttr).asArrayRef(), os);
   os << "};\n  info_.classes = "
      << module->getAttrOfType<IntegerAttr>(kClassesAttr).getInt() << ";\n"
