@@ -2,7 +2,7 @@
 #ifndef TCC_IR_PLANNEDVIEWS_H
 #define TCC_IR_PLANNEDVIEWS_H
 
-#include "ir/TccAttrNames.h"
+#include "ir/TccPlan.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
@@ -19,11 +19,13 @@ inline bool sharesItsInputsBytes(Operation &op) {
   if (!view)
     return false;
   auto source = dyn_cast<OpResult>(view.getViewSource());
-  auto offsets = op.getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
-  if (!source || !offsets || offsets[0] < 0)
+  PlacementAttr placement = getPlacement(&op);
+  if (!source || !placement || placement.getScratchOffset(0) < 0)
     return false;
-  auto sourceOffsets = source.getOwner()->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
-  return sourceOffsets && sourceOffsets[source.getResultNumber()] == offsets[0];
+  PlacementAttr sourcePlacement = getPlacement(source.getOwner());
+  return sourcePlacement &&
+         sourcePlacement.getScratchOffset(source.getResultNumber()) ==
+             placement.getScratchOffset(0);
 }
 
 } // namespace mlir::tcc

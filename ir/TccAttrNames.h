@@ -119,29 +119,21 @@ inline constexpr llvm::StringLiteral kAmp = "amp";
 } // namespace kind
 
 //===----------------------------------------------------------------------===//
-// The memory plan (tcc-plan-memory, passes/PlanMemory.cpp)
+// The memory plan (tcc-plan-memory, passes/PlanMemory.cpp; ir/TccPlanAttrs.td,
+// read and written through ir/TccPlan.h)
 //===----------------------------------------------------------------------===//
 
-/// On the module: the state arena, one offset per `tcc.state` argument of
-/// @train_step in argument order (dense i64 array).
-inline constexpr llvm::StringLiteral kStateOffsetsAttr = "tcc.state_offsets";
-/// On the module: the size of the state arena in bytes (i64).
-inline constexpr llvm::StringLiteral kStateBytesAttr = "tcc.state_bytes";
-/// On each step function: the size of its scratch arena in bytes (i64).
-inline constexpr llvm::StringLiteral kScratchBytesAttr = "tcc.scratch_bytes";
-/// On each planned op: the scratch offset of each result, -1 for none (dense
-/// i64 array). A tcc.flatten or tcc.reshape whose entry equals its input's
-/// is a view: it shares the input's bytes and needs no copy.
-inline constexpr llvm::StringLiteral kOffsetsAttr = "tcc.offsets";
-/// On ops that update state in place: the state slot of each result, -1 for
-/// none (dense i64 array).
-inline constexpr llvm::StringLiteral kStateSlotsAttr = "tcc.state_slots";
-/// On an op, set by a target before planning: the scratch bytes the op needs
-/// for itself while it runs (a cuDNN or cuBLASLt workspace; i64).
-inline constexpr llvm::StringLiteral kWorkspaceBytesAttr = "tcc.workspace_bytes";
-/// On each op with a non-zero `tcc.workspace_bytes`, set by the plan: where
-/// that workspace starts in the scratch arena (i64).
-inline constexpr llvm::StringLiteral kWorkspaceOffsetAttr = "tcc.workspace_offset";
+/// On the module: the state arena (#tcc.state_arena: its bytes and the
+/// offset of each `tcc.state` argument).
+inline constexpr llvm::StringLiteral kStateArenaAttr = "tcc.state_arena";
+/// On each planned function: its scratch arena (#tcc.scratch_arena).
+inline constexpr llvm::StringLiteral kScratchArenaAttr = "tcc.scratch_arena";
+/// On each planned op: where each result lives (#tcc.placement: a scratch
+/// offset or a state slot).
+inline constexpr llvm::StringLiteral kPlacementAttr = "tcc.placement";
+/// On an op, set by a target before planning: the scratch it needs while it
+/// runs, and where the plan put it (#tcc.workspace).
+inline constexpr llvm::StringLiteral kWorkspaceAttr = "tcc.workspace";
 
 //===----------------------------------------------------------------------===//
 // Physical layout (tcc-channels-last, passes/ChannelsLast.cpp; ir/PhysicalLayout.h)

@@ -1,7 +1,7 @@
 //===- TccDialect.cpp - The tcc dialect -----------------------------------===//
 #include "ir/TccDialect.h"
 #include "ir/TccOps.h"
-#include "ir/TccRecipeAttrs.h"
+#include "ir/TccAttrs.h"
 
 using namespace mlir;
 using namespace mlir::tcc;
@@ -14,5 +14,5 @@ void TccDialect::initialize() {
 #define GET_OP_LIST
 #include "ir/TccOps.cpp.inc"
       >();
-  registerRecipeAttributes();
+  registerAttributes();
 }

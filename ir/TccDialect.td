@@ -21,9 +21,11 @@ def Tcc_Dialect : Dialect {
     is described in one place.
   }];
   let useDefaultAttributePrinterParser = 1;
+  // The memory plan's attributes are checked against the IR they are on.
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
-    /// Adds the recipe's attributes (ir/TccRecipeAttrs.td).
-    void registerRecipeAttributes();
+    /// Adds the recipe's and the memory plan's attributes (ir/TccAttrs.td).
+    void registerAttributes();
   }];
   let useDefaultTypePrinterParser = 0;
 }

@@ -4,7 +4,7 @@
 
 #include "ir/TccDialect.h"
 #include "ir/TccInterfaces.h"
-#include "ir/TccRecipeAttrs.h"
+#include "ir/TccAttrs.h"
 #include "ir/TccTraits.h"
 #include "ir/TccTypes.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"

@@ -13,7 +13,7 @@
 
 include "ir/TccDialect.td"
 include "ir/TccInterfaces.td"
-include "ir/TccRecipeAttrs.td"
+include "ir/TccAttrs.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ViewLikeInterface.td"

@@ -8,7 +8,7 @@
 #ifndef TCC_IR_TCCRECIPE_H
 #define TCC_IR_TCCRECIPE_H
 
-#include "ir/TccRecipeAttrs.h"
+#include "ir/TccAttrs.h"
 #include "runtime/Recipe.h"
 
 namespace mlir::tcc {

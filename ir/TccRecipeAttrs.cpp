@@ -7,25 +7,12 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 
 using namespace mlir;
 using namespace mlir::tcc;
 namespace rt = ::tcc::rt;
-
-#include "ir/TccRecipeEnums.cpp.inc"
-
-#define GET_ATTRDEF_CLASSES
-#include "ir/TccRecipeAttrs.cpp.inc"
-
-void TccDialect::registerRecipeAttributes() {
-  addAttributes<
-#define GET_ATTRDEF_LIST
-#include "ir/TccRecipeAttrs.cpp.inc"
-      >();
-}
 
 //===----------------------------------------------------------------------===//
 // Parameters

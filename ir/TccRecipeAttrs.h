@@ -1,7 +1,9 @@
-//===- TccRecipeAttrs.h - The training recipe as attributes -----*- C++ -*-===//
+//===- TccRecipeAttrs.h - Parameters of the recipe's attributes -*- C++ -*-===//
 //
-// #tcc.train, #tcc.data, #tcc.eval and their parts (ir/TccRecipeAttrs.td).
-// ir/TccRecipe.h converts them from and to runtime/Recipe.h's structs.
+// What #tcc.train, #tcc.data, #tcc.eval and their parts
+// (ir/TccRecipeAttrs.td) hold besides integers; ir/TccAttrs.h declares the
+// attributes, ir/TccRecipe.h converts them from and to runtime/Recipe.h's
+// structs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_IR_TCCRECIPEATTRS_H
@@ -35,10 +37,5 @@ void printF64Param(AsmPrinter &printer, double value);
 void printF64ArrayParam(AsmPrinter &printer, ArrayRef<F64> values);
 
 } // namespace mlir::tcc
-
-#include "ir/TccRecipeEnums.h.inc"
-
-#define GET_ATTRDEF_CLASSES
-#include "ir/TccRecipeAttrs.h.inc"
 
 #endif // TCC_IR_TCCRECIPEATTRS_H

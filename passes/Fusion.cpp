@@ -22,6 +22,7 @@
 #include "ir/PlannedViews.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
+#include "ir/TccPlan.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -283,9 +284,9 @@ void BlockFuser::createGroup(const llvm::SetVector<Operation *> &members, String
   }
   // The library workspace the anchor asked for is the group's to plan.
   for (Operation *m : ordered)
-    if (Attribute bytes = m->getAttr(kWorkspaceBytesAttr)) {
-      group->setAttr(kWorkspaceBytesAttr, bytes);
-      m->removeAttr(kWorkspaceBytesAttr);
+    if (WorkspaceAttr workspace = getWorkspace(m)) {
+      setWorkspace(group, workspace);
+      m->removeAttr(kWorkspaceAttr);
     }
   b.setInsertionPointToEnd(body);
   b.create<YieldOp>(last->getLoc(), leaving);
@@ -492,7 +493,7 @@ int64_t mlir::tcc::kernelsPerStep(func::FuncOp step) {
     for (Operation &op : block) {
       // Before the memory plan every view counts as free; after it, those
       // it made a new name for their input's bytes (ir/PlannedViews.h).
-      const bool planned = op.hasAttr(kOffsetsAttr);
+      const bool planned = static_cast<bool>(getPlacement(&op));
       if (isa<arith::ConstantOp>(op) || op.hasTrait<mlir::OpTrait::IsTerminator>() ||
           (isa<FlattenOp, ReshapeOp>(op) && (!planned || sharesItsInputsBytes(op))))
         continue;

@@ -15,6 +15,7 @@
 #include "ir/TccAttrNames.h"
 #include "ir/TccInterfaces.h"
 #include "ir/TccOps.h"
+#include "ir/TccPlan.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -27,12 +28,7 @@ using namespace mlir::tcc;
 
 namespace {
 
-constexpr int64_t kAlignment = 64;
-
-/// Far above any real workspace, low enough that offsets cannot overflow.
-constexpr int64_t kMaxWorkspaceBytes = int64_t(1) << 48;
-
-int64_t alignUp(int64_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+int64_t alignUp(int64_t n) { return alignToPlan(n); }
 
 /// Scratch bytes live from the op at `start` to the op at `end` of a block,
 /// both included.
@@ -99,17 +95,18 @@ Value viewedValue(Operation *op) {
 
 /// Adds `base` to every scratch offset planned inside `loop`'s body.
 void placeLoopBody(MicroBatchesOp loop, int64_t base) {
-  Builder b(loop.getContext());
+  MLIRContext *context = loop.getContext();
   loop.getBody().walk([&](Operation *op) {
-    if (auto offsets = op->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr)) {
-      SmallVector<int64_t> moved(offsets.asArrayRef());
+    if (PlacementAttr placement = getPlacement(op)) {
+      SmallVector<int64_t> moved(placement.getScratch());
       for (int64_t &offset : moved)
         if (offset >= 0)
           offset += base;
-      op->setAttr(kOffsetsAttr, b.getDenseI64ArrayAttr(moved));
+      setPlacement(op, PlacementAttr::get(context, moved, placement.getState()));
     }
-    if (auto workspace = op->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr))
-      op->setAttr(kWorkspaceOffsetAttr, b.getI64IntegerAttr(workspace.getInt() + base));
+    if (WorkspaceAttr workspace = getWorkspace(op); workspace && workspace.getOffset())
+      setWorkspace(op, WorkspaceAttr::get(context, workspace.getBytes(),
+                                          *workspace.getOffset() + base));
   });
 }
 
@@ -143,10 +140,12 @@ public:
   /// body region of a loop; the op's workspace.
   LogicalResult planOp(Operation &op, ArrayRef<int64_t> slots,
                        function_ref<int64_t(Value)> lastOf) {
-    Builder b(op.getContext());
-    if (record)
-      op.setAttr(kOffsetsAttr,
-                 b.getDenseI64ArrayAttr(SmallVector<int64_t>(op.getNumResults(), -1)));
+    if (record) {
+      // The scratch offsets are filled in by assign().
+      bool inState = llvm::any_of(slots, [](int64_t s) { return s >= 0; });
+      placements[&op] = {SmallVector<int64_t>(op.getNumResults(), -1),
+                         inState ? SmallVector<int64_t>(slots) : SmallVector<int64_t>()};
+    }
     for (OpResult result : op.getResults())
       if (slots.empty() || slots[result.getResultNumber()] < 0)
         addResult(result, lastOf(result));
@@ -166,25 +165,25 @@ public:
     int64_t bytes = assignOffsets(intervals);
     if (!record)
       return bytes;
-    Builder b(block.getParent()->getContext());
+    MLIRContext *context = block.getParent()->getContext();
     for (const Owner &owner : owners) {
       int64_t offset = intervals[owner.interval].offset;
       switch (owner.use) {
-      case Use::Result: {
-        auto attr = owner.op->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
-        SmallVector<int64_t> offsets(attr.asArrayRef());
-        offsets[owner.result] = offset;
-        owner.op->setAttr(kOffsetsAttr, b.getDenseI64ArrayAttr(offsets));
+      case Use::Result:
+        placements[owner.op].scratch[owner.result] = offset;
         break;
-      }
       case Use::Workspace:
-        owner.op->setAttr(kWorkspaceOffsetAttr, b.getI64IntegerAttr(offset));
+        setWorkspace(owner.op,
+                     WorkspaceAttr::get(context, getWorkspace(owner.op).getBytes(), offset));
         break;
       case Use::LoopBody:
         placeLoopBody(cast<MicroBatchesOp>(owner.op), offset);
         break;
       }
     }
+    for (Operation &op : block)
+      if (auto it = placements.find(&op); it != placements.end())
+        setPlacement(&op, PlacementAttr::get(context, it->second.scratch, it->second.state));
     return bytes;
   }
 
@@ -279,26 +278,27 @@ private:
     return found;
   }
 
-  /// The scratch `op` asks for itself (tcc.workspace_bytes), live while it
-  /// runs only.
+  /// The scratch `op` asks for itself (tcc.workspace; its verifier keeps
+  /// the bytes in [0, 2^48]), live while it runs only.
   LogicalResult addWorkspace(Operation &op) {
-    if (record)
-      op.removeAttr(kWorkspaceOffsetAttr);
-    Attribute attr = op.getAttr(kWorkspaceBytesAttr);
-    if (!attr)
+    WorkspaceAttr workspace = getWorkspace(&op);
+    if (!workspace)
       return success();
-    auto bytes = dyn_cast<IntegerAttr>(attr);
-    if (!bytes || !bytes.getType().isSignlessInteger(64) || bytes.getInt() < 0 ||
-        bytes.getInt() > kMaxWorkspaceBytes)
-      return op.emitOpError("'")
-             << kWorkspaceBytesAttr << "' must be an i64 in [0, 2^48], got " << attr;
-    if (bytes.getInt() > 0)
-      add(Use::Workspace, &op, 0, {position(&op), position(&op), bytes.getInt()});
+    if (record)
+      setWorkspace(&op, WorkspaceAttr::get(op.getContext(), workspace.getBytes()));
+    if (workspace.getBytes() > 0)
+      add(Use::Workspace, &op, 0, {position(&op), position(&op), workspace.getBytes()});
     return success();
   }
 
+  /// Where each planned op's results go, written once they are all known.
+  struct Place {
+    SmallVector<int64_t> scratch, state;
+  };
+
   Block &block;
   bool record; ///< write the plan on the ops (PlanMode::Record)
+  DenseMap<Operation *, Place> placements;
   DenseMap<Operation *, int64_t> index;
   SmallVector<Interval> intervals;
   SmallVector<Owner> owners;
@@ -431,7 +431,6 @@ LogicalResult planFunction(func::FuncOp fn, PlanMode mode, int64_t &bytes) {
   // A state update that could not be in place is copied at the end.
   auto lastOf = [&](Value v) { return replaces.count(v) ? end : plan.lastUse(v); };
 
-  Builder b(fn.getContext());
   for (Operation &op : block) {
     if (&op == ret || isa<arith::ConstantOp>(op))
       continue;
@@ -461,12 +460,10 @@ LogicalResult planFunction(func::FuncOp fn, PlanMode mode, int64_t &bytes) {
     }
     if (failed(plan.planOp(op, slots, lastOf)))
       return failure();
-    if (mode == PlanMode::Record && llvm::any_of(slots, [](int64_t s) { return s >= 0; }))
-      op.setAttr(kStateSlotsAttr, b.getDenseI64ArrayAttr(slots));
   }
   bytes = plan.assign();
   if (mode == PlanMode::Record)
-    fn->setAttr(kScratchBytesAttr, b.getI64IntegerAttr(bytes));
+    setScratchArena(fn, ScratchArenaAttr::get(fn.getContext(), bytes));
   return success();
 }
 
@@ -477,11 +474,6 @@ FailureOr<int64_t> tcc::planScratch(func::FuncOp fn, PlanMode mode) {
   if (failed(planFunction(fn, mode, bytes)))
     return failure();
   return bytes;
-}
-
-int64_t tcc::tensorBytes(Type type) {
-  auto shaped = cast<ShapedType>(type);
-  return shaped.getNumElements() * std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
 }
 
 int64_t tcc::layOutState(func::FuncOp train, SmallVectorImpl<int64_t> &offsets) {
@@ -512,15 +504,15 @@ int64_t tcc::MemoryPlanSizes::stepBytes() const {
 FailureOr<tcc::MemoryPlanSizes> tcc::readMemoryPlan(ModuleOp module) {
   auto train = module.lookupSymbol<func::FuncOp>("train_step");
   auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
-  auto state = module->getAttrOfType<IntegerAttr>(kStateBytesAttr);
-  if (!train || !eval || !state)
+  StateArenaAttr state = getStateArena(module);
+  if (!train || !state)
     return failure();
   auto scratch = [](func::FuncOp fn) -> int64_t {
-    auto bytes = fn->getAttrOfType<IntegerAttr>(kScratchBytesAttr);
-    return bytes ? bytes.getInt() : 0;
+    ScratchArenaAttr arena = fn ? getScratchArena(fn) : nullptr;
+    return arena ? arena.getBytes() : 0;
   };
   MemoryPlanSizes sizes;
-  sizes.stateBytes = state.getInt();
+  sizes.stateBytes = state.getBytes();
   sizes.trainScratchBytes = scratch(train);
   sizes.evalScratchBytes = scratch(eval);
   if (auto plain = module.lookupSymbol<func::FuncOp>("eval_step_plain"))

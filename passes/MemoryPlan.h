@@ -9,6 +9,7 @@
 #ifndef TCC_PASSES_MEMORYPLAN_H
 #define TCC_PASSES_MEMORYPLAN_H
 
+#include "ir/TccPlan.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -19,8 +20,8 @@
 namespace mlir::tcc {
 
 struct MemoryPlanSizes {
-  int64_t stateBytes = 0;        ///< the state arena (tcc.state_bytes)
-  int64_t trainScratchBytes = 0; ///< @train_step's scratch (tcc.scratch_bytes,
+  int64_t stateBytes = 0;        ///< the state arena (tcc.state_arena)
+  int64_t trainScratchBytes = 0; ///< @train_step's scratch (tcc.scratch_arena,
                                  ///< op workspaces included)
   int64_t evalScratchBytes = 0;  ///< @eval_step's scratch (or @eval_step_plain's, if larger)
   int64_t batchBytes = 0;        ///< one training batch: images and labels
@@ -30,28 +31,24 @@ struct MemoryPlanSizes {
   int64_t stepBytes() const;
 };
 
-/// The sizes of a module that went through tcc-plan-memory; failure if it
-/// did not (no plan attributes).
+/// The sizes of a module that went through tcc-plan-memory (no eval
+/// scratch without @eval_step); failure if it did not (no state arena).
 FailureOr<MemoryPlanSizes> readMemoryPlan(ModuleOp module);
-
-/// The bytes a tensor of `type` takes (at least one per element).
-int64_t tensorBytes(Type type);
 
 /// "12.3 MiB": a size as the compiler's messages write it.
 std::string mebibytes(int64_t bytes);
 
 /// Whether planScratch writes its plan on the IR.
 enum class PlanMode {
-  Record,  ///< tcc.offsets, tcc.state_slots, tcc.workspace_offset on the ops
-           ///< and tcc.scratch_bytes on the function (tcc-plan-memory)
+  Record,  ///< tcc.placement and the workspaces' offsets on the ops and
+           ///< tcc.scratch_arena on the function (tcc-plan-memory)
   Measure, ///< nothing: the size only
 };
 
 /// Plans the scratch of a step function whose `tcc.state` arguments are
 /// state slots: each value from its op to its last reader (a value that
 /// replaces a state slot it could not overwrite in place, to the end),
-/// packed first fit; returns the bytes. Failure (with an error) for a bad
-/// tcc.workspace_bytes.
+/// packed first fit; returns the bytes.
 FailureOr<int64_t> planScratch(func::FuncOp fn, PlanMode mode);
 
 /// The state arena: the `tcc.state` arguments of @train_step, each aligned,

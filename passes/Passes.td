@@ -275,7 +275,8 @@ def Recompute : Pass<"tcc-recompute", "::mlir::ModuleOp"> {
     its saved seed), then pooling, then convolutions and matmuls — and the
     largest first within a class; a recompute stays only if the planned
     scratch shrinks. If the step is still over the budget when every
-    candidate was tried, the pass fails with the smallest size it reached.
+    candidate was tried, tcc-plan-memory refuses the plan, with the smallest
+    size reached.
     Recomputed values are bit-identical to the kept ones.
 
     Report (`tcc.pass_report`): `values` (how many were recomputed),
@@ -358,10 +359,11 @@ def PlanMemory : Pass<"tcc-plan-memory", "::mlir::ModuleOp"> {
     The static memory plan that both code generators walk. The training
     state (the `tcc.state` arguments, identical in `@train_step` and
     `@eval_step`) is laid out once, 64-byte aligned, in a state arena:
-    `tcc.state_offsets` and `tcc.state_bytes` on the module. Every other
-    tensor an op produces gets an offset in a per-function scratch arena
-    (`tcc.offsets` on the op, one entry per result; `tcc.scratch_bytes` on the
-    function), reusing the memory of tensors that are dead by then: the
+    `tcc.state_arena` (`#tcc.state_arena<bytes, offsets>`) on the module.
+    Every other tensor an op produces gets an offset in a per-function
+    scratch arena (`tcc.placement`, `#tcc.placement<scratch = [...]>`, on
+    the op, one entry per result; `tcc.scratch_arena` on the function),
+    reusing the memory of tensors that are dead by then: the
     result of an elementwise op or group goes over an operand of its size
     that it reads last, and the live ranges are packed first fit in
     schedule order or largest first, whichever plan is smaller.
@@ -372,19 +374,23 @@ def PlanMemory : Pass<"tcc-plan-memory", "::mlir::ModuleOp"> {
     on its own and placed as one region of scratch, live while the loop
     runs, reused by every iteration.
 
-    A result that replaces a state tensor is written in place
-    (`tcc.state_slots` on the op) when its op has the InPlaceStateUpdate
+    A result that replaces a state tensor is written in place (its slot in
+    the placement's `state` list, its scratch offset -1) when its op has the
+    InPlaceStateUpdate
     trait, reads the slot's current value, and is the last to read it;
     otherwise it gets scratch memory and the code generator copies it into
     the state at the end of the step.
 
-    Workspace: an op with an i64 attribute `tcc.workspace_bytes` > 0 (set
-    by a target before planning, e.g. for cuDNN or cuBLASLt; the CPU target
-    sets none) gets that many bytes of scratch live during the op only,
-    aligned like every allocation, at `tcc.workspace_offset` (i64) on the
-    op. It may share bytes with any value not live at the op and with other
-    ops' workspaces; `tcc.scratch_bytes` counts it. Another value (negative,
-    not an i64, over 2^48) is an error.
+    Workspace: an op with `tcc.workspace = #tcc.workspace<bytes = N>`, N > 0
+    (set by a target before planning, e.g. for cuDNN or cuBLASLt; the CPU
+    target sets none) gets that many bytes of scratch live during the op
+    only, aligned like every allocation, at the `offset` the pass adds to
+    the attribute. It may share bytes with any value not live at the op and
+    with other ops' workspaces; the scratch arena counts it.
+
+    Under `train.memory_budget` the pass refuses a plan whose step (state,
+    the larger scratch arena, one batch) is over the budget, with the sizes
+    and whether tcc-recompute ran: the one check of the budget.
 
     Fusion groups (`tcc.fusion_group`) are planned as one op: their results
     get memory, the values their bodies define and do not yield get none. A
@@ -397,7 +403,7 @@ def PlanMemory : Pass<"tcc-plan-memory", "::mlir::ModuleOp"> {
     not a state slot updated in place, not a constant) takes the input's
     offset, and the input's bytes stay live until the view's last use
     (transitively: a reshape of a flatten of `x` has `x`'s offset). Equal
-    entries in `tcc.offsets` tell a code generator that no copy is needed.
+    scratch offsets tell a code generator that no copy is needed.
   }];
 }
 

@@ -9,6 +9,8 @@
 #include "passes/Passes.h"
 
 #include "ir/TccAttrNames.h"
+#include "ir/TccPlan.h"
+#include "ir/TccRecipe.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir::tcc {
@@ -31,14 +33,38 @@ struct PlanMemoryPass : mlir::tcc::impl::PlanMemoryBase<PlanMemoryPass> {
       return signalPassFailure();
     }
     // One state layout for both steps: the arguments tagged tcc.state.
-    Builder b(module.getContext());
     SmallVector<int64_t> stateOffsets;
     int64_t stateBytes = layOutState(train, stateOffsets);
-    module->setAttr(kStateOffsetsAttr, b.getDenseI64ArrayAttr(stateOffsets));
-    module->setAttr(kStateBytesAttr, b.getI64IntegerAttr(stateBytes));
+    setStateArena(module, StateArenaAttr::get(module.getContext(), stateBytes, stateOffsets));
     for (auto fn : module.getOps<func::FuncOp>())
       if (!fn.isExternal() && failed(planScratch(fn, PlanMode::Record)))
         return signalPassFailure();
+    if (failed(checkMemoryBudget(module)))
+      return signalPassFailure();
+  }
+
+  /// The one check of train.memory_budget, on the plan the code generators
+  /// get: tcc-recompute, if it ran, has recomputed what it could.
+  LogicalResult checkMemoryBudget(ModuleOp module) {
+    TrainAttr train = moduleTrain(module);
+    std::optional<int64_t> budget = train ? train.getMemoryBudget() : std::nullopt;
+    FailureOr<MemoryPlanSizes> plan = readMemoryPlan(module);
+    if (!budget || failed(plan) || plan->stepBytes() <= *budget)
+      return success();
+    // tcc-recompute reports under its flag less "tcc-" (passes/PassReport.h).
+    StringRef recompute = createRecompute()->getArgument();
+    recompute.consume_front("tcc-");
+    auto report = module->getAttrOfType<DictionaryAttr>(kPassReportAttr);
+    bool recomputed = report && report.get(recompute);
+    return module.emitError()
+           << "the memory budget " << mebibytes(*budget) << " is below the smallest step tcc plans "
+           << (recomputed ? "with" : "without") << " recompute: " << mebibytes(plan->stepBytes())
+           << " (state " << mebibytes(plan->stateBytes) << ", scratch "
+           << mebibytes(std::max(plan->trainScratchBytes, plan->evalScratchBytes)) << ", batch "
+           << mebibytes(plan->batchBytes)
+           << "); raise train.memory_budget (or --memory-budget) to at least "
+           << mebibytes(plan->stepBytes()) << " (" << plan->stepBytes() << " bytes)"
+           << (recomputed ? "" : ", enable recompute") << " or make the batch smaller";
   }
 };
 

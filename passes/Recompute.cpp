@@ -595,19 +595,7 @@ struct RecomputePass : mlir::tcc::impl::RecomputeBase<RecomputePass> {
           now = dropped;
         }
       }
-      if (now->stepBytes() > *budget) {
-        module.emitError() << "the memory budget " << mebibytes(*budget)
-                           << " is below the smallest step tcc plans with recompute: "
-                           << mebibytes(now->stepBytes()) << " (state "
-                           << mebibytes(now->stateBytes) << ", scratch "
-                           << mebibytes(std::max(now->trainScratchBytes,
-                                                 now->evalScratchBytes))
-                           << ", batch " << mebibytes(now->batchBytes)
-                           << "); raise train.memory_budget (or --memory-budget) to at least "
-                           << mebibytes(now->stepBytes()) << " ("
-                           << now->stepBytes() << " bytes) or make the batch smaller";
-        return signalPassFailure();
-      }
+      // Still over the budget: tcc-plan-memory refuses the plan.
     }
 
     auto count = [&](int64_t n) { return b.getI64IntegerAttr(n); };

@@ -84,9 +84,14 @@ struct StateTensor {
   size_t numBytes() const { return numElements() * dtypeSize(dtype); }
 };
 
+/// Where a model's arenas and batches live, which decides the trainer's
+/// memory provider (Trainer.h's tccDeviceMemory for Device).
+enum class MemoryKind { Host, Device };
+
 struct ModelInfo {
   std::string name;
-  std::string target;              ///< "cpu" | "cuda"
+  std::string target;              ///< "cpu" | "cuda": for messages and profiles
+  MemoryKind memory = MemoryKind::Host;
   std::vector<int64_t> inputShape; ///< per sample, e.g. {1, 28, 28}
   int64_t classes = 0;
   int64_t batchSize = 0;           ///< samples per train step (micro-batch)

@@ -13,6 +13,7 @@
 #include "codegen/common/Emitter.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
+#include "ir/TccPlan.h"
 #include "runtime/trainer/InitWhitening.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -155,8 +156,10 @@ uint64_t fingerprint(func::FuncOp train) {
 
 void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
                                      func::FuncOp eval, StringRef target,
-                                     int64_t scratchBytes, llvm::raw_ostream &os) {
-  auto stateOffsets = module->getAttrOfType<DenseI64ArrayAttr>(kStateOffsetsAttr);
+                                     ::tcc::rt::MemoryKind memory, int64_t scratchBytes,
+                                     llvm::raw_ostream &os) {
+  StateArenaAttr stateArena = getStateArena(module);
+  ArrayRef<int64_t> stateOffsets = stateArena.getOffsets();
   // The state as a table read by a loop: one statement per tensor would
   // make a constructor whose build time grows faster than the model.
   os << "struct StateRow {\n  const char *name;\n  int rank;\n  int64_t dims[8];\n"
@@ -204,14 +207,16 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
   os << "};\n\n";
   os << "Model::Model() {\n"
      << "  info_.name = " << cppStringLiteral(module->getAttrOfType<StringAttr>(kModelAttr).getValue())
-     << ";\n  info_.target = " << cppStringLiteral(target) << ";\n  info_.inputShape = {";
+     << ";\n  info_.target = " << cppStringLiteral(target) << ";\n  info_.memory = "
+     << (memory == ::tcc::rt::MemoryKind::Device ? "MemoryKind::Device" : "MemoryKind::Host")
+     << ";\n  info_.inputShape = {";
   llvm::interleaveComma(module->getAttrOfType<DenseI64ArrayAttr>(kInputShapeAttr).asArrayRef(), os);
   os << "};\n  info_.classes = "
      << module->getAttrOfType<IntegerAttr>(kClassesAttr).getInt() << ";\n"
      << "  info_.batchSize = " << dimsOf(train.getArgument(0))[0] << ";\n"
      << "  info_.evalBatchSize = " << dimsOf(eval.getArgument(0))[0] << ";\n"
      << "  info_.stateBytes = "
-     << module->getAttrOfType<IntegerAttr>(kStateBytesAttr).getInt() << ";\n"
+     << stateArena.getBytes() << ";\n"
      << "  info_.scratchBytes = " << scratchBytes << ";\n"
      << "  info_.fingerprint = " << fingerprint(train) << "ull;\n";
   // findPlannedSteps checked that the module has its recipe.

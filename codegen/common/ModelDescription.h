@@ -6,6 +6,8 @@
 #ifndef TCC_CODEGEN_MODELDESCRIPTION_H
 #define TCC_CODEGEN_MODELDESCRIPTION_H
 
+#include "runtime/CompiledModel.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/raw_ostream.h"
@@ -13,11 +15,11 @@
 namespace mlir::tcc {
 
 /// Prints the table of state tensors and `Model::Model()`, which fills the
-/// model's `info_` (runtime/CompiledModel.h's ModelInfo) for `target`, with
-/// a scratch arena of `scratchBytes`.
+/// model's `info_` (runtime/CompiledModel.h's ModelInfo) for `target`, whose
+/// arenas are in `memory`, with a scratch arena of `scratchBytes`.
 void emitModelDescription(ModuleOp module, func::FuncOp train, func::FuncOp eval,
-                          StringRef target, int64_t scratchBytes,
-                          llvm::raw_ostream &os);
+                          StringRef target, ::tcc::rt::MemoryKind memory,
+                          int64_t scratchBytes, llvm::raw_ostream &os);
 
 } // namespace mlir::tcc
 

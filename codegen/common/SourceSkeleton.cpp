@@ -109,7 +109,8 @@ LogicalResult mlir::tcc::emitStepSource(ModuleOp module, const SourceHooks &hook
      << hooks.aliases << "\n"
      << hooks.declarations;
   printModelClass(steps, hooks, os);
-  emitModelDescription(module, steps.train, steps.eval, hooks.target, steps.batch.endOffset, os);
+  emitModelDescription(module, steps.train, steps.eval, hooks.target, hooks.memory,
+                       steps.batch.endOffset, os);
   printStepArgs(hooks, os);
   os << target.fileScope() << siteTable(walked.train) << walked.functions.text << walked.train.parts
      << walked.eval.parts << walked.plain.parts;

@@ -12,6 +12,7 @@
 #define TCC_CODEGEN_COMMON_SOURCESKELETON_H
 
 #include "codegen/common/StepWalker.h"
+#include "runtime/CompiledModel.h"
 
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ enum class StepRunner { Generated, Runtime };
 /// What a target's source file has of its own.
 struct SourceHooks {
   std::string target;                        ///< "cpu": the banner's, ModelInfo's, `cpu::gather_*`
+  ::tcc::rt::MemoryKind memory = ::tcc::rt::MemoryKind::Host; ///< ModelInfo's: the arenas'
   std::vector<std::string> headers;          ///< beyond the skeleton's, <system> or "runtime/.."
   std::string aliases;                       ///< after the using-directives
   std::string declarations;                  ///< before class Model (a baked table)

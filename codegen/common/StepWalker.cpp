@@ -12,6 +12,7 @@
 #include "ir/ModelNode.h"
 #include "ir/PlannedViews.h"
 #include "ir/TccAttrNames.h"
+#include "ir/TccPlan.h"
 #include "ir/TccOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -123,8 +124,7 @@ private:
 };
 
 void StepPrinter::nameArguments() {
-  auto offsets = fn->getParentOfType<ModuleOp>()->getAttrOfType<DenseI64ArrayAttr>(
-      kStateOffsetsAttr);
+  ArrayRef<int64_t> offsets = getStateArena(fn->getParentOfType<ModuleOp>()).getOffsets();
   int slot = 0;
   for (BlockArgument arg : fn.getArguments()) {
     unsigned i = arg.getArgNumber();
@@ -207,18 +207,17 @@ void StepPrinter::flushRows(std::string &calls, const std::string &indent) {
 }
 
 LogicalResult StepPrinter::printResults(Operation &op) {
-  auto scratch = op.getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
-  auto slots = op.getAttrOfType<DenseI64ArrayAttr>(kStateSlotsAttr);
-  if (!scratch)
+  PlacementAttr placement = getPlacement(&op);
+  if (!placement)
     return op.emitError("has no memory plan; run tcc-plan-memory first");
   for (auto [r, result] : llvm::enumerate(op.getResults())) {
-    if (slots && slots[r] >= 0) {
+    if (int64_t slot = placement.getStateSlot(r); slot >= 0) {
       // Updated in place: the state slot's own buffer.
-      alias(result, slotArguments[slots[r]]);
+      alias(result, slotArguments[slot]);
       continue;
     }
     define(result, "v" + std::to_string(counter++),
-           arenaRef(result.getType(), true, scratch[r]));
+           arenaRef(result.getType(), true, placement.getScratchOffset(r)));
   }
   return success();
 }
@@ -439,8 +438,7 @@ static BatchBuffers placeBatch(ArrayRef<func::FuncOp> steps) {
   auto align = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
   int64_t planned = 0, images = 0, labels = 0;
   for (func::FuncOp fn : steps) {
-    planned = std::max<int64_t>(
-        planned, fn->getAttrOfType<IntegerAttr>(kScratchBytesAttr).getInt());
+    planned = std::max<int64_t>(planned, getScratchArena(fn).getBytes());
     images = std::max<int64_t>(images, numElements(fn.getArgument(0)) * 4);
     labels = std::max<int64_t>(labels, numElements(fn.getArgument(1)) * 8);
   }
@@ -453,7 +451,7 @@ static BatchBuffers placeBatch(ArrayRef<func::FuncOp> steps) {
 
 /// The state offset of the step counter, which says which batch to gather.
 static FailureOr<int64_t> counterOffset(ModuleOp module, func::FuncOp train) {
-  auto offsets = module->getAttrOfType<DenseI64ArrayAttr>(kStateOffsetsAttr);
+  ArrayRef<int64_t> offsets = getStateArena(module).getOffsets();
   int slot = 0;
   for (BlockArgument arg : train.getArguments()) {
     auto name = train.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kStateAttr);
@@ -471,7 +469,8 @@ FailureOr<PlannedSteps> mlir::tcc::findPlannedSteps(ModuleOp module, StringRef t
   PlannedSteps steps;
   steps.train = module.lookupSymbol<func::FuncOp>("train_step");
   steps.eval = module.lookupSymbol<func::FuncOp>("eval_step");
-  if (!steps.train || !steps.eval || !module->getAttr(kStateOffsetsAttr))
+  if (!steps.train || !steps.eval || !getStateArena(module) ||
+      !getScratchArena(steps.train) || !getScratchArena(steps.eval))
     return module.emitError("the ")
            << target << " code generator needs @train_step, @eval_step and the memory plan";
   FailureOr<int64_t> counter = counterOffset(module, steps.train);

@@ -7,6 +7,7 @@
 
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
+#include "ir/TccPlan.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -103,7 +104,7 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
                                  bool allowFallback, int64_t workspaceLimit,
                                  const std::vector<BakedStepConv> &baked) {
   Builder b(module.getContext());
-  // The workspaces, which the memory plan places (tcc.workspace_bytes): a
+  // The workspaces, which the memory plan places (tcc.workspace): a
   // convolution's is its engine's, a matmul's cuBLASLt's recommendation, a
   // batch norm's (training forward, backward) and a bias gradient's
   // (reduce_sum) their sums' over many blocks.
@@ -135,10 +136,10 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
     Operation *runs = op;
     if (auto group = dyn_cast_or_null<FusionGroupOp>(op->getParentOp()))
       runs = group;
-    if (auto asked = runs->getAttrOfType<IntegerAttr>(kWorkspaceBytesAttr))
-      bytes = std::max(bytes, asked.getInt());
+    if (WorkspaceAttr asked = getWorkspace(runs))
+      bytes = std::max(bytes, asked.getBytes());
     if (bytes > 0)
-      runs->setAttr(kWorkspaceBytesAttr, b.getI64IntegerAttr(bytes));
+      setWorkspace(runs, WorkspaceAttr::get(b.getContext(), bytes));
   });
   auto strings = [&](const std::vector<std::string> &texts) {
     SmallVector<Attribute> list;

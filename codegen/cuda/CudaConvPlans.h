@@ -44,7 +44,7 @@ bool bakeConvPlans(ModuleOp module, const ::tcc::cuda::GpuDescription &gpu,
 /// tcc-conv-plans/1, docs/cuda.md), which the cuda target bakes into the
 /// trainer (CudaTarget.cpp); and the workspace of every convolution (its
 /// engine's), matmul (cuBLASLt's) and multi-block sum as the op's
-/// `tcc.workspace_bytes`, for the memory plan to place.
+/// `tcc.workspace` (#tcc.workspace<bytes = N>), for the memory plan to place.
 void attachCudaTarget(ModuleOp module, const ::tcc::cuda::GpuDescription &gpu,
                       bool allowFallback, int64_t workspaceLimit,
                       const std::vector<BakedStepConv> &baked);

@@ -11,6 +11,7 @@
 #include "codegen/cuda/ops/CudaPrinter.h"
 #include "ir/ModelNode.h"
 #include "ir/TccAttrNames.h"
+#include "ir/TccPlan.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -69,12 +70,11 @@ LogicalResult mlir::tcc::cudaCannotRun(Operation *op) {
 }
 
 std::string mlir::tcc::workspaceOf(Operation *op) {
-  auto bytes = op->getAttrOfType<IntegerAttr>(kWorkspaceBytesAttr);
-  auto offset = op->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
-  if (!bytes || !offset || bytes.getInt() <= 0)
+  WorkspaceAttr workspace = getWorkspace(op);
+  if (!workspace || !workspace.getOffset() || workspace.getBytes() <= 0)
     return "nullptr, 0";
-  return "args.scratch + " + std::to_string(offset.getInt()) + ", " +
-         std::to_string(bytes.getInt());
+  return "args.scratch + " + std::to_string(*workspace.getOffset()) + ", " +
+         std::to_string(workspace.getBytes());
 }
 
 void CudaPrinter::forEach(int64_t n, const std::string &body) {

@@ -24,7 +24,8 @@ def CudaSelectAlgorithms : Pass<"tcc-cuda-select-algorithms", "::mlir::ModuleOp"
     step). The choices go on the module as `tcc.cuda_target` (the rows of
     `tcc compile --emit=conv-plans`, docs/cuda.md), which the cuda code
     generator bakes into the trainer; the workspace each op needs goes on
-    it as `tcc.workspace_bytes`.
+    it as `tcc.workspace` (`#tcc.workspace<bytes = N>`, which
+    tcc-plan-memory gives an offset).
 
     A tuning file of another GPU or cuDNN is an error, or with
     `ignore-tuning-mismatch` a warning and the heuristics' choice; problems

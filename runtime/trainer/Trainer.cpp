@@ -53,11 +53,12 @@ int trainerMain(CompiledModel &model, int argc, char **argv) {
     std::string program = argv[0];
     env.program = program;
   }
-  if (model.info().target == "cuda") {
+  if (model.info().memory == MemoryKind::Device) {
     const char *whyNot = "its runtime has no CUDA memory provider (tccDeviceMemory)";
     env.memory = tccDeviceMemory ? tccDeviceMemory(&whyNot) : nullptr;
     if (!env.memory)
-      env.noDevice = std::string("this trainer was compiled for the cuda target, but ") + whyNot;
+      env.noDevice = "this trainer was compiled for the " + model.info().target +
+                     " target, but " + whyNot;
   }
   // The ranks of a distributed run (docs/distributed.md): the trainer's
   // communicator, which checks the world the launcher started.

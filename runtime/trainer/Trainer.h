@@ -83,14 +83,14 @@ int runTrainer(CompiledModel &model, const std::vector<std::string> &args,
                const TrainerEnv &env = TrainerEnv());
 
 /// main() of the trainer program: std::cout, std::cerr, isatty(2),
-/// SIGINT/SIGTERM handlers (Interrupt.h), and tccDeviceMemory() for a cuda
-/// model.
+/// SIGINT/SIGTERM handlers (Interrupt.h), and tccDeviceMemory() for a model
+/// in device memory.
 int trainerMain(CompiledModel &model, int argc, char **argv);
 
 } // namespace tcc::rt
 
 /// Defined (strongly) by the cuda runtime (runtime/cuda/CudaMemory.cpp); a
-/// model whose ModelInfo::target is "cuda" needs it. Null with `whyNot` set
+/// model whose ModelInfo::memory is MemoryKind::Device needs it. Null with `whyNot` set
 /// (one line: no GPU, a driver too old...) when there is no usable device.
 extern "C" tcc::rt::DeviceMemory *tccDeviceMemory(const char **whyNot)
     __attribute__((weak));

@@ -60,8 +60,8 @@ func.func @conv(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf
 // CHECK-NEXT: s0[k] = float_to_bf16(bf16_to_float(c0[k]) + bf16_to_float(a2[i / 16 % 4]));
 // CHECK-NEXT: }
 // CHECK-NEXT: cuda::store_chunk(r0, i0, count, s0);
-func.func @conv16(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %b: tensor<4xbf16>) {
-  %y = tcc.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>, tcc.workspace_bytes = 128 : i64, tcc.workspace_offset = 256 : i64} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<4xbf16>) -> tensor<2x4x4x4xbf16> loc("conv16")
+func.func @conv16(%x: tensor<2x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>, %b: tensor<4xbf16>) attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 1024>} {
+  %y = tcc.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>, tcc.workspace = #tcc.workspace<bytes = 128, offset = 256>} : (tensor<2x3x8x8xbf16>, tensor<4x3x3x3xbf16>, tensor<4xbf16>) -> tensor<2x4x4x4xbf16> loc("conv16")
   return
 }
 
@@ -82,8 +82,8 @@ func.func @fused(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4x
 // CHECK: // tcc.fusion_group
 // CHECK-NEXT: args.convs->run(5, a0, a1, r0, args.scratch + 512, 64, a2); // forward + bias, ReLU
 // CHECK-NOT: Relu
-func.func @relu(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) {
-  %r = tcc.fusion_group "conv_epilogue" {tcc.workspace_bytes = 64 : i64, tcc.workspace_offset = 512 : i64} -> (tensor<2x4x8x8xf32>) {
+func.func @relu(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 1024>} {
+  %r = tcc.fusion_group "conv_epilogue" {tcc.workspace = #tcc.workspace<bytes = 64, offset = 512>} -> (tensor<2x4x8x8xf32>) {
     %y = tcc.conv2d %x, %w, %b {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32> loc("relu")
     %a = tcc.relu %y : tensor<2x4x8x8xf32>
     tcc.yield %a : tensor<2x4x8x8xf32>

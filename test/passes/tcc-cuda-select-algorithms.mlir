@@ -12,7 +12,7 @@
 // memory plan.
 // CHECK: module attributes {tcc.cuda_target = {allow_fallback = false, convs = [{candidates = {{[1-9][0-9]*}} : i64, chosen_by = "heuristics", direction = "forward", engine = {{[0-9]+}} : i64, knobs = {{{.*}}}, nodes = ["conv"], numeric_notes = [{{.*}}], plan = "eng{{[0-9]+.*}}", problem = "fwd f32 nchw n2 c3 h8 w8 k4 r3 s3 p8 q8 pad1,1 stride1,1 dil1,1 g1", rank = {{[0-9]+}} : i64, workspace_bytes = {{[0-9]+}} : i64}], cublaslt_version = 0 : i64, cudnn_version = {{[0-9]+}} : i64, gpu = "a100", gpu_description = "NVIDIA A100 80GB (SXM4)", matmul_workspace_limit_bytes = {{[0-9]+}} : i64, matmuls = [{chosen_by = "heuristic at the first step", nodes = ["fc"], problem = "gemm f32 tn m10 n2 k256 lda256 ldb256 ldc10 epilogue=default"}], sm = 80 : i64, workspace_limit_bytes = 268435456 : i64}}
 // CHECK-LABEL: func.func @train_step(
-// CHECK: tcc.linear {{.*}} {tcc.workspace_bytes = 4194304 : i64}
+// CHECK: tcc.linear {{.*}} {tcc.workspace = #tcc.workspace<bytes = 4194304>}
 // H100: tcc.cuda_target = {allow_fallback = true, {{.*}} gpu = "h100", {{.*}}, sm = 90
 // BAD-GPU: error: unknown GPU 'v100'; tcc has descriptions of h100 | h200 | a100 | sm_80 | sm_90 | sm_90a
 module {
@@ -34,7 +34,7 @@ module {
 // matmuls gets empty lists and no workspace.
 // CHECK: module attributes {tcc.cuda_target = {allow_fallback = false, convs = [], {{.*}}matmuls = [], sm = 80
 // CHECK-LABEL: func.func @train_step(
-// CHECK-NOT: tcc.workspace_bytes
+// CHECK-NOT: tcc.workspace
 // CHECK: return
 module {
   func.func @train_step(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {

@@ -10,17 +10,17 @@
 // no group.
 // CHECK: groups_by_kind = {matmul_epilogue = 1 : i64}, kernels_after = 2 : i64, kernels_before = 3 : i64
 // CHECK-LABEL: func.func @train_step
-// CHECK: %[[G:.*]] = tcc.fusion_group "matmul_epilogue" {tcc.workspace_bytes = 4096 : i64} -> (tensor<8x16xf32>) {
+// CHECK: %[[G:.*]] = tcc.fusion_group "matmul_epilogue" {tcc.workspace = #tcc.workspace<bytes = 4096>} -> (tensor<8x16xf32>) {
 // CHECK-NEXT: %[[L:.*]] = tcc.linear %arg0, %arg1, %arg2 :
 // CHECK-NEXT: %[[R:.*]] = tcc.relu %[[L]]
 // CHECK-NEXT: tcc.yield %[[R]] : tensor<8x16xf32>
 // CHECK-NEXT: }
 // CHECK: tcc.relu_backward %{{.*}}, %[[G]]
 // OFF-NOT: matmul_epilogue
-// PLAN: tcc.fusion_group "matmul_epilogue" {tcc.offsets = array<i64: {{[0-9]+}}>, tcc.workspace_bytes = 4096 : i64, tcc.workspace_offset = {{[0-9]+}} : i64} -> (tensor<8x16xf32>) {
+// PLAN: tcc.fusion_group "matmul_epilogue" {tcc.placement = #tcc.placement<scratch = [{{[0-9]+}}]>, tcc.workspace = #tcc.workspace<bytes = 4096, offset = {{[0-9]+}}>} -> (tensor<8x16xf32>) {
 func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %w: tensor<16x4xf32>,
                       %b: tensor<16xf32>, %dy: tensor<8x16xf32>) -> tensor<8x16xf32> {
-  %l = tcc.linear %x, %w, %b {tcc.workspace_bytes = 4096 : i64} : (tensor<8x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %l = tcc.linear %x, %w, %b {tcc.workspace = #tcc.workspace<bytes = 4096>} : (tensor<8x4xf32>, tensor<16x4xf32>, tensor<16xf32>) -> tensor<8x16xf32>
   %r = tcc.relu %l : tensor<8x16xf32>
   %d = tcc.relu_backward %dy, %r : tensor<8x16xf32>
   return %d : tensor<8x16xf32>

@@ -16,8 +16,8 @@
 // The running statistics the norm inside the group updates in place stay in
 // their state slots; the other results get scratch.
 // PLAN-LABEL: func.func @train_step(
-// PLAN: tcc.fusion_group "norm_epilogue" {tcc.offsets = array<i64: 0, 320, 384, -1, -1, 448>, tcc.state_slots = array<i64: -1, -1, -1, 0, 1, -1>}
-// PLAN-NOT: tcc.offsets
+// PLAN: tcc.fusion_group "norm_epilogue" {tcc.placement = #tcc.placement<scratch = [0, 320, 384, -1, -1, 448], state = [-1, -1, -1, 0, 1, -1]>}
+// PLAN-NOT: tcc.placement
 // PLAN: tcc.yield
 func.func @train_step(%x: tensor<4x2x3x3xf32> {tcc.role = "input"},
                       %rm: tensor<2xf32> {tcc.state = "bn.running_mean"},
@@ -165,7 +165,7 @@ func.func @train_step(%x: tensor<8xf32> {tcc.role = "input"}) -> tensor<8xf32> {
 // CHECK-NEXT: tcc.ema_update
 // CHECK-NEXT: tcc.yield
 // PLAN-LABEL: func.func @train_step(
-// PLAN: tcc.fusion_group "multi_tensor_update" {tcc.offsets = array<i64: -1, -1, -1, -1>, tcc.state_slots = array<i64: 0, 0, 1, 2>}
+// PLAN: tcc.fusion_group "multi_tensor_update" {tcc.placement = #tcc.placement<scratch = [-1, -1, -1, -1], state = [0, 0, 1, 2]>}
 func.func @train_step(%p: tensor<4xf32> {tcc.state = "p"}, %slow: tensor<4xf32> {tcc.state = "slow"},
                       %ema: tensor<4xf32> {tcc.state = "ema"}, %e2: tensor<4xf32> {tcc.state = "e2"},
                       %g: tensor<4xf32> {tcc.role = "input"}, %lr: tensor<f32> {tcc.role = "input"},
@@ -189,7 +189,7 @@ func.func @train_step(%p: tensor<4xf32> {tcc.state = "p"}, %slow: tensor<4xf32> 
 // the Lookahead's weights, which then do not read the slot, too (copied to
 // the slot at the end).
 // CHECK: tcc.fusion_group "multi_tensor_update"
-// PLAN: tcc.fusion_group "multi_tensor_update" {tcc.offsets = array<i64: {{[0-9]+}}, {{[0-9]+}}, -1, -1>, tcc.state_slots = array<i64: -1, -1, 1, 2>}
+// PLAN: tcc.fusion_group "multi_tensor_update" {tcc.placement = #tcc.placement<scratch = [{{[0-9]+}}, {{[0-9]+}}, -1, -1], state = [-1, -1, 1, 2]>}
 func.func @train_step(%p: tensor<4xf32> {tcc.state = "p"}, %slow: tensor<4xf32> {tcc.state = "slow"},
                       %ema: tensor<4xf32> {tcc.state = "ema"},
                       %g: tensor<4xf32> {tcc.role = "input"}, %lr: tensor<f32> {tcc.role = "input"},
@@ -216,7 +216,7 @@ func.func @train_step(%p: tensor<4xf32> {tcc.state = "p"}, %slow: tensor<4xf32> 
 // CHECK-NEXT: tcc.relu
 // CHECK-NEXT: tcc.cast %{{.*}} to bf16
 // CHECK-NEXT: tcc.yield
-// PLAN: tcc.fusion_group "norm_epilogue" {tcc.offsets
+// PLAN: tcc.fusion_group "norm_epilogue" {tcc.placement
 // PLAN-NEXT: tcc.cast %arg0 to f32
 func.func @train_step(%x: tensor<4x2x3x3xbf16> {tcc.role = "input"}, %rm: tensor<2xf32> {tcc.role = "input"},
                       %rv: tensor<2xf32> {tcc.role = "input"})

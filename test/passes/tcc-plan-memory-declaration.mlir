@@ -5,8 +5,8 @@
 
 // CHECK: func.func private @external(tensor<16xf32>) -> tensor<16xf32>
 // CHECK-LABEL: func.func @train_step(
-// CHECK: tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>}
-// CHECK: tcc.increment %{{.*}} {tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 0>}
+// CHECK: tcc.relu %{{.*}} {tcc.placement = #tcc.placement<scratch = [0]>}
+// CHECK: tcc.increment %{{.*}} {tcc.placement = #tcc.placement<scratch = [-1], state = [0]>}
 func.func private @external(tensor<16xf32>) -> tensor<16xf32>
 func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<16xf32> {tcc.role = "output"}, tensor<i64> {tcc.state = "step"}) {

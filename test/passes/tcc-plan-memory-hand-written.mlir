@@ -8,15 +8,15 @@
 // a 64-byte boundary (i64: 8 B, 5 x f32: 20 B, 17 x f32: 68 B -> 128,
 // 1 x f16: 2 B, 16 x bf16: 32 B); other arguments take no state memory.
 // @eval_step takes the same state and gets its own scratch plan.
-// CHECK: module attributes {tcc.state_bytes = 384 : i64, tcc.state_offsets = array<i64: 0, 64, 128, 256, 320>}
+// CHECK: module attributes {tcc.state_arena = #tcc.state_arena<bytes = 384, offsets = [0, 64, 128, 256, 320]>}
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 64 : i64}
-// CHECK: tcc.increment %{{.*}} {tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 0>}
-// CHECK: tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<5xf32>
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 64>}
+// CHECK: tcc.increment %{{.*}} {tcc.placement = #tcc.placement<scratch = [-1], state = [0]>}
+// CHECK: tcc.relu %{{.*}} {tcc.placement = #tcc.placement<scratch = [0]>} : tensor<5xf32>
 // CHECK-LABEL: func.func @eval_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 128 : i64}
-// CHECK: tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<17xf32>
-// CHECK-NOT: tcc.state_slots
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 128>}
+// CHECK: tcc.relu %{{.*}} {tcc.placement = #tcc.placement<scratch = [0]>} : tensor<17xf32>
+// CHECK-NOT: state = [
 // CHECK: return
 func.func @train_step(%x: tensor<5xf32> {tcc.role = "input"},
                       %step: tensor<i64> {tcc.state = "step"},
@@ -48,13 +48,13 @@ func.func @eval_step(%x: tensor<17xf32> {tcc.role = "input"},
 // at %d, so %d (128 B) goes above them. The 20-byte %s is rounded up to
 // the next 64-byte boundary for %t.
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 256 : i64}
-// CHECK: %[[A:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.offsets = array<i64: 0>}
-// CHECK: %[[B:.*]] = tcc.softmax %[[A]] {axis = 0 : i64, tcc.offsets = array<i64: 64>}
-// CHECK: %[[C:.*]] = tcc.softmax %[[B]] {axis = 0 : i64, tcc.offsets = array<i64: 0>}
-// CHECK: %[[D:.*]] = tcc.concat %[[B]], %[[C]] {axis = 0 : i64, tcc.offsets = array<i64: 128>}
-// CHECK: %[[S:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.offsets = array<i64: 0>} : (tensor<5xf32>)
-// CHECK: %[[T:.*]] = tcc.softmax %[[S]] {axis = 0 : i64, tcc.offsets = array<i64: 64>} : (tensor<5xf32>)
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 256>}
+// CHECK: %[[A:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.placement = #tcc.placement<scratch = [0]>}
+// CHECK: %[[B:.*]] = tcc.softmax %[[A]] {axis = 0 : i64, tcc.placement = #tcc.placement<scratch = [64]>}
+// CHECK: %[[C:.*]] = tcc.softmax %[[B]] {axis = 0 : i64, tcc.placement = #tcc.placement<scratch = [0]>}
+// CHECK: %[[D:.*]] = tcc.concat %[[B]], %[[C]] {axis = 0 : i64, tcc.placement = #tcc.placement<scratch = [128]>}
+// CHECK: %[[S:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.placement = #tcc.placement<scratch = [0]>} : (tensor<5xf32>)
+// CHECK: %[[T:.*]] = tcc.softmax %[[S]] {axis = 0 : i64, tcc.placement = #tcc.placement<scratch = [64]>} : (tensor<5xf32>)
 func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %v: tensor<5xf32> {tcc.role = "input2"},
                       %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<32xf32> {tcc.role = "output"}, tensor<5xf32> {tcc.role = "output2"},
@@ -78,12 +78,12 @@ func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %v: tensor<5xf32>
 // 320): 384 bytes, where first fit by start leaves %both no room below 320
 // and needs 448.
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 384 : i64}
-// CHECK: %[[BIG:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.offsets = array<i64: 0>} : (tensor<32xf32>)
-// CHECK: %[[SMALL:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.offsets = array<i64: 256>} : (tensor<16xf32>)
-// CHECK: %[[SUM:.*]] = tcc.softmax %[[BIG]] {axis = 0 : i64, tcc.offsets = array<i64: 128>} : (tensor<32xf32>)
-// CHECK: %[[LATE:.*]] = tcc.softmax %[[SMALL]] {axis = 0 : i64, tcc.offsets = array<i64: 320>} : (tensor<16xf32>)
-// CHECK: tcc.concat %[[SMALL]], %[[LATE]] {axis = 0 : i64, tcc.offsets = array<i64: 0>} : (tensor<16xf32>, tensor<16xf32>)
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 384>}
+// CHECK: %[[BIG:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.placement = #tcc.placement<scratch = [0]>} : (tensor<32xf32>)
+// CHECK: %[[SMALL:.*]] = tcc.softmax %{{.*}} {axis = 0 : i64, tcc.placement = #tcc.placement<scratch = [256]>} : (tensor<16xf32>)
+// CHECK: %[[SUM:.*]] = tcc.softmax %[[BIG]] {axis = 0 : i64, tcc.placement = #tcc.placement<scratch = [128]>} : (tensor<32xf32>)
+// CHECK: %[[LATE:.*]] = tcc.softmax %[[SMALL]] {axis = 0 : i64, tcc.placement = #tcc.placement<scratch = [320]>} : (tensor<16xf32>)
+// CHECK: tcc.concat %[[SMALL]], %[[LATE]] {axis = 0 : i64, tcc.placement = #tcc.placement<scratch = [0]>} : (tensor<16xf32>, tensor<16xf32>)
 func.func @train_step(%x: tensor<32xf32> {tcc.role = "input"}, %y: tensor<16xf32> {tcc.role = "input2"},
                       %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<32xf32> {tcc.role = "output"}, tensor<32xf32> {tcc.role = "output2"},
@@ -107,12 +107,12 @@ func.func @train_step(%x: tensor<32xf32> {tcc.role = "input"}, %y: tensor<16xf32
 // a result of another size (the group's bf16 one), nor for an op that is
 // not elementwise (the softmax %e, which goes above the group's results).
 // CHECK-LABEL: func.func @train_step(
-// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: [[X:[0-9]+]]>}
-// CHECK: %[[B:.*]] = tcc.relu %[[A]] {tcc.offsets = array<i64: [[X]]>}
-// CHECK: %[[C:.*]] = tcc.relu %[[B]] {tcc.offsets = array<i64: [[Y:[0-9]+]]>}
-// CHECK: %[[D:.*]] = tcc.add %[[B]], %[[C]] {tcc.offsets = array<i64: [[X]]>}
-// CHECK: %[[G:.*]]:2 = tcc.fusion_group "elementwise" {tcc.offsets = array<i64: {{[0-9]+}}, [[X]]>}
-// CHECK: tcc.softmax %[[G]]#1 {axis = 0 : i64, tcc.offsets = array<i64: 128>}
+// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.placement = #tcc.placement<scratch = [[[X:[0-9]+]]]>}
+// CHECK: %[[B:.*]] = tcc.relu %[[A]] {tcc.placement = #tcc.placement<scratch = [[[X]]]>}
+// CHECK: %[[C:.*]] = tcc.relu %[[B]] {tcc.placement = #tcc.placement<scratch = [[[Y:[0-9]+]]]>}
+// CHECK: %[[D:.*]] = tcc.add %[[B]], %[[C]] {tcc.placement = #tcc.placement<scratch = [[[X]]]>}
+// CHECK: %[[G:.*]]:2 = tcc.fusion_group "elementwise" {tcc.placement = #tcc.placement<scratch = [{{[0-9]+}}, [[X]]]>}
+// CHECK: tcc.softmax %[[G]]#1 {axis = 0 : i64, tcc.placement = #tcc.placement<scratch = [128]>}
 func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<16xf32> {tcc.role = "output"}, tensor<16xbf16> {tcc.role = "output2"},
         tensor<i64> {tcc.state = "step"}) {
@@ -136,9 +136,9 @@ func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %step: tensor<i64
 // (by mix_seed), so the increment must not overwrite it. It gets scratch,
 // and the code generator copies it into the state at the end.
 // CHECK-LABEL: func.func @train_step(
-// CHECK: %[[NEXT:.*]] = tcc.increment %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<i64>
-// CHECK: tcc.mix_seed {{.*}}tcc.offsets = array<i64: 64>
-// CHECK-NOT: tcc.state_slots
+// CHECK: %[[NEXT:.*]] = tcc.increment %{{.*}} {tcc.placement = #tcc.placement<scratch = [0]>} : tensor<i64>
+// CHECK: tcc.mix_seed {{.*}}tcc.placement = #tcc.placement<scratch = [64]>
+// CHECK-NOT: state = [
 // CHECK: return
 func.func @train_step(%seed: tensor<i64> {tcc.role = "seed"}, %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<i64> {tcc.state = "step"}, tensor<i64> {tcc.role = "mixed"}) {
@@ -152,9 +152,9 @@ func.func @train_step(%seed: tensor<i64> {tcc.role = "seed"}, %step: tensor<i64>
 // Not in place: the update does not read the slot it replaces (the counter
 // comes from another value).
 // CHECK-LABEL: func.func @train_step(
-// CHECK: tcc.mix_seed {{.*}}tcc.offsets = array<i64: 0>
-// CHECK: tcc.increment %{{.*}} {tcc.offsets = array<i64: 64>} : tensor<i64>
-// CHECK-NOT: tcc.state_slots
+// CHECK: tcc.mix_seed {{.*}}tcc.placement = #tcc.placement<scratch = [0]>
+// CHECK: tcc.increment %{{.*}} {tcc.placement = #tcc.placement<scratch = [64]>} : tensor<i64>
+// CHECK-NOT: state = [
 // CHECK: return
 func.func @train_step(%seed: tensor<i64> {tcc.role = "seed"}, %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<i64> {tcc.state = "step"}) {
@@ -171,11 +171,11 @@ func.func @train_step(%seed: tensor<i64> {tcc.role = "seed"}, %step: tensor<i64>
 // its offset even though nothing reads %new after it (%out takes %tmp's:
 // an elementwise op over the operand it reads last).
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 128 : i64}
-// CHECK: %[[NEW:.*]] = tcc.scale %{{.*}} {factor = 5.000000e-01 : f64, tcc.offsets = array<i64: 0>}
-// CHECK: %[[TMP:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 64>}
-// CHECK: %[[OUT:.*]] = tcc.relu %[[TMP]] {tcc.offsets = array<i64: 64>}
-// CHECK-NOT: tcc.state_slots
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 128>}
+// CHECK: %[[NEW:.*]] = tcc.scale %{{.*}} {factor = 5.000000e-01 : f64, tcc.placement = #tcc.placement<scratch = [0]>}
+// CHECK: %[[TMP:.*]] = tcc.relu %{{.*}} {tcc.placement = #tcc.placement<scratch = [64]>}
+// CHECK: %[[OUT:.*]] = tcc.relu %[[TMP]] {tcc.placement = #tcc.placement<scratch = [64]>}
+// CHECK-NOT: state = [
 // CHECK: return %[[NEW]], %[[OUT]]
 func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %w: tensor<16xf32> {tcc.state = "w"})
     -> (tensor<16xf32> {tcc.state = "w"}, tensor<16xf32> {tcc.role = "output"}) {
@@ -192,9 +192,9 @@ func.func @train_step(%x: tensor<16xf32> {tcc.role = "input"}, %w: tensor<16xf32
 // momentum buffer, read last by the update, is still written in place.
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %[[W:[^:]+]]: tensor<2x3xf32> {tcc.state = "w"}
-// CHECK: %[[NEW_W:.*]], %[[NEW_BUF:.*]] = tcc.sgd_update %[[W]], {{.*}}tcc.offsets = array<i64: 0, -1>, tcc.state_slots = array<i64: -1, 2>
-// CHECK: tcc.linear %{{.*}}, %[[W]] {tcc.offsets = array<i64: 64>}
-// CHECK: tcc.increment {{.*}}tcc.state_slots = array<i64: 0>
+// CHECK: %[[NEW_W:.*]], %[[NEW_BUF:.*]] = tcc.sgd_update %[[W]], {{.*}}tcc.placement = #tcc.placement<scratch = [0, -1], state = [-1, 2]>
+// CHECK: tcc.linear %{{.*}}, %[[W]] {tcc.placement = #tcc.placement<scratch = [64]>}
+// CHECK: tcc.increment {{.*}}state = [0]>
 // CHECK: return %{{.*}}, %[[NEW_W]], %[[NEW_BUF]],
 func.func @train_step(%x: tensor<4x3xf32> {tcc.role = "input"}, %g: tensor<2x3xf32> {tcc.role = "grad"},
                       %lr: tensor<f32> {tcc.role = "lr"},
@@ -215,8 +215,8 @@ func.func @train_step(%x: tensor<4x3xf32> {tcc.role = "input"}, %g: tensor<2x3xf
 // Not in place: the old value is also returned (for another result), so
 // the function still needs it at the end.
 // CHECK-LABEL: func.func @train_step(
-// CHECK: tcc.increment %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<i64>
-// CHECK-NOT: tcc.state_slots
+// CHECK: tcc.increment %{{.*}} {tcc.placement = #tcc.placement<scratch = [0]>} : tensor<i64>
+// CHECK-NOT: state = [
 // CHECK: return
 func.func @train_step(%step: tensor<i64> {tcc.state = "step"})
     -> (tensor<i64> {tcc.state = "step"}, tensor<i64> {tcc.role = "previous"}) {
@@ -242,10 +242,10 @@ module {
 // operand, though they have the same size; the same cast between two NCHW
 // tensors does.
 // CHECK: func.func @train_step(%arg0: tensor<2x3x4x4xf16> {tcc.role = "input"}
-// CHECK: tcc.relu %arg0 {tcc.channels_last, tcc.offsets = array<i64: 0>}
-// CHECK-NEXT: tcc.cast %{{.*}} to bf16 {tcc.offsets = array<i64: 192>}
-// CHECK-NEXT: tcc.relu %arg0 {tcc.offsets = array<i64: 0>}
-// CHECK-NEXT: tcc.cast %{{.*}} to bf16 {tcc.offsets = array<i64: 0>}
+// CHECK: tcc.relu %arg0 {tcc.channels_last, tcc.placement = #tcc.placement<scratch = [0]>}
+// CHECK-NEXT: tcc.cast %{{.*}} to bf16 {tcc.placement = #tcc.placement<scratch = [192]>}
+// CHECK-NEXT: tcc.relu %arg0 {tcc.placement = #tcc.placement<scratch = [0]>}
+// CHECK-NEXT: tcc.cast %{{.*}} to bf16 {tcc.placement = #tcc.placement<scratch = [0]>}
 func.func @train_step(%x: tensor<2x3x4x4xf16> {tcc.role = "input"}, %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<2x3x4x4xbf16> {tcc.role = "output"}, tensor<2x3x4x4xbf16> {tcc.role = "output2"},
         tensor<i64> {tcc.state = "step"}) {

@@ -9,12 +9,12 @@
 // ignored, %w would be dead at the loop and the result would reuse 0). After
 // the loop %w is dead, so %late reuses 0.
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 192 : i64}
-// CHECK: %[[W:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<4x4xf32>
-// CHECK: %[[SUM:.*]] = tcc.micro_batches 2({{.*}}) {dropout_streams = 0 : i64, tcc.offsets = array<i64: 64>}
-// CHECK: tcc.add %{{.*}}, %[[W]] {tcc.offsets = array<i64: 128>}
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 192>}
+// CHECK: %[[W:.*]] = tcc.relu %{{.*}} {tcc.placement = #tcc.placement<scratch = [0]>} : tensor<4x4xf32>
+// CHECK: %[[SUM:.*]] = tcc.micro_batches 2({{.*}}) {dropout_streams = 0 : i64, tcc.placement = #tcc.placement<scratch = [64]>}
+// CHECK: tcc.add %{{.*}}, %[[W]] {tcc.placement = #tcc.placement<scratch = [128]>}
 // CHECK: tcc.yield
-// CHECK: tcc.softmax %[[SUM]] {axis = 1 : i64, tcc.offsets = array<i64: 0>}
+// CHECK: tcc.softmax %[[SUM]] {axis = 1 : i64, tcc.placement = #tcc.placement<scratch = [0]>}
 func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %v: tensor<4x4xf32> {tcc.role = "other"},
                       %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<4x4xf32> {tcc.role = "output"}, tensor<i64> {tcc.state = "step"}) {
@@ -36,13 +36,13 @@ func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %v: tensor<4x4xf
 // the body region above those (256). Inside the body, %c reuses the bytes of
 // %a, which dies at %b, but nothing reuses %w's or %m's.
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 384 : i64}
-// CHECK: %[[W:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<4x4xf32>
-// CHECK: %[[M:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 64>} : tensor<4x4xf32>
-// CHECK: tcc.micro_batches 2({{.*}}) {dropout_streams = 0 : i64, tcc.offsets = array<i64: 128, 192>}
-// CHECK: %[[A:.*]] = tcc.add %{{.*}}, %[[W]] {tcc.offsets = array<i64: 256>}
-// CHECK: %[[B:.*]] = tcc.softmax %[[A]] {axis = 1 : i64, tcc.offsets = array<i64: 320>}
-// CHECK: %[[C:.*]] = tcc.add %[[B]], %[[M]] {tcc.offsets = array<i64: 256>}
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 384>}
+// CHECK: %[[W:.*]] = tcc.relu %{{.*}} {tcc.placement = #tcc.placement<scratch = [0]>} : tensor<4x4xf32>
+// CHECK: %[[M:.*]] = tcc.relu %{{.*}} {tcc.placement = #tcc.placement<scratch = [64]>} : tensor<4x4xf32>
+// CHECK: tcc.micro_batches 2({{.*}}) {dropout_streams = 0 : i64, tcc.placement = #tcc.placement<scratch = [128, 192]>}
+// CHECK: %[[A:.*]] = tcc.add %{{.*}}, %[[W]] {tcc.placement = #tcc.placement<scratch = [256]>}
+// CHECK: %[[B:.*]] = tcc.softmax %[[A]] {axis = 1 : i64, tcc.placement = #tcc.placement<scratch = [320]>}
+// CHECK: %[[C:.*]] = tcc.add %[[B]], %[[M]] {tcc.placement = #tcc.placement<scratch = [256]>}
 // CHECK: tcc.yield %[[B]], %[[C]]
 func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %v: tensor<4x4xf32> {tcc.role = "other"},
                       %step: tensor<i64> {tcc.state = "step"})
@@ -68,8 +68,8 @@ func.func @train_step(%x: tensor<8x4xf32> {tcc.role = "input"}, %v: tensor<4x4xf
 // inside the loop, which runs after the increment, so the increment must
 // not overwrite it (scratch, copied at the end).
 // CHECK-LABEL: func.func @train_step(
-// CHECK: tcc.increment %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<i64>
-// CHECK-NOT: tcc.state_slots
+// CHECK: tcc.increment %{{.*}} {tcc.placement = #tcc.placement<scratch = [0]>} : tensor<i64>
+// CHECK-NOT: state = [
 // CHECK: return
 func.func @train_step(%x: tensor<8x4xi64> {tcc.role = "input"}, %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<i64> {tcc.state = "step"}, tensor<i64> {tcc.role = "mixed"}) {

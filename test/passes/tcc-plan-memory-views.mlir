@@ -11,13 +11,13 @@
 // (an elementwise op over the operand it reads last). %d, the last reader
 // of %r, goes over %a's bytes: element i of a view is element i of %a.
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 128 : i64}
-// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<2x2x4xf32>
-// CHECK: %[[F:.*]] = tcc.flatten %[[A]] {tcc.offsets = array<i64: 0>}
-// CHECK: %[[B:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 64>} : tensor<2x8xf32>
-// CHECK: %[[C:.*]] = tcc.add %[[F]], %[[B]] {tcc.offsets = array<i64: 64>}
-// CHECK: %[[R:.*]] = tcc.reshape %[[F]] {shape = array<i64: 2, 2, 4>, tcc.offsets = array<i64: 0>}
-// CHECK: tcc.relu %[[R]] {tcc.offsets = array<i64: 0>}
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 128>}
+// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.placement = #tcc.placement<scratch = [0]>} : tensor<2x2x4xf32>
+// CHECK: %[[F:.*]] = tcc.flatten %[[A]] {tcc.placement = #tcc.placement<scratch = [0]>}
+// CHECK: %[[B:.*]] = tcc.relu %{{.*}} {tcc.placement = #tcc.placement<scratch = [64]>} : tensor<2x8xf32>
+// CHECK: %[[C:.*]] = tcc.add %[[F]], %[[B]] {tcc.placement = #tcc.placement<scratch = [64]>}
+// CHECK: %[[R:.*]] = tcc.reshape %[[F]] {shape = array<i64: 2, 2, 4>, tcc.placement = #tcc.placement<scratch = [0]>}
+// CHECK: tcc.relu %[[R]] {tcc.placement = #tcc.placement<scratch = [0]>}
 func.func @train_step(%x: tensor<2x2x4xf32> {tcc.role = "input"}, %y: tensor<2x8xf32> {tcc.role = "input2"},
                       %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<2x2x4xf32> {tcc.role = "output"}, tensor<2x8xf32> {tcc.role = "output2"},
@@ -38,12 +38,12 @@ func.func @train_step(%x: tensor<2x2x4xf32> {tcc.role = "input"}, %y: tensor<2x8
 // trait) is copied into the state at the end of the step: %a's bytes, which
 // it shares, stay live until then, so neither %t nor %u (over %t) reuses 0.
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 128 : i64}
-// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>} : tensor<2x2x4xf32>
-// CHECK: %[[NEW:.*]] = tcc.reshape %[[A]] {shape = array<i64: 2, 8>, tcc.offsets = array<i64: 0>}
-// CHECK: %[[T:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 64>} : tensor<2x8xf32>
-// CHECK: tcc.relu %[[T]] {tcc.offsets = array<i64: 64>}
-// CHECK-NOT: tcc.state_slots
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 128>}
+// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.placement = #tcc.placement<scratch = [0]>} : tensor<2x2x4xf32>
+// CHECK: %[[NEW:.*]] = tcc.reshape %[[A]] {shape = array<i64: 2, 8>, tcc.placement = #tcc.placement<scratch = [0]>}
+// CHECK: %[[T:.*]] = tcc.relu %{{.*}} {tcc.placement = #tcc.placement<scratch = [64]>} : tensor<2x8xf32>
+// CHECK: tcc.relu %[[T]] {tcc.placement = #tcc.placement<scratch = [64]>}
+// CHECK-NOT: state = [
 // CHECK: return %[[NEW]],
 func.func @train_step(%x: tensor<2x2x4xf32> {tcc.role = "input"}, %y: tensor<2x8xf32> {tcc.role = "input2"},
                       %w: tensor<2x8xf32> {tcc.state = "w"})
@@ -63,12 +63,12 @@ func.func @train_step(%x: tensor<2x2x4xf32> {tcc.role = "input"}, %y: tensor<2x8
 // in a state slot (a later update of that slot would overwrite it). All
 // four are returned, so each keeps its bytes to the end.
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 256 : i64}
-// CHECK: tcc.flatten %{{.*}} {tcc.offsets = array<i64: 0>} : (tensor<2x2x4xf32>) -> tensor<2x8xf32>
-// CHECK: tcc.reshape %{{.*}} {shape = array<i64: 3, 2>, tcc.offsets = array<i64: 64>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
-// CHECK: tcc.reshape %{{.*}} {shape = array<i64: 4>, tcc.offsets = array<i64: 128>} : (tensor<2x2xf32>) -> tensor<4xf32>
-// CHECK: %[[NEW_W:.*]] = tcc.sgd_update {{.*}}tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 1>
-// CHECK: tcc.reshape %[[NEW_W]] {shape = array<i64: 3, 2>, tcc.offsets = array<i64: 192>}
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 256>}
+// CHECK: tcc.flatten %{{.*}} {tcc.placement = #tcc.placement<scratch = [0]>} : (tensor<2x2x4xf32>) -> tensor<2x8xf32>
+// CHECK: tcc.reshape %{{.*}} {shape = array<i64: 3, 2>, tcc.placement = #tcc.placement<scratch = [64]>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+// CHECK: tcc.reshape %{{.*}} {shape = array<i64: 4>, tcc.placement = #tcc.placement<scratch = [128]>} : (tensor<2x2xf32>) -> tensor<4xf32>
+// CHECK: %[[NEW_W:.*]] = tcc.sgd_update {{.*}}tcc.placement = #tcc.placement<scratch = [-1], state = [1]>
+// CHECK: tcc.reshape %[[NEW_W]] {shape = array<i64: 3, 2>, tcc.placement = #tcc.placement<scratch = [192]>}
 func.func @train_step(%x: tensor<2x2x4xf32> {tcc.role = "input"}, %g: tensor<2x3xf32> {tcc.role = "grad"},
                       %lr: tensor<f32> {tcc.role = "lr"},
                       %step: tensor<i64> {tcc.state = "step"}, %w: tensor<2x3xf32> {tcc.state = "w"})
@@ -94,15 +94,15 @@ func.func @train_step(%x: tensor<2x2x4xf32> {tcc.role = "input"}, %g: tensor<2x3
 // of a value of the step's block (%fo) get bytes of their own. The adds go
 // over the operand they read last (%t over %fs, %u over %t).
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 320 : i64}
-// CHECK: %[[O:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 0>}
-// CHECK: tcc.micro_batches 2({{.*}}) {dropout_streams = 0 : i64, tcc.offsets = array<i64: 64>}
-// CHECK: %[[FS:.*]] = tcc.flatten %{{.*}} {tcc.offsets = array<i64: 128>}
-// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.offsets = array<i64: 192>}
-// CHECK: %[[FA:.*]] = tcc.flatten %[[A]] {tcc.offsets = array<i64: 192>}
-// CHECK: %[[FO:.*]] = tcc.flatten %[[O]] {tcc.offsets = array<i64: 256>}
-// CHECK: %[[T:.*]] = tcc.add %[[FS]], %[[FA]] {tcc.offsets = array<i64: 128>}
-// CHECK: tcc.add %[[T]], %[[FO]] {tcc.offsets = array<i64: 128>}
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 320>}
+// CHECK: %[[O:.*]] = tcc.relu %{{.*}} {tcc.placement = #tcc.placement<scratch = [0]>}
+// CHECK: tcc.micro_batches 2({{.*}}) {dropout_streams = 0 : i64, tcc.placement = #tcc.placement<scratch = [64]>}
+// CHECK: %[[FS:.*]] = tcc.flatten %{{.*}} {tcc.placement = #tcc.placement<scratch = [128]>}
+// CHECK: %[[A:.*]] = tcc.relu %{{.*}} {tcc.placement = #tcc.placement<scratch = [192]>}
+// CHECK: %[[FA:.*]] = tcc.flatten %[[A]] {tcc.placement = #tcc.placement<scratch = [192]>}
+// CHECK: %[[FO:.*]] = tcc.flatten %[[O]] {tcc.placement = #tcc.placement<scratch = [256]>}
+// CHECK: %[[T:.*]] = tcc.add %[[FS]], %[[FA]] {tcc.placement = #tcc.placement<scratch = [128]>}
+// CHECK: tcc.add %[[T]], %[[FO]] {tcc.placement = #tcc.placement<scratch = [128]>}
 func.func @train_step(%x: tensor<4x2x4xf32> {tcc.role = "input"}, %v: tensor<2x2x4xf32> {tcc.role = "other"},
                       %step: tensor<i64> {tcc.state = "step"})
     -> (tensor<2x8xf32> {tcc.role = "output"}, tensor<i64> {tcc.state = "step"}) {

@@ -7,7 +7,7 @@
 // SGD with momentum. State arena, 64-byte aligned: step (8 B) at 0,
 // fc.weight (72 B) at 64, fc.bias (24 B) at 192, their momentum buffers at 256
 // and 384; 448 bytes in all.
-// CHECK: module attributes {{.*}}tcc.model = "sgd", tcc.state_bytes = 448 : i64, tcc.state_offsets = array<i64: 0, 64, 192, 256, 384>
+// CHECK: module attributes {{.*}}tcc.model = "sgd", tcc.state_arena = #tcc.state_arena<bytes = 448, offsets = [0, 64, 192, 256, 384]>
 
 // Scratch: first fit over live ranges in schedule order. The logits (96 B)
 // at 0 live until count_correct; the loss at 128 dies at the scale, an
@@ -15,29 +15,29 @@
 // logits' gradient goes above it to 192, and so on; count_correct reuses
 // 192 once the logits' gradient is dead.
 // CHECK-LABEL: func.func @train_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 512 : i64}
-// CHECK: %[[LOGITS:.*]] = tcc.linear {{.*}}tcc.offsets = array<i64: 0>}
-// CHECK: %[[LOSS:.*]] = tcc.cross_entropy %[[LOGITS]], {{.*}}tcc.offsets = array<i64: 128>}
-// CHECK: %[[LOSS_SUM:.*]] = tcc.scale %[[LOSS]] {{.*}}tcc.offsets = array<i64: 128>}
-// CHECK: %[[DLOGITS:.*]] = tcc.cross_entropy_backward {{.*}}tcc.offsets = array<i64: 192>}
-// CHECK: %[[GW:.*]] = tcc.linear_backward_weight %[[DLOGITS]], {{.*}}tcc.offsets = array<i64: 320>}
-// CHECK: %[[GB:.*]] = tcc.reduce_sum %[[DLOGITS]] {{.*}}tcc.offsets = array<i64: 448>}
-// CHECK: %[[CORRECT:.*]] = tcc.count_correct %[[LOGITS]], {{.*}}tcc.offsets = array<i64: 192>}
-// CHECK: %[[LR:.*]] = tcc.lr_schedule {{.*}}tcc.offsets = array<i64: 0>}
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 512>}
+// CHECK: %[[LOGITS:.*]] = tcc.linear {{.*}}tcc.placement = #tcc.placement<scratch = [0]>}
+// CHECK: %[[LOSS:.*]] = tcc.cross_entropy %[[LOGITS]], {{.*}}tcc.placement = #tcc.placement<scratch = [128]>}
+// CHECK: %[[LOSS_SUM:.*]] = tcc.scale %[[LOSS]] {{.*}}tcc.placement = #tcc.placement<scratch = [128]>}
+// CHECK: %[[DLOGITS:.*]] = tcc.cross_entropy_backward {{.*}}tcc.placement = #tcc.placement<scratch = [192]>}
+// CHECK: %[[GW:.*]] = tcc.linear_backward_weight %[[DLOGITS]], {{.*}}tcc.placement = #tcc.placement<scratch = [320]>}
+// CHECK: %[[GB:.*]] = tcc.reduce_sum %[[DLOGITS]] {{.*}}tcc.placement = #tcc.placement<scratch = [448]>}
+// CHECK: %[[CORRECT:.*]] = tcc.count_correct %[[LOGITS]], {{.*}}tcc.placement = #tcc.placement<scratch = [192]>}
+// CHECK: %[[LR:.*]] = tcc.lr_schedule {{.*}}tcc.placement = #tcc.placement<scratch = [0]>}
 // The updates are in place: each reads its state slots last.
-// CHECK: tcc.sgd_update %{{.*}}, %[[GW]], %[[LR]], {{.*}}tcc.offsets = array<i64: -1, -1>, tcc.state_slots = array<i64: 1, 3>
-// CHECK: tcc.sgd_update %{{.*}}, %[[GB]], %[[LR]], {{.*}}tcc.offsets = array<i64: -1, -1>, tcc.state_slots = array<i64: 2, 4>
-// CHECK: tcc.increment %{{.*}} {tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 0>} : tensor<i64>
+// CHECK: tcc.sgd_update %{{.*}}, %[[GW]], %[[LR]], {{.*}}tcc.placement = #tcc.placement<scratch = [-1, -1], state = [1, 3]>
+// CHECK: tcc.sgd_update %{{.*}}, %[[GB]], %[[LR]], {{.*}}tcc.placement = #tcc.placement<scratch = [-1, -1], state = [2, 4]>
+// CHECK: tcc.increment %{{.*}} {tcc.placement = #tcc.placement<scratch = [-1], state = [0]>} : tensor<i64>
 // Constants get no memory.
-// CHECK-NOT: arith.constant {{.*}}tcc.offsets
+// CHECK-NOT: arith.constant {{.*}}tcc.placement
 // CHECK: return %[[LOSS_SUM]], %[[CORRECT]],
 // @eval_step: the same state arena, its own scratch; nothing in place.
 // CHECK-LABEL: func.func @eval_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 256 : i64}
-// CHECK: tcc.linear {{.*}}tcc.offsets = array<i64: 0>}
-// CHECK: tcc.cross_entropy {{.*}}tcc.offsets = array<i64: 128>}
-// CHECK: tcc.count_correct {{.*}}tcc.offsets = array<i64: 192>}
-// CHECK-NOT: tcc.state_slots
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 256>}
+// CHECK: tcc.linear {{.*}}tcc.placement = #tcc.placement<scratch = [0]>}
+// CHECK: tcc.cross_entropy {{.*}}tcc.placement = #tcc.placement<scratch = [128]>}
+// CHECK: tcc.count_correct {{.*}}tcc.placement = #tcc.placement<scratch = [192]>}
+// CHECK-NOT: state = [
 // CHECK: return
 module attributes {tcc.classes = 6 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "sgd",
                    tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
@@ -66,20 +66,20 @@ module attributes {tcc.classes = 6 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // in place; batch_norm writes its new running statistics (results 3 and 4)
 // in place and its other results (live at the same time) to three
 // different scratch offsets. The frozen bn.weight is returned as it came.
-// CHECK: module attributes {{.*}}tcc.model = "adamw_bn", tcc.state_bytes = 448 : i64, tcc.state_offsets = array<i64: 0, 64, 128, 192, 256, 320, 384>
+// CHECK: module attributes {{.*}}tcc.model = "adamw_bn", tcc.state_arena = #tcc.state_arena<bytes = 448, offsets = [0, 64, 128, 192, 256, 320, 384]>
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %[[BN_WEIGHT:[^:]+]]: tensor<2xf32> {{[^%>]*}}tcc.state = "bn.weight"
-// CHECK-SAME: attributes {tcc.scratch_bytes = 576 : i64}
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 576>}
 // CHECK: %[[Y:.*]], %{{.*}}, %{{.*}}, %[[MEAN:.*]], %[[VAR:.*]] = tcc.batch_norm
-// CHECK-SAME: tcc.offsets = array<i64: 64, 128, 192, -1, -1>, tcc.state_slots = array<i64: -1, -1, -1, 3, 4>
-// CHECK: tcc.batch_norm_backward {{.*}}tcc.offsets = array<i64: 384, 448, 512>
+// CHECK-SAME: tcc.placement = #tcc.placement<scratch = [64, 128, 192, -1, -1], state = [-1, -1, -1, 3, 4]>
+// CHECK: tcc.batch_norm_backward {{.*}}tcc.placement = #tcc.placement<scratch = [384, 448, 512]>
 // CHECK: %[[P:.*]], %[[M:.*]], %[[V:.*]] = tcc.adamw_update
-// CHECK-SAME: tcc.offsets = array<i64: -1, -1, -1>, tcc.state_slots = array<i64: 1, 5, 6>
-// CHECK: %[[STEP:.*]] = tcc.increment {{.*}}tcc.state_slots = array<i64: 0>
+// CHECK-SAME: tcc.placement = #tcc.placement<scratch = [-1, -1, -1], state = [1, 5, 6]>
+// CHECK: %[[STEP:.*]] = tcc.increment {{.*}}state = [0]>
 // CHECK: return %{{.*}}, %{{.*}}, %[[STEP]], %[[P]], %[[BN_WEIGHT]], %[[MEAN]], %[[VAR]], %[[M]], %[[V]] :
 // CHECK-LABEL: func.func @eval_step(
-// CHECK: tcc.batch_norm_inference {{.*}}tcc.offsets = array<i64: 64>}
-// CHECK-NOT: tcc.state_slots
+// CHECK: tcc.batch_norm_inference {{.*}}tcc.placement = #tcc.placement<scratch = [64]>}
+// CHECK-NOT: state = [
 // CHECK: return
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "adamw_bn",
                    tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
@@ -117,7 +117,7 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // written in the slot, and Lookahead's fast result over it (the EMA reads
 // that afterwards, from the slot), so the chain needs no scratch and no
 // copy at the end. The EMA of the frozen bias reads the bias itself.
-// CHECK: module attributes {{.*}}tcc.model = "ema_lookahead", tcc.state_bytes = 384 : i64, tcc.state_offsets = array<i64: 0, 64, 128, 192, 256, 320>
+// CHECK: module attributes {{.*}}tcc.model = "ema_lookahead", tcc.state_arena = #tcc.state_arena<bytes = 384, offsets = [0, 64, 128, 192, 256, 320]>
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME: %[[STEP:[^:]+]]: tensor<i64> {{[^%>]*}}tcc.state = "step"
 // CHECK-SAME: %[[W:[^:]+]]: tensor<2x3xf32> {{[^%>]*}}tcc.state = "fc.weight"
@@ -125,16 +125,16 @@ module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.m
 // CHECK-SAME: %[[SLOW:[^:]+]]: tensor<2x3xf32> {{[^%>]*}}tcc.state = "lookahead.fc.weight"
 // CHECK-SAME: %[[EW:[^:]+]]: tensor<2x3xf32> {{[^%>]*}}tcc.state = "ema.fc.weight"
 // CHECK-SAME: %[[EB:[^:]+]]: tensor<2xf32> {{[^%>]*}}tcc.state = "ema.fc.bias"
-// CHECK-SAME: attributes {tcc.scratch_bytes = 256 : i64}
-// CHECK: %[[NEW:.*]] = tcc.sgd_update %[[W]], {{.*}}tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 1>
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 256>}
+// CHECK: %[[NEW:.*]] = tcc.sgd_update %[[W]], {{.*}}tcc.placement = #tcc.placement<scratch = [-1], state = [1]>
 // CHECK-SAME: : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<f32>, tensor<i64>) -> tensor<2x3xf32>
-// CHECK: %[[FAST:.*]], %[[NEW_SLOW:.*]] = tcc.lookahead_update %[[NEW]], %[[SLOW]], {{.*}}tcc.offsets = array<i64: -1, -1>, tcc.state_slots = array<i64: 1, 3>}
-// CHECK: %[[NEW_EW:.*]] = tcc.ema_update %[[EW]], %[[FAST]], %[[STEP]] {{.*}}tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 4>}
-// CHECK: %[[NEW_EB:.*]] = tcc.ema_update %[[EB]], %[[B]], %[[STEP]] {{.*}}tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 5>}
-// CHECK: %[[NEXT:.*]] = tcc.increment %[[STEP]] {tcc.offsets = array<i64: -1>, tcc.state_slots = array<i64: 0>}
+// CHECK: %[[FAST:.*]], %[[NEW_SLOW:.*]] = tcc.lookahead_update %[[NEW]], %[[SLOW]], {{.*}}tcc.placement = #tcc.placement<scratch = [-1, -1], state = [1, 3]>}
+// CHECK: %[[NEW_EW:.*]] = tcc.ema_update %[[EW]], %[[FAST]], %[[STEP]] {{.*}}tcc.placement = #tcc.placement<scratch = [-1], state = [4]>}
+// CHECK: %[[NEW_EB:.*]] = tcc.ema_update %[[EB]], %[[B]], %[[STEP]] {{.*}}tcc.placement = #tcc.placement<scratch = [-1], state = [5]>}
+// CHECK: %[[NEXT:.*]] = tcc.increment %[[STEP]] {tcc.placement = #tcc.placement<scratch = [-1], state = [0]>}
 // CHECK: return %{{.*}}, %{{.*}}, %[[NEXT]], %[[FAST]], %[[B]], %[[NEW_SLOW]], %[[NEW_EW]], %[[NEW_EB]] :
 // CHECK-LABEL: func.func @eval_step(
-// CHECK-SAME: attributes {tcc.scratch_bytes = 192 : i64}
+// CHECK-SAME: attributes {tcc.scratch_arena = #tcc.scratch_arena<bytes = 192>}
 module attributes {tcc.classes = 2 : i64, tcc.input_shape = array<i64: 3>, tcc.model = "ema_lookahead",
                    tcc.eval = #tcc.eval<tta_flip = false, tta_translate = false, translate = 2, batch_size = 4>,
                    tcc.train = #tcc.train<batch_size = 4, epochs = 1.0, seed = 0, drop_last = true,

@@ -14,7 +14,7 @@
 // CHECK-NEXT: tcc.celu_backward %arg1, %[[Y]]
 // CHECK-NEXT: tcc.batch_norm_backward
 // PLAN-LABEL: func.func @train_step(
-// PLAN: tcc.fusion_group "norm_epilogue" {tcc.offsets = array<i64: 0, 64, -1, -1, 128>
+// PLAN: tcc.fusion_group "norm_epilogue" {tcc.placement = #tcc.placement<scratch = [0, 64, -1, -1, 128]
 #loc_bn = loc("bn")
 func.func @train_step(%x: tensor<4x2x3x3xf32> {tcc.role = "input"},
                       %dy: tensor<4x2x3x3xf32> {tcc.role = "input"},

@@ -491,12 +491,12 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
       options.targetReason = tcc::chooseDefaultTarget().reason;
     }
   }
-  if (options.emit == "conv-plans" && options.target != targetTaking(tuned)) {
+  const TargetBackend::Takes takes = mlir::tcc::lookupTargetBackend(options.target)->takes();
+  if (options.emit == "conv-plans" && !tuned(takes)) {
     error = "--emit=conv-plans lists the " + targetTaking(tuned) +
             " target's cuDNN choices; remove --target=" + options.target;
     return ParseResult::Error;
   }
-  const TargetBackend::Takes takes = mlir::tcc::lookupTargetBackend(options.target)->takes();
   if (options.gpuGiven && !takes.gpu) {
     error = "--gpu applies to the " +
             join(targetNames([](const TargetBackend::Takes &t) { return t.gpu; })) +

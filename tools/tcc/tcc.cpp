@@ -10,7 +10,6 @@
 #include "frontend/ModelSpec.h"
 #include "tools/tcc/Driver.h"
 #include "passes/InitAll.h"
-#include "passes/MemoryPlan.h"
 #include "passes/Passes.h"
 #include "tools/tcc/CompileOptions.h"
 #include "runtime/AtomicFile.h"
@@ -200,31 +199,6 @@ void checkOneCycleMomentum(const ::tcc::frontend::ModelSpec &spec, tcc::CompileF
                      "train.schedule.cycle_momentum to false to say so");
 }
 
-/// The recompute pass fits the step into the budget or fails; without it
-/// (--disable-pass=recompute) the budget is still checked against the plan.
-mlir::LogicalResult checkMemoryBudget(const ::tcc::frontend::ModelSpec &spec,
-                                      const tcc::CompileOptions &options,
-                                      ModuleOp planned, std::string &error) {
-  if (!spec.recipe.train.memoryBudget)
-    return mlir::success();
-  int64_t budget = *spec.recipe.train.memoryBudget;
-  mlir::FailureOr<mlir::tcc::MemoryPlanSizes> plan = mlir::tcc::readMemoryPlan(planned);
-  if (failed(plan)) {
-    error = options.model + ": internal error: the step has no memory plan";
-    return mlir::failure();
-  }
-  int64_t needed = plan->stepBytes();
-  if (needed <= budget)
-    return mlir::success();
-  std::string setting = options.memoryBudget ? "--memory-budget" : "train.memory_budget";
-  error = options.model + ": " + setting + " " + mlir::tcc::mebibytes(budget) +
-          " is less than the step needs (" + mlir::tcc::mebibytes(needed) +
-          ": state, the larger scratch arena, and the data batches) and "
-          "--disable-pass=recompute keeps every value: enable recompute, raise "
-          "the budget or make the batch smaller";
-  return mlir::failure();
-}
-
 /// A target's own optimization pass disabled on another target changes
 /// nothing: said so.
 void checkTargetPasses(const mlir::tcc::TargetBackend &target,
@@ -366,8 +340,8 @@ int runCompile(const tcc::CompileOptions &options) {
                  "results are a GPU's, the speed is below fp32's\n";
   checkTargetPasses(target, options, facts);
   OwningOpRef<ModuleOp> planned = model->clone();
-  if (failed(runPipeline(*planned, target, options, facts, error)) ||
-      failed(checkMemoryBudget(spec, options, *planned, error)))
+  // tcc-plan-memory refuses a plan over the memory budget.
+  if (failed(runPipeline(*planned, target, options, facts, error)))
     return fail(error);
   phases.end("passes");
   nlohmann::json plans; // the target's library choices, if it makes any

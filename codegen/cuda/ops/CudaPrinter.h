@@ -57,8 +57,8 @@ LogicalResult refuseTypes(Operation *op, const std::string &why);
 /// The error for an op the target cannot run at all.
 LogicalResult cudaCannotRun(Operation *op);
 
-/// The workspace the memory plan gave `op` (tcc.workspace_offset, set for
-/// the bytes the cuda target asked for), as the arguments "pointer, bytes".
+/// The workspace the memory plan gave `op` (the offset of its
+/// tcc.workspace), as the arguments "pointer, bytes".
 std::string workspaceOf(Operation *op);
 
 /// A linear layer's forward through cuBLASLt, storing into `result` (a
