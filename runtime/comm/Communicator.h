@@ -26,19 +26,12 @@ public:
   /// This process's rank in [0, size()), and the number of ranks.
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  /// "one process", "MPI (Open MPI v4.1.4)": for messages.
-  virtual std::string name() const = 0;
 
   /// Each element summed over the ranks, in place; every rank receives the
   /// same sums.
   virtual void allReduceSum(float *data, int64_t n) = 0;
   virtual void allReduceSum(double *data, int64_t n) = 0;
   virtual void allReduceSum(int64_t *data, int64_t n) = 0;
-  /// Every rank waits until all have arrived.
-  virtual void barrier() = 0;
-  /// Ends every rank of the job with `status` (a rank that failed alone
-  /// would leave the others waiting in a collective).
-  [[noreturn]] virtual void abortAll(int status) = 0;
 };
 
 /// The communicator of a trainer compiled for `ranks` processes, as the

@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 
 namespace tcc::rt {
 
@@ -38,21 +37,9 @@ public:
 
   int rank() const override { return rankId; }
   int size() const override { return ranks; }
-  std::string name() const override {
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int length = 0;
-    MPI_Get_library_version(version, &length);
-    std::string text(version, std::min<int>(length, 60));
-    return "MPI (" + text.substr(0, text.find_first_of(",\n")) + ")";
-  }
   void allReduceSum(float *data, int64_t n) override { sum(data, n, MPI_FLOAT); }
   void allReduceSum(double *data, int64_t n) override { sum(data, n, MPI_DOUBLE); }
   void allReduceSum(int64_t *data, int64_t n) override { sum(data, n, MPI_INT64_T); }
-  void barrier() override { MPI_Barrier(MPI_COMM_WORLD); }
-  [[noreturn]] void abortAll(int status) override {
-    MPI_Abort(MPI_COMM_WORLD, status);
-    std::_Exit(status);
-  }
 
 private:
   /// MPI counts are ints: a longer buffer goes in pieces.

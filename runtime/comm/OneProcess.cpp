@@ -18,12 +18,9 @@ class OneProcess final : public Communicator {
 public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  std::string name() const override { return "one process"; }
   void allReduceSum(float *, int64_t) override {}
   void allReduceSum(double *, int64_t) override {}
   void allReduceSum(int64_t *, int64_t) override {}
-  void barrier() override {}
-  [[noreturn]] void abortAll(int status) override { std::exit(status); }
 };
 
 /// The number of processes a launcher (mpirun, srun, torchrun) says it
