@@ -15,6 +15,8 @@ oversubscribed on this machine's cores.
   each gradient in another order, each rank's part and then the ranks',
   a relative difference of about K * 2^-24 for K terms), the step counter
   exactly; rank 0 alone writes the metrics and the checkpoint;
+- a checkpoint of 2 ranks resumes in one process (the same file as a
+  one-process run's) and continues the same run;
 - the world is checked: a trainer of 2 ranks started alone, a trainer of
   one rank started by mpirun -np 2, each one `error:` line and exit 1.
 Exit 77 (skipped) where MPI is missing, as on a machine without Open MPI.
@@ -114,6 +116,28 @@ def main():
                     check(False, f"{model}: {f}")
                 print(f"{model}: {ranks} ranks vs one process after {STEPS} steps: largest "
                       f"difference {worst:.2e} of a tensor's max", flush=True)
+
+    # The checkpoint is the one-process run's: 4 steps on 2 ranks, then 4
+    # more resumed in one process, take the 8 steps of one process.
+    half = os.path.join(work, "resume")
+    os.makedirs(half, exist_ok=True)
+    first_half = os.path.join(half, "half.safetensors")
+    r = run(mpirun(2) + [exes[2], "--data", data, "--steps", "4", "--seed", "3",
+                         "--save", first_half])
+    check(r.returncode == 0, f"4 steps on 2 ranks: {r.stderr[-1000:]}")
+    resumed = os.path.join(half, "resumed.safetensors")
+    r = run([exes[1], "--data", data, "--steps", "4", "--resume", first_half,
+             "--save", resumed])
+    check(r.returncode == 0, f"resumed in one process: {r.stderr[-1000:]}")
+    if r.returncode == 0 and one:
+        # The states compared (the metrics given are the one-process run's own).
+        failures, worst = compare_trainers.compare(
+            (compare_trainers.read_safetensors(resumed), one[1]), one, 64, STEPS,
+            test_samples=256, names=("2 ranks, then 1", "1 rank"))
+        for f in failures:
+            check(False, f"resume across ranks: {f}")
+        print(f"ghost_cnn: 4 steps on 2 ranks resumed for 4 in one process vs 8 in one: "
+              f"largest difference {worst:.2e} of a tensor's max", flush=True)
 
     # The world must be the one the trainer was compiled for.
     r = run([exes[2], "--data", data, "--steps", "1"])
