@@ -138,6 +138,12 @@ struct StepControl {
   int64_t valid = 0;     ///< real samples in the batch being processed
 };
 
+/// The test batch the next evaluation step reads: batch `evalBatch` of
+/// this rank's, which are every `ranks`-th from its own (docs/distributed.md).
+TCC_HOST_DEVICE inline int64_t evalBatchIndex(const StepControl *control) {
+  return control->evalBatch * control->run.ranks + control->run.rank;
+}
+
 /// One split of the data set, resident where the step runs.
 struct DataView {
   const void *pixels = nullptr;    ///< [n, c, h, w]: uint8 or float32

@@ -65,10 +65,13 @@ inline void gather_train_batch(const StepBuffers &b, const int64_t *step,
 
 /// Test batch control->evalBatch (then advanced), `size` samples in file
 /// order, not augmented; slots past the end of the test set hold zeros and
-/// label 0. Sets control->valid to the number of real samples.
+/// label 0. Sets control->valid to the number of real samples. A
+/// distributed run's rank r takes batches r, r + ranks, ... of the test
+/// set, and the trainer adds up the ranks' totals.
 inline void gather_eval_batch(const StepBuffers &b, int64_t size,
                               float *images, int64_t *labels) {
-  const int64_t first = b.control->evalBatch++ * size;
+  const int64_t first = evalBatchIndex(b.control) * size;
+  ++b.control->evalBatch;
   const int64_t left = b.test.n - first;
   const int64_t valid = left < 0 ? 0 : left < size ? left : size;
   const int64_t plane = b.batch.c * b.batch.h * b.batch.w;

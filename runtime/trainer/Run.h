@@ -117,7 +117,7 @@ private:
   /// A distributed run (docs/distributed.md): the totals of every rank's
   /// steps since the last reset, and the signal that stops the run, agreed
   /// by all ranks so that all stop after the same step.
-  StepTotals readTrainTotals();
+  StepTotals readGlobalTotals();
   int agreedSignal();
   void foldBiases(void *hostState, const std::string &file);
   int interrupted() const { return env.interrupted ? env.interrupted() : 0; }

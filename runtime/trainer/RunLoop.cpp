@@ -27,10 +27,13 @@ std::pair<std::optional<double>, std::optional<double>> Run::evaluateOnce() {
   const int64_t batch = info.evalBatchSize > 0 ? info.evalBatchSize
                                                : info.batchSize;
   const bool tta = model.hasTta() && opts.tta.value_or(true);
+  // A distributed run splits the test batches over the ranks (every
+  // `ranks`-th each) and adds up their totals.
+  const int64_t ranks = constants.ranks, batches = (test.n + batch - 1) / batch;
   model.resetTotals();
-  for (int64_t i = 0, n = (test.n + batch - 1) / batch; i < n; ++i)
+  for (int64_t i = 0, n = (batches + ranks - 1) / ranks; i < n; ++i)
     tta ? model.evalStep() : model.evalStepWithoutTta();
-  StepTotals totals = model.readTotals();
+  StepTotals totals = readGlobalTotals();
   model.resetTotals();
   // The evaluation step sums the training criterion over the real samples
   // (padding left out) and counts the correct predictions.
@@ -128,7 +131,7 @@ void Run::logStep(const StepTotals &totals, double segmentTrain, double start) {
   loggedTrain = segmentTrain;
 }
 
-StepTotals Run::readTrainTotals() {
+StepTotals Run::readGlobalTotals() {
   StepTotals totals = model.readTotals();
   if (comm && comm->size() > 1) {
     comm->allReduceSum(&totals.lossSum, 1);
@@ -446,7 +449,7 @@ int Run::run(const std::vector<std::string> &args) {
     const bool epochEnd = step % constants.stepsPerEpoch == 0;
     const bool logNow = opts.logEvery && step % *opts.logEvery == 0;
     if (memory->isHost() || epochEnd || last || logNow)
-      totals = readTrainTotals();
+      totals = readGlobalTotals();
     // A device target's step only enqueues its work, and reading the totals
     // waits for it: the training time counts that wait.
     segmentTrain += clock() - t0;

@@ -97,7 +97,8 @@ inline void gather_train_batch(cudaStream_t s, const StepBuffers &b, const int64
 }
 
 /// Test batch control->evalBatch in file order, zero-padded past the end;
-/// then advances the cursor and sets control->valid.
+/// then advances the cursor and sets control->valid. A distributed run's
+/// rank r takes batches r, r + ranks, ... (runtime/cpu/Batch.h).
 inline void gather_eval_batch(cudaStream_t s, const StepBuffers &b, int64_t size,
                               float *images, int64_t *labels) {
   const DataView data = b.test;
@@ -107,7 +108,7 @@ inline void gather_eval_batch(cudaStream_t s, const StepBuffers &b, int64_t size
   checkBatchIndex(size * plane);
   for_each(s, size * plane, [=] __device__(int64_t i) {
     const BatchPixel px = batchPixel(i, spec);
-    const int64_t row = control->evalBatch * size + px.slot;
+    const int64_t row = evalBatchIndex(control) * size + px.slot;
     const bool real = row < data.n;
     images[i] = real ? batch::samplePixel(data.pixels, data.isFloat, row, spec.c, spec.h,
                                           spec.w, nullptr, spec.augment, px.ch, px.y, px.x,
@@ -117,7 +118,8 @@ inline void gather_eval_batch(cudaStream_t s, const StepBuffers &b, int64_t size
       labels[px.slot] = real ? data.labels[row] : 0;
   });
   single(s, [=] __device__() {
-    const int64_t left = data.n - control->evalBatch++ * size;
+    const int64_t left = data.n - evalBatchIndex(control) * size;
+    ++control->evalBatch;
     control->valid = left < 0 ? 0 : left < size ? left : size;
   });
 }
