@@ -7,6 +7,7 @@
 #include "ir/TccAttrNames.h"
 #include "ir/TccRecipe.h"
 #include "ir/TccOps.h"
+#include "ir/TccPlan.h"
 #include "passes/MemoryPlan.h"
 #include "passes/PassReport.h"
 
@@ -159,6 +160,25 @@ nlohmann::json compileReportJson(ModuleOp model, ModuleOp planned,
   if (mlir::tcc::TrainAttr train = mlir::tcc::moduleTrain(model))
     if (std::optional<int64_t> budget = train.getMemoryBudget())
       report["memory_budget"] = *budget;
+  // A step of several ranks (docs/distributed.md): every rank holds the
+  // whole state and plan above; what its collectives reduce each step.
+  if (mlir::tcc::TrainAttr train = mlir::tcc::moduleTrain(model);
+      train && train.getRanks() > 1 && trainStep) {
+    int64_t collectives = 0, tensors = 0, bytes = 0;
+    trainStep.walk([&](mlir::tcc::AllReduceOp op) {
+      ++collectives;
+      for (Value v : op.getInputs()) {
+        ++tensors;
+        bytes += mlir::tcc::tensorBytes(v.getType());
+      }
+    });
+    report["distributed"] = {{"ranks", train.getRanks()},
+                             {"batch_per_rank", train.getBatchSize() / train.getRanks()},
+                             {"shard", "none"},
+                             {"all_reduce", {{"collectives", collectives},
+                                             {"tensors", tensors},
+                                             {"bytes_per_step", bytes}}}};
+  }
   // The passes in the order they ran; what each optimization pass did
   // (its tcc.pass_report entry, passes/PassReport.h), by name; and the ones
   // --disable-pass left out.
