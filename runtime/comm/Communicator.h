@@ -32,6 +32,9 @@ public:
   virtual void allReduceSum(float *data, int64_t n) = 0;
   virtual void allReduceSum(double *data, int64_t n) = 0;
   virtual void allReduceSum(int64_t *data, int64_t n) = 0;
+  /// Ends every rank of the job with `status`: a rank that stops alone
+  /// would leave the others waiting in a collective.
+  [[noreturn]] virtual void abortJob(int status) = 0;
 };
 
 /// The communicator of a trainer compiled for `ranks` processes, as the

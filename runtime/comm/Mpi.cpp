@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 
 namespace tcc::rt {
 
@@ -40,6 +41,10 @@ public:
   void allReduceSum(float *data, int64_t n) override { sum(data, n, MPI_FLOAT); }
   void allReduceSum(double *data, int64_t n) override { sum(data, n, MPI_DOUBLE); }
   void allReduceSum(int64_t *data, int64_t n) override { sum(data, n, MPI_INT64_T); }
+  [[noreturn]] void abortJob(int status) override {
+    MPI_Abort(MPI_COMM_WORLD, status);
+    std::_Exit(status); // MPI_Abort does not return; the compiler does not know
+  }
 
 private:
   /// MPI counts are ints: a longer buffer goes in pieces.

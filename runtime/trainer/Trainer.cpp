@@ -74,13 +74,15 @@ int trainerMain(CompiledModel &model, int argc, char **argv) {
   installInterruptHandlers();
   env.interrupted = interruptSignal;
   std::ios::sync_with_stdio(true);
-  if (comm->rank() != 0) {
-    // Rank 0 speaks for the job; a rank that fails alone ends it through
-    // the launcher, which names the rank.
-    std::ostream quiet(nullptr);
-    return runTrainer(model, args, quiet, quiet, env);
-  }
-  return runTrainer(model, args, std::cout, std::cerr, env);
+  // Rank 0 speaks for the job. A run that fails (status 1; a signal ends
+  // every rank after the same step, 130 or 143) ends the whole job: the
+  // other ranks may be waiting for this one in a collective.
+  std::ostream quiet(nullptr);
+  const bool speaks = comm->rank() == 0;
+  int status = runTrainer(model, args, speaks ? std::cout : quiet, speaks ? std::cerr : quiet, env);
+  if (status == 1 && comm->size() > 1)
+    comm->abortJob(status);
+  return status;
 }
 
 } // namespace tcc::rt

@@ -17,6 +17,7 @@ oversubscribed on this machine's cores.
   exactly; rank 0 alone writes the metrics and the checkpoint;
 - a checkpoint of 2 ranks resumes in one process (the same file as a
   one-process run's) and continues the same run;
+- an error on one rank (rank 0's --save) ends the whole job at once;
 - the world is checked: a trainer of 2 ranks started alone, a trainer of
   one rank started by mpirun -np 2, each one `error:` line and exit 1.
 Exit 77 (skipped) where MPI is missing, as on a machine without Open MPI.
@@ -148,6 +149,14 @@ def main():
     check(r.returncode != 0 and r.stderr.count("error:") == 1 and
           "compiled for one process, but the launcher started 2" in r.stderr,
           f"a one-rank trainer under mpirun -np 2: exit {r.returncode}: {r.stderr.strip()}")
+    # An error on rank 0 alone (it alone writes --save) ends every rank: the
+    # others do not wait for it in a collective (a hang before).
+    r = run(mpirun(2) + [exes[2], "--data", data, "--steps", "4",
+                         "--save", os.path.join(work, "missing", "dir", "x.safetensors")],
+            timeout=120)
+    check(r.returncode not in (0, 124) and
+          r.stderr.count("error: --save") == 1 and "does not exist" in r.stderr,
+          f"rank 0 failing alone: exit {r.returncode}: {r.stderr.strip()[-800:]}")
     print("FAIL" if FAILURES else "PASS")
     return 1 if FAILURES else 0
 
