@@ -132,14 +132,6 @@ void checkRanks(const rt::TrainRecipe &train) {
 
 void checkRecipeAgainstGraph(const ModelSpec &spec) {
   checkRanks(spec.recipe.train);
-  if (spec.recipe.train.distributed.ranks > 1)
-    for (const NodeSpec &node : spec.nodes)
-      if (node.op == "dropout")
-        fail("node " + quote(node.name) + " (graph[" + std::to_string(node.index) +
-             "]): dropout in a step of several ranks (train.distributed.ranks " +
-             std::to_string(spec.recipe.train.distributed.ranks) +
-             ") is not supported yet (each rank would need the one-process run's masks); "
-             "train on one rank or remove the dropout");
   int64_t batch = spec.batchSize();
   for (const NodeSpec &node : spec.nodes) {
     for (const auto &[role, param] : node.params)

@@ -13,6 +13,7 @@
 #ifndef TCC_RUNTIME_CPU_STEPOPS_H
 #define TCC_RUNTIME_CPU_STEPOPS_H
 
+#include "runtime/CompiledModel.h"
 #include "runtime/comm/Communicator.h"
 #include "runtime/common/LossScale.h"
 #include "runtime/kernels/Kernels.h"
@@ -51,10 +52,13 @@ inline void all_reduce(Communicator *comm, int64_t count, float *const *tensors,
       tensors[k][i] = message[at + i] * scale;
 }
 
+/// Dropout of this rank's slice: its elements are those from rank * n of
+/// the one-process tensor, and so are their mask bits.
 template <class T>
 void dropout_forward(int64_t n, double p, const int64_t *seed, uint64_t stream,
-                     const T *x, T *y) {
-  kernels::dropout_forward<T>(n, p, uint64_t(*seed), stream, x, y);
+                     const StepControl *control, const T *x, T *y) {
+  kernels::detail::dropout_apply<T>(n, p, uint64_t(*seed), stream,
+                                    uint64_t(control->run.rank) * uint64_t(n), x, y);
 }
 
 template <class T>

@@ -72,7 +72,7 @@ func.func @loss_and_metrics(%logits: tensor<8x10xf32>, %labels: tensor<8xi64>,
   // CHECK-NEXT: cpu::count_correct<float>(8, 10, a0, a1, a2, r1);
   %correct = tcc.count_correct %logits, %labels, %valid : (tensor<8x10xf32>, tensor<8xi64>, tensor<i64>) -> tensor<i64>
   // CHECK: // tcc.dropout
-  // CHECK-NEXT: cpu::dropout_forward<float>(80, 0.5, a3, 3, a0, r2);
+  // CHECK-NEXT: cpu::dropout_forward<float>(80, 0.5, a3, 3, args.control, a0, r2);
   %dropped = tcc.dropout %logits, %seed {p = 0.5 : f64, stream = 3 : i64} : (tensor<8x10xf32>, tensor<i64>) -> tensor<8x10xf32>
   return
 }

@@ -239,7 +239,7 @@ func.func @norm(%x: tensor<2x3x4x4xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) {
 // CHECK: // tcc.mix_seed
 // CHECK-NEXT: cuda::mix_seed(args.stream, a1, a2, r0);
 // CHECK: // tcc.dropout
-// CHECK-NEXT: cuda::apply_dropout<float>(args.stream, 128, 0.25, r0, 3, a0, r1);
+// CHECK-NEXT: cuda::apply_dropout<float>(args.stream, 128, 0.25, r0, 3, args.control, a0, r1);
 func.func @dropout(%x: tensor<8x16xf32>, %seed: tensor<i64>, %step: tensor<i64>) {
   %s = tcc.mix_seed %seed, %step : tensor<i64>
   %y = tcc.dropout %x, %s {p = 2.5e-01 : f64, stream = 3 : i64} : (tensor<8x16xf32>, tensor<i64>) -> tensor<8x16xf32>

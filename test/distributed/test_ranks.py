@@ -8,8 +8,9 @@ oversubscribed on this machine's cores.
 - fashion_mlp (AdamW, cosine) and ghost_cnn (ghost batch norms, whose
   groups stay within a rank, and EMA; smooth activations and average
   pools, so that no near-tie of a max turns a rounding difference into
-  another gradient) trained 8 steps on the same synthetic data from the
-  same seed: every checkpoint tensor and metric of
+  another gradient), and dropout_mlp (dropout: each rank draws the
+  one-process run's mask bits for its slice; EMA) trained 8 steps on the
+  same synthetic data from the same seed: every checkpoint tensor and metric of
   the N-rank run equal the one-process run's within
   compare_trainers.compare's bound (1e-4 of each tensor's max: the two sum
   each gradient in another order, each rank's part and then the ranks',
@@ -60,7 +61,8 @@ def run(cmd, timeout=300):
 
 
 MODELS = {"fashion_mlp": os.path.join(ROOT, "examples", "fashion_mlp.json"),
-          "ghost_cnn": os.path.join(ROOT, "test", "distributed", "models", "ghost_cnn.json")}
+          "ghost_cnn": os.path.join(ROOT, "test", "distributed", "models", "ghost_cnn.json"),
+          "dropout_mlp": os.path.join(ROOT, "test", "distributed", "models", "dropout_mlp.json")}
 
 
 def compile_model(tcc, model, ranks, out):
@@ -100,7 +102,8 @@ def main():
     data = os.path.join(work, "data")
     gpu_check.make_data(data, "idx", [1, 28, 28], 10, 2048, 256)
 
-    for model, batch, rank_counts in (("fashion_mlp", 64, (2, 4)), ("ghost_cnn", 64, (2, 4))):
+    for model, batch, rank_counts in (("fashion_mlp", 64, (2, 4)), ("ghost_cnn", 64, (2, 4)),
+                                      ("dropout_mlp", 64, (2,))):
         exes = {}
         for ranks in (1,) + rank_counts:
             exes[ranks] = os.path.join(work, f"{model}-{ranks}")
@@ -137,7 +140,7 @@ def main():
             test_samples=256, names=("2 ranks, then 1", "1 rank"))
         for f in failures:
             check(False, f"resume across ranks: {f}")
-        print(f"ghost_cnn: 4 steps on 2 ranks resumed for 4 in one process vs 8 in one: "
+        print(f"{model}: 4 steps on 2 ranks resumed for 4 in one process vs 8 in one: "
               f"largest difference {worst:.2e} of a tensor's max", flush=True)
 
     # The world must be the one the trainer was compiled for.

@@ -73,8 +73,8 @@ void mlir::tcc::registerCpuArithmeticOps(CpuOpPrinters &t) {
     if (auto loop = o->getParentOfType<MicroBatchesOp>())
       stream += " + uint64_t(args.micro) * " + std::to_string(loop.getDropoutStreams());
     p.os << "  cpu::dropout_forward<float>(" << numElements(o.getResult()) << ", "
-         << cppDouble(o.getP()) << ", " << p(o.getSeed()) << ", " << stream << ", "
-         << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
+         << cppDouble(o.getP()) << ", " << p(o.getSeed()) << ", " << stream
+         << ", args.control, " << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
     return success();
   });
 }

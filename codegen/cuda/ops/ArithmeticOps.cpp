@@ -78,8 +78,8 @@ void mlir::tcc::registerCudaArithmeticOps(CudaOpPrinters &t) {
     if (auto loop = o->getParentOfType<MicroBatchesOp>())
       stream += " + uint64_t(args.micro) * " + std::to_string(loop.getDropoutStreams());
     p.os << "  cuda::apply_dropout<float>(args.stream, " << numElements(o.getResult()) << ", "
-         << cppDouble(o.getP()) << ", " << p(o.getSeed()) << ", " << stream << ", "
-         << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
+         << cppDouble(o.getP()) << ", " << p(o.getSeed()) << ", " << stream
+         << ", args.control, " << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
     return success();
   });
 }

@@ -280,15 +280,17 @@ inline void mix_seed(cudaStream_t s, const int64_t *seed, const int64_t *step, i
 
 /// y = dropout(x) with the mask of (p, *seed, stream): the cpu kernel's
 /// (kernels/Dropout.h) element by element, each thread drawing its own
-/// element's bits (dropout::keep); the backward is the same call on dy.
+/// element's bits (dropout::keep), from element rank * n on in a run of
+/// several ranks; the backward is the same call on dy.
 template <class T>
 void apply_dropout(cudaStream_t s, int64_t n, double p, const int64_t *seed, uint64_t stream,
-             const T *x, T *y) {
+                   const StepControl *control, const T *x, T *y) {
   if (p >= 1.0)
     return for_each(s, n, [=] __device__(int64_t i) { y[i] = T(0); });
   const T scale = T(dropout::keptScale(p));
   for_each(s, n, [=] __device__(int64_t i) {
-    y[i] = dropout::keep(p, uint64_t(*seed), stream, uint64_t(i)) ? x[i] * scale : T(0);
+    const uint64_t first = uint64_t(control->run.rank) * uint64_t(n);
+    y[i] = dropout::keep(p, uint64_t(*seed), stream, first + uint64_t(i)) ? x[i] * scale : T(0);
   });
 }
 
