@@ -34,22 +34,23 @@ void scale_by(int64_t n, const T *factor, const T *x, T *y) {
   kernels::scale<T>(n, *factor, x, y);
 }
 
-/// tcc.all_reduce of `count` tensors, in place: packed into one message
-/// (one collective per bucket), summed over the ranks, averaged for
-/// `mean`, unpacked.
-inline void all_reduce(Communicator *comm, int64_t count, float *const *tensors,
-                       const int64_t *sizes, bool mean) {
+/// tcc.all_reduce of `count` tensors: packed into one message (one
+/// collective per bucket; its buffer kept from step to step), summed over
+/// the ranks, averaged for `mean`, unpacked into the results.
+inline void all_reduce(Communicator *comm, int64_t count, const float *const *inputs,
+                       float *const *results, const int64_t *sizes, bool mean) {
   int64_t total = 0;
   for (int64_t k = 0; k < count; ++k)
     total += sizes[k];
-  std::vector<float> message(static_cast<size_t>(total));
+  static thread_local std::vector<float> message;
+  message.resize(static_cast<size_t>(total));
   for (int64_t k = 0, at = 0; k < count; at += sizes[k++])
-    std::copy(tensors[k], tensors[k] + sizes[k], message.data() + at);
+    std::copy(inputs[k], inputs[k] + sizes[k], message.data() + at);
   comm->allReduceSum(message.data(), total);
   const float scale = mean ? 1.0f / float(comm->size()) : 1.0f;
   for (int64_t k = 0, at = 0; k < count; at += sizes[k++])
     for (int64_t i = 0; i < sizes[k]; ++i)
-      tensors[k][i] = message[at + i] * scale;
+      results[k][i] = message[at + i] * scale;
 }
 
 /// Dropout of this rank's slice: its elements are those from rank * n of

@@ -378,8 +378,11 @@ int Run::run(const std::vector<std::string> &args) {
   // --- schedule ------------------------------------------------------------
   const Dataset &train = data->train;
   bool augment = !opts.noAugment;
-  // The global batch: every rank's slices of it.
-  const int64_t globalBatch = info.batchSize * recipe.train.distributed.ranks;
+  // The global batch: every rank's slices of it (the communicator checked
+  // that the launcher started the ranks the step was compiled for).
+  constants.rank = rank;
+  constants.ranks = recipe.train.distributed.ranks;
+  const int64_t globalBatch = info.batchSize * constants.ranks;
   BatchLoader loader(train, globalBatch, !opts.noShuffle, augment,
                      recipe.train.dropLast, seed, recipe.data.augment, normalize);
   if (train.n > 0 && !loader.check(error))
@@ -391,8 +394,6 @@ int Run::run(const std::vector<std::string> &args) {
          std::to_string(globalBatch) + " (train.drop_last is true)");
   constants.stepsPerEpoch = std::max<int64_t>(stepsPerEpoch, 1);
   constants.seed = seed; // dropout masks derive from it
-  constants.rank = rank;
-  constants.ranks = comm ? comm->size() : 1;
   counter = findCounter(info);
   if (!opts.evalOnly)
     checkCounts();
