@@ -77,10 +77,12 @@ bool axisInRange(int64_t axis, Value v) {
 }
 
 /// operandSegmentSizes of the normalisation ops: input, weight?, bias?, then
-/// `trailing` required operands.
-NamedAttribute segments(OpBuilder &b, Value weight, Value bias, int trailing) {
+/// `trailing` required operands and `absentAfter` absent optional ones.
+NamedAttribute segments(OpBuilder &b, Value weight, Value bias, int trailing,
+                        int absentAfter = 0) {
   SmallVector<int32_t> sizes{1, weight ? 1 : 0, bias ? 1 : 0};
   sizes.append(trailing, 1);
+  sizes.append(absentAfter, 0);
   return b.getNamedAttr("operandSegmentSizes", b.getDenseI32ArrayAttr(sizes));
 }
 
@@ -191,7 +193,9 @@ struct NodeImporter::Ops {
          a.i64Attr("ghost_batch", a.i64("ghost_batch")),
          builder.getNamedAttr("ghost_strided",
                               builder.getBoolAttr(node.attrs["ghost_grouping"] == "strided")),
-         segments(builder, w, b, 2)});
+         // No statistics over ranks: tcc-build-train-step adds them where
+         // sync_batch_norm asks.
+         segments(builder, w, b, 2, /*absentAfter=*/2)});
     if (op) {
       im.setBufferUpdate(mean, op->getResult(3));
       im.setBufferUpdate(var, op->getResult(4));

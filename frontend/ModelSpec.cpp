@@ -125,9 +125,6 @@ void checkRanks(const rt::TrainRecipe &train) {
     fail("train.distributed.ranks " + std::to_string(ranks) + " does not divide train.batch_size " +
          std::to_string(train.batchSize) + " (the global batch: each rank trains an equal "
          "slice); choose a batch size that is a multiple of the ranks");
-  if (ranks > 1 && train.accumulate > 1)
-    fail("train.distributed.ranks " + std::to_string(ranks) + " cannot be combined with "
-         "train.accumulate yet; raise train.batch_size instead of accumulating");
 }
 
 void checkRecipeAgainstGraph(const ModelSpec &spec) {

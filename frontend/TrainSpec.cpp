@@ -262,8 +262,8 @@ LossSpec parseLoss(const ObjectReader &r) {
 }
 
 /// train.distributed: `ranks` processes share the global batch
-/// (docs/distributed.md); the sharded modes and synchronised batch norm
-/// are refused until they are built.
+/// (docs/distributed.md); the sharded modes are refused until they are
+/// built.
 rt::Distributed parseDistributed(const ObjectReader &r) {
   r.allowOnly({"ranks", "shard", "sync_batch_norm"});
   const rt::Distributed d;
@@ -274,9 +274,7 @@ rt::Distributed parseDistributed(const ObjectReader &r) {
   if (shard != "none")
     r.failField("shard", "\"" + shard + "\" is not supported yet: every rank keeps the whole "
                          "state; use \"none\"");
-  if (r.boolean("sync_batch_norm", false))
-    r.failField("sync_batch_norm", "is not supported yet: batch norms use each rank's "
-                                   "statistics (as DistributedDataParallel); remove it");
+  out.syncBatchNorm = r.boolean("sync_batch_norm", d.syncBatchNorm);
   return out;
 }
 

@@ -25,7 +25,8 @@ def Tcc_AllReduceOp : Tcc_Op<"all_reduce", [InferTypeOpAdaptor]> {
     reduces all its operands together (one message, a bucket): the
     gradients after the backward, with the loss pre-scaled by 1 / ranks so
     the sum is the global batch's mean gradient; the batch norms' running
-    statistics after the step, averaged, so every rank keeps the same ones.
+    statistics after the step, averaged, so every rank keeps the same ones;
+    a synchronised batch norm's f64 per-channel sums, forward and backward.
 
     No `Pure`: a collective has an effect on the other ranks, so it is
     neither removed nor merged with another, and it keeps its order
@@ -35,8 +36,8 @@ def Tcc_AllReduceOp : Tcc_Op<"all_reduce", [InferTypeOpAdaptor]> {
     %gw, %gb = tcc.all_reduce "sum" %dw, %db : tensor<10x784xf32>, tensor<10xf32>
     ```
   }];
-  let arguments = (ins Variadic<Tcc_FloatTensor>:$inputs, StrAttr:$reduction);
-  let results = (outs Variadic<Tcc_FloatTensor>:$results);
+  let arguments = (ins Variadic<Tcc_ReducibleTensor>:$inputs, StrAttr:$reduction);
+  let results = (outs Variadic<Tcc_ReducibleTensor>:$results);
   let assemblyFormat = "$reduction $inputs attr-dict `:` type($inputs)";
   let hasVerifier = 1;
 }

@@ -98,6 +98,10 @@ class Tcc_TensorOf<list<Type> types>
 def Tcc_Tensor : Tcc_TensorOf<[F32, F16, BF16, I64, UI8]>;
 def Tcc_FloatTensor : Tcc_TensorOf<[F32, F16, BF16]>;
 def Tcc_IndexTensor : Tcc_TensorOf<[I64]>;
+/// Per-channel sums a synchronised batch norm reduces over the ranks, kept
+/// in f64 as the cpu kernels accumulate them.
+def Tcc_SumsTensor : Tcc_TensorOf<[F64]>;
+def Tcc_ReducibleTensor : Tcc_TensorOf<[F32, F16, BF16, F64]>;
 def Tcc_ScalarF32 : 0DTensorOf<[F32]>;
 /// fp16 loss scaling's found-inf flag, an optional operand of the updates:
 /// buildable, so their assembly formats leave out its type.

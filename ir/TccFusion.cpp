@@ -46,7 +46,10 @@ FusionKind LinearBackwardDataOp::getFusionKind() { return FusionKind::OutFusable
 FusionKind LinearBackwardWeightOp::getFusionKind() { return FusionKind::OutFusable; }
 
 // Per-channel statistics over the batch, then an elementwise pass.
-FusionKind BatchNormOp::getFusionKind() { return FusionKind::Reduction; }
+// A synchronised batch norm's kernels have no fused forms yet.
+FusionKind BatchNormOp::getFusionKind() {
+  return getSum() ? FusionKind::Opaque : FusionKind::Reduction;
+}
 FusionKind BatchNormBackwardOp::getFusionKind() { return FusionKind::Reduction; }
 FusionKind CrossEntropyOp::getFusionKind() { return FusionKind::Reduction; }
 // y = x * scale[c] + shift[c]: elementwise with per-channel vectors.
@@ -56,8 +59,10 @@ FusionKind BatchNormApplyOp::getFusionKind() { return FusionKind::Broadcast; }
 // The norms' kernels apply the elementwise ops after the forward and
 // compute those before the backward, element by element, loading the input
 // from 16-bit storage; the backward stores dx narrowed.
-Value BatchNormOp::getEpilogueResult() { return getResult(); }
-OpOperand *BatchNormOp::getWideningLoadOperand() { return &getInputMutable(); }
+Value BatchNormOp::getEpilogueResult() { return getSum() ? Value() : getResult(); }
+OpOperand *BatchNormOp::getWideningLoadOperand() {
+  return getSum() ? nullptr : &getInputMutable();
+}
 Value BatchNormInferenceOp::getEpilogueResult() { return getResult(); }
 OpOperand *BatchNormInferenceOp::getWideningLoadOperand() { return &getInputMutable(); }
 OpOperand *BatchNormBackwardOp::getPrologueOperand() { return &getGradMutable(); }

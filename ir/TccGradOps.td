@@ -142,6 +142,60 @@ def Tcc_BatchNormBackwardOp : Tcc_GradOp<"batch_norm_backward",
   }];
 }
 
+def Tcc_BatchNormBackwardSumsOp : Tcc_GradOp<"batch_norm_backward_sums"> {
+  let summary = "One rank's part of a synchronised batch norm's backward";
+  let description = [{
+    Per channel, over this rank's samples: `sums` [2, C] f64 holds the sum
+    of `grad` and the sum of `grad * (input - saved_mean)`, which a
+    `tcc.all_reduce "sum"` adds up for `tcc.batch_norm_backward_input`;
+    `grad_weight` and `grad_bias` ([C] f32) are this rank's gradients of
+    the scale and shift (`sum grad * xhat`, `sum grad`), summed over the
+    ranks with the other parameters' gradients, as DistributedDataParallel
+    does with SyncBatchNorm's.
+
+    ```mlir
+    %s, %dw, %db = tcc.batch_norm_backward_sums %dy, %x saved %mean, %invstd
+        : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<1x16xf32>, tensor<1x16xf32>)
+        -> (tensor<2x16xf64>, tensor<16xf32>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$grad, Tcc_FloatTensor:$input,
+                       Tcc_FloatTensor:$saved_mean, Tcc_FloatTensor:$saved_invstd);
+  let results = (outs Tcc_SumsTensor:$sums, Tcc_FloatTensor:$grad_weight,
+                      Tcc_FloatTensor:$grad_bias);
+  let assemblyFormat = [{
+    $grad `,` $input `saved` $saved_mean `,` $saved_invstd
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tcc_BatchNormBackwardInputOp : Tcc_GradOp<"batch_norm_backward_input"> {
+  let summary = "A synchronised batch norm's input gradient";
+  let description = [{
+    `tcc.batch_norm_backward`'s `grad_input` with the statistics of all
+    `ranks` ranks' samples: `sums` [2, C] f64 are the sums of `grad` and
+    `grad * (input - saved_mean)` over every rank (`tcc.all_reduce` of
+    each rank's `tcc.batch_norm_backward_sums`), and the means in the
+    formula divide by N * H * W * `ranks`.
+
+    ```mlir
+    %dx = tcc.batch_norm_backward_input %dy, %x weight %w saved %mean, %invstd sums %S
+        {ranks = 2 : i64}
+        : (tensor<8x16xf32>, tensor<8x16xf32>, tensor<16xf32>, tensor<1x16xf32>,
+           tensor<1x16xf32>, tensor<2x16xf64>) -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$grad, Tcc_FloatTensor:$input,
+                       Optional<Tcc_FloatTensor>:$weight,
+                       Tcc_FloatTensor:$saved_mean, Tcc_FloatTensor:$saved_invstd,
+                       Tcc_SumsTensor:$sums, I64Attr:$ranks);
+  let results = (outs Tcc_FloatTensor:$grad_input);
+  let assemblyFormat = [{
+    $grad `,` $input (`weight` $weight^)? `saved` $saved_mean `,` $saved_invstd `sums` $sums
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Tcc_LayerNormBackwardOp : Tcc_GradOp<"layer_norm_backward"> {
   let summary = "Gradients of layer_norm";
   let description = [{

@@ -201,6 +201,42 @@ LogicalResult BatchNormBackwardOp::inferReturnTypes(
                        {*groups, in[1]}, inferred);
 }
 
+LogicalResult BatchNormBackwardSumsOp::inferReturnTypes(
+    MLIRContext *ctx, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  Value input = adaptor.getInput();
+  if (failed(checkRank(loc, "input", input, {2, 4}, "[N, C] or [N, C, H, W]")))
+    return failure();
+  int64_t c = shapeOf(input)[1];
+  SmallVector<Type> grads;
+  if (failed(inferNormGrad(loc, adaptor.getGrad(), input, Value(), adaptor.getSavedMean(),
+                           adaptor.getSavedInvstd(), {c}, {1, c}, grads)))
+    return failure();
+  inferred.append({RankedTensorType::get({2, c}, Float64Type::get(ctx)), grads[1], grads[2]});
+  return success();
+}
+
+LogicalResult BatchNormBackwardInputOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferred) {
+  Value input = adaptor.getInput();
+  if (failed(checkRank(loc, "input", input, {2, 4}, "[N, C] or [N, C, H, W]")))
+    return failure();
+  int64_t c = shapeOf(input)[1];
+  if (adaptor.getRanks() < 1)
+    return emitOptionalError(loc, "ranks must be >= 1, got ", adaptor.getRanks());
+  if (shapeOf(adaptor.getSums()) != ArrayRef<int64_t>{2, c})
+    return emitOptionalError(loc, "sums must have shape [2, ", c, "], got ",
+                             shapeStr(adaptor.getSums()));
+  SmallVector<Type> grads;
+  if (failed(inferNormGrad(loc, adaptor.getGrad(), input, adaptor.getWeight(),
+                           adaptor.getSavedMean(), adaptor.getSavedInvstd(), {c}, {1, c},
+                           grads)))
+    return failure();
+  inferred.push_back(grads[0]);
+  return success();
+}
+
 LogicalResult LayerNormBackwardOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
     SmallVectorImpl<Type> &inferred) {

@@ -100,10 +100,34 @@ LogicalResult BatchNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGr
   reset(*this, operandGrads);
   if (!resultGrads[0])
     return success();
+  if (getSum())
+    return buildSynchronisedGradients(b, resultGrads[0], operandGrads);
   auto grads = b.create<BatchNormBackwardOp>(
       getLoc(), resultGrads[0], getInput(), getWeight(), getSavedMean(),
       getSavedInvstd(), getGhostBatchAttr(), getGhostStridedAttr());
   assignNormGrads(getWeight(), getBias(), grads, operandGrads);
+  return success();
+}
+
+/// A synchronised batch norm (statistics over every rank): each rank's
+/// sums, added up over the ranks, give the input gradient; the scale and
+/// shift gradients stay this rank's (the gradients' all_reduce sums them).
+/// The statistics operands get no gradient: the rule covers them.
+LogicalResult BatchNormOp::buildSynchronisedGradients(OpBuilder &b, Value grad,
+                                                      SmallVectorImpl<Value> &operandGrads) {
+  Location loc = getLoc();
+  auto sums = b.create<BatchNormBackwardSumsOp>(loc, grad, getInput(), getSavedMean(),
+                                                getSavedInvstd());
+  auto total =
+      b.create<AllReduceOp>(loc, ValueRange{sums.getSums()}, b.getStringAttr("sum"));
+  operandGrads[0] = b.create<BatchNormBackwardInputOp>(
+      loc, grad, getInput(), getWeight(), getSavedMean(), getSavedInvstd(),
+      total.getResult(0), getRanksAttr());
+  unsigned next = 1;
+  if (getWeight())
+    operandGrads[next++] = sums.getGradWeight();
+  if (getBias())
+    operandGrads[next] = sums.getGradBias();
   return success();
 }
 

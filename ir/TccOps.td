@@ -94,6 +94,16 @@ def Tcc_BatchNormOp : Tcc_Op<"batch_norm",
     (1/sqrt(biased_var + eps)), both [N/G, C] in f32, for the backward op;
     and the updated running statistics [C]. Statistics are always f32.
 
+    Synchronised batch norm (train.distributed.sync_batch_norm): with
+    `statistics %sum, %sq` ([C] f64 each) the batch is the `ranks` ranks'
+    inputs together, and the op takes its statistics from these sums over
+    all of them (`tcc.batch_norm_sums` and `tcc.all_reduce` produce them):
+    `mean = sum / count`, `biased_var = sq / count`, with `count` = N * H *
+    W * `ranks`; the running variance's correction is count/(count-1).
+    Then `ghost_batch` is 0. Nothing flows back through the sums: the
+    op's gradient rule accounts for the statistics' dependence on the
+    input (`tcc.batch_norm_backward_input`).
+
     ```mlir
     %y, %mean, %invstd, %rm, %rv = tcc.batch_norm %x weight %g bias %b
         running %m, %v {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64}
@@ -106,15 +116,49 @@ def Tcc_BatchNormOp : Tcc_Op<"batch_norm",
                        Optional<Tcc_FloatTensor>:$bias,
                        Tcc_FloatTensor:$running_mean,
                        Tcc_FloatTensor:$running_var,
+                       Optional<Tcc_SumsTensor>:$sum,
+                       Optional<Tcc_SumsTensor>:$squared_deviations,
                        F64Attr:$momentum, F64Attr:$eps, I64Attr:$ghost_batch,
-                       DefaultValuedAttr<BoolAttr, "false">:$ghost_strided);
+                       DefaultValuedAttr<BoolAttr, "false">:$ghost_strided,
+                       DefaultValuedAttr<I64Attr, "1">:$ranks);
   let results = (outs Tcc_FloatTensor:$result, Tcc_FloatTensor:$saved_mean,
                       Tcc_FloatTensor:$saved_invstd,
                       Tcc_FloatTensor:$new_running_mean,
                       Tcc_FloatTensor:$new_running_var);
   let assemblyFormat = [{
     $input (`weight` $weight^)? (`bias` $bias^)? `running` $running_mean `,` $running_var
+    (`statistics` $sum^ `,` $squared_deviations)?
     attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    LogicalResult buildSynchronisedGradients(OpBuilder &b, Value grad,
+                                             SmallVectorImpl<Value> &operandGrads);
+  }];
+}
+
+def Tcc_BatchNormSumsOp : Tcc_Op<"batch_norm_sums", [Pure, InferTypeOpAdaptor]> {
+  let summary = "One rank's per-channel sums for a synchronised batch norm";
+  let description = [{
+    Per channel of `input` ([N, C] or [N, C, H, W]), in f64: the sum of the
+    elements, or with `centered %sum` (that sum over every rank, [C] f64)
+    the sum of the squared deviations from the mean of all `ranks` ranks'
+    inputs, `sum / (N * H * W * ranks)`. A `tcc.all_reduce "sum"` of each
+    gives a synchronised `tcc.batch_norm` its statistics: the two passes of
+    an ordinary batch norm (mean, then deviations from it), each summed
+    over the ranks.
+
+    ```mlir
+    %s = tcc.batch_norm_sums %x {ranks = 2 : i64} : (tensor<8x16x4x4xf32>) -> tensor<16xf64>
+    %S = tcc.all_reduce "sum" %s : tensor<16xf64>
+    %q = tcc.batch_norm_sums %x centered %S {ranks = 2 : i64}
+        : (tensor<8x16x4x4xf32>, tensor<16xf64>) -> tensor<16xf64>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$input, Optional<Tcc_SumsTensor>:$centered,
+                       I64Attr:$ranks);
+  let results = (outs Tcc_SumsTensor:$result);
+  let assemblyFormat = [{
+    $input (`centered` $centered^)? attr-dict `:` functional-type(operands, results)
   }];
 }
 

@@ -178,7 +178,7 @@ LogicalResult TrainAttr::verify(EmitError emitError, int64_t batchSize, F64 epoc
                                 bool, OptimizerAttr optimizer, ScheduleAttr schedule,
                                 PrecisionAttr precision, int64_t accumulate, bool,
                                 LossScaleAttr lossScale, EmaAttr, std::optional<F64> gradClipNorm,
-                                std::optional<int64_t> memoryBudget, int64_t ranks) {
+                                std::optional<int64_t> memoryBudget, int64_t ranks, bool) {
   if (!optimizer || !schedule || !precision)
     return emitError() << "needs an optimizer, a schedule and a precision";
   if (failed(check(emitError, batchSize >= 1, "batch_size", ">= 1", batchSize)) ||
@@ -318,7 +318,7 @@ TrainAttr mlir::tcc::getTrainAttr(MLIRContext *context, const rt::TrainRecipe &t
   return TrainAttr::get(context, t.batchSize, t.epochs, t.seed, t.dropLast, optimizer,
                         getScheduleAttr(context, t.schedule), precision, t.accumulate,
                         t.deterministic, lossScale, ema, gradClipNorm, t.memoryBudget,
-                        t.distributed.ranks);
+                        t.distributed.ranks, t.distributed.syncBatchNorm);
 }
 
 rt::TrainRecipe mlir::tcc::toRecipe(TrainAttr a) {
@@ -341,6 +341,7 @@ rt::TrainRecipe mlir::tcc::toRecipe(TrainAttr a) {
     t.gradClipNorm = *norm;
   t.memoryBudget = a.getMemoryBudget();
   t.distributed.ranks = a.getRanks();
+  t.distributed.syncBatchNorm = a.getSyncBatchNorm();
   return t;
 }
 

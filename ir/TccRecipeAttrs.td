@@ -37,6 +37,11 @@ def Tcc_BoolParam : AttrParameter<"bool", "true or false"> {
   let parser = "::mlir::tcc::parseBoolParam($_parser)";
   let printer = "$_printer << ($_self ? \"true\" : \"false\")";
 }
+def Tcc_DefaultFalseParam : AttrParameter<"bool", "true or false (default false)"> {
+  let parser = "::mlir::tcc::parseBoolParam($_parser)";
+  let printer = "$_printer << ($_self ? \"true\" : \"false\")";
+  let defaultValue = "false";
+}
 def Tcc_F64ArrayParam : ArrayRefParameter<"::mlir::tcc::F64", "64-bit floats"> {
   let parser = "::mlir::tcc::parseF64ArrayParam($_parser)";
   let printer = "::mlir::tcc::printF64ArrayParam($_printer, $_self)";
@@ -158,7 +163,9 @@ def Tcc_TrainAttr : Tcc_RecipeAttr<"Train", "train"> {
     On the module as `tcc.train`. `memory_budget` is in bytes; the optional
     fields are absent where model.json has none. `ranks` (train.distributed,
     1 when absent) is how many processes share `batch_size`: each rank's
-    step trains `batch_size / ranks` samples. The frontend alone reads
+    step trains `batch_size / ranks` samples; with `sync_batch_norm` the
+    batch norms over the whole batch take their statistics over every
+    rank's samples. The frontend alone reads
     the optimizer's groups (it puts their scales on the parameters) and
     one_cycle's cycle_momentum (a warning), so neither is here.
   }];
@@ -170,7 +177,8 @@ def Tcc_TrainAttr : Tcc_RecipeAttr<"Train", "train"> {
                         OptionalParameter<"EmaAttr">:$ema,
                         Tcc_OptionalF64Param:$grad_clip_norm,
                         Tcc_OptionalI64Param:$memory_budget,
-                        DefaultValuedParameter<"int64_t", "1">:$ranks);
+                        DefaultValuedParameter<"int64_t", "1">:$ranks,
+                        Tcc_DefaultFalseParam:$sync_batch_norm);
 }
 
 def Tcc_DataAttr : Tcc_RecipeAttr<"Data", "data"> {

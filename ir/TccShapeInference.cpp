@@ -98,6 +98,38 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
 // Normalisation
 //===----------------------------------------------------------------------===//
 
+/// The `ranks` of a synchronised batch norm's ops: the processes whose
+/// samples its statistics cover.
+static LogicalResult checkRanksAttr(std::optional<Location> loc, int64_t ranks) {
+  if (ranks < 1)
+    return emitOptionalError(loc, "ranks must be >= 1, got ", ranks);
+  return success();
+}
+
+/// A batch norm's optional statistics over all ranks: both sums or none,
+/// [C] each, only for a norm over the whole batch; `ranks` > 1 only with them.
+static LogicalResult checkSyncStatistics(std::optional<Location> loc, Value sum, Value sq,
+                                         int64_t c, int64_t ghost, int64_t ranks) {
+  if (failed(checkRanksAttr(loc, ranks)))
+    return failure();
+  if (static_cast<bool>(sum) != static_cast<bool>(sq))
+    return emitOptionalError(loc, "statistics need both the sum and the squared deviations");
+  if (!sum) {
+    if (ranks != 1)
+      return emitOptionalError(loc, "ranks ", ranks, " needs the statistics of those ranks");
+    return success();
+  }
+  if (ghost != 0)
+    return emitOptionalError(loc, "statistics over the ranks need ghost_batch 0 (a ghost "
+                                  "batch stays within a rank), got ",
+                             ghost);
+  for (Value v : {sum, sq})
+    if (shapeOf(v) != ArrayRef{c})
+      return emitOptionalError(loc, "statistics must have shape [", c, "], got ",
+                               shapeStr(v));
+  return success();
+}
+
 /// Checks shared by the two batch-norm forms; returns the channel count.
 static FailureOr<int64_t> checkBatchNorm(std::optional<Location> loc, Value input,
                                          Value weight, Value bias, Value mean,
@@ -147,10 +179,31 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *ctx,
              "compute a variance, got input ",
         shapeStr(input), ghost ? " with ghost_batch " : "",
         ghost ? std::to_string(ghost) : "");
+  // Type inference may run before the default `ranks` is filled in.
+  IntegerAttr ranks = adaptor.getRanksAttr();
+  if (failed(checkSyncStatistics(loc, adaptor.getSum(), adaptor.getSquaredDeviations(), *c,
+                                 ghost, ranks ? ranks.getInt() : 1)))
+    return failure();
   Type f32 = Float32Type::get(ctx);
   Type stats = RankedTensorType::get({n / groupSize, *c}, f32);
   Type running = RankedTensorType::get({*c}, f32);
   inferred.append({input.getType(), stats, stats, running, running});
+  return success();
+}
+
+LogicalResult BatchNormSumsOp::inferReturnTypes(MLIRContext *ctx, std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &inferred) {
+  Value input = adaptor.getInput();
+  if (failed(checkRank(loc, "input", input, {2, 4}, "[N, C] or [N, C, H, W]")))
+    return failure();
+  int64_t c = shapeOf(input)[1];
+  if (failed(checkRanksAttr(loc, adaptor.getRanks())))
+    return failure();
+  if (Value centered = adaptor.getCentered(); centered && shapeOf(centered) != ArrayRef{c})
+    return emitOptionalError(loc, "centered must have shape [", c, "], got ",
+                             shapeStr(centered));
+  inferred.push_back(RankedTensorType::get({c}, Float64Type::get(ctx)));
   return success();
 }
 

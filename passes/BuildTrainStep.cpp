@@ -44,9 +44,36 @@ SmallVector<int> bufferIndices(const StepPlan &plan) {
   return out;
 }
 
+/// train.distributed.sync_batch_norm: each batch norm over the whole batch
+/// of `block` (a micro-batch's forward, just inlined) takes its statistics
+/// over every rank's samples: the sum of x and then the squared deviations
+/// from the mean of all ranks, each summed over the ranks before the norm
+/// reads it (runtime/kernels/SyncNorm.h). Ghost batch norms stay as they
+/// are: their groups lie within a rank, the one-process run's already.
+void synchroniseBatchNorms(OpBuilder &b, Block &block, int64_t ranks) {
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<BatchNormOp> norms;
+  for (Operation &op : block)
+    if (auto bn = dyn_cast<BatchNormOp>(op); bn && bn.getGhostBatch() == 0 && !bn.getSum())
+      norms.push_back(bn);
+  for (BatchNormOp bn : norms) {
+    b.setInsertionPoint(bn);
+    Location loc = bn.getLoc();
+    auto acrossRanks = [&](Value centered) {
+      Value mine = b.create<BatchNormSumsOp>(loc, bn.getInput(), centered, ranks);
+      return b.create<AllReduceOp>(loc, ValueRange{mine}, b.getStringAttr("sum")).getResult(0);
+    };
+    Value sum = acrossRanks(Value());
+    Value squared = acrossRanks(sum);
+    bn.getSumMutable().assign(sum);
+    bn.getSquaredDeviationsMutable().assign(squared);
+    bn.setRanks(ranks);
+  }
+}
+
 /// Forward, loss and AD of one micro-batch: `buffers` are the current values
 /// of the buffers (bufferIndices order), `scale` multiplies a mean loss
-/// before AD (1 / accumulate).
+/// before AD (1 / (accumulate * ranks)).
 FailureOr<MicroBatch> buildMicroBatch(OpBuilder &b, Location loc, StepPlan &plan,
                                       TrainStep &step, Value images, Value labels,
                                       Value seed, ValueRange buffers, double scale) {
@@ -71,6 +98,8 @@ FailureOr<MicroBatch> buildMicroBatch(OpBuilder &b, Location loc, StepPlan &plan
       inlineForward(b, plan.forward, args, /*evalMode=*/false);
   if (failed(outputs))
     return failure();
+  if (const ::tcc::rt::Distributed &d = plan.train.distributed; d.syncBatchNorm && d.ranks > 1)
+    synchroniseBatchNorms(b, *b.getInsertionBlock(), d.ranks);
   MicroBatch result;
   Value logits = (*outputs)[0];
   // The remaining results update the buffers, in argument order.
@@ -115,6 +144,11 @@ LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
                                 TrainStep &step, DenseMap<int, Value> &grads,
                                 Value &lossSum, Value &correct) {
   int64_t accumulate = plan.train.accumulate;
+  // Each micro-batch's mean loss is 1 / (accumulate * ranks) of the global
+  // step's: a rank's micro-batch k is slice `rank` of the one-process run's
+  // micro-batch k (batch::globalSlot).
+  const double scale =
+      1.0 / static_cast<double>(accumulate * plan.train.distributed.ranks);
   Value seed;
   if (plan.seedArg >= 0)
     seed = b.create<MixSeedOp>(loc, step.seed, step.state[0]);
@@ -133,10 +167,8 @@ LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
     correct = count;
   };
   if (accumulate == 1) {
-    // Distributed: each rank's mean loss is 1 / ranks of the global batch's.
     FailureOr<MicroBatch> one =
-        buildMicroBatch(b, loc, plan, step, step.images, step.labels, seed, buffers,
-                        1.0 / static_cast<double>(plan.train.distributed.ranks));
+        buildMicroBatch(b, loc, plan, step, step.images, step.labels, seed, buffers, scale);
     if (failed(one))
       return failure();
     apply(one->buffers, one->grads, one->lossSum, one->correct);
@@ -160,8 +192,7 @@ LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(body.get());
-    one = buildMicroBatch(b, loc, plan, step, images, labels, seed, carried,
-                          1.0 / static_cast<double>(accumulate));
+    one = buildMicroBatch(b, loc, plan, step, images, labels, seed, carried, scale);
     if (failed(one))
       return failure();
     SmallVector<Value> yielded(one->buffers);
@@ -187,11 +218,23 @@ LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
   return success();
 }
 
+/// Whether buffer value `v` is a running statistic of a synchronised batch
+/// norm (directly, or yielded by the micro-batch loop): every rank computes
+/// it from the same sums, so it needs no averaging.
+bool updatedBySynchronisedNorm(Value v) {
+  if (auto loop = v.getDefiningOp<MicroBatchesOp>())
+    v = loop.getBody().front().getTerminator()->getOperand(
+        cast<OpResult>(v).getResultNumber());
+  auto bn = v.getDefiningOp<BatchNormOp>();
+  return bn && bn.getSum();
+}
+
 /// A distributed step (train.distributed.ranks > 1): the ranks' gradients
 /// summed, in one bucket, before anything reads them (each rank's loss
 /// was scaled by 1 / ranks, so the sum is the global batch's gradient),
-/// and the batch norms' new running statistics averaged, so every rank
-/// keeps the same state. Both in state order, the same on every rank.
+/// and the batch norms' new running statistics averaged (a synchronised
+/// norm's are the same on every rank already), so every rank keeps the
+/// same state. Both in state order, the same on every rank.
 void reduceAcrossRanks(OpBuilder &b, Location loc, StepPlan &plan, TrainStep &step,
                        DenseMap<int, Value> &grads) {
   if (plan.train.distributed.ranks == 1)
@@ -212,7 +255,11 @@ void reduceAcrossRanks(OpBuilder &b, Location loc, StepPlan &plan, TrainStep &st
   llvm::sort(withGradient);
   reduce(withGradient, [&](int i) { return grads[i]; },
          [&](int i, Value v) { grads[i] = v; }, "sum");
-  reduce(bufferIndices(plan), [&](int i) { return step.newState[i]; },
+  SmallVector<int> perRank;
+  for (int i : bufferIndices(plan))
+    if (!updatedBySynchronisedNorm(step.newState[i]))
+      perRank.push_back(i);
+  reduce(perRank, [&](int i) { return step.newState[i]; },
          [&](int i, Value v) { step.newState[i] = v; }, "mean");
 }
 

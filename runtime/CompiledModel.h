@@ -94,7 +94,7 @@ struct ModelInfo {
   MemoryKind memory = MemoryKind::Host;
   std::vector<int64_t> inputShape; ///< per sample, e.g. {1, 28, 28}
   int64_t classes = 0;
-  int64_t batchSize = 0;           ///< samples per train step (micro-batch)
+  int64_t batchSize = 0;           ///< samples per train step of this rank (all its micro-batches)
   int64_t evalBatchSize = 0;       ///< samples per eval step
   std::vector<StateTensor> state;
   size_t stateBytes = 0;
@@ -127,6 +127,9 @@ struct RunConstants {
   /// A distributed run (docs/distributed.md): this process trains slice
   /// `rank` of `ranks` equal slices of each global batch.
   int64_t rank = 0, ranks = 1;
+  /// The micro-batches of a step (train.accumulate): each is split over
+  /// the ranks (batch::globalSlot).
+  int64_t microBatches = 1;
 };
 
 /// The block of device memory the steps read and write besides the arenas:

@@ -110,6 +110,9 @@ struct Ema {
 /// batch is split over, fixed at compile time as the step's shapes are.
 struct Distributed {
   int64_t ranks = 1;
+  /// Batch norms over the whole batch take their statistics over every
+  /// rank's samples (SyncBatchNorm), not each rank's alone.
+  bool syncBatchNorm = false;
 };
 
 /// model.json's train section.

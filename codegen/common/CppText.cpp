@@ -13,6 +13,8 @@ std::string mlir::tcc::cppElementType(Type type) {
   Type element = cast<ShapedType>(type).getElementType();
   if (element.isF32())
     return "float";
+  if (element.isF64())
+    return "double";
   if (element.isF16() || element.isBF16())
     return "uint16_t";
   if (element.isUnsignedInteger(8))

@@ -83,6 +83,14 @@ k::BatchNormShape kernel_args::batchNorm(BatchNormBackwardOp o) {
 k::BatchNormShape kernel_args::batchNorm(BatchNormApplyOp o) {
   return norm(o.getInput(), o.getGhostBatch(), o.getGhostStrided());
 }
+// A synchronised batch norm's parts: whole-batch norms.
+k::BatchNormShape kernel_args::batchNorm(BatchNormSumsOp o) { return norm(o.getInput(), 0); }
+k::BatchNormShape kernel_args::batchNorm(BatchNormBackwardSumsOp o) {
+  return norm(o.getInput(), 0);
+}
+k::BatchNormShape kernel_args::batchNorm(BatchNormBackwardInputOp o) {
+  return norm(o.getInput(), 0);
+}
 
 Around kernel_args::around(ArrayRef<int64_t> dims, int64_t axis) {
   return {product(dims.take_front(axis)), dims[axis], product(dims.drop_front(axis + 1))};

@@ -44,6 +44,9 @@ k::BatchNormShape batchNorm(BatchNormOp op);
 k::BatchNormShape batchNorm(BatchNormInferenceOp op);
 k::BatchNormShape batchNorm(BatchNormBackwardOp op);
 k::BatchNormShape batchNorm(BatchNormApplyOp op);
+k::BatchNormShape batchNorm(BatchNormSumsOp op);
+k::BatchNormShape batchNorm(BatchNormBackwardSumsOp op);
+k::BatchNormShape batchNorm(BatchNormBackwardInputOp op);
 
 /// A tensor viewed as [outer, axis, inner] around dimension `axis`.
 struct Around {

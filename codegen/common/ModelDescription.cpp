@@ -81,6 +81,8 @@ std::string cppRecipe(const ::tcc::rt::Recipe &recipe) {
      << "; r.train.deterministic = " << cppBool(t.deterministic) << ";\n";
   if (t.distributed.ranks != 1)
     os << "    r.train.distributed.ranks = " << t.distributed.ranks << ";\n";
+  if (t.distributed.syncBatchNorm)
+    os << "    r.train.distributed.syncBatchNorm = true;\n";
   const DataRecipe &d = recipe.data;
   const AugmentConfig &a = d.augment;
   os << "    r.data.format = DataRecipe::" << kFormats[d.format]

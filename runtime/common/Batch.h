@@ -63,6 +63,18 @@ TCC_HOST_DEVICE inline int64_t trainPosition(int64_t index, int64_t slot,
   return (slot - valid) % first;
 }
 
+/// The slot of the one-process run's step batch that slot `slot` of rank
+/// `rank`'s step batch of `size` samples is. Each of the step's
+/// `microBatches` micro-batches is split over the ranks in order: rank r's
+/// micro-batch k is slice r of the one-process run's micro-batch k, so
+/// ghost batches, dropout masks and the loss scaling are the one-process
+/// run's per micro-batch.
+TCC_HOST_DEVICE inline int64_t globalSlot(int64_t slot, int64_t size, int64_t rank,
+                                          int64_t ranks, int64_t microBatches) {
+  const int64_t micro = size / microBatches;
+  return (slot / micro) * micro * ranks + rank * micro + slot % micro;
+}
+
 /// Coordinate i of a side of n mirrored at the borders without repeating
 /// the edge (-1 -> 1, n -> n - 2); exact for -n < i < 2n - 1 (the frontend
 /// keeps crop padding and translation below the side), clamped beyond.

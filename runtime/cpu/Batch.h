@@ -34,19 +34,22 @@ inline void gather_sample(const DataView &data, const BatchSpec &spec,
 /// The training batch of step `*step` (batch step % stepsPerEpoch of epoch
 /// step / stepsPerEpoch), `size` samples, shuffled and augmented as the
 /// bound BatchSpec says. Sets control->valid to `size`. In a distributed
-/// run it is slice `rank` of the global batch of `size * ranks` samples:
-/// the positions, order and draws the one-process run gives those slots.
+/// run it is rank `rank`'s slots of the global batch of `size * ranks`
+/// samples (batch::globalSlot): the positions, order and draws the
+/// one-process run gives those slots.
 inline void gather_train_batch(const StepBuffers &b, const int64_t *step,
                                int64_t size, float *images, int64_t *labels) {
   const RunConstants &run = b.control->run;
   const int64_t epoch = *step / run.stepsPerEpoch;
   const int64_t index = *step % run.stepsPerEpoch;
-  const int64_t global = size * run.ranks, first = size * run.rank;
+  const int64_t global = size * run.ranks;
   const int64_t plane = b.batch.c * b.batch.h * b.batch.w;
   const AugmentConfig &ac = b.batch.augment;
 #pragma omp parallel for schedule(static)
   for (int64_t slot = 0; slot < size; ++slot) {
-    const int64_t position = batch::trainPosition(index, first + slot, global, b.train.n);
+    const int64_t position = batch::trainPosition(
+        index, batch::globalSlot(slot, size, run.rank, run.ranks, run.microBatches), global,
+        b.train.n);
     const int64_t row =
         b.batch.shuffle ? rng::shuffledRow(run.seed, uint64_t(epoch), position,
                                            b.train.n)

@@ -37,17 +37,18 @@ void scale_by(int64_t n, const T *factor, const T *x, T *y) {
 /// tcc.all_reduce of `count` tensors: packed into one message (one
 /// collective per bucket; its buffer kept from step to step), summed over
 /// the ranks, averaged for `mean`, unpacked into the results.
-inline void all_reduce(Communicator *comm, int64_t count, const float *const *inputs,
-                       float *const *results, const int64_t *sizes, bool mean) {
+template <class T>
+void all_reduce(Communicator *comm, int64_t count, const T *const *inputs,
+                T *const *results, const int64_t *sizes, bool mean) {
   int64_t total = 0;
   for (int64_t k = 0; k < count; ++k)
     total += sizes[k];
-  static thread_local std::vector<float> message;
+  static thread_local std::vector<T> message;
   message.resize(static_cast<size_t>(total));
   for (int64_t k = 0, at = 0; k < count; at += sizes[k++])
     std::copy(inputs[k], inputs[k] + sizes[k], message.data() + at);
   comm->allReduceSum(message.data(), total);
-  const float scale = mean ? 1.0f / float(comm->size()) : 1.0f;
+  const T scale = mean ? T(1) / T(comm->size()) : T(1);
   for (int64_t k = 0, at = 0; k < count; at += sizes[k++])
     for (int64_t i = 0; i < sizes[k]; ++i)
       results[k][i] = message[at + i] * scale;

@@ -19,5 +19,6 @@
 #include "runtime/kernels/Pool.h"
 #include "runtime/kernels/Random.h"
 #include "runtime/kernels/Softmax.h"
+#include "runtime/kernels/SyncNorm.h"
 
 #endif // TCC_RUNTIME_KERNELS_KERNELS_H

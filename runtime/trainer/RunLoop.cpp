@@ -327,7 +327,7 @@ int Run::run(const std::vector<std::string> &args) {
     d.dataFormat = DataRecipe::formatName(recipe.data.format);
     d.dataPath = recipe.data.path;
     d.epochs = recipe.train.epochs;
-    d.batchSize = info.batchSize;
+    d.batchSize = recipe.train.batchSize;
     d.seed = recipe.train.seed;
     for (const StateTensor &t : info.state)
       d.hasEma |= t.role == StateRole::Ema;
@@ -337,9 +337,11 @@ int Run::run(const std::vector<std::string> &args) {
     return 0;
   }
   checkLayout(info);
-  if (opts.batchSize && *opts.batchSize != info.batchSize)
+  // train.batch_size, as model.json and `tcc compile --batch-size` say it
+  // (info.batchSize is one rank's step: the micro-batches, its slice).
+  if (opts.batchSize && *opts.batchSize != recipe.train.batchSize)
     fail("--batch-size " + std::to_string(*opts.batchSize) +
-         " differs from the batch size " + std::to_string(info.batchSize) +
+         " differs from the batch size " + std::to_string(recipe.train.batchSize) +
          " this trainer was compiled for; the step is compiled for one batch "
          "size: recompile with `tcc compile MODEL.json --batch-size " +
          std::to_string(*opts.batchSize) + "` (or set train.batch_size in the model)");
@@ -382,6 +384,7 @@ int Run::run(const std::vector<std::string> &args) {
   // that the launcher started the ranks the step was compiled for).
   constants.rank = rank;
   constants.ranks = recipe.train.distributed.ranks;
+  constants.microBatches = recipe.train.accumulate;
   const int64_t globalBatch = info.batchSize * constants.ranks;
   BatchLoader loader(train, globalBatch, !opts.noShuffle, augment,
                      recipe.train.dropLast, seed, recipe.data.augment, normalize);

@@ -9,13 +9,20 @@ oversubscribed on this machine's cores.
   groups stay within a rank, and EMA; smooth activations and average
   pools, so that no near-tie of a max turns a rounding difference into
   another gradient), and dropout_mlp (dropout: each rank draws the
-  one-process run's mask bits for its slice; EMA) trained 8 steps on the
+  one-process run's mask bits for its slice; EMA), sync_bn_cnn (batch
+  norms over the whole batch, 2d and 1d, their statistics synchronised
+  over the ranks: train.distributed.sync_batch_norm), and dropout_mlp and
+  sync_bn_cnn accumulating 2 micro-batches per step (rank r's micro-batch
+  k is slice r of the one-process run's micro-batch k) trained 8 steps on the
   same synthetic data from the same seed: every checkpoint tensor and metric of
   the N-rank run equal the one-process run's within
   compare_trainers.compare's bound (1e-4 of each tensor's max: the two sum
   each gradient in another order, each rank's part and then the ranks',
   a relative difference of about K * 2^-24 for K terms), the step counter
   exactly; rank 0 alone writes the metrics and the checkpoint;
+- sync_bn_cnn without sync_batch_norm (each rank's own statistics, as
+  DistributedDataParallel) is not the one-process run: the comparison
+  fails, so the one above can;
 - a checkpoint of 2 ranks resumes in one process (the same file as a
   one-process run's) and continues the same run;
 - an error on one rank (rank 0's --save) ends the whole job at once;
@@ -62,7 +69,18 @@ def run(cmd, timeout=300):
 
 MODELS = {"fashion_mlp": os.path.join(ROOT, "examples", "fashion_mlp.json"),
           "ghost_cnn": os.path.join(ROOT, "test", "distributed", "models", "ghost_cnn.json"),
-          "dropout_mlp": os.path.join(ROOT, "test", "distributed", "models", "dropout_mlp.json")}
+          "dropout_mlp": os.path.join(ROOT, "test", "distributed", "models", "dropout_mlp.json"),
+          "sync_bn_cnn": os.path.join(ROOT, "test", "distributed", "models", "sync_bn_cnn.json")}
+
+
+def variant(work, model, name, **train):
+    """MODELS[name]: MODELS[model] with these train fields."""
+    with open(MODELS[model]) as f:
+        spec = json.load(f)
+    spec["train"].update(train)
+    MODELS[name] = os.path.join(work, name + ".json")
+    with open(MODELS[name], "w") as f:
+        json.dump(spec, f)
 
 
 def compile_model(tcc, model, ranks, out):
@@ -102,8 +120,17 @@ def main():
     data = os.path.join(work, "data")
     gpu_check.make_data(data, "idx", [1, 28, 28], 10, 2048, 256)
 
+    variant(work, "sync_bn_cnn", "per_rank_bn_cnn", distributed={"sync_batch_norm": False})
+    variant(work, "dropout_mlp", "dropout_mlp_accumulate", accumulate=2)
+    # (lr 0.05 amplifies the runs' rounding differences to 3.5e-5 by step 8
+    # with 128 samples a step, a thin margin below the bound; 0.02: 8e-7.)
+    variant(work, "sync_bn_cnn", "sync_bn_cnn_accumulate", accumulate=2,
+            optimizer={"type": "sgd", "lr": 0.02, "momentum": 0.9, "weight_decay": 0.0005})
+    # (model, samples per step, rank counts)
     for model, batch, rank_counts in (("fashion_mlp", 64, (2, 4)), ("ghost_cnn", 64, (2, 4)),
-                                      ("dropout_mlp", 64, (2,))):
+                                      ("dropout_mlp", 64, (2,)), ("sync_bn_cnn", 64, (2, 4)),
+                                      ("dropout_mlp_accumulate", 128, (2,)),
+                                      ("sync_bn_cnn_accumulate", 128, (2,))):
         exes = {}
         for ranks in (1,) + rank_counts:
             exes[ranks] = os.path.join(work, f"{model}-{ranks}")
@@ -121,8 +148,25 @@ def main():
                 print(f"{model}: {ranks} ranks vs one process after {STEPS} steps: largest "
                       f"difference {worst:.2e} of a tensor's max", flush=True)
 
+    # Without sync_batch_norm each rank normalises its 32 samples alone: not
+    # the one-process function, and the comparison says so.
+    exe = os.path.join(work, "per_rank_bn_cnn-2")
+    if compile_model(tcc, "per_rank_bn_cnn", 2, exe):
+        synced = train(os.path.join(work, "sync_bn_cnn-1"), 1, data,
+                       os.path.join(work, "sync_bn_cnn-run-1"))
+        per_rank = train(exe, 2, data, os.path.join(work, "per_rank_bn_cnn-run-2"))
+        if synced and per_rank:
+            failures, worst = compare_trainers.compare(per_rank, synced, 64, STEPS,
+                                                       test_samples=256)
+            check(failures, "per-rank batch norms compared equal to the one-process run's "
+                  f"(largest difference {worst:.2e}): the comparison cannot fail")
+            print(f"per_rank_bn_cnn: 2 ranks without sync_batch_norm vs one process: largest "
+                  f"difference {worst:.2e} of a tensor's max (a failure, as it must be)",
+                  flush=True)
+
     # The checkpoint is the one-process run's: 4 steps on 2 ranks, then 4
-    # more resumed in one process, take the 8 steps of one process.
+    # more resumed in one process, take the 8 steps of one process (the
+    # last model above: sync_bn_cnn accumulating 2 micro-batches).
     half = os.path.join(work, "resume")
     os.makedirs(half, exist_ok=True)
     first_half = os.path.join(half, "half.safetensors")
@@ -136,7 +180,7 @@ def main():
     if r.returncode == 0 and one:
         # The states compared (the metrics given are the one-process run's own).
         failures, worst = compare_trainers.compare(
-            (compare_trainers.read_safetensors(resumed), one[1]), one, 64, STEPS,
+            (compare_trainers.read_safetensors(resumed), one[1]), one, batch, STEPS,
             test_samples=256, names=("2 ranks, then 1", "1 rank"))
         for f in failures:
             check(False, f"resume across ranks: {f}")

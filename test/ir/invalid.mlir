@@ -1775,3 +1775,69 @@ module attributes {tcc.train = #tcc.train<batch_size = 8, epochs = 1.0, seed = 0
     schedule = <type = constant, unit = epoch, count_from = 0, step_size = 1.0, gamma = 0.1, warmup = 0.0, min_factor = 0.0, pct_start = 0.3, div_factor = 25.0, final_div_factor = 10000.0, anneal = cos, times = [], factors = []>,
     precision = <kind = fp32, storage = pure>, accumulate = 1, deterministic = false, ranks = 3>} {
 }
+
+// -----
+
+// A synchronised batch norm's statistics come as a pair.
+func.func @sync_bn_one_sum(%x: tensor<8x4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>, %s: tensor<4xf64>) {
+  // expected-error @+2 {{statistics need both the sum and the squared deviations}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %a, %b, %c, %d = "tcc.batch_norm"(%x, %m, %v, %s) {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64, ranks = 2 : i64, operandSegmentSizes = array<i32: 1, 0, 0, 1, 1, 1, 0>} : (tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf64>) -> (tensor<8x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+// Ghost batches stay within a rank: no statistics over the ranks.
+func.func @sync_bn_ghost(%x: tensor<8x4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>, %s: tensor<4xf64>) {
+  // expected-error @+2 {{statistics over the ranks need ghost_batch 0 (a ghost batch stays within a rank), got 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %a, %b, %c, %d = tcc.batch_norm %x running %m, %v statistics %s, %s {eps = 1.0e-05 : f64, ghost_batch = 2 : i64, momentum = 1.0e-01 : f64, ranks = 2 : i64} : (tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf64>, tensor<4xf64>) -> (tensor<8x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+// ranks without the ranks' statistics would be ignored.
+func.func @sync_bn_ranks_alone(%x: tensor<8x4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>) {
+  // expected-error @+2 {{ranks 2 needs the statistics of those ranks}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %a, %b, %c, %d = tcc.batch_norm %x running %m, %v {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64, ranks = 2 : i64} : (tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<8x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @sync_bn_statistics_shape(%x: tensor<8x4xf32>, %m: tensor<4xf32>, %v: tensor<4xf32>, %s: tensor<5xf64>) {
+  // expected-error @+2 {{statistics must have shape [4], got [5]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %y, %a, %b, %c, %d = tcc.batch_norm %x running %m, %v statistics %s, %s {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64, ranks = 2 : i64} : (tensor<8x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<5xf64>, tensor<5xf64>) -> (tensor<8x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+// The sums are f64, as the kernels accumulate them.
+func.func @sync_bn_f32_sums(%x: tensor<8x4xf32>, %s: tensor<4xf32>) {
+  // expected-error @+1 {{operand #1 must be statically shaped non-empty tensor (dims <= 2^31, elements <= 2^48) of 64-bit float}}
+  %q = tcc.batch_norm_sums %x centered %s {ranks = 2 : i64} : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<4xf64>
+  return
+}
+
+// -----
+
+func.func @sync_bn_sums_ranks(%x: tensor<8x4xf32>) {
+  // expected-error @+2 {{ranks must be >= 1, got 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %q = tcc.batch_norm_sums %x {ranks = 0 : i64} : (tensor<8x4xf32>) -> tensor<4xf64>
+  return
+}
+
+// -----
+
+func.func @sync_bn_backward_sums_shape(%dy: tensor<8x4xf32>, %x: tensor<8x4xf32>, %m: tensor<1x4xf32>, %t: tensor<4x2xf64>) {
+  // expected-error @+2 {{sums must have shape [2, 4], got [4, 2]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %dx = tcc.batch_norm_backward_input %dy, %x saved %m, %m sums %t {ranks = 2 : i64} : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<4x2xf64>) -> tensor<8x4xf32>
+  return
+}

@@ -124,3 +124,33 @@ func.func @collectives(%g: tensor<16x8xf32>, %b: tensor<16xf32>) -> (tensor<16x8
   %1 = tcc.all_reduce "mean" %0#1 : tensor<16xf32>
   return %0#0, %1 : tensor<16x8xf32>, tensor<16xf32>
 }
+
+// A synchronised batch norm over 2 ranks, forward and backward.
+// CHECK-LABEL: func.func @sync_batch_norm
+func.func @sync_batch_norm(%x: tensor<8x4x3x3xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>,
+                           %m: tensor<4xf32>, %v: tensor<4xf32>, %dy: tensor<8x4x3x3xf32>)
+    -> (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<4xf32>) {
+  // CHECK: tcc.batch_norm_sums %{{.*}} {ranks = 2 : i64} : (tensor<8x4x3x3xf32>) -> tensor<4xf64>
+  %s = tcc.batch_norm_sums %x {ranks = 2 : i64} : (tensor<8x4x3x3xf32>) -> tensor<4xf64>
+  // CHECK: tcc.all_reduce "sum" %{{.*}} : tensor<4xf64>
+  %S = tcc.all_reduce "sum" %s : tensor<4xf64>
+  // CHECK: tcc.batch_norm_sums %{{.*}} centered %{{.*}} {ranks = 2 : i64}
+  %q = tcc.batch_norm_sums %x centered %S {ranks = 2 : i64}
+      : (tensor<8x4x3x3xf32>, tensor<4xf64>) -> tensor<4xf64>
+  %Q = tcc.all_reduce "sum" %q : tensor<4xf64>
+  // CHECK: tcc.batch_norm %{{.*}} weight %{{.*}} bias %{{.*}} running %{{.*}}, %{{.*}} statistics %{{.*}}, %{{.*}} {{{.*}}ranks = 2 : i64}
+  %y, %mean, %invstd, %rm, %rv = tcc.batch_norm %x weight %w bias %b running %m, %v statistics %S, %Q
+      {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64, ranks = 2 : i64}
+      : (tensor<8x4x3x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf64>, tensor<4xf64>)
+      -> (tensor<8x4x3x3xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<4xf32>, tensor<4xf32>)
+  // CHECK: tcc.batch_norm_backward_sums %{{.*}}, %{{.*}} saved %{{.*}}, %{{.*}} : {{.*}} -> (tensor<2x4xf64>, tensor<4xf32>, tensor<4xf32>)
+  %t, %dw, %db = tcc.batch_norm_backward_sums %dy, %x saved %mean, %invstd
+      : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<1x4xf32>, tensor<1x4xf32>)
+      -> (tensor<2x4xf64>, tensor<4xf32>, tensor<4xf32>)
+  %T = tcc.all_reduce "sum" %t : tensor<2x4xf64>
+  // CHECK: tcc.batch_norm_backward_input %{{.*}}, %{{.*}} weight %{{.*}} saved %{{.*}}, %{{.*}} sums %{{.*}} {ranks = 2 : i64}
+  %dx = tcc.batch_norm_backward_input %dy, %x weight %w saved %mean, %invstd sums %T {ranks = 2 : i64}
+      : (tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<2x4xf64>)
+      -> tensor<8x4x3x3xf32>
+  return %y, %dx, %dw : tensor<8x4x3x3xf32>, tensor<8x4x3x3xf32>, tensor<4xf32>
+}

@@ -166,14 +166,17 @@ nlohmann::json compileReportJson(ModuleOp model, ModuleOp planned,
       train && train.getRanks() > 1 && trainStep) {
     int64_t collectives = 0, tensors = 0, bytes = 0;
     trainStep.walk([&](mlir::tcc::AllReduceOp op) {
-      ++collectives;
+      // One in a micro-batch loop runs once per micro-batch.
+      int64_t times = op->getParentOfType<mlir::tcc::MicroBatchesOp>() ? train.getAccumulate() : 1;
+      collectives += times;
       for (Value v : op.getInputs()) {
-        ++tensors;
-        bytes += mlir::tcc::tensorBytes(v.getType());
+        tensors += times;
+        bytes += times * mlir::tcc::tensorBytes(v.getType());
       }
     });
     report["distributed"] = {{"ranks", train.getRanks()},
                              {"batch_per_rank", train.getBatchSize() / train.getRanks()},
+                             {"sync_batch_norm", train.getSyncBatchNorm()},
                              {"shard", "none"},
                              {"all_reduce", {{"collectives", collectives},
                                              {"tensors", tensors},

@@ -199,6 +199,24 @@ void checkOneCycleMomentum(const ::tcc::frontend::ModelSpec &spec, tcc::CompileF
                      "train.schedule.cycle_momentum to false to say so");
 }
 
+/// sync_batch_norm where it changes nothing: said so.
+void checkSyncBatchNorm(const ::tcc::frontend::ModelSpec &spec, tcc::CompileFacts &facts) {
+  const ::tcc::rt::Distributed &d = spec.recipe.train.distributed;
+  if (!d.syncBatchNorm)
+    return;
+  if (d.ranks == 1) {
+    tcc::warn(facts, "train.distributed.sync_batch_norm changes nothing with one rank: the "
+                     "batch norms see the whole batch already");
+    return;
+  }
+  bool wholeBatch = llvm::any_of(spec.nodes, [](const ::tcc::frontend::NodeSpec &node) {
+    return node.op == "batch_norm" && node.attrs["ghost_batch"].get<int64_t>() == 0;
+  });
+  if (!wholeBatch)
+    tcc::warn(facts, "train.distributed.sync_batch_norm changes nothing: every batch norm "
+                     "of the model has a ghost_batch, whose groups stay within a rank");
+}
+
 /// A target's own optimization pass disabled on another target changes
 /// nothing: said so.
 void checkTargetPasses(const mlir::tcc::TargetBackend &target,
@@ -331,6 +349,7 @@ int runCompile(const tcc::CompileOptions &options) {
   checkPrecision(spec, options, facts);
   checkScheduleSpan(spec, facts);
   checkOneCycleMomentum(spec, facts);
+  checkSyncBatchNorm(spec, facts);
   if (generates)
     for (const std::string &warning : tcc::checkDataAtCompile(spec))
       tcc::warn(facts, warning);

@@ -15,20 +15,24 @@ using namespace mlir::tcc;
 
 void mlir::tcc::registerCpuCollectiveOps(CpuOpPrinters &t) {
   t.add<AllReduceOp>([](AllReduceOp o, CpuPrinter &p) -> LogicalResult {
+    // One message of one element type: f32 (gradients, running
+    // statistics) or f64 (a synchronised batch norm's sums).
+    std::string type = cppElementType(o.getInputs().front().getType());
     for (Value v : o.getInputs())
-      if (cppElementType(v.getType()) != "float")
-        return o.emitOpError("reduces f32 tensors only on the cpu target so far, got ")
+      if (cppElementType(v.getType()) != type || (type != "float" && type != "double"))
+        return o.emitOpError("reduces tensors of one element type, f32 or f64, on the cpu "
+                             "target, got ")
                << v.getType();
     auto names = [&](ValueRange values) {
       llvm::interleaveComma(values, p.os, [&](Value v) { p.os << p(v); });
     };
-    p.os << "  { const float *inputs[] = {";
+    p.os << "  { const " << type << " *inputs[] = {";
     names(o.getInputs());
-    p.os << "}; float *results[] = {";
+    p.os << "}; " << type << " *results[] = {";
     names(o.getResults());
     p.os << "}; const int64_t sizes[] = {";
     llvm::interleaveComma(o.getResults(), p.os, [&](Value v) { p.os << numElements(v); });
-    p.os << "};\n    cpu::all_reduce(args.comm, " << o.getResults().size()
+    p.os << "};\n    cpu::all_reduce<" << type << ">(args.comm, " << o.getResults().size()
          << ", inputs, results, sizes, " << (o.getReduction() == "mean" ? "true" : "false")
          << "); }\n";
     return success();

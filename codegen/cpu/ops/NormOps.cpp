@@ -23,6 +23,16 @@ void registerBatchNorm(CpuOpPrinters &t) {
     // from the old.
     p.copyInto(o.getRunningMean(), o.getNewRunningMean());
     p.copyInto(o.getRunningVar(), o.getNewRunningVar());
+    if (o.getSum()) {
+      p.os << "  batch_norm_forward_synced<float>(" << cpp(kernel_args::batchNorm(o)) << ", "
+           << o.getRanks() << ", " << p(o.getInput()) << ", " << p.opt(o.getWeight()) << ", "
+           << p.opt(o.getBias()) << ", " << cppDouble(o.getEps()) << ", "
+           << cppDouble(o.getMomentum()) << ", " << p(o.getSum()) << ", "
+           << p(o.getSquaredDeviations()) << ", " << p(o.getResult()) << ", "
+           << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", "
+           << p(o.getNewRunningMean()) << ", " << p(o.getNewRunningVar()) << ");\n";
+      return success();
+    }
     p.os << "  batch_norm_forward_train<float>(" << cpp(kernel_args::batchNorm(o)) << ", "
          << p(o.getInput()) << ", " << p.opt(o.getWeight()) << ", " << p.opt(o.getBias()) << ", "
          << cppDouble(o.getEps()) << ", " << cppDouble(o.getMomentum()) << ", " << p(o.getResult())
@@ -41,6 +51,29 @@ void registerBatchNorm(CpuOpPrinters &t) {
     p.os << "  batch_norm_apply<float>(" << cpp(kernel_args::batchNorm(o)) << ", "
          << p(o.getInput()) << ", " << p.opt(o.getWeight()) << ", " << p.opt(o.getBias()) << ", "
          << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", " << p(o.getResult())
+         << ");\n";
+    return success();
+  });
+  // Synchronised batch norm (runtime/kernels/SyncNorm.h).
+  t.add<BatchNormSumsOp>([](BatchNormSumsOp o, CpuPrinter &p) {
+    p.os << "  batch_norm_sums<float>(" << cpp(kernel_args::batchNorm(o)) << ", "
+         << o.getRanks() << ", " << p(o.getInput()) << ", "
+         << (o.getCentered() ? p(o.getCentered()) : "nullptr") << ", "
+         << p(o.getResult()) << ");\n";
+    return success();
+  });
+  t.add<BatchNormBackwardSumsOp>([](BatchNormBackwardSumsOp o, CpuPrinter &p) {
+    p.os << "  batch_norm_backward_sums<float>(" << cpp(kernel_args::batchNorm(o)) << ", "
+         << p(o.getGrad()) << ", " << p(o.getInput()) << ", " << p(o.getSavedMean()) << ", "
+         << p(o.getSavedInvstd()) << ", " << p(o.getSums()) << ", " << p(o.getGradWeight())
+         << ", " << p(o.getGradBias()) << ");\n";
+    return success();
+  });
+  t.add<BatchNormBackwardInputOp>([](BatchNormBackwardInputOp o, CpuPrinter &p) {
+    p.os << "  batch_norm_backward_input<float>(" << cpp(kernel_args::batchNorm(o)) << ", "
+         << o.getRanks() << ", " << p(o.getGrad()) << ", " << p(o.getInput()) << ", "
+         << p.opt(o.getWeight()) << ", " << p(o.getSavedMean()) << ", "
+         << p(o.getSavedInvstd()) << ", " << p(o.getSums()) << ", " << p(o.getGradInput())
          << ");\n";
     return success();
   });

@@ -13,10 +13,14 @@
 using namespace mlir;
 using namespace mlir::tcc;
 
-void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
-  t.add<AllReduceOp>([](AllReduceOp o, CudaPrinter &) -> LogicalResult {
-    return o.emitOpError("needs NCCL, which the cuda target does not use yet: a step of "
+static LogicalResult refuse(Operation *op) {
+  return op->emitOpError("needs NCCL, which the cuda target does not use yet: a step of "
                          "several ranks (train.distributed.ranks > 1) builds for --target=cpu "
                          "only so far");
-  });
+}
+
+void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
+  // A synchronised batch norm's parts exist only around collectives.
+  t.add<AllReduceOp, BatchNormSumsOp, BatchNormBackwardSumsOp, BatchNormBackwardInputOp>(
+      [](auto o, CudaPrinter &) { return refuse(o); });
 }
