@@ -141,7 +141,21 @@ public:
       build.libraries.push_back(lib.str());
     for (StringRef lib : llvm::split(StringRef(TCC_RUNTIME_LIBS), ';'))
       build.libraries.push_back(lib.str());
-    build.libraries.push_back(TCC_COMM_ONE_PROCESS_LIB);
+    // The communicator: NCCL for several ranks, one GPU each
+    // (docs/distributed.md).
+    if (options.ranks > 1) {
+#ifdef TCC_COMM_NCCL_LIBS
+      for (StringRef lib : llvm::split(StringRef(TCC_COMM_NCCL_LIBS), ';'))
+        build.libraries.push_back(lib.str());
+#else
+      error = "a cuda trainer of " + std::to_string(options.ranks) +
+              " ranks needs NCCL, and this tcc was built without it: install NCCL "
+              "(libnccl-dev, or CUDA's) and rebuild tcc, or compile for one rank";
+      return false;
+#endif
+    } else {
+      build.libraries.push_back(TCC_COMM_ONE_PROCESS_LIB);
+    }
     build.libraries.insert(build.libraries.end(),
                            {"-lcudnn", "-lnvrtc", "-lcublasLt", "-lcudart", "-lz",
                             "-Xlinker=-rpath=" TCC_CUDA_LIB_DIR});

@@ -53,13 +53,6 @@ int trainerMain(CompiledModel &model, int argc, char **argv) {
     std::string program = argv[0];
     env.program = program;
   }
-  if (model.info().memory == MemoryKind::Device) {
-    const char *whyNot = "its runtime has no CUDA memory provider (tccDeviceMemory)";
-    env.memory = tccDeviceMemory ? tccDeviceMemory(&whyNot) : nullptr;
-    if (!env.memory)
-      env.noDevice = "this trainer was compiled for the " + model.info().target +
-                     " target, but " + whyNot;
-  }
   // The ranks of a distributed run (docs/distributed.md): the trainer's
   // communicator, which checks the world the launcher started.
   std::string error;
@@ -71,6 +64,14 @@ int trainerMain(CompiledModel &model, int argc, char **argv) {
     return 1;
   }
   env.comm = comm.get();
+  // After the communicator, which picks this rank's GPU (NCCL).
+  if (model.info().memory == MemoryKind::Device) {
+    const char *whyNot = "its runtime has no CUDA memory provider (tccDeviceMemory)";
+    env.memory = tccDeviceMemory ? tccDeviceMemory(&whyNot) : nullptr;
+    if (!env.memory)
+      env.noDevice = "this trainer was compiled for the " + model.info().target +
+                     " target, but " + whyNot;
+  }
   installInterruptHandlers();
   env.interrupted = interruptSignal;
   std::ios::sync_with_stdio(true);

@@ -1,8 +1,9 @@
 //===- CollectiveOps.cpp - The collectives of a distributed step on cuda ---===//
 //
-// Not built yet: the cuda target's collectives will be NCCL calls on the
-// step's stream (docs/distributed.md). Until then a distributed step is
-// refused with the way out.
+// tcc.all_reduce as NCCL calls on the step's stream, captured into its CUDA
+// graph (runtime/cuda/device/Collectives.cuh; the communicator is the
+// trainer's, runtime/cuda/NcclCommunicator.cpp). A synchronised batch
+// norm's parts have no device kernels yet: refused with the way out.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,14 +14,44 @@
 using namespace mlir;
 using namespace mlir::tcc;
 
-static LogicalResult refuse(Operation *op) {
-  return op->emitOpError("needs NCCL, which the cuda target does not use yet: a step of "
-                         "several ranks (train.distributed.ranks > 1) builds for --target=cpu "
-                         "only so far");
+/// The Collectives.cuh element type of `type`'s elements.
+static const char *collectiveType(Type type) {
+  Type element = cast<ShapedType>(type).getElementType();
+  if (element.isF64())
+    return "cuda::CollectiveType::F64";
+  if (element.isF16())
+    return "cuda::CollectiveType::F16";
+  if (element.isBF16())
+    return "cuda::CollectiveType::BF16";
+  return "cuda::CollectiveType::F32";
 }
 
 void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
-  // A synchronised batch norm's parts exist only around collectives.
-  t.add<AllReduceOp, BatchNormSumsOp, BatchNormBackwardSumsOp, BatchNormBackwardInputOp>(
-      [](auto o, CudaPrinter &) { return refuse(o); });
+  t.add<AllReduceOp>([](AllReduceOp o, CudaPrinter &p) -> LogicalResult {
+    // One group of calls of one element type.
+    const char *type = collectiveType(o.getInputs().front().getType());
+    for (Value v : o.getInputs())
+      if (collectiveType(v.getType()) != StringRef(type))
+        return o.emitOpError("reduces tensors of one element type on the cuda target, got ")
+               << o.getInputs().front().getType() << " and " << v.getType();
+    auto names = [&](ValueRange values) {
+      llvm::interleaveComma(values, p.os, [&](Value v) { p.os << p(v); });
+    };
+    p.os << "  { const void *inputs[] = {";
+    names(o.getInputs());
+    p.os << "}; void *results[] = {";
+    names(o.getResults());
+    p.os << "}; const int64_t sizes[] = {";
+    llvm::interleaveComma(o.getResults(), p.os, [&](Value v) { p.os << numElements(v); });
+    p.os << "};\n    cuda::all_reduce(args.stream, args.comm, " << o.getResults().size()
+         << ", inputs, results, sizes, " << type << ", "
+         << (o.getReduction() == "mean" ? "true" : "false") << "); }\n";
+    return success();
+  });
+  t.add<BatchNormSumsOp, BatchNormBackwardSumsOp, BatchNormBackwardInputOp>(
+      [](auto o, CudaPrinter &) -> LogicalResult {
+        return o.emitOpError("(sync_batch_norm) has no cuda kernel yet: a step with "
+                             "train.distributed.sync_batch_norm builds for --target=cpu only "
+                             "so far; remove sync_batch_norm for the cuda target");
+      });
 }

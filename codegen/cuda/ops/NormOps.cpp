@@ -27,8 +27,8 @@ std::string storeChunk(CudaPrinter &p, Value y) {
 void registerBatchNorm(CudaOpPrinters &t) {
   t.add<BatchNormOp>([](BatchNormOp o, CudaPrinter &p) -> LogicalResult {
     if (o.getSum())
-      return o.emitOpError("with statistics over several ranks (sync_batch_norm) builds "
-                           "for --target=cpu only so far");
+      return o.emitOpError("with statistics over several ranks (sync_batch_norm) has no cuda "
+                           "kernel yet: remove sync_batch_norm for the cuda target");
     // The kernel updates the running statistics in place.
     p.copyInto(o.getRunningMean(), o.getNewRunningMean());
     p.copyInto(o.getRunningVar(), o.getNewRunningVar());

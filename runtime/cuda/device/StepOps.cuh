@@ -62,7 +62,8 @@ TCC_HOST_DEVICE inline BatchPixel batchPixel(int64_t i, const BatchSpec &spec) {
 /// augmentation (pure functions of (seed, epoch, position)) once, where one
 /// thread per pixel drew them for each of a CIFAR image's 3072 pixels: the
 /// gather took 0.18 ms of airbench94's 4.7 ms step on the H200. Sets
-/// control->valid.
+/// control->valid. A distributed run's rank r gathers its slots of the
+/// global batch, as runtime/cpu/Batch.h does.
 inline void gather_train_batch(cudaStream_t s, const StepBuffers &b, const int64_t *step,
                                int64_t size, float *images, int64_t *labels) {
   const DataView data = b.train;
@@ -73,7 +74,10 @@ inline void gather_train_batch(cudaStream_t s, const StepBuffers &b, const int64
   per_block(s, size, plane, [=] __device__(int64_t slot, const BlockSums &pixels) {
     const RunConstants &run = control->run;
     const int64_t epoch = *step / run.stepsPerEpoch, index = *step % run.stepsPerEpoch;
-    const int64_t position = batch::trainPosition(index, slot, size, data.n);
+    // A distributed run's rank takes its slots of the global batch.
+    const int64_t position = batch::trainPosition(
+        index, batch::globalSlot(slot, size, run.rank, run.ranks, run.microBatches),
+        size * run.ranks, data.n);
     const int64_t row =
         spec.shuffle ? rng::shuffledRow(run.seed, uint64_t(epoch), position, data.n) : position;
     rng::AugmentDraw draw;

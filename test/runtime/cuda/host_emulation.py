@@ -112,6 +112,13 @@ def main():
     ap.add_argument("--verbose", action="store_true",
                     help="print the distances of every tensor also when the comparison passes")
     ap.add_argument("--save-runs", help="copy the runs' checkpoints and metrics to this folder")
+    ap.add_argument("--ranks", type=int, default=1,
+                    help="compile the cuda step for this many ranks and run the emulated "
+                         "trainer under mpirun, its collectives through MPI "
+                         "(Collectives.cuh); the cpu trainer stays one process")
+    ap.add_argument("--mpi-libs", default="",
+                    help="with --ranks: the MPI communicator's libraries, ';'-separated, "
+                         "in place of the one-process one")
     args = ap.parse_args()
     with open(args.model) as f:
         spec = json.load(f)
@@ -135,8 +142,9 @@ def main():
             json.dump(spec, f)
         source = os.path.join(tmp, "model.cu")
         report = os.path.join(tmp, "cuda-report.json")
+        ranks = ["--ranks=%d" % args.ranks] if args.ranks > 1 else []
         run([args.tcc, "compile", args.model, "--target=cuda", "--emit=source", "-o", source,
-             "--report", report, *precision, *passes], tmp,
+             "--report", report, *precision, *passes, *ranks], tmp,
             "tcc compile --target=cuda --emit=source")
         with open(report) as f:
             kinds = json.load(f)["passes"].get("fusion", {}).get("groups_by_kind", {})
@@ -145,12 +153,26 @@ def main():
             print("FAIL: the cuda step has no " + ", ".join(missing) + " group (it has " +
                   json.dumps(kinds) + ")")
             return 1
+        libs = args.libs.split(";")
+        launch = []
+        if args.ranks > 1:
+            if not args.mpi_libs or not shutil.which("mpirun"):
+                print("SKIP: --ranks needs MPI (Open MPI: scripts/setup.sh)")
+                return 77
+            # The MPI communicator in place of the one-process one.
+            libs = [lib for lib in libs if not lib.endswith("libTccComm.a")]
+            libs += args.mpi_libs.split(";")
+            launch = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(args.ranks),
+                      "-x", "OMP_NUM_THREADS=1"]
+            if os.geteuid() == 0:  # CI's containers run as root
+                launch.insert(1, "--allow-run-as-root")
+
         def build_emulated(exe, defines=()):
             run([args.cxx, "-std=c++17", "-O2", "-fopenmp", "-DTCC_CUDA_HOST_EMULATION",
                  *defines, "-I" + args.root, "-x", "c++", source,
                  os.path.join(args.root, "runtime/cuda/CudaMemory.cpp"),
                  os.path.join(args.root, "runtime/cuda/ConvRunnerEmulated.cpp"), "-x", "none",
-                 *args.libs.split(";"), "-lz", "-o", exe], tmp,
+                 *libs, "-lz", "-o", exe], tmp,
                 "building the emulated cuda trainer" + (" with " + " ".join(defines)
                                                         if defines else ""))
 
@@ -166,13 +188,17 @@ def main():
         f32 = [("cpu-f32", ["--precision=fp32"])] if sixteen_bit else []
         for name, extra in [("cpu", precision)] + f32:
             exe = os.path.join(tmp, "train-" + name)
-            run([args.tcc, "compile", args.model, "--target=cpu", "-o", exe, *extra, *passes], tmp,
+            # The reference is one process, whatever the model's ranks.
+            one = ["--ranks=1"] if args.ranks > 1 else []
+            run([args.tcc, "compile", args.model, "--target=cpu", "-o", exe, *extra, *passes, *one],
+                tmp,
                 "tcc compile --target=cpu " + " ".join(extra))
             trainers.append((name, exe))
 
         results = {}
         for name, exe in trainers:
-            run([exe, "--steps", str(args.steps), "--log-every", str(args.steps // 2),
+            run(([] if name == "cpu" or name.startswith("cpu-") else launch) +
+                [exe, "--steps", str(args.steps), "--log-every", str(args.steps // 2),
                  "--save", name + ".safetensors", "--metrics", name + ".jsonl", "--quiet"],
                 tmp, f"the {name} trainer")
             state = compare_trainers.read_safetensors(os.path.join(tmp, name + ".safetensors"))

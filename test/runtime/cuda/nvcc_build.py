@@ -37,12 +37,44 @@ OUTPUT = {"sm_90a": ("-c", "o"), "sm_80": ("-cubin", "cubin")}
 # Built into whole trainers by `tcc compile` (the link does not depend on the
 # model beyond these two: one without convolutions, one with).
 LINKED = {"fashion_mlp", "conv_net"}
+# Linked with NCCL (a step of 2 ranks, runtime/cuda/NcclCommunicator.cpp):
+# started alone it says how to launch it; as rank 0 of 2 (torchrun's
+# variables) without a GPU, that there is none.
+DISTRIBUTED = {"dist_mlp"}
 # tools/tcc/BuildTrainer.cpp, cudaTrainerBuild().
 NVCC_FLAGS = ["-std=c++17", "-O3", "--extended-lambda", "--expt-relaxed-constexpr",
               "-diag-suppress=1675", "-Xcompiler=-fopenmp"]
 SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 # The example whose elementwise groups' PTX is read (16-bit and f32 chunks).
 CHUNKED = "airbench94"
+
+
+def distributed_failures(args, name, compile_cmd, tmp):
+    """The NCCL trainer of `name` links and checks its world."""
+    exe = os.path.join(tmp, f"{name}-h100")
+    r = run([*compile_cmd, "--gpu=h100", "-o", exe], tmp)
+    if r.returncode != 0:
+        return [f"{name}: tcc compile -o failed: {r.stderr.strip()}"]
+    print(f"{name}: trainer of 2 ranks built (NCCL)")
+    failures = []
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "OMPI_COMM_WORLD_SIZE",
+                        "PMI_SIZE", "SLURM_NTASKS")}
+    r = subprocess.run([exe, "--steps", "1"], cwd=tmp, capture_output=True, text=True, env=env)
+    lines = r.stderr.splitlines()
+    if (r.returncode != 1 or len(lines) != 1 or "compiled for 2 ranks" not in lines[0] or
+            "torchrun --nproc-per-node=2" not in lines[0]):
+        failures.append(f"{name} started alone: exit {r.returncode}, stderr {r.stderr!r}")
+    if not has_gpu():
+        env.update(RANK="0", WORLD_SIZE="2", LOCAL_RANK="0")
+        r = subprocess.run([exe, "--steps", "1"], cwd=tmp, capture_output=True, text=True,
+                           env=env)
+        lines = r.stderr.splitlines()
+        if (r.returncode != 1 or len(lines) != 1 or
+                "no usable NVIDIA GPU was found" not in lines[0]):
+            failures.append(f"{name} as rank 0 of 2 without a GPU: exit {r.returncode}, "
+                            f"stderr {r.stderr!r}")
+    return failures
 
 
 def chunk_kernel_failures(ptx):
@@ -124,6 +156,8 @@ def main():
                     failures += [f"{name}: {why}" for why in chunked]
                     if not chunked:
                         print(f"{name}: every chunked elementwise kernel moves vectors")
+            if name in DISTRIBUTED:
+                failures += distributed_failures(args, name, compile_cmd, tmp)
             if name not in LINKED:
                 continue
             exe = os.path.join(tmp, f"{name}-h100")

@@ -1,0 +1,31 @@
+//===- NcclCollectives.h - The step's collectives on the GPU ----*- C++ -*-===//
+//
+// What the generated step calls for a tcc.all_reduce on the cuda target
+// (runtime/cuda/device/Collectives.cuh), defined with the NCCL communicator
+// a trainer of several ranks links (NcclCommunicator.cpp).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_CUDA_NCCLCOLLECTIVES_H
+#define TCC_RUNTIME_CUDA_NCCLCOLLECTIVES_H
+
+#include "runtime/comm/Communicator.h"
+
+#include <cuda_runtime_api.h>
+#include <cstdint>
+
+namespace tcc::rt::cuda {
+
+/// The element types the step's collectives reduce.
+enum class CollectiveType { F32, F64, F16, BF16 };
+
+/// Each of the `count` tensors inputs[k] (sizes[k] elements) summed, or
+/// averaged, over the ranks into results[k]: one ncclAllReduce each, in
+/// one group, on `stream` (capturable into the step's CUDA graph). `comm`
+/// is the trainer's communicator, the NCCL one.
+void nccl_all_reduce(Communicator *comm, cudaStream_t stream, int count,
+                     const void *const *inputs, void *const *results, const int64_t *sizes,
+                     CollectiveType type, bool mean);
+
+} // namespace tcc::rt::cuda
+
+#endif // TCC_RUNTIME_CUDA_NCCLCOLLECTIVES_H

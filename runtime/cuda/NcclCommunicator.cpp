@@ -1,0 +1,200 @@
+//===- NcclCommunicator.cpp - The ranks of a cuda trainer, over NCCL ------===//
+//
+// Linked by `tcc compile` into a cuda trainer of several ranks, one GPU
+// each (docs/distributed.md). No MPI: the launcher's environment gives
+// the world (runtime/comm/Launcher.h: torchrun, mpirun, srun), the node's
+// local rank picks the GPU, and rank 0 hands the NCCL id to the others
+// over TCP (runtime/comm/TcpBootstrap.h). The step's collectives run on
+// its stream inside its CUDA graph (nccl_all_reduce); the trainer's own
+// (epoch totals, the stop signal) go through a small device buffer on a
+// stream of their own.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/comm/Launcher.h"
+#include "runtime/comm/TcpBootstrap.h"
+#include "runtime/cuda/NcclCollectives.h"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <cstdlib>
+#include <iostream>
+
+namespace tcc::rt {
+
+namespace {
+
+/// How long rank 0 and the others wait for each other to exchange the id.
+constexpr int kBootstrapSeconds = 120;
+
+class Nccl final : public Communicator {
+public:
+  explicit Nccl(const LaunchedWorld &world) : world(world) {}
+  ~Nccl() override {
+    if (staging)
+      cudaFree(staging);
+    if (side)
+      cudaStreamDestroy(side);
+    if (comm)
+      ncclCommDestroy(comm);
+  }
+
+  /// Picks this rank's GPU and joins the NCCL job; false with `error`.
+  /// Without any GPU it joins nothing: the trainer says there is none
+  /// before it needs a collective.
+  bool start(std::string &error) {
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+      cudaGetLastError();
+      return true;
+    }
+    if (world.localRank >= devices) {
+      error = "rank " + std::to_string(world.rank) + " is local rank " +
+              std::to_string(world.localRank) + " of its node, which has " +
+              std::to_string(devices) + " GPUs: start at most one rank per GPU";
+      return false;
+    }
+    if (cudaSetDevice(world.localRank) != cudaSuccess) {
+      error = "rank " + std::to_string(world.rank) + " cannot use GPU " +
+              std::to_string(world.localRank);
+      return false;
+    }
+    ncclUniqueId id{};
+    if (world.rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) {
+      error = "NCCL could not create the job's id";
+      return false;
+    }
+    BootstrapAddress address;
+    if (!bootstrapAddress(address, error) ||
+        !tcpBroadcast(world.rank, world.size, address, &id, sizeof id, kBootstrapSeconds, error))
+      return false;
+    if (ncclResult_t r = ncclCommInitRank(&comm, world.size, id, world.rank); r != ncclSuccess) {
+      error = std::string("NCCL could not join the job: ") + ncclGetErrorString(r);
+      return false;
+    }
+    return cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) == cudaSuccess;
+  }
+
+  int rank() const override { return world.rank; }
+  int size() const override { return world.size; }
+  void allReduceSum(float *data, int64_t n) override { hostSum(data, n, ncclFloat32); }
+  void allReduceSum(double *data, int64_t n) override { hostSum(data, n, ncclFloat64); }
+  void allReduceSum(int64_t *data, int64_t n) override { hostSum(data, n, ncclInt64); }
+  [[noreturn]] void abortJob(int status) override {
+    // The launcher (torchrun, mpirun) ends the other ranks when one fails;
+    // aborting releases the GPU work that waits for this rank.
+    if (comm)
+      ncclCommAbort(comm);
+    comm = nullptr;
+    std::_Exit(status);
+  }
+
+  /// The step's all-reduce on `stream`, one group of calls.
+  void deviceAllReduce(cudaStream_t stream, int count, const void *const *inputs,
+                       void *const *results, const int64_t *sizes, ncclDataType_t type,
+                       bool mean) {
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (int k = 0; k < count; ++k)
+      check(ncclAllReduce(inputs[k], results[k], size_t(sizes[k]), type,
+                          mean ? ncclAvg : ncclSum, joined(), stream),
+            "ncclAllReduce");
+    check(ncclGroupEnd(), "ncclGroupEnd");
+  }
+
+private:
+  ncclComm_t joined() {
+    if (!comm) {
+      std::cerr << "error: rank " << world.rank << " has no GPU for its collectives\n";
+      std::_Exit(1);
+    }
+    return comm;
+  }
+
+  void check(ncclResult_t r, const char *what) {
+    if (r == ncclSuccess)
+      return;
+    std::cerr << "error: rank " << world.rank << ": " << what << " failed: "
+              << ncclGetErrorString(r) << "\n";
+    abortJob(1);
+  }
+
+  /// A host buffer summed over the ranks through the device.
+  template <class T> void hostSum(T *data, int64_t n, ncclDataType_t type) {
+    if (world.size == 1 || n == 0)
+      return;
+    const size_t bytes = size_t(n) * sizeof(T);
+    if (bytes > stagingBytes) {
+      if (staging)
+        cudaFree(staging);
+      if (cudaMalloc(&staging, bytes) != cudaSuccess) {
+        std::cerr << "error: rank " << world.rank << ": no device memory for " << bytes
+                  << " bytes of totals\n";
+        abortJob(1);
+      }
+      stagingBytes = bytes;
+    }
+    cudaMemcpyAsync(staging, data, bytes, cudaMemcpyHostToDevice, side);
+    check(ncclAllReduce(staging, staging, size_t(n), type, ncclSum, joined(), side),
+          "ncclAllReduce");
+    cudaMemcpyAsync(data, staging, bytes, cudaMemcpyDeviceToHost, side);
+    if (cudaStreamSynchronize(side) != cudaSuccess) {
+      std::cerr << "error: rank " << world.rank << ": the totals' all-reduce failed\n";
+      abortJob(1);
+    }
+  }
+
+  LaunchedWorld world;
+  ncclComm_t comm = nullptr;
+  cudaStream_t side = nullptr;
+  void *staging = nullptr;
+  size_t stagingBytes = 0;
+};
+
+ncclDataType_t ncclType(cuda::CollectiveType type) {
+  switch (type) {
+  case cuda::CollectiveType::F32:
+    return ncclFloat32;
+  case cuda::CollectiveType::F64:
+    return ncclFloat64;
+  case cuda::CollectiveType::F16:
+    return ncclFloat16;
+  case cuda::CollectiveType::BF16:
+    return ncclBfloat16;
+  }
+  return ncclFloat32;
+}
+
+} // namespace
+
+std::unique_ptr<Communicator> createCommunicator(int64_t ranks, std::string &error) {
+  LaunchedWorld world;
+  if (!launchedWorld(world, error))
+    return nullptr;
+  if (world.size != ranks) {
+    // Said once, by the first process; the others fail quietly.
+    if (world.rank == 0)
+      error = wrongWorldError(static_cast<int>(ranks), world);
+    return nullptr;
+  }
+  auto comm = std::make_unique<Nccl>(world);
+  if (!comm->start(error)) {
+    error = "rank " + std::to_string(world.rank) + ": " + error;
+    return nullptr;
+  }
+  return comm;
+}
+
+void cuda::nccl_all_reduce(Communicator *comm, cudaStream_t stream, int count,
+                           const void *const *inputs, void *const *results,
+                           const int64_t *sizes, CollectiveType type, bool mean) {
+  auto *nccl = dynamic_cast<Nccl *>(comm);
+  if (!nccl) {
+    std::cerr << "error: this trainer's step reduces over ranks, but its communicator is "
+                 "not NCCL's; compile it again with tcc\n";
+    std::_Exit(1);
+  }
+  nccl->deviceAllReduce(stream, count, inputs, results, sizes, ncclType(type), mean);
+}
+
+} // namespace tcc::rt
