@@ -306,8 +306,10 @@ void Run::writeProfile(const std::vector<OpTime> &sites, int64_t steps, int64_t 
 
 /// The command that continues this run from `checkpoint`.
 std::string Run::resumeCommand(const std::string &checkpoint) const {
-  std::string command =
-      shellQuote(env.program) + " --resume " + shellQuote(checkpoint);
+  // A distributed trainer refuses to start without its launcher.
+  const int64_t ranks = info.recipe.train.distributed.ranks;
+  std::string command = (ranks > 1 ? "mpirun -np " + std::to_string(ranks) + " " : "") +
+                        shellQuote(env.program) + " --resume " + shellQuote(checkpoint);
   if (opts.data)
     command += " --data " + shellQuote(*opts.data);
   if (!opts.save.empty())
