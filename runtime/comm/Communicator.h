@@ -19,6 +19,21 @@
 
 namespace tcc::rt {
 
+/// --comm-timeout's default, in seconds: far above any wait of a healthy
+/// run (one rank's checkpoint write or its share of an uneven start; see
+/// docs/distributed.md#faults), short enough to free a stuck job's nodes.
+inline constexpr double kDefaultCommTimeoutSeconds = 300;
+
+/// What a rank does when the others do not come to a collective
+/// (docs/distributed.md#faults).
+struct FaultSettings {
+  /// Seconds a rank waits in one collective before it names the ranks that
+  /// did not reach it and ends the job.
+  double timeoutSeconds = kDefaultCommTimeoutSeconds;
+  /// The checkpoint such an error says is kept (--save); empty: none.
+  std::string checkpoint;
+};
+
 class Communicator {
 public:
   virtual ~Communicator() = default;
@@ -35,6 +50,10 @@ public:
   /// Ends every rank of the job with `status`: a rank that stops alone
   /// would leave the others waiting in a collective.
   [[noreturn]] virtual void abortJob(int status) = 0;
+  /// The timeout and the checkpoint named by a collective that times out
+  /// (set once the trainer has read its command line; until then the
+  /// defaults). One process has no collective to time out.
+  virtual void setFaultSettings(const FaultSettings &settings) = 0;
 };
 
 /// The communicator of a trainer compiled for `ranks` processes, as the

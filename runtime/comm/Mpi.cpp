@@ -2,18 +2,14 @@
 //
 // Linked by `tcc compile` into a trainer compiled for several ranks (the
 // cpu target): started by mpirun or srun, MPI_Init finds the world. MPI's
-// default error handler ends the whole job when a rank fails, so no rank
-// waits forever in a collective for a dead one.
+// default error handler ends the whole job when a rank fails, and the
+// launcher ends it when a rank dies; a rank that hangs is found by the
+// collectives' timeout (MpiWait.h), so no rank waits forever for another.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/comm/Communicator.h"
-
-// MPI's C interface only (Open MPI and MPICH add deprecated C++ bindings
-// to a C++ translation unit otherwise, which need their own library).
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
+#include "runtime/comm/MpiWait.h"
 
 #include <algorithm>
 #include <climits>
@@ -25,10 +21,9 @@ namespace {
 
 class Mpi final : public Communicator {
 public:
-  explicit Mpi(bool initialized) : initialized(initialized) {
-    MPI_Comm_rank(MPI_COMM_WORLD, &rankId);
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  }
+  explicit Mpi(bool initialized)
+      : initialized(initialized), rankId(worldRank()), ranks(worldSize()),
+        waiter(duplicateWorld(), rankId, ranks) {}
   ~Mpi() override {
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -45,19 +40,46 @@ public:
     MPI_Abort(MPI_COMM_WORLD, status);
     std::_Exit(status); // MPI_Abort does not return; the compiler does not know
   }
+  void setFaultSettings(const FaultSettings &settings) override {
+    waiter.setFaultSettings(settings);
+  }
 
 private:
-  /// MPI counts are ints: a longer buffer goes in pieces.
+  static int worldRank() {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    return rank;
+  }
+  static int worldSize() {
+    int size = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    return size;
+  }
+  /// The world again, for the questions of a collective that times out.
+  static MPI_Comm duplicateWorld() {
+    MPI_Comm copy;
+    MPI_Comm_dup(MPI_COMM_WORLD, &copy);
+    return copy;
+  }
+
+  /// MPI counts are ints: a longer buffer goes in pieces. Non-blocking, so
+  /// that the wait has a deadline (a blocking MPI_Allreduce waits forever
+  /// for a rank that hangs).
   template <class T> void sum(T *data, int64_t n, MPI_Datatype type) {
     for (int64_t done = 0; done < n;) {
       int count = static_cast<int>(std::min<int64_t>(n - done, INT_MAX));
-      MPI_Allreduce(MPI_IN_PLACE, data + done, count, type, MPI_SUM, MPI_COMM_WORLD);
+      MPI_Request request;
+      MPI_Iallreduce(MPI_IN_PLACE, data + done, count, type, MPI_SUM, MPI_COMM_WORLD, &request);
+      waiter.wait(request, ++collectives, n);
       done += count;
     }
   }
 
   bool initialized;
-  int rankId = 0, ranks = 1;
+  int rankId, ranks;
+  mpi::CollectiveWait waiter;
+  /// The collectives started so far, the same count on every rank.
+  int64_t collectives = 0;
 };
 
 } // namespace

@@ -22,6 +22,7 @@ public:
   void allReduceSum(double *, int64_t) override {}
   void allReduceSum(int64_t *, int64_t) override {}
   [[noreturn]] void abortJob(int status) override { std::exit(status); }
+  void setFaultSettings(const FaultSettings &) override {}
 };
 
 /// The number of processes a launcher (mpirun, srun, torchrun) says it

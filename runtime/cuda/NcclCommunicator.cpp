@@ -81,6 +81,8 @@ public:
   void allReduceSum(float *data, int64_t n) override { hostSum(data, n, ncclFloat32); }
   void allReduceSum(double *data, int64_t n) override { hostSum(data, n, ncclFloat64); }
   void allReduceSum(int64_t *data, int64_t n) override { hostSum(data, n, ncclInt64); }
+  /// No timeout yet: the trainer warns where --comm-timeout is given.
+  void setFaultSettings(const FaultSettings &) override {}
   [[noreturn]] void abortJob(int status) override {
     // The launcher (torchrun, mpirun) ends the other ranks when one fails;
     // aborting releases the GPU work that waits for this rank.

@@ -2,6 +2,7 @@
 
 #include "runtime/trainer/Options.h"
 
+#include "runtime/comm/Communicator.h"
 #include "runtime/trainer/Text.h"
 
 #include <cerrno>
@@ -26,6 +27,7 @@ const OptionSpec kOptions[] = {
     {"--metrics", "FILE.jsonl"},    {"--log-every", "N"},
     {"--checkpoint-every", "N|Nm"}, {"--eval", "ema|raw|both"},
     {"--tta", "on|off"},              {"--profile", "FILE.json"},
+    {"--comm-timeout", "SECONDS"},
     {"--no-shuffle", nullptr},
     {"--no-augment", nullptr}, {"--eval-only", nullptr},
     {"--quiet", nullptr},     {"--help", nullptr},
@@ -139,6 +141,14 @@ bool parseOptions(const std::vector<std::string> &args, TrainOptions &out,
         return false;
       }
       out.epochs = e;
+    } else if (name == "--comm-timeout") {
+      double seconds;
+      if (!parsePositiveNumber(v, seconds)) {
+        error = "--comm-timeout: expected a positive number of seconds (300, 2.5), got " +
+                quoteArg(v);
+        return false;
+      }
+      out.commTimeout = seconds;
     } else if (name == "--checkpoint-every") {
       const bool minutes = !v.empty() && v.back() == 'm';
       const std::string number = minutes ? v.substr(0, v.size() - 1) : v;
@@ -277,6 +287,13 @@ std::string helpText(const std::string &program, const OptionDefaults &d) {
        "times per op to FILE.json; steps then run one by one (a cuda trainer "
        "without its CUDA graph), slower than a normal run "
        "(docs/training.md#profiling-a-step)");
+  line("--comm-timeout SECONDS",
+       "how long a rank waits for the others in a collective before it names "
+       "the ranks that did not come (died or hang) and stops the job; raise it "
+       "if --save writes take longer (default: " +
+           std::to_string(static_cast<int>(kDefaultCommTimeoutSeconds)) +
+           (d.ranks > 1 ? "; docs/distributed.md#faults)"
+                        : "; this trainer runs as one process: no effect)"));
   line("--no-shuffle", "keep the training set in file order");
   line("--no-augment", "turn the recipe's data augmentation off");
   line("--eval-only", "evaluate on the test set without training");

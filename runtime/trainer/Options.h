@@ -4,7 +4,7 @@
 //         [--init FILE.safetensors] [--save FILE.safetensors]
 //         [--resume FILE] [--metrics FILE.jsonl] [--log-every N]
 //         [--checkpoint-every N|Nm] [--eval ema|raw|both] [--tta on|off]
-//         [--profile FILE.json] [--no-shuffle]
+//         [--profile FILE.json] [--comm-timeout SECONDS] [--no-shuffle]
 //         [--no-augment] [--eval-only] [--quiet] [--help]
 //
 // Values are given as "--opt value" or "--opt=value". Parsing checks only
@@ -37,6 +37,9 @@ struct TrainOptions {
   std::optional<double> checkpointMinutes;
   std::string eval;                  ///< ema | raw | both; "": the default
   std::optional<bool> tta;           ///< --tta on|off; unset: as compiled
+  /// --comm-timeout: seconds a rank of a distributed run waits for the
+  /// others in a collective (> 0); unset: kDefaultCommTimeoutSeconds.
+  std::optional<double> commTimeout;
   bool noShuffle = false, noAugment = false, evalOnly = false, quiet = false;
   bool help = false;
 };
@@ -50,6 +53,7 @@ struct OptionDefaults {
   uint64_t seed = 0;
   bool hasEma = false; ///< the model keeps EMA weights (--eval's default)
   bool hasTta = false; ///< the evaluation averages TTA views (--tta's default)
+  int64_t ranks = 1;   ///< the processes it was compiled for (--comm-timeout)
 };
 
 /// The option names, "--data" ... "--help".

@@ -25,9 +25,16 @@ namespace tcc::rt::detail {
 /// A user error: one line, printed as "error: <message>".
 struct UserError {
   std::string message;
+  /// Every rank of a distributed run fails here, after the same step (a
+  /// decision on the global totals): the ranks end together, without
+  /// MPI_Abort.
+  bool everyRank = false;
 };
 
 [[noreturn]] inline void fail(const std::string &message) { throw UserError{message}; }
+[[noreturn]] inline void failOnEveryRank(const std::string &message) {
+  throw UserError{message, true};
+}
 
 /// An allocation that frees itself.
 class Buffer {
@@ -86,6 +93,7 @@ public:
   int run(const std::vector<std::string> &args);
 
 private:
+  void configureFaults();
   void checkTargets();
   void lockTargets();
   void loadData(const Recipe &recipe);

@@ -154,6 +154,25 @@ int Run::agreedSignal() {
   return seen[0] ? SIGTERM : seen[1] ? SIGINT : 0;
 }
 
+/// --comm-timeout to the communicator, with the checkpoint its timeout
+/// error names (every rank may be the one that reports, so before the
+/// other ranks forget --save).
+void Run::configureFaults() {
+  const int64_t ranks = info.recipe.train.distributed.ranks;
+  if (opts.commTimeout && ranks == 1 && !opts.help)
+    warn("--comm-timeout has no effect: this trainer was compiled for one process "
+         "(tcc compile --ranks=N builds a distributed one)");
+  else if (opts.commTimeout && info.memory == MemoryKind::Device && !opts.help)
+    warn("--comm-timeout has no effect on a cuda trainer yet: NCCL's collectives wait "
+         "until the launcher ends a job whose rank died (docs/distributed.md)");
+  if (!comm)
+    return;
+  FaultSettings settings;
+  settings.timeoutSeconds = opts.commTimeout.value_or(kDefaultCommTimeoutSeconds);
+  settings.checkpoint = opts.save.empty() ? "" : oneLine(opts.save);
+  comm->setFaultSettings(settings);
+}
+
 /// --checkpoint-every: the state so far to --save, atomically over the
 /// last one (the final save at the end of the run is the usual one).
 void Run::checkpoint(void *hostCopy) {
@@ -235,7 +254,8 @@ void Run::stopIfDiverged(const StepTotals &totals, double segmentTrain,
     message += "; --save '" + oneLine(opts.save) + "' was not written" +
                (fileExists(opts.save) ? " and keeps the last good checkpoint"
                                       : "");
-  fail(message);
+  // The totals are global: every rank stops here, after the same step.
+  failOnEveryRank(message);
 }
 
 /// Writes the checkpoint to `path`; when that fails, to the first fallback
@@ -289,8 +309,10 @@ void Run::writeProfile(const std::vector<OpTime> &sites, int64_t steps, int64_t 
 
 /// The command that continues this run from `checkpoint`.
 std::string Run::resumeCommand(const std::string &checkpoint) const {
-  std::string command =
-      shellQuote(env.program) + " --resume " + shellQuote(checkpoint);
+  // A distributed trainer refuses to start without its launcher.
+  const int64_t ranks = info.recipe.train.distributed.ranks;
+  std::string command = (ranks > 1 ? "mpirun -np " + std::to_string(ranks) + " " : "") +
+                        shellQuote(env.program) + " --resume " + shellQuote(checkpoint);
   if (opts.data)
     command += " --data " + shellQuote(*opts.data);
   if (!opts.save.empty())
@@ -310,6 +332,7 @@ int Run::run(const std::vector<std::string> &args) {
   std::string error;
   if (!parseOptions(args, opts, error))
     fail(error);
+  configureFaults();
   // A distributed run: rank 0 alone shows progress and writes the metrics,
   // checkpoints and profile; every rank trains (docs/distributed.md).
   if (rank != 0) {
@@ -332,6 +355,7 @@ int Run::run(const std::vector<std::string> &args) {
     for (const StateTensor &t : info.state)
       d.hasEma |= t.role == StateRole::Ema;
     d.hasTta = model.hasTta();
+    d.ranks = recipe.train.distributed.ranks;
     out << helpText(env.program, d);
     out.flush();
     return 0;

@@ -21,14 +21,20 @@ namespace tcc::rt {
 using detail::Run;
 using detail::UserError;
 
-int runTrainer(CompiledModel &model, const std::vector<std::string> &args,
-               std::ostream &out, std::ostream &err, const TrainerEnv &env) {
+namespace {
+
+/// runTrainer(), telling the caller whether a failure is every rank's
+/// (UserError::everyRank).
+int runGuarded(CompiledModel &model, const std::vector<std::string> &args, std::ostream &out,
+               std::ostream &err, const TrainerEnv &env, bool &everyRank) {
   std::string message;
+  everyRank = false;
   try {
     Run run(model, out, err, env);
     return run.run(args);
   } catch (const UserError &e) {
     message = e.message;
+    everyRank = e.everyRank;
   } catch (const ModelSetupError &e) {
     message = e.what();
   } catch (const std::bad_alloc &) {
@@ -41,6 +47,22 @@ int runTrainer(CompiledModel &model, const std::vector<std::string> &args,
   out.flush();
   err << "error: " << oneLine(message) << std::endl;
   return 1;
+}
+
+/// The ranks of a distributed run leave together: a rank still working
+/// (rank 0 writing --save) is waited for with --comm-timeout, where
+/// MPI_Finalize would wait forever for one that hangs.
+void leaveTogether(Communicator &comm) {
+  int64_t here = 1;
+  comm.allReduceSum(&here, 1);
+}
+
+} // namespace
+
+int runTrainer(CompiledModel &model, const std::vector<std::string> &args,
+               std::ostream &out, std::ostream &err, const TrainerEnv &env) {
+  bool everyRank = false;
+  return runGuarded(model, args, out, err, env, everyRank);
 }
 
 int trainerMain(CompiledModel &model, int argc, char **argv) {
@@ -75,14 +97,20 @@ int trainerMain(CompiledModel &model, int argc, char **argv) {
   installInterruptHandlers();
   env.interrupted = interruptSignal;
   std::ios::sync_with_stdio(true);
-  // Rank 0 speaks for the job. A run that fails (status 1; a signal ends
-  // every rank after the same step, 130 or 143) ends the whole job: the
-  // other ranks may be waiting for this one in a collective.
+  // Rank 0 speaks for the job. A run that fails alone (status 1) ends the
+  // whole job: the other ranks may be waiting for this one in a
+  // collective. A signal (130, 143) or a failure of every rank (a diverged
+  // loss) ends every rank after the same step, and they leave together.
   std::ostream quiet(nullptr);
   const bool speaks = comm->rank() == 0;
-  int status = runTrainer(model, args, speaks ? std::cout : quiet, speaks ? std::cerr : quiet, env);
-  if (status == 1 && comm->size() > 1)
-    comm->abortJob(status);
+  bool everyRank = false;
+  int status = runGuarded(model, args, speaks ? std::cout : quiet, speaks ? std::cerr : quiet,
+                          env, everyRank);
+  if (comm->size() > 1) {
+    if (status == 1 && !everyRank)
+      comm->abortJob(status);
+    leaveTogether(*comm);
+  }
   return status;
 }
 

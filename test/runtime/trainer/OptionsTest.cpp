@@ -127,7 +127,11 @@ TEST(Options, HelpListsEverythingWithDefaults) {
   EXPECT_NE(help.find("default: 9.9"), std::string::npos);
   EXPECT_NE(help.find("default: 1024"), std::string::npos);
   EXPECT_NE(help.find("tcc compile"), std::string::npos);
-  EXPECT_EQ(optionNames().size(), 19u);
+  EXPECT_NE(help.find("this trainer runs as one process: no effect"), std::string::npos);
+  d.ranks = 2;
+  EXPECT_NE(helpText("./train", d).find("default: 300; docs/distributed.md#faults"),
+            std::string::npos);
+  EXPECT_EQ(optionNames().size(), 20u);
 }
 
 TEST(Options, LogCheckpointAndEvalChoices) {
@@ -163,6 +167,22 @@ TEST(Options, LogCheckpointAndEvalChoices) {
   TrainOptions t;
   ASSERT_TRUE(parseOptions({"--tta=off"}, t, error)) << error;
   EXPECT_EQ(t.tta, false);
+}
+
+TEST(Options, CommTimeout) {
+  TrainOptions o;
+  std::string error;
+  ASSERT_TRUE(parseOptions({"--comm-timeout", "2.5"}, o, error)) << error;
+  EXPECT_EQ(*o.commTimeout, 2.5);
+  ASSERT_TRUE(parseOptions({}, o, error)) << error;
+  EXPECT_FALSE(o.commTimeout);
+  for (const char *bad : {"0", "-5", "abc", "nan", "inf", "1e999", " 3", "5s"})
+    EXPECT_NE(parseError({"--comm-timeout", bad})
+                  .find("--comm-timeout: expected a positive number of seconds"),
+              std::string::npos)
+        << bad;
+  EXPECT_NE(parseError({"--comm-timeout="}).find("--comm-timeout: expected a positive number"),
+            std::string::npos);
 }
 
 TEST(Options, Profile) {

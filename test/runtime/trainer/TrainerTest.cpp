@@ -402,6 +402,19 @@ TEST(Trainer, HelpShowsTheRecipesDefaults) {
   EXPECT_EQ(model.trainCalls, 0);
 }
 
+// A one-process trainer has no collective to time out: the flag is taken,
+// and said to do nothing (docs/distributed.md#faults).
+TEST(Trainer, CommTimeoutOnOneProcessWarns) {
+  FakeModel model;
+  DataSplit data = makeFakeData();
+  Result r = train(model, data, {"--steps", "1", "--comm-timeout", "5"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "warning: --comm-timeout has no effect: this trainer was compiled for one "
+                   "process (tcc compile --ranks=N builds a distributed one)\n");
+  expectOneErrorLine(train(model, data, {"--comm-timeout", "-1"}),
+                     "--comm-timeout: expected a positive number of seconds");
+}
+
 TEST(Trainer, UserErrorsAreOneLine) {
   DataSplit data = makeFakeData();
   FakeModel model;
