@@ -115,6 +115,30 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   return out + "]";
 }
 
+/// What a sharded optimizer (train.distributed.shard) cannot do yet: LAMB's
+/// trust ratio needs a parameter's whole norm; with sharded gradients the
+/// clipping norm and fp16's overflow check would be each rank's alone.
+void checkSharding(const rt::TrainRecipe &train) {
+  using rt::Distributed;
+  const Distributed &d = train.distributed;
+  if (d.shard == Distributed::None)
+    return;
+  const char *mode = d.shard == Distributed::Optimizer ? "\"optimizer\"" : "\"gradients\"";
+  if (train.optimizer.type == rt::Optimizer::Lamb)
+    fail(std::string("train.distributed.shard ") + mode + " cannot be combined with the lamb "
+         "optimizer yet (its trust ratio needs each parameter's whole norm); use shard "
+         "\"none\" or another optimizer");
+  if (d.shard != Distributed::Gradients)
+    return;
+  if (train.gradClipNorm)
+    fail("train.distributed.shard \"gradients\" cannot be combined with train.grad_clip_norm "
+         "yet (the norm would be each rank's shard's); use shard \"optimizer\"");
+  if (train.lossScale)
+    fail("train.distributed.shard \"gradients\" cannot be combined with fp16-mixed loss "
+         "scaling yet (an overflow would be seen by one rank only); use shard \"optimizer\" "
+         "or bf16-mixed");
+}
+
 /// The global batch splits evenly over the ranks (train.distributed).
 void checkRanks(const rt::TrainRecipe &train) {
   int64_t ranks = train.distributed.ranks;
@@ -125,6 +149,7 @@ void checkRanks(const rt::TrainRecipe &train) {
     fail("train.distributed.ranks " + std::to_string(ranks) + " does not divide train.batch_size " +
          std::to_string(train.batchSize) + " (the global batch: each rank trains an equal "
          "slice); choose a batch size that is a multiple of the ranks");
+  checkSharding(train);
 }
 
 void checkRecipeAgainstGraph(const ModelSpec &spec) {

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Limits.h"
+
+#include <algorithm>
 #include "frontend/SpecSections.h"
 #include "runtime/common/Schedule.h"
 
@@ -262,18 +264,22 @@ LossSpec parseLoss(const ObjectReader &r) {
 }
 
 /// train.distributed: `ranks` processes share the global batch
-/// (docs/distributed.md); the sharded modes are refused until they are
-/// built.
+/// (docs/distributed.md); sharding the parameters (FSDP) is refused until
+/// it is built.
 rt::Distributed parseDistributed(const ObjectReader &r) {
   r.allowOnly({"ranks", "shard", "sync_batch_norm"});
   const rt::Distributed d;
   rt::Distributed out;
   out.ranks = r.integer("ranks", d.ranks, 1, limits::kMaxRanks);
-  std::string shard = r.choice("shard", std::string("none"),
-                               {"none", "optimizer", "gradients", "parameters"});
-  if (shard != "none")
-    r.failField("shard", "\"" + shard + "\" is not supported yet: every rank keeps the whole "
-                         "state; use \"none\"");
+  static const std::vector<std::string> kModes = {"none", "optimizer", "gradients",
+                                                  "parameters"};
+  std::string shard = r.choice("shard", kModes[0], kModes);
+  if (shard == "parameters")
+    r.failField("shard", "\"parameters\" (FSDP) is not supported yet: every rank keeps "
+                         "the whole parameters; use \"gradients\" (ZeRO-2) or \"optimizer\" "
+                         "(ZeRO-1)");
+  out.shard = rt::Distributed::Shard(
+      std::find(kModes.begin(), kModes.end(), shard) - kModes.begin());
   out.syncBatchNorm = r.boolean("sync_batch_norm", d.syncBatchNorm);
   return out;
 }

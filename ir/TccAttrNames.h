@@ -56,6 +56,9 @@ inline constexpr llvm::StringLiteral kWeightDecayScaleAttr = "tcc.weight_decay_s
 /// mean of the batch norm that cancels it. A loaded nonzero bias is folded
 /// into that running mean (string).
 inline constexpr llvm::StringLiteral kFoldedIntoAttr = "tcc.folded_into";
+/// On a state argument that is this rank's chunk of a sharded tensor
+/// (train.distributed.shard): the whole tensor's shape, as checkpoints hold it.
+inline constexpr llvm::StringLiteral kShardOfAttr = "tcc.shard_of";
 
 //===----------------------------------------------------------------------===//
 // The step functions (tcc-build-train-step: passes/StepPlan.cpp,

@@ -42,4 +42,65 @@ def Tcc_AllReduceOp : Tcc_Op<"all_reduce", [InferTypeOpAdaptor]> {
   let hasVerifier = 1;
 }
 
+// Sharded state (train.distributed.shard, ZeRO): a tensor of n elements is
+// split into `ranks` chunks of c = ceil(n / ranks) elements, chunk r (zero
+// past the end of the tensor) kept by rank r.
+
+def Tcc_ShardOp : Tcc_Op<"shard", [Pure]> {
+  let summary = "This rank's chunk of a tensor";
+  let description = [{
+    Elements `[rank * c, rank * c + c)` of `input` flattened, with c =
+    ceil(n / `ranks`) and zeros past its n elements: the chunk of the
+    optimizer's update this rank computes. `rank` is the process's, read
+    when the step runs (every rank runs the same program). Not a collective.
+
+    ```mlir
+    %s = tcc.shard %w {ranks = 4 : i64} : tensor<10x3xf32> -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_ReducibleTensor:$input, I64Attr:$ranks);
+  let results = (outs Tcc_ReducibleTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Tcc_AllGatherOp : Tcc_Op<"all_gather"> {
+  let summary = "The ranks' chunks, put together into whole tensors";
+  let description = [{
+    Result `i` is the chunks operand `i` holds on ranks 0, 1, ..., `ranks`
+    - 1, one after the other, cut to the result's elements and shaped as
+    it: the inverse of `tcc.shard`. After a sharded update every rank
+    gathers the new parameters. One op gathers all its operands together
+    (one message). No `Pure`: a collective (as `tcc.all_reduce`).
+
+    ```mlir
+    %w, %b = tcc.all_gather %ws, %bs {ranks = 4 : i64}
+        : tensor<8xf32>, tensor<1xf32> -> tensor<10x3xf32>, tensor<3xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tcc_ReducibleTensor>:$inputs, I64Attr:$ranks);
+  let results = (outs Variadic<Tcc_ReducibleTensor>:$results);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($results)";
+  let hasVerifier = 1;
+}
+
+def Tcc_ReduceScatterOp : Tcc_Op<"reduce_scatter"> {
+  let summary = "Each tensor summed over the ranks; each rank keeps its chunk";
+  let description = [{
+    Result `i` is `tcc.shard` of operand `i` summed over the ranks: each
+    rank receives only the chunk of the sum it updates (ZeRO-2's reduced
+    gradients), half the traffic of an all-reduce. One op reduces all its
+    operands together. No `Pure`: a collective.
+
+    ```mlir
+    %gs, %bs = tcc.reduce_scatter %gw, %gb {ranks = 4 : i64}
+        : tensor<10x3xf32>, tensor<3xf32> -> tensor<8xf32>, tensor<1xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tcc_ReducibleTensor>:$inputs, I64Attr:$ranks);
+  let results = (outs Variadic<Tcc_ReducibleTensor>:$results);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($results)";
+  let hasVerifier = 1;
+}
+
 #endif // TCC_COLLECTIVE_OPS_TD

@@ -178,7 +178,8 @@ LogicalResult TrainAttr::verify(EmitError emitError, int64_t batchSize, F64 epoc
                                 bool, OptimizerAttr optimizer, ScheduleAttr schedule,
                                 PrecisionAttr precision, int64_t accumulate, bool,
                                 LossScaleAttr lossScale, EmaAttr, std::optional<F64> gradClipNorm,
-                                std::optional<int64_t> memoryBudget, int64_t ranks, bool) {
+                                std::optional<int64_t> memoryBudget, int64_t ranks, bool,
+                                ShardMode) {
   if (!optimizer || !schedule || !precision)
     return emitError() << "needs an optimizer, a schedule and a precision";
   if (failed(check(emitError, batchSize >= 1, "batch_size", ">= 1", batchSize)) ||
@@ -234,6 +235,7 @@ static_assert(int(OptimizerType::Lamb) == rt::Optimizer::Lamb &&
               int(OptimizerType::AdamW) == rt::Optimizer::AdamW &&
               int(MomentumOf::Update) == rt::Optimizer::Update);
 static_assert(int(AlphaSchedule::Cubic) == rt::Lookahead::Cubic);
+static_assert(int(ShardMode::Parameters) == rt::Distributed::Parameters);
 static_assert(int(ScheduleType::PiecewiseLinear) == rt::ScheduleDesc::PiecewiseLinear &&
               int(ScheduleType::OneCycle) == rt::ScheduleDesc::OneCycle &&
               int(ScheduleType::Cosine) == rt::ScheduleDesc::Cosine);
@@ -318,7 +320,8 @@ TrainAttr mlir::tcc::getTrainAttr(MLIRContext *context, const rt::TrainRecipe &t
   return TrainAttr::get(context, t.batchSize, t.epochs, t.seed, t.dropLast, optimizer,
                         getScheduleAttr(context, t.schedule), precision, t.accumulate,
                         t.deterministic, lossScale, ema, gradClipNorm, t.memoryBudget,
-                        t.distributed.ranks, t.distributed.syncBatchNorm);
+                        t.distributed.ranks, t.distributed.syncBatchNorm,
+                        ShardMode(t.distributed.shard));
 }
 
 rt::TrainRecipe mlir::tcc::toRecipe(TrainAttr a) {
@@ -342,6 +345,7 @@ rt::TrainRecipe mlir::tcc::toRecipe(TrainAttr a) {
   t.memoryBudget = a.getMemoryBudget();
   t.distributed.ranks = a.getRanks();
   t.distributed.syncBatchNorm = a.getSyncBatchNorm();
+  t.distributed.shard = rt::Distributed::Shard(a.getShard());
   return t;
 }
 

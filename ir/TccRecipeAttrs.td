@@ -67,6 +67,13 @@ def Tcc_OptimizerType : Tcc_Enum<"OptimizerType", [
     I32EnumAttrCase<"AdamW", 2, "adamw">, I32EnumAttrCase<"Lamb", 3, "lamb">]>;
 def Tcc_MomentumOf : Tcc_Enum<"MomentumOf", [
     I32EnumAttrCase<"Gradient", 0, "gradient">, I32EnumAttrCase<"Update", 1, "update">]>;
+def Tcc_ShardMode : Tcc_Enum<"ShardMode", [
+    I32EnumAttrCase<"None", 0, "none">, I32EnumAttrCase<"Optimizer", 1, "optimizer">,
+    I32EnumAttrCase<"Gradients", 2, "gradients">,
+    I32EnumAttrCase<"Parameters", 3, "parameters">]>;
+def Tcc_ShardParam : EnumParameter<Tcc_ShardMode> {
+  let defaultValue = "::mlir::tcc::ShardMode::None";
+}
 def Tcc_AlphaSchedule : Tcc_Enum<"AlphaSchedule", [
     I32EnumAttrCase<"Constant", 0, "constant">, I32EnumAttrCase<"Cubic", 1, "cubic">]>;
 def Tcc_ScheduleType : Tcc_Enum<"ScheduleType", [
@@ -165,7 +172,8 @@ def Tcc_TrainAttr : Tcc_RecipeAttr<"Train", "train"> {
     1 when absent) is how many processes share `batch_size`: each rank's
     step trains `batch_size / ranks` samples; with `sync_batch_norm` the
     batch norms over the whole batch take their statistics over every
-    rank's samples. The frontend alone reads
+    rank's samples; `shard` is what each rank keeps of the optimizer state
+    (ZeRO: docs/distributed.md). The frontend alone reads
     the optimizer's groups (it puts their scales on the parameters) and
     one_cycle's cycle_momentum (a warning), so neither is here.
   }];
@@ -178,7 +186,8 @@ def Tcc_TrainAttr : Tcc_RecipeAttr<"Train", "train"> {
                         Tcc_OptionalF64Param:$grad_clip_norm,
                         Tcc_OptionalI64Param:$memory_budget,
                         DefaultValuedParameter<"int64_t", "1">:$ranks,
-                        Tcc_DefaultFalseParam:$sync_batch_norm);
+                        Tcc_DefaultFalseParam:$sync_batch_norm,
+                        Tcc_ShardParam:$shard);
 }
 
 def Tcc_DataAttr : Tcc_RecipeAttr<"Data", "data"> {

@@ -218,6 +218,13 @@ LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
   return success();
 }
 
+/// The type of one rank's chunk of `whole` (tcc.shard) over `ranks` ranks.
+Type chunkType(Value whole, int64_t ranks) {
+  auto type = cast<RankedTensorType>(whole.getType());
+  return RankedTensorType::get({(type.getNumElements() + ranks - 1) / ranks},
+                               type.getElementType());
+}
+
 /// Whether buffer value `v` is a running statistic of a synchronised batch
 /// norm (directly, or yielded by the micro-batch loop): every rank computes
 /// it from the same sums, so it needs no averaging.
@@ -253,8 +260,22 @@ void reduceAcrossRanks(OpBuilder &b, Location loc, StepPlan &plan, TrainStep &st
   for (auto [index, grad] : grads)
     withGradient.push_back(index);
   llvm::sort(withGradient);
-  reduce(withGradient, [&](int i) { return grads[i]; },
-         [&](int i, Value v) { grads[i] = v; }, "sum");
+  const ::tcc::rt::Distributed &d = plan.train.distributed;
+  if (d.shard == ::tcc::rt::Distributed::Gradients && !withGradient.empty()) {
+    // ZeRO-2: each rank receives only its chunk of each summed gradient.
+    SmallVector<Value> inputs;
+    SmallVector<Type> chunks;
+    for (int i : withGradient) {
+      inputs.push_back(grads[i]);
+      chunks.push_back(chunkType(grads[i], d.ranks));
+    }
+    auto op = b.create<ReduceScatterOp>(loc, chunks, inputs, d.ranks);
+    for (auto [i, result] : llvm::zip(withGradient, op.getResults()))
+      grads[i] = result;
+  } else {
+    reduce(withGradient, [&](int i) { return grads[i]; },
+           [&](int i, Value v) { grads[i] = v; }, "sum");
+  }
   SmallVector<int> perRank;
   for (int i : bufferIndices(plan))
     if (!updatedBySynchronisedNorm(step.newState[i]))
@@ -323,11 +344,23 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
                                     getScheduleAttr(b.getContext(), plan.train.schedule));
 
   double weightDecay = optimizer.weightDecay;
+  // Sharded (ZeRO-1/2): each rank updates its chunk of every parameter with
+  // its chunk of the optimizer state, and the ranks gather the new ones.
+  const ::tcc::rt::Distributed &distributed = plan.train.distributed;
+  SmallVector<int> gathered;
+  SmallVector<Value> newChunks;
   for (auto [i, entry] : llvm::enumerate(plan.state)) {
     Value grad = grads.lookup(i);
     if (!entry.trainable || !grad)
       continue;
     Value param = step.state[i];
+    if (distributed.sharded()) {
+      param = b.create<ShardOp>(loc, chunkType(param, distributed.ranks), param,
+                                distributed.ranks);
+      if (distributed.shard == ::tcc::rt::Distributed::Optimizer)
+        grad = b.create<ShardOp>(loc, chunkType(grad, distributed.ranks), grad,
+                                 distributed.ranks);
+    }
     auto lrScale = b.getF64FloatAttr(entry.lrScale);
     auto wd = b.getF64FloatAttr(weightDecay * entry.weightDecayScale);
     auto slot = [&](StringRef name) {
@@ -376,6 +409,18 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
       step.newState[m] = update->getResult(1);
       step.newState[v] = update->getResult(2);
     }
+    if (distributed.sharded()) {
+      gathered.push_back(static_cast<int>(i));
+      newChunks.push_back(step.newState[i]);
+    }
+  }
+  if (!gathered.empty()) {
+    SmallVector<Type> wholes;
+    for (int i : gathered)
+      wholes.push_back(step.state[i].getType());
+    auto gather = b.create<AllGatherOp>(loc, wholes, newChunks, distributed.ranks);
+    for (auto [i, whole] : llvm::zip(gathered, gather.getResults()))
+      step.newState[i] = whole;
   }
 
   if (const std::optional<::tcc::rt::Lookahead> &lookahead = optimizer.lookahead)

@@ -30,6 +30,9 @@ struct StateEntry {
   std::string foldedInto;
   /// A parameter that trains for its first that many epochs only (0: all).
   int64_t trainEpochs = 0;
+  /// This rank's chunk of a sharded tensor of this shape (an optimizer
+  /// slot under train.distributed.shard); empty: the whole tensor.
+  SmallVector<int64_t> shardOf;
 };
 
 /// The recipe and the state layout both step functions share.

@@ -49,6 +49,8 @@ void StepPlan::appendStateArgs(SmallVectorImpl<Type> &types,
       list.append(kTrainableAttr, b.getBoolAttr(entry.trainable));
     if (!entry.foldedInto.empty())
       list.append(kFoldedIntoAttr, b.getStringAttr(entry.foldedInto));
+    if (!entry.shardOf.empty())
+      list.append(kShardOfAttr, b.getDenseI64ArrayAttr(entry.shardOf));
     attrs.push_back(list.getDictionary(ctx));
   }
 }
@@ -119,13 +121,25 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
     slots = {"momentum_buffer"};
   size_t modelEntries = plan.state.size();
   auto zeros = initOf(ctx, "constant", {b.getNamedAttr("value", b.getF64FloatAttr(0))});
+  // Sharded (ZeRO), each rank keeps its chunk of every slot.
+  const ::tcc::rt::Distributed &distributed = plan.train.distributed;
   for (size_t i = 1; i < modelEntries; ++i) {
     StateEntry p = plan.state[i]; // a copy: push_back below reallocates
     if (!p.trainable)
       continue;
-    for (StringRef slot : slots)
+    Type type = p.type;
+    SmallVector<int64_t> shardOf;
+    if (distributed.sharded()) {
+      auto whole = cast<RankedTensorType>(p.type);
+      shardOf.assign(whole.getShape().begin(), whole.getShape().end());
+      int64_t chunk = (whole.getNumElements() + distributed.ranks - 1) / distributed.ranks;
+      type = RankedTensorType::get({chunk}, whole.getElementType());
+    }
+    for (StringRef slot : slots) {
       plan.state.push_back({"optimizer." + p.name + "." + slot.str(), kind::kOptimizer.str(),
-                            p.type, zeros, false, 1, 1, static_cast<int>(i)});
+                            type, zeros, false, 1, 1, static_cast<int>(i)});
+      plan.state.back().shardOf = shardOf;
+    }
   }
   // Lookahead averages the trainable parameters, and with `buffers` the
   // float buffers (batch-norm running statistics) too, as airbench's

@@ -74,6 +74,10 @@ struct StateTensor {
   /// it; tcc-bn-bias-elimination): the running mean a loaded nonzero value
   /// is folded into. Empty otherwise.
   std::string foldedInto;
+  /// This rank's chunk ([ceil(n / ranks)], `shape`) of a sharded tensor
+  /// of this whole shape (train.distributed.shard), which checkpoints hold
+  /// whole; empty: not sharded.
+  std::vector<int64_t> shardOf;
 
   int64_t numElements() const {
     int64_t n = 1;

@@ -113,6 +113,12 @@ struct Distributed {
   /// Batch norms over the whole batch take their statistics over every
   /// rank's samples (SyncBatchNorm), not each rank's alone.
   bool syncBatchNorm = false;
+  /// What each rank keeps (ZeRO): everything (None); 1/N of the optimizer
+  /// moments (Optimizer, ZeRO-1); those and the reduced gradients
+  /// (Gradients, ZeRO-2); and the parameters (Parameters, FSDP: refused).
+  enum Shard { None, Optimizer, Gradients, Parameters };
+  Shard shard = None;
+  bool sharded() const { return shard != None && ranks > 1; }
 };
 
 /// model.json's train section.

@@ -83,6 +83,9 @@ std::string cppRecipe(const ::tcc::rt::Recipe &recipe) {
     os << "    r.train.distributed.ranks = " << t.distributed.ranks << ";\n";
   if (t.distributed.syncBatchNorm)
     os << "    r.train.distributed.syncBatchNorm = true;\n";
+  if (t.distributed.shard != ::tcc::rt::Distributed::None)
+    os << "    r.train.distributed.shard = tcc::rt::Distributed::Shard(" << int(t.distributed.shard)
+       << ");\n";
   const DataRecipe &d = recipe.data;
   const AugmentConfig &a = d.augment;
   os << "    r.data.format = DataRecipe::" << kFormats[d.format]
@@ -146,9 +149,16 @@ uint64_t fingerprint(func::FuncOp train) {
   for (BlockArgument arg : train.getArguments())
     if (auto name = train.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kStateAttr)) {
       mix(name.getValue());
+      // A sharded tensor as checkpoints hold it, whole: the fingerprint
+      // does not depend on the ranks.
+      Type whole = arg.getType();
+      if (auto shardOf = train.getArgAttrOfType<DenseI64ArrayAttr>(arg.getArgNumber(),
+                                                                  kShardOfAttr))
+        whole = RankedTensorType::get(shardOf.asArrayRef(),
+                                      cast<ShapedType>(whole).getElementType());
       std::string type;
       llvm::raw_string_ostream os(type);
-      os << arg.getType();
+      os << whole;
       mix(type);
     }
   return h;
@@ -167,9 +177,9 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
   os << "struct StateRow {\n  const char *name;\n  int rank;\n  int64_t dims[8];\n"
      << "  DType dtype;\n  StateRole role;\n  bool trainable;\n  const char *init;\n"
      << "  double a, b;\n  const char *source;\n  double c;\n  size_t offset;\n"
-     << "  const char *foldedInto;\n};\n\n"
+     << "  const char *foldedInto;\n  int shardRank;\n  int64_t shardOf[8];\n};\n\n"
      << "// name, rank, shape, dtype, role, trainable, init (kind, a, b, source, c), offset,\n"
-     << "// folded into\n"
+     << "// folded into, the whole shape of a sharded tensor (rank, dims)\n"
      << "const StateRow kStateRows[] = {\n";
   int slot = 0;
   for (BlockArgument arg : train.getArguments()) {
@@ -196,6 +206,9 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
       c = number(init, "ddof");
     auto source = init.getAs<StringAttr>("source");
     auto foldedInto = train.getArgAttrOfType<StringAttr>(i, kFoldedIntoAttr);
+    ArrayRef<int64_t> shardOf;
+    if (auto whole = train.getArgAttrOfType<DenseI64ArrayAttr>(i, kShardOfAttr))
+      shardOf = whole.asArrayRef();
     os << "    {" << cppStringLiteral(name.getValue()) << ", " << dimsOf(arg).size() << ", {";
     llvm::interleaveComma(dimsOf(arg), os);
     os << "}, " << dtypeOf(arg.getType()) << ", " << roleOf(kind) << ", "
@@ -204,7 +217,10 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
        << llvm::format("%.17g", b) << ", "
        << cppStringLiteral(source ? source.getValue() : "") << ", " << llvm::format("%.17g", c)
        << ", " << stateOffsets[slot++] << ", "
-       << cppStringLiteral(foldedInto ? foldedInto.getValue() : "") << "},\n";
+       << cppStringLiteral(foldedInto ? foldedInto.getValue() : "") << ", " << shardOf.size()
+       << ", {";
+    llvm::interleaveComma(shardOf, os);
+    os << "}},\n";
   }
   os << "};\n\n";
   os << "Model::Model() {\n"
@@ -231,6 +247,7 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
   os << "  for (const StateRow &r : kStateRows)\n"
      << "    info_.state.push_back({r.name, std::vector<int64_t>(r.dims, r.dims + r.rank),\n"
      << "                           r.dtype, r.role, r.trainable,\n"
-     << "                           {r.init, r.a, r.b, r.source, r.c}, r.offset, r.foldedInto});\n";
+     << "                           {r.init, r.a, r.b, r.source, r.c}, r.offset, r.foldedInto,\n"
+     << "                           std::vector<int64_t>(r.shardOf, r.shardOf + r.shardRank)});\n";
   os << "}\n\n";
 }

@@ -47,6 +47,12 @@ public:
   virtual void allReduceSum(float *data, int64_t n) = 0;
   virtual void allReduceSum(double *data, int64_t n) = 0;
   virtual void allReduceSum(int64_t *data, int64_t n) = 0;
+  /// Sharded state (ZeRO): every rank's `n` values `mine` one after the
+  /// other, in rank order, into `all` (n * size() values) on every rank;
+  /// and the inverse of a sum: `all` (size() blocks of n) summed over the
+  /// ranks, this rank receiving block rank() of the sum in `mine`.
+  virtual void allGather(const float *mine, float *all, int64_t n) = 0;
+  virtual void reduceScatterSum(const float *all, float *mine, int64_t n) = 0;
   /// Ends every rank of the job with `status`: a rank that stops alone
   /// would leave the others waiting in a collective.
   [[noreturn]] virtual void abortJob(int status) = 0;

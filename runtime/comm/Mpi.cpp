@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 
 namespace tcc::rt {
@@ -36,6 +37,18 @@ public:
   void allReduceSum(float *data, int64_t n) override { sum(data, n, MPI_FLOAT); }
   void allReduceSum(double *data, int64_t n) override { sum(data, n, MPI_DOUBLE); }
   void allReduceSum(int64_t *data, int64_t n) override { sum(data, n, MPI_INT64_T); }
+  void allGather(const float *mine, float *all, int64_t n) override {
+    MPI_Request request;
+    MPI_Iallgather(mine, count(n), MPI_FLOAT, all, count(n), MPI_FLOAT, MPI_COMM_WORLD,
+                   &request);
+    waiter.wait(request, ++collectives, n * ranks);
+  }
+  void reduceScatterSum(const float *all, float *mine, int64_t n) override {
+    MPI_Request request;
+    MPI_Ireduce_scatter_block(all, mine, count(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD,
+                              &request);
+    waiter.wait(request, ++collectives, n * ranks);
+  }
   [[noreturn]] void abortJob(int status) override {
     MPI_Abort(MPI_COMM_WORLD, status);
     std::_Exit(status); // MPI_Abort does not return; the compiler does not know
@@ -60,6 +73,17 @@ private:
     MPI_Comm copy;
     MPI_Comm_dup(MPI_COMM_WORLD, &copy);
     return copy;
+  }
+
+  /// A count MPI takes (an int): a chunk that large would be a state of
+  /// 2^31 values per rank, far beyond what a step holds.
+  int count(int64_t n) {
+    if (n > INT_MAX) {
+      std::fprintf(stderr, "error: rank %d: a chunk of %lld values is more than MPI sends "
+                           "at once\n", rankId, static_cast<long long>(n));
+      abortJob(1);
+    }
+    return static_cast<int>(n);
   }
 
   /// MPI counts are ints: a longer buffer goes in pieces. Non-blocking, so

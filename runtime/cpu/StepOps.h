@@ -54,6 +54,61 @@ void all_reduce(Communicator *comm, int64_t count, const T *const *inputs,
       results[k][i] = message[at + i] * scale;
 }
 
+/// tcc.shard: elements [rank * c, rank * c + c) of x's n, zero past n.
+template <class T>
+void shard(const StepControl *control, int64_t n, int64_t c, const T *x, T *chunk) {
+  const int64_t first = control->run.rank * c;
+  for (int64_t i = 0; i < c; ++i)
+    chunk[i] = first + i < n ? x[first + i] : T(0);
+}
+
+/// tcc.all_gather of `count` tensors: this rank's chunks (chunks[k] of
+/// sizes[k] = ceil(wholes[k] / ranks) values) packed into one message,
+/// gathered from every rank, each tensor put together in rank order and
+/// cut to its wholes[k] values.
+inline void all_gather(Communicator *comm, int64_t count, const float *const *chunks,
+                       float *const *results, const int64_t *sizes, const int64_t *wholes) {
+  int64_t total = 0;
+  for (int64_t k = 0; k < count; ++k)
+    total += sizes[k];
+  static thread_local std::vector<float> mine, all;
+  mine.resize(size_t(total));
+  all.resize(size_t(total * comm->size()));
+  for (int64_t k = 0, at = 0; k < count; at += sizes[k++])
+    std::copy(chunks[k], chunks[k] + sizes[k], mine.data() + at);
+  comm->allGather(mine.data(), all.data(), total);
+  for (int64_t r = 0; r < comm->size(); ++r)
+    for (int64_t k = 0, at = r * total; k < count; at += sizes[k++]) {
+      const int64_t first = r * sizes[k];
+      const int64_t n = std::min(sizes[k], std::max<int64_t>(0, wholes[k] - first));
+      std::copy(all.data() + at, all.data() + at + n, results[k] + first);
+    }
+}
+
+/// tcc.reduce_scatter of `count` tensors (inputs[k] of wholes[k] values):
+/// rank r's block of the message holds chunk r of each (zero past its
+/// end); summed over the ranks, this rank's block unpacked into its chunks
+/// (results[k] of sizes[k] values).
+inline void reduce_scatter(Communicator *comm, int64_t count, const float *const *inputs,
+                           float *const *results, const int64_t *sizes,
+                           const int64_t *wholes) {
+  int64_t total = 0;
+  for (int64_t k = 0; k < count; ++k)
+    total += sizes[k];
+  static thread_local std::vector<float> all, mine;
+  all.assign(size_t(total * comm->size()), 0.0f);
+  mine.resize(size_t(total));
+  for (int64_t r = 0; r < comm->size(); ++r)
+    for (int64_t k = 0, at = r * total; k < count; at += sizes[k++]) {
+      const int64_t first = r * sizes[k];
+      const int64_t n = std::min(sizes[k], std::max<int64_t>(0, wholes[k] - first));
+      std::copy(inputs[k] + first, inputs[k] + first + n, all.data() + at);
+    }
+  comm->reduceScatterSum(all.data(), mine.data(), total);
+  for (int64_t k = 0, at = 0; k < count; at += sizes[k++])
+    std::copy(mine.data() + at, mine.data() + at + sizes[k], results[k]);
+}
+
 /// Dropout of this rank's slice: its elements are those from rank * n of
 /// the one-process tensor, and so are their mask bits.
 template <class T>

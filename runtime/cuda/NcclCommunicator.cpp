@@ -81,6 +81,18 @@ public:
   void allReduceSum(float *data, int64_t n) override { hostSum(data, n, ncclFloat32); }
   void allReduceSum(double *data, int64_t n) override { hostSum(data, n, ncclFloat64); }
   void allReduceSum(int64_t *data, int64_t n) override { hostSum(data, n, ncclInt64); }
+  // The cuda step gathers and scatters on the device; these serve the
+  // trainer (a sharded checkpoint is consolidated with allReduceSum).
+  void allGather(const float *mine, float *all, int64_t n) override {
+    hostCollective(mine, n, all, n * world.size, [&](void *in, void *out) {
+      return ncclAllGather(in, out, size_t(n), ncclFloat32, joined(), side);
+    });
+  }
+  void reduceScatterSum(const float *all, float *mine, int64_t n) override {
+    hostCollective(all, n * world.size, mine, n, [&](void *in, void *out) {
+      return ncclReduceScatter(in, out, size_t(n), ncclFloat32, ncclSum, joined(), side);
+    });
+  }
   /// No timeout yet: the trainer warns where --comm-timeout is given.
   void setFaultSettings(const FaultSettings &) override {}
   [[noreturn]] void abortJob(int status) override {
@@ -125,23 +137,33 @@ private:
   template <class T> void hostSum(T *data, int64_t n, ncclDataType_t type) {
     if (world.size == 1 || n == 0)
       return;
-    const size_t bytes = size_t(n) * sizeof(T);
+    hostCollective(data, n, data, n, [&](void *in, void *out) {
+      return ncclAllReduce(in, out, size_t(n), type, ncclSum, joined(), side);
+    });
+  }
+
+  /// `call(in, out)` on device copies of `in` (n values) and `out` (m).
+  template <class T, class Call>
+  void hostCollective(const T *in, int64_t n, T *out, int64_t m, Call call) {
+    if (n == 0 && m == 0)
+      return;
+    const size_t inBytes = size_t(n) * sizeof(T), bytes = inBytes + size_t(m) * sizeof(T);
     if (bytes > stagingBytes) {
       if (staging)
         cudaFree(staging);
       if (cudaMalloc(&staging, bytes) != cudaSuccess) {
         std::cerr << "error: rank " << world.rank << ": no device memory for " << bytes
-                  << " bytes of totals\n";
+                  << " bytes of the trainer's collectives\n";
         abortJob(1);
       }
       stagingBytes = bytes;
     }
-    cudaMemcpyAsync(staging, data, bytes, cudaMemcpyHostToDevice, side);
-    check(ncclAllReduce(staging, staging, size_t(n), type, ncclSum, joined(), side),
-          "ncclAllReduce");
-    cudaMemcpyAsync(data, staging, bytes, cudaMemcpyDeviceToHost, side);
+    char *deviceIn = static_cast<char *>(staging), *deviceOut = deviceIn + inBytes;
+    cudaMemcpyAsync(deviceIn, in, inBytes, cudaMemcpyHostToDevice, side);
+    check(call(deviceIn, deviceOut), "a collective");
+    cudaMemcpyAsync(out, deviceOut, size_t(m) * sizeof(T), cudaMemcpyDeviceToHost, side);
     if (cudaStreamSynchronize(side) != cudaSuccess) {
-      std::cerr << "error: rank " << world.rank << ": the totals' all-reduce failed\n";
+      std::cerr << "error: rank " << world.rank << ": the trainer's collective failed\n";
       abortJob(1);
     }
   }

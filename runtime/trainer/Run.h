@@ -109,6 +109,12 @@ private:
   void findLossScaleState();
   void logStep(const StepTotals &totals, double segmentTrain, double start);
   void checkpoint(void *hostState);
+  bool periodicCheckpointDue();
+  /// The state a checkpoint holds: `hostState`, or with a sharded state
+  /// the whole tensors gathered from every rank (a collective: every rank
+  /// calls it at the same point), laid out as checkpointInfo() says.
+  const void *stateToWrite(const void *hostState);
+  const ModelInfo &checkpointInfo() const { return sharded ? wholeInfo : info; }
   void emit(EpochMetrics &m);
   void bindBuffers(const Recipe &recipe);
   EpochMetrics trainMetrics(const StepTotals &totals, double segmentTrain,
@@ -140,6 +146,14 @@ private:
   /// files.
   Communicator *comm;
   int rank;
+  /// train.distributed.shard: this rank's arena holds chunks of the
+  /// optimizer state; checkpoints hold it whole (ShardedState.h).
+  bool sharded = false;
+  ModelInfo wholeInfo;
+  std::vector<uint8_t> wholeState;
+  /// Whether rank 0 writes the state at the end (--save; the others' is
+  /// cleared): with a sharded state every rank helps gather it.
+  bool savesState = false;
 
   TrainOptions opts;
   DataSplit ownData;

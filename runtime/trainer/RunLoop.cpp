@@ -8,6 +8,7 @@
 #include "runtime/trainer/Interrupt.h"
 #include "runtime/trainer/Profile.h"
 #include "runtime/trainer/SaveTarget.h"
+#include "runtime/trainer/ShardedState.h"
 #include "runtime/trainer/Text.h"
 
 #include <algorithm>
@@ -176,13 +177,40 @@ void Run::configureFaults() {
 /// --checkpoint-every: the state so far to --save, atomically over the
 /// last one (the final save at the end of the run is the usual one).
 void Run::checkpoint(void *hostCopy) {
+  // Every rank comes here; a sharded state is gathered by all of them.
+  if (rank != 0 && !sharded)
+    return;
   memory->download(hostCopy, state, info.stateBytes);
+  const void *whole = stateToWrite(hostCopy);
+  if (rank != 0)
+    return;
   std::string failure;
-  std::string written = save(opts.save, hostCopy, failure);
+  std::string written = save(opts.save, whole, failure);
   unblockInterruptSignals();
   if (written != opts.save)
     warn("the periodic checkpoint went to '" + written + "': " + failure);
   lastCheckpoint = clock();
+}
+
+/// --checkpoint-every N minutes: rank 0's clock decides; with a sharded
+/// state the others, which help gather it, are told (one value per step).
+bool Run::periodicCheckpointDue() {
+  if (!opts.checkpointMinutes)
+    return false;
+  bool due = rank == 0 && clock() - lastCheckpoint >= *opts.checkpointMinutes * 60;
+  if (sharded) {
+    int64_t flag = due ? 1 : 0;
+    comm->allReduceSum(&flag, 1);
+    due = flag > 0;
+  }
+  return due;
+}
+
+const void *Run::stateToWrite(const void *hostCopy) {
+  if (!sharded)
+    return hostCopy;
+  gatherWholeState(info, wholeInfo, hostCopy, wholeState, *comm);
+  return wholeState.data();
 }
 
 void Run::emit(EpochMetrics &m) {
@@ -263,7 +291,7 @@ void Run::stopIfDiverged(const StepTotals &totals, double segmentTrain,
 /// `path` failed. Fails when the state is not finite or nothing takes it.
 std::string Run::save(const std::string &path, const void *hostState,
                       std::string &failure) {
-  if (std::string bad = nonFiniteStateTensor(info, hostState); !bad.empty())
+  if (std::string bad = nonFiniteStateTensor(checkpointInfo(), hostState); !bad.empty())
     fail("the trained state is not finite (state tensor " + bad +
          "): not writing '" + oneLine(path) + "'" +
          (fileExists(path) ? ", which keeps the last good checkpoint" : "") +
@@ -284,13 +312,13 @@ std::string Run::save(const std::string &path, const void *hostState,
   // keeps EINTR away from the writes.
   blockInterruptSignals();
   std::string error;
-  if (saveCheckpoint(path, info, hostState, meta, error))
+  if (saveCheckpoint(path, checkpointInfo(), hostState, meta, error))
     return path;
   failure = error;
   std::string others;
   for (const std::string &fallback : fallbackSavePaths(info.name)) {
     std::string why;
-    if (saveCheckpoint(fallback, info, hostState, meta, why))
+    if (saveCheckpoint(fallback, checkpointInfo(), hostState, meta, why))
       return fallback;
     others += "; " + why;
   }
@@ -333,6 +361,10 @@ int Run::run(const std::vector<std::string> &args) {
   if (!parseOptions(args, opts, error))
     fail(error);
   configureFaults();
+  sharded = comm && hasShardedState(info);
+  if (sharded)
+    wholeInfo = wholeStateInfo(info);
+  savesState = !opts.save.empty();
   // A distributed run: rank 0 alone shows progress and writes the metrics,
   // checkpoints and profile; every rank trains (docs/distributed.md).
   if (rank != 0) {
@@ -500,13 +532,12 @@ int Run::run(const std::vector<std::string> &args) {
       loggedTrain = 0;
       model.resetTotals();
       segmentTrain = 0;
-      if (!last && rank == 0 && opts.checkpointEpochs &&
+      if (!last && opts.checkpointEpochs &&
           (step / constants.stepsPerEpoch) % *opts.checkpointEpochs == 0)
         checkpoint(hostState);
     }
     // (after an epoch's checkpoint, which restarts the minutes)
-    if (!last && rank == 0 && opts.checkpointMinutes &&
-        clock() - lastCheckpoint >= *opts.checkpointMinutes * 60)
+    if (!last && periodicCheckpointDue())
       checkpoint(hostState);
     if (!epochEnd && !last && progress.enabled()) {
       // Counted toward where this run stops: --steps when it comes first.
@@ -555,7 +586,10 @@ int Run::run(const std::vector<std::string> &args) {
   const std::string target = signal && opts.save.empty() && rank == 0
                                  ? interruptedSavePath(info.name)
                                  : opts.save;
-  if (!memory->isHost() || !target.empty())
+  // Rank 0 writes: --save, or the interrupted path; a sharded state is
+  // gathered by every rank first.
+  const bool gathers = sharded && (savesState || signal);
+  if (!memory->isHost() || !target.empty() || gathers)
     memory->download(hostState, state, info.stateBytes);
   if (counter && !memory->isHost()) {
     int64_t now = readCounter(*counter, hostState);
@@ -563,9 +597,10 @@ int Run::run(const std::vector<std::string> &args) {
       fail("internal error: the step counter is " + std::to_string(now) +
            " after " + std::to_string(step) + " steps");
   }
+  const void *toWrite = gathers ? stateToWrite(hostState) : hostState;
   if (!target.empty()) {
     std::string failure;
-    std::string written = save(target, hostState, failure);
+    std::string written = save(target, toWrite, failure);
     if (written != target)
       fail(failure + "; the trained state was saved to '" + oneLine(written) +
            "' instead (move it into place, or continue with: " +

@@ -6,6 +6,7 @@
 #include "runtime/trainer/Init.h"
 #include "runtime/trainer/Interrupt.h"
 #include "runtime/trainer/SaveTarget.h"
+#include "runtime/trainer/ShardedState.h"
 #include "runtime/trainer/Text.h"
 
 #include <algorithm>
@@ -129,8 +130,15 @@ void Run::initState(void *hostState) {
 void Run::resumeState(void *hostState, int64_t &metaStep) {
   CheckpointMeta meta;
   std::string error;
-  if (!loadCheckpoint(opts.resume, info, hostState, meta, error))
+  if (sharded) {
+    // The file holds the state whole: each rank takes its chunks.
+    std::vector<uint8_t> whole(wholeInfo.stateBytes);
+    if (!loadCheckpoint(opts.resume, wholeInfo, whole.data(), meta, error))
+      fail(error);
+    scatterWholeState(info, wholeInfo, whole.data(), hostState, rank, comm->size());
+  } else if (!loadCheckpoint(opts.resume, info, hostState, meta, error)) {
     fail(error);
+  }
   foldBiases(hostState, opts.resume);
   metaStep = meta.step;
   const std::string file = "'" + oneLine(opts.resume) + "'";

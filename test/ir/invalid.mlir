@@ -1841,3 +1841,36 @@ func.func @sync_bn_backward_sums_shape(%dy: tensor<8x4xf32>, %x: tensor<8x4xf32>
   %dx = tcc.batch_norm_backward_input %dy, %x saved %m, %m sums %t {ranks = 2 : i64} : (tensor<8x4xf32>, tensor<8x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<4x2xf64>) -> tensor<8x4xf32>
   return
 }
+
+// -----
+
+// A rank's chunk of 30 values over 4 ranks is 8 values.
+func.func @shard_wrong_chunk(%w: tensor<10x3xf32>) {
+  // expected-error @+1 {{'tcc.shard' op the chunk of 'tensor<10x3xf32>' over 4 ranks must be 'tensor<8xf32>', got 'tensor<7xf32>'}}
+  %s = tcc.shard %w {ranks = 4 : i64} : tensor<10x3xf32> -> tensor<7xf32>
+  return
+}
+
+// -----
+
+func.func @all_gather_wrong_whole(%s: tensor<8xf32>) {
+  // expected-error @+1 {{'tcc.all_gather' op the chunk of 'tensor<40xf32>' over 4 ranks must be 'tensor<10xf32>', got 'tensor<8xf32>'}}
+  %w = tcc.all_gather %s {ranks = 4 : i64} : tensor<8xf32> -> tensor<40xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_scatter_ranks(%g: tensor<8xf32>) {
+  // expected-error @+1 {{'tcc.reduce_scatter' op ranks must be >= 1, got 0}}
+  %s = tcc.reduce_scatter %g {ranks = 0 : i64} : tensor<8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_scatter_counts(%g: tensor<8xf32>, %h: tensor<8xf32>) {
+  // expected-error @+1 {{'tcc.reduce_scatter' op needs one result per operand, and at least one}}
+  %s = tcc.reduce_scatter %g, %h {ranks = 2 : i64} : tensor<8xf32>, tensor<8xf32> -> tensor<4xf32>
+  return
+}

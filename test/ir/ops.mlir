@@ -125,6 +125,18 @@ func.func @collectives(%g: tensor<16x8xf32>, %b: tensor<16xf32>) -> (tensor<16x8
   return %0#0, %1 : tensor<16x8xf32>, tensor<16xf32>
 }
 
+// Sharded state: a rank's chunk, the gather of the chunks, the reduce-scatter.
+// CHECK-LABEL: func.func @sharded
+func.func @sharded(%w: tensor<10x3xf32>, %b: tensor<3xf32>) -> (tensor<10x3xf32>, tensor<3xf32>) {
+  // CHECK: tcc.shard %{{.*}} {ranks = 4 : i64} : tensor<10x3xf32> -> tensor<8xf32>
+  %ws = tcc.shard %w {ranks = 4 : i64} : tensor<10x3xf32> -> tensor<8xf32>
+  // CHECK: tcc.reduce_scatter %{{.*}}, %{{.*}} {ranks = 4 : i64} : tensor<10x3xf32>, tensor<3xf32> -> tensor<8xf32>, tensor<1xf32>
+  %gs:2 = tcc.reduce_scatter %w, %b {ranks = 4 : i64} : tensor<10x3xf32>, tensor<3xf32> -> tensor<8xf32>, tensor<1xf32>
+  // CHECK: tcc.all_gather %{{.*}}, %{{.*}} {ranks = 4 : i64} : tensor<8xf32>, tensor<1xf32> -> tensor<10x3xf32>, tensor<3xf32>
+  %all:2 = tcc.all_gather %ws, %gs#1 {ranks = 4 : i64} : tensor<8xf32>, tensor<1xf32> -> tensor<10x3xf32>, tensor<3xf32>
+  return %all#0, %all#1 : tensor<10x3xf32>, tensor<3xf32>
+}
+
 // A synchronised batch norm over 2 ranks, forward and backward.
 // CHECK-LABEL: func.func @sync_batch_norm
 func.func @sync_batch_norm(%x: tensor<8x4x3x3xf32>, %w: tensor<4xf32>, %b: tensor<4xf32>,

@@ -12,6 +12,8 @@
 #include "passes/PassReport.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <type_traits>
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -160,27 +162,47 @@ nlohmann::json compileReportJson(ModuleOp model, ModuleOp planned,
   if (mlir::tcc::TrainAttr train = mlir::tcc::moduleTrain(model))
     if (std::optional<int64_t> budget = train.getMemoryBudget())
       report["memory_budget"] = *budget;
-  // A step of several ranks (docs/distributed.md): every rank holds the
-  // whole state and plan above; what its collectives reduce each step.
+  // A step of several ranks (docs/distributed.md): the state and plan
+  // above are each rank's; what its collectives move each step.
   if (mlir::tcc::TrainAttr train = mlir::tcc::moduleTrain(model);
       train && train.getRanks() > 1 && trainStep) {
-    int64_t collectives = 0, tensors = 0, bytes = 0;
-    trainStep.walk([&](mlir::tcc::AllReduceOp op) {
-      // One in a micro-batch loop runs once per micro-batch.
-      int64_t times = op->getParentOfType<mlir::tcc::MicroBatchesOp>() ? train.getAccumulate() : 1;
-      collectives += times;
-      for (Value v : op.getInputs()) {
-        tensors += times;
-        bytes += times * mlir::tcc::tensorBytes(v.getType());
-      }
-    });
+    // Each kind of collective: how many run, the tensors, the bytes of the
+    // whole tensors they reduce or gather (one in a micro-batch loop runs
+    // once per micro-batch).
+    auto count = [&](auto opType) {
+      using Op = decltype(opType);
+      int64_t collectives = 0, tensors = 0, bytes = 0;
+      trainStep.walk([&](Op op) {
+        int64_t times =
+            op->template getParentOfType<mlir::tcc::MicroBatchesOp>() ? train.getAccumulate() : 1;
+        collectives += times;
+        ValueRange wholes = std::is_same_v<Op, mlir::tcc::AllGatherOp>
+                                ? ValueRange(op->getResults())
+                                : ValueRange(op->getOperands());
+        for (Value v : wholes) {
+          tensors += times;
+          bytes += times * mlir::tcc::tensorBytes(v.getType());
+        }
+      });
+      return nlohmann::json{
+          {"collectives", collectives}, {"tensors", tensors}, {"bytes_per_step", bytes}};
+    };
+    // The optimizer state each rank keeps (a chunk of it, sharded).
+    int64_t optimizerBytes = 0;
+    for (BlockArgument arg : trainStep.getArguments())
+      if (auto kind = trainStep.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                             mlir::tcc::kKindAttr);
+          kind && kind.getValue() == "optimizer")
+        optimizerBytes += mlir::tcc::tensorBytes(arg.getType());
+    static const char *const kShard[] = {"none", "optimizer", "gradients", "parameters"};
     report["distributed"] = {{"ranks", train.getRanks()},
                              {"batch_per_rank", train.getBatchSize() / train.getRanks()},
                              {"sync_batch_norm", train.getSyncBatchNorm()},
-                             {"shard", "none"},
-                             {"all_reduce", {{"collectives", collectives},
-                                             {"tensors", tensors},
-                                             {"bytes_per_step", bytes}}}};
+                             {"shard", kShard[int(train.getShard())]},
+                             {"optimizer_state_bytes_per_rank", optimizerBytes},
+                             {"all_reduce", count(mlir::tcc::AllReduceOp())},
+                             {"reduce_scatter", count(mlir::tcc::ReduceScatterOp())},
+                             {"all_gather", count(mlir::tcc::AllGatherOp())}};
   }
   // The passes in the order they ran; what each optimization pass did
   // (its tcc.pass_report entry, passes/PassReport.h), by name; and the ones

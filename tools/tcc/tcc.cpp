@@ -199,6 +199,14 @@ void checkOneCycleMomentum(const ::tcc::frontend::ModelSpec &spec, tcc::CompileF
                      "train.schedule.cycle_momentum to false to say so");
 }
 
+/// A shard mode on one rank changes nothing: said so.
+void checkShard(const ::tcc::frontend::ModelSpec &spec, tcc::CompileFacts &facts) {
+  const ::tcc::rt::Distributed &d = spec.recipe.train.distributed;
+  if (d.shard != ::tcc::rt::Distributed::None && d.ranks == 1)
+    tcc::warn(facts, "train.distributed.shard changes nothing with one rank: it keeps the "
+                     "whole state");
+}
+
 /// sync_batch_norm where it changes nothing: said so.
 void checkSyncBatchNorm(const ::tcc::frontend::ModelSpec &spec, tcc::CompileFacts &facts) {
   const ::tcc::rt::Distributed &d = spec.recipe.train.distributed;
@@ -322,10 +330,14 @@ int runCompile(const tcc::CompileOptions &options) {
     spec.recipe.train.batchSize = *options.batchSize;
   if (options.ranks)
     spec.recipe.train.distributed.ranks = *options.ranks;
-  if ((options.batchSize || options.ranks) &&
+  // What the overrides change is checked as the model's own would be
+  // (the error names the first override given).
+  if ((options.batchSize || options.ranks || options.precision) &&
       !::tcc::frontend::recheckRecipe(
-          spec, options.ranks ? "--ranks=" + std::to_string(*options.ranks)
-                              : "--batch-size=" + std::to_string(*options.batchSize),
+          spec,
+          options.ranks       ? "--ranks=" + std::to_string(*options.ranks)
+          : options.batchSize ? "--batch-size=" + std::to_string(*options.batchSize)
+                              : "--precision=" + options.precision->name(),
           error))
     return fail(error);
 
@@ -350,6 +362,7 @@ int runCompile(const tcc::CompileOptions &options) {
   checkScheduleSpan(spec, facts);
   checkOneCycleMomentum(spec, facts);
   checkSyncBatchNorm(spec, facts);
+  checkShard(spec, facts);
   if (generates)
     for (const std::string &warning : tcc::checkDataAtCompile(spec))
       tcc::warn(facts, warning);

@@ -10,6 +10,8 @@
 
 #include "ir/TccOps.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace mlir::tcc;
 
@@ -35,6 +37,41 @@ void mlir::tcc::registerCpuCollectiveOps(CpuOpPrinters &t) {
     p.os << "};\n    cpu::all_reduce<" << type << ">(args.comm, " << o.getResults().size()
          << ", inputs, results, sizes, " << (o.getReduction() == "mean" ? "true" : "false")
          << "); }\n";
+    return success();
+  });
+  // Sharded state (ZeRO): this rank's chunk, and the collectives of chunks.
+  t.add<ShardOp>([](ShardOp o, CpuPrinter &p) -> LogicalResult {
+    if (cppElementType(o.getInput().getType()) != "float")
+      return o.emitOpError("shards f32 tensors only on the cpu target, got ")
+             << o.getInput().getType();
+    p.os << "  cpu::shard<float>(args.control, " << numElements(o.getInput()) << ", "
+         << numElements(o.getResult()) << ", " << p(o.getInput()) << ", " << p(o.getResult())
+         << ");\n";
+    return success();
+  });
+  t.add<AllGatherOp, ReduceScatterOp>([](auto o, CpuPrinter &p) -> LogicalResult {
+    constexpr bool gather = std::is_same_v<decltype(o), AllGatherOp>;
+    ValueRange chunks = gather ? ValueRange(o.getInputs()) : ValueRange(o.getResults());
+    ValueRange wholes = gather ? ValueRange(o.getResults()) : ValueRange(o.getInputs());
+    for (Value v : o.getInputs())
+      if (cppElementType(v.getType()) != "float")
+        return o.emitOpError("moves f32 tensors only on the cpu target, got ") << v.getType();
+    auto names = [&](ValueRange values) {
+      llvm::interleaveComma(values, p.os, [&](Value v) { p.os << p(v); });
+    };
+    auto counts = [&](ValueRange values) {
+      llvm::interleaveComma(values, p.os, [&](Value v) { p.os << numElements(v); });
+    };
+    p.os << "  { const float *inputs[] = {";
+    names(o.getInputs());
+    p.os << "}; float *results[] = {";
+    names(o.getResults());
+    p.os << "}; const int64_t sizes[] = {";
+    counts(chunks);
+    p.os << "}, wholes[] = {";
+    counts(wholes);
+    p.os << "};\n    cpu::" << (gather ? "all_gather" : "reduce_scatter") << "(args.comm, "
+         << o.getResults().size() << ", inputs, results, sizes, wholes); }\n";
     return success();
   });
 }

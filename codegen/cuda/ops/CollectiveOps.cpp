@@ -48,6 +48,11 @@ void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
          << (o.getReduction() == "mean" ? "true" : "false") << "); }\n";
     return success();
   });
+  t.add<ShardOp, AllGatherOp, ReduceScatterOp>([](auto o, CudaPrinter &) -> LogicalResult {
+    return o.emitOpError("(train.distributed.shard) has no cuda kernel yet: a sharded step "
+                         "builds for --target=cpu only so far; use shard \"none\" for the "
+                         "cuda target");
+  });
   t.add<BatchNormSumsOp, BatchNormBackwardSumsOp, BatchNormBackwardInputOp>(
       [](auto o, CudaPrinter &) -> LogicalResult {
         return o.emitOpError("(sync_batch_norm) has no cuda kernel yet: a step with "

@@ -1,0 +1,43 @@
+//===- ShardedState.h - A sharded state as one process holds it -*- C++ -*-===//
+//
+// With train.distributed.shard each rank keeps chunk r ([ceil(n / ranks)],
+// zero past n) of every optimizer slot (StateTensor::shardOf). Checkpoints
+// hold the whole tensors, the file a one-process run writes, so a run
+// resumes with any number of ranks and any shard mode (docs/distributed.md):
+// every rank gathers the chunks before rank 0 writes, and each rank takes
+// its chunks from the whole tensors it reads.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_TRAINER_SHARDEDSTATE_H
+#define TCC_RUNTIME_TRAINER_SHARDEDSTATE_H
+
+#include "runtime/CompiledModel.h"
+#include "runtime/comm/Communicator.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace tcc::rt {
+
+/// `info` with each sharded tensor whole, placed after the arena's bytes:
+/// a buffer of its stateBytes holds this rank's arena, then the wholes.
+/// Equal to `info` where nothing is sharded.
+ModelInfo wholeStateInfo(const ModelInfo &info);
+
+/// Whether any state tensor of `info` is sharded.
+bool hasShardedState(const ModelInfo &info);
+
+/// This rank's arena `state` into `whole` (whole.stateBytes): the arena's
+/// bytes, then each sharded tensor put together from every rank's chunk.
+/// A collective: every rank calls it at the same point.
+void gatherWholeState(const ModelInfo &info, const ModelInfo &whole, const void *state,
+                      std::vector<uint8_t> &out, Communicator &comm);
+
+/// The whole tensors of `wholeState` (laid out as `whole`) into this rank's
+/// arena `state`: its chunk of each sharded one, the rest as they are.
+void scatterWholeState(const ModelInfo &info, const ModelInfo &whole, const void *wholeState,
+                       void *state, int rank, int ranks);
+
+} // namespace tcc::rt
+
+#endif // TCC_RUNTIME_TRAINER_SHARDEDSTATE_H

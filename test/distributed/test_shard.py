@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Sharded optimizer state (train.distributed.shard, docs/distributed.md): each
+rank keeps 1/N of the optimizer moments ("optimizer", ZeRO-1) and receives
+only its chunk of the summed gradients ("gradients", ZeRO-2), and the ranks
+gather the updated parameters; checkpoints hold the state whole.
+
+  test_shard.py TCC WORK
+
+- fashion_mlp (AdamW) sharded both ways on 2 and 4 ranks, and ghost_cnn
+  (SGD with Nesterov momentum, ghost batch norms, EMA) with "gradients" on 2,
+  trained 8 steps: every checkpoint tensor and metric equal the one-process
+  run's within compare_trainers.compare's bound (the gradients summed in
+  another order);
+- "optimizer" is "none" bit for bit on the same ranks: the same all-reduce,
+  then each element's update computed by one rank instead of all;
+- the report's optimizer state per rank is each slot's chunk,
+  ceil(n / N) values per parameter tensor, and says which collectives move
+  how much;
+- a checkpoint of 4 ranks sharded resumes in one process, and one of one
+  process resumes on 2 ranks sharded: both continue the one-process run.
+Exit 77 (skipped) where MPI is missing.
+"""
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_ranks as t  # noqa: E402  (the same helpers: mpirun, compile, train)
+from test_ranks import check, compare_trainers, gpu_check, run  # noqa: E402
+
+STEPS = t.STEPS
+
+
+def compare(a, b, what, batch=64):
+    if a and b:
+        failures, worst = compare_trainers.compare(a, b, batch, STEPS, test_samples=256,
+                                                   names=(what, "1 rank"))
+        for f in failures:
+            check(False, f"{what}: {f}")
+        print(f"{what} vs one process after {STEPS} steps: largest difference {worst:.2e} "
+              "of a tensor's max", flush=True)
+
+
+def report(tcc, model, ranks, work):
+    path = os.path.join(work, f"{model}-{ranks}.report.json")
+    r = run([tcc, "compile", t.MODELS[model], f"--ranks={ranks}", "--emit=planned-mlir",
+             "-o", os.devnull, "--report", path])
+    check(r.returncode == 0, f"--report of {model}: {r.stderr.strip()}")
+    with open(path) as f:
+        return json.load(f)["distributed"]
+
+
+def main():
+    tcc, work = sys.argv[1], sys.argv[2]
+    if not shutil.which("mpirun"):
+        print("SKIP: no mpirun (Open MPI: apt-get install openmpi-bin libopenmpi-dev)")
+        return 77
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    data = os.path.join(work, "data")
+    gpu_check.make_data(data, "idx", [1, 28, 28], 10, 2048, 256)
+    t.variant(work, "fashion_mlp", "zero1_mlp", distributed={"shard": "optimizer"})
+    t.variant(work, "fashion_mlp", "zero2_mlp", distributed={"shard": "gradients"})
+    t.variant(work, "ghost_cnn", "zero2_cnn", distributed={"shard": "gradients"})
+
+    exes = {}
+    for model, ranks in (("fashion_mlp", 1), ("fashion_mlp", 2), ("ghost_cnn", 1),
+                         ("zero1_mlp", 2), ("zero1_mlp", 4), ("zero2_mlp", 2),
+                         ("zero2_mlp", 4), ("zero2_cnn", 2)):
+        exes[model, ranks] = os.path.join(work, f"{model}-{ranks}")
+        if not t.compile_model(tcc, model, ranks, exes[model, ranks]):
+            return 1
+    runs = {key: t.train(exe, key[1], data, os.path.join(work, f"run-{key[0]}-{key[1]}"))
+            for key, exe in exes.items()}
+    for model, ranks in (("zero1_mlp", 2), ("zero1_mlp", 4), ("zero2_mlp", 2),
+                         ("zero2_mlp", 4)):
+        compare(runs[model, ranks], runs["fashion_mlp", 1], f"{model} on {ranks} ranks")
+    compare(runs["zero2_cnn", 2], runs["ghost_cnn", 1], "zero2_cnn on 2 ranks")
+
+    # ZeRO-1 reduces as "none" does; each element's update is the same.
+    if runs["zero1_mlp", 2] and runs["fashion_mlp", 2]:
+        a, b = runs["zero1_mlp", 2][0], runs["fashion_mlp", 2][0]
+        same = sorted(a) == sorted(b) and all(
+            a[k].shape == b[k].shape and (a[k] == b[k]).all() for k in a)
+        check(same, "shard \"optimizer\" on 2 ranks is not \"none\" on 2 ranks bit for bit")
+        if same:
+            print("zero1_mlp on 2 ranks equals fashion_mlp on 2 ranks bit for bit", flush=True)
+
+    # Each rank keeps ceil(n / N) of each of AdamW's two moments per tensor.
+    sizes = [784 * 256, 256, 256 * 10, 10]  # fashion_mlp's trainable tensors
+    with open(t.MODELS["fashion_mlp"]) as f:
+        layers = [n for n in json.load(f)["graph"] if n["op"] == "linear"]
+    check(len(layers) == 2 and layers[0]["out_features"] == 256,
+          "fashion_mlp is no longer 784-256-10: update the sizes here")
+    for model, ranks, shard in (("fashion_mlp", 4, "none"), ("zero1_mlp", 4, "optimizer"),
+                                ("zero2_mlp", 4, "gradients")):
+        d = report(tcc, model, ranks, work)
+        chunks = sizes if shard == "none" else [math.ceil(n / ranks) for n in sizes]
+        expected = 2 * 4 * sum(chunks)
+        check(d["shard"] == shard and d["optimizer_state_bytes_per_rank"] == expected,
+              f"{model} on {ranks} ranks: the report says {d}, expected shard {shard} and "
+              f"{expected} bytes of optimizer state per rank")
+        grads = 4 * sum(sizes)
+        moved = {"none": ("all_reduce", "all_reduce"), "optimizer": ("all_reduce", "all_gather"),
+                 "gradients": ("reduce_scatter", "all_gather")}[shard]
+        for kind in moved:
+            check(d[kind]["bytes_per_step"] == grads,
+                  f"{model}: {kind} moves {d[kind]['bytes_per_step']} bytes, expected {grads}")
+        print(f"{model} on {ranks} ranks: {d['optimizer_state_bytes_per_rank']} bytes of "
+              f"optimizer state per rank, as expected", flush=True)
+
+    # Checkpoints hold the state whole: sharded -> one process, and back.
+    half = os.path.join(work, "resume")
+    os.makedirs(half)
+    base = runs["fashion_mlp", 1]
+    for first, then, name in ((("zero2_mlp", 4), ("fashion_mlp", 1), "4 ranks sharded, then 1"),
+                              (("fashion_mlp", 1), ("zero1_mlp", 2), "1 rank, then 2 sharded")):
+        saved = os.path.join(half, f"{first[0]}-{first[1]}.safetensors")
+        r = run((t.mpirun(first[1]) if first[1] > 1 else []) +
+                [exes[first], "--data", data, "--steps", "4", "--seed", "3", "--save", saved])
+        check(r.returncode == 0, f"4 steps of {first}: {r.stderr[-1000:]}")
+        resumed = os.path.join(half, f"{name.replace(' ', '_')}.safetensors")
+        r = run((t.mpirun(then[1]) if then[1] > 1 else []) +
+                [exes[then], "--data", data, "--steps", "4", "--resume", saved,
+                 "--save", resumed])
+        check(r.returncode == 0, f"resumed as {then}: {r.stderr[-1000:]}")
+        if r.returncode == 0 and base:
+            compare((compare_trainers.read_safetensors(resumed), base[1]), base, name)
+    print("FAIL" if t.FAILURES else "PASS")
+    return 1 if t.FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
