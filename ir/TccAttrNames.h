@@ -122,6 +122,21 @@ inline constexpr llvm::StringLiteral kAmp = "amp";
 } // namespace kind
 
 //===----------------------------------------------------------------------===//
+// The collectives of a distributed step (tcc-build-train-step,
+// tcc-bucket-collectives: passes/BucketCollectives.cpp)
+//===----------------------------------------------------------------------===//
+
+/// On a `tcc.all_reduce`: it sums the trainable parameters' gradients
+/// (tcc-build-train-step sets it on the one it builds after the backward;
+/// each bucket tcc-bucket-collectives splits it into keeps it). The
+/// running statistics' and a synchronised batch norm's all-reduces have
+/// none (unit).
+inline constexpr llvm::StringLiteral kGradientsAttr = "tcc.gradients";
+/// On a gradient `tcc.all_reduce` that tcc-bucket-collectives formed: the
+/// bucket's index, in the order the buckets run (i64).
+inline constexpr llvm::StringLiteral kBucketAttr = "tcc.bucket";
+
+//===----------------------------------------------------------------------===//
 // The memory plan (tcc-plan-memory, passes/PlanMemory.cpp; ir/TccPlanAttrs.td,
 // read and written through ir/TccPlan.h)
 //===----------------------------------------------------------------------===//

@@ -237,24 +237,28 @@ bool updatedBySynchronisedNorm(Value v) {
 }
 
 /// A distributed step (train.distributed.ranks > 1): the ranks' gradients
-/// summed, in one bucket, before anything reads them (each rank's loss
-/// was scaled by 1 / ranks, so the sum is the global batch's gradient),
-/// and the batch norms' new running statistics averaged (a synchronised
-/// norm's are the same on every rank already), so every rank keeps the
-/// same state. Both in state order, the same on every rank.
+/// summed, in one all-reduce marked `tcc.gradients`, before anything reads
+/// them (each rank's loss was scaled by 1 / ranks, so the sum is the
+/// global batch's gradient; tcc-bucket-collectives splits it into buckets
+/// that start during the backward), and the batch norms' new running
+/// statistics averaged (a synchronised norm's are the same on every rank
+/// already), so every rank keeps the same state. Both in state order, the
+/// same on every rank.
 void reduceAcrossRanks(OpBuilder &b, Location loc, StepPlan &plan, TrainStep &step,
                        DenseMap<int, Value> &grads) {
   if (plan.train.distributed.ranks == 1)
     return;
-  auto reduce = [&](ArrayRef<int> indices, auto valueOf, auto setValue, StringRef reduction) {
+  auto reduce = [&](ArrayRef<int> indices, auto valueOf, auto setValue,
+                    StringRef reduction) -> AllReduceOp {
     SmallVector<Value> inputs;
     for (int i : indices)
       inputs.push_back(valueOf(i));
     if (inputs.empty())
-      return;
+      return nullptr;
     auto op = b.create<AllReduceOp>(loc, inputs, b.getStringAttr(reduction));
     for (auto [i, result] : llvm::zip(indices, op.getResults()))
       setValue(i, result);
+    return op;
   };
   SmallVector<int> withGradient;
   for (auto [index, grad] : grads)
@@ -273,8 +277,9 @@ void reduceAcrossRanks(OpBuilder &b, Location loc, StepPlan &plan, TrainStep &st
     for (auto [i, result] : llvm::zip(withGradient, op.getResults()))
       grads[i] = result;
   } else {
-    reduce(withGradient, [&](int i) { return grads[i]; },
-           [&](int i, Value v) { grads[i] = v; }, "sum");
+    if (AllReduceOp gradients = reduce(withGradient, [&](int i) { return grads[i]; },
+                                       [&](int i, Value v) { grads[i] = v; }, "sum"))
+      gradients->setAttr(kGradientsAttr, b.getUnitAttr());
   }
   SmallVector<int> perRank;
   for (int i : bufferIndices(plan))

@@ -487,22 +487,25 @@ struct FusionPass : mlir::tcc::impl::FusionBase<FusionPass> {
 
 } // namespace
 
+int64_t mlir::tcc::kernelsOf(Operation &op) {
+  // Before the memory plan every view counts as free; after it, those
+  // it made a new name for their input's bytes (ir/PlannedViews.h).
+  const bool planned = static_cast<bool>(getPlacement(&op));
+  if (isa<arith::ConstantOp>(op) || op.hasTrait<mlir::OpTrait::IsTerminator>() ||
+      (isa<FlattenOp, ReshapeOp>(op) && (!planned || sharesItsInputsBytes(op))))
+    return 0;
+  auto loop = dyn_cast<MicroBatchesOp>(op);
+  if (!loop)
+    return 1;
+  int64_t body = 0;
+  for (Operation &inner : loop.getBody().front())
+    body += kernelsOf(inner);
+  return static_cast<int64_t>(loop.getCount()) * body;
+}
+
 int64_t mlir::tcc::kernelsPerStep(func::FuncOp step) {
-  std::function<int64_t(Block &)> count = [&](Block &block) {
-    int64_t kernels = 0;
-    for (Operation &op : block) {
-      // Before the memory plan every view counts as free; after it, those
-      // it made a new name for their input's bytes (ir/PlannedViews.h).
-      const bool planned = static_cast<bool>(getPlacement(&op));
-      if (isa<arith::ConstantOp>(op) || op.hasTrait<mlir::OpTrait::IsTerminator>() ||
-          (isa<FlattenOp, ReshapeOp>(op) && (!planned || sharesItsInputsBytes(op))))
-        continue;
-      if (auto loop = dyn_cast<MicroBatchesOp>(op))
-        kernels += static_cast<int64_t>(loop.getCount()) * count(loop.getBody().front());
-      else
-        ++kernels;
-    }
-    return kernels;
-  };
-  return count(step.front());
+  int64_t kernels = 0;
+  for (Operation &op : step.front())
+    kernels += kernelsOf(op);
+  return kernels;
 }

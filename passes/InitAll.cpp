@@ -23,12 +23,13 @@ std::vector<mlir::StringRef> mlir::tcc::optimizationPassNames() {
   std::vector<StringRef> names = {name(createBnBiasElimination()),
                                   name(createPoolActivationReorder()), name(createPrecision())};
   // The targets' own (pad-channels, channels-last) run between precision
-  // and fusion.
+  // and bucket-collectives.
   for (const TargetBackend *target : registeredTargetBackends())
     for (StringRef own : target->optimizationPasses())
       if (!llvm::is_contained(names, own))
         names.push_back(own);
-  names.insert(names.end(), {name(createFusion()), name(createRecompute())});
+  names.insert(names.end(),
+               {name(createBucketCollectives()), name(createFusion()), name(createRecompute())});
   return names;
 }
 
@@ -44,6 +45,13 @@ void mlir::tcc::buildStepPipeline(OpPassManager &pm, const TargetBackend &target
   // fusion and the memory plan (recompute's budget) must see.
   pm.addPass(createWiden16Bit(Widen16BitOptions{target.sixteenBitKinds()}));
   target.addLayoutPasses(pm, options);
+  // The gradients' all-reduce in buckets placed in the backward, on the
+  // messages as they are sent (after widen-16bit), before fusion fixes the
+  // order of the ops.
+  BucketCollectivesOptions buckets;
+  if (options.bucketBytes > 0)
+    buckets.bucketBytes = options.bucketBytes;
+  options.addOptimization(pm, createBucketCollectives(buckets));
   // By name, as tcc-opt's -tcc-fusion=epilogue-patterns=... names them, so
   // the pipeline prints as text that builds it again.
   FusionCapabilities can = target.fusion();
@@ -89,6 +97,10 @@ void mlir::tcc::registerAllTccPasses() {
         if (!target)
           return errorHandler("tcc-compile-pipeline: target=" + options.target +
                               ": not a registered target");
+        if (options.bucketBytes < 0)
+          return errorHandler("tcc-compile-pipeline: bucket-bytes=" +
+                              Twine(options.bucketBytes.getValue()) +
+                              ": expected a positive size (0: the default)");
         TargetBackend::Takes takes = target->takes();
         if ((!options.gpu.empty() && !takes.gpu) ||
             (!options.tuningDb.empty() && !takes.tuningDb) ||
@@ -99,7 +111,8 @@ void mlir::tcc::registerAllTccPasses() {
                                options.gpu,
                                options.tuningDb,
                                options.ignoreTuningMismatch,
-                               options.allowFallback};
+                               options.allowFallback,
+                               options.bucketBytes};
         buildCompilePipeline(pm, *target, settings);
         return success();
       },

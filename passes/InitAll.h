@@ -38,6 +38,11 @@ struct CompilePipelineOptions : PassPipelineOptions<CompilePipelineOptions> {
   Option<bool> ignoreTuningMismatch{
       *this, "ignore-tuning-mismatch",
       llvm::cl::desc("ignore a tuning file of another GPU or cuDNN, with a warning")};
+  Option<int64_t> bucketBytes{
+      *this, "bucket-bytes",
+      llvm::cl::desc("the bytes of one bucket of gradients of a distributed step "
+                     "(tcc-bucket-collectives; 0: its default, 25 MiB)"),
+      llvm::cl::init(0)};
   Option<bool> allowFallback{
       *this, "allow-fallback",
       llvm::cl::desc("let the trainer use cuDNN's heuristic choice where a baked "
@@ -61,9 +66,10 @@ void registerAllTccPasses();
 /// optimization passes `options` disables: the step pipeline
 /// (bn-bias-elimination, pool-activation-reorder, precision, the target's
 /// forward passes, build-train-step, canonicalize, widen-16bit for the
-/// target's 16-bit kinds, its layout passes, fusion with what its libraries
-/// fuse, its algorithm selection), then the planning pipeline (recompute,
-/// plan-memory), which counts the workspaces the selection set.
+/// target's 16-bit kinds, its layout passes, bucket-collectives, fusion
+/// with what its libraries fuse, its algorithm selection), then the
+/// planning pipeline (recompute, plan-memory), which counts the workspaces
+/// the selection set.
 /// Registered as the pipeline `tcc-compile-pipeline`.
 void buildCompilePipeline(OpPassManager &pm, const TargetBackend &target,
                           const TargetOptions &options);

@@ -28,6 +28,9 @@ void recordPassResult(ModuleOp module, StringRef pass, StringRef key, Attribute 
 /// in a planned step, a view the memory plan gave bytes of its own (a copy:
 /// ir/PlannedViews.h).
 int64_t kernelsPerStep(func::FuncOp step);
+/// The kernels `op` launches in one run of its block, as kernelsPerStep
+/// counts them.
+int64_t kernelsOf(Operation &op);
 
 } // namespace mlir::tcc
 

@@ -353,6 +353,73 @@ def ChannelsLast : Pass<"tcc-channels-last", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 
+def BucketCollectives : Pass<"tcc-bucket-collectives", "::mlir::ModuleOp"> {
+  let summary = "Split the gradients' all-reduce into buckets, each right after its gradients are computed";
+  let description = [{
+    A distributed step sums every trainable parameter's gradient over the
+    ranks; `tcc-build-train-step` builds that as one `tcc.all_reduce "sum"`
+    after the whole backward, marked `tcc.gradients`. This pass does what
+    PyTorch DDP's reducer does at run time, at compile time: it splits that
+    all-reduce into buckets and places each right after the last op that
+    computes one of its gradients, so that its communication can run while
+    the rest of the backward does (on the cuda target, on a second stream
+    inside the step's CUDA graph).
+
+    - **Order**: the gradients in the order the backward computes them
+      (the last layer's first, as DDP's), ties in state order.
+    - **Sizes**: consecutive gradients fill a bucket up to `bucket-bytes`
+      (DDP's `bucket_cap_mb`, 25 MiB) of the tensors the all-reduce sends
+      (their element type after `tcc-widen-16bit`: f32 where the target
+      sums 16-bit gradients in f32); the first bucket up to
+      `first-bucket-bytes` (1 MiB, DDP's first bucket), so that the
+      communication starts early. A tensor larger than a bucket is a
+      bucket alone.
+    - **Placement**: each bucket right after the last op that computes one
+      of its gradients, and after the bucket before it: the buckets run in
+      the order they were formed, the same on every rank. Not in front of
+      an all-reduce that directly follows that op (a synchronised batch
+      norm's backward sums, which the rest of the backward waits for): the
+      bucket goes after it.
+    - **Conversions move up** first: a pure op of one operand that only
+      the all-reduce reads, or a chain of them, moves to right after what
+      it reads: the widening `tcc.cast` of a mixed precision parameter's
+      gradient and the `tcc.slice` of a padded weight's, which autodiff
+      builds where the forward began (at the end of the backward), a bias
+      gradient's sum, tcc-widen-16bit's f32 copies.
+    - The results replace the uses of the all-reduce's results. An
+      elementwise sum over two ranks does not depend on how the tensors
+      are packed into messages (a + b = b + a); over more, an algorithm
+      that splits the message (a ring) may add an element's terms in an
+      order that depends on its offset, so the packing may change the
+      rounding (docs/passes.md).
+
+    It moves nothing else: not the running statistics' `"mean"`
+    all-reduce, not a synchronised batch norm's all-reduces in the forward
+    and backward, nothing inside a `tcc.micro_batches` loop. With
+    `train.accumulate` > 1 the gradients are complete only after the loop:
+    the all-reduce there is split by size alone, every bucket right after
+    the loop. A step of one rank has no gradient all-reduce: nothing to do.
+    Runs after `tcc-widen-16bit` and the target's layout passes, before
+    `tcc-fusion` (the op order is final from fusion on).
+
+    Each bucket keeps `tcc.gradients` and gets `tcc.bucket` (its index).
+    Report (`tcc.pass_report`, `bucket-collectives`), where the step has a
+    gradient all-reduce: `buckets`, and per bucket `tensors`, `bytes` and
+    `ops_after` (the ops of the step between the bucket and the end of the
+    backward: the work that could hide its communication); `hoisted` (the
+    conversions moved up).
+  }];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", /*default=*/"26214400",
+           "the bytes of gradients one bucket holds at most (25 MiB, DDP's "
+           "bucket_cap_mb; a larger tensor is a bucket alone)">,
+    Option<"firstBucketBytes", "first-bucket-bytes", "int64_t", /*default=*/"1048576",
+           "the bytes the first bucket holds at most (1 MiB, DDP's first bucket), "
+           "if less than bucket-bytes; 0: as bucket-bytes">,
+  ];
+  let dependentDialects = ["::mlir::tcc::TccDialect"];
+}
+
 def PlanMemory : Pass<"tcc-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Assign every tensor of the step functions a place in memory";
   let description = [{

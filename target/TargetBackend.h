@@ -40,6 +40,9 @@ struct TargetOptions {
   std::string tuningDb;                    ///< --tuning-db (empty: none)
   bool ignoreTuningMismatch = false;
   bool allowFallback = false;
+  /// --bucket-size: the bytes of one bucket of gradients a distributed step
+  /// reduces together (tcc-bucket-collectives; 0: the pass's default).
+  int64_t bucketBytes = 0;
 
   /// The name --disable-pass gives an optimization pass: its flag (in
   /// Passes.td) without "tcc-".

@@ -23,6 +23,11 @@ oversubscribed on this machine's cores.
 - sync_bn_cnn without sync_batch_norm (each rank's own statistics, as
   DistributedDataParallel) is not the one-process run: the comparison
   fails, so the one above can;
+- the gradients summed in several buckets placed in the backward
+  (tcc-bucket-collectives, --bucket-size=11KiB: 3 buckets of fashion_mlp)
+  and in one after it (--disable-pass=bucket-collectives) give 2-rank
+  checkpoints that are the same bytes: each element is the sum of the
+  same two terms, however the tensors are packed into messages;
 - a checkpoint of 2 ranks resumes in one process (the same file as a
   one-process run's) and continues the same run;
 - an error on one rank (rank 0's --save) ends the whole job at once;
@@ -83,9 +88,9 @@ def variant(work, model, name, **train):
         json.dump(spec, f)
 
 
-def compile_model(tcc, model, ranks, out):
+def compile_model(tcc, model, ranks, out, *flags):
     r = run([tcc, "compile", MODELS[model],
-             "--ranks=%d" % ranks, "-o", out])
+             "--ranks=%d" % ranks, "-o", out, *flags])
     if r.returncode != 0 and "needs MPI" in r.stderr:
         print("SKIP: " + r.stderr.strip())
         sys.exit(77)
@@ -147,6 +152,31 @@ def main():
                     check(False, f"{model}: {f}")
                 print(f"{model}: {ranks} ranks vs one process after {STEPS} steps: largest "
                       f"difference {worst:.2e} of a tensor's max", flush=True)
+
+    # Bucketing the gradients changes no bit (2 ranks: a + b = b + a).
+    report = os.path.join(work, "buckets.json")
+    saved = {}
+    for name, flags in (("buckets", ["--bucket-size=11KiB", "--report=" + report]),
+                        ("one-bucket", ["--disable-pass=bucket-collectives"])):
+        exe = os.path.join(work, f"fashion_mlp-2-{name}")
+        if compile_model(tcc, "fashion_mlp", 2, exe, *flags):
+            trained = train(exe, 2, data, os.path.join(work, f"fashion_mlp-run-2-{name}"))
+            if trained:
+                with open(os.path.join(work, f"fashion_mlp-run-2-{name}", "state.safetensors"),
+                          "rb") as f:
+                    saved[name] = f.read()
+    if len(saved) == 2:
+        with open(report) as f:
+            buckets = json.load(f)["passes"]["bucket-collectives"]
+        check(buckets["tensors"] == [2, 1, 1],
+              f"fashion_mlp --bucket-size=11KiB: buckets of {buckets['tensors']} tensors, "
+              "expected [2, 1, 1]")
+        same = saved["buckets"] == saved["one-bucket"]
+        check(same, "fashion_mlp on 2 ranks: the checkpoint with the gradients in 3 buckets "
+              "differs from the one with one bucket")
+        if same:
+            print("fashion_mlp: 2 ranks, gradients in 3 buckets vs one: the same checkpoint, "
+                  "bit for bit", flush=True)
 
     # Without sync_batch_norm each rank normalises its 32 samples alone: not
     # the one-process function, and the comparison says so.

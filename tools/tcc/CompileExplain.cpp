@@ -81,6 +81,19 @@ std::string passResult(const std::string &pass, const json &result) {
   if (pass == "widen-16bit")
     return std::to_string(result.value("ops", int64_t{0})) + " ops with 16-bit tensors run on f32 copies (" +
            std::to_string(result.value("casts", int64_t{0})) + " casts)";
+  if (pass == "bucket-collectives") {
+    const json tensors = result.value("tensors", json::array()),
+               sizes = result.value("bytes", json::array()),
+               after = result.value("ops_after", json::array());
+    std::string buckets;
+    for (size_t i = 0; i < tensors.size() && i < sizes.size() && i < after.size(); ++i)
+      buckets += (i ? ", " : "") + bytes(sizes[i]) + " (" +
+                 std::to_string(tensors[i].get<int64_t>()) +
+                 (tensors[i].get<int64_t>() == 1 ? " tensor, " : " tensors, ") +
+                 std::to_string(after[i].get<int64_t>()) + " ops of the backward after it)";
+    return "gradients summed in " + std::to_string(result.value("buckets", int64_t{0})) +
+           " buckets: " + buckets;
+  }
   if (pass == "recompute") {
     const json free = result.value("free", json::array());
     const json budgeted = result.value("for_budget", json::array());

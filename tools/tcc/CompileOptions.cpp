@@ -35,7 +35,7 @@ namespace {
 const std::vector<std::string> kOptions = {
     "-o",          "--output",        "--emit",       "--target", "--march",
     "--precision", "--memory-budget", "--tuning-db",  "--report", "--help",
-    "--disable-pass", "--explain", "--batch-size", "--ranks", "--gpu", "--allow-fallback",
+    "--disable-pass", "--explain", "--batch-size", "--ranks", "--bucket-size", "--gpu", "--allow-fallback",
     "--ignore-tuning-mismatch", "--time-phases", "--mlir-print-debuginfo"};
 
 /// A -march value for the C++ compiler: a plain word, so that it cannot
@@ -262,6 +262,11 @@ Options:
   --ranks=N              processes that share each step's batch (mpirun -np
                          N ./train); overrides train.distributed.ranks
                          (docs/distributed.md)
+  --bucket-size=SIZE     gradients a step of several ranks sums over them in
+                         one message, at most (default 25MiB, as PyTorch
+                         DDP's bucket_cap_mb; the first bucket at most
+                         1MiB); each bucket starts as soon as the backward
+                         has computed its gradients (docs/passes.md)
   --memory-budget=SIZE   memory the step may use, e.g. 8GiB, 512MiB, 2GB or
                          a byte count; overrides train.memory_budget: forward
                          values are recomputed in the backward until the
@@ -392,6 +397,14 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
         return ParseResult::Error;
       }
       options.memoryBudget = bytes;
+    } else if (name == "--bucket-size") {
+      int64_t bytes = 0;
+      if (!frontend::parseByteSize(value, bytes) || bytes < 1) {
+        error = "--bucket-size=" + value +
+                ": expected a positive size such as 25MiB, 4MB or a byte count";
+        return ParseResult::Error;
+      }
+      options.bucketSize = bytes;
     } else if (name == "--batch-size") {
       char *end = nullptr;
       long long n = std::strtoll(value.c_str(), &end, 10);

@@ -28,6 +28,8 @@ struct CompileOptions {
   std::optional<int64_t> memoryBudget;  ///< bytes; overrides train.memory_budget
   std::optional<int64_t> batchSize;     ///< overrides train.batch_size
   std::optional<int64_t> ranks;         ///< overrides train.distributed.ranks
+  /// --bucket-size: bytes of one bucket of gradients (tcc-bucket-collectives).
+  std::optional<int64_t> bucketSize;
   std::string gpu = "h100";   ///< --gpu: the GPU a cuda step is planned for
   bool gpuGiven = false;
   /// --allow-fallback: a cuda trainer may replace a baked cuDNN engine that

@@ -35,6 +35,38 @@ std::map<std::string, int64_t> countOps(func::FuncOp fn) {
   return ops;
 }
 
+/// The all-reduces of the gradients in the planned step, in the order they
+/// run (tcc-bucket-collectives' buckets, or the one after the backward):
+/// the tensors and bytes each sums, and the kernels the step launches from
+/// its start up to the first op that reads its sums, other collectives
+/// left out: the work a second stream could hide it behind.
+nlohmann::json gradientBuckets(func::FuncOp step) {
+  nlohmann::json buckets = nlohmann::json::array();
+  Block &block = step.front();
+  for (Operation &op : block) {
+    auto reduce = dyn_cast<mlir::tcc::AllReduceOp>(op);
+    if (!reduce || !reduce->hasAttr(mlir::tcc::kGradientsAttr))
+      continue;
+    int64_t bytes = 0;
+    for (Value v : reduce.getInputs())
+      bytes += mlir::tcc::tensorBytes(v.getType());
+    Operation *firstReader = nullptr;
+    for (Operation *user : reduce->getUsers())
+      if (Operation *reader = block.findAncestorOpInBlock(*user);
+          !firstReader || reader->isBeforeInBlock(firstReader))
+        firstReader = reader;
+    int64_t kernels = 0;
+    for (Operation *next = op.getNextNode(); next && next != firstReader;
+         next = next->getNextNode())
+      if (!isa<mlir::tcc::AllReduceOp>(next))
+        kernels += mlir::tcc::kernelsOf(*next);
+    buckets.push_back({{"tensors", reduce.getInputs().size()},
+                       {"bytes", bytes},
+                       {"overlap_kernels", kernels}});
+  }
+  return buckets;
+}
+
 /// The model node an op comes from, or null.
 nlohmann::json nodeOf(Location loc) {
   std::string node = mlir::tcc::modelNodeOf(loc);
@@ -202,7 +234,8 @@ nlohmann::json compileReportJson(ModuleOp model, ModuleOp planned,
                              {"optimizer_state_bytes_per_rank", optimizerBytes},
                              {"all_reduce", count(mlir::tcc::AllReduceOp())},
                              {"reduce_scatter", count(mlir::tcc::ReduceScatterOp())},
-                             {"all_gather", count(mlir::tcc::AllGatherOp())}};
+                             {"all_gather", count(mlir::tcc::AllGatherOp())},
+                             {"gradient_buckets", gradientBuckets(trainStep)}};
   }
   // The passes in the order they ran; what each optimization pass did
   // (its tcc.pass_report entry, passes/PassReport.h), by name; and the ones

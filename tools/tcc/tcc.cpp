@@ -95,7 +95,8 @@ mlir::LogicalResult runPipeline(ModuleOp module, const mlir::tcc::TargetBackend 
   const std::string &model = options.model;
   mlir::tcc::TargetOptions settings{options.disabledPasses, options.gpu,
                                     options.tuningDb.value_or(""),
-                                    options.ignoreTuningMismatch, options.allowFallback};
+                                    options.ignoreTuningMismatch, options.allowFallback,
+                                    options.bucketSize.value_or(0)};
   mlir::ScopedDiagnosticHandler handler(
       module->getContext(), [&](mlir::Diagnostic &diag) {
         if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && error.empty())
@@ -223,6 +224,14 @@ void checkSyncBatchNorm(const ::tcc::frontend::ModelSpec &spec, tcc::CompileFact
   if (!wholeBatch)
     tcc::warn(facts, "train.distributed.sync_batch_norm changes nothing: every batch norm "
                      "of the model has a ghost_batch, whose groups stay within a rank");
+}
+
+/// --bucket-size where there is nothing to bucket: said so.
+void checkBucketSize(const ::tcc::frontend::ModelSpec &spec, const tcc::CompileOptions &options,
+                     tcc::CompileFacts &facts) {
+  if (options.bucketSize && spec.recipe.train.distributed.ranks == 1)
+    tcc::warn(facts, "--bucket-size changes nothing with one rank: the step sums no "
+                     "gradients over ranks");
 }
 
 /// A target's own optimization pass disabled on another target changes
@@ -363,6 +372,7 @@ int runCompile(const tcc::CompileOptions &options) {
   checkOneCycleMomentum(spec, facts);
   checkSyncBatchNorm(spec, facts);
   checkShard(spec, facts);
+  checkBucketSize(spec, options, facts);
   if (generates)
     for (const std::string &warning : tcc::checkDataAtCompile(spec))
       tcc::warn(facts, warning);
