@@ -16,7 +16,7 @@
 include "ir/TccDialect.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 
-def Tcc_AllReduceOp : Tcc_Op<"all_reduce", [InferTypeOpAdaptor]> {
+def Tcc_AllReduceOp : Tcc_Op<"all_reduce", [InferTypeOpAdaptor, Tcc_SixteenBitLibrary]> {
   let summary = "Each operand summed (or averaged) over the ranks";
   let description = [{
     Result `i` is operand `i` added up elementwise over every rank of the
@@ -30,7 +30,10 @@ def Tcc_AllReduceOp : Tcc_Op<"all_reduce", [InferTypeOpAdaptor]> {
 
     No `Pure`: a collective has an effect on the other ranks, so it is
     neither removed nor merged with another, and it keeps its order
-    relative to the other collectives.
+    relative to the other collectives. A 16-bit operand is reduced in 16
+    bits where the target's library does it with f32 arithmetic (NCCL on
+    the cuda target, as DistributedDataParallel sends fp16 gradients): half
+    the bytes of widening it; the cpu target widens it (tcc-widen-16bit).
 
     ```mlir
     %gw, %gb = tcc.all_reduce "sum" %dw, %db : tensor<10x784xf32>, tensor<10xf32>

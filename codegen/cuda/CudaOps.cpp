@@ -30,7 +30,9 @@ std::string mlir::tcc::unsupportedTypes(Operation *op) {
     std::string from = storageName(cast.getInput()), to = storageName(cast.getResult());
     return from == to || from == "f32" || to == "f32" ? "" : "from " + from + " to " + to;
   }
-  if (isa<FlattenOp, ReshapeOp, SgdUpdateOp, AdamwUpdateOp, EmaUpdateOp, LookaheadUpdateOp>(op))
+  // (NCCL reduces each tensor of an all-reduce in its own type.)
+  if (isa<FlattenOp, ReshapeOp, SgdUpdateOp, AdamwUpdateOp, EmaUpdateOp, LookaheadUpdateOp,
+          AllReduceOp>(op))
     return "";
   if (isa<ReduceSumOp>(op))
     return storageName(op->getOperand(0)) == storageName(op->getResult(0))
@@ -58,7 +60,8 @@ LogicalResult mlir::tcc::refuseTypes(Operation *op, const std::string &why) {
   return op->emitError("the cuda target cannot run ")
          << op->getName() << " " << why
          << " (16-bit tensors reach only its convolutions, linear layers, max pools, views, "
-            "channel paddings, slices, bias gradients' sums, casts and optimizer updates: "
+            "channel paddings, slices, bias gradients' sums, casts, optimizer updates and "
+            "all-reduces: "
             "tcc-widen-16bit puts the other ops on f32 copies)";
 }
 

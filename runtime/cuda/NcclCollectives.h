@@ -18,13 +18,13 @@ namespace tcc::rt::cuda {
 /// The element types the step's collectives reduce.
 enum class CollectiveType { F32, F64, F16, BF16 };
 
-/// Each of the `count` tensors inputs[k] (sizes[k] elements) summed, or
-/// averaged, over the ranks into results[k]: one ncclAllReduce each, in
-/// one group, on `stream` (capturable into the step's CUDA graph). `comm`
-/// is the trainer's communicator, the NCCL one.
+/// Each of the `count` tensors inputs[k] (sizes[k] elements of types[k])
+/// summed, or averaged, over the ranks into results[k]: one ncclAllReduce
+/// each, in one group, on `stream` (capturable into the step's CUDA graph).
+/// `comm` is the trainer's communicator, the NCCL one.
 void nccl_all_reduce(Communicator *comm, cudaStream_t stream, int count,
                      const void *const *inputs, void *const *results, const int64_t *sizes,
-                     CollectiveType type, bool mean);
+                     const CollectiveType *types, bool mean);
 
 } // namespace tcc::rt::cuda
 

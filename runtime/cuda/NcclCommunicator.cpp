@@ -20,6 +20,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <vector>
 
 namespace tcc::rt {
 
@@ -106,11 +107,11 @@ public:
 
   /// The step's all-reduce on `stream`, one group of calls.
   void deviceAllReduce(cudaStream_t stream, int count, const void *const *inputs,
-                       void *const *results, const int64_t *sizes, ncclDataType_t type,
-                       bool mean) {
+                       void *const *results, const int64_t *sizes,
+                       const ncclDataType_t *types, bool mean) {
     check(ncclGroupStart(), "ncclGroupStart");
     for (int k = 0; k < count; ++k)
-      check(ncclAllReduce(inputs[k], results[k], size_t(sizes[k]), type,
+      check(ncclAllReduce(inputs[k], results[k], size_t(sizes[k]), types[k],
                           mean ? ncclAvg : ncclSum, joined(), stream),
             "ncclAllReduce");
     check(ncclGroupEnd(), "ncclGroupEnd");
@@ -211,14 +212,17 @@ std::unique_ptr<Communicator> createCommunicator(int64_t ranks, std::string &err
 
 void cuda::nccl_all_reduce(Communicator *comm, cudaStream_t stream, int count,
                            const void *const *inputs, void *const *results,
-                           const int64_t *sizes, CollectiveType type, bool mean) {
+                           const int64_t *sizes, const CollectiveType *types, bool mean) {
   auto *nccl = dynamic_cast<Nccl *>(comm);
   if (!nccl) {
     std::cerr << "error: this trainer's step reduces over ranks, but its communicator is "
                  "not NCCL's; compile it again with tcc\n";
     std::_Exit(1);
   }
-  nccl->deviceAllReduce(stream, count, inputs, results, sizes, ncclType(type), mean);
+  std::vector<ncclDataType_t> ncclTypes(static_cast<size_t>(count));
+  for (int k = 0; k < count; ++k)
+    ncclTypes[static_cast<size_t>(k)] = ncclType(types[k]);
+  nccl->deviceAllReduce(stream, count, inputs, results, sizes, ncclTypes.data(), mean);
 }
 
 } // namespace tcc::rt

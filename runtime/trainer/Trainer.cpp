@@ -11,6 +11,7 @@
 #include "runtime/trainer/Run.h"
 #include "runtime/trainer/Text.h"
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 #include <new>
@@ -75,6 +76,11 @@ int trainerMain(CompiledModel &model, int argc, char **argv) {
     std::string program = argv[0];
     env.program = program;
   }
+  // --help is answered anywhere: a trainer of several ranks started alone
+  // says how to use it rather than how to launch it.
+  if (std::find(args.begin(), args.end(), "--help") != args.end() ||
+      std::find(args.begin(), args.end(), "-h") != args.end())
+    return runTrainer(model, args, std::cout, std::cerr, env);
   // The ranks of a distributed run (docs/distributed.md): the trainer's
   // communicator, which checks the world the launcher started.
   std::string error;

@@ -32,7 +32,8 @@ oversubscribed on this machine's cores.
   one-process run's) and continues the same run;
 - an error on one rank (rank 0's --save) ends the whole job at once;
 - the world is checked: a trainer of 2 ranks started alone, a trainer of
-  one rank started by mpirun -np 2, each one `error:` line and exit 1.
+  one rank started by mpirun -np 2, each one `error:` line and exit 1;
+  --help is answered alone.
 Exit 77 (skipped) where MPI is missing, as on a machine without Open MPI.
 """
 import json
@@ -222,6 +223,10 @@ def main():
     check(r.returncode == 1 and r.stderr.count("error:") == 1 and
           "compiled for 2 ranks" in r.stderr and "mpirun -np 2" in r.stderr,
           f"a 2-rank trainer started alone: exit {r.returncode}: {r.stderr.strip()}")
+    # --help is answered anywhere, a trainer of several ranks started alone too.
+    r = run([exes[2], "--help"])
+    check(r.returncode == 0 and "usage:" in r.stdout and not r.stderr,
+          f"a 2-rank trainer's --help started alone: exit {r.returncode}: {r.stderr.strip()}")
     r = run(mpirun(2) + [exes[1], "--data", data, "--steps", "1"])
     check(r.returncode != 0 and r.stderr.count("error:") == 1 and
           "compiled for one process, but the launcher started 2" in r.stderr,

@@ -28,12 +28,7 @@ static const char *collectiveType(Type type) {
 
 void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
   t.add<AllReduceOp>([](AllReduceOp o, CudaPrinter &p) -> LogicalResult {
-    // One group of calls of one element type.
-    const char *type = collectiveType(o.getInputs().front().getType());
-    for (Value v : o.getInputs())
-      if (collectiveType(v.getType()) != StringRef(type))
-        return o.emitOpError("reduces tensors of one element type on the cuda target, got ")
-               << o.getInputs().front().getType() << " and " << v.getType();
+    // One group of calls, each tensor in its own element type.
     auto names = [&](ValueRange values) {
       llvm::interleaveComma(values, p.os, [&](Value v) { p.os << p(v); });
     };
@@ -43,8 +38,11 @@ void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
     names(o.getResults());
     p.os << "}; const int64_t sizes[] = {";
     llvm::interleaveComma(o.getResults(), p.os, [&](Value v) { p.os << numElements(v); });
+    p.os << "};\n    const cuda::CollectiveType types[] = {";
+    llvm::interleaveComma(o.getResults(), p.os,
+                          [&](Value v) { p.os << collectiveType(v.getType()); });
     p.os << "};\n    cuda::all_reduce(args.stream, args.comm, " << o.getResults().size()
-         << ", inputs, results, sizes, " << type << ", "
+         << ", inputs, results, sizes, types, "
          << (o.getReduction() == "mean" ? "true" : "false") << "); }\n";
     return success();
   });

@@ -30,71 +30,67 @@ namespace tcc::rt::cuda {
 enum class CollectiveType { F32, F64, F16, BF16 };
 
 namespace detail {
-/// One packed message of the tensors as float (or double), summed by the
-/// host communicator, scaled for a mean and stored back: what NCCL computes
-/// up to the order of its additions (and, in 16 bits, its roundings).
-template <class Wide, class Load, class Store>
-void emulated_all_reduce(Communicator *comm, const std::vector<const void *> &in,
-                         const std::vector<void *> &out, const std::vector<int64_t> &sizes,
-                         bool mean, Load load, Store store) {
-  std::vector<Wide> message;
-  for (size_t k = 0; k < in.size(); ++k)
-    for (int64_t i = 0; i < sizes[k]; ++i)
-      message.push_back(load(in[k], i));
-  comm->allReduceSum(message.data(), int64_t(message.size()));
-  const Wide scale = mean ? Wide(1) / Wide(comm->size()) : Wide(1);
-  size_t at = 0;
-  for (size_t k = 0; k < out.size(); ++k)
-    for (int64_t i = 0; i < sizes[k]; ++i)
-      store(out[k], i, message[at++] * scale);
+/// Element i of a tensor of `type` as a double, and stored back rounded.
+inline double load(CollectiveType type, const void *p, int64_t i) {
+  switch (type) {
+  case CollectiveType::F32:
+    return static_cast<const float *>(p)[i];
+  case CollectiveType::F64:
+    return static_cast<const double *>(p)[i];
+  case CollectiveType::F16:
+    return half::f16ToFloat(static_cast<const uint16_t *>(p)[i]);
+  case CollectiveType::BF16:
+    return half::bf16ToFloat(static_cast<const uint16_t *>(p)[i]);
+  }
+  return 0;
+}
+inline void store(CollectiveType type, void *p, int64_t i, double v) {
+  switch (type) {
+  case CollectiveType::F32:
+    static_cast<float *>(p)[i] = float(v);
+    break;
+  case CollectiveType::F64:
+    static_cast<double *>(p)[i] = v;
+    break;
+  case CollectiveType::F16:
+    static_cast<uint16_t *>(p)[i] = half::floatToF16(float(v));
+    break;
+  case CollectiveType::BF16:
+    static_cast<uint16_t *>(p)[i] = half::floatToBf16(float(v));
+    break;
+  }
 }
 } // namespace detail
 #endif
 
-/// Each inputs[k] of sizes[k] elements summed (or averaged) over the ranks
-/// into results[k], on stream `s`.
+/// Each inputs[k] of sizes[k] elements of types[k] summed (or averaged)
+/// over the ranks into results[k], on stream `s`.
 inline void all_reduce(cudaStream_t s, Communicator *comm, int count,
                        const void *const *inputs, void *const *results, const int64_t *sizes,
-                       CollectiveType type, bool mean) {
+                       const CollectiveType *types, bool mean) {
 #ifdef TCC_CUDA_HOST_EMULATION
-  // The caller's arrays are gone when a replay runs the work: copied.
+  // The caller's arrays are gone when a replay runs the work: copied. One
+  // message of doubles, summed by the host communicator, scaled for a mean,
+  // stored back in each tensor's type: NCCL's sums up to the order of the
+  // additions (and, in 16 bits, its roundings at each hop).
   std::vector<const void *> in(inputs, inputs + count);
   std::vector<void *> out(results, results + count);
   std::vector<int64_t> n(sizes, sizes + count);
+  std::vector<CollectiveType> type(types, types + count);
   emulation::enqueue(s, [=] {
-    auto f32 = [](const void *p, int64_t i) { return static_cast<const float *>(p)[i]; };
-    auto f64 = [](const void *p, int64_t i) { return static_cast<const double *>(p)[i]; };
-    auto f16 = [](const void *p, int64_t i) {
-      return half::f16ToFloat(static_cast<const uint16_t *>(p)[i]);
-    };
-    auto bf16 = [](const void *p, int64_t i) {
-      return half::bf16ToFloat(static_cast<const uint16_t *>(p)[i]);
-    };
-    switch (type) {
-    case CollectiveType::F32:
-      detail::emulated_all_reduce<float>(comm, in, out, n, mean, f32, [](void *p, int64_t i, float v) {
-        static_cast<float *>(p)[i] = v;
-      });
-      break;
-    case CollectiveType::F64:
-      detail::emulated_all_reduce<double>(comm, in, out, n, mean, f64, [](void *p, int64_t i, double v) {
-        static_cast<double *>(p)[i] = v;
-      });
-      break;
-    case CollectiveType::F16:
-      detail::emulated_all_reduce<float>(comm, in, out, n, mean, f16, [](void *p, int64_t i, float v) {
-        static_cast<uint16_t *>(p)[i] = half::floatToF16(v);
-      });
-      break;
-    case CollectiveType::BF16:
-      detail::emulated_all_reduce<float>(comm, in, out, n, mean, bf16, [](void *p, int64_t i, float v) {
-        static_cast<uint16_t *>(p)[i] = half::floatToBf16(v);
-      });
-      break;
-    }
+    std::vector<double> message;
+    for (size_t k = 0; k < in.size(); ++k)
+      for (int64_t i = 0; i < n[k]; ++i)
+        message.push_back(detail::load(type[k], in[k], i));
+    comm->allReduceSum(message.data(), int64_t(message.size()));
+    const double scale = mean ? 1.0 / double(comm->size()) : 1.0;
+    size_t at = 0;
+    for (size_t k = 0; k < out.size(); ++k)
+      for (int64_t i = 0; i < n[k]; ++i)
+        detail::store(type[k], out[k], i, message[at++] * scale);
   });
 #else
-  nccl_all_reduce(comm, s, count, inputs, results, sizes, type, mean);
+  nccl_all_reduce(comm, s, count, inputs, results, sizes, types, mean);
 #endif
 }
 
