@@ -51,7 +51,7 @@ __global__ void useEveryCommonFunction(const uint8_t *pixels,
                                0, 3, 5, 0.5f, 0.25f) +
             batch::normalizedPixel(pixels, false, sy * 28 + sx, 0.5f, 0.25f) *
                 float(inside) +
-            float(batch::trainPosition(3, i, 256, 60000)) +
+            float(batch::trainPosition(3, batch::globalSlot(i, 256, 1, 2, 2), 512, 60000)) +
             float(batch::reflectIndex(i % 40 - 5, 28));
 
   // Philox.h and DropoutMask.h.
