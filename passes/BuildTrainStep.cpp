@@ -6,6 +6,7 @@
 #include "ir/TccOps.h"
 #include "ir/TccTypes.h"
 #include "passes/Autodiff.h"
+#include "passes/DistributedStep.h"
 #include "passes/StepBuilder.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,42 +36,6 @@ struct MicroBatch {
   Value lossSum, correct; ///< per-sample loss sum, correct count
 };
 
-/// The state indices of the buffers (batch-norm running statistics).
-SmallVector<int> bufferIndices(const StepPlan &plan) {
-  SmallVector<int> out;
-  for (auto [i, entry] : llvm::enumerate(plan.state))
-    if (entry.kind == kind::kBuffer)
-      out.push_back(static_cast<int>(i));
-  return out;
-}
-
-/// train.distributed.sync_batch_norm: each batch norm over the whole batch
-/// of `block` (a micro-batch's forward, just inlined) takes its statistics
-/// over every rank's samples: the sum of x and then the squared deviations
-/// from the mean of all ranks, each summed over the ranks before the norm
-/// reads it (runtime/kernels/SyncNorm.h). Ghost batch norms stay as they
-/// are: their groups lie within a rank, the one-process run's already.
-void synchroniseBatchNorms(OpBuilder &b, Block &block, int64_t ranks) {
-  OpBuilder::InsertionGuard guard(b);
-  SmallVector<BatchNormOp> norms;
-  for (Operation &op : block)
-    if (auto bn = dyn_cast<BatchNormOp>(op); bn && bn.getGhostBatch() == 0 && !bn.getSum())
-      norms.push_back(bn);
-  for (BatchNormOp bn : norms) {
-    b.setInsertionPoint(bn);
-    Location loc = bn.getLoc();
-    auto acrossRanks = [&](Value centered) {
-      Value mine = b.create<BatchNormSumsOp>(loc, bn.getInput(), centered, ranks);
-      return b.create<AllReduceOp>(loc, ValueRange{mine}, b.getStringAttr("sum")).getResult(0);
-    };
-    Value sum = acrossRanks(Value());
-    Value squared = acrossRanks(sum);
-    bn.getSumMutable().assign(sum);
-    bn.getSquaredDeviationsMutable().assign(squared);
-    bn.setRanks(ranks);
-  }
-}
-
 /// Forward, loss and AD of one micro-batch: `buffers` are the current values
 /// of the buffers (bufferIndices order), `scale` multiplies a mean loss
 /// before AD (1 / (accumulate * ranks)).
@@ -88,7 +53,7 @@ FailureOr<MicroBatch> buildMicroBatch(OpBuilder &b, Location loc, StepPlan &plan
   args[plan.inputArg] = images;
   if (plan.seedArg >= 0)
     args[plan.seedArg] = seed;
-  SmallVector<int> bufferIndex = bufferIndices(plan);
+  SmallVector<int> bufferIndex = plan.bufferIndices();
   for (auto [i, entry] : llvm::enumerate(plan.state))
     if (entry.kind == kind::kParam)
       args[entry.source] = step.state[i];
@@ -152,7 +117,7 @@ LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
   Value seed;
   if (plan.seedArg >= 0)
     seed = b.create<MixSeedOp>(loc, step.seed, step.state[0]);
-  SmallVector<int> bufferIndex = bufferIndices(plan);
+  SmallVector<int> bufferIndex = plan.bufferIndices();
   SmallVector<Value> buffers;
   for (int i : bufferIndex)
     buffers.push_back(step.state[i]);
@@ -216,77 +181,6 @@ LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
   SmallVector<Value> newBuffers(results.take_front(buffers.size()));
   apply(newBuffers, sums, results[next], results[next + 1]);
   return success();
-}
-
-/// The type of one rank's chunk of `whole` (tcc.shard) over `ranks` ranks.
-Type chunkType(Value whole, int64_t ranks) {
-  auto type = cast<RankedTensorType>(whole.getType());
-  return RankedTensorType::get({(type.getNumElements() + ranks - 1) / ranks},
-                               type.getElementType());
-}
-
-/// Whether buffer value `v` is a running statistic of a synchronised batch
-/// norm (directly, or yielded by the micro-batch loop): every rank computes
-/// it from the same sums, so it needs no averaging.
-bool updatedBySynchronisedNorm(Value v) {
-  if (auto loop = v.getDefiningOp<MicroBatchesOp>())
-    v = loop.getBody().front().getTerminator()->getOperand(
-        cast<OpResult>(v).getResultNumber());
-  auto bn = v.getDefiningOp<BatchNormOp>();
-  return bn && bn.getSum();
-}
-
-/// A distributed step (train.distributed.ranks > 1): the ranks' gradients
-/// summed, in one all-reduce marked `tcc.gradients`, before anything reads
-/// them (each rank's loss was scaled by 1 / ranks, so the sum is the
-/// global batch's gradient; tcc-bucket-collectives splits it into buckets
-/// that start during the backward), and the batch norms' new running
-/// statistics averaged (a synchronised norm's are the same on every rank
-/// already), so every rank keeps the same state. Both in state order, the
-/// same on every rank.
-void reduceAcrossRanks(OpBuilder &b, Location loc, StepPlan &plan, TrainStep &step,
-                       DenseMap<int, Value> &grads) {
-  if (plan.train.distributed.ranks == 1)
-    return;
-  auto reduce = [&](ArrayRef<int> indices, auto valueOf, auto setValue,
-                    StringRef reduction) -> AllReduceOp {
-    SmallVector<Value> inputs;
-    for (int i : indices)
-      inputs.push_back(valueOf(i));
-    if (inputs.empty())
-      return nullptr;
-    auto op = b.create<AllReduceOp>(loc, inputs, b.getStringAttr(reduction));
-    for (auto [i, result] : llvm::zip(indices, op.getResults()))
-      setValue(i, result);
-    return op;
-  };
-  SmallVector<int> withGradient;
-  for (auto [index, grad] : grads)
-    withGradient.push_back(index);
-  llvm::sort(withGradient);
-  const ::tcc::rt::Distributed &d = plan.train.distributed;
-  if (d.shard == ::tcc::rt::Distributed::Gradients && !withGradient.empty()) {
-    // ZeRO-2: each rank receives only its chunk of each summed gradient.
-    SmallVector<Value> inputs;
-    SmallVector<Type> chunks;
-    for (int i : withGradient) {
-      inputs.push_back(grads[i]);
-      chunks.push_back(chunkType(grads[i], d.ranks));
-    }
-    auto op = b.create<ReduceScatterOp>(loc, chunks, inputs, d.ranks);
-    for (auto [i, result] : llvm::zip(withGradient, op.getResults()))
-      grads[i] = result;
-  } else {
-    if (AllReduceOp gradients = reduce(withGradient, [&](int i) { return grads[i]; },
-                                       [&](int i, Value v) { grads[i] = v; }, "sum"))
-      gradients->setAttr(kGradientsAttr, b.getUnitAttr());
-  }
-  SmallVector<int> perRank;
-  for (int i : bufferIndices(plan))
-    if (!updatedBySynchronisedNorm(step.newState[i]))
-      perRank.push_back(i);
-  reduce(perRank, [&](int i) { return step.newState[i]; },
-         [&](int i, Value v) { step.newState[i] = v; }, "mean");
 }
 
 /// fp16 loss scaling after the gradients, as GradScaler.unscale_: divides
@@ -502,7 +396,7 @@ LogicalResult buildTrainStep(ModuleOp module, StepPlan &plan) {
   Value lossSum, correct;
   if (failed(buildMicroBatches(b, loc, plan, step, grads, lossSum, correct)))
     return failure();
-  reduceAcrossRanks(b, loc, plan, step, grads);
+  reduceAcrossRanks(b, loc, plan, step.newState, grads);
   buildUpdates(b, loc, plan, step, grads);
 
   SmallVector<Value> results{lossSum, correct};

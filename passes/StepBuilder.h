@@ -45,6 +45,8 @@ struct StepPlan {
 
   /// Index of the state entry called `name`, or -1.
   int find(StringRef name) const;
+  /// The state indices of the buffers (batch-norm running statistics).
+  SmallVector<int> bufferIndices() const;
   /// The state entries' types and argument attributes.
   void appendStateArgs(SmallVectorImpl<Type> &types,
                        SmallVectorImpl<Attribute> &attrs, MLIRContext *ctx) const;

@@ -35,6 +35,14 @@ int StepPlan::find(StringRef name) const {
   return -1;
 }
 
+SmallVector<int> StepPlan::bufferIndices() const {
+  SmallVector<int> out;
+  for (auto [i, entry] : llvm::enumerate(state))
+    if (entry.kind == kind::kBuffer)
+      out.push_back(static_cast<int>(i));
+  return out;
+}
+
 void StepPlan::appendStateArgs(SmallVectorImpl<Type> &types,
                                SmallVectorImpl<Attribute> &attrs,
                                MLIRContext *ctx) const {

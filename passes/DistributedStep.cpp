@@ -1,0 +1,119 @@
+//===- DistributedStep.cpp - A train step's collectives across ranks -----===//
+//
+// What tcc-build-train-step adds to a step of several ranks
+// (docs/distributed.md): synchronised batch norms, the gradients' and the
+// running statistics' reductions, and the chunks of a sharded update.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/DistributedStep.h"
+
+#include "ir/TccAttrNames.h"
+#include "ir/TccOps.h"
+
+using namespace mlir;
+using namespace mlir::tcc;
+
+/// train.distributed.sync_batch_norm: each batch norm over the whole batch
+/// of `block` (a micro-batch's forward, just inlined) takes its statistics
+/// over every rank's samples: the sum of x and then the squared deviations
+/// from the mean of all ranks, each summed over the ranks before the norm
+/// reads it (runtime/kernels/SyncNorm.h). Ghost batch norms stay as they
+/// are: their groups lie within a rank, the one-process run's already.
+void mlir::tcc::synchroniseBatchNorms(OpBuilder &b, Block &block, int64_t ranks) {
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<BatchNormOp> norms;
+  for (Operation &op : block)
+    if (auto bn = dyn_cast<BatchNormOp>(op); bn && bn.getGhostBatch() == 0 && !bn.getSum())
+      norms.push_back(bn);
+  for (BatchNormOp bn : norms) {
+    b.setInsertionPoint(bn);
+    Location loc = bn.getLoc();
+    auto acrossRanks = [&](Value centered) {
+      Value mine = b.create<BatchNormSumsOp>(loc, bn.getInput(), centered, ranks);
+      return b.create<AllReduceOp>(loc, ValueRange{mine}, b.getStringAttr("sum")).getResult(0);
+    };
+    Value sum = acrossRanks(Value());
+    Value squared = acrossRanks(sum);
+    bn.getSumMutable().assign(sum);
+    bn.getSquaredDeviationsMutable().assign(squared);
+    bn.setRanks(ranks);
+  }
+}
+
+/// The type of one rank's chunk of `whole` (tcc.shard) over `ranks` ranks.
+Type mlir::tcc::chunkType(Value whole, int64_t ranks) {
+  auto type = cast<RankedTensorType>(whole.getType());
+  return RankedTensorType::get({(type.getNumElements() + ranks - 1) / ranks},
+                               type.getElementType());
+}
+
+namespace {
+
+/// Whether buffer value `v` is a running statistic of a synchronised batch
+/// norm (directly, or yielded by the micro-batch loop): every rank computes
+/// it from the same sums, so it needs no averaging.
+bool updatedBySynchronisedNorm(Value v) {
+  if (auto loop = v.getDefiningOp<MicroBatchesOp>())
+    v = loop.getBody().front().getTerminator()->getOperand(
+        cast<OpResult>(v).getResultNumber());
+  auto bn = v.getDefiningOp<BatchNormOp>();
+  return bn && bn.getSum();
+}
+
+} // namespace
+
+/// A distributed step (train.distributed.ranks > 1): the ranks' gradients
+/// summed, in one all-reduce marked `tcc.gradients`, before anything reads
+/// them (each rank's loss was scaled by 1 / ranks, so the sum is the
+/// global batch's gradient; tcc-bucket-collectives splits it into buckets
+/// that start during the backward), and the batch norms' new running
+/// statistics averaged (a synchronised norm's are the same on every rank
+/// already), so every rank keeps the same state. Both in state order, the
+/// same on every rank.
+void mlir::tcc::reduceAcrossRanks(OpBuilder &b, Location loc, const StepPlan &plan,
+                                  MutableArrayRef<Value> newState,
+                                  DenseMap<int, Value> &grads) {
+  if (plan.train.distributed.ranks == 1)
+    return;
+  auto reduce = [&](ArrayRef<int> indices, auto valueOf, auto setValue,
+                    StringRef reduction) -> AllReduceOp {
+    SmallVector<Value> inputs;
+    for (int i : indices)
+      inputs.push_back(valueOf(i));
+    if (inputs.empty())
+      return nullptr;
+    auto op = b.create<AllReduceOp>(loc, inputs, b.getStringAttr(reduction));
+    for (auto [i, result] : llvm::zip(indices, op.getResults()))
+      setValue(i, result);
+    return op;
+  };
+  SmallVector<int> withGradient;
+  for (auto [index, grad] : grads)
+    withGradient.push_back(index);
+  llvm::sort(withGradient);
+  const ::tcc::rt::Distributed &d = plan.train.distributed;
+  if (d.shard == ::tcc::rt::Distributed::Gradients && !withGradient.empty()) {
+    // ZeRO-2: each rank receives only its chunk of each summed gradient.
+    SmallVector<Value> inputs;
+    SmallVector<Type> chunks;
+    for (int i : withGradient) {
+      inputs.push_back(grads[i]);
+      chunks.push_back(chunkType(grads[i], d.ranks));
+    }
+    auto op = b.create<ReduceScatterOp>(loc, chunks, inputs, d.ranks);
+    for (auto [i, result] : llvm::zip(withGradient, op.getResults()))
+      grads[i] = result;
+  } else {
+    if (AllReduceOp gradients = reduce(withGradient, [&](int i) { return grads[i]; },
+                                       [&](int i, Value v) { grads[i] = v; }, "sum"))
+      gradients->setAttr(kGradientsAttr, b.getUnitAttr());
+  }
+  SmallVector<int> perRank;
+  for (int i : plan.bufferIndices())
+    if (!updatedBySynchronisedNorm(newState[i]))
+      perRank.push_back(i);
+  reduce(perRank, [&](int i) { return newState[i]; },
+         [&](int i, Value v) { newState[i] = v; }, "mean");
+}
+

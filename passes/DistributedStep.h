@@ -1,0 +1,30 @@
+//===- DistributedStep.h - A train step's collectives across ranks -*- C++ -*-===//
+//
+// Used by tcc-build-train-step (BuildTrainStep.cpp) for a step of several
+// ranks (train.distributed, docs/distributed.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_PASSES_DISTRIBUTEDSTEP_H
+#define TCC_PASSES_DISTRIBUTEDSTEP_H
+
+#include "passes/StepBuilder.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::tcc {
+
+/// train.distributed.sync_batch_norm on the whole-batch norms of `block`.
+void synchroniseBatchNorms(OpBuilder &b, Block &block, int64_t ranks);
+
+/// The gradients (`grads`, by state index) summed over the ranks, or
+/// reduce-scattered into chunks with shard "gradients"; the buffers'
+/// `newState` averaged where each rank computed its own.
+void reduceAcrossRanks(OpBuilder &b, Location loc, const StepPlan &plan,
+                       MutableArrayRef<Value> newState, DenseMap<int, Value> &grads);
+
+/// The type of one rank's chunk of `whole` (tcc.shard) over `ranks` ranks.
+Type chunkType(Value whole, int64_t ranks);
+
+} // namespace mlir::tcc
+
+#endif // TCC_PASSES_DISTRIBUTEDSTEP_H
