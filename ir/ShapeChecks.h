@@ -86,6 +86,14 @@ inline LogicalResult checkChannelVector(std::optional<Location> loc, StringRef w
   return success();
 }
 
+/// The `ranks` of a synchronised batch norm's ops: the processes whose
+/// samples its statistics cover.
+inline LogicalResult checkRanksAttr(std::optional<Location> loc, int64_t ranks) {
+  if (ranks < 1)
+    return emitOptionalError(loc, "ranks must be >= 1, got ", ranks);
+  return success();
+}
+
 /// The optional bias of conv2d and linear: [out] of the input's element type.
 inline LogicalResult checkBias(std::optional<Location> loc, Value bias, int64_t out,
                         Type elementType) {

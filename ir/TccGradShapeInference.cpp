@@ -223,8 +223,8 @@ LogicalResult BatchNormBackwardInputOp::inferReturnTypes(
   if (failed(checkRank(loc, "input", input, {2, 4}, "[N, C] or [N, C, H, W]")))
     return failure();
   int64_t c = shapeOf(input)[1];
-  if (adaptor.getRanks() < 1)
-    return emitOptionalError(loc, "ranks must be >= 1, got ", adaptor.getRanks());
+  if (failed(checkRanksAttr(loc, adaptor.getRanks())))
+    return failure();
   if (shapeOf(adaptor.getSums()) != ArrayRef<int64_t>{2, c})
     return emitOptionalError(loc, "sums must have shape [2, ", c, "], got ",
                              shapeStr(adaptor.getSums()));

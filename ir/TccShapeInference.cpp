@@ -98,14 +98,6 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
 // Normalisation
 //===----------------------------------------------------------------------===//
 
-/// The `ranks` of a synchronised batch norm's ops: the processes whose
-/// samples its statistics cover.
-static LogicalResult checkRanksAttr(std::optional<Location> loc, int64_t ranks) {
-  if (ranks < 1)
-    return emitOptionalError(loc, "ranks must be >= 1, got ", ranks);
-  return success();
-}
-
 /// A batch norm's optional statistics over all ranks: both sums or none,
 /// [C] each, only for a norm over the whole batch; `ranks` > 1 only with them.
 static LogicalResult checkSyncStatistics(std::optional<Location> loc, Value sum, Value sq,

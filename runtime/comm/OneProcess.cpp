@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/comm/Communicator.h"
+#include "runtime/comm/Launcher.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -32,45 +33,22 @@ public:
   void setFaultSettings(const FaultSettings &) override {}
 };
 
-/// The number of processes a launcher (mpirun, srun, torchrun) says it
-/// started, from its environment; 1 without one.
-int64_t launcherWorldSize() {
-  // Open MPI, MPICH/Intel MPI (PMI), Slurm's srun, torchrun.
-  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", "WORLD_SIZE"})
-    if (const char *value = std::getenv(name)) {
-      char *end = nullptr;
-      long long n = std::strtoll(value, &end, 10);
-      if (end != value && *end == '\0' && n >= 1)
-        return n;
-    }
-  return 1;
-}
-
-/// This process's rank as the launcher numbers them; 0 without one.
-int64_t launcherRank() {
-  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID", "RANK"})
-    if (const char *value = std::getenv(name))
-      return std::strtoll(value, nullptr, 10);
-  return 0;
-}
-
 } // namespace
 
 std::unique_ptr<Communicator> createCommunicator(int64_t ranks, std::string &error) {
-  int64_t world = launcherWorldSize();
   if (ranks != 1) {
     error = "this trainer was compiled for " + std::to_string(ranks) +
             " ranks but linked without MPI; compile it again with tcc built with MPI "
             "(libopenmpi-dev)";
     return nullptr;
   }
-  if (world != 1) {
+  LaunchedWorld world;
+  if (!launchedWorld(world, error))
+    return nullptr;
+  if (world.size != 1) {
     // Said once, by the launcher's first process; the others fail quietly.
-    if (launcherRank() != 0)
-      return nullptr;
-    error = "this trainer was compiled for one process, but the launcher started " +
-            std::to_string(world) + "; compile it with --ranks=" + std::to_string(world) +
-            " (train.distributed.ranks), or start it without a launcher";
+    if (world.rank == 0)
+      error = wrongWorldError(1, world);
     return nullptr;
   }
   return std::make_unique<OneProcess>();

@@ -9,14 +9,12 @@
 #define TCC_RUNTIME_CUDA_NCCLCOLLECTIVES_H
 
 #include "runtime/comm/Communicator.h"
+#include "runtime/cuda/CollectiveType.h"
 
 #include <cuda_runtime_api.h>
 #include <cstdint>
 
 namespace tcc::rt::cuda {
-
-/// The element types the step's collectives reduce.
-enum class CollectiveType { F32, F64, F16, BF16 };
 
 /// Each of the `count` tensors inputs[k] (sizes[k] elements of types[k])
 /// summed, or averaged, over the ranks into results[k]: one ncclAllReduce

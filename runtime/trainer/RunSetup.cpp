@@ -135,7 +135,7 @@ void Run::resumeState(void *hostState, int64_t &metaStep) {
     std::vector<uint8_t> whole(wholeInfo.stateBytes);
     if (!loadCheckpoint(opts.resume, wholeInfo, whole.data(), meta, error))
       fail(error);
-    scatterWholeState(info, wholeInfo, whole.data(), hostState, rank, comm->size());
+    scatterWholeState(info, wholeInfo, whole.data(), hostState, rank);
   } else if (!loadCheckpoint(opts.resume, info, hostState, meta, error)) {
     fail(error);
   }

@@ -83,8 +83,7 @@ void gatherWholeState(const ModelInfo &info, const ModelInfo &whole, const void 
 }
 
 void scatterWholeState(const ModelInfo &info, const ModelInfo &whole, const void *wholeState,
-                       void *state, int rank, int ranks) {
-  (void)ranks;
+                       void *state, int rank) {
   std::memcpy(state, wholeState, info.stateBytes);
   for (size_t i = 0; i < info.state.size(); ++i) {
     const StateTensor &t = info.state[i];

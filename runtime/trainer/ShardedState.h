@@ -36,7 +36,7 @@ void gatherWholeState(const ModelInfo &info, const ModelInfo &whole, const void 
 /// The whole tensors of `wholeState` (laid out as `whole`) into this rank's
 /// arena `state`: its chunk of each sharded one, the rest as they are.
 void scatterWholeState(const ModelInfo &info, const ModelInfo &whole, const void *wholeState,
-                       void *state, int rank, int ranks);
+                       void *state, int rank);
 
 } // namespace tcc::rt
 

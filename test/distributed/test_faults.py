@@ -23,47 +23,21 @@ but those bounds. Exit 77 (skipped) without Open MPI.
 """
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-sys.path.insert(0, os.path.join(ROOT, "test", "runtime", "cuda"))
-import compare_trainers  # noqa: E402
-import gpu_check  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import test_ranks  # noqa: E402  (the helpers: check, mpirun, run, prepare)
+from test_ranks import FAILURES, ROOT, check, compare_trainers, mpirun, run  # noqa: E402
 
-FAILURES = []
 TIMEOUT = 10     # --comm-timeout of the hang cases, seconds
 BOUND = 120      # a job must end this long after the fault, seconds
 EPOCHS = "100000"  # runs that last until the fault ends them
 # Each rank's exit status, written by a wrapper that outlives mpirun's
 # SIGTERM to it (mpirun ends the others once one exits non-zero).
 WRAPPER = 'trap "" TERM INT; "$@"; s=$?; echo $s > "$STATUS_DIR/$OMPI_COMM_WORLD_RANK"; exit $s'
-
-
-def check(ok, what):
-    if not ok:
-        FAILURES.append(what)
-        print("FAIL: " + what, flush=True)
-    return ok
-
-
-def mpirun(n, *extra):
-    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(n),
-           "-x", "OMP_NUM_THREADS=1", *extra]
-    if os.geteuid() == 0:  # CI's containers run as root
-        cmd.insert(1, "--allow-run-as-root")
-    return cmd
-
-
-def run(cmd, timeout=300):
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess(cmd, 124, "", f"timed out after {timeout} s")
 
 
 def error_lines(text):
@@ -380,13 +354,9 @@ def timeout_values(exe2, exe1, data):
 
 def main():
     tcc, work = sys.argv[1], sys.argv[2]
-    if not shutil.which("mpirun"):
-        print("SKIP: no mpirun (Open MPI: apt-get install openmpi-bin libopenmpi-dev)")
+    data = test_ranks.prepare(work)
+    if data is None:
         return 77
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    data = os.path.join(work, "data")
-    gpu_check.make_data(data, "idx", [1, 28, 28], 10, 2048, 256)
     exes = {}
     for ranks in (1, 2):
         exes[ranks] = os.path.join(work, f"mlp{ranks}")

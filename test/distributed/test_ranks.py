@@ -52,15 +52,19 @@ FAILURES = []
 STEPS = 8
 
 
+# The helpers of the distributed tests (test_faults.py and test_shard.py
+# import them).
+
 def check(ok, what):
     if not ok:
         FAILURES.append(what)
         print("FAIL: " + what, flush=True)
+    return ok
 
 
-def mpirun(n):
+def mpirun(n, *extra):
     cmd = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(n),
-           "-x", "OMP_NUM_THREADS=1"]
+           "-x", "OMP_NUM_THREADS=1", *extra]
     if os.geteuid() == 0:  # CI's containers run as root
         cmd.insert(1, "--allow-run-as-root")
     return cmd
@@ -116,15 +120,24 @@ def train(exe, ranks, data, work):
     return compare_trainers.read_safetensors(save), records
 
 
-def main():
-    tcc, work = sys.argv[1], sys.argv[2]
+def prepare(work):
+    """A fresh `work` with synthetic Fashion-MNIST-shaped data in it: the
+    data's path, or None (the test is skipped) without Open MPI."""
     if not shutil.which("mpirun"):
         print("SKIP: no mpirun (Open MPI: apt-get install openmpi-bin libopenmpi-dev)")
-        return 77
+        return None
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     data = os.path.join(work, "data")
     gpu_check.make_data(data, "idx", [1, 28, 28], 10, 2048, 256)
+    return data
+
+
+def main():
+    tcc, work = sys.argv[1], sys.argv[2]
+    data = prepare(work)
+    if data is None:
+        return 77
 
     variant(work, "sync_bn_cnn", "per_rank_bn_cnn", distributed={"sync_batch_norm": False})
     variant(work, "dropout_mlp", "dropout_mlp_accumulate", accumulate=2)
@@ -229,7 +242,7 @@ def main():
           f"a 2-rank trainer's --help started alone: exit {r.returncode}: {r.stderr.strip()}")
     r = run(mpirun(2) + [exes[1], "--data", data, "--steps", "1"])
     check(r.returncode != 0 and r.stderr.count("error:") == 1 and
-          "compiled for one process, but the launcher started 2" in r.stderr,
+          "compiled for one process, but mpirun started 2" in r.stderr,
           f"a one-rank trainer under mpirun -np 2: exit {r.returncode}: {r.stderr.strip()}")
     # An error on rank 0 alone (it alone writes --save) ends every rank: the
     # others do not wait for it in a collective (a hang before).

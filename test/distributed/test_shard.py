@@ -23,13 +23,11 @@ Exit 77 (skipped) where MPI is missing.
 import json
 import math
 import os
-import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_ranks as t  # noqa: E402  (the same helpers: mpirun, compile, train)
-from test_ranks import check, compare_trainers, gpu_check, run  # noqa: E402
+from test_ranks import check, compare_trainers, run  # noqa: E402
 
 STEPS = t.STEPS
 
@@ -55,13 +53,9 @@ def report(tcc, model, ranks, work):
 
 def main():
     tcc, work = sys.argv[1], sys.argv[2]
-    if not shutil.which("mpirun"):
-        print("SKIP: no mpirun (Open MPI: apt-get install openmpi-bin libopenmpi-dev)")
+    data = t.prepare(work)
+    if data is None:
         return 77
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    data = os.path.join(work, "data")
-    gpu_check.make_data(data, "idx", [1, 28, 28], 10, 2048, 256)
     t.variant(work, "fashion_mlp", "zero1_mlp", distributed={"shard": "optimizer"})
     t.variant(work, "fashion_mlp", "zero2_mlp", distributed={"shard": "gradients"})
     t.variant(work, "ghost_cnn", "zero2_cnn", distributed={"shard": "gradients"})

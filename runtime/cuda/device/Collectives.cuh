@@ -11,6 +11,7 @@
 #define TCC_RUNTIME_CUDA_DEVICE_COLLECTIVES_CUH
 
 #include "runtime/comm/Communicator.h"
+#include "runtime/cuda/CollectiveType.h"
 #include "runtime/cuda/device/Launch.cuh"
 
 #include <cstdint>
@@ -26,9 +27,6 @@
 namespace tcc::rt::cuda {
 
 #ifdef TCC_CUDA_HOST_EMULATION
-/// The element types the step's collectives reduce (NcclCollectives.h's).
-enum class CollectiveType { F32, F64, F16, BF16 };
-
 namespace detail {
 /// Element i of a tensor of `type` as a double, and stored back rounded.
 inline double load(CollectiveType type, const void *p, int64_t i) {
