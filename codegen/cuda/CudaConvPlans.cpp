@@ -106,8 +106,8 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
   Builder b(module.getContext());
   // The workspaces, which the memory plan places (tcc.workspace): a
   // convolution's is its engine's, a matmul's cuBLASLt's recommendation, a
-  // batch norm's (training forward, backward) and a bias gradient's
-  // (reduce_sum) their sums' over many blocks.
+  // batch norm's (training forward, backward; a synchronised one's sums)
+  // and a bias gradient's (reduce_sum) their sums' over many blocks.
   std::map<std::string, int64_t> convWorkspace;
   std::vector<std::string> keys;
   for (const auto &[conv, choice] : baked) {
@@ -127,6 +127,10 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
       bytes = cuda::rowSplit(kernel_args::batchNorm(bn)).workspaceBytes();
     } else if (auto bn = dyn_cast<BatchNormBackwardOp>(op)) {
       bytes = cuda::rowSplit(kernel_args::batchNorm(bn)).workspaceBytes();
+    } else if (auto sums = dyn_cast<BatchNormSumsOp>(op)) {
+      bytes = cuda::rowSplit(kernel_args::batchNorm(sums)).workspaceBytes();
+    } else if (auto sums = dyn_cast<BatchNormBackwardSumsOp>(op)) {
+      bytes = cuda::rowSplit(kernel_args::batchNorm(sums)).workspaceBytes();
     } else if (auto sum = dyn_cast<ReduceSumOp>(op)) {
       if (std::optional<kernel_args::Around> a = kernel_args::keptAxis(sum))
         bytes = cuda::rowSplit({a->outer, a->axis, a->inner}).workspaceBytes();

@@ -48,10 +48,12 @@ std::string mlir::tcc::unsupportedTypes(Operation *op) {
         return "on " + storageName(v) + " and " + type + " tensors at once";
     return "";
   }
+  // (f64: a synchronised batch norm's sums, Tcc_SumsTensor, which its
+  // kernels take as doubles.)
   for (ValueRange values : {ValueRange(op->getOperands()), ValueRange(op->getResults())})
     for (Value v : values)
       if (Type element = getElementTypeOrSelf(v.getType());
-          isa<FloatType>(element) && !element.isF32())
+          isa<FloatType>(element) && !element.isF32() && !element.isF64())
         return "on " + storageName(v) + " tensors";
   return "";
 }

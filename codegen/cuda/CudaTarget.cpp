@@ -134,7 +134,8 @@ SourceHooks cudaSource(const BakedTable &baked) {
                    "runtime/cuda/device/CudaModel.cuh",
                    "runtime/cuda/device/MultiTensor.cuh", "runtime/cuda/device/Norm.cuh",
                    "runtime/cuda/device/Pool.cuh", "runtime/cuda/device/Softmax.cuh",
-                   "runtime/cuda/device/StepOps.cuh", "runtime/kernels/Activation.h"};
+                   "runtime/cuda/device/StepOps.cuh", "runtime/cuda/device/SyncNorm.cuh",
+                   "runtime/kernels/Activation.h"};
   hooks.aliases = "namespace cuda = tcc::rt::cuda;\n";
   hooks.declarations = baked.table;
   hooks.modelBase = "cuda::CudaModel";

@@ -2,13 +2,14 @@
 //
 // tcc.all_reduce as NCCL calls on the step's stream, captured into its CUDA
 // graph (runtime/cuda/device/Collectives.cuh; the communicator is the
-// trainer's, runtime/cuda/NcclCommunicator.cpp). A synchronised batch
-// norm's parts have no device kernels yet: refused with the way out.
+// trainer's, runtime/cuda/NcclCommunicator.cpp); a synchronised batch
+// norm's sums between them (runtime/cuda/device/SyncNorm.cuh).
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/cuda/ops/CudaPrinter.h"
 
+#include "codegen/common/KernelArgs.h"
 #include "ir/TccOps.h"
 
 using namespace mlir;
@@ -51,10 +52,29 @@ void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
                          "builds for --target=cpu only so far; use shard \"none\" for the "
                          "cuda target");
   });
-  t.add<BatchNormSumsOp, BatchNormBackwardSumsOp, BatchNormBackwardInputOp>(
-      [](auto o, CudaPrinter &) -> LogicalResult {
-        return o.emitOpError("(sync_batch_norm) has no cuda kernel yet: a step with "
-                             "train.distributed.sync_batch_norm builds for --target=cpu only "
-                             "so far; remove sync_batch_norm for the cuda target");
-      });
+  // A synchronised batch norm's sums and its dx (runtime/cuda/device/SyncNorm.cuh).
+  t.add<BatchNormSumsOp>([](BatchNormSumsOp o, CudaPrinter &p) {
+    p.os << "  cuda::batch_norm_sums(args.stream, " << workspaceOf(o) << ", "
+         << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << o.getRanks() << ", "
+         << p(o.getInput()) << ", "
+         << (o.getCentered() ? p(o.getCentered()) : std::string("nullptr")) << ", "
+         << p(o.getResult()) << ");\n";
+    return success();
+  });
+  t.add<BatchNormBackwardSumsOp>([](BatchNormBackwardSumsOp o, CudaPrinter &p) {
+    p.os << "  cuda::batch_norm_backward_sums<float>(args.stream, " << workspaceOf(o) << ", "
+         << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << p(o.getGrad()) << ", "
+         << p(o.getInput()) << ", " << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd())
+         << ", " << p(o.getSums()) << ", " << p.e.nameOrNull(o.getGradWeight()) << ", "
+         << p.e.nameOrNull(o.getGradBias()) << ");\n";
+    return success();
+  });
+  t.add<BatchNormBackwardInputOp>([](BatchNormBackwardInputOp o, CudaPrinter &p) {
+    p.os << "  cuda::batch_norm_backward_input<float>(args.stream, "
+         << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << o.getRanks() << ", "
+         << p(o.getGrad()) << ", " << p(o.getInput()) << ", " << p.e.nameOrNull(o.getWeight())
+         << ", " << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", "
+         << p(o.getSums()) << ", " << p(o.getGradInput()) << ");\n";
+    return success();
+  });
 }

@@ -1,7 +1,8 @@
 //===- NormOps.cpp - Batch norm, layer norm and softmax on the GPU --------===//
 //
-// Batch norm (runtime/cuda/device/Norm.cuh): the cpu kernels' per-channel
-// and per-row functions, storing through a device lambda. Layer norm
+// Batch norm (runtime/cuda/device/Norm.cuh; synchronised over the ranks,
+// SyncNorm.cuh): the cpu kernels' per-channel and per-row functions,
+// storing through a device lambda. Layer norm
 // (Norm.cuh) and softmax (Softmax.cuh): the cpu kernels' per-row and
 // per-position functions.
 //
@@ -26,12 +27,20 @@ std::string storeChunk(CudaPrinter &p, Value y) {
 
 void registerBatchNorm(CudaOpPrinters &t) {
   t.add<BatchNormOp>([](BatchNormOp o, CudaPrinter &p) -> LogicalResult {
-    if (o.getSum())
-      return o.emitOpError("with statistics over several ranks (sync_batch_norm) has no cuda "
-                           "kernel yet: remove sync_batch_norm for the cuda target");
     // The kernel updates the running statistics in place.
     p.copyInto(o.getRunningMean(), o.getNewRunningMean());
     p.copyInto(o.getRunningVar(), o.getNewRunningVar());
+    if (o.getSum()) { // sync_batch_norm: the statistics of every rank's samples (SyncNorm.cuh)
+      p.os << "  cuda::batch_norm_forward_synced<float>(args.stream, "
+           << cpp(kernel_args::batchNorm(o)) << ", " << o.getRanks() << ", " << p(o.getInput())
+           << ", " << p.e.nameOrNull(o.getWeight()) << ", " << p.e.nameOrNull(o.getBias())
+           << ", " << cppDouble(o.getEps()) << ", " << cppDouble(o.getMomentum()) << ", "
+           << p(o.getSum()) << ", " << p(o.getSquaredDeviations()) << ", "
+           << storeChunk(p, o.getResult()) << ", " << p(o.getSavedMean()) << ", "
+           << p(o.getSavedInvstd()) << ", " << p(o.getNewRunningMean()) << ", "
+           << p(o.getNewRunningVar()) << ");\n";
+      return success();
+    }
     p.os << "  cuda::batch_norm_forward_train_with<float>(args.stream, " << workspaceOf(o) << ", "
          << cpp(kernel_args::batchNorm(o)) << ", " << p(o.getInput()) << ", "
          << p.e.nameOrNull(o.getWeight()) << ", " << p.e.nameOrNull(o.getBias()) << ", "
