@@ -107,7 +107,8 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
   // The workspaces, which the memory plan places (tcc.workspace): a
   // convolution's is its engine's, a matmul's cuBLASLt's recommendation, a
   // batch norm's (training forward, backward; a synchronised one's sums)
-  // and a bias gradient's (reduce_sum) their sums' over many blocks.
+  // and a bias gradient's (reduce_sum) their sums' over many blocks, a
+  // sharded state's gather and scatter their padded whole tensors.
   std::map<std::string, int64_t> convWorkspace;
   std::vector<std::string> keys;
   for (const auto &[conv, choice] : baked) {
@@ -131,6 +132,14 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
       bytes = cuda::rowSplit(kernel_args::batchNorm(sums)).workspaceBytes();
     } else if (auto sums = dyn_cast<BatchNormBackwardSumsOp>(op)) {
       bytes = cuda::rowSplit(kernel_args::batchNorm(sums)).workspaceBytes();
+    } else if (isa<AllGatherOp, ReduceScatterOp>(op)) {
+      // The whole tensors padded to ranks chunks each (Collectives.cuh).
+      ValueRange chunks = isa<AllGatherOp>(op) ? ValueRange(op->getOperands())
+                                               : ValueRange(op->getResults());
+      const int64_t ranks = op->getAttrOfType<IntegerAttr>("ranks").getInt();
+      for (Value chunk : chunks)
+        bytes += ranks * cast<ShapedType>(chunk.getType()).getNumElements() *
+                 int64_t(sizeof(float));
     } else if (auto sum = dyn_cast<ReduceSumOp>(op)) {
       if (std::optional<kernel_args::Around> a = kernel_args::keptAxis(sum))
         bytes = cuda::rowSplit({a->outer, a->axis, a->inner}).workspaceBytes();

@@ -1,6 +1,6 @@
 //===- NcclCollectives.h - The step's collectives on the GPU ----*- C++ -*-===//
 //
-// What the generated step calls for a tcc.all_reduce on the cuda target
+// What the generated step calls for its collectives on the cuda target
 // (runtime/cuda/device/Collectives.cuh), defined with the NCCL communicator
 // a trainer of several ranks links (NcclCommunicator.cpp).
 //
@@ -23,6 +23,17 @@ namespace tcc::rt::cuda {
 void nccl_all_reduce(Communicator *comm, cudaStream_t stream, int count,
                      const void *const *inputs, void *const *results, const int64_t *sizes,
                      const CollectiveType *types, bool mean);
+
+/// Sharded state (Collectives.cuh's all_gather and reduce_scatter): one
+/// ncclAllGather or ncclReduceScatter per tensor in one group, through
+/// `packed` (ranks * sum(sizes) floats of device memory) where the whole
+/// tensors are padded to ranks * sizes[k].
+void nccl_all_gather(Communicator *comm, cudaStream_t stream, int count,
+                     const float *const *chunks, float *const *results, const int64_t *sizes,
+                     const int64_t *wholes, float *packed);
+void nccl_reduce_scatter(Communicator *comm, cudaStream_t stream, int count,
+                         const float *const *inputs, float *const *results,
+                         const int64_t *sizes, const int64_t *wholes, float *packed);
 
 } // namespace tcc::rt::cuda
 

@@ -117,7 +117,53 @@ public:
     check(ncclGroupEnd(), "ncclGroupEnd");
   }
 
+  /// The step's all-gather of chunks into whole tensors on `stream`: each
+  /// tensor's chunks gathered into `packed` (whole, then padding), then
+  /// its whole part copied out.
+  void deviceAllGather(cudaStream_t stream, int count, const float *const *chunks,
+                       float *const *results, const int64_t *sizes, const int64_t *wholes,
+                       float *packed) {
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (int64_t k = 0, at = 0; k < count; at += sizes[k] * world.size, ++k)
+      check(ncclAllGather(chunks[k], packed + at, size_t(sizes[k]), ncclFloat32, joined(),
+                          stream),
+            "ncclAllGather");
+    check(ncclGroupEnd(), "ncclGroupEnd");
+    for (int64_t k = 0, at = 0; k < count; at += sizes[k] * world.size, ++k)
+      checkCuda(cudaMemcpyAsync(results[k], packed + at, size_t(wholes[k]) * sizeof(float),
+                                cudaMemcpyDeviceToDevice, stream));
+  }
+
+  /// The step's reduce-scatter on `stream`: each whole tensor copied into
+  /// `packed` and padded with zeros to ranks chunks, then summed and
+  /// scattered, this rank's chunk into results[k].
+  void deviceReduceScatter(cudaStream_t stream, int count, const float *const *inputs,
+                           float *const *results, const int64_t *sizes, const int64_t *wholes,
+                           float *packed) {
+    for (int64_t k = 0, at = 0; k < count; at += sizes[k] * world.size, ++k) {
+      checkCuda(cudaMemcpyAsync(packed + at, inputs[k], size_t(wholes[k]) * sizeof(float),
+                                cudaMemcpyDeviceToDevice, stream));
+      checkCuda(cudaMemsetAsync(packed + at + wholes[k], 0,
+                                size_t(sizes[k] * world.size - wholes[k]) * sizeof(float),
+                                stream));
+    }
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (int64_t k = 0, at = 0; k < count; at += sizes[k] * world.size, ++k)
+      check(ncclReduceScatter(packed + at, results[k], size_t(sizes[k]), ncclFloat32, ncclSum,
+                              joined(), stream),
+            "ncclReduceScatter");
+    check(ncclGroupEnd(), "ncclGroupEnd");
+  }
+
 private:
+  void checkCuda(cudaError_t r) {
+    if (r == cudaSuccess)
+      return;
+    std::cerr << "error: rank " << world.rank << ": a copy of the sharded state failed: "
+              << cudaGetErrorString(r) << "\n";
+    abortJob(1);
+  }
+
   ncclComm_t joined() {
     if (!comm) {
       std::cerr << "error: rank " << world.rank << " has no GPU for its collectives\n";
@@ -210,19 +256,40 @@ std::unique_ptr<Communicator> createCommunicator(int64_t ranks, std::string &err
   return comm;
 }
 
-void cuda::nccl_all_reduce(Communicator *comm, cudaStream_t stream, int count,
-                           const void *const *inputs, void *const *results,
-                           const int64_t *sizes, const CollectiveType *types, bool mean) {
+namespace {
+/// The trainer's communicator, which a step of several ranks needs to be
+/// NCCL's.
+Nccl *ncclOf(Communicator *comm) {
   auto *nccl = dynamic_cast<Nccl *>(comm);
   if (!nccl) {
     std::cerr << "error: this trainer's step reduces over ranks, but its communicator is "
                  "not NCCL's; compile it again with tcc\n";
     std::_Exit(1);
   }
+  return nccl;
+}
+} // namespace
+
+void cuda::nccl_all_reduce(Communicator *comm, cudaStream_t stream, int count,
+                           const void *const *inputs, void *const *results,
+                           const int64_t *sizes, const CollectiveType *types, bool mean) {
+  Nccl *nccl = ncclOf(comm);
   std::vector<ncclDataType_t> ncclTypes(static_cast<size_t>(count));
   for (int k = 0; k < count; ++k)
     ncclTypes[static_cast<size_t>(k)] = ncclType(types[k]);
   nccl->deviceAllReduce(stream, count, inputs, results, sizes, ncclTypes.data(), mean);
+}
+
+void cuda::nccl_all_gather(Communicator *comm, cudaStream_t stream, int count,
+                           const float *const *chunks, float *const *results,
+                           const int64_t *sizes, const int64_t *wholes, float *packed) {
+  ncclOf(comm)->deviceAllGather(stream, count, chunks, results, sizes, wholes, packed);
+}
+
+void cuda::nccl_reduce_scatter(Communicator *comm, cudaStream_t stream, int count,
+                               const float *const *inputs, float *const *results,
+                               const int64_t *sizes, const int64_t *wholes, float *packed) {
+  ncclOf(comm)->deviceReduceScatter(stream, count, inputs, results, sizes, wholes, packed);
 }
 
 } // namespace tcc::rt

@@ -1,7 +1,8 @@
 //===- CollectiveOps.cpp - The collectives of a distributed step on cuda ---===//
 //
-// tcc.all_reduce as NCCL calls on the step's stream, captured into its CUDA
-// graph (runtime/cuda/device/Collectives.cuh; the communicator is the
+// tcc.all_reduce, and a sharded state's tcc.all_gather and
+// tcc.reduce_scatter, as NCCL calls on the step's stream, captured into its
+// CUDA graph (runtime/cuda/device/Collectives.cuh; the communicator is the
 // trainer's, runtime/cuda/NcclCommunicator.cpp); a synchronised batch
 // norm's sums between them (runtime/cuda/device/SyncNorm.cuh).
 //
@@ -11,6 +12,8 @@
 
 #include "codegen/common/KernelArgs.h"
 #include "ir/TccOps.h"
+
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::tcc;
@@ -47,10 +50,47 @@ void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
          << (o.getReduction() == "mean" ? "true" : "false") << "); }\n";
     return success();
   });
-  t.add<ShardOp, AllGatherOp, ReduceScatterOp>([](auto o, CudaPrinter &) -> LogicalResult {
-    return o.emitOpError("(train.distributed.shard) has no cuda kernel yet: a sharded step "
-                         "builds for --target=cpu only so far; use shard \"none\" for the "
-                         "cuda target");
+  // Sharded state (ZeRO, docs/distributed.md): f32 tensors, as on the cpu
+  // target (the recipe check refuses pure 16-bit parameters).
+  auto refuse16 = [](Operation *op, ValueRange values) -> LogicalResult {
+    for (Value v : values)
+      if (!getElementTypeOrSelf(v.getType()).isF32())
+        return op->emitOpError("shards f32 tensors only on the cuda target, got ")
+               << v.getType();
+    return success();
+  };
+  t.add<ShardOp>([=](ShardOp o, CudaPrinter &p) -> LogicalResult {
+    if (failed(refuse16(o, o->getOperands())))
+      return failure();
+    p.os << "  cuda::shard(args.stream, args.comm, " << numElements(o.getInput()) << ", "
+         << numElements(o.getResult()) << ", " << p(o.getInput()) << ", " << p(o.getResult())
+         << ");\n";
+    return success();
+  });
+  t.add<AllGatherOp, ReduceScatterOp>([=](auto o, CudaPrinter &p) -> LogicalResult {
+    constexpr bool gather = std::is_same_v<decltype(o), AllGatherOp>;
+    if (failed(refuse16(o, o.getInputs())))
+      return failure();
+    ValueRange chunks = gather ? ValueRange(o.getInputs()) : ValueRange(o.getResults());
+    ValueRange wholes = gather ? ValueRange(o.getResults()) : ValueRange(o.getInputs());
+    auto names = [&](ValueRange values) {
+      llvm::interleaveComma(values, p.os, [&](Value v) { p.os << p(v); });
+    };
+    auto counts = [&](ValueRange values) {
+      llvm::interleaveComma(values, p.os, [&](Value v) { p.os << numElements(v); });
+    };
+    p.os << "  { const float *inputs[] = {";
+    names(o.getInputs());
+    p.os << "}; float *results[] = {";
+    names(o.getResults());
+    p.os << "}; const int64_t sizes[] = {";
+    counts(chunks);
+    p.os << "}, wholes[] = {";
+    counts(wholes);
+    p.os << "};\n    cuda::" << (gather ? "all_gather" : "reduce_scatter")
+         << "(args.stream, args.comm, " << o.getResults().size()
+         << ", inputs, results, sizes, wholes, " << workspaceOf(o) << "); }\n";
+    return success();
   });
   // A synchronised batch norm's sums and its dx (runtime/cuda/device/SyncNorm.cuh).
   t.add<BatchNormSumsOp>([](BatchNormSumsOp o, CudaPrinter &p) {

@@ -1,4 +1,4 @@
-//===- Collectives.cuh - tcc.all_reduce on the cuda target ------*- C++ -*-===//
+//===- Collectives.cuh - The collectives of the cuda target -----*- C++ -*-===//
 //
 // A distributed step's collectives (docs/distributed.md) in stream order:
 // on a GPU, NCCL calls on the step's stream, captured into its CUDA graph
@@ -15,10 +15,13 @@
 #include "runtime/cuda/device/Launch.cuh"
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 
 #ifdef TCC_CUDA_HOST_EMULATION
 #include "runtime/common/Float16.h"
 
+#include <algorithm>
 #include <vector>
 #else
 #include "runtime/cuda/NcclCollectives.h"
@@ -89,6 +92,79 @@ inline void all_reduce(cudaStream_t s, Communicator *comm, int count,
   });
 #else
   nccl_all_reduce(comm, s, count, inputs, results, sizes, types, mean);
+#endif
+}
+
+namespace detail {
+/// The workspace of a gather or scatter: every tensor padded to ranks
+/// chunks (the memory plan's size, codegen/cuda/CudaConvPlans.cpp).
+inline float *packed(Communicator *comm, int count, const int64_t *sizes, char *workspace,
+                     int64_t bytes) {
+  int64_t needed = 0;
+  for (int k = 0; k < count; ++k)
+    needed += sizes[k] * comm->size() * int64_t(sizeof(float));
+  if (!workspace || bytes < needed)
+    throw std::runtime_error("a sharded state's collective was given " +
+                             std::to_string(bytes) + " bytes of workspace, it needs " +
+                             std::to_string(needed) +
+                             " (a trainer compiled by another tcc version?)");
+  return reinterpret_cast<float *>(workspace);
+}
+} // namespace detail
+
+/// tcc.shard: elements [rank * c, rank * c + c) of x's n, zero past n.
+inline void shard(cudaStream_t s, Communicator *comm, int64_t n, int64_t c, const float *x,
+                  float *chunk) {
+  const int64_t first = int64_t(comm ? comm->rank() : 0) * c;
+  for_each(s, c, [=] __device__(int64_t i) { chunk[i] = first + i < n ? x[first + i] : 0.0f; });
+}
+
+/// tcc.all_gather of `count` tensors: chunks[k] (sizes[k] =
+/// ceil(wholes[k] / ranks) values) from every rank, in rank order, into
+/// results[k], cut to its wholes[k] values. The op's workspace, `packed`,
+/// receives each tensor's gathered chunks: the whole tensor, then padding.
+inline void all_gather(cudaStream_t s, Communicator *comm, int count,
+                       const float *const *chunks, float *const *results, const int64_t *sizes,
+                       const int64_t *wholes, char *workspace, int64_t workspaceBytes) {
+  float *packed = detail::packed(comm, count, sizes, workspace, workspaceBytes);
+#ifdef TCC_CUDA_HOST_EMULATION
+  std::vector<const float *> in(chunks, chunks + count);
+  std::vector<float *> out(results, results + count);
+  std::vector<int64_t> n(sizes, sizes + count), whole(wholes, wholes + count);
+  emulation::enqueue(s, [=] {
+    const int64_t ranks = comm->size();
+    for (size_t k = 0, at = 0; k < in.size(); at += size_t(ranks * n[k++])) {
+      comm->allGather(in[k], packed + at, n[k]);
+      std::copy(packed + at, packed + at + whole[k], out[k]);
+    }
+  });
+#else
+  nccl_all_gather(comm, s, count, chunks, results, sizes, wholes, packed);
+#endif
+}
+
+/// tcc.reduce_scatter of `count` tensors: inputs[k] (wholes[k] values,
+/// padded with zeros to ranks * sizes[k] in `packed`, the op's workspace)
+/// summed over the ranks, this rank receiving its chunk in results[k].
+inline void reduce_scatter(cudaStream_t s, Communicator *comm, int count,
+                           const float *const *inputs, float *const *results,
+                           const int64_t *sizes, const int64_t *wholes, char *workspace,
+                           int64_t workspaceBytes) {
+  float *packed = detail::packed(comm, count, sizes, workspace, workspaceBytes);
+#ifdef TCC_CUDA_HOST_EMULATION
+  std::vector<const float *> in(inputs, inputs + count);
+  std::vector<float *> out(results, results + count);
+  std::vector<int64_t> n(sizes, sizes + count), whole(wholes, wholes + count);
+  emulation::enqueue(s, [=] {
+    const int64_t ranks = comm->size();
+    for (size_t k = 0, at = 0; k < in.size(); at += size_t(ranks * n[k++])) {
+      std::copy(in[k], in[k] + whole[k], packed + at);
+      std::fill(packed + at + whole[k], packed + at + ranks * n[k], 0.0f);
+      comm->reduceScatterSum(packed + at, out[k], n[k]);
+    }
+  });
+#else
+  nccl_reduce_scatter(comm, s, count, inputs, results, sizes, wholes, packed);
 #endif
 }
 
