@@ -14,8 +14,10 @@
 #define TCC_RUNTIME_COMM_COMMUNICATOR_H
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
 namespace tcc::rt {
 
@@ -56,6 +58,15 @@ public:
   /// Ends every rank of the job with `status`: a rank that stops alone
   /// would leave the others waiting in a collective.
   [[noreturn]] virtual void abortJob(int status) = 0;
+  /// Returns once done() is true: the device work this rank queued, its
+  /// collectives included, has finished. NCCL's communicator ends the job
+  /// with one error line when that takes longer than the timeout or its
+  /// communication broke; host communicators (whose collectives the host
+  /// runs) only wait.
+  virtual void awaitDevice(const std::function<bool()> &done) {
+    while (!done())
+      std::this_thread::yield();
+  }
   /// The timeout and the checkpoint named by a collective that times out
   /// (set once the trainer has read its command line; until then the
   /// defaults). One process has no collective to time out.

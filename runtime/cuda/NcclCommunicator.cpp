@@ -7,10 +7,12 @@
 // over TCP (runtime/comm/TcpBootstrap.h). The step's collectives run on
 // its stream inside its CUDA graph (nccl_all_reduce); the trainer's own
 // (epoch totals, the stop signal) go through a small device buffer on a
-// stream of their own.
+// stream of their own. Every wait for the GPU polls against --comm-timeout
+// (runtime/comm/DeviceWait.h): a rank that died or hangs ends the job.
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/comm/DeviceWait.h"
 #include "runtime/comm/Launcher.h"
 #include "runtime/comm/TcpBootstrap.h"
 #include "runtime/cuda/NcclCollectives.h"
@@ -20,6 +22,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 #include <vector>
 
 namespace tcc::rt {
@@ -94,8 +97,32 @@ public:
       return ncclReduceScatter(in, out, size_t(n), ncclFloat32, ncclSum, joined(), side);
     });
   }
-  /// No timeout yet: the trainer warns where --comm-timeout is given.
-  void setFaultSettings(const FaultSettings &) override {}
+  void setFaultSettings(const FaultSettings &s) override { settings = s; }
+
+  /// The stream's work done (cudaStreamQuery), or the job ended: NCCL
+  /// broke (a rank's process or network is gone) or the timeout passed.
+  void awaitDevice(const std::function<bool()> &done) override {
+    const WaitEnd end = awaitWithin(settings.timeoutSeconds, done, [&] {
+      ncclResult_t state = ncclSuccess;
+      return comm && ncclCommGetAsyncError(comm, &state) == ncclSuccess &&
+             state != ncclSuccess && state != ncclInProgress;
+    });
+    if (end == WaitEnd::Done)
+      return;
+    std::ostringstream line;
+    line << "error: rank " << world.rank << ": ";
+    if (end == WaitEnd::Broken)
+      line << "NCCL reports the job's communication broken (a rank died or its network is "
+              "gone)";
+    else
+      line << "the step's collectives did not finish within " << settings.timeoutSeconds
+           << " s (--comm-timeout): a rank died or hangs";
+    line << "; stopping the job";
+    if (!settings.checkpoint.empty())
+      line << " (the last checkpoint written to " << settings.checkpoint << " is kept)";
+    std::cerr << line.str() << "\n";
+    abortJob(1);
+  }
   [[noreturn]] void abortJob(int status) override {
     // The launcher (torchrun, mpirun) ends the other ranks when one fails;
     // aborting releases the GPU work that waits for this rank.
@@ -209,6 +236,7 @@ private:
     cudaMemcpyAsync(deviceIn, in, inBytes, cudaMemcpyHostToDevice, side);
     check(call(deviceIn, deviceOut), "a collective");
     cudaMemcpyAsync(out, deviceOut, size_t(m) * sizeof(T), cudaMemcpyDeviceToHost, side);
+    awaitDevice([&] { return cudaStreamQuery(side) != cudaErrorNotReady; });
     if (cudaStreamSynchronize(side) != cudaSuccess) {
       std::cerr << "error: rank " << world.rank << ": the trainer's collective failed\n";
       abortJob(1);
@@ -216,6 +244,7 @@ private:
   }
 
   LaunchedWorld world;
+  FaultSettings settings;
   ncclComm_t comm = nullptr;
   cudaStream_t side = nullptr;
   void *staging = nullptr;

@@ -288,8 +288,9 @@ std::string helpText(const std::string &program, const OptionDefaults &d) {
        "without its CUDA graph), slower than a normal run "
        "(docs/training.md#profiling-a-step)");
   line("--comm-timeout SECONDS",
-       "how long a rank waits for the others in a collective before it names "
-       "the ranks that did not come (died or hang) and stops the job; raise it "
+       "how long a rank waits for the others in a collective before it stops "
+       "the job (naming the ranks that did not come, died or hang, where MPI "
+       "carries the collectives); raise it "
        "if --save writes take longer (default: " +
            std::to_string(static_cast<int>(kDefaultCommTimeoutSeconds)) +
            (d.ranks > 1 ? "; docs/distributed.md#faults)"

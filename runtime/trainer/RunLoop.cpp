@@ -163,9 +163,6 @@ void Run::configureFaults() {
   if (opts.commTimeout && ranks == 1 && !opts.help)
     warn("--comm-timeout has no effect: this trainer was compiled for one process "
          "(tcc compile --ranks=N builds a distributed one)");
-  else if (opts.commTimeout && info.memory == MemoryKind::Device && !opts.help)
-    warn("--comm-timeout has no effect on a cuda trainer yet: NCCL's collectives wait "
-         "until the launcher ends a job whose rank died (docs/distributed.md)");
   if (!comm)
     return;
   FaultSettings settings;

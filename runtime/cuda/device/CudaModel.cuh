@@ -122,6 +122,10 @@ public:
     check(cudaMemcpyAsync(&totals, &bound.control->totals, sizeof totals,
                           cudaMemcpyDeviceToHost, stream),
           "reading the totals");
+    // The steps' collectives wait for the other ranks: a distributed
+    // trainer waits against its timeout (Communicator::awaitDevice).
+    if (bound.comm)
+      bound.comm->awaitDevice([this] { return cudaStreamQuery(stream) != cudaErrorNotReady; });
     check(cudaStreamSynchronize(stream), "running the steps");
     return totals;
   }

@@ -32,7 +32,12 @@
 #define __global__
 #define __launch_bounds__(threads)
 
-enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2 };
+enum cudaError_t {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorNotReady = 600
+};
 enum cudaMemcpyKind {
   cudaMemcpyHostToDevice,
   cudaMemcpyDeviceToHost,
@@ -88,6 +93,8 @@ inline cudaError_t cudaStreamDestroy(cudaStream_t stream) {
   return cudaSuccess;
 }
 inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+// The work ran when it was enqueued.
+inline cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
 inline cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
 inline cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode) {
   if (stream->capturing)

@@ -1,10 +1,12 @@
 //===- CommTest.cpp - The launcher's world and the TCP bootstrap ----------===//
+#include "runtime/comm/DeviceWait.h"
 #include "runtime/comm/Launcher.h"
 #include "runtime/comm/TcpBootstrap.h"
 
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <netinet/in.h>
@@ -160,6 +162,30 @@ TEST_F(Comm, NoRankZeroIsAnErrorInBoundedTime) {
   EXPECT_NE(error.find("no rank 0 answered at 127.0.0.1:"), std::string::npos) << error;
   EXPECT_FALSE(tcpBroadcast(0, 2, address, id, sizeof id, 1, error));
   EXPECT_NE(error.find("waited for 1 of the 1 other ranks"), std::string::npos) << error;
+}
+
+// A cuda trainer's wait for its GPU (DeviceWait.h): done as soon as the
+// work is, broken as soon as NCCL says so, and never past the timeout.
+TEST(DeviceWait, EndsWhenTheWorkIsDone) {
+  int polls = 0;
+  EXPECT_EQ(awaitWithin(60, [&] { return ++polls == 3; }, [] { return false; }),
+            WaitEnd::Done);
+  EXPECT_EQ(polls, 3);
+}
+
+TEST(DeviceWait, EndsWhenTheCommunicatorBreaks) {
+  int polls = 0;
+  EXPECT_EQ(awaitWithin(60, [] { return false; }, [&] { return ++polls == 2; }),
+            WaitEnd::Broken);
+}
+
+TEST(DeviceWait, WaitsNoLongerThanTheTimeout) {
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(awaitWithin(0.2, [] { return false; }, [] { return false; }),
+            WaitEnd::TimedOut);
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_GE(waited, 0.2);
 }
 
 } // namespace
