@@ -116,7 +116,7 @@ void mlir::tcc::registerAllTccPasses() {
         buildCompilePipeline(pm, *target, settings);
         return success();
       },
-      [](function_ref<void(const detail::PassOptions &)> optionsHandler) {
+      [](function_ref<void(const mlir::detail::PassOptions &)> optionsHandler) {
         optionsHandler(CompilePipelineOptions());
       });
   registerCanonicalizerPass();
