@@ -84,7 +84,7 @@ mlir::tcc::bakedConvProblem(const cuda::ConvProblem &problem, ArrayRef<std::stri
 /// Calls `visit` on every op of the steps a trainer runs, in order; stops
 /// when it interrupts.
 static WalkResult walkSteps(ModuleOp module, function_ref<WalkResult(Operation *)> visit) {
-  for (StringRef name : {"train_step", "eval_step", "eval_step_plain"})
+  for (StringRef name : {"train_step", "eval_step", "eval_step_plain", "train_step_frozen"})
     if (auto fn = module.lookupSymbol<func::FuncOp>(name))
       if (fn.walk(visit).wasInterrupted())
         return WalkResult::interrupt();
