@@ -196,11 +196,13 @@ std::string tcc::explainCompile(const json &report) {
          << names(step.value("leaves_out", json::array())) << "\n";
 
   if (report.contains("peak_bytes")) {
-    const json &scratch = report["scratch_bytes"];
+    // The steps share one scratch arena, the largest of their plans.
+    int64_t scratch = 0;
+    for (const json &step : report["scratch_bytes"])
+      scratch = std::max(scratch, step.get<int64_t>());
     os << "memory (planned): " << bytes(report["peak_bytes"]) << " at the peak = state "
-       << bytes(report["state_bytes"]) << " + scratch "
-       << bytes(std::max(scratch.value("train_step", int64_t{0}), scratch.value("eval_step", int64_t{0})))
-       << " + batch " << bytes(report["batch_bytes"]) << "\n";
+       << bytes(report["state_bytes"]) << " + scratch " << bytes(scratch) << " + batch "
+       << bytes(report["batch_bytes"]) << "\n";
   }
   if (report.contains("memory_budget"))
     os << "memory budget: " << bytes(report["memory_budget"]) << "\n";
