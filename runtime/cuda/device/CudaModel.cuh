@@ -8,7 +8,8 @@
 // so recording enqueues work and builds nothing;
 // every trainStep() replays it: no host work and no synchronisation per
 // step (docs/step-contract.md); trainStepFrozen() (@train_step_frozen) is
-// a second graph, recorded at its first call. Evaluation steps are launched directly.
+// a second graph, recorded at its first call. Evaluation steps are
+// launched directly.
 // readTotals() is the only synchronisation. A profiled trainer (./train
 // --profile) launches every training step directly instead, with a CUDA
 // event before each op, and waits for each step (EventOpClock).
