@@ -32,6 +32,10 @@ struct FrozenStepPass : mlir::tcc::impl::FrozenStepBase<FrozenStepPass> {
                        "before tcc-build-train-step");
       return signalPassFailure();
     }
+    if (module.lookupSymbol(kFrozenStepName)) {
+      module.emitError("already has @") << kFrozenStepName;
+      return signalPassFailure();
+    }
     FailureOr<StepPlan> plan = planSteps(module);
     if (failed(plan))
       return signalPassFailure();

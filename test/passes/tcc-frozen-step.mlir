@@ -5,6 +5,9 @@
 // After tcc-build-train-step, which replaces @forward, it has nothing to build from.
 // RUN: not tcc-opt %s -split-input-file -tcc-build-train-step -tcc-frozen-step 2>&1 | FileCheck %s --check-prefix=LATE
 // LATE: error: tcc-frozen-step builds from @forward and @loss; run it before tcc-build-train-step
+// Nor twice.
+// RUN: not tcc-opt %s -split-input-file -tcc-frozen-step -tcc-frozen-step 2>&1 | FileCheck %s --check-prefix=TWICE
+// TWICE: error: already has @train_step_frozen
 
 // Fires: conv.bias trains for its first 2 epochs. @train_step_frozen takes
 // and returns the whole state as @train_step does, but the bias (and,
