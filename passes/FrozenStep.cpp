@@ -43,14 +43,21 @@ struct FrozenStepPass : mlir::tcc::impl::FrozenStepBase<FrozenStepPass> {
     // One step without all of them, from the last one's epochs on: the
     // parameters whose epochs end earlier still stop through
     // tcc.frozen_after in @train_step, so the meaning is unchanged.
-    int64_t fromEpoch = 0;
+    int64_t fromEpoch = 0, training = 0;
     SmallVector<Attribute> frozen;
     for (StateEntry &entry : plan->state)
       if (entry.trainable && entry.trainEpochs > 0) {
         fromEpoch = std::max(fromEpoch, entry.trainEpochs);
         frozen.push_back(b.getStringAttr(entry.name));
         entry.frozen = true;
+      } else if (entry.trainable) {
+        ++training;
       }
+    // A step that trains nothing would have no gradient for fp16 loss
+    // scaling to check, so the scale's state would stop where @train_step
+    // keeps updating it: not built.
+    if (training == 0)
+      frozen.clear();
     recordPassResult(module, "frozen-step", "frozen", b.getArrayAttr(frozen));
     if (frozen.empty())
       return;

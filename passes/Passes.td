@@ -148,7 +148,9 @@ def FrozenStep : Pass<"tcc-frozen-step", "::mlir::ModuleOp"> {
         tcc.frozen_from_epoch = 3 : i64, tcc.frozen_params = ["whiten.bias"]}
     ```
 
-    Does not fire without a trainable parameter with `train_epochs`.
+    Does not fire without a trainable parameter with `train_epochs`, nor
+    when every trainable parameter has one (the step after them would train
+    nothing).
     Disabled (`--disable-pass=frozen-step`), the trainer runs `@train_step`
     throughout, with the same results.
 
