@@ -45,6 +45,14 @@ inline constexpr llvm::StringLiteral kTrainableAttr = "tcc.trainable";
 /// that many epochs only, then stays frozen (model.json's `train_epochs`;
 /// i64, absent for the whole run).
 inline constexpr llvm::StringLiteral kTrainEpochsAttr = "tcc.train_epochs";
+/// The training step after the parameters with `train_epochs` have stopped
+/// training (tcc-frozen-step): they are constants of its backward.
+inline constexpr llvm::StringLiteral kFrozenStepName = "train_step_frozen";
+/// On @train_step_frozen: the epoch from which the trainer runs it instead
+/// of @train_step, the largest `train_epochs` (i64).
+inline constexpr llvm::StringLiteral kFrozenFromEpochAttr = "tcc.frozen_from_epoch";
+/// On @train_step_frozen: the parameters it leaves out (array of strings).
+inline constexpr llvm::StringLiteral kFrozenParamsAttr = "tcc.frozen_params";
 /// On @forward's parameter arguments: the learning-rate scale of the
 /// parameter's optimizer group (f64).
 inline constexpr llvm::StringLiteral kLrScaleAttr = "tcc.lr_scale";

@@ -86,7 +86,7 @@ FailureOr<MicroBatch> buildMicroBatch(OpBuilder &b, Location loc, StepPlan &plan
   SmallVector<Value> wrt;
   SmallVector<int> indices;
   for (auto [i, entry] : llvm::enumerate(plan.state))
-    if (entry.trainable) {
+    if (entry.trainable && !entry.frozen) {
       wrt.push_back(args[entry.source]);
       indices.push_back(i);
     }
@@ -349,7 +349,9 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
   step.newState[0] = b.create<IncrementOp>(loc, counter, Value());
 }
 
-LogicalResult buildTrainStep(ModuleOp module, StepPlan &plan) {
+} // namespace
+
+LogicalResult mlir::tcc::buildTrainStep(ModuleOp module, StepPlan &plan, StringRef name) {
   MLIRContext *ctx = module.getContext();
   OpBuilder b(ctx);
   Location loc = plan.forward.getLoc();
@@ -381,7 +383,7 @@ LogicalResult buildTrainStep(ModuleOp module, StepPlan &plan) {
   plan.appendStateArgs(argTypes, argAttrs, ctx);
 
   b.setInsertionPointToEnd(module.getBody());
-  auto fn = b.create<func::FuncOp>(loc, "train_step",
+  auto fn = b.create<func::FuncOp>(loc, name,
                                    b.getFunctionType(argTypes, {}));
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToEnd(entry);
@@ -416,11 +418,13 @@ LogicalResult buildTrainStep(ModuleOp module, StepPlan &plan) {
   return success();
 }
 
+namespace {
+
 struct BuildTrainStepPass : mlir::tcc::impl::BuildTrainStepBase<BuildTrainStepPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FailureOr<StepPlan> plan = planSteps(module);
-    if (failed(plan) || failed(buildTrainStep(module, *plan)) ||
+    if (failed(plan) || failed(buildTrainStep(module, *plan, "train_step")) ||
         failed(buildEvalStep(module, *plan)))
       return signalPassFailure();
     plan->forward.erase();

@@ -28,8 +28,8 @@ std::vector<mlir::StringRef> mlir::tcc::optimizationPassNames() {
     for (StringRef own : target->optimizationPasses())
       if (!llvm::is_contained(names, own))
         names.push_back(own);
-  names.insert(names.end(),
-               {name(createBucketCollectives()), name(createFusion()), name(createRecompute())});
+  names.insert(names.end(), {name(createFrozenStep()), name(createBucketCollectives()),
+                             name(createFusion()), name(createRecompute())});
   return names;
 }
 
@@ -39,6 +39,8 @@ void mlir::tcc::buildStepPipeline(OpPassManager &pm, const TargetBackend &target
   options.addOptimization(pm, createPoolActivationReorder());
   options.addOptimization(pm, createPrecision());
   target.addForwardPasses(pm, options);
+  // From @forward and @loss, which tcc-build-train-step replaces.
+  options.addOptimization(pm, createFrozenStep());
   pm.addPass(createBuildTrainStep());
   pm.addPass(createCanonicalizerPass());
   // Ops without a 16-bit kernel on the target run on f32 copies, which

@@ -514,6 +514,8 @@ FailureOr<tcc::MemoryPlanSizes> tcc::readMemoryPlan(ModuleOp module) {
   MemoryPlanSizes sizes;
   sizes.stateBytes = state.getBytes();
   sizes.trainScratchBytes = scratch(train);
+  if (auto frozen = module.lookupSymbol<func::FuncOp>(kFrozenStepName))
+    sizes.trainScratchBytes = std::max(sizes.trainScratchBytes, scratch(frozen));
   sizes.evalScratchBytes = scratch(eval);
   if (auto plain = module.lookupSymbol<func::FuncOp>("eval_step_plain"))
     sizes.evalScratchBytes = std::max(sizes.evalScratchBytes, scratch(plain));
@@ -533,6 +535,12 @@ FailureOr<tcc::MemoryPlanSizes> tcc::measureMemoryPlan(ModuleOp module) {
   if (failed(trainScratch))
     return failure();
   sizes.trainScratchBytes = *trainScratch;
+  if (auto frozen = module.lookupSymbol<func::FuncOp>(kFrozenStepName)) {
+    FailureOr<int64_t> frozenScratch = planScratch(frozen, PlanMode::Measure);
+    if (failed(frozenScratch))
+      return failure();
+    sizes.trainScratchBytes = std::max(sizes.trainScratchBytes, *frozenScratch);
+  }
   for (StringRef name : {"eval_step", "eval_step_plain"})
     if (auto eval = module.lookupSymbol<func::FuncOp>(name)) {
       FailureOr<int64_t> evalScratch = planScratch(eval, PlanMode::Measure);

@@ -22,7 +22,8 @@ namespace mlir::tcc {
 struct MemoryPlanSizes {
   int64_t stateBytes = 0;        ///< the state arena (tcc.state_arena)
   int64_t trainScratchBytes = 0; ///< @train_step's scratch (tcc.scratch_arena,
-                                 ///< op workspaces included)
+                                 ///< op workspaces included), or
+                                 ///< @train_step_frozen's if larger
   int64_t evalScratchBytes = 0;  ///< @eval_step's scratch (or @eval_step_plain's, if larger)
   int64_t batchBytes = 0;        ///< one training batch: images and labels
 

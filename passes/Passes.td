@@ -123,6 +123,43 @@ def PadChannels : Pass<"tcc-pad-channels", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 
+def FrozenStep : Pass<"tcc-frozen-step", "::mlir::ModuleOp"> {
+  let summary = "Build @train_step_frozen, the step after the train_epochs of its parameters";
+  let description = [{
+    A parameter with `train_epochs` (`tcc.train_epochs` on its `@forward`
+    argument; airbench94's whitening bias) trains for its first epochs only.
+    `@train_step` skips its update afterwards (`tcc.frozen_after`) but still
+    computes its gradient. Run on `@forward` and `@loss` before
+    tcc-build-train-step, this pass builds a second training step,
+    `@train_step_frozen`, as tcc-build-train-step builds `@train_step` but
+    with every parameter that has `train_epochs` a constant of the backward:
+    no gradient (nor the backward work only it needed, which AD never
+    builds), no optimizer update (the parameter and its optimizer state are
+    returned unchanged), no place in the fp16 overflow check. Its state
+    arguments and results are `@train_step`'s, so both share the state
+    arena and the one scratch arena; the trainer runs it from epoch
+    `tcc.frozen_from_epoch`, the largest `train_epochs`, on. Parameters
+    whose `train_epochs` are smaller stop earlier in `@train_step` through
+    `tcc.frozen_after`, as without this pass: one second step, not one per
+    distinct `train_epochs`.
+
+    ```mlir
+    func.func @train_step_frozen(...) attributes {
+        tcc.frozen_from_epoch = 3 : i64, tcc.frozen_params = ["whiten.bias"]}
+    ```
+
+    Does not fire without a trainable parameter with `train_epochs`, nor
+    when every trainable parameter has one (the step after them would train
+    nothing).
+    Disabled (`--disable-pass=frozen-step`), the trainer runs `@train_step`
+    throughout, with the same results.
+
+    Report (`tcc.pass_report`): `frozen` (the parameters' names) and
+    `from_epoch`.
+  }];
+  let dependentDialects = ["::mlir::tcc::TccDialect", "::mlir::arith::ArithDialect"];
+}
+
 def BuildTrainStep : Pass<"tcc-build-train-step", "::mlir::ModuleOp"> {
   let summary = "Build @train_step and @eval_step from @forward, @loss and the recipe";
   let description = [{

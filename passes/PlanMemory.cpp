@@ -32,7 +32,13 @@ struct PlanMemoryPass : mlir::tcc::impl::PlanMemoryBase<PlanMemoryPass> {
                        "tcc-build-train-step first");
       return signalPassFailure();
     }
-    // One state layout for both steps: the arguments tagged tcc.state.
+    // One state layout for every step: the arguments tagged tcc.state.
+    if (auto frozen = module.lookupSymbol<func::FuncOp>(kFrozenStepName))
+      if (stateTypes(frozen) != stateTypes(train)) {
+        frozen.emitError("tcc-plan-memory: the state arguments of @")
+            << kFrozenStepName << " differ from @train_step's, whose state arena they share";
+        return signalPassFailure();
+      }
     SmallVector<int64_t> stateOffsets;
     int64_t stateBytes = layOutState(train, stateOffsets);
     setStateArena(module, StateArenaAttr::get(module.getContext(), stateBytes, stateOffsets));
@@ -41,6 +47,15 @@ struct PlanMemoryPass : mlir::tcc::impl::PlanMemoryBase<PlanMemoryPass> {
         return signalPassFailure();
     if (failed(checkMemoryBudget(module)))
       return signalPassFailure();
+  }
+
+  /// The types of `fn`'s tcc.state arguments, in order.
+  static SmallVector<Type> stateTypes(func::FuncOp fn) {
+    SmallVector<Type> types;
+    for (BlockArgument arg : fn.getArguments())
+      if (fn.getArgAttr(arg.getArgNumber(), kStateAttr))
+        types.push_back(arg.getType());
+    return types;
   }
 
   /// The one check of train.memory_budget, on the plan the code generators

@@ -38,6 +38,9 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace mlir::tcc {
 #define GEN_PASS_DEF_RECOMPUTE
 #include "passes/Passes.h.inc"
@@ -186,7 +189,7 @@ void dropUnreadResults(FusionGroupOp group) {
 }
 
 /// The plan of `module` with the unread results of `groups` (fusion groups
-/// of `train`) dropped, measured on a copy: `module` is left as it is.
+/// of the step `train`) dropped, measured on a copy: `module` is left as it is.
 FailureOr<MemoryPlanSizes> measureWithoutUnreadResults(ModuleOp module, func::FuncOp train,
                                                        ArrayRef<FusionGroupOp> groups) {
   SmallVector<int64_t> positions; // of the groups among train's, in walk order
@@ -199,7 +202,7 @@ FailureOr<MemoryPlanSizes> measureWithoutUnreadResults(ModuleOp module, func::Fu
   OwningOpRef<ModuleOp> copy = module.clone();
   SmallVector<FusionGroupOp> copies;
   n = 0;
-  copy->lookupSymbol<func::FuncOp>("train_step").walk([&](FusionGroupOp g) {
+  copy->lookupSymbol<func::FuncOp>(train.getSymName()).walk([&](FusionGroupOp g) {
     if (llvm::is_contained(positions, n))
       copies.push_back(g);
     ++n;
@@ -547,8 +550,14 @@ struct RecomputePass : mlir::tcc::impl::RecomputeBase<RecomputePass> {
     if (failed(before))
       return signalPassFailure();
 
-    SmallVector<Attribute> free, budgeted;
-    recomputeInPrologues(train, free);
+    // @train_step_frozen (tcc-frozen-step) shares the scratch arena: it is
+    // recomputed as @train_step is; the report counts @train_step's values.
+    SmallVector<func::FuncOp> steps{train};
+    if (auto frozen = module.lookupSymbol<func::FuncOp>(kFrozenStepName))
+      steps.push_back(frozen);
+    SmallVector<Attribute> free, budgeted, frozenFree;
+    for (func::FuncOp step : steps)
+      recomputeInPrologues(step, step == train ? free : frozenFree);
 
     std::optional<int64_t> budget;
     if (TrainAttr recipe = moduleTrain(module))
@@ -557,46 +566,75 @@ struct RecomputePass : mlir::tcc::impl::RecomputeBase<RecomputePass> {
     if (failed(now))
       return signalPassFailure();
     int64_t kernelsAdded = 0;
-    llvm::SetVector<FusionGroupOp> unread;
-    if (budget && now->stepBytes() > *budget) {
-      for (const Candidate &candidate : candidates(train)) {
-        if (now->stepBytes() <= *budget)
-          break;
+    // Each step's own scratch; the plan's is the largest of them.
+    SmallVector<int64_t> own;
+    for (func::FuncOp step : steps) {
+      FailureOr<int64_t> bytes = planScratch(step, PlanMode::Measure);
+      if (failed(bytes))
+        return signalPassFailure();
+      own.push_back(*bytes);
+    }
+    SmallVector<llvm::SetVector<FusionGroupOp>> unread(steps.size());
+    SmallVector<size_t> next(steps.size(), 0); // the next candidate of each step
+    std::vector<SmallVector<Candidate>> tries;
+    for (func::FuncOp step : steps)
+      tries.push_back(candidates(step));
+    // The largest step first, one kept recompute at a time, until the plan
+    // fits or no step can shrink.
+    while (budget && now->stepBytes() > *budget) {
+      size_t s = std::max_element(own.begin(), own.end()) - own.begin();
+      func::FuncOp step = steps[s];
+      bool kept = false;
+      while (!kept && next[s] < tries[s].size()) {
+        const Candidate &candidate = tries[s][next[s]++];
         Rebuilt again = recomputeLate(candidate.value);
         if (!again.value)
           continue;
         FailureOr<MemoryPlanSizes> trial = measureMemoryPlan(module);
         if (failed(trial))
           return signalPassFailure();
-        if (trial->trainScratchBytes < now->trainScratchBytes) {
-          now = trial;
-          budgeted.push_back(b.getStringAttr(describe(again.value.getDefiningOp())));
-          kernelsAdded += static_cast<int64_t>(again.ops.size());
-          // A group's result that nothing reads any more is not stored.
-          if (candidate.value.use_empty())
-            if (auto group = candidate.value.getDefiningOp<FusionGroupOp>())
-              unread.insert(group);
+        FailureOr<int64_t> ownTrial = steps.size() == 1
+                                          ? FailureOr<int64_t>(trial->trainScratchBytes)
+                                          : planScratch(step, PlanMode::Measure);
+        if (failed(ownTrial))
+          return signalPassFailure();
+        if (*ownTrial >= own[s]) {
+          undoRecompute(again, candidate.value);
           continue;
         }
-        undoRecompute(again, candidate.value);
-      }
-      // Unread results need not be stored, and dropping them usually
-      // shrinks the plan; but first fit is not monotone (airbench94 in pure
-      // fp16: 884 -> 991 MiB), so they are dropped on a copy first and kept
-      // where that plan would grow.
-      if (!unread.empty()) {
-        FailureOr<MemoryPlanSizes> dropped =
-            measureWithoutUnreadResults(module, train, unread.getArrayRef());
-        if (failed(dropped))
-          return signalPassFailure();
-        if (dropped->stepBytes() <= now->stepBytes()) {
-          for (FusionGroupOp group : unread)
-            dropUnreadResults(group);
-          now = dropped;
+        kept = true;
+        now = trial;
+        own[s] = *ownTrial;
+        if (step == train) {
+          budgeted.push_back(b.getStringAttr(describe(again.value.getDefiningOp())));
+          kernelsAdded += static_cast<int64_t>(again.ops.size());
         }
+        // A group's result that nothing reads any more is not stored.
+        if (candidate.value.use_empty())
+          if (auto group = candidate.value.getDefiningOp<FusionGroupOp>())
+            unread[s].insert(group);
       }
-      // Still over the budget: tcc-plan-memory refuses the plan.
+      if (!kept)
+        break; // the largest step cannot shrink: neither can the plan
     }
+    // Unread results need not be stored, and dropping them usually
+    // shrinks the plan; but first fit is not monotone (airbench94 in pure
+    // fp16: 884 -> 991 MiB), so they are dropped on a copy first and kept
+    // where that plan would grow.
+    for (auto [step, groups] : llvm::zip(steps, unread)) {
+      if (groups.empty())
+        continue;
+      FailureOr<MemoryPlanSizes> dropped =
+          measureWithoutUnreadResults(module, step, groups.getArrayRef());
+      if (failed(dropped))
+        return signalPassFailure();
+      if (dropped->stepBytes() <= now->stepBytes()) {
+        for (FusionGroupOp group : groups)
+          dropUnreadResults(group);
+        now = dropped;
+      }
+    }
+    // Still over the budget: tcc-plan-memory refuses the plan.
 
     auto count = [&](int64_t n) { return b.getI64IntegerAttr(n); };
     recordPassResult(module, kPass, "values",

@@ -30,6 +30,9 @@ struct StateEntry {
   std::string foldedInto;
   /// A parameter that trains for its first that many epochs only (0: all).
   int64_t trainEpochs = 0;
+  /// A parameter with train_epochs in the step built after its epochs
+  /// (tcc-frozen-step): a constant of the backward, no gradient, no update.
+  bool frozen = false;
   /// This rank's chunk of a sharded tensor of this shape (an optimizer
   /// slot under train.distributed.shard); empty: the whole tensor.
   SmallVector<int64_t> shardOf;
@@ -72,6 +75,11 @@ SmallVector<Value> inlineFunction(OpBuilder &builder, func::FuncOp fn,
 /// A 0-d tensor constant.
 Value scalarConstant(OpBuilder &builder, Location loc, Type elementType,
                      double value);
+
+/// Builds the training step `name` (BuildTrainStep.cpp): @train_step, or
+/// with the `frozen` entries of `plan` left out of AD and the updates,
+/// @train_step_frozen (tcc-frozen-step).
+LogicalResult buildTrainStep(ModuleOp module, StepPlan &plan, StringRef name);
 
 /// Builds @eval_step (BuildEvalStep.cpp).
 LogicalResult buildEvalStep(ModuleOp module, StepPlan &plan);

@@ -114,6 +114,9 @@ struct ModelInfo {
   /// none.
   double baseLr = 0;
   ScheduleDesc schedule;
+  /// From step frozenFromEpoch * stepsPerEpoch on the trainer runs
+  /// trainStepFrozen() instead of trainStep(); 0: trainStep() throughout.
+  int64_t frozenFromEpoch = 0;
 };
 
 /// What the steps add up on the device since the last resetTotals().
@@ -211,6 +214,12 @@ public:
   /// split, augmented; forward, loss, backward, update, schedule, EMA; adds
   /// the batch's loss, correct predictions and samples to the totals.
   virtual void trainStep() = 0;
+
+  /// The training step once the parameters with `train_epochs` have
+  /// stopped training (ModelInfo::frozenFromEpoch): trainStep() without
+  /// their gradients, the backward work only those needed and their
+  /// updates, which trainStep() skips by then. The same state afterwards.
+  virtual void trainStepFrozen() { trainStep(); }
 
   /// Evaluates test batch `evalBatch` (then advances it) with the running
   /// BN statistics (and the EMA weights if the recipe has EMA), averaging the

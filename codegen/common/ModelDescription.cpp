@@ -167,7 +167,8 @@ uint64_t fingerprint(func::FuncOp train) {
 } // namespace
 
 void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
-                                     func::FuncOp eval, StringRef target,
+                                     func::FuncOp eval, func::FuncOp frozen,
+                                     StringRef target,
                                      ::tcc::rt::MemoryKind memory, int64_t scratchBytes,
                                      llvm::raw_ostream &os) {
   StateArenaAttr stateArena = getStateArena(module);
@@ -237,6 +238,9 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
      << stateArena.getBytes() << ";\n"
      << "  info_.scratchBytes = " << scratchBytes << ";\n"
      << "  info_.fingerprint = " << fingerprint(train) << "ull;\n";
+  if (frozen)
+    os << "  info_.frozenFromEpoch = "
+       << frozen->getAttrOfType<IntegerAttr>(kFrozenFromEpochAttr).getInt() << ";\n";
   // findPlannedSteps checked that the module has its recipe.
   os << "  info_.recipe = " << cppRecipe(*moduleRecipe(module)) << ";\n";
   // The learning rate the metrics report, as the step computes it.

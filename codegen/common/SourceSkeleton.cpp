@@ -38,11 +38,16 @@ std::string ttaMembers(const PlannedSteps &steps) {
 
 void printModelClass(const PlannedSteps &steps, const SourceHooks &hooks, llvm::raw_ostream &os) {
   const bool generated = hooks.runner == StepRunner::Generated;
+  const char *frozen = !steps.frozen  ? ""
+                       : generated    ? "  void trainStepFrozen() override;\n"
+                                      : "  void runTrainStepFrozen() override;\n";
   os << "class Model final : public " << hooks.modelBase << " {\npublic:\n  Model();\n"
      << "  const ModelInfo &info() const override { return info_; }\n"
      << (generated ? "  void trainStep() override;\n  void evalStep() override;\n" : "")
-     << hooks.publicMembers << (generated ? "" : ttaMembers(steps)) << "\nprotected:\n"
+     << (generated ? frozen : "") << hooks.publicMembers << (generated ? "" : ttaMembers(steps))
+     << "\nprotected:\n"
      << (generated ? "" : "  void runTrainStep() override;\n  void runEvalStep() override;\n")
+     << (generated ? "" : frozen)
      << "  std::vector<OpSite> trainSites() const override;\n"
      << (generated ? ttaMembers(steps) : "") << "\nprivate:\n  ModelInfo info_;\n};\n\n";
 }
@@ -79,6 +84,13 @@ void printStepFunctions(PlannedSteps steps, const WalkedSteps &walked,
      << "b, reinterpret_cast<const int64_t *>(args.state + " << steps.counterOffset << "), "
      << dimsOf(steps.train.getArgument(0))[0] << ", " << images << ", " << labels << ");\n"
      << walked.train.calls << (generated ? "  endProfiledStep();\n" : "") << "}\n\n";
+  // Not timed: a profiled run times @train_step's ops only.
+  if (steps.frozen)
+    os << "void Model::" << (generated ? "trainStepFrozen" : "runTrainStepFrozen") << "() {\n"
+       << argsInit << "  " << gather << "train_batch(" << hooks.gatherArgs
+       << "b, reinterpret_cast<const int64_t *>(args.state + " << steps.counterOffset << "), "
+       << dimsOf(steps.frozen.getArgument(0))[0] << ", " << images << ", " << labels << ");\n"
+       << walked.frozen.calls << "}\n\n";
   auto evalFunction = [&](StringRef name, func::FuncOp fn, const WalkedStep &step) {
     os << "void Model::" << name << "() {\n"
        << argsInit << "  " << gather << "eval_batch(" << hooks.gatherArgs << "b, "
@@ -109,11 +121,11 @@ LogicalResult mlir::tcc::emitStepSource(ModuleOp module, const SourceHooks &hook
      << hooks.aliases << "\n"
      << hooks.declarations;
   printModelClass(steps, hooks, os);
-  emitModelDescription(module, steps.train, steps.eval, hooks.target, hooks.memory,
+  emitModelDescription(module, steps.train, steps.eval, steps.frozen, hooks.target, hooks.memory,
                        steps.batch.endOffset, os);
   printStepArgs(hooks, os);
   os << target.fileScope() << siteTable(walked.train) << walked.functions.text << walked.train.parts
-     << walked.eval.parts << walked.plain.parts;
+     << walked.eval.parts << walked.plain.parts << walked.frozen.parts;
   printStepFunctions(steps, walked, hooks, os);
   os << "} // namespace\n\n"
      << "extern \"C\" tcc::rt::CompiledModel *tccCreateModel() { return new Model(); }\n";

@@ -479,9 +479,16 @@ FailureOr<PlannedSteps> mlir::tcc::findPlannedSteps(ModuleOp module, StringRef t
     return failure();
   steps.counterOffset = *counter;
   steps.plain = module.lookupSymbol<func::FuncOp>("eval_step_plain");
+  steps.frozen = module.lookupSymbol<func::FuncOp>(kFrozenStepName);
+  if (steps.frozen && (!getScratchArena(steps.frozen) ||
+                       !steps.frozen->getAttrOfType<IntegerAttr>(kFrozenFromEpochAttr)))
+    return steps.frozen.emitError("the ")
+           << target << " code generator needs the memory plan and "
+           << kFrozenFromEpochAttr << " of @" << kFrozenStepName;
   SmallVector<func::FuncOp> all{steps.train, steps.eval};
-  if (steps.plain)
-    all.push_back(steps.plain);
+  for (func::FuncOp fn : {steps.plain, steps.frozen})
+    if (fn)
+      all.push_back(fn);
   steps.batch = placeBatch(all);
   return steps;
 }
@@ -494,7 +501,9 @@ LogicalResult mlir::tcc::walkSteps(const PlannedSteps &steps, TargetEmitter &tar
       failed(walkStep(steps.eval, target, out.functions, "eval", steps.batch, false,
                       out.eval)) ||
       (steps.plain && failed(walkStep(steps.plain, target, out.functions, "evalPlain",
-                                      steps.batch, false, out.plain))));
+                                      steps.batch, false, out.plain))) ||
+      (steps.frozen && failed(walkStep(steps.frozen, target, out.functions, "trainFrozen",
+                                       steps.batch, false, out.frozen))));
 }
 
 LogicalResult mlir::tcc::emitOpsOneByOne(ModuleOp module, TargetEmitter &target,

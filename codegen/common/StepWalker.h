@@ -121,6 +121,9 @@ struct PlannedSteps {
   func::FuncOp train, eval;
   /// With TTA, the evaluation without it (./train --tta off); else null.
   func::FuncOp plain;
+  /// The training step after the parameters with train_epochs have stopped
+  /// training (tcc-frozen-step); else null.
+  func::FuncOp frozen;
   int64_t counterOffset = 0; ///< of the state's step counter `step`
   BatchBuffers batch;        ///< after the larger of the steps' plans
 };
@@ -130,10 +133,11 @@ struct PlannedSteps {
 FailureOr<PlannedSteps> findPlannedSteps(ModuleOp module, StringRef target);
 
 /// Every step of `steps` walked with `target`, their op functions shared;
-/// the training step timed.
+/// the training step timed (the frozen one is not: ./train --profile times
+/// @train_step's ops).
 struct WalkedSteps {
   OpFunctions functions;
-  WalkedStep train, eval, plain;
+  WalkedStep train, eval, plain, frozen;
 };
 LogicalResult walkSteps(const PlannedSteps &steps, TargetEmitter &target, WalkedSteps &out);
 

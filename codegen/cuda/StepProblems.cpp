@@ -3,6 +3,7 @@
 #include "codegen/cuda/StepProblems.h"
 
 #include "ir/ModelNode.h"
+#include "ir/TccAttrNames.h"
 #include "ir/PhysicalLayout.h"
 #include "ir/TccOps.h"
 
@@ -84,7 +85,8 @@ mlir::tcc::bakedConvProblem(const cuda::ConvProblem &problem, ArrayRef<std::stri
 /// Calls `visit` on every op of the steps a trainer runs, in order; stops
 /// when it interrupts.
 static WalkResult walkSteps(ModuleOp module, function_ref<WalkResult(Operation *)> visit) {
-  for (StringRef name : {"train_step", "eval_step", "eval_step_plain"})
+  for (StringRef name : {StringRef("train_step"), StringRef("eval_step"),
+                         StringRef("eval_step_plain"), StringRef(kFrozenStepName)})
     if (auto fn = module.lookupSymbol<func::FuncOp>(name))
       if (fn.walk(visit).wasInterrupted())
         return WalkResult::interrupt();

@@ -488,7 +488,13 @@ int Run::run(const std::vector<std::string> &args) {
     if ((signal = agreedSignal()))
       break;
     const double t0 = clock();
-    model.trainStep();
+    // The switch goes by the step, so a resumed run picks up the right one;
+    // a profiled run stays on the step whose ops it times (the same numbers).
+    if (info.frozenFromEpoch > 0 && opts.profile.empty() &&
+        step >= info.frozenFromEpoch * constants.stepsPerEpoch)
+      model.trainStepFrozen();
+    else
+      model.trainStep();
     ++ran;
     if (!opts.profile.empty() && ran == 1)
       warmup = model.profile();

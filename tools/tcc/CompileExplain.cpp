@@ -46,6 +46,12 @@ std::string names(const json &list) {
 std::string passResult(const std::string &pass, const json &result) {
   if (pass == "bn-bias-elimination")
     return "biases removed: " + names(result.value("removed", json::array()));
+  if (pass == "frozen-step")
+    return result.value("frozen", json::array()).empty()
+               ? std::string("no parameter with train_epochs: one training step")
+               : "a second training step from epoch " +
+                     std::to_string(result.value("from_epoch", int64_t{0})) + " without " +
+                     names(result.value("frozen", json::array()));
   if (pass == "pool-activation-reorder")
     return "pools moved in front of their activation: " +
            std::to_string(result.value("moved", int64_t{0}));
@@ -182,13 +188,21 @@ std::string tcc::explainCompile(const json &report) {
        << " before fusion)\n";
   if (report.contains("ops") && report["ops"].contains("train_step"))
     listKernels(os, report["ops"]["train_step"]);
+  for (const json &step : report.value("train_steps", json::array()))
+    if (step.value("from_epoch", int64_t{0}) > 0)
+      os << "from epoch " << step.value("from_epoch", int64_t{0}) << " on: @"
+         << step.value("name", "") << ", " << step.value("kernels", int64_t{0})
+         << " kernels, without the gradients and updates of "
+         << names(step.value("leaves_out", json::array())) << "\n";
 
   if (report.contains("peak_bytes")) {
-    const json &scratch = report["scratch_bytes"];
+    // The steps share one scratch arena, the largest of their plans.
+    int64_t scratch = 0;
+    for (const json &step : report["scratch_bytes"])
+      scratch = std::max(scratch, step.get<int64_t>());
     os << "memory (planned): " << bytes(report["peak_bytes"]) << " at the peak = state "
-       << bytes(report["state_bytes"]) << " + scratch "
-       << bytes(std::max(scratch.value("train_step", int64_t{0}), scratch.value("eval_step", int64_t{0})))
-       << " + batch " << bytes(report["batch_bytes"]) << "\n";
+       << bytes(report["state_bytes"]) << " + scratch " << bytes(scratch) << " + batch "
+       << bytes(report["batch_bytes"]) << "\n";
   }
   if (report.contains("memory_budget"))
     os << "memory budget: " << bytes(report["memory_budget"]) << "\n";

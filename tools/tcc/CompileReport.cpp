@@ -172,6 +172,11 @@ nlohmann::json compileReportJson(ModuleOp model, ModuleOp planned,
     report["state_bytes"] = plan->stateBytes;
     report["scratch_bytes"] = {{"train_step", plan->trainScratchBytes},
                                {"eval_step", plan->evalScratchBytes}};
+    // Each training step's own; the plan serves the larger.
+    for (StringRef name : {StringRef("train_step"), StringRef(mlir::tcc::kFrozenStepName)})
+      if (auto fn = planned.lookupSymbol<func::FuncOp>(name))
+        if (mlir::tcc::ScratchArenaAttr arena = mlir::tcc::getScratchArena(fn))
+          report["scratch_bytes"][name.str()] = arena.getBytes();
     report["batch_bytes"] = plan->batchBytes;
     report["step_bytes"] = plan->stepBytes();
     // The plan is static: what the step holds at once is all of it.
@@ -181,6 +186,29 @@ nlohmann::json compileReportJson(ModuleOp model, ModuleOp planned,
   report["op_counts"] = {{"forward", countOps(forward)}, {"train_step", countOps(trainStep)}};
   report["ops"] = {{"train_step", opList(trainStep)},
                    {"eval_step", opList(planned.lookupSymbol<func::FuncOp>("eval_step"))}};
+  // The training steps the trainer runs, in order, and what each leaves out
+  // (tcc-frozen-step).
+  if (trainStep) {
+    nlohmann::json first = {{"name", "train_step"},
+                            {"from_epoch", 0},
+                            {"leaves_out", nlohmann::json::array()},
+                            {"kernels", ::mlir::tcc::kernelsPerStep(trainStep)}};
+    report["train_steps"] = nlohmann::json::array();
+    report["train_steps"].push_back(std::move(first));
+    if (auto frozen = planned.lookupSymbol<func::FuncOp>(mlir::tcc::kFrozenStepName)) {
+      nlohmann::json leavesOut = nlohmann::json::array();
+      if (auto names = frozen->getAttrOfType<ArrayAttr>(mlir::tcc::kFrozenParamsAttr))
+        for (auto name : names.getAsValueRange<StringAttr>())
+          leavesOut.push_back(name.str());
+      auto from = frozen->getAttrOfType<IntegerAttr>(mlir::tcc::kFrozenFromEpochAttr);
+      nlohmann::json second = {{"name", mlir::tcc::kFrozenStepName.str()},
+                               {"from_epoch", from ? from.getInt() : int64_t{0}},
+                               {"leaves_out", leavesOut},
+                               {"kernels", ::mlir::tcc::kernelsPerStep(frozen)}};
+      report["train_steps"].push_back(std::move(second));
+      report["op_counts"][mlir::tcc::kFrozenStepName.str()] = countOps(frozen);
+    }
+  }
   // The kernels one training step launches, as tcc-fusion found them before
   // grouping (the same count when it did not run) and as planned.
   if (trainStep) {

@@ -7,7 +7,9 @@
 // bind() has rebuilt the convolutions' baked cuDNN plans first (ConvRunner),
 // so recording enqueues work and builds nothing;
 // every trainStep() replays it: no host work and no synchronisation per
-// step (docs/step-contract.md). Evaluation steps are launched directly.
+// step (docs/step-contract.md); trainStepFrozen() (@train_step_frozen) is
+// a second graph, recorded at its first call. Evaluation steps are
+// launched directly.
 // readTotals() is the only synchronisation. A profiled trainer (./train
 // --profile) launches every training step directly instead, with a CUDA
 // event before each op, and waits for each step (EventOpClock).
@@ -80,8 +82,9 @@ class CudaModel : public CompiledModel {
 public:
   CudaModel() { tccLinkCudaMemory(); }
   ~CudaModel() override {
-    if (graph)
-      cudaGraphExecDestroy(graph);
+    for (cudaGraphExec_t g : {graph, frozenGraph})
+      if (g)
+        cudaGraphExecDestroy(g);
     if (stream)
       cudaStreamDestroy(stream);
   }
@@ -103,16 +106,16 @@ public:
       clock->endStep();
       return;
     }
-    if (!graph) {
-      cudaGraph_t recorded;
-      check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
-            "starting to record the training step");
-      runTrainStep();
-      check(cudaStreamEndCapture(stream, &recorded), "recording the training step");
-      check(cudaGraphInstantiate(&graph, recorded, 0), "instantiating the training step");
-      cudaGraphDestroy(recorded);
-    }
-    check(cudaGraphLaunch(graph, stream), "launching the training step");
+    replay(graph, [this] { runTrainStep(); });
+  }
+
+  /// Its own graph, recorded at its first call: both read and write the
+  /// same arenas, and only one runs at a time on the stream. Not timed by
+  /// --profile (launched directly then).
+  void trainStepFrozen() override {
+    if (clock)
+      return runTrainStepFrozen();
+    replay(frozenGraph, [this] { runTrainStepFrozen(); });
   }
 
   void evalStep() override { runEvalStep(); }
@@ -151,6 +154,8 @@ protected:
   /// The generated steps: launches on `stream`, nothing else.
   virtual void runTrainStep() = 0;
   virtual void runEvalStep() = 0;
+  /// The generated @train_step_frozen, where the model has one.
+  virtual void runTrainStepFrozen() { runTrainStep(); }
   /// The generated training step's sites (runtime/StepProfile.h).
   virtual std::vector<OpSite> trainSites() const = 0;
   /// The clock a profiled step marks, else null.
@@ -163,8 +168,22 @@ protected:
   tcc::cuda::ConvRunner convs;
 
 private:
+  /// Records `run` as `exec` the first time, then replays it.
+  template <typename Run> void replay(cudaGraphExec_t &exec, Run run) {
+    if (!exec) {
+      cudaGraph_t recorded;
+      check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal),
+            "starting to record the training step");
+      run();
+      check(cudaStreamEndCapture(stream, &recorded), "recording the training step");
+      check(cudaGraphInstantiate(&exec, recorded, 0), "instantiating the training step");
+      cudaGraphDestroy(recorded);
+    }
+    check(cudaGraphLaunch(exec, stream), "launching the training step");
+  }
+
   StepBuffers bound;
-  cudaGraphExec_t graph = nullptr;
+  cudaGraphExec_t graph = nullptr, frozenGraph = nullptr;
   std::unique_ptr<EventOpClock> clock;
 };
 

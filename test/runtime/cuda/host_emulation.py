@@ -104,6 +104,11 @@ def main():
     ap.add_argument("--expect-group", action="append", default=[],
                     help="a kind of fusion group the cuda step must have: what the test is "
                          "of (repeatable)")
+    ap.add_argument("--expect-frozen-step", action="store_true",
+                    help="the model has train_epochs: the cuda step must have its second "
+                         "training step (tcc-frozen-step, its own graph), which the run must "
+                         "pass into, and the cpu reference is the one-step trainer "
+                         "(--disable-pass=frozen-step)")
     ap.add_argument("--inject-fault", choices=sorted(FAULTS),
                     help="also build the emulated cuda trainer with this deliberately wrong "
                          "kernel (runtime/cuda/device/FaultInjection.cuh): the test passes "
@@ -147,7 +152,23 @@ def main():
              "--report", report, *precision, *passes, *ranks], tmp,
             "tcc compile --target=cuda --emit=source")
         with open(report) as f:
-            kinds = json.load(f)["passes"].get("fusion", {}).get("groups_by_kind", {})
+            cuda_report = json.load(f)
+        kinds = cuda_report["passes"].get("fusion", {}).get("groups_by_kind", {})
+        cpu_passes = list(passes)
+        if args.expect_frozen_step:
+            steps = cuda_report.get("train_steps", [])
+            frozen = [s for s in steps if s["name"] == "train_step_frozen"]
+            if len(steps) != 2 or not frozen or not frozen[0]["leaves_out"]:
+                print("FAIL: the cuda step has no second training step: " + json.dumps(steps))
+                return 1
+            per_epoch = (args.train_samples or 0) // int(spec["train"]["batch_size"])
+            if not per_epoch or frozen[0]["from_epoch"] * per_epoch >= args.steps:
+                print("FAIL: --steps %d with --train-samples %s does not reach the switch"
+                      % (args.steps, args.train_samples))
+                return 1
+            print("the cuda trainer runs @train_step_frozen from epoch %d on, without %s"
+                  % (frozen[0]["from_epoch"], ", ".join(frozen[0]["leaves_out"])))
+            cpu_passes.append("--disable-pass=frozen-step")
         missing = [kind for kind in args.expect_group if not kinds.get(kind)]
         if missing:
             print("FAIL: the cuda step has no " + ", ".join(missing) + " group (it has " +
@@ -190,7 +211,8 @@ def main():
             exe = os.path.join(tmp, "train-" + name)
             # The reference is one process, whatever the model's ranks.
             one = ["--ranks=1"] if args.ranks > 1 else []
-            run([args.tcc, "compile", args.model, "--target=cpu", "-o", exe, *extra, *passes, *one],
+            run([args.tcc, "compile", args.model, "--target=cpu", "-o", exe, *extra, *cpu_passes,
+                 *one],
                 tmp,
                 "tcc compile --target=cpu " + " ".join(extra))
             trainers.append((name, exe))

@@ -268,6 +268,54 @@ TEST(Trainer, ResumeUsesTheCheckpointsSeedAndEpochs) {
 }
 
 namespace {
+/// A model with a second training step (ModelInfo::frozenFromEpoch): both
+/// compute the same, and it records which ran at which step.
+class FrozenStepModel : public FakeModel {
+public:
+  explicit FrozenStepModel(int64_t fromEpoch) { mi.frozenFromEpoch = fromEpoch; }
+  void trainStep() override { run(false); }
+  void trainStepFrozen() override { run(true); }
+  std::vector<std::pair<int64_t, bool>> steps; ///< (step counter, frozen)
+
+private:
+  void run(bool frozen) {
+    int64_t step = -1;
+    for (const StateTensor &t : mi.state)
+      if (t.name == "step")
+        std::memcpy(&step, static_cast<char *>(buffers().state) + t.offset, 8);
+    steps.push_back({step, frozen});
+    FakeModel::trainStep();
+  }
+};
+} // namespace
+
+TEST(Trainer, FrozenStepRunsFromItsEpochAlsoAfterResume) {
+  TempDir dir;
+  DataSplit data = makeFakeData(); // 5 steps per epoch
+  std::string half = dir.file("half.safetensors");
+  FrozenStepModel a(1);
+  ASSERT_EQ(train(a, data, {"--steps", "7"}).status, 0);
+  std::vector<std::pair<int64_t, bool>> expected = {
+      {0, false}, {1, false}, {2, false}, {3, false}, {4, false}, {5, true}, {6, true}};
+  EXPECT_EQ(a.steps, expected);
+  // Resumed before the switch, the run switches at the same step ...
+  FrozenStepModel b(1);
+  ASSERT_EQ(train(b, data, {"--steps", "3", "--save", half}).status, 0);
+  FrozenStepModel c(1);
+  ASSERT_EQ(train(c, data, {"--resume", half, "--steps", "4"}).status, 0);
+  expected = {{3, false}, {4, false}, {5, true}, {6, true}};
+  EXPECT_EQ(c.steps, expected);
+  // ... and resumed after it, it starts on the frozen step.
+  FrozenStepModel d(0); // 0: no second step
+  ASSERT_EQ(train(d, data, {"--steps", "6", "--save", half}).status, 0);
+  EXPECT_EQ(d.steps.back(), std::make_pair(int64_t{5}, false));
+  FrozenStepModel e(1);
+  ASSERT_EQ(train(e, data, {"--resume", half, "--steps", "1"}).status, 0);
+  expected = {{6, true}};
+  EXPECT_EQ(e.steps, expected);
+}
+
+namespace {
 /// Records the batches each step gathers.
 class RecordingModel : public FakeModel {
 public:
