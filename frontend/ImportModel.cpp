@@ -49,8 +49,11 @@ LogicalResult ForwardImporter::buildForward() {
       inputType, builder.getDictionaryAttr(builder.getNamedAttr(
                      kRoleAttr, builder.getStringAttr(role::kInput))));
   values["input"] = input;
-  bool anyDropout = llvm::any_of(
-      spec.nodes, [](const NodeSpec &n) { return n.op == "dropout"; });
+  // Dropout nodes, and attention that drops probabilities, read the seed.
+  bool anyDropout = llvm::any_of(spec.nodes, [](const NodeSpec &n) {
+    return n.op == "dropout" || (n.attrs.is_object() && n.attrs.contains("dropout") &&
+                                 n.attrs["dropout"].get<double>() > 0);
+  });
   if (anyDropout)
     seed = addArgument(RankedTensorType::get({}, builder.getI64Type()),
                        builder.getDictionaryAttr(builder.getNamedAttr(

@@ -10,6 +10,8 @@
 #include "ir/TccOps.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tcc;
 using ::tcc::frontend::NodeSpec;
@@ -353,6 +355,21 @@ struct NodeImporter::Ops {
                                const NodeAttrs &a) {
     return unary<LogSoftmaxOp>(im, node, in, {a.axis("axis", in[0])});
   }
+  static Operation *attention(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                              const NodeAttrs &a) {
+    int64_t heads = a.i64("heads"), width = shapeOf(in[0]).back();
+    // A width that heads does not divide is reported by the op's inference.
+    double scale = node.attrs.at("scale").is_null()
+                       ? 1.0 / std::sqrt(double(width % heads ? width : width / heads))
+                       : a.f64("scale");
+    double dropout = a.f64("dropout");
+    Value seed = dropout > 0 ? im.seed : Value();
+    return im.create<ScaledDotProductAttentionOp>(
+        node, present({in[0], in[1], in[2], seed}),
+        {a.i64Attr("heads", heads), a.boolean("causal"),
+         im.builder.getNamedAttr("scale", im.builder.getF64FloatAttr(scale)),
+         a.f64Attr("dropout"), a.i64Attr("stream", dropout > 0 ? im.dropoutStreams++ : 0)});
+  }
 };
 
 namespace {
@@ -388,6 +405,7 @@ const llvm::StringMap<NodeImporter::Ops::Import> &importTable() {
       {"dropout", O::dropout},
       {"softmax", O::softmax},
       {"log_softmax", O::logSoftmax},
+      {"scaled_dot_product_attention", O::attention},
   };
   return table;
 }

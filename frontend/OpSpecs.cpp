@@ -309,6 +309,19 @@ const std::vector<OpDef> &opTable() {
       {"softmax", {"axis"}, {1, 1}, [](OpReader &o) { o.axis("axis", -1); }},
       {"log_softmax", {"axis"}, {1, 1},
        [](OpReader &o) { o.axis("axis", -1); }},
+      {"scaled_dot_product_attention",
+       {"heads", "causal", "dropout", "scale"},
+       {3, 3},
+       [](OpReader &o) {
+         o.integer("heads", std::nullopt, 1, limits::kMaxFeatures);
+         o.boolean("causal", false);
+         o.number("dropout", 0.0, Range::closedOpen(0, 1));
+         // null: 1/sqrt(head_dim), known once the importer sees the width.
+         const Json *scale = o.r.find("scale");
+         o.node.attrs["scale"] = scale && !scale->is_null()
+                                     ? Json(o.r.number("scale", std::nullopt))
+                                     : Json(nullptr);
+       }},
   };
   return table;
 }

@@ -234,6 +234,16 @@ FailureOr<SmallVector<Value>> mlir::tcc::inlineForward(OpBuilder &builder,
         mapping.map(dropout.getResult(), mapping.lookup(dropout.getInput()));
         continue;
       }
+      if (auto attention = dyn_cast<ScaledDotProductAttentionOp>(op);
+          attention && attention.getSeed()) {
+        auto noDropout = builder.create<ScaledDotProductAttentionOp>(
+            attention.getLoc(), mapping.lookup(attention.getQuery()),
+            mapping.lookup(attention.getKey()), mapping.lookup(attention.getValue()), Value(),
+            attention.getHeadsAttr(), attention.getCausalAttr(), attention.getScaleAttr(),
+            builder.getF64FloatAttr(0), attention.getStreamAttr());
+        mapping.map(attention.getResults(), noDropout.getResults());
+        continue;
+      }
     }
     Operation *clone = builder.clone(op, mapping);
     // The batch dim of a reshape target follows its input's.

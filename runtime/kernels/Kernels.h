@@ -7,6 +7,7 @@
 #define TCC_RUNTIME_KERNELS_KERNELS_H
 
 #include "runtime/kernels/Activation.h"
+#include "runtime/kernels/Attention.h"
 #include "runtime/kernels/ChannelMul.h"
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/Dropout.h"

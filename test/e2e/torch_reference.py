@@ -9,7 +9,8 @@ What is reproduced, with tcc's semantics (passes/BuildTrainStep.cpp,
 runtime/kernels/Step.h, runtime/kernels/Optimizer.h, codegen/cpu/ops/):
 
 * every graph op of the model format except dropout (its random mask cannot
-  be reproduced; `unsupported_reason` says so);
+  be reproduced; `unsupported_reason` says so), attention without dropout
+  included (`attention`: torch 1.13 has no F.scaled_dot_product_attention);
 * batch norm with PyTorch's momentum convention and unbiased running
   variance; ghost batch norm: statistics per group of `ghost_batch`
   consecutive samples, running statistics moved by the mean over the groups
@@ -94,8 +95,8 @@ def topo_order(graph):
 
 def unsupported_reason(spec):
     for node in spec["graph"]:
-        if node["op"] == "dropout":
-            return ("node '%s' is dropout: its random mask cannot be reproduced "
+        if node["op"] == "dropout" or node.get("dropout", 0) > 0:
+            return ("node '%s' has dropout: its random mask cannot be reproduced "
                     "in PyTorch" % node["name"])
     prec = spec["train"].get("precision", "fp32")
     if prec != "fp32":
@@ -336,6 +337,23 @@ class LayerNorm(nn.Module):
         return F.layer_norm(x, self.shape, self.weight, self.bias, self.eps)
 
 
+def attention(q, k, v, heads, causal, scale=None):
+    """F.scaled_dot_product_attention (torch >= 2.0, written out for 1.13)
+    after torch.nn.MultiheadAttention's head split: q [N, Tq, H*d], k and v
+    [N, Tk, H*d]; a causal mask is PyTorch's tril(ones(Tq, Tk))."""
+    n, tq, width = q.shape
+    tk = k.shape[1]
+    d, dv = width // heads, v.shape[2] // heads
+    qh = q.reshape(n, tq, heads, d).transpose(1, 2)
+    kh = k.reshape(n, tk, heads, d).transpose(1, 2)
+    vh = v.reshape(n, tk, heads, dv).transpose(1, 2)
+    s = (qh @ kh.transpose(-2, -1)) * (1 / math.sqrt(d) if scale is None else float(scale))
+    if causal:
+        keep = torch.ones(tq, tk, dtype=torch.bool).tril()
+        s = s.masked_fill(~keep, float("-inf"))
+    return (torch.softmax(s, dim=-1) @ vh).transpose(1, 2).reshape(n, tq, heads * dv)
+
+
 def _axis(axis, rank):
     axis = int(axis)
     return axis + rank if axis < 0 else axis
@@ -520,6 +538,9 @@ class TccModel(nn.Module):
             return x.permute(*[int(d) for d in node["perm"]])
         if op == "dropout":
             raise Unsupported("dropout")
+        if op == "scaled_dot_product_attention":
+            return attention(xs[0], xs[1], xs[2], int(node["heads"]),
+                             bool(node.get("causal", False)), node.get("scale"))
         raise ValueError("unknown op " + op)
 
     def _probe_max(self, node, x, kernel, stride, padding):

@@ -334,6 +334,28 @@ Case softmaxLike(const std::string &name, const std::string &mnemonic, Shape x,
   return {name, "tcc." + mnemonic, {{"x", x}}, body, x};
 }
 
+/// scaled_dot_product_attention of q [n, tq, heads*d] with k and v
+/// [n, tk, heads*d] (v's head width dv), scale 1/sqrt(d); with dropout p > 0
+/// it reads a seed.
+Case attention(const std::string &name, int64_t n, int64_t tq, int64_t tk, int64_t heads,
+               int64_t d, int64_t dv, bool causal, double p = 0, int64_t stream = 0) {
+  Shape q{n, tq, heads * d}, k{n, tk, heads * d}, v{n, tk, heads * dv}, y{n, tq, heads * dv};
+  std::vector<Arg> args{{"q", q}, {"k", k}, {"v", v}};
+  std::string seed, seedType;
+  if (p > 0) {
+    args.push_back({"seed", {}, Role::Seed});
+    seed = " seed %seed";
+    seedType = ", tensor<i64>";
+  }
+  std::string body = "%y, %lse = tcc.scaled_dot_product_attention %q, %k, %v" + seed +
+                     " {causal = " + (causal ? "true" : "false") + ", dropout = " + f64(p) +
+                     ", heads = " + std::to_string(heads) + " : i64, scale = " +
+                     f64(1 / std::sqrt(double(d))) + ", stream = " + std::to_string(stream) +
+                     " : i64} : (" + ty(q) + ", " + ty(k) + ", " + ty(v) + seedType + ") -> (" +
+                     ty(y) + ", " + ty({n, heads, tq}) + ")";
+  return {name, "tcc.scaled_dot_product_attention", args, body, y};
+}
+
 Case crossEntropy(const std::string &name, int64_t n, int64_t k, double smoothing,
                   const std::string &reduction) {
   Arg logits{"x", {n, k}};
@@ -491,6 +513,18 @@ std::vector<Case> allCases() {
   c.push_back(softmaxLike("LogSoftmaxAxis1", "log_softmax", {3, 5}, 1));
   c.push_back(softmaxLike("LogSoftmaxAxis1Inner4", "log_softmax", {2, 3, 2, 2}, 1));
   c.push_back(softmaxLike("LogSoftmaxLastAxis", "log_softmax", {2, 3, 4}, 2));
+  // Attention: one and several heads, causal or not, more or fewer keys
+  // than queries (causal: PyTorch's top-left mask), a value head width of
+  // its own, dropout on the probabilities (the backward must draw the
+  // forward's mask).
+  c.push_back(attention("AttentionOneHead", 2, 3, 3, 1, 4, 4, false));
+  c.push_back(attention("AttentionHeads3", 2, 4, 4, 3, 2, 2, false));
+  c.push_back(attention("AttentionHeads2Causal", 2, 4, 4, 2, 3, 3, true));
+  c.push_back(attention("AttentionCrossTq3Tk5", 1, 3, 5, 2, 3, 3, false));
+  c.push_back(attention("AttentionCrossTq5Tk3Causal", 1, 5, 3, 2, 2, 2, true));
+  c.push_back(attention("AttentionValueWidth5", 2, 3, 4, 2, 3, 5, false));
+  c.push_back(attention("AttentionDropout0p3", 2, 4, 5, 2, 3, 3, false, 0.3, 1));
+  c.push_back(attention("AttentionDropout0p5Causal", 1, 5, 5, 2, 2, 2, true, 0.5, 0));
   // Losses.
   c.push_back(crossEntropy("CrossEntropyMean", 4, 5, 0.0, "mean"));
   c.push_back(crossEntropy("CrossEntropySmoothing0p2Mean", 4, 5, 0.2, "mean"));
@@ -1045,6 +1079,23 @@ TEST(GradientRuleNegativeControl, WrongDropoutStreamIsCaught) {
       forward = false;
     });
   });
+  ASSERT_TRUE(r.setupError.empty()) << r.setupError;
+  expectCaught(r);
+}
+
+TEST(GradientRuleNegativeControl, AttentionBackwardWithAnotherMaskIsCaught) {
+  // The backward must draw the forward's dropout mask.
+  Report r = checkCase(caseNamed("AttentionDropout0p3"),
+                       setAttr("tcc.scaled_dot_product_attention_backward", "stream",
+                               [](Builder &b) { return b.getI64IntegerAttr(2); }));
+  ASSERT_TRUE(r.setupError.empty()) << r.setupError;
+  expectCaught(r);
+}
+
+TEST(GradientRuleNegativeControl, AttentionBackwardWithoutCausalMaskIsCaught) {
+  Report r = checkCase(caseNamed("AttentionHeads2Causal"),
+                       setAttr("tcc.scaled_dot_product_attention_backward", "causal",
+                               [](Builder &b) { return b.getBoolAttr(false); }));
   ASSERT_TRUE(r.setupError.empty()) << r.setupError;
   expectCaught(r);
 }

@@ -227,6 +227,14 @@ private:
   // codegen/cpu/ops/: ContractionOps, NormOps, PoolOps, ArithmeticOps
   //===--------------------------------------------------------------------===//
 
+  /// The dropout of an attention op, as cpu::attention_dropout gives it to
+  /// the kernels of one process.
+  template <class AttentionOp> k::AttentionDropout attentionDropout(AttentionOp o) {
+    Value seed = o.getSeed();
+    return {f64(o.getDropout()), seed ? uint64_t(inInt(seed)[0]) : 0,
+            uint64_t(o.getStream()), 0};
+  }
+
   bool runNN(Operation *op) {
     return llvm::TypeSwitch<Operation *, bool>(op)
         .Case([&](Conv2dOp o) {
@@ -268,6 +276,20 @@ private:
           k::linear_backward_weight<double>(numElementsOf(o.getGrad()) / w[0], w[1],
                                             w[0], in(o.getGrad()), in(o.getInput()),
                                             res(o.getResult()));
+          return true;
+        })
+        .Case([&](ScaledDotProductAttentionOp o) {
+          k::attention_forward<double>(kernel_args::attention(o), attentionDropout(o),
+                                       in(o.getQuery()), in(o.getKey()), in(o.getValue()),
+                                       res(o.getResult()), res(o.getLogsumexp()));
+          return true;
+        })
+        .Case([&](ScaledDotProductAttentionBackwardOp o) {
+          k::attention_backward<double>(
+              kernel_args::attention(o), attentionDropout(o), in(o.getGrad()),
+              in(o.getQuery()), in(o.getKey()), in(o.getValue()), in(o.getResultValue()),
+              in(o.getLogsumexp()), res(o.getGradQuery()), res(o.getGradKey()),
+              res(o.getGradValue()));
           return true;
         })
         .Case([&](ReduceSumOp o) {
