@@ -189,6 +189,10 @@ MUTATIONS = {
     "op.transpose.perm": setter(["node:tr", "perm"], [0, 2, 1, 3]),
     "op.dropout.p": setter(["node:drop", "p"], 0.3),
     "op.softmax.axis": setter(["node:sm", "axis"], 1),
+    "op.scaled_dot_product_attention.heads": setter(["node:att", "heads"], 3),
+    "op.scaled_dot_product_attention.causal": setter(["node:att", "causal"], False),
+    "op.scaled_dot_product_attention.dropout": setter(["node:att", "dropout"], 0.1),
+    "op.scaled_dot_product_attention.scale": setter(["node:att", "scale"], 0.3),
     # lsm is 2-d: axis 1 is its only valid axis, and the batch axis is refused
     "op.log_softmax.axis": (setter(["node:lsm", "axis"], 0), "refused"),
     "param.init": setter(["node:fc3", "bias"], {"init": {"type": "constant", "value": 0.5}}),
