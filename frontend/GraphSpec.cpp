@@ -61,6 +61,12 @@ std::vector<std::string> readInputs(const ObjectReader &r,
                                     const std::string &previous) {
   const OpArity arity = *opArity(node.op);
   const Json *v = r.find("inputs");
+  if (arity.min == 0 && arity.max == 0) {
+    if (v)
+      r.failField("inputs", "must not be given: op " + node.op +
+                                " reads no other node; remove it");
+    return {};
+  }
   std::string count =
       arity.max == 0 ? "at least " + std::to_string(arity.min)
                      : "exactly " + std::to_string(arity.min);

@@ -10,6 +10,8 @@
 #include "ir/TccOps.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::tcc;
 using ::tcc::frontend::NodeSpec;
@@ -152,18 +154,8 @@ struct NodeImporter::Ops {
   static Operation *linear(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
                            const NodeAttrs &a) {
     Value x = in[0];
-    // Image features need a flatten or a pool; a [N, T, F] sequence a linear
-    // applied per token, which is not built yet (torch.nn.Linear's last-axis
-    // semantics come with the transformer ops).
-    if (shapeOf(x).size() != 2)
-      return failed(im, node,
-                    "needs an [N, features] input, got " + shapeStr(x) +
-                        (shapeOf(x).size() == 4
-                             ? "; add a flatten (or global pool) node before it"
-                             : "; a linear applied to each position of a sequence "
-                               "([N, T, features], as torch.nn.Linear does) is not "
-                               "supported yet; a flatten before it would mix all "
-                               "positions into one vector instead"));
+    // Over the last axis of any [N, ..., F], as torch.nn.Linear: a sequence
+    // [N, T, F] is one [N*T, F] matmul (the type inference checks the rest).
     int64_t out = a.i64("out_features");
     int64_t features = shapeOf(x).back();
     if (mlir::failed(im.checkWeightSize(node, {out, features},
@@ -340,6 +332,92 @@ struct NodeImporter::Ops {
         im, node, in,
         {im.builder.getNamedAttr("perm", im.builder.getDenseI64ArrayAttr(a.ints("perm")))});
   }
+  /// x[:, start:end] along `axis`, Python's indices: negative ones count
+  /// from the end, out-of-range ones are clamped; an empty range is refused.
+  static Operation *slice(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                          const NodeAttrs &a) {
+    Value x = in[0];
+    int64_t axis = normalizeAxis(a.i64("axis"), x), extent = shapeOf(x)[axis];
+    auto index = [&](int64_t i) {
+      return std::clamp(i < 0 ? i + extent : i, int64_t(0), extent);
+    };
+    bool toEnd = node.attrs.at("end").is_null();
+    int64_t start = index(a.i64("start")), end = toEnd ? extent : index(a.i64("end"));
+    if (end <= start)
+      return failed(im, node, "slice [" + std::to_string(a.i64("start")) + ":" +
+                                  (toEnd ? "" : std::to_string(a.i64("end"))) + "] of axis " +
+                                  std::to_string(a.i64("axis")) + " (size " +
+                                  std::to_string(extent) + ") of input " + shapeStr(x) +
+                                  " is empty; it must hold at least one element");
+    return sliceOf(im, node, x, axis, start, end - start);
+  }
+  /// x[:, index]: a slice of one element, then a reshape (a view) without
+  /// the axis.
+  static Operation *select(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                           const NodeAttrs &a) {
+    Value x = in[0];
+    int64_t axis = normalizeAxis(a.i64("axis"), x), extent = shapeOf(x)[axis];
+    int64_t index = a.i64("index");
+    if (index < -extent || index >= extent)
+      return failed(im, node, "index " + std::to_string(index) + " is out of range for axis " +
+                                  std::to_string(a.i64("axis")) + " (size " +
+                                  std::to_string(extent) + ") of input " + shapeStr(x) +
+                                  "; it must be in [" + std::to_string(-extent) + ", " +
+                                  std::to_string(extent - 1) + "]");
+    Operation *one = sliceOf(im, node, x, axis, index < 0 ? index + extent : index, 1);
+    if (!one)
+      return nullptr;
+    SmallVector<int64_t> shape(shapeOf(x));
+    shape.erase(shape.begin() + axis);
+    return unary<ReshapeOp>(
+        im, node, one->getResult(0),
+        {im.builder.getNamedAttr("shape", im.builder.getDenseI64ArrayAttr(shape))});
+  }
+  static Operation *sliceOf(NodeImporter &im, const NodeSpec &node, Value x, int64_t axis,
+                            int64_t offset, int64_t size) {
+    OpBuilder &b = im.builder;
+    return unary<SliceOp>(im, node, x,
+                          {b.getNamedAttr("axis", b.getI64IntegerAttr(axis)),
+                           b.getNamedAttr("offset", b.getI64IntegerAttr(offset)),
+                           b.getNamedAttr("size", b.getI64IntegerAttr(size))});
+  }
+  /// PyTorch's [1, ...] tensor, expanded over the batch: [N, ...].
+  static Operation *parameter(NodeImporter &im, const NodeSpec &node, ArrayRef<Value>,
+                              const NodeAttrs &a) {
+    std::vector<int64_t> shape = a.ints("shape");
+    if (mlir::failed(im.checkWeightSize(node, shape, "lower the dims of 'shape'")))
+      return nullptr;
+    Value p = im.addParameter(node, "", shape, 1, 1);
+    OpBuilder &b = im.builder;
+    return unary<ExpandOp>(im, node, p,
+                           {b.getNamedAttr("axis", b.getI64IntegerAttr(0)),
+                            b.getNamedAttr("size", b.getI64IntegerAttr(im.spec.batchSize()))});
+  }
+  static Operation *matmul(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                           const NodeAttrs &a) {
+    return im.create<MatmulOp>(node, in, {a.boolean("transpose_a"), a.boolean("transpose_b")});
+  }
+  /// x.mean(axis, keepdim): a sum, scaled by 1/size, reshaped to keep the
+  /// axis as 1 if asked.
+  static Operation *mean(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                         const NodeAttrs &a) {
+    Value x = in[0];
+    int64_t axis = normalizeAxis(a.i64("axis"), x), extent = shapeOf(x)[axis];
+    OpBuilder &b = im.builder;
+    Operation *sum = unary<ReduceSumOp>(
+        im, node, x, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr({axis}))});
+    if (!sum)
+      return nullptr;
+    Operation *scaled = unary<ScaleOp>(
+        im, node, sum->getResult(0),
+        {b.getNamedAttr("factor", b.getF64FloatAttr(1.0 / static_cast<double>(extent)))});
+    if (!scaled || !node.attrs.at("keepdim").get<bool>())
+      return scaled;
+    SmallVector<int64_t> shape(shapeOf(x));
+    shape[axis] = 1;
+    return unary<ReshapeOp>(im, node, scaled->getResult(0),
+                            {b.getNamedAttr("shape", b.getDenseI64ArrayAttr(shape))});
+  }
   static Operation *dropout(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
                             const NodeAttrs &a) {
     return im.create<DropoutOp>(node, {in[0], im.seed},
@@ -385,6 +463,11 @@ const llvm::StringMap<NodeImporter::Ops::Import> &importTable() {
       {"flatten", O::plain<FlattenOp>},
       {"reshape", O::reshape},
       {"transpose", O::transpose},
+      {"slice", O::slice},
+      {"select", O::select},
+      {"parameter", O::parameter},
+      {"matmul", O::matmul},
+      {"mean", O::mean},
       {"dropout", O::dropout},
       {"softmax", O::softmax},
       {"log_softmax", O::logSoftmax},
@@ -405,9 +488,9 @@ LogicalResult NodeImporter::importNode(const NodeSpec &node) {
   SmallVector<Value> inputs;
   for (const std::string &name : node.inputs)
     inputs.push_back(values.lookup(name));
-  Value x = inputs.front();
+  Value x = inputs.empty() ? Value() : inputs.front();
   NodeAttrs a(builder, node);
-  if (node.attrs.contains("axis") && !axisInRange(a.i64("axis"), x))
+  if (x && node.attrs.contains("axis") && !axisInRange(a.i64("axis"), x))
     return fail(&node, "axis " + std::to_string(a.i64("axis")) +
                            " is out of range for input " + shapeStr(x));
   auto entry = importTable().find(node.op);

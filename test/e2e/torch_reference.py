@@ -61,6 +61,8 @@ def pair(v):
 
 def node_inputs(graph, index):
     node = graph[index]
+    if node["op"] == "parameter":
+        return []
     ins = node.get("inputs")
     if ins is None:
         return ["input"] if index == 0 else [graph[index - 1]["name"]]
@@ -388,9 +390,29 @@ class TccModel(nn.Module):
         parent.add_module(parts[-1], module)
         self._nodes[name] = module
 
+    def _register_parameter(self, name, tensor):
+        """A parameter node: nn.Parameter 'a.b.c' as self.a.b's 'c'."""
+        parts = name.split(".")
+        parent = self
+        for part in parts[:-1]:
+            child = parent._modules.get(part)
+            if child is None:
+                child = nn.Module()
+                parent.add_module(part, child)
+            parent = child
+        parent.register_parameter(parts[-1], nn.Parameter(tensor))
+        self._nodes[name] = getattr(parent, parts[-1])
+
     def _make(self, node, x):
         op, name = node["op"], node["name"]
         images = self._init_images
+        if op == "parameter":
+            t = torch.zeros([int(d) for d in node["shape"]])
+            apply_init(t, node.get("init", "default"), lambda: t.zero_())
+            self._register_parameter(name, t)
+            if not node.get("trainable", True):
+                self.frozen.add(name)
+            return None
         if op == "conv2d":
             k = pair(node["kernel"])
             stride, dil = pair(node.get("stride", 1)), pair(node.get("dilation", 1))
@@ -417,9 +439,7 @@ class TccModel(nn.Module):
         if op == "linear":
             wp, winit, wtrain = _param_spec(node, "weight")
             bp, binit, btrain = _param_spec(node, "bias")
-            if x.dim() != 2:
-                raise ValueError("linear %s on a %d-d value" % (name, x.dim()))
-            m = nn.Linear(x.shape[1], int(node["out_features"]), bias=bp)
+            m = nn.Linear(x.shape[-1], int(node["out_features"]), bias=bp)
             apply_init(m.weight, winit, lambda: None)
             if bp:
                 apply_init(m.bias, binit, lambda: None)
@@ -460,8 +480,11 @@ class TccModel(nn.Module):
             return m
         return None
 
-    def _op(self, node, xs):
+    def _op(self, node, xs, batch=None):
         op = node["op"]
+        if op == "parameter":
+            p = self._nodes[node["name"]]
+            return p.expand(batch, *p.shape[1:])
         x = xs[0]
         if op in ("conv2d", "linear", "batch_norm", "layer_norm"):
             return self._nodes[node["name"]](x)
@@ -518,6 +541,22 @@ class TccModel(nn.Module):
             return x.reshape(x.shape[0], *[int(d) for d in node["shape"]])
         if op == "transpose":
             return x.permute(*[int(d) for d in node["perm"]])
+        if op == "slice":
+            axis = _axis(node["axis"], x.dim())
+            index = [slice(None)] * x.dim()
+            index[axis] = slice(node.get("start", 0), node.get("end"), node.get("step", 1))
+            return x[tuple(index)]
+        if op == "select":
+            return x.select(_axis(node["axis"], x.dim()), int(node["index"]))
+        if op == "matmul":
+            a, b = xs
+            if node.get("transpose_a", False):
+                a = a.transpose(-2, -1)
+            if node.get("transpose_b", False):
+                b = b.transpose(-2, -1)
+            return torch.matmul(a, b)
+        if op == "mean":
+            return x.mean(dim=_axis(node["axis"], x.dim()), keepdim=node.get("keepdim", False))
         if op == "dropout":
             raise Unsupported("dropout")
         raise ValueError("unknown op " + op)
@@ -535,7 +574,7 @@ class TccModel(nn.Module):
             names = node_inputs(self.graph, i)
             xs = [values[n] for n in names]
             if build:
-                m = self._make(node, xs[0])
+                m = self._make(node, xs[0] if xs else None)
                 if m is not None:
                     self._register(node["name"], m)
                     if isinstance(m, BatchNorm):
@@ -547,7 +586,7 @@ class TccModel(nn.Module):
                     low.add(node["name"])
                 values[node["name"]] = y
             else:
-                values[node["name"]] = self._op(node, xs)
+                values[node["name"]] = self._op(node, xs, batch=x.shape[0])
         return values[self.output_name]
 
     # tcc-precision's policy (ir/TccDialect.td): conv2d and linear compute
