@@ -91,7 +91,11 @@ LogicalResult ForwardImporter::buildLoss(Type outputType) {
                              formatShape(expected) + ", got " +
                              formatShape(output.getShape()) +
                              "; end the graph with a linear layer of " +
-                             std::to_string(spec.classes) + " outputs");
+                             std::to_string(spec.classes) + " outputs" +
+                             (output.getRank() > 2
+                                  ? " on an [N, features] value (a linear maps only the last "
+                                    "dim, as torch.nn.Linear; flatten, pool or select before it)"
+                                  : ""));
   auto labelsType = RankedTensorType::get({spec.batchSize()}, builder.getI64Type());
   builder.setInsertionPointToEnd(module->getBody());
   Location loc = NameLoc::get(builder.getStringAttr("loss"));

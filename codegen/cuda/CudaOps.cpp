@@ -41,7 +41,7 @@ std::string mlir::tcc::unsupportedTypes(Operation *op) {
                      storageName(op->getResult(0));
   if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp, Conv2dOp,
           Conv2dBackwardDataOp, Conv2dBackwardFilterOp, MaxPool2dOp, MaxPool2dBackwardOp,
-          PadChannelsOp, SliceOp>(op)) {
+          PadChannelsOp, SliceOp, SliceBackwardOp>(op)) {
     std::string type = storageName(op->getResult(0));
     for (Value v : op->getOperands())
       if (storageName(v) != type)
@@ -60,7 +60,7 @@ LogicalResult mlir::tcc::refuseTypes(Operation *op, const std::string &why) {
   return op->emitError("the cuda target cannot run ")
          << op->getName() << " " << why
          << " (16-bit tensors reach only its convolutions, linear layers, max pools, views, "
-            "channel paddings, slices, bias gradients' sums, casts, optimizer updates and "
+            "channel paddings, slices and their gradients, bias gradients' sums, casts, optimizer updates and "
             "all-reduces: "
             "tcc-widen-16bit puts the other ops on f32 copies)";
 }

@@ -14,6 +14,7 @@
 #include "runtime/kernels/Elementwise.h"
 #include "runtime/kernels/Linear.h"
 #include "runtime/kernels/Loss.h"
+#include "runtime/kernels/Matmul.h"
 #include "runtime/kernels/Metrics.h"
 #include "runtime/kernels/Norm.h"
 #include "runtime/kernels/Optimizer.h"

@@ -26,7 +26,8 @@ const std::vector<std::string> kOps = {
     "silu", "leaky_relu", "elu", "celu", "gelu", "max_pool2d", "avg_pool2d",
     "global_avg_pool", "global_max_pool", "add", "mul", "scale", "concat",
     "flatten", "reshape", "transpose", "dropout", "softmax", "log_softmax",
-    "scaled_dot_product_attention"};
+    "slice", "select", "parameter", "matmul", "mean",
+    "scaled_dot_product_attention", "attention"};
 
 /// Fields a mutation may add, by where they go ("node" is any graph node).
 const std::vector<std::pair<std::string, std::string>> kFields = {
@@ -36,6 +37,10 @@ const std::vector<std::pair<std::string, std::string>> kFields = {
     {"node", "normalized_dims"}, {"node", "shape"}, {"node", "perm"},
     {"node", "p"}, {"node", "bias"}, {"node", "weight"}, {"node", "inputs"},
     {"node", "heads"}, {"node", "causal"}, {"node", "dropout"}, {"node", "scale"},
+    {"node", "key_padding_mask"},
+    {"node", "start"}, {"node", "end"}, {"node", "step"}, {"node", "index"},
+    {"node", "transpose_a"}, {"node", "transpose_b"}, {"node", "keepdim"},
+    {"node", "init"}, {"node", "trainable"},
     {"/train", "accumulate"}, {"/train", "batch_size"}, {"/train", "epochs"},
     {"/train", "ema"}, {"/train", "grad_clip_norm"}, {"/train", "seed"},
     {"/train", "memory_budget"}, {"/train", "precision"},

@@ -315,6 +315,49 @@ Case transpose(const std::string &name, Shape x, Shape perm) {
   return {name, "tcc.transpose", {{"x", x}}, body, y};
 }
 
+Case slice(const std::string &name, Shape x, int64_t axis, int64_t offset, int64_t size) {
+  Shape y = x;
+  y[axis] = size;
+  std::string body = "%y = tcc.slice %x {axis = " + std::to_string(axis) +
+                     " : i64, offset = " + std::to_string(offset) +
+                     " : i64, size = " + std::to_string(size) + " : i64} : (" + ty(x) +
+                     ") -> " + ty(y);
+  return {name, "tcc.slice", {{"x", x}}, body, y};
+}
+
+Case matmul(const std::string &name, Shape batch, int64_t m, int64_t k, int64_t n, bool ta,
+            bool tb) {
+  Shape a = batch, b = batch, y = batch;
+  a.insert(a.end(), {ta ? k : m, ta ? m : k});
+  b.insert(b.end(), {tb ? n : k, tb ? k : n});
+  y.insert(y.end(), {m, n});
+  std::vector<Arg> args{{"a", a}, {"b", b}};
+  std::string body = "%y = tcc.matmul %a, %b {transpose_a = " +
+                     std::string(ta ? "true" : "false") + ", transpose_b = " +
+                     std::string(tb ? "true" : "false") + "} : (" + typesOf(args) + ") -> " +
+                     ty(y);
+  return {name, "tcc.matmul", args, body, y};
+}
+
+Case expand(const std::string &name, Shape x, int64_t axis, int64_t size) {
+  Shape y = x;
+  y[axis] = size;
+  std::string body = "%y = tcc.expand %x {axis = " + std::to_string(axis) +
+                     " : i64, size = " + std::to_string(size) + " : i64} : (" + ty(x) +
+                     ") -> " + ty(y);
+  return {name, "tcc.expand", {{"x", x}}, body, y};
+}
+
+Case reduceSum(const std::string &name, Shape x, Shape axes) {
+  Shape y;
+  for (size_t d = 0; d < x.size(); ++d)
+    if (std::find(axes.begin(), axes.end(), int64_t(d)) == axes.end())
+      y.push_back(x[d]);
+  std::string body = "%y = tcc.reduce_sum %x {axes = " + i64s(axes) + "} : (" + ty(x) +
+                     ") -> " + ty(y);
+  return {name, "tcc.reduce_sum", {{"x", x}}, body, y};
+}
+
 Case castSame(const std::string &name, Shape x) {
   std::string body = "%y = tcc.cast %x to f32 : (" + ty(x) + ") -> " + ty(x);
   return {name, "tcc.cast", {{"x", x}}, body, x};
@@ -502,7 +545,26 @@ std::vector<Case> allCases() {
   c.push_back(reshape("Reshape3dTo2d", {2, 3, 4}, {6, 4}));
   c.push_back(transpose("TransposeNchwToNhwc", {2, 3, 2, 4}, {0, 2, 3, 1}));
   c.push_back(transpose("Transpose3d201", {2, 3, 4}, {2, 0, 1}));
+  // Slices: a middle range, the class token (offset 0, size 1), the last
+  // axis (q, k, v of a fused projection), a range that ends at the end.
+  c.push_back(slice("SliceTokensMiddle", {2, 5, 3}, 1, 1, 3));
+  c.push_back(slice("SliceClassToken", {2, 5, 3}, 1, 0, 1));
+  c.push_back(slice("SliceLastAxis", {2, 3, 6}, 2, 2, 2));
+  c.push_back(slice("SliceToEnd4d", {2, 4, 2, 3}, 1, 2, 2));
   c.push_back(castSame("CastF32ToF32", {3, 4}));
+  // Products of two activations: each transposition, a 4-d batch (heads).
+  c.push_back(matmul("Matmul3d", {2}, 3, 4, 5, false, false));
+  c.push_back(matmul("Matmul3dTransposeB", {2}, 3, 4, 5, false, true));
+  c.push_back(matmul("Matmul3dTransposeA", {2}, 3, 4, 5, true, false));
+  c.push_back(matmul("Matmul3dTransposeBoth", {2}, 3, 4, 5, true, true));
+  c.push_back(matmul("Matmul4dHeads", {2, 3}, 4, 2, 4, false, true));
+  // Expansion (a parameter over the batch, the gradient of a sum) and
+  // sums over the axes of a mean.
+  c.push_back(expand("ExpandBatch", {1, 2, 3}, 0, 4));
+  c.push_back(expand("ExpandMiddle", {2, 1, 3}, 1, 5));
+  c.push_back(reduceSum("ReduceSumTokens", {2, 4, 3}, {1}));
+  c.push_back(reduceSum("ReduceSumLast", {2, 3, 4}, {2}));
+  c.push_back(reduceSum("ReduceSumTwoAxes", {2, 3, 2, 2}, {0, 2}));
   // Dropout: linear for a fixed seed (the mask is recomputed).
   c.push_back(dropout("DropoutP0p3", {4, 6}, 0.3, 2));
   c.push_back(dropout("DropoutP0p5Stream0", {3, 5}, 0.5, 0));

@@ -292,6 +292,14 @@ private:
               res(o.getGradValue()));
           return true;
         })
+        .Case([&](MatmulOp o) {
+          ArrayRef<int64_t> a = dimsOf(o.getLhs()), c = dimsOf(o.getResult());
+          int64_t m = c[c.size() - 2], batch = product(c.drop_back(2));
+          k::batched_matmul<double>(batch, m, numElementsOf(o.getLhs()) / product(a.drop_back(2)) / m,
+                                    c.back(), o.getTransposeA(), o.getTransposeB(),
+                                    in(o.getLhs()), in(o.getRhs()), res(o.getResult()));
+          return true;
+        })
         .Case([&](ReduceSumOp o) {
           ArrayRef<int64_t> x = dimsOf(o.getInput());
           ArrayRef<int64_t> axes = o.getAxes();
@@ -587,6 +595,18 @@ private:
           else
             k::slice<double>(a.outer, a.axis, a.inner, o.getOffset(), o.getSize(),
                              in(o.getInput()), res(o.getResult()));
+          return true;
+        })
+        .Case([&](ExpandOp o) {
+          Around a = around(dimsOf(o.getResult()), o.getAxis());
+          k::expand<double>(a.outer, a.axis, a.inner, in(o.getInput()), res(o.getResult()));
+          return true;
+        })
+        .Case([&](SliceBackwardOp o) {
+          Around a = around(dimsOf(o.getResult()), o.getAxis());
+          k::slice_backward<double>(a.outer, a.axis, a.inner, o.getOffset(),
+                                    dimsOf(o.getGrad())[o.getAxis()], in(o.getGrad()),
+                                    res(o.getResult()));
           return true;
         })
         .Case([&](DropoutOp o) {

@@ -49,6 +49,18 @@ void mlir::tcc::registerCpuContractionOps(CpuOpPrinters &t) {
          << p.opt(o.getBias()) << ", " << p(o.getResult()) << ");\n";
     return success();
   });
+  t.add<MatmulOp>([](MatmulOp o, CpuPrinter &p) {
+    if (!cast<ShapedType>(o.getType()).getElementType().isF32())
+      return cpuCannotRun(o);
+    ArrayRef<int64_t> a = dimsOf(o.getLhs()), c = dimsOf(o.getResult());
+    int64_t m = c[c.size() - 2], n = c.back();
+    p.os << "  batched_matmul<float>(" << product(c.drop_back(2)) << ", " << m << ", "
+         << numElements(o.getLhs()) / product(a.drop_back(2)) / m << ", " << n << ", "
+         << (o.getTransposeA() ? "true" : "false") << ", "
+         << (o.getTransposeB() ? "true" : "false") << ", " << p(o.getLhs()) << ", "
+         << p(o.getRhs()) << ", " << p(o.getResult()) << ");\n";
+    return success();
+  });
   t.add<LinearBackwardDataOp>([](LinearBackwardDataOp o, CpuPrinter &p) {
     ArrayRef<int64_t> w = dimsOf(o.getWeight());
     p.os << "  linear_backward_data<float>(" << numElements(o.getGrad()) / w[0] << ", " << w[1]

@@ -114,6 +114,8 @@ void mlir::tcc::registerCudaContractionOps(CudaOpPrinters &t) {
     printLinearBackward(o, p, "weight", dimsOf(o.getResult()), o.getGrad(), o.getInput());
     return success();
   });
+  // Products of two activations need cuBLASLt's strided batches (issue 38).
+  t.add<MatmulOp>([](MatmulOp o, CudaPrinter &) { return cudaCannotRun(o); });
   // Types first: a convolution on mixed types has no cuDNN problem to name.
   t.add<Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp>([](auto o, CudaPrinter &p) {
     if (std::string why = unsupportedTypes(o); !why.empty())
