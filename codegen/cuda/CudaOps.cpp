@@ -19,7 +19,7 @@ using namespace mlir;
 using namespace mlir::tcc;
 
 // 16-bit tensors are read and written by convolutions, linear layers, max
-// pools, channel padding and slices (in one type per op), views, casts from
+// pools, channel padding, slices and their gradients (in one type per op), views, casts from
 // or to f32, and the optimizer, EMA and Lookahead updates (the 16-bit state
 // of pure 16-bit training; planUpdateChains checks one type per update);
 // tcc-widen-16bit puts every other op on f32 copies (the cuda target's
@@ -60,7 +60,7 @@ LogicalResult mlir::tcc::refuseTypes(Operation *op, const std::string &why) {
   return op->emitError("the cuda target cannot run ")
          << op->getName() << " " << why
          << " (16-bit tensors reach only its convolutions, linear layers, max pools, views, "
-            "channel paddings, slices and their gradients, bias gradients' sums, casts, optimizer updates and "
+            "channel paddings, slices, bias gradients' sums, casts, optimizer updates and "
             "all-reduces: "
             "tcc-widen-16bit puts the other ops on f32 copies)";
 }

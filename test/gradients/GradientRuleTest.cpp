@@ -1123,6 +1123,14 @@ TEST(GradientRuleNegativeControl, WrongAvgPoolDivisorIsCaught) {
   expectCaught(r);
 }
 
+TEST(GradientRuleNegativeControl, WrongSliceBackwardOffsetIsCaught) {
+  Report r = checkCase(caseNamed("SliceTokensMiddle"),
+                       setAttr("tcc.slice_backward", "offset",
+                               [](Builder &b) { return b.getI64IntegerAttr(2); }));
+  ASSERT_TRUE(r.setupError.empty()) << r.setupError;
+  expectCaught(r);
+}
+
 TEST(GradientRuleNegativeControl, WrongLabelSmoothingIsCaught) {
   Report r = checkCase(caseNamed("CrossEntropySmoothing0p2Mean"),
                        setAttr("tcc.cross_entropy_backward", "label_smoothing",
