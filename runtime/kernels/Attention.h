@@ -64,10 +64,11 @@ void attention_scores(const AttentionShape &s, const T *q, const T *k, int64_t b
   const T *qi = q + (b * s.tq + i) * width + h * s.d;
   for (int64_t j = 0, keys = attention_keys(s, i); j < keys; ++j) {
     const T *kj = k + (b * s.tk + j) * width + h * s.d;
-    acc_t dot = 0;
+    T dot = 0;
+#pragma omp simd reduction(+ : dot)
     for (int64_t c = 0; c < s.d; ++c)
-      dot += acc_t(qi[c]) * acc_t(kj[c]);
-    scores[j] = s.scale * dot;
+      dot += qi[c] * kj[c];
+    scores[j] = s.scale * acc_t(dot);
   }
 }
 
@@ -91,7 +92,8 @@ void attention_forward(const AttentionShape &s, const AttentionDropout &drop, co
 #pragma omp parallel for schedule(static)
   for (int64_t bh = 0; bh < s.n * s.heads; ++bh) {
     const int64_t b = bh / s.heads, h = bh % s.heads;
-    std::vector<acc_t> scores(size_t(s.tk)), row(size_t(s.dv));
+    std::vector<acc_t> scores(size_t(s.tk));
+    std::vector<T> row(size_t(s.dv));
     for (int64_t i = 0; i < s.tq; ++i) {
       const int64_t keys = detail::attention_keys(s, i);
       detail::attention_scores(s, q, k, b, h, i, scores.data());
@@ -99,22 +101,24 @@ void attention_forward(const AttentionShape &s, const AttentionDropout &drop, co
       for (int64_t j = 0; j < keys; ++j)
         mx = std::max(mx, scores[j]);
       acc_t sum = 0;
-      for (int64_t j = 0; j < keys; ++j)
-        sum += std::exp(scores[j] - mx);
-      const acc_t logSum = mx + std::log(sum);
-      lse[bh * s.tq + i] = T(logSum);
-      std::fill(row.begin(), row.end(), acc_t(0));
       for (int64_t j = 0; j < keys; ++j) {
-        const acc_t p = std::exp(scores[j] - logSum) * detail::attention_keep(s, drop, b, h, i, j);
+        scores[j] = std::exp(scores[j] - mx); // one exp per element: the kernel's cost
+        sum += scores[j];
+      }
+      lse[bh * s.tq + i] = T(mx + std::log(sum));
+      std::fill(row.begin(), row.end(), T(0));
+      for (int64_t j = 0; j < keys; ++j) {
+        const T p = T(scores[j] / sum * detail::attention_keep(s, drop, b, h, i, j));
         if (p == 0)
           continue;
         const T *vj = v + (b * s.tk + j) * vwidth + h * s.dv;
+#pragma omp simd
         for (int64_t c = 0; c < s.dv; ++c)
-          row[c] += p * acc_t(vj[c]);
+          row[c] += p * vj[c];
       }
       T *oi = out + (b * s.tq + i) * vwidth + h * s.dv;
       for (int64_t c = 0; c < s.dv; ++c)
-        oi[c] = T(row[c]);
+        oi[c] = row[c];
     }
   }
 }
@@ -129,8 +133,8 @@ void attention_backward(const AttentionShape &s, const AttentionDropout &drop, c
 #pragma omp parallel for schedule(static)
   for (int64_t bh = 0; bh < s.n * s.heads; ++bh) {
     const int64_t b = bh / s.heads, h = bh % s.heads;
-    std::vector<acc_t> scores(size_t(s.tk)), dqi(size_t(s.d));
-    std::vector<acc_t> dkh(size_t(s.tk * s.d), 0), dvh(size_t(s.tk * s.dv), 0);
+    std::vector<acc_t> scores(size_t(s.tk));
+    std::vector<T> dqi(size_t(s.d)), dkh(size_t(s.tk * s.d), T(0)), dvh(size_t(s.tk * s.dv), T(0));
     for (int64_t i = 0; i < s.tq; ++i) {
       const int64_t keys = detail::attention_keys(s, i);
       detail::attention_scores(s, q, k, b, h, i, scores.data());
@@ -141,34 +145,37 @@ void attention_backward(const AttentionShape &s, const AttentionDropout &drop, c
       for (int64_t c = 0; c < s.dv; ++c)
         rowTerm += acc_t(doi[c]) * acc_t(oi[c]);
       const acc_t logSum = acc_t(lse[bh * s.tq + i]);
-      std::fill(dqi.begin(), dqi.end(), acc_t(0));
+      std::fill(dqi.begin(), dqi.end(), T(0));
       for (int64_t j = 0; j < keys; ++j) {
         const acc_t p = std::exp(scores[j] - logSum);
         const acc_t keep = detail::attention_keep(s, drop, b, h, i, j);
         const T *vj = v + (b * s.tk + j) * vwidth + h * s.dv;
         const T *kj = k + (b * s.tk + j) * width + h * s.d;
-        acc_t dp = 0;
+        const T kept = T(p * keep);
+        T dp = 0;
+#pragma omp simd reduction(+ : dp)
         for (int64_t c = 0; c < s.dv; ++c) {
-          dvh[j * s.dv + c] += p * keep * acc_t(doi[c]);
-          dp += acc_t(doi[c]) * acc_t(vj[c]);
+          dvh[j * s.dv + c] += kept * doi[c];
+          dp += doi[c] * vj[c];
         }
-        const acc_t ds = s.scale * p * (dp * keep - rowTerm);
+        const T ds = T(s.scale * p * (acc_t(dp) * keep - rowTerm));
+#pragma omp simd
         for (int64_t c = 0; c < s.d; ++c) {
-          dqi[c] += ds * acc_t(kj[c]);
-          dkh[j * s.d + c] += ds * acc_t(qi[c]);
+          dqi[c] += ds * kj[c];
+          dkh[j * s.d + c] += ds * qi[c];
         }
       }
       T *dq_i = dq + (b * s.tq + i) * width + h * s.d;
       for (int64_t c = 0; c < s.d; ++c)
-        dq_i[c] = T(dqi[c]);
+        dq_i[c] = dqi[c];
     }
     for (int64_t j = 0; j < s.tk; ++j) {
       T *dkj = dk + (b * s.tk + j) * width + h * s.d;
       T *dvj = dv + (b * s.tk + j) * vwidth + h * s.dv;
       for (int64_t c = 0; c < s.d; ++c)
-        dkj[c] = T(dkh[j * s.d + c]);
+        dkj[c] = dkh[j * s.d + c];
       for (int64_t c = 0; c < s.dv; ++c)
-        dvj[c] = T(dvh[j * s.dv + c]);
+        dvj[c] = dvh[j * s.dv + c];
     }
   }
 }
