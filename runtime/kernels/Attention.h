@@ -16,6 +16,9 @@
 // first + ((sample*heads + h)*tq + i)*tk + j of (seed, stream) and scales it
 // by 1/(1-p); `first` places a rank's samples in the one-process tensor.
 //
+// Products over the head dims run in T (vectorised: a GEMM's precision);
+// the row statistics (max, sum, lse, D) and p in double.
+//
 // Parallel over sample*heads: each (sample, head) writes its own columns of
 // out, lse, dq, dk and dv, summed in a fixed order, so the results do not
 // depend on the number of threads.
