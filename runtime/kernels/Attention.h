@@ -16,8 +16,10 @@
 // first + ((sample*heads + h)*tq + i)*tk + j of (seed, stream) and scales it
 // by 1/(1-p); `first` places a rank's samples in the one-process tensor.
 //
-// Products over the head dims run in T (vectorised: a GEMM's precision);
-// the row statistics (max, sum, lse, D) and p in double.
+// Per head the six products (Q K^T, P V; and in the backward Q K^T again,
+// dO V^T, P^T dO, dS K, dS^T Q) are Gemm.h's, on strided views of the head's
+// columns; the head's [tq, tk] scores live in per-thread scratch (never the
+// whole batch's). The row statistics (max, sum, lse, D) and p are double.
 //
 // Parallel over sample*heads: each (sample, head) writes its own columns of
 // out, lse, dq, dk and dv, summed in a fixed order, so the results do not
@@ -29,6 +31,7 @@
 
 #include "runtime/common/DropoutMask.h"
 #include "runtime/kernels/Common.h"
+#include "runtime/kernels/Gemm.h"
 
 #include <algorithm>
 #include <cmath>
@@ -58,23 +61,6 @@ inline int64_t attention_keys(const AttentionShape &s, int64_t i) {
   return s.causal ? std::min(i + 1, s.tk) : s.tk;
 }
 
-/// The scores s_j = scale * q_i . k_j of row i of (sample b, head h) into
-/// `scores` (acc_t, length attention_keys).
-template <class T>
-void attention_scores(const AttentionShape &s, const T *q, const T *k, int64_t b,
-                      int64_t h, int64_t i, acc_t *scores) {
-  const int64_t width = s.heads * s.d;
-  const T *qi = q + (b * s.tq + i) * width + h * s.d;
-  for (int64_t j = 0, keys = attention_keys(s, i); j < keys; ++j) {
-    const T *kj = k + (b * s.tk + j) * width + h * s.d;
-    T dot = 0;
-#pragma omp simd reduction(+ : dot)
-    for (int64_t c = 0; c < s.d; ++c)
-      dot += qi[c] * kj[c];
-    scores[j] = s.scale * acc_t(dot);
-  }
-}
-
 /// The dropout factor of probability (b, h, i, j): 0 or 1/(1-p).
 inline acc_t attention_keep(const AttentionShape &s, const AttentionDropout &drop, int64_t b,
                             int64_t h, int64_t i, int64_t j) {
@@ -83,6 +69,24 @@ inline acc_t attention_keep(const AttentionShape &s, const AttentionDropout &dro
   const uint64_t index = drop.first + uint64_t(((b * s.heads + h) * s.tq + i) * s.tk + j);
   return dropout::keep(drop.p, drop.seed, drop.stream, index) ? dropout::keptScale(drop.p)
                                                                : 0;
+}
+
+/// One (sample b, head h): its q, k, v, out rows, as strided matrices.
+template <class T> struct AttentionHead {
+  const T *q, *k, *v;
+  int64_t width, vwidth;
+
+  AttentionHead(const AttentionShape &s, const T *q, const T *k, const T *v, int64_t b,
+                int64_t h)
+      : q(q + b * s.tq * s.heads * s.d + h * s.d), k(k + b * s.tk * s.heads * s.d + h * s.d),
+        v(v + b * s.tk * s.heads * s.dv + h * s.dv), width(s.heads * s.d),
+        vwidth(s.heads * s.dv) {}
+};
+
+/// S = Q K^T of one head ([tq, tk], row stride tk).
+template <class T>
+void attention_scores(const AttentionShape &s, const AttentionHead<T> &a, T *scores) {
+  gemm(s.tq, s.tk, s.d, a.q, a.width, 1, a.k, 1, a.width, scores, s.tk);
 }
 
 } // namespace detail
@@ -95,34 +99,30 @@ void attention_forward(const AttentionShape &s, const AttentionDropout &drop, co
 #pragma omp parallel for schedule(static)
   for (int64_t bh = 0; bh < s.n * s.heads; ++bh) {
     const int64_t b = bh / s.heads, h = bh % s.heads;
-    std::vector<acc_t> scores(size_t(s.tk));
-    std::vector<T> row(size_t(s.dv));
+    const detail::AttentionHead<T> head(s, q, k, v, b, h);
+    T *probs = detail::thread_scratch<T, 0>(s.tq * s.tk);
+    detail::attention_scores(s, head, probs);
     for (int64_t i = 0; i < s.tq; ++i) {
+      T *row = probs + i * s.tk;
       const int64_t keys = detail::attention_keys(s, i);
-      detail::attention_scores(s, q, k, b, h, i, scores.data());
       acc_t mx = -std::numeric_limits<acc_t>::infinity();
       for (int64_t j = 0; j < keys; ++j)
-        mx = std::max(mx, scores[j]);
+        mx = std::max(mx, s.scale * acc_t(row[j]));
+      // One exp per element (the kernel's cost besides the products).
       acc_t sum = 0;
       for (int64_t j = 0; j < keys; ++j) {
-        scores[j] = std::exp(scores[j] - mx); // one exp per element: the kernel's cost
-        sum += scores[j];
+        const acc_t e = std::exp(s.scale * acc_t(row[j]) - mx);
+        row[j] = T(e);
+        sum += e;
       }
       lse[bh * s.tq + i] = T(mx + std::log(sum));
-      std::fill(row.begin(), row.end(), T(0));
-      for (int64_t j = 0; j < keys; ++j) {
-        const T p = T(scores[j] / sum * detail::attention_keep(s, drop, b, h, i, j));
-        if (p == 0)
-          continue;
-        const T *vj = v + (b * s.tk + j) * vwidth + h * s.dv;
-#pragma omp simd
-        for (int64_t c = 0; c < s.dv; ++c)
-          row[c] += p * vj[c];
-      }
-      T *oi = out + (b * s.tq + i) * vwidth + h * s.dv;
-      for (int64_t c = 0; c < s.dv; ++c)
-        oi[c] = row[c];
+      for (int64_t j = 0; j < keys; ++j)
+        row[j] = T(acc_t(row[j]) / sum * detail::attention_keep(s, drop, b, h, i, j));
+      std::fill(row + keys, row + s.tk, T(0));
     }
+    // out_h = dropout(P) V_h, into the head's columns of out.
+    detail::gemm(s.tq, s.dv, s.tk, probs, s.tk, 1, head.v, vwidth, 1,
+                 out + b * s.tq * vwidth + h * s.dv, vwidth);
   }
 }
 
@@ -136,50 +136,37 @@ void attention_backward(const AttentionShape &s, const AttentionDropout &drop, c
 #pragma omp parallel for schedule(static)
   for (int64_t bh = 0; bh < s.n * s.heads; ++bh) {
     const int64_t b = bh / s.heads, h = bh % s.heads;
-    std::vector<acc_t> scores(size_t(s.tk));
-    std::vector<T> dqi(size_t(s.d)), dkh(size_t(s.tk * s.d), T(0)), dvh(size_t(s.tk * s.dv), T(0));
+    const detail::AttentionHead<T> head(s, q, k, v, b, h);
+    const T *dO = dout + b * s.tq * vwidth + h * s.dv;
+    const T *O = out + b * s.tq * vwidth + h * s.dv;
+    // P (kept, after dropout) in `kept`, dP' = dO V^T then dS in `grads`.
+    T *kept = detail::thread_scratch<T, 0>(s.tq * s.tk);
+    T *grads = detail::thread_scratch<T, 1>(s.tq * s.tk);
+    detail::attention_scores(s, head, kept);
+    detail::gemm(s.tq, s.tk, s.dv, dO, vwidth, 1, head.v, 1, vwidth, grads, s.tk);
     for (int64_t i = 0; i < s.tq; ++i) {
+      T *pRow = kept + i * s.tk, *gRow = grads + i * s.tk;
       const int64_t keys = detail::attention_keys(s, i);
-      detail::attention_scores(s, q, k, b, h, i, scores.data());
-      const T *doi = dout + (b * s.tq + i) * vwidth + h * s.dv;
-      const T *oi = out + (b * s.tq + i) * vwidth + h * s.dv;
-      const T *qi = q + (b * s.tq + i) * width + h * s.d;
-      acc_t rowTerm = 0; // D_i
+      acc_t rowTerm = 0; // D_i = dO_i . O_i
       for (int64_t c = 0; c < s.dv; ++c)
-        rowTerm += acc_t(doi[c]) * acc_t(oi[c]);
+        rowTerm += acc_t(dO[i * vwidth + c]) * acc_t(O[i * vwidth + c]);
       const acc_t logSum = acc_t(lse[bh * s.tq + i]);
-      std::fill(dqi.begin(), dqi.end(), T(0));
       for (int64_t j = 0; j < keys; ++j) {
-        const acc_t p = std::exp(scores[j] - logSum);
+        const acc_t p = std::exp(s.scale * acc_t(pRow[j]) - logSum);
         const acc_t keep = detail::attention_keep(s, drop, b, h, i, j);
-        const T *vj = v + (b * s.tk + j) * vwidth + h * s.dv;
-        const T *kj = k + (b * s.tk + j) * width + h * s.d;
-        const T kept = T(p * keep);
-        T dp = 0;
-#pragma omp simd reduction(+ : dp)
-        for (int64_t c = 0; c < s.dv; ++c) {
-          dvh[j * s.dv + c] += kept * doi[c];
-          dp += doi[c] * vj[c];
-        }
-        const T ds = T(s.scale * p * (acc_t(dp) * keep - rowTerm));
-#pragma omp simd
-        for (int64_t c = 0; c < s.d; ++c) {
-          dqi[c] += ds * kj[c];
-          dkh[j * s.d + c] += ds * qi[c];
-        }
+        pRow[j] = T(p * keep);
+        gRow[j] = T(s.scale * p * (acc_t(gRow[j]) * keep - rowTerm));
       }
-      T *dq_i = dq + (b * s.tq + i) * width + h * s.d;
-      for (int64_t c = 0; c < s.d; ++c)
-        dq_i[c] = dqi[c];
+      std::fill(pRow + keys, pRow + s.tk, T(0));
+      std::fill(gRow + keys, gRow + s.tk, T(0));
     }
-    for (int64_t j = 0; j < s.tk; ++j) {
-      T *dkj = dk + (b * s.tk + j) * width + h * s.d;
-      T *dvj = dv + (b * s.tk + j) * vwidth + h * s.dv;
-      for (int64_t c = 0; c < s.d; ++c)
-        dkj[c] = dkh[j * s.d + c];
-      for (int64_t c = 0; c < s.dv; ++c)
-        dvj[c] = dvh[j * s.dv + c];
-    }
+    // dV_h = dropout(P)^T dO_h, dQ_h = dS K_h, dK_h = dS^T Q_h.
+    detail::gemm(s.tk, s.dv, s.tq, kept, 1, s.tk, dO, vwidth, 1,
+                 dv + b * s.tk * vwidth + h * s.dv, vwidth);
+    detail::gemm(s.tq, s.d, s.tk, grads, s.tk, 1, head.k, width, 1,
+                 dq + b * s.tq * width + h * s.d, width);
+    detail::gemm(s.tk, s.d, s.tq, grads, 1, s.tk, head.q, width, 1,
+                 dk + b * s.tk * width + h * s.d, width);
   }
 }
 

@@ -127,6 +127,9 @@ const Config kConfigs[] = {
     {"value width", {2, 2, 4, 5, 3, 6, false, 1.2}, {0, 0, 0, 0}},
     {"dropout", {2, 2, 5, 6, 4, 4, false, 0.5}, {0.3, 42, 3, 0}},
     {"dropout causal, rank 1", {2, 2, 5, 5, 4, 4, true, 0.5}, {0.5, 7, 0, 2 * 2 * 5 * 5}},
+    // Products of 2^18 multiply-adds and more: Gemm.h's parallel branch,
+    // inside the kernels' own parallel loop.
+    {"large heads", {1, 2, 70, 66, 64, 64, true, 0.125}, {0.1, 5, 2, 0}},
 };
 
 TEST(Attention, MatchesNaiveDoubleReference) {
@@ -174,22 +177,24 @@ TEST(Attention, DropoutDropsAboutPAndKeepsTheRest) {
 }
 
 TEST(Attention, ResultsDoNotDependOnThreadCount) {
-  const AttentionShape s{3, 3, 9, 11, 5, 5, true, 0.4};
-  const AttentionDropout drop{0.2, 3, 1, 0};
-  const auto q = floats(random_vec(s.n * s.tq * s.heads * s.d, 1));
-  const auto k = floats(random_vec(s.n * s.tk * s.heads * s.d, 2));
-  const auto v = floats(random_vec(s.n * s.tk * s.heads * s.dv, 3));
-  const auto dout = floats(random_vec(s.n * s.tq * s.heads * s.dv, 4));
-  const int saved = omp_get_max_threads();
-  omp_set_num_threads(1);
-  const std::vector<float> want = runFloat(s, drop, q, k, v, dout);
-  for (int threads : {2, 3, 4}) {
-    omp_set_num_threads(threads);
-    const std::vector<float> got = runFloat(s, drop, q, k, v, dout);
-    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
-        << threads << " threads";
+  for (const AttentionShape &s : {AttentionShape{3, 3, 9, 11, 5, 5, true, 0.4},
+                                  AttentionShape{1, 3, 70, 66, 64, 64, false, 0.125}}) {
+    const AttentionDropout drop{0.2, 3, 1, 0};
+    const auto q = floats(random_vec(s.n * s.tq * s.heads * s.d, 1));
+    const auto k = floats(random_vec(s.n * s.tk * s.heads * s.d, 2));
+    const auto v = floats(random_vec(s.n * s.tk * s.heads * s.dv, 3));
+    const auto dout = floats(random_vec(s.n * s.tq * s.heads * s.dv, 4));
+    const int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const std::vector<float> want = runFloat(s, drop, q, k, v, dout);
+    for (int threads : {2, 3, 4}) {
+      omp_set_num_threads(threads);
+      const std::vector<float> got = runFloat(s, drop, q, k, v, dout);
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+          << threads << " threads, tq " << s.tq;
+    }
+    omp_set_num_threads(saved);
   }
-  omp_set_num_threads(saved);
 }
 
 } // namespace
