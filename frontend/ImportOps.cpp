@@ -491,30 +491,28 @@ struct NodeImporter::Ops {
     }
     if (!q || !k || !v)
       return nullptr;
-    double dropout = a.f64("dropout");
-    Value seed = dropout > 0 ? im.seed : Value();
-    Operation *attention = im.create<ScaledDotProductAttentionOp>(
-        node, present({q, k, v, seed}),
-        {a.i64Attr("heads", heads), a.boolean("causal"),
-         im.builder.getNamedAttr("scale",
-                                 im.builder.getF64FloatAttr(1.0 / std::sqrt(double(e / heads)))),
-         a.f64Attr("dropout"), a.i64Attr("stream", dropout > 0 ? im.dropoutStreams++ : 0)});
+    Operation *attention = attentionOf(im, node, a, q, k, v, 1.0 / std::sqrt(double(e / heads)));
     if (!attention)
       return nullptr;
     return im.create<LinearOp>(node, present({attention->getResult(0), outW, outB}), {});
   }
-  static Operation *attention(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
-                              const NodeAttrs &a) {
+  static Operation *scaledDotProductAttention(NodeImporter &im, const NodeSpec &node,
+                                              ArrayRef<Value> in, const NodeAttrs &a) {
     int64_t heads = a.i64("heads"), width = shapeOf(in[0]).back();
     // A width that heads does not divide is reported by the op's inference.
     double scale = node.attrs.at("scale").is_null()
                        ? 1.0 / std::sqrt(double(width % heads ? width : width / heads))
                        : a.f64("scale");
+    return attentionOf(im, node, a, in[0], in[1], in[2], scale);
+  }
+  /// tcc.scaled_dot_product_attention with the node's heads, causal and
+  /// dropout; with dropout, the step's seed and a stream of its own.
+  static Operation *attentionOf(NodeImporter &im, const NodeSpec &node, const NodeAttrs &a,
+                                Value q, Value k, Value v, double scale) {
     double dropout = a.f64("dropout");
-    Value seed = dropout > 0 ? im.seed : Value();
     return im.create<ScaledDotProductAttentionOp>(
-        node, present({in[0], in[1], in[2], seed}),
-        {a.i64Attr("heads", heads), a.boolean("causal"),
+        node, present({q, k, v, dropout > 0 ? im.seed : Value()}),
+        {a.i64Attr("heads", a.i64("heads")), a.boolean("causal"),
          im.builder.getNamedAttr("scale", im.builder.getF64FloatAttr(scale)),
          a.f64Attr("dropout"), a.i64Attr("stream", dropout > 0 ? im.dropoutStreams++ : 0)});
   }
@@ -558,7 +556,7 @@ const llvm::StringMap<NodeImporter::Ops::Import> &importTable() {
       {"dropout", O::dropout},
       {"softmax", O::softmax},
       {"log_softmax", O::logSoftmax},
-      {"scaled_dot_product_attention", O::attention},
+      {"scaled_dot_product_attention", O::scaledDotProductAttention},
       {"attention", O::multiheadAttention},
   };
   return table;
