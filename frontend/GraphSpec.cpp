@@ -61,9 +61,16 @@ std::vector<std::string> readInputs(const ObjectReader &r,
                                     const std::string &previous) {
   const OpArity arity = *opArity(node.op);
   const Json *v = r.find("inputs");
+  if (arity.min == 0 && arity.max == 0) {
+    if (v)
+      r.failField("inputs", "must not be given: op " + node.op +
+                                " reads no other node; remove it");
+    return {};
+  }
   std::string count =
-      arity.max == 0 ? "at least " + std::to_string(arity.min)
-                     : "exactly " + std::to_string(arity.min);
+      arity.max == 0           ? "at least " + std::to_string(arity.min)
+      : arity.max == arity.min ? "exactly " + std::to_string(arity.min)
+                               : std::to_string(arity.min) + " or " + std::to_string(arity.max);
   if (!v) {
     if (arity.min > 1)
       r.failHere("op " + node.op + " needs " + count +

@@ -49,8 +49,11 @@ LogicalResult ForwardImporter::buildForward() {
       inputType, builder.getDictionaryAttr(builder.getNamedAttr(
                      kRoleAttr, builder.getStringAttr(role::kInput))));
   values["input"] = input;
-  bool anyDropout = llvm::any_of(
-      spec.nodes, [](const NodeSpec &n) { return n.op == "dropout"; });
+  // Dropout nodes, and attention that drops probabilities, read the seed.
+  bool anyDropout = llvm::any_of(spec.nodes, [](const NodeSpec &n) {
+    return n.op == "dropout" || (n.attrs.is_object() && n.attrs.contains("dropout") &&
+                                 n.attrs["dropout"].get<double>() > 0);
+  });
   if (anyDropout)
     seed = addArgument(RankedTensorType::get({}, builder.getI64Type()),
                        builder.getDictionaryAttr(builder.getNamedAttr(
@@ -88,7 +91,11 @@ LogicalResult ForwardImporter::buildLoss(Type outputType) {
                              formatShape(expected) + ", got " +
                              formatShape(output.getShape()) +
                              "; end the graph with a linear layer of " +
-                             std::to_string(spec.classes) + " outputs");
+                             std::to_string(spec.classes) + " outputs" +
+                             (output.getRank() > 2
+                                  ? " on an [N, features] value (a linear maps only the last "
+                                    "dim, as torch.nn.Linear; flatten, pool or select before it)"
+                                  : ""));
   auto labelsType = RankedTensorType::get({spec.batchSize()}, builder.getI64Type());
   builder.setInsertionPointToEnd(module->getBody());
   Location loc = NameLoc::get(builder.getStringAttr("loss"));

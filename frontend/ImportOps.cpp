@@ -10,6 +10,9 @@
 #include "ir/TccOps.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tcc;
 using ::tcc::frontend::NodeSpec;
@@ -152,18 +155,8 @@ struct NodeImporter::Ops {
   static Operation *linear(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
                            const NodeAttrs &a) {
     Value x = in[0];
-    // Image features need a flatten or a pool; a [N, T, F] sequence a linear
-    // applied per token, which is not built yet (torch.nn.Linear's last-axis
-    // semantics come with the transformer ops).
-    if (shapeOf(x).size() != 2)
-      return failed(im, node,
-                    "needs an [N, features] input, got " + shapeStr(x) +
-                        (shapeOf(x).size() == 4
-                             ? "; add a flatten (or global pool) node before it"
-                             : "; a linear applied to each position of a sequence "
-                               "([N, T, features], as torch.nn.Linear does) is not "
-                               "supported yet; a flatten before it would mix all "
-                               "positions into one vector instead"));
+    // Over the last axis of any [N, ..., F], as torch.nn.Linear: a sequence
+    // [N, T, F] is one [N*T, F] matmul (the type inference checks the rest).
     int64_t out = a.i64("out_features");
     int64_t features = shapeOf(x).back();
     if (mlir::failed(im.checkWeightSize(node, {out, features},
@@ -340,6 +333,92 @@ struct NodeImporter::Ops {
         im, node, in,
         {im.builder.getNamedAttr("perm", im.builder.getDenseI64ArrayAttr(a.ints("perm")))});
   }
+  /// x[:, start:end] along `axis`, Python's indices: negative ones count
+  /// from the end, out-of-range ones are clamped; an empty range is refused.
+  static Operation *slice(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                          const NodeAttrs &a) {
+    Value x = in[0];
+    int64_t axis = normalizeAxis(a.i64("axis"), x), extent = shapeOf(x)[axis];
+    auto index = [&](int64_t i) {
+      return std::clamp(i < 0 ? i + extent : i, int64_t(0), extent);
+    };
+    bool toEnd = node.attrs.at("end").is_null();
+    int64_t start = index(a.i64("start")), end = toEnd ? extent : index(a.i64("end"));
+    if (end <= start)
+      return failed(im, node, "slice [" + std::to_string(a.i64("start")) + ":" +
+                                  (toEnd ? "" : std::to_string(a.i64("end"))) + "] of axis " +
+                                  std::to_string(a.i64("axis")) + " (size " +
+                                  std::to_string(extent) + ") of input " + shapeStr(x) +
+                                  " is empty; it must hold at least one element");
+    return sliceOf(im, node, x, axis, start, end - start);
+  }
+  /// x[:, index]: a slice of one element, then a reshape (a view) without
+  /// the axis.
+  static Operation *select(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                           const NodeAttrs &a) {
+    Value x = in[0];
+    int64_t axis = normalizeAxis(a.i64("axis"), x), extent = shapeOf(x)[axis];
+    int64_t index = a.i64("index");
+    if (index < -extent || index >= extent)
+      return failed(im, node, "index " + std::to_string(index) + " is out of range for axis " +
+                                  std::to_string(a.i64("axis")) + " (size " +
+                                  std::to_string(extent) + ") of input " + shapeStr(x) +
+                                  "; it must be in [" + std::to_string(-extent) + ", " +
+                                  std::to_string(extent - 1) + "]");
+    Operation *one = sliceOf(im, node, x, axis, index < 0 ? index + extent : index, 1);
+    if (!one)
+      return nullptr;
+    SmallVector<int64_t> shape(shapeOf(x));
+    shape.erase(shape.begin() + axis);
+    return unary<ReshapeOp>(
+        im, node, one->getResult(0),
+        {im.builder.getNamedAttr("shape", im.builder.getDenseI64ArrayAttr(shape))});
+  }
+  static Operation *sliceOf(NodeImporter &im, const NodeSpec &node, Value x, int64_t axis,
+                            int64_t offset, int64_t size) {
+    OpBuilder &b = im.builder;
+    return unary<SliceOp>(im, node, x,
+                          {b.getNamedAttr("axis", b.getI64IntegerAttr(axis)),
+                           b.getNamedAttr("offset", b.getI64IntegerAttr(offset)),
+                           b.getNamedAttr("size", b.getI64IntegerAttr(size))});
+  }
+  /// PyTorch's [1, ...] tensor, expanded over the batch: [N, ...].
+  static Operation *parameter(NodeImporter &im, const NodeSpec &node, ArrayRef<Value>,
+                              const NodeAttrs &a) {
+    std::vector<int64_t> shape = a.ints("shape");
+    if (mlir::failed(im.checkWeightSize(node, shape, "lower the dims of 'shape'")))
+      return nullptr;
+    Value p = im.addParameter(node, "", shape, 1, 1);
+    OpBuilder &b = im.builder;
+    return unary<ExpandOp>(im, node, p,
+                           {b.getNamedAttr("axis", b.getI64IntegerAttr(0)),
+                            b.getNamedAttr("size", b.getI64IntegerAttr(im.spec.batchSize()))});
+  }
+  static Operation *matmul(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                           const NodeAttrs &a) {
+    return im.create<MatmulOp>(node, in, {a.boolean("transpose_a"), a.boolean("transpose_b")});
+  }
+  /// x.mean(axis, keepdim): a sum, scaled by 1/size, reshaped to keep the
+  /// axis as 1 if asked.
+  static Operation *mean(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                         const NodeAttrs &a) {
+    Value x = in[0];
+    int64_t axis = normalizeAxis(a.i64("axis"), x), extent = shapeOf(x)[axis];
+    OpBuilder &b = im.builder;
+    Operation *sum = unary<ReduceSumOp>(
+        im, node, x, {b.getNamedAttr("axes", b.getDenseI64ArrayAttr({axis}))});
+    if (!sum)
+      return nullptr;
+    Operation *scaled = unary<ScaleOp>(
+        im, node, sum->getResult(0),
+        {b.getNamedAttr("factor", b.getF64FloatAttr(1.0 / static_cast<double>(extent)))});
+    if (!scaled || !node.attrs.at("keepdim").get<bool>())
+      return scaled;
+    SmallVector<int64_t> shape(shapeOf(x));
+    shape[axis] = 1;
+    return unary<ReshapeOp>(im, node, scaled->getResult(0),
+                            {b.getNamedAttr("shape", b.getDenseI64ArrayAttr(shape))});
+  }
   static Operation *dropout(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
                             const NodeAttrs &a) {
     return im.create<DropoutOp>(node, {in[0], im.seed},
@@ -352,6 +431,90 @@ struct NodeImporter::Ops {
   static Operation *logSoftmax(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
                                const NodeAttrs &a) {
     return unary<LogSoftmaxOp>(im, node, in, {a.axis("axis", in[0])});
+  }
+  /// torch.nn.MultiheadAttention (batch_first): the in-projection (one
+  /// linear of [3E, E] for self-attention, sliced into q, k, v; for
+  /// cross-attention the query rows of the weight on the query and the key
+  /// and value rows on the second input, as F._in_projection_packed), the
+  /// attention, the out-projection.
+  static Operation *multiheadAttention(NodeImporter &im, const NodeSpec &node,
+                                       ArrayRef<Value> in, const NodeAttrs &a) {
+    Value x = in[0], source = in.size() > 1 ? in[1] : in[0];
+    for (auto [name, v] : {std::pair{node.inputs[0], x}, {node.inputs.back(), source}})
+      if (shapeOf(v).size() != 3)
+        return failed(im, node, "input '" + name + "' must be tokens [N, T, E], got " +
+                                    shapeStr(v) + "; reshape and transpose to tokens first");
+    int64_t e = shapeOf(x)[2], heads = a.i64("heads");
+    if (shapeOf(source)[2] != e)
+      return failed(im, node, "the query '" + node.inputs[0] + "' " + shapeStr(x) +
+                                  " and the key/value source '" + node.inputs[1] + "' " +
+                                  shapeStr(source) +
+                                  " need one embedding width E (MultiheadAttention's kdim "
+                                  "and vdim are E); project one of them first");
+    if (e % heads)
+      return failed(im, node, "heads " + std::to_string(heads) +
+                                  " must divide the embedding width " + std::to_string(e) +
+                                  " of input " + shapeStr(x));
+    if (node.attrs.at("causal").get<bool>() && shapeOf(source)[1] != shapeOf(x)[1])
+      return failed(im, node, "causal needs as many keys as queries, got " +
+                                  std::to_string(shapeOf(x)[1]) + " queries and " +
+                                  std::to_string(shapeOf(source)[1]) +
+                                  " keys (cross-attention); set causal to false");
+    if (mlir::failed(im.checkWeightSize(node, {3 * e, e}, "lower the embedding width")))
+      return nullptr;
+    Value w = im.addParameter(node, "in_proj_weight", {3 * e, e}, e, 3 * e);
+    Value b = im.addParameter(node, "in_proj_bias", {3 * e}, e, 3 * e);
+    Value outW = im.addParameter(node, "out_proj.weight", {e, e}, e, e);
+    Value outB = im.addParameter(node, "out_proj.bias", {e}, e, e);
+    auto rows = [&](Value v, int64_t axis, int64_t offset, int64_t size) -> Value {
+      if (!v)
+        return {};
+      Operation *op = sliceOf(im, node, v, axis, offset, size);
+      return op ? op->getResult(0) : Value();
+    };
+    auto linear = [&](Value input, Value weight, Value bias) -> Value {
+      Operation *op = im.create<LinearOp>(node, present({input, weight, bias}), {});
+      return op ? op->getResult(0) : Value();
+    };
+    Value q, k, v;
+    if (in.size() == 1) {
+      Value qkv = linear(x, w, b);
+      if (!qkv)
+        return nullptr;
+      q = rows(qkv, 2, 0, e), k = rows(qkv, 2, e, e), v = rows(qkv, 2, 2 * e, e);
+    } else {
+      q = linear(x, rows(w, 0, 0, e), rows(b, 0, 0, e));
+      Value kv = linear(source, rows(w, 0, e, 2 * e), rows(b, 0, e, 2 * e));
+      if (!q || !kv)
+        return nullptr;
+      k = rows(kv, 2, 0, e), v = rows(kv, 2, e, e);
+    }
+    if (!q || !k || !v)
+      return nullptr;
+    Operation *attention = attentionOf(im, node, a, q, k, v, 1.0 / std::sqrt(double(e / heads)));
+    if (!attention)
+      return nullptr;
+    return im.create<LinearOp>(node, present({attention->getResult(0), outW, outB}), {});
+  }
+  static Operation *scaledDotProductAttention(NodeImporter &im, const NodeSpec &node,
+                                              ArrayRef<Value> in, const NodeAttrs &a) {
+    int64_t heads = a.i64("heads"), width = shapeOf(in[0]).back();
+    // A width that heads does not divide is reported by the op's inference.
+    double scale = node.attrs.at("scale").is_null()
+                       ? 1.0 / std::sqrt(double(width % heads ? width : width / heads))
+                       : a.f64("scale");
+    return attentionOf(im, node, a, in[0], in[1], in[2], scale);
+  }
+  /// tcc.scaled_dot_product_attention with the node's heads, causal and
+  /// dropout; with dropout, the step's seed and a stream of its own.
+  static Operation *attentionOf(NodeImporter &im, const NodeSpec &node, const NodeAttrs &a,
+                                Value q, Value k, Value v, double scale) {
+    double dropout = a.f64("dropout");
+    return im.create<ScaledDotProductAttentionOp>(
+        node, present({q, k, v, dropout > 0 ? im.seed : Value()}),
+        {a.i64Attr("heads", a.i64("heads")), a.boolean("causal"),
+         im.builder.getNamedAttr("scale", im.builder.getF64FloatAttr(scale)),
+         a.f64Attr("dropout"), a.i64Attr("stream", dropout > 0 ? im.dropoutStreams++ : 0)});
   }
 };
 
@@ -385,9 +548,16 @@ const llvm::StringMap<NodeImporter::Ops::Import> &importTable() {
       {"flatten", O::plain<FlattenOp>},
       {"reshape", O::reshape},
       {"transpose", O::transpose},
+      {"slice", O::slice},
+      {"select", O::select},
+      {"parameter", O::parameter},
+      {"matmul", O::matmul},
+      {"mean", O::mean},
       {"dropout", O::dropout},
       {"softmax", O::softmax},
       {"log_softmax", O::logSoftmax},
+      {"scaled_dot_product_attention", O::scaledDotProductAttention},
+      {"attention", O::multiheadAttention},
   };
   return table;
 }
@@ -405,9 +575,9 @@ LogicalResult NodeImporter::importNode(const NodeSpec &node) {
   SmallVector<Value> inputs;
   for (const std::string &name : node.inputs)
     inputs.push_back(values.lookup(name));
-  Value x = inputs.front();
+  Value x = inputs.empty() ? Value() : inputs.front();
   NodeAttrs a(builder, node);
-  if (node.attrs.contains("axis") && !axisInRange(a.i64("axis"), x))
+  if (x && node.attrs.contains("axis") && !axisInRange(a.i64("axis"), x))
     return fail(&node, "axis " + std::to_string(a.i64("axis")) +
                            " is out of range for input " + shapeStr(x));
   auto entry = importTable().find(node.op);

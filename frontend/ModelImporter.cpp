@@ -41,7 +41,9 @@ Value ModelImporter::addParameter(const NodeSpec &node, StringRef role,
     return {};
   const ::tcc::frontend::ParamSpec &param = it->second;
   NamedAttrList attrs;
-  attrs.append(kParamAttr, builder.getStringAttr(node.name + "." + role));
+  // A parameter node's tensor is named after the node (role "").
+  attrs.append(kParamAttr,
+               builder.getStringAttr(role.empty() ? node.name : node.name + "." + role.str()));
   attrs.append(kInitAttr, resolveInit(&context, param.init, node.op, role,
                                        fanIn, fanOut));
   attrs.append(kTrainableAttr, builder.getBoolAttr(param.trainable));

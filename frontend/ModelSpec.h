@@ -53,7 +53,8 @@ struct ParamSpec {
 struct NodeSpec {
   std::string name;
   std::string op;
-  /// Producer names; "input" is the model input. Never empty.
+  /// Producer names; "input" is the model input. Empty only for a
+  /// parameter node.
   std::vector<std::string> inputs;
   /// Position in the `graph` array, for messages ("graph[3]").
   size_t index = 0;

@@ -15,6 +15,8 @@ namespace tcc::frontend::detail {
 
 ParamSpec parseParam(const ObjectReader &r, const NodeSpec &node,
                      std::string_view role, bool acceptsBool);
+ParamSpec parseParamFields(const ObjectReader &p, const NodeSpec &node,
+                           std::string_view role);
 
 namespace {
 
@@ -212,6 +214,70 @@ void transpose(OpReader &o) {
   o.node.attrs["perm"] = v;
 }
 
+/// slice and select: a required axis (not the batch); indices are
+/// checked against the input's shape at import.
+void slice(OpReader &o) {
+  o.r.require("axis");
+  o.axis("axis", 1);
+  o.integer("start", 0, INT64_MIN + 1);
+  const Json *end = o.r.find("end");
+  o.node.attrs["end"] =
+      end && !end->is_null()
+          ? Json(o.r.checkInteger("end", *end, INT64_MIN + 1, INT64_MAX, "null or an integer"))
+          : Json(nullptr);
+  if (o.integer("step", 1, INT64_MIN + 1) != 1)
+    o.r.failField("step", "must be 1 (strided slices are not supported yet), got " +
+                              describe(*o.r.find("step")));
+}
+
+void select(OpReader &o) {
+  o.r.require("axis");
+  o.axis("axis", 1);
+  o.integer("index", std::nullopt, INT64_MIN + 1);
+}
+
+/// A learnable tensor of PyTorch's shape [1, ...], broadcast over the batch.
+void parameter(OpReader &o) {
+  const Json &v = o.r.require("shape");
+  const std::string expected =
+      "must be the PyTorch tensor's shape, [1, ...] with at least 2 positive integers "
+      "(dim 0, of size 1, is broadcast over the batch), got ";
+  if (!v.is_array() || v.size() < 2)
+    o.r.failField("shape", expected + describe(v));
+  for (const Json &e : v) {
+    std::optional<int64_t> i = asInteger(e);
+    if (!i || *i < 1 || *i > limits::kMaxFeatures)
+      o.r.failField("shape", expected + describe(v));
+  }
+  if (asInteger(v[0]) != 1)
+    o.r.failField("shape", "must start with 1: the tensor is broadcast over the batch, as "
+                           "cls.expand(N, -1, ...); got " +
+                               describe(v));
+  o.node.attrs["shape"] = v;
+  o.node.params[""] = parseParamFields(o.r, o.node, "");
+}
+
+/// torch.nn.MultiheadAttention(E, heads, dropout, bias, batch_first=True):
+/// its fields, and its parameters with PyTorch's names and inits (not
+/// fields: a checkpoint of the module loads as is).
+void multiheadAttention(OpReader &o) {
+  if (o.r.has("key_padding_mask"))
+    o.r.failField("key_padding_mask", "is not supported yet: every key is attended to; "
+                                      "remove it (issue 38)");
+  o.integer("heads", std::nullopt, 1, limits::kMaxFeatures);
+  o.boolean("causal", false);
+  o.number("dropout", 0.0, Range::closedOpen(0, 1));
+  bool bias = o.boolean("bias", true);
+  ParamSpec inProj, outProj, zeros;
+  inProj.init.kind = "xavier_uniform";
+  zeros.present = bias;
+  zeros.init.kind = "zeros";
+  o.node.params["in_proj_weight"] = inProj;
+  o.node.params["in_proj_bias"] = zeros;
+  o.node.params["out_proj.weight"] = outProj; // nn.Linear's default
+  o.node.params["out_proj.bias"] = zeros;
+}
+
 struct OpDef {
   const char *name;
   std::vector<std::string> fields;
@@ -304,11 +370,42 @@ const std::vector<OpDef> &opTable() {
       {"flatten", {}, {1, 1}, noFields},
       {"reshape", {"shape"}, {1, 1}, reshape},
       {"transpose", {"perm"}, {1, 1}, transpose},
+      {"slice", {"axis", "start", "end", "step"}, {1, 1}, slice},
+      {"parameter", {"shape", "init", "trainable", "train_epochs"}, {0, 0}, parameter},
+      {"matmul", {"transpose_a", "transpose_b"}, {2, 2},
+       [](OpReader &o) {
+         o.boolean("transpose_a", false);
+         o.boolean("transpose_b", false);
+       }},
+      {"mean", {"axis", "keepdim"}, {1, 1},
+       [](OpReader &o) {
+         o.r.require("axis");
+         o.axis("axis", 1);
+         o.boolean("keepdim", false);
+       }},
+      {"select", {"axis", "index"}, {1, 1}, select},
       {"dropout", {"p"}, {1, 1},
        [](OpReader &o) { o.number("p", 0.5, Range::closedOpen(0, 1)); }},
       {"softmax", {"axis"}, {1, 1}, [](OpReader &o) { o.axis("axis", -1); }},
       {"log_softmax", {"axis"}, {1, 1},
        [](OpReader &o) { o.axis("axis", -1); }},
+      {"attention",
+       {"heads", "causal", "dropout", "bias", "key_padding_mask"},
+       {1, 2},
+       multiheadAttention},
+      {"scaled_dot_product_attention",
+       {"heads", "causal", "dropout", "scale"},
+       {3, 3},
+       [](OpReader &o) {
+         o.integer("heads", std::nullopt, 1, limits::kMaxFeatures);
+         o.boolean("causal", false);
+         o.number("dropout", 0.0, Range::closedOpen(0, 1));
+         // null: 1/sqrt(head_dim), known once the importer sees the width.
+         const Json *scale = o.r.find("scale");
+         o.node.attrs["scale"] = scale && !scale->is_null()
+                                     ? Json(o.r.number("scale", std::nullopt))
+                                     : Json(nullptr);
+       }},
   };
   return table;
 }

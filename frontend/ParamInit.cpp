@@ -44,6 +44,9 @@ DictionaryAttr mlir::tcc::resolveInit(MLIRContext *ctx,
   // PyTorch: kaiming_uniform_(a=sqrt(5)) for conv/linear weights and
   // uniform(+-1/sqrt(fan_in)) for their biases: both +-1/sqrt(fan_in).
   auto pytorchDefault = [&] {
+    // torch.nn.Parameter(torch.zeros(...)), as torchvision's class token.
+    if (op == "parameter")
+      return constant(ctx, 0.0);
     if (isNorm)
       return constant(ctx, role == "weight" ? 1.0 : 0.0);
     return uniform(ctx, 1.0 / std::sqrt(static_cast<double>(fanIn)));

@@ -1,6 +1,7 @@
 //===- ParamSpecs.cpp - Parameter objects of model.json nodes -------------===//
 //
-// `weight` and `bias` fields: true / false / {"init": ..., "trainable": ...}.
+// `weight` and `bias` fields: true / false / {"init": ..., "trainable": ...};
+// a `parameter` node holds those fields itself (its role is "").
 // Which init applies to which tensor is checked here, since a 1-d tensor has
 // no fan-in and dirac / patch whitening only make sense for conv filters.
 //
@@ -74,6 +75,9 @@ InitSpec parseInit(const ObjectReader &r) {
 
 } // namespace
 
+ParamSpec parseParamFields(const ObjectReader &p, const NodeSpec &node,
+                           std::string_view role);
+
 ParamSpec parseParam(const ObjectReader &r, const NodeSpec &node,
                      std::string_view role, bool acceptsBool) {
   ParamSpec param;
@@ -94,6 +98,12 @@ ParamSpec parseParam(const ObjectReader &r, const NodeSpec &node,
                                 describe(*v));
   ObjectReader p = r.object(role);
   p.allowOnly({"init", "trainable", "train_epochs"});
+  return parseParamFields(p, node, role);
+}
+
+ParamSpec parseParamFields(const ObjectReader &p, const NodeSpec &node,
+                           std::string_view role) {
+  ParamSpec param;
   param.init = parseInit(p);
   param.trainable = p.boolean("trainable", true);
   // airbench trains its whitening bias for 3 epochs, then freezes it.
@@ -113,9 +123,10 @@ ParamSpec parseParam(const ObjectReader &r, const NodeSpec &node,
                         "conv2d weight");
   if ((kind.rfind("kaiming", 0) == 0 || kind.rfind("xavier", 0) == 0) &&
       !matrixWeight)
-    p.failField("init", "is " + quote(kind) + ", which needs a conv2d or "
-                        "linear weight (a 1-d tensor has no fan-in); use "
-                        "\"default\", a number or {\"type\": \"normal\"}");
+    p.failField("init", "is " + quote(kind) + ", which needs a conv2d or linear weight (" +
+                            (node.op == "parameter" ? "a parameter node" : "a 1-d tensor") +
+                            " has no fan-in); use \"default\", a number or "
+                            "{\"type\": \"normal\"}");
   return param;
 }
 

@@ -15,6 +15,8 @@
 namespace tcc::frontend::detail {
 
 /// How many producers an op reads; `max` 0 means any number.
+/// Inputs an op takes: [min, max], max 0 for no bound; {0, 0} for none
+/// (a parameter node).
 struct OpArity {
   unsigned min, max;
 };

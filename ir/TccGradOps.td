@@ -92,12 +92,14 @@ def Tcc_LinearBackwardWeightOp : Tcc_GradOp<"linear_backward_weight", [Tcc_Sixte
   let assemblyFormat = "$grad `,` $input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tcc_ReduceSumOp : Tcc_GradOp<"reduce_sum", [Tcc_SixteenBitExact]> {
+def Tcc_ReduceSumOp : Tcc_GradOp<"reduce_sum", [Tcc_SixteenBitExact, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Sum over some dims, which are removed";
   let description = [{
     Sums `input` over `axes` (strictly increasing); the result keeps the
     other dims in order. Bias gradients are reduce_sums of the output
-    gradient.
+    gradient; the model's `mean` is one, then a `tcc.scale`. Its gradient
+    reshapes the incoming one with 1s at `axes` and expands each
+    (`tcc.expand`).
 
     ```mlir
     %db = tcc.reduce_sum %dy {axes = array<i64: 0, 2, 3>} : (tensor<8x64x4x4xf32>) -> tensor<64xf32>
@@ -349,20 +351,22 @@ def Tcc_GlobalMaxPoolBackwardOp : Tcc_GradOp<"global_max_pool_backward"> {
 // Shape, probabilities, losses
 //===----------------------------------------------------------------------===//
 
-def Tcc_SliceOp : Tcc_GradOp<"slice", [Tcc_SixteenBitExact]> {
-  let summary = "A contiguous range along one axis (the adjoint of concat)";
+def Tcc_SliceBackwardOp : Tcc_GradOp<"slice_backward", [Tcc_SixteenBitExact]> {
+  let summary = "Gradient of slice: the range placed back, zeros elsewhere";
   let description = [{
-    Elements `offset` to `offset + size - 1` of `input` along `axis`.
+    `grad` is the gradient of `tcc.slice {axis, offset, size}`; the result has
+    the sliced input's shape (`extent` along `axis`), `grad` at
+    `offset ... offset + size - 1` and zeros elsewhere.
 
     ```mlir
-    %b = tcc.slice %x {axis = 1 : i64, offset = 16 : i64, size = 8 : i64}
-         : (tensor<8x24x4x4xf32>) -> tensor<8x8x4x4xf32>
+    %dx = tcc.slice_backward %dy {axis = 1 : i64, offset = 2 : i64, extent = 5 : i64}
+          : (tensor<8x3x16xf32>) -> tensor<8x5x16xf32>
     ```
   }];
-  let arguments = (ins Tcc_Tensor:$input, I64Attr:$axis, I64Attr:$offset,
-                       I64Attr:$size);
-  let results = (outs Tcc_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let arguments = (ins Tcc_FloatTensor:$grad, I64Attr:$axis, I64Attr:$offset,
+                       I64Attr:$extent);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$grad attr-dict `:` functional-type(operands, results)";
 }
 
 class Tcc_SoftmaxLikeGradOp<string mnemonic, string forward>

@@ -320,21 +320,20 @@ LogicalResult GlobalMaxPoolBackwardOp::inferReturnTypes(
   return success();
 }
 
-LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
-                                        Adaptor adaptor,
-                                        SmallVectorImpl<Type> &inferred) {
-  SmallVector<int64_t> shape(shapeOf(adaptor.getInput()));
+LogicalResult SliceBackwardOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &inferred) {
+  SmallVector<int64_t> shape(shapeOf(adaptor.getGrad()));
   int64_t axis = adaptor.getAxis(), offset = adaptor.getOffset(),
-          size = adaptor.getSize();
+          extent = adaptor.getExtent();
   if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
     return emitOptionalError(loc, "axis ", axis, " is out of range for ",
                              shapeStr(shape));
-  if (offset < 0 || size < 1 || size > shape[axis] || offset > shape[axis] - size)
-    return emitOptionalError(loc, "slice [", offset, ", ", offset, " + ", size,
-                             ") is not inside dim ", axis, " of ",
-                             shapeStr(shape));
-  shape[axis] = size;
-  inferred.push_back(RankedTensorType::get(shape, elementTypeOf(adaptor.getInput())));
+  if (offset < 0 || offset > extent - shape[axis])
+    return emitOptionalError(loc, "grad ", shapeStr(shape), " placed at ", offset,
+                             " does not fit in extent ", extent, " of dim ", axis);
+  shape[axis] = extent;
+  inferred.push_back(RankedTensorType::get(shape, elementTypeOf(adaptor.getGrad())));
   return success();
 }
 

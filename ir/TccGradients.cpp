@@ -78,6 +78,23 @@ LogicalResult LinearOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads
   return success();
 }
 
+/// C = op(A) op(B), op a transpose where asked: each operand's gradient is
+/// a matmul of dC and the other operand, the transposes chosen so that no
+/// transpose op is needed (dA = dC B^T, or its transpose B dC^T when A was
+/// transposed; likewise dB).
+LogicalResult MatmulOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  reset(*this, operandGrads);
+  Value dc = resultGrads[0], lhs = getLhs(), rhs = getRhs();
+  bool ta = getTransposeA(), tb = getTransposeB();
+  auto matmul = [&](Value x, Value y, bool tx, bool ty) -> Value {
+    return b.create<MatmulOp>(getLoc(), x, y, b.getBoolAttr(tx), b.getBoolAttr(ty));
+  };
+  operandGrads[0] = ta ? matmul(rhs, dc, tb, true) : matmul(dc, rhs, false, !tb);
+  operandGrads[1] = tb ? matmul(dc, lhs, true, ta) : matmul(lhs, dc, !ta, false);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Normalisation: only the normalised output is differentiated; statistics
 // and running averages carry no gradient.
@@ -288,6 +305,57 @@ LogicalResult ConcatOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads
                                           b.getI64IntegerAttr(size));
     offset += size;
   }
+  return success();
+}
+
+LogicalResult SliceOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                      SmallVectorImpl<Value> &operandGrads) {
+  reset(*this, operandGrads);
+  if (!isa<FloatType>(cast<ShapedType>(getInput().getType()).getElementType()))
+    return success();
+  operandGrads[0] = b.create<SliceBackwardOp>(
+      getLoc(), resultGrads[0], getAxisAttr(), getOffsetAttr(),
+      b.getI64IntegerAttr(shapeOf(getInput())[getAxis()]));
+  return success();
+}
+
+/// The input had 1 along the axis: the copies' gradients summed, the 1
+/// restored. With nothing before the axis (a parameter over the batch) the
+/// sum runs on a [size, rest] view, a sum that keeps one axis, as a bias
+/// gradient's (which every target runs).
+LogicalResult ExpandOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  reset(*this, operandGrads);
+  Value dy = resultGrads[0];
+  ArrayRef<int64_t> out = shapeOf(dy);
+  int64_t axis = getAxis();
+  if (llvm::all_of(out.take_front(axis), [](int64_t d) { return d == 1; })) {
+    int64_t rest = 1;
+    for (int64_t d : out.drop_front(axis + 1))
+      rest *= d;
+    dy = b.create<ReshapeOp>(getLoc(), dy, b.getDenseI64ArrayAttr({out[axis], rest}));
+    axis = 0;
+  }
+  Value sum = b.create<ReduceSumOp>(getLoc(), dy, b.getDenseI64ArrayAttr({axis}));
+  operandGrads[0] =
+      b.create<ReshapeOp>(getLoc(), sum, b.getDenseI64ArrayAttr(shapeOf(getInput())));
+  return success();
+}
+
+/// Each summed element gets the gradient of its sum: the gradient with 1s
+/// at the summed axes, expanded along each.
+LogicalResult ReduceSumOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                          SmallVectorImpl<Value> &operandGrads) {
+  reset(*this, operandGrads);
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  SmallVector<int64_t> kept(in);
+  for (int64_t axis : getAxes())
+    kept[axis] = 1;
+  Value grad = b.create<ReshapeOp>(getLoc(), resultGrads[0], b.getDenseI64ArrayAttr(kept));
+  for (int64_t axis : getAxes())
+    grad = b.create<ExpandOp>(getLoc(), grad, b.getI64IntegerAttr(axis),
+                              b.getI64IntegerAttr(in[axis]));
+  operandGrads[0] = grad;
   return success();
 }
 

@@ -65,6 +65,26 @@ def Tcc_LinearOp : Tcc_Op<"linear", [Pure, Tcc_LowPrecisionCompute, Tcc_SixteenB
   }];
 }
 
+def Tcc_MatmulOp : Tcc_Op<"matmul", [Pure, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Batched product of two activations, as torch.matmul";
+  let description = [{
+    `lhs` is [B..., M, K] and `rhs` [B..., K, P] with equal leading dims B
+    (the batch first); the result is [B..., M, P]. `transpose_a` and
+    `transpose_b` take the last two dims of `lhs` or `rhs` transposed
+    (`q @ k.transpose(-2, -1)`). Its gradient is two matmuls with other
+    transposes.
+
+    ```mlir
+    %s = tcc.matmul %q, %k {transpose_a = false, transpose_b = true}
+         : (tensor<8x17x16xf32>, tensor<8x17x16xf32>) -> tensor<8x17x17xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_FloatTensor:$lhs, Tcc_FloatTensor:$rhs, BoolAttr:$transpose_a,
+                       BoolAttr:$transpose_b);
+  let results = (outs Tcc_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Normalisation
 //===----------------------------------------------------------------------===//
@@ -420,6 +440,44 @@ def Tcc_ConcatOp : Tcc_Op<"concat", [Pure, Tcc_FollowsInputPrecision, InferTypeO
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
+def Tcc_SliceOp : Tcc_Op<"slice", [Pure, Tcc_SixteenBitExact, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "A contiguous range along one axis, as x.narrow(axis, offset, size)";
+  let description = [{
+    Elements `offset` to `offset + size - 1` of `input` along `axis`: the
+    model's `slice` (`x[:, a:b]`) and, followed by a reshape that drops the
+    axis, its `select` (`x[:, i]`); also the adjoint of concat and of
+    pad_channels. Its gradient is a `tcc.slice_backward`.
+
+    ```mlir
+    %b = tcc.slice %x {axis = 1 : i64, offset = 16 : i64, size = 8 : i64}
+         : (tensor<8x24x4x4xf32>) -> tensor<8x8x4x4xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, I64Attr:$axis, I64Attr:$offset,
+                       I64Attr:$size);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tcc_ExpandOp : Tcc_Op<"expand", [Pure, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+  let summary = "Repeat a dim of size 1 `size` times, as torch.Tensor.expand";
+  let description = [{
+    `input` has size 1 along `axis`; the result has `size` there, each copy
+    the input. The model's `parameter` node expands its [1, ...] tensor over
+    the batch (axis 0, as `cls.expand(N, -1, -1)`); the gradient of
+    `tcc.reduce_sum` expands the incoming gradient back. Its gradient is a
+    `tcc.reduce_sum` over `axis` and a reshape that restores the 1.
+
+    ```mlir
+    %y = tcc.expand %x {axis = 0 : i64, size = 8 : i64}
+         : (tensor<1x1x16xf32>) -> tensor<8x1x16xf32>
+    ```
+  }];
+  let arguments = (ins Tcc_Tensor:$input, I64Attr:$axis, I64Attr:$size);
+  let results = (outs Tcc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 def Tcc_PadChannelsOp : Tcc_Op<"pad_channels", [Pure, Tcc_SixteenBitExact, Tcc_FollowsInputPrecision, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
   let summary = "Zero channels appended along dim 1 up to `channels` (tcc-pad-channels)";
   let description = [{
@@ -615,6 +673,7 @@ def Tcc_OneHotOp : Tcc_Op<"one_hot", [Pure, InferTypeOpAdaptor]> {
 
 // The backward ops share the op list (and generated files) of the forward ops.
 include "ir/TccGradOps.td"
+include "ir/TccAttentionOps.td"
 include "ir/TccTrainOps.td"
 include "ir/TccFusionOps.td"
 include "ir/TccCollectiveOps.td"

@@ -94,6 +94,31 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *, std::optional<Location> 
   return success();
 }
 
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+  ArrayRef<int64_t> a = shapeOf(lhs), b = shapeOf(rhs);
+  if (a.size() < 3 || a.size() != b.size() || a.drop_back(2) != b.drop_back(2))
+    return emitOptionalError(loc, "operands must be [N, ..., M, K] and [N, ..., K, P] with "
+                                  "the same leading dims, got ",
+                             shapeStr(lhs), " and ", shapeStr(rhs));
+  bool ta = adaptor.getTransposeA(), tb = adaptor.getTransposeB();
+  int64_t m = a[a.size() - (ta ? 1 : 2)], k = a[a.size() - (ta ? 2 : 1)];
+  int64_t kb = b[b.size() - (tb ? 1 : 2)], p = b[b.size() - (tb ? 2 : 1)];
+  if (k != kb)
+    return emitOptionalError(loc, "inner dims differ: ", k, " of ", shapeStr(lhs),
+                             ta ? " (transposed)" : "", " and ", kb, " of ", shapeStr(rhs),
+                             tb ? " (transposed)" : "");
+  if (elementTypeOf(lhs) != elementTypeOf(rhs))
+    return emitOptionalError(loc, "operand element types differ: ", elementTypeOf(lhs),
+                             " vs ", elementTypeOf(rhs));
+  SmallVector<int64_t> out(a.drop_back(2));
+  out.append({m, p});
+  inferred.push_back(RankedTensorType::get(out, elementTypeOf(lhs)));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Normalisation
 //===----------------------------------------------------------------------===//
@@ -422,6 +447,39 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, std::optional<Location>
                              inCount, " elements) to ", shapeStr(shape), " (",
                              outCount, " elements)");
   inferred.push_back(RankedTensorType::get(shape, elementTypeOf(input)));
+  return success();
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &inferred) {
+  SmallVector<int64_t> shape(shapeOf(adaptor.getInput()));
+  int64_t axis = adaptor.getAxis(), offset = adaptor.getOffset(),
+          size = adaptor.getSize();
+  if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
+    return emitOptionalError(loc, "axis ", axis, " is out of range for ",
+                             shapeStr(shape));
+  if (offset < 0 || size < 1 || size > shape[axis] || offset > shape[axis] - size)
+    return emitOptionalError(loc, "slice [", offset, ", ", offset, " + ", size,
+                             ") is not inside dim ", axis, " of ",
+                             shapeStr(shape));
+  shape[axis] = size;
+  inferred.push_back(RankedTensorType::get(shape, elementTypeOf(adaptor.getInput())));
+  return success();
+}
+
+LogicalResult ExpandOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &inferred) {
+  SmallVector<int64_t> shape(shapeOf(adaptor.getInput()));
+  int64_t axis = adaptor.getAxis(), size = adaptor.getSize();
+  if (axis < 0 || axis >= static_cast<int64_t>(shape.size()) || shape[axis] != 1)
+    return emitOptionalError(loc, "axis ", axis, " must be a dim of size 1 of ",
+                             shapeStr(shape));
+  if (size < 1)
+    return emitOptionalError(loc, "size must be positive, got ", size);
+  shape[axis] = size;
+  inferred.push_back(RankedTensorType::get(shape, elementTypeOf(adaptor.getInput())));
   return success();
 }
 

@@ -166,8 +166,13 @@ LogicalResult buildMicroBatches(OpBuilder &b, Location loc, StepPlan &plan,
     yielded.append({one->lossSum, one->correct});
     b.create<YieldOp>(loc, yielded);
   }
-  int64_t dropouts = 0;
-  plan.forward.walk([&](DropoutOp) { ++dropouts; });
+  // Each op that reads the seed (a dropout, an attention's dropout) draws
+  // one stream.
+  int64_t dropouts =
+      plan.seedArg >= 0
+          ? static_cast<int64_t>(
+                llvm::range_size(plan.forward.getArgument(plan.seedArg).getUsers()))
+          : 0;
   auto loop = b.create<MicroBatchesOp>(
       loc, body->getTerminator()->getOperandTypes(),
       ValueRange{step.images, step.labels}, buffers, accumulate, dropouts);

@@ -211,6 +211,9 @@ FailureOr<SmallVector<Value>> mlir::tcc::inlineForward(OpBuilder &builder,
                                                        bool evalMode) {
   IRMapping mapping;
   mapping.map(forward.getArguments(), args);
+  // The batch of this copy: its first argument's (the input's) dim 0.
+  auto first = args.empty() ? RankedTensorType() : dyn_cast<RankedTensorType>(args[0].getType());
+  const int64_t batch = first && first.getRank() > 0 ? first.getDimSize(0) : 0;
   for (Operation &op : forward.front()) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       SmallVector<Value> results;
@@ -234,6 +237,16 @@ FailureOr<SmallVector<Value>> mlir::tcc::inlineForward(OpBuilder &builder,
         mapping.map(dropout.getResult(), mapping.lookup(dropout.getInput()));
         continue;
       }
+      if (auto attention = dyn_cast<ScaledDotProductAttentionOp>(op);
+          attention && attention.getSeed()) {
+        auto noDropout = builder.create<ScaledDotProductAttentionOp>(
+            attention.getLoc(), mapping.lookup(attention.getQuery()),
+            mapping.lookup(attention.getKey()), mapping.lookup(attention.getValue()), Value(),
+            attention.getHeadsAttr(), attention.getCausalAttr(), attention.getScaleAttr(),
+            builder.getF64FloatAttr(0), attention.getStreamAttr());
+        mapping.map(attention.getResults(), noDropout.getResults());
+        continue;
+      }
     }
     Operation *clone = builder.clone(op, mapping);
     // The batch dim of a reshape target follows its input's.
@@ -242,6 +255,9 @@ FailureOr<SmallVector<Value>> mlir::tcc::inlineForward(OpBuilder &builder,
       shape[0] = cast<ShapedType>(reshape.getInput().getType()).getDimSize(0);
       reshape.setShape(shape);
     }
+    // A parameter node's expansion over the batch (dim 0) covers this batch.
+    if (auto expand = dyn_cast<ExpandOp>(clone); expand && expand.getAxis() == 0 && batch > 0)
+      expand.setSize(batch);
     auto inference = dyn_cast<InferTypeOpInterface>(clone);
     if (!inference)
       continue;

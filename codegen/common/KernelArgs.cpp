@@ -2,6 +2,7 @@
 
 #include "codegen/common/KernelArgs.h"
 
+#include "codegen/common/Emitter.h"
 #include "ir/PhysicalLayout.h"
 
 using namespace mlir;
@@ -92,6 +93,25 @@ k::BatchNormShape kernel_args::batchNorm(BatchNormBackwardInputOp o) {
   return norm(o.getInput(), 0);
 }
 
+namespace {
+k::AttentionShape attentionOf(Value query, Value value, int64_t heads, bool causal,
+                              const APFloat &scale) {
+  ArrayRef<int64_t> q = dims(query), v = dims(value);
+  return {q[0], heads, q[1], v[1], q[2] / heads, v[2] / heads, causal,
+          scale.convertToDouble()};
+}
+} // namespace
+
+k::AttentionShape kernel_args::attention(ScaledDotProductAttentionOp op) {
+  return attentionOf(op.getQuery(), op.getValue(), op.getHeads(), op.getCausal(),
+                     op.getScale());
+}
+
+k::AttentionShape kernel_args::attention(ScaledDotProductAttentionBackwardOp op) {
+  return attentionOf(op.getQuery(), op.getValue(), op.getHeads(), op.getCausal(),
+                     op.getScale());
+}
+
 Around kernel_args::around(ArrayRef<int64_t> dims, int64_t axis) {
   return {product(dims.take_front(axis)), dims[axis], product(dims.drop_front(axis + 1))};
 }
@@ -136,4 +156,11 @@ std::string kernel_args::cpp(const k::BatchNormShape &s) {
 std::string kernel_args::cpp(const Around &a) {
   return std::to_string(a.outer) + ", " + std::to_string(a.axis) + ", " +
          std::to_string(a.inner);
+}
+
+std::string kernel_args::cpp(const k::AttentionShape &s) {
+  std::string out = "AttentionShape{";
+  for (int64_t v : {s.n, s.heads, s.tq, s.tk, s.d, s.dv})
+    out += std::to_string(v) + ", ";
+  return out + (s.causal ? "true, " : "false, ") + cppDouble(s.scale) + "}";
 }

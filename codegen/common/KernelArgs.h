@@ -12,6 +12,7 @@
 
 #include "ir/TccOps.h"
 
+#include "runtime/kernels/Attention.h"
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/Norm.h"
 #include "runtime/kernels/Pool.h"
@@ -48,6 +49,10 @@ k::BatchNormShape batchNorm(BatchNormSumsOp op);
 k::BatchNormShape batchNorm(BatchNormBackwardSumsOp op);
 k::BatchNormShape batchNorm(BatchNormBackwardInputOp op);
 
+/// AttentionShape of the attention ops, from their query, key and value.
+k::AttentionShape attention(ScaledDotProductAttentionOp op);
+k::AttentionShape attention(ScaledDotProductAttentionBackwardOp op);
+
 /// A tensor viewed as [outer, axis, inner] around dimension `axis`.
 struct Around {
   int64_t outer, axis, inner;
@@ -64,6 +69,7 @@ std::string cpp(const k::Conv2dShape &shape);
 std::string cpp(const k::Pool2dShape &shape);
 std::string cpp(const k::BatchNormShape &shape);
 std::string cpp(const Around &around);
+std::string cpp(const k::AttentionShape &shape);
 
 } // namespace mlir::tcc::kernel_args
 

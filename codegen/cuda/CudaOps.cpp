@@ -19,7 +19,7 @@ using namespace mlir;
 using namespace mlir::tcc;
 
 // 16-bit tensors are read and written by convolutions, linear layers, max
-// pools, channel padding and slices (in one type per op), views, casts from
+// pools, channel padding, slices and their gradients (in one type per op), views, casts from
 // or to f32, and the optimizer, EMA and Lookahead updates (the 16-bit state
 // of pure 16-bit training; planUpdateChains checks one type per update);
 // tcc-widen-16bit puts every other op on f32 copies (the cuda target's
@@ -41,7 +41,7 @@ std::string mlir::tcc::unsupportedTypes(Operation *op) {
                      storageName(op->getResult(0));
   if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp, Conv2dOp,
           Conv2dBackwardDataOp, Conv2dBackwardFilterOp, MaxPool2dOp, MaxPool2dBackwardOp,
-          PadChannelsOp, SliceOp>(op)) {
+          PadChannelsOp, SliceOp, SliceBackwardOp>(op)) {
     std::string type = storageName(op->getResult(0));
     for (Value v : op->getOperands())
       if (storageName(v) != type)

@@ -118,6 +118,32 @@ void dropout_forward(int64_t n, double p, const int64_t *seed, uint64_t stream,
                                     uint64_t(control->run.rank) * uint64_t(n), x, y);
 }
 
+/// Attention whose probabilities' dropout (p > 0: `seed` is the step's)
+/// draws this rank's slice of the one-process mask, as dropout_forward.
+inline kernels::AttentionDropout attention_dropout(const kernels::AttentionShape &s, double p,
+                                                   const int64_t *seed, uint64_t stream,
+                                                   const StepControl *control) {
+  const uint64_t perRank = uint64_t(s.n * s.heads * s.tq * s.tk);
+  return {p, seed ? uint64_t(*seed) : 0, stream, uint64_t(control->run.rank) * perRank};
+}
+
+template <class T>
+void attention_forward(const kernels::AttentionShape &s, double p, const int64_t *seed,
+                       uint64_t stream, const StepControl *control, const T *q, const T *k,
+                       const T *v, T *out, T *lse) {
+  kernels::attention_forward<T>(s, attention_dropout(s, p, seed, stream, control), q, k, v, out,
+                                lse);
+}
+
+template <class T>
+void attention_backward(const kernels::AttentionShape &s, double p, const int64_t *seed,
+                        uint64_t stream, const StepControl *control, const T *dout, const T *q,
+                        const T *k, const T *v, const T *out, const T *lse, T *dq, T *dk,
+                        T *dv) {
+  kernels::attention_backward<T>(s, attention_dropout(s, p, seed, stream, control), dout, q, k,
+                                 v, out, lse, dq, dk, dv);
+}
+
 template <class T>
 void cross_entropy_backward(int64_t n, int64_t k, const T *logits,
                             const int64_t *labels, double labelSmoothing,

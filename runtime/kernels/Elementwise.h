@@ -166,6 +166,16 @@ void slice(int64_t outer, int64_t axis, int64_t inner, int64_t start,
                 sizeof(T) * length * inner);
 }
 
+/// y [outer, size, inner] = x [outer, 1, inner] repeated `size` times
+/// (torch.Tensor.expand of a dim of size 1).
+template <class T>
+void expand(int64_t outer, int64_t size, int64_t inner, const T *x, T *y) {
+#pragma omp parallel for schedule(static) if (outer * size * inner >= (int64_t(1) << 16))
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t s = 0; s < size; ++s)
+      std::memcpy(y + (o * size + s) * inner, x + o * inner, sizeof(T) * inner);
+}
+
 /// The gradient of slice: dx [outer, axis, inner] is dy in the sliced range
 /// and 0 elsewhere.
 template <class T>

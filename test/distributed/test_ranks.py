@@ -9,7 +9,9 @@ oversubscribed on this machine's cores.
   groups stay within a rank, and EMA; smooth activations and average
   pools, so that no near-tie of a max turns a rounding difference into
   another gradient), and dropout_mlp (dropout: each rank draws the
-  one-process run's mask bits for its slice; EMA), sync_bn_cnn (batch
+  one-process run's mask bits for its slice; EMA), attention_dropout (the
+  attention node's dropout of its probabilities, drawn the same way),
+  sync_bn_cnn (batch
   norms over the whole batch, 2d and 1d, their statistics synchronised
   over the ranks: train.distributed.sync_batch_norm), and dropout_mlp and
   sync_bn_cnn accumulating 2 micro-batches per step (rank r's micro-batch
@@ -80,7 +82,9 @@ def run(cmd, timeout=300):
 MODELS = {"fashion_mlp": os.path.join(ROOT, "examples", "fashion_mlp.json"),
           "ghost_cnn": os.path.join(ROOT, "test", "distributed", "models", "ghost_cnn.json"),
           "dropout_mlp": os.path.join(ROOT, "test", "distributed", "models", "dropout_mlp.json"),
-          "sync_bn_cnn": os.path.join(ROOT, "test", "distributed", "models", "sync_bn_cnn.json")}
+          "sync_bn_cnn": os.path.join(ROOT, "test", "distributed", "models", "sync_bn_cnn.json"),
+          "attention_dropout": os.path.join(ROOT, "test", "distributed", "models",
+                                            "attention_dropout.json")}
 
 
 def variant(work, model, name, **train):
@@ -148,6 +152,7 @@ def main():
     # (model, samples per step, rank counts)
     for model, batch, rank_counts in (("fashion_mlp", 64, (2, 4)), ("ghost_cnn", 64, (2, 4)),
                                       ("dropout_mlp", 64, (2,)), ("sync_bn_cnn", 64, (2, 4)),
+                                      ("attention_dropout", 64, (2,)),
                                       ("dropout_mlp_accumulate", 128, (2,)),
                                       ("sync_bn_cnn_accumulate", 128, (2,))):
         exes = {}

@@ -4,7 +4,7 @@ usage: compare_test_metrics.py --tcc build/bin/tcc [--keep]
 
 For each variant of test/e2e/models/small_cnn.json (cross-entropy with label
 smoothing, a "sum" reduction, MSE, flip TTA, flip TTA turned off by the
-trainer's --tta off), compiles the trainer, starts it
+trainer's --tta off, tiny_vit.json's graph of token ops), compiles the trainer, starts it
 from PyTorch's weights (random BN running statistics included) with
 `--eval-only`, and compares its metrics line with PyTorch evaluating the same
 weights in float64 on the same test images: 45 of them in batches of 16, so
@@ -44,6 +44,12 @@ VARIANTS = {
     "cross_entropy, flip TTA, --tta off": {"loss": {"op": "cross_entropy"},
                                            "eval": {"tta": ["flip"]},
                                            "trainer_args": ["--tta", "off"]},
+    # tiny_vit's token ops: its parameters expanded over the evaluation's
+    # batch of 16, the last one padded.
+    "tokens (tiny_vit), cross_entropy": {
+        "loss": {"op": "cross_entropy"},
+        "input": {"shape": [3, 8, 8], "classes": 10},
+        "graph": json.load(open(os.path.join(HERE, "models", "tiny_vit.json")))["graph"]},
 }
 
 

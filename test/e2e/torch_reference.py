@@ -9,7 +9,9 @@ What is reproduced, with tcc's semantics (passes/BuildTrainStep.cpp,
 runtime/kernels/Step.h, runtime/kernels/Optimizer.h, codegen/cpu/ops/):
 
 * every graph op of the model format except dropout (its random mask cannot
-  be reproduced; `unsupported_reason` says so);
+  be reproduced; `unsupported_reason` says so), attention without dropout
+  included (`attention`: torch 1.13 has no F.scaled_dot_product_attention)
+  and the `attention` node as torch.nn.MultiheadAttention itself;
 * batch norm with PyTorch's momentum convention and unbiased running
   variance; ghost batch norm: statistics per group of `ghost_batch`
   consecutive samples, running statistics moved by the mean over the groups
@@ -61,6 +63,8 @@ def pair(v):
 
 def node_inputs(graph, index):
     node = graph[index]
+    if node["op"] == "parameter":
+        return []
     ins = node.get("inputs")
     if ins is None:
         return ["input"] if index == 0 else [graph[index - 1]["name"]]
@@ -94,8 +98,8 @@ def topo_order(graph):
 
 def unsupported_reason(spec):
     for node in spec["graph"]:
-        if node["op"] == "dropout":
-            return ("node '%s' is dropout: its random mask cannot be reproduced "
+        if node["op"] == "dropout" or node.get("dropout", 0) > 0:
+            return ("node '%s' has dropout: its random mask cannot be reproduced "
                     "in PyTorch" % node["name"])
     prec = spec["train"].get("precision", "fp32")
     if prec != "fp32":
@@ -336,6 +340,23 @@ class LayerNorm(nn.Module):
         return F.layer_norm(x, self.shape, self.weight, self.bias, self.eps)
 
 
+def attention(q, k, v, heads, causal, scale=None):
+    """F.scaled_dot_product_attention (torch >= 2.0, written out for 1.13)
+    after torch.nn.MultiheadAttention's head split: q [N, Tq, H*d], k and v
+    [N, Tk, H*d]; a causal mask is PyTorch's tril(ones(Tq, Tk))."""
+    n, tq, width = q.shape
+    tk = k.shape[1]
+    d, dv = width // heads, v.shape[2] // heads
+    qh = q.reshape(n, tq, heads, d).transpose(1, 2)
+    kh = k.reshape(n, tk, heads, d).transpose(1, 2)
+    vh = v.reshape(n, tk, heads, dv).transpose(1, 2)
+    s = (qh @ kh.transpose(-2, -1)) * (1 / math.sqrt(d) if scale is None else float(scale))
+    if causal:
+        keep = torch.ones(tq, tk, dtype=torch.bool).tril()
+        s = s.masked_fill(~keep, float("-inf"))
+    return (torch.softmax(s, dim=-1) @ vh).transpose(1, 2).reshape(n, tq, heads * dv)
+
+
 def _axis(axis, rank):
     axis = int(axis)
     return axis + rank if axis < 0 else axis
@@ -388,9 +409,29 @@ class TccModel(nn.Module):
         parent.add_module(parts[-1], module)
         self._nodes[name] = module
 
+    def _register_parameter(self, name, tensor):
+        """A parameter node: nn.Parameter 'a.b.c' as self.a.b's 'c'."""
+        parts = name.split(".")
+        parent = self
+        for part in parts[:-1]:
+            child = parent._modules.get(part)
+            if child is None:
+                child = nn.Module()
+                parent.add_module(part, child)
+            parent = child
+        parent.register_parameter(parts[-1], nn.Parameter(tensor))
+        self._nodes[name] = getattr(parent, parts[-1])
+
     def _make(self, node, x):
         op, name = node["op"], node["name"]
         images = self._init_images
+        if op == "parameter":
+            t = torch.zeros([int(d) for d in node["shape"]])
+            apply_init(t, node.get("init", "default"), lambda: t.zero_())
+            self._register_parameter(name, t)
+            if not node.get("trainable", True):
+                self.frozen.add(name)
+            return None
         if op == "conv2d":
             k = pair(node["kernel"])
             stride, dil = pair(node.get("stride", 1)), pair(node.get("dilation", 1))
@@ -417,9 +458,7 @@ class TccModel(nn.Module):
         if op == "linear":
             wp, winit, wtrain = _param_spec(node, "weight")
             bp, binit, btrain = _param_spec(node, "bias")
-            if x.dim() != 2:
-                raise ValueError("linear %s on a %d-d value" % (name, x.dim()))
-            m = nn.Linear(x.shape[1], int(node["out_features"]), bias=bp)
+            m = nn.Linear(x.shape[-1], int(node["out_features"]), bias=bp)
             apply_init(m.weight, winit, lambda: None)
             if bp:
                 apply_init(m.bias, binit, lambda: None)
@@ -458,10 +497,18 @@ class TccModel(nn.Module):
                 if not btrain:
                     self.frozen.add(name + ".bias")
             return m
+        if op == "attention":
+            # PyTorch's own parameters and inits (in_proj_weight, in_proj_bias,
+            # out_proj.weight, out_proj.bias): tcc names them the same.
+            return nn.MultiheadAttention(x.shape[-1], int(node["heads"]), dropout=0.0,
+                                         bias=bool(node.get("bias", True)), batch_first=True)
         return None
 
-    def _op(self, node, xs):
+    def _op(self, node, xs, batch=None):
         op = node["op"]
+        if op == "parameter":
+            p = self._nodes[node["name"]]
+            return p.expand(batch, *p.shape[1:])
         x = xs[0]
         if op in ("conv2d", "linear", "batch_norm", "layer_norm"):
             return self._nodes[node["name"]](x)
@@ -518,8 +565,34 @@ class TccModel(nn.Module):
             return x.reshape(x.shape[0], *[int(d) for d in node["shape"]])
         if op == "transpose":
             return x.permute(*[int(d) for d in node["perm"]])
+        if op == "slice":
+            axis = _axis(node["axis"], x.dim())
+            index = [slice(None)] * x.dim()
+            index[axis] = slice(node.get("start", 0), node.get("end"), node.get("step", 1))
+            return x[tuple(index)]
+        if op == "select":
+            return x.select(_axis(node["axis"], x.dim()), int(node["index"]))
+        if op == "matmul":
+            a, b = xs
+            if node.get("transpose_a", False):
+                a = a.transpose(-2, -1)
+            if node.get("transpose_b", False):
+                b = b.transpose(-2, -1)
+            return torch.matmul(a, b)
+        if op == "mean":
+            return x.mean(dim=_axis(node["axis"], x.dim()), keepdim=node.get("keepdim", False))
         if op == "dropout":
             raise Unsupported("dropout")
+        if op == "attention":
+            source = xs[1] if len(xs) > 1 else x
+            mask = None
+            if node.get("causal", False):  # True: not attended (torch 1.13 has no is_causal)
+                mask = torch.ones(x.shape[1], source.shape[1], dtype=torch.bool).triu(1)
+            return self._nodes[node["name"]](x, source, source, need_weights=False,
+                                             attn_mask=mask)[0]
+        if op == "scaled_dot_product_attention":
+            return attention(xs[0], xs[1], xs[2], int(node["heads"]),
+                             bool(node.get("causal", False)), node.get("scale"))
         raise ValueError("unknown op " + op)
 
     def _probe_max(self, node, x, kernel, stride, padding):
@@ -535,7 +608,7 @@ class TccModel(nn.Module):
             names = node_inputs(self.graph, i)
             xs = [values[n] for n in names]
             if build:
-                m = self._make(node, xs[0])
+                m = self._make(node, xs[0] if xs else None)
                 if m is not None:
                     self._register(node["name"], m)
                     if isinstance(m, BatchNorm):
@@ -547,7 +620,7 @@ class TccModel(nn.Module):
                     low.add(node["name"])
                 values[node["name"]] = y
             else:
-                values[node["name"]] = self._op(node, xs)
+                values[node["name"]] = self._op(node, xs, batch=x.shape[0])
         return values[self.output_name]
 
     # tcc-precision's policy (ir/TccDialect.td): conv2d and linear compute

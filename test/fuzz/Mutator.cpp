@@ -25,7 +25,9 @@ const std::vector<std::string> kOps = {
     "conv2d", "linear", "batch_norm", "layer_norm", "relu", "sigmoid", "tanh",
     "silu", "leaky_relu", "elu", "celu", "gelu", "max_pool2d", "avg_pool2d",
     "global_avg_pool", "global_max_pool", "add", "mul", "scale", "concat",
-    "flatten", "reshape", "transpose", "dropout", "softmax", "log_softmax"};
+    "flatten", "reshape", "transpose", "dropout", "softmax", "log_softmax",
+    "slice", "select", "parameter", "matmul", "mean",
+    "scaled_dot_product_attention", "attention"};
 
 /// Fields a mutation may add, by where they go ("node" is any graph node).
 const std::vector<std::pair<std::string, std::string>> kFields = {
@@ -34,6 +36,11 @@ const std::vector<std::pair<std::string, std::string>> kFields = {
     {"node", "out_features"}, {"node", "ghost_batch"}, {"node", "axis"},
     {"node", "normalized_dims"}, {"node", "shape"}, {"node", "perm"},
     {"node", "p"}, {"node", "bias"}, {"node", "weight"}, {"node", "inputs"},
+    {"node", "heads"}, {"node", "causal"}, {"node", "dropout"}, {"node", "scale"},
+    {"node", "key_padding_mask"},
+    {"node", "start"}, {"node", "end"}, {"node", "step"}, {"node", "index"},
+    {"node", "transpose_a"}, {"node", "transpose_b"}, {"node", "keepdim"},
+    {"node", "init"}, {"node", "trainable"},
     {"/train", "accumulate"}, {"/train", "batch_size"}, {"/train", "epochs"},
     {"/train", "ema"}, {"/train", "grad_clip_norm"}, {"/train", "seed"},
     {"/train", "memory_budget"}, {"/train", "precision"},

@@ -315,6 +315,49 @@ Case transpose(const std::string &name, Shape x, Shape perm) {
   return {name, "tcc.transpose", {{"x", x}}, body, y};
 }
 
+Case slice(const std::string &name, Shape x, int64_t axis, int64_t offset, int64_t size) {
+  Shape y = x;
+  y[axis] = size;
+  std::string body = "%y = tcc.slice %x {axis = " + std::to_string(axis) +
+                     " : i64, offset = " + std::to_string(offset) +
+                     " : i64, size = " + std::to_string(size) + " : i64} : (" + ty(x) +
+                     ") -> " + ty(y);
+  return {name, "tcc.slice", {{"x", x}}, body, y};
+}
+
+Case matmul(const std::string &name, Shape batch, int64_t m, int64_t k, int64_t n, bool ta,
+            bool tb) {
+  Shape a = batch, b = batch, y = batch;
+  a.insert(a.end(), {ta ? k : m, ta ? m : k});
+  b.insert(b.end(), {tb ? n : k, tb ? k : n});
+  y.insert(y.end(), {m, n});
+  std::vector<Arg> args{{"a", a}, {"b", b}};
+  std::string body = "%y = tcc.matmul %a, %b {transpose_a = " +
+                     std::string(ta ? "true" : "false") + ", transpose_b = " +
+                     std::string(tb ? "true" : "false") + "} : (" + typesOf(args) + ") -> " +
+                     ty(y);
+  return {name, "tcc.matmul", args, body, y};
+}
+
+Case expand(const std::string &name, Shape x, int64_t axis, int64_t size) {
+  Shape y = x;
+  y[axis] = size;
+  std::string body = "%y = tcc.expand %x {axis = " + std::to_string(axis) +
+                     " : i64, size = " + std::to_string(size) + " : i64} : (" + ty(x) +
+                     ") -> " + ty(y);
+  return {name, "tcc.expand", {{"x", x}}, body, y};
+}
+
+Case reduceSum(const std::string &name, Shape x, Shape axes) {
+  Shape y;
+  for (size_t d = 0; d < x.size(); ++d)
+    if (std::find(axes.begin(), axes.end(), int64_t(d)) == axes.end())
+      y.push_back(x[d]);
+  std::string body = "%y = tcc.reduce_sum %x {axes = " + i64s(axes) + "} : (" + ty(x) +
+                     ") -> " + ty(y);
+  return {name, "tcc.reduce_sum", {{"x", x}}, body, y};
+}
+
 Case castSame(const std::string &name, Shape x) {
   std::string body = "%y = tcc.cast %x to f32 : (" + ty(x) + ") -> " + ty(x);
   return {name, "tcc.cast", {{"x", x}}, body, x};
@@ -332,6 +375,28 @@ Case softmaxLike(const std::string &name, const std::string &mnemonic, Shape x,
   std::string body = "%y = tcc." + mnemonic + " %x {axis = " + std::to_string(axis) +
                      " : i64} : (" + ty(x) + ") -> " + ty(x);
   return {name, "tcc." + mnemonic, {{"x", x}}, body, x};
+}
+
+/// scaled_dot_product_attention of q [n, tq, heads*d] with k and v
+/// [n, tk, heads*d] (v's head width dv), scale 1/sqrt(d); with dropout p > 0
+/// it reads a seed.
+Case attention(const std::string &name, int64_t n, int64_t tq, int64_t tk, int64_t heads,
+               int64_t d, int64_t dv, bool causal, double p = 0, int64_t stream = 0) {
+  Shape q{n, tq, heads * d}, k{n, tk, heads * d}, v{n, tk, heads * dv}, y{n, tq, heads * dv};
+  std::vector<Arg> args{{"q", q}, {"k", k}, {"v", v}};
+  std::string seed, seedType;
+  if (p > 0) {
+    args.push_back({"seed", {}, Role::Seed});
+    seed = " seed %seed";
+    seedType = ", tensor<i64>";
+  }
+  std::string body = "%y, %lse = tcc.scaled_dot_product_attention %q, %k, %v" + seed +
+                     " {causal = " + (causal ? "true" : "false") + ", dropout = " + f64(p) +
+                     ", heads = " + std::to_string(heads) + " : i64, scale = " +
+                     f64(1 / std::sqrt(double(d))) + ", stream = " + std::to_string(stream) +
+                     " : i64} : (" + ty(q) + ", " + ty(k) + ", " + ty(v) + seedType + ") -> (" +
+                     ty(y) + ", " + ty({n, heads, tq}) + ")";
+  return {name, "tcc.scaled_dot_product_attention", args, body, y};
 }
 
 Case crossEntropy(const std::string &name, int64_t n, int64_t k, double smoothing,
@@ -480,7 +545,26 @@ std::vector<Case> allCases() {
   c.push_back(reshape("Reshape3dTo2d", {2, 3, 4}, {6, 4}));
   c.push_back(transpose("TransposeNchwToNhwc", {2, 3, 2, 4}, {0, 2, 3, 1}));
   c.push_back(transpose("Transpose3d201", {2, 3, 4}, {2, 0, 1}));
+  // Slices: a middle range, the class token (offset 0, size 1), the last
+  // axis (q, k, v of a fused projection), a range that ends at the end.
+  c.push_back(slice("SliceTokensMiddle", {2, 5, 3}, 1, 1, 3));
+  c.push_back(slice("SliceClassToken", {2, 5, 3}, 1, 0, 1));
+  c.push_back(slice("SliceLastAxis", {2, 3, 6}, 2, 2, 2));
+  c.push_back(slice("SliceToEnd4d", {2, 4, 2, 3}, 1, 2, 2));
   c.push_back(castSame("CastF32ToF32", {3, 4}));
+  // Products of two activations: each transposition, a 4-d batch (heads).
+  c.push_back(matmul("Matmul3d", {2}, 3, 4, 5, false, false));
+  c.push_back(matmul("Matmul3dTransposeB", {2}, 3, 4, 5, false, true));
+  c.push_back(matmul("Matmul3dTransposeA", {2}, 3, 4, 5, true, false));
+  c.push_back(matmul("Matmul3dTransposeBoth", {2}, 3, 4, 5, true, true));
+  c.push_back(matmul("Matmul4dHeads", {2, 3}, 4, 2, 4, false, true));
+  // Expansion (a parameter over the batch, the gradient of a sum) and
+  // sums over the axes of a mean.
+  c.push_back(expand("ExpandBatch", {1, 2, 3}, 0, 4));
+  c.push_back(expand("ExpandMiddle", {2, 1, 3}, 1, 5));
+  c.push_back(reduceSum("ReduceSumTokens", {2, 4, 3}, {1}));
+  c.push_back(reduceSum("ReduceSumLast", {2, 3, 4}, {2}));
+  c.push_back(reduceSum("ReduceSumTwoAxes", {2, 3, 2, 2}, {0, 2}));
   // Dropout: linear for a fixed seed (the mask is recomputed).
   c.push_back(dropout("DropoutP0p3", {4, 6}, 0.3, 2));
   c.push_back(dropout("DropoutP0p5Stream0", {3, 5}, 0.5, 0));
@@ -491,6 +575,18 @@ std::vector<Case> allCases() {
   c.push_back(softmaxLike("LogSoftmaxAxis1", "log_softmax", {3, 5}, 1));
   c.push_back(softmaxLike("LogSoftmaxAxis1Inner4", "log_softmax", {2, 3, 2, 2}, 1));
   c.push_back(softmaxLike("LogSoftmaxLastAxis", "log_softmax", {2, 3, 4}, 2));
+  // Attention: one and several heads, causal or not, more or fewer keys
+  // than queries (causal: PyTorch's top-left mask), a value head width of
+  // its own, dropout on the probabilities (the backward must draw the
+  // forward's mask).
+  c.push_back(attention("AttentionOneHead", 2, 3, 3, 1, 4, 4, false));
+  c.push_back(attention("AttentionHeads3", 2, 4, 4, 3, 2, 2, false));
+  c.push_back(attention("AttentionHeads2Causal", 2, 4, 4, 2, 3, 3, true));
+  c.push_back(attention("AttentionCrossTq3Tk5", 1, 3, 5, 2, 3, 3, false));
+  c.push_back(attention("AttentionCrossTq5Tk3Causal", 1, 5, 3, 2, 2, 2, true));
+  c.push_back(attention("AttentionValueWidth5", 2, 3, 4, 2, 3, 5, false));
+  c.push_back(attention("AttentionDropout0p3", 2, 4, 5, 2, 3, 3, false, 0.3, 1));
+  c.push_back(attention("AttentionDropout0p5Causal", 1, 5, 5, 2, 2, 2, true, 0.5, 0));
   // Losses.
   c.push_back(crossEntropy("CrossEntropyMean", 4, 5, 0.0, "mean"));
   c.push_back(crossEntropy("CrossEntropySmoothing0p2Mean", 4, 5, 0.2, "mean"));
@@ -1027,6 +1123,14 @@ TEST(GradientRuleNegativeControl, WrongAvgPoolDivisorIsCaught) {
   expectCaught(r);
 }
 
+TEST(GradientRuleNegativeControl, WrongSliceBackwardOffsetIsCaught) {
+  Report r = checkCase(caseNamed("SliceTokensMiddle"),
+                       setAttr("tcc.slice_backward", "offset",
+                               [](Builder &b) { return b.getI64IntegerAttr(2); }));
+  ASSERT_TRUE(r.setupError.empty()) << r.setupError;
+  expectCaught(r);
+}
+
 TEST(GradientRuleNegativeControl, WrongLabelSmoothingIsCaught) {
   Report r = checkCase(caseNamed("CrossEntropySmoothing0p2Mean"),
                        setAttr("tcc.cross_entropy_backward", "label_smoothing",
@@ -1045,6 +1149,23 @@ TEST(GradientRuleNegativeControl, WrongDropoutStreamIsCaught) {
       forward = false;
     });
   });
+  ASSERT_TRUE(r.setupError.empty()) << r.setupError;
+  expectCaught(r);
+}
+
+TEST(GradientRuleNegativeControl, AttentionBackwardWithAnotherMaskIsCaught) {
+  // The backward must draw the forward's dropout mask.
+  Report r = checkCase(caseNamed("AttentionDropout0p3"),
+                       setAttr("tcc.scaled_dot_product_attention_backward", "stream",
+                               [](Builder &b) { return b.getI64IntegerAttr(2); }));
+  ASSERT_TRUE(r.setupError.empty()) << r.setupError;
+  expectCaught(r);
+}
+
+TEST(GradientRuleNegativeControl, AttentionBackwardWithoutCausalMaskIsCaught) {
+  Report r = checkCase(caseNamed("AttentionHeads2Causal"),
+                       setAttr("tcc.scaled_dot_product_attention_backward", "causal",
+                               [](Builder &b) { return b.getBoolAttr(false); }));
   ASSERT_TRUE(r.setupError.empty()) << r.setupError;
   expectCaught(r);
 }

@@ -227,6 +227,14 @@ private:
   // codegen/cpu/ops/: ContractionOps, NormOps, PoolOps, ArithmeticOps
   //===--------------------------------------------------------------------===//
 
+  /// The dropout of an attention op, as cpu::attention_dropout gives it to
+  /// the kernels of one process.
+  template <class AttentionOp> k::AttentionDropout attentionDropout(AttentionOp o) {
+    Value seed = o.getSeed();
+    return {f64(o.getDropout()), seed ? uint64_t(inInt(seed)[0]) : 0,
+            uint64_t(o.getStream()), 0};
+  }
+
   bool runNN(Operation *op) {
     return llvm::TypeSwitch<Operation *, bool>(op)
         .Case([&](Conv2dOp o) {
@@ -268,6 +276,28 @@ private:
           k::linear_backward_weight<double>(numElementsOf(o.getGrad()) / w[0], w[1],
                                             w[0], in(o.getGrad()), in(o.getInput()),
                                             res(o.getResult()));
+          return true;
+        })
+        .Case([&](ScaledDotProductAttentionOp o) {
+          k::attention_forward<double>(kernel_args::attention(o), attentionDropout(o),
+                                       in(o.getQuery()), in(o.getKey()), in(o.getValue()),
+                                       res(o.getResult()), res(o.getLogsumexp()));
+          return true;
+        })
+        .Case([&](ScaledDotProductAttentionBackwardOp o) {
+          k::attention_backward<double>(
+              kernel_args::attention(o), attentionDropout(o), in(o.getGrad()),
+              in(o.getQuery()), in(o.getKey()), in(o.getValue()), in(o.getResultValue()),
+              in(o.getLogsumexp()), res(o.getGradQuery()), res(o.getGradKey()),
+              res(o.getGradValue()));
+          return true;
+        })
+        .Case([&](MatmulOp o) {
+          ArrayRef<int64_t> a = dimsOf(o.getLhs()), c = dimsOf(o.getResult());
+          int64_t m = c[c.size() - 2], batch = product(c.drop_back(2));
+          k::batched_matmul<double>(batch, m, numElementsOf(o.getLhs()) / product(a.drop_back(2)) / m,
+                                    c.back(), o.getTransposeA(), o.getTransposeB(),
+                                    in(o.getLhs()), in(o.getRhs()), res(o.getResult()));
           return true;
         })
         .Case([&](ReduceSumOp o) {
@@ -565,6 +595,18 @@ private:
           else
             k::slice<double>(a.outer, a.axis, a.inner, o.getOffset(), o.getSize(),
                              in(o.getInput()), res(o.getResult()));
+          return true;
+        })
+        .Case([&](ExpandOp o) {
+          Around a = around(dimsOf(o.getResult()), o.getAxis());
+          k::expand<double>(a.outer, a.axis, a.inner, in(o.getInput()), res(o.getResult()));
+          return true;
+        })
+        .Case([&](SliceBackwardOp o) {
+          Around a = around(dimsOf(o.getResult()), o.getAxis());
+          k::slice_backward<double>(a.outer, a.axis, a.inner, o.getOffset(),
+                                    dimsOf(o.getGrad())[o.getAxis()], in(o.getGrad()),
+                                    res(o.getResult()));
           return true;
         })
         .Case([&](DropoutOp o) {

@@ -3,11 +3,13 @@
 (frontend/model.schema.json) either changes what tcc compiles, or warns, or
 is refused.
 
-    schema_audit.py TCC SCHEMA BASE_MODEL
+    schema_audit.py TCC SCHEMA BASE_MODEL TOKEN_MODEL
 
 For each field the schema declares, MUTATIONS below sets it to a
-non-default value in BASE_MODEL (test/e2e/models/op_zoo.json, every op) and
-compiles with --emit=planned-mlir. Each entry expects one outcome: "ir" (the
+non-default value in BASE_MODEL (test/e2e/models/op_zoo.json, every op of
+images) or, for an entry marked TOKENS, in TOKEN_MODEL
+(test/e2e/models/tiny_vit.json, the token ops) and compiles with
+--emit=planned-mlir. Each entry expects one outcome: "ir" (the
 default: the planned IR, its recipe attributes included, differs from the
 base model's), "warns" (a setting not implemented yet says so) or "refused"
 (one `error:` line, exit 1); any other outcome fails. A field of the
@@ -124,6 +126,13 @@ def whitening(**fields):
                         {"init": dict({"type": "patch_whitening"}, **fields),
                          "trainable": False}))
 
+TOKENS = "tokens"  # the entry mutates TOKEN_MODEL
+
+
+def tokens(mutation, expected="ir"):
+    return (mutation, expected, TOKENS)
+
+
 MUTATIONS = {
     "model.format": (setter(["format"], "tcc-model/2"), "refused"),
     "model.name": setter(["name"], "renamed"),
@@ -188,7 +197,37 @@ MUTATIONS = {
     "op.reshape.shape": setter(["node:rs", "shape"], [-1, 12]),
     "op.transpose.perm": setter(["node:tr", "perm"], [0, 2, 1, 3]),
     "op.dropout.p": setter(["node:drop", "p"], 0.3),
+    "op.slice.axis": tokens(setter(["node:v", "axis"], 1)),
+    "op.slice.start": tokens(setter(["node:v", "start"], -7)),
+    "op.slice.end": tokens(setter(["node:v", "end"], 23)),
+    "op.slice.step": tokens(setter(["node:v", "step"], 2), "refused"),
+    "op.select.axis": tokens(chain(setter(["node:cls", "axis"], 2),
+                                   setter(["node:pooled", "axis"], 2))),
+    "op.select.index": tokens(setter(["node:cls", "index"], 1)),
+    "op.parameter.shape": tokens(chain(setter(["node:class_token", "shape"], [1, 2, 8]),
+                                       setter(["node:encoder.pos_embedding", "shape"],
+                                              [1, 6, 8]))),
+    "op.parameter.init": tokens(setter(["node:class_token", "init"], 0.5)),
+    "op.parameter.trainable": tokens(setter(["node:class_token", "trainable"], False)),
+    "op.parameter.train_epochs": tokens(setter(["node:class_token", "train_epochs"], 2)),
+    "op.matmul.inputs": tokens(setter(["node:scores", "inputs"], ["k", "q"])),
+    "op.matmul.transpose_a": tokens(setter(["node:mixed", "transpose_a"], True)),
+    "op.matmul.transpose_b": tokens(chain(setter(["node:scores", "transpose_a"], True),
+                                          setter(["node:scores", "transpose_b"], False),
+                                          setter(["node:mixed", "inputs"], ["v", "probs"]))),
+    "op.mean.axis": tokens(chain(setter(["node:pooled", "axis"], 2),
+                                 setter(["node:cls", "axis"], 2))),
+    "op.mean.keepdim": tokens(setter(["node:gate", "keepdim"], False)),
     "op.softmax.axis": setter(["node:sm", "axis"], 1),
+    "op.attention.heads": setter(["node:mha", "heads"], 3),
+    "op.attention.causal": setter(["node:mha", "causal"], True),
+    "op.attention.dropout": setter(["node:mha", "dropout"], 0.1),
+    "op.attention.bias": setter(["node:mha", "bias"], False),
+    "op.attention.key_padding_mask": (setter(["node:mha", "key_padding_mask"], "pad"), "refused"),
+    "op.scaled_dot_product_attention.heads": setter(["node:att", "heads"], 3),
+    "op.scaled_dot_product_attention.causal": setter(["node:att", "causal"], False),
+    "op.scaled_dot_product_attention.dropout": setter(["node:att", "dropout"], 0.1),
+    "op.scaled_dot_product_attention.scale": setter(["node:att", "scale"], 0.3),
     # lsm is 2-d: axis 1 is its only valid axis, and the batch axis is refused
     "op.log_softmax.axis": (setter(["node:lsm", "axis"], 0), "refused"),
     "param.init": setter(["node:fc3", "bias"], {"init": {"type": "constant", "value": 0.5}}),
@@ -313,11 +352,13 @@ def compile_model(tcc, spec, tmp, name):
 
 
 def main():
-    tcc, schema_path, base_path = sys.argv[1:4]
+    tcc, schema_path, base_path, tokens_path = sys.argv[1:5]
     with open(schema_path) as f:
         schema = json.load(f)
     with open(base_path) as f:
         base = json.load(f)
+    with open(tokens_path) as f:
+        token_base = json.load(f)
     base["graph"].insert(base["graph"].index(named(base, "r")) + 1,
                          {"name": "drop", "op": "dropout"})
     problems = []
@@ -326,10 +367,15 @@ def main():
         problems.append("%s: audited here but not in the schema" % extra)
     with tempfile.TemporaryDirectory(prefix="tcc-audit-") as tmp:
         base["data"]["path"] = tmp
-        status, base_ir, base_err = compile_model(tcc, base, tmp, "base")
-        if status != 0 or "warning:" in base_err:
-            print("FAIL: the base model does not compile cleanly:\n" + base_err)
-            return 1
+        token_base["data"]["path"] = tmp
+        bases = {}
+        for key, model in (("", base), (TOKENS, token_base)):
+            status, ir, err = compile_model(tcc, model, tmp, "base")
+            if status != 0 or "warning:" in err:
+                print("FAIL: the base model %s does not compile cleanly:\n%s"
+                      % (model["name"], err))
+                return 1
+            bases[key] = (model, ir)
         for field in sorted(fields):
             mutation = MUTATIONS.get(field)
             if mutation is None:
@@ -339,8 +385,10 @@ def main():
             if isinstance(mutation, str):
                 print("%-40s %s" % (field, mutation))
                 continue
-            mutation, expected = mutation if isinstance(mutation, tuple) else (mutation, "ir")
-            spec = copy.deepcopy(base)
+            mutation, expected, which = (mutation + ("",))[:3] if isinstance(
+                mutation, tuple) else (mutation, "ir", "")
+            model, base_ir = bases[which]
+            spec = copy.deepcopy(model)
             mutation(spec)
             status, ir, err = compile_model(tcc, spec, tmp, "mutated")
             errors = [l for l in err.splitlines() if l.startswith("error:")]

@@ -77,6 +77,24 @@ void mlir::tcc::registerCpuShapeOps(CpuOpPrinters &t) {
          << ", " << o.getSize() << ", " << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
     return success();
   });
+  t.add<ExpandOp>([](ExpandOp o, CpuPrinter &p) {
+    ArrayRef<int64_t> out = dimsOf(o.getResult());
+    int64_t axis = o.getAxis();
+    p.os << "  expand<" << cppElementType(o.getType()) << ">(" << product(out.take_front(axis))
+         << ", " << out[axis] << ", " << product(out.drop_front(axis + 1)) << ", "
+         << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
+    return success();
+  });
+  t.add<SliceBackwardOp>([](SliceBackwardOp o, CpuPrinter &p) {
+    ArrayRef<int64_t> out = dimsOf(o.getResult());
+    int64_t axis = o.getAxis();
+    p.os << "  slice_backward<" << cppElementType(o.getType()) << ">("
+         << product(out.take_front(axis)) << ", " << out[axis] << ", "
+         << product(out.drop_front(axis + 1)) << ", " << o.getOffset() << ", "
+         << dimsOf(o.getGrad())[axis] << ", " << p(o.getGrad()) << ", " << p(o.getResult())
+         << ");\n";
+    return success();
+  });
   // Evaluation views (test-time augmentation).
   t.add<FlipOp>([](FlipOp o, CpuPrinter &p) {
     ArrayRef<int64_t> in = dimsOf(o.getInput());

@@ -11,15 +11,31 @@ using namespace mlir::tcc;
 
 namespace {
 
-/// Only a sum that keeps one axis (a bias's gradient). A 16-bit bias
+/// An f32 sum over one axis that keeps several (a `mean` over the tokens
+/// of [N, T, D]): one thread per result element, the axis in order.
+/// Correct, not fast: the inputs are small next to the matmuls around them.
+LogicalResult printAxisSum(ReduceSumOp o, CudaPrinter &p) {
+  if (o.getAxes().size() != 1 || !cast<ShapedType>(o.getType()).getElementType().isF32())
+    return cudaCannotRun(o);
+  kernel_args::Around a = kernel_args::around(dimsOf(o.getInput()), o.getAxes()[0]);
+  const std::string inner = std::to_string(a.inner), axis = std::to_string(a.axis);
+  p.forEach(numElements(o.getResult()),
+            "const float *x = " + p(o.getInput()) + " + i / " + inner + " * " +
+                std::to_string(a.axis * a.inner) + " + i % " + inner +
+                "; float s = 0; for (int64_t t = 0; t < " + axis + "; ++t) s += x[t * " + inner +
+                "]; " + p(o.getResult()) + "[i] = s;");
+  return success();
+}
+
+/// A sum that keeps one axis (a bias's gradient), or printAxisSum's. A 16-bit bias
 /// gradient sums the stored 16-bit gradient (half::F16 / BF16 widen as they
 /// load and round through f32 as they store: the bits of the sum of f32
 /// copies, cast), so no f32 copy is written.
 LogicalResult printReduceSum(ReduceSumOp o, CudaPrinter &p) {
   std::optional<kernel_args::Around> a = kernel_args::keptAxis(o);
-  if (!a)
-    return cudaCannotRun(o);
   Value in = o.getInput(), out = o.getResult();
+  if (!a)
+    return printAxisSum(o, p);
   p.os << "  cuda::reduce_sum_keep<" << updateElementType(out) << ">(args.stream, "
        << workspaceOf(o) << ", " << a->outer << ", " << a->axis << ", " << a->inner << ", "
        << updatePointer(p.e, in, in) << ", " << updatePointer(p.e, out, out) << ");\n";

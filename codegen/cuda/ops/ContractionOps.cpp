@@ -114,6 +114,26 @@ void mlir::tcc::registerCudaContractionOps(CudaOpPrinters &t) {
     printLinearBackward(o, p, "weight", dimsOf(o.getResult()), o.getGrad(), o.getInput());
     return success();
   });
+  // Products of two activations, f32: one thread per result element, the
+  // inner dim in order. Correct, not fast: cuBLASLt's strided batches are
+  // the next part of issue 38.
+  t.add<MatmulOp>([](MatmulOp o, CudaPrinter &p) {
+    if (!cast<ShapedType>(o.getType()).getElementType().isF32())
+      return cudaCannotRun(o);
+    ArrayRef<int64_t> c = dimsOf(o.getResult());
+    const int64_t m = c[c.size() - 2], n = c.back();
+    const int64_t k = numElements(o.getLhs()) / (numElements(o.getResult()) / (m * n)) / m;
+    auto str = [](int64_t v) { return std::to_string(v); };
+    const std::string a = o.getTransposeA() ? "l * " + str(m) + " + r" : "r * " + str(k) + " + l";
+    const std::string b = o.getTransposeB() ? "j * " + str(k) + " + l" : "l * " + str(n) + " + j";
+    p.forEach(numElements(o.getResult()),
+              "const int64_t q = i / " + str(m * n) + ", r = i / " + str(n) + " % " + str(m) +
+                  ", j = i % " + str(n) + "; const float *a = " + p(o.getLhs()) + " + q * " +
+                  str(m * k) + ", *b = " + p(o.getRhs()) + " + q * " + str(k * n) +
+                  "; float s = 0; for (int64_t l = 0; l < " + str(k) + "; ++l) s += a[" + a +
+                  "] * b[" + b + "]; " + p(o.getResult()) + "[i] = s;");
+    return success();
+  });
   // Types first: a convolution on mixed types has no cuDNN problem to name.
   t.add<Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp>([](auto o, CudaPrinter &p) {
     if (std::string why = unsupportedTypes(o); !why.empty())

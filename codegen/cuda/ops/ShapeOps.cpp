@@ -102,6 +102,20 @@ LogicalResult printSlice(SliceOp o, CudaPrinter &p) {
   return success();
 }
 
+/// Row r of each [extent * inner] row block: the grad's inside the range.
+LogicalResult printSliceBackward(SliceBackwardOp o, CudaPrinter &p) {
+  ArrayRef<int64_t> out = dimsOf(o.getResult());
+  const int64_t axis = o.getAxis(), inner = product(out.drop_front(axis + 1));
+  const std::string rowOut = std::to_string(out[axis] * inner),
+                    rowIn = std::to_string(dimsOf(o.getGrad())[axis] * inner),
+                    lo = std::to_string(o.getOffset() * inner);
+  p.forEach(numElements(o.getResult()),
+            "const int64_t r = i % " + rowOut + " - " + lo + "; " + p(o.getResult()) +
+                "[i] = r >= 0 && r < " + rowIn + " ? " + p(o.getGrad()) + "[i / " + rowOut +
+                " * " + rowIn + " + r] : 0;");
+  return success();
+}
+
 } // namespace
 
 void mlir::tcc::registerCudaShapeOps(CudaOpPrinters &t) {
@@ -119,6 +133,15 @@ void mlir::tcc::registerCudaShapeOps(CudaOpPrinters &t) {
   t.add<ConcatOp>(printConcat);
   t.add<PadChannelsOp>(printPadChannels);
   t.add<SliceOp>(printSlice);
+  t.add<SliceBackwardOp>(printSliceBackward);
+  t.add<ExpandOp>([](ExpandOp o, CudaPrinter &p) {
+    ArrayRef<int64_t> out = dimsOf(o.getResult());
+    const int64_t axis = o.getAxis(), inner = product(out.drop_front(axis + 1));
+    const std::string block = std::to_string(out[axis] * inner), row = std::to_string(inner);
+    p.forEach(numElements(o.getResult()), p(o.getResult()) + "[i] = " + p(o.getInput()) + "[i / " +
+                                             block + " * " + row + " + i % " + row + "];");
+    return success();
+  });
   // Evaluation views (test-time augmentation).
   t.add<FlipOp>([](FlipOp o, CudaPrinter &p) {
     ArrayRef<int64_t> in = dimsOf(o.getInput());
