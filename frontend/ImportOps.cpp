@@ -580,6 +580,10 @@ LogicalResult NodeImporter::importNode(const NodeSpec &node) {
   if (x && node.attrs.contains("axis") && !axisInRange(a.i64("axis"), x))
     return fail(&node, "axis " + std::to_string(a.i64("axis")) +
                            " is out of range for input " + shapeStr(x));
+  // A negative axis that counts back to the batch (the spec refuses 0).
+  if (x && node.attrs.contains("axis") && normalizeAxis(a.i64("axis"), x) == 0)
+    return fail(&node, "axis " + std::to_string(a.i64("axis")) + " of input " + shapeStr(x) +
+                           " is dim 0, the batch; an op works on a sample's dims");
   auto entry = importTable().find(node.op);
   if (entry == importTable().end())
     return fail(&node, "internal error: the importer does not know op '" + node.op + "'");

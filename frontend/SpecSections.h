@@ -14,9 +14,8 @@
 
 namespace tcc::frontend::detail {
 
-/// How many producers an op reads; `max` 0 means any number.
-/// Inputs an op takes: [min, max], max 0 for no bound; {0, 0} for none
-/// (a parameter node).
+/// How many producers an op reads: [min, max], `max` 0 for no bound, and
+/// min 0 for an op that reads none (a parameter node: {0, 0}).
 struct OpArity {
   unsigned min, max;
 };

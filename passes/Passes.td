@@ -152,7 +152,9 @@ def FrozenStep : Pass<"tcc-frozen-step", "::mlir::ModuleOp"> {
     when every trainable parameter has one (the step after them would train
     nothing).
     Disabled (`--disable-pass=frozen-step`), the trainer runs `@train_step`
-    throughout, with the same results.
+    throughout, with the same results, fp16 loss scaling aside: after the
+    switch the frozen gradient no longer counts in its overflow check, as in
+    PyTorch (docs/training.md).
 
     Report (`tcc.pass_report`): `frozen` (the parameters' names) and
     `from_epoch`.

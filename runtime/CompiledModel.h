@@ -235,6 +235,11 @@ public:
 
   /// The totals since the last resetTotals().
   virtual StepTotals readTotals() = 0;
+  /// Returns once the steps queued so far have run: before the host copies
+  /// the state, a device target of several ranks waits here against its
+  /// collective timeout (Communicator::awaitDevice) rather than in a copy
+  /// that cannot time out. Others have nothing queued.
+  virtual void awaitSteps() {}
   /// Zeroes the totals and rewinds evalBatch to the first test batch.
   virtual void resetTotals() = 0;
 

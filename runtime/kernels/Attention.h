@@ -19,7 +19,8 @@
 // Per head the six products (Q K^T, P V; and in the backward Q K^T again,
 // dO V^T, P^T dO, dS K, dS^T Q) are Gemm.h's, on strided views of the head's
 // columns; the head's [tq, tk] scores live in per-thread scratch (never the
-// whole batch's). The row statistics (max, sum, lse, D) and p are double.
+// whole batch's). The row statistics (max, sum, lse, D) are double; the
+// probabilities are stored as T in the scratch.
 //
 // Parallel over sample*heads: each (sample, head) writes its own columns of
 // out, lse, dq, dk and dv, summed in a fixed order, so the results do not

@@ -177,6 +177,7 @@ void Run::checkpoint(void *hostCopy) {
   // Every rank comes here; a sharded state is gathered by all of them.
   if (rank != 0 && !sharded)
     return;
+  model.awaitSteps();
   memory->download(hostCopy, state, info.stateBytes);
   const void *whole = stateToWrite(hostCopy);
   if (rank != 0)
@@ -592,8 +593,10 @@ int Run::run(const std::vector<std::string> &args) {
   // Rank 0 writes: --save, or the interrupted path; a sharded state is
   // gathered by every rank first.
   const bool gathers = sharded && (savesState || signal);
-  if (!memory->isHost() || !target.empty() || gathers)
+  if (!memory->isHost() || !target.empty() || gathers) {
+    model.awaitSteps();
     memory->download(hostState, state, info.stateBytes);
+  }
   if (counter && !memory->isHost()) {
     int64_t now = readCounter(*counter, hostState);
     if (now != step)

@@ -125,12 +125,16 @@ public:
     check(cudaMemcpyAsync(&totals, &bound.control->totals, sizeof totals,
                           cudaMemcpyDeviceToHost, stream),
           "reading the totals");
-    // The steps' collectives wait for the other ranks: a distributed
-    // trainer waits against its timeout (Communicator::awaitDevice).
-    if (bound.comm)
-      bound.comm->awaitDevice([this] { return cudaStreamQuery(stream) != cudaErrorNotReady; });
+    awaitSteps();
     check(cudaStreamSynchronize(stream), "running the steps");
     return totals;
+  }
+
+  void awaitSteps() override {
+    // The steps' collectives wait for the other ranks: a distributed
+    // trainer waits against its timeout (Communicator::awaitDevice).
+    if (bound.comm && bound.comm->size() > 1)
+      bound.comm->awaitDevice([this] { return cudaStreamQuery(stream) != cudaErrorNotReady; });
   }
 
   bool startProfiling() override {
