@@ -15,3 +15,25 @@ std::string mlir::tcc::tensorArrays(const StepEmitter &e, ValueRange inputs) {
   os << "};\n";
   return text;
 }
+
+std::string mlir::tcc::chunkCollectiveArrays(const StepEmitter &e, ValueRange inputs,
+                                             ValueRange results, bool gather) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto names = [&](ValueRange values) {
+    llvm::interleaveComma(values, os, [&](Value v) { os << e.name(v); });
+  };
+  auto counts = [&](ValueRange values) {
+    llvm::interleaveComma(values, os, [&](Value v) { os << numElements(v); });
+  };
+  os << "  { const float *inputs[] = {";
+  names(inputs);
+  os << "}; float *results[] = {";
+  names(results);
+  os << "}; const int64_t sizes[] = {";
+  counts(gather ? inputs : results);
+  os << "}, wholes[] = {";
+  counts(gather ? results : inputs);
+  os << "};\n";
+  return text;
+}

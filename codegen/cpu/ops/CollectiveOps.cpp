@@ -51,26 +51,11 @@ void mlir::tcc::registerCpuCollectiveOps(CpuOpPrinters &t) {
   });
   t.add<AllGatherOp, ReduceScatterOp>([](auto o, CpuPrinter &p) -> LogicalResult {
     constexpr bool gather = std::is_same_v<decltype(o), AllGatherOp>;
-    ValueRange chunks = gather ? ValueRange(o.getInputs()) : ValueRange(o.getResults());
-    ValueRange wholes = gather ? ValueRange(o.getResults()) : ValueRange(o.getInputs());
     for (Value v : o.getInputs())
       if (cppElementType(v.getType()) != "float")
         return o.emitOpError("moves f32 tensors only on the cpu target, got ") << v.getType();
-    auto names = [&](ValueRange values) {
-      llvm::interleaveComma(values, p.os, [&](Value v) { p.os << p(v); });
-    };
-    auto counts = [&](ValueRange values) {
-      llvm::interleaveComma(values, p.os, [&](Value v) { p.os << numElements(v); });
-    };
-    p.os << "  { const float *inputs[] = {";
-    names(o.getInputs());
-    p.os << "}; float *results[] = {";
-    names(o.getResults());
-    p.os << "}; const int64_t sizes[] = {";
-    counts(chunks);
-    p.os << "}, wholes[] = {";
-    counts(wholes);
-    p.os << "};\n    cpu::" << (gather ? "all_gather" : "reduce_scatter") << "(args.comm, "
+    p.os << chunkCollectiveArrays(p.e, o.getInputs(), o.getResults(), gather) << "    cpu::"
+         << (gather ? "all_gather" : "reduce_scatter") << "(args.comm, "
          << o.getResults().size() << ", inputs, results, sizes, wholes); }\n";
     return success();
   });

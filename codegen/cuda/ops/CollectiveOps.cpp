@@ -71,24 +71,8 @@ void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
     constexpr bool gather = std::is_same_v<decltype(o), AllGatherOp>;
     if (failed(refuse16(o, o.getInputs())))
       return failure();
-    ValueRange chunks = gather ? ValueRange(o.getInputs()) : ValueRange(o.getResults());
-    ValueRange wholes = gather ? ValueRange(o.getResults()) : ValueRange(o.getInputs());
-    auto names = [&](ValueRange values) {
-      llvm::interleaveComma(values, p.os, [&](Value v) { p.os << p(v); });
-    };
-    auto counts = [&](ValueRange values) {
-      llvm::interleaveComma(values, p.os, [&](Value v) { p.os << numElements(v); });
-    };
-    p.os << "  { const float *inputs[] = {";
-    names(o.getInputs());
-    p.os << "}; float *results[] = {";
-    names(o.getResults());
-    p.os << "}; const int64_t sizes[] = {";
-    counts(chunks);
-    p.os << "}, wholes[] = {";
-    counts(wholes);
-    p.os << "};\n    cuda::" << (gather ? "all_gather" : "reduce_scatter")
-         << "(args.stream, args.comm, " << o.getResults().size()
+    p.os << chunkCollectiveArrays(p.e, o.getInputs(), o.getResults(), gather) << "    cuda::"
+         << (gather ? "all_gather" : "reduce_scatter") << "(args.stream, args.comm, " << o.getResults().size()
          << ", inputs, results, sizes, wholes, " << workspaceOf(o) << "); }\n";
     return success();
   });
