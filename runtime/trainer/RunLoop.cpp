@@ -356,8 +356,10 @@ std::string Run::resumeCommand(const std::string &checkpoint) const {
 
 int Run::run(const std::vector<std::string> &args) {
   std::string error;
+  // Every rank reads the same command line: a bad flag ends them together,
+  // without MPI_Abort's banner cutting into rank 0's error line.
   if (!parseOptions(args, opts, error))
-    fail(error);
+    failOnEveryRank(error);
   configureFaults();
   sharded = comm && hasShardedState(info);
   if (sharded)

@@ -46,7 +46,8 @@ int runGuarded(CompiledModel &model, const std::vector<std::string> &args, std::
     message = "internal error: unknown exception";
   }
   out.flush();
-  err << "error: " << oneLine(message) << std::endl;
+  // One write: a launcher that merges the ranks' output keeps the line whole.
+  err << "error: " + oneLine(message) + "\n" << std::flush;
   return 1;
 }
 
