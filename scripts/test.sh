@@ -14,6 +14,8 @@ case "${1:-}" in
 --sanitize | --sanitize-quick) exec scripts/sanitize.sh "$1" ;;
 esac
 
+start=$SECONDS
 scripts/build.sh
+echo "== build: $((SECONDS - start)) s"
 cd build
 ctest --output-on-failure -j"$(nproc)"

@@ -34,6 +34,7 @@ ARCHS = {"a100": "sm_80", "h100": "sm_90a"}
 # What nvcc builds per architecture: an object file (host and device code),
 # or the device code alone.
 OUTPUT = {"sm_90a": ("-c", "o"), "sm_80": ("-cubin", "cubin")}
+
 # Built into whole trainers by `tcc compile` (the link does not depend on the
 # model beyond these two: one without convolutions, one with).
 LINKED = {"fashion_mlp", "conv_net"}
@@ -41,12 +42,18 @@ LINKED = {"fashion_mlp", "conv_net"}
 # started alone it says how to launch it; as rank 0 of 2 (torchrun's
 # variables) without a GPU, that there is none.
 DISTRIBUTED = {"dist_mlp"}
-# tools/tcc/BuildTrainer.cpp, cudaTrainerBuild().
+# The trainer build's flags (codegen/cuda/CudaBackend.cpp, trainerBuild()).
 NVCC_FLAGS = ["-std=c++17", "-O3", "--extended-lambda", "--expt-relaxed-constexpr",
               "-diag-suppress=1675", "-Xcompiler=-fopenmp"]
 SPILLS = re.compile(r"(\d+) bytes spill stores, (\d+) bytes spill loads")
 # The example whose elementwise groups' PTX is read (16-bit and f32 chunks).
 CHUNKED = "airbench94"
+
+
+# SASS for that architecture alone: the trainer's -arch=sm_90a also embeds
+# compute_90 PTX, a second cicc pass (2 s a model) that ptxas never sees.
+def gencode(arch):
+    return "-gencode=arch=compute_%s,code=%s" % (arch[3:], arch)
 
 
 def distributed_failures(args, name, compile_cmd, tmp):
@@ -130,7 +137,7 @@ def main():
                 continue
             for gpu, arch in ARCHS.items():
                 mode, suffix = OUTPUT[arch]
-                r = run([args.nvcc, *NVCC_FLAGS, "-arch=" + arch, "-Xptxas=-v", "-I" + args.root,
+                r = run([args.nvcc, *NVCC_FLAGS, gencode(arch), "-Xptxas=-v", "-I" + args.root,
                          mode, source, "-o", os.path.join(tmp, f"{name}.{arch}.{suffix}")], tmp)
                 if r.returncode != 0:
                     failures.append(f"{name} ({arch}): nvcc failed:\n{r.stderr}")
