@@ -200,8 +200,9 @@ def tta_logits(model, spec, x):
 # --- FLOPs -------------------------------------------------------------------
 
 def flops_per_image(model, spec, device, dtype=torch.float32):
-    """Training FLOPs per image: 2 per multiply-add of every convolution and
-    linear layer, times 3 (forward, data gradient, weight gradient)."""
+    """Training FLOPs per image: 2 per multiply-add of every convolution,
+    linear layer and attention product, times 3 (forward, data gradient,
+    weight gradient; an attention product's two data gradients)."""
     total = [0]
 
     def conv_hook(m, inputs, out):
@@ -211,10 +212,20 @@ def flops_per_image(model, spec, device, dtype=torch.float32):
     def linear_hook(m, inputs, out):
         total[0] += 2 * out.numel() * m.weight.shape[1]
 
+    def attention_hook(m, inputs, out):
+        # batch_first: [N, T, E] queries, [N, S, E] keys and values. The
+        # module calls F.linear on its weights, so no Linear hook sees them:
+        # the q, k, v and out projections, Q K^T and P V.
+        n, t, e = inputs[0].shape
+        s = inputs[1].shape[1]
+        total[0] += 2 * n * (2 * t * e * e + 2 * s * e * e + 2 * t * s * e)
+
     hooks = []
     for m in model.modules():
         if isinstance(m, torch.nn.Conv2d):
             hooks.append(m.register_forward_hook(conv_hook))
+        elif isinstance(m, torch.nn.MultiheadAttention):
+            hooks.append(m.register_forward_hook(attention_hook))
         elif isinstance(m, torch.nn.Linear):
             hooks.append(m.register_forward_hook(linear_hook))
     with torch.no_grad():

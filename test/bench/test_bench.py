@@ -174,7 +174,26 @@ def test_fast_trainer():
     fast_matches_reference("fashion_cnn", 16, 5)  # ghost batch norm, EMA (every 5)
 
 
+def test_attention_flops():
+    """The FLOP count sees nn.MultiheadAttention's projections and products
+    (it calls F.linear, so no Linear hook does): mha_tokens, counted by
+    hand (self-attention over 9 tokens, cross-attention from 9 to 4, E 8)."""
+    import torch_reference
+    with open(os.path.join(ROOT, "test", "e2e", "models", "mha_tokens.json")) as f:
+        spec = json.load(f)
+    model = torch_reference.TccModel(spec)
+    convs = 2 * 9 * 8 * (3 * 4 * 4) + 2 * 4 * 8 * (3 * 6 * 6)
+    self_attention = 2 * 9 * 8 * 8 * 3 + 2 * 9 * 8 * 8 + 2 * 2 * 9 * 9 * 8
+    cross_attention = 2 * 9 * 8 * 8 + 2 * 4 * 8 * 8 * 2 + 2 * 9 * 8 * 8 + 2 * 2 * 9 * 4 * 8
+    mlp_and_head = 2 * 9 * 16 * 8 + 2 * 9 * 8 * 16 + 2 * 10 * 8
+    expected = 3 * (convs + self_attention + cross_attention + mlp_and_head)
+    counted = pytorch_gpu.flops_per_image(model, spec, "cpu")
+    check(counted == expected, f"mha_tokens: {counted} FLOPs per image counted, {expected} "
+          "by hand")
+
+
 def main():
+    test_attention_flops()
     test_fast_trainer()
     test_augment()
     test_tta()

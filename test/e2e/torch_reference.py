@@ -61,6 +61,67 @@ def pair(v):
     return (int(v), int(v))
 
 
+def _substitute(value, args):
+    """A block's nodes with each "$name" string replaced by the instance's
+    with.name (docs/model-format.md, Blocks)."""
+    if isinstance(value, str) and value.startswith("$") and value[1:] in args:
+        return args[value[1:]]
+    if isinstance(value, list):
+        return [_substitute(v, args) for v in value]
+    if isinstance(value, dict):
+        return {k: _substitute(v, args) for k, v in value.items()}
+    return value
+
+
+def expand_blocks(spec):
+    """spec's graph with its `block` and `repeat` nodes expanded as the
+    frontend expands them: instance nodes named '<instance>.<node>', a
+    repeat's instances '<name>.<from + i>' in a chain, "input" inside a
+    block the instance's input, an instance's name its last node."""
+    blocks = spec.get("blocks", {})
+
+    def expand(graph, prefix, instance_input):
+        out, local, previous = [], {}, instance_input
+
+        def resolve(name):
+            if name == "input" and instance_input is not None:
+                return instance_input
+            return local.get(name, name)
+
+        for node in graph:
+            ins = node.get("inputs")
+            if ins is not None:
+                ins = resolve(ins) if isinstance(ins, str) else [resolve(n) for n in ins]
+            if node["op"] in ("block", "repeat"):
+                current = (ins if isinstance(ins, str) else ins[0]) if ins else previous
+                repeat = node["op"] == "repeat"
+                first = int(node.get("from", 0)) if repeat else 0
+                for i in range(int(node.get("count", 1)) if repeat else 1):
+                    name = prefix + node["name"] + (".%d" % (first + i) if repeat else "")
+                    body = _substitute(blocks[node["block"]]["graph"], node.get("with", {}))
+                    nodes, current, _ = expand(body, name + ".", current)
+                    out += nodes
+                local[node["name"]] = previous = current
+                continue
+            node = dict(node, name=prefix + node["name"])
+            if ins is not None:
+                node["inputs"] = ins
+            elif instance_input is not None and node["op"] != "parameter":
+                node["inputs"] = previous
+            out.append(node)
+            local[node["name"][len(prefix):]] = previous = node["name"]
+        return out, previous, local
+
+    if not blocks and not any(n["op"] in ("block", "repeat") for n in spec["graph"]):
+        return spec
+    graph, _, top = expand(spec["graph"], "", None)
+    expanded = dict(spec, graph=graph)
+    expanded.pop("blocks", None)
+    if "output" in spec:
+        expanded["output"] = top.get(spec["output"], spec["output"])
+    return expanded
+
+
 def node_inputs(graph, index):
     node = graph[index]
     if node["op"] == "parameter":
@@ -341,7 +402,7 @@ class LayerNorm(nn.Module):
 
 
 def attention(q, k, v, heads, causal, scale=None):
-    """F.scaled_dot_product_attention (torch >= 2.0, written out for 1.13)
+    """F.scaled_dot_product_attention (written out for torch 1.13)
     after torch.nn.MultiheadAttention's head split: q [N, Tq, H*d], k and v
     [N, Tk, H*d]; a causal mask is PyTorch's tril(ones(Tq, Tk))."""
     n, tq, width = q.shape
@@ -350,6 +411,13 @@ def attention(q, k, v, heads, causal, scale=None):
     qh = q.reshape(n, tq, heads, d).transpose(1, 2)
     kh = k.reshape(n, tk, heads, d).transpose(1, 2)
     vh = v.reshape(n, tk, heads, dv).transpose(1, 2)
+    # The fused kernels where torch has them (2.1 and later take `scale`), as
+    # users call them: the GPU benchmark's PyTorch rows.
+    if hasattr(F, "scaled_dot_product_attention") and (
+            scale is None or tuple(map(int, torch.__version__.split(".")[:2])) >= (2, 1)):
+        extra = {} if scale is None else {"scale": float(scale)}
+        o = F.scaled_dot_product_attention(qh, kh, vh, is_causal=causal, **extra)
+        return o.transpose(1, 2).reshape(n, tq, heads * dv)
     s = (qh @ kh.transpose(-2, -1)) * (1 / math.sqrt(d) if scale is None else float(scale))
     if causal:
         keep = torch.ones(tq, tk, dtype=torch.bool).tril()
@@ -368,6 +436,7 @@ class TccModel(nn.Module):
 
     def __init__(self, spec, init_images=None):
         super().__init__()
+        spec = expand_blocks(spec)
         reason = unsupported_reason(spec)
         if reason and "dropout" in reason:
             raise Unsupported(reason)
