@@ -5,7 +5,8 @@
 // head products one thread per result element (its sum in f32, in order),
 // the row softmax and its backward one thread per query row (statistics in
 // double, as the cpu's), the [n*heads, tq, tk] scores and their gradients
-// in f32 in the op's workspace (the memory plan's; attentionWorkspaceBytes).
+// in f32 in the op's workspace (the memory plan's; attentionWorkspaceBytes),
+// the causal mask and the dropout mask the cpu kernels' own functions.
 // Correct, not fast: cuDNN's fused attention is the fast path to come
 // (docs/performance.md). T is float or a 16-bit storage type (half::BF16,
 // half::F16), read and written through double as the cpu's T is.
@@ -15,7 +16,7 @@
 #define TCC_RUNTIME_CUDA_DEVICE_ATTENTION_CUH
 
 #include "runtime/CompiledModel.h"
-#include "runtime/common/DropoutMask.h"
+#include "runtime/cpu/StepOps.h"
 #include "runtime/cuda/AttentionWorkspace.h"
 #include "runtime/cuda/device/Launch.cuh"
 #include "runtime/kernels/Attention.h"
@@ -39,24 +40,6 @@ TCC_HOST_DEVICE inline int64_t at(const AttentionShape &s, int64_t rows, int64_t
 }
 
 template <class T> TCC_HOST_DEVICE inline float value(T x) { return float(double(x)); }
-
-/// The keys query row i sees: [0, keys(s, i)) (kernels' attention_keys).
-TCC_HOST_DEVICE inline int64_t keys(const AttentionShape &s, int64_t i) {
-  return s.causal ? (i + 1 < s.tk ? i + 1 : s.tk) : s.tk;
-}
-
-/// The dropout factor of probability (b, h, i, j): 0 or 1/(1-p), the
-/// element of the rank's slice of the one-process mask (cpu::attention_dropout).
-TCC_HOST_DEVICE inline double keep(const AttentionShape &s, double p, const int64_t *seed,
-                                   uint64_t stream, const StepControl *control, int64_t b,
-                                   int64_t h, int64_t i, int64_t j) {
-  if (p <= 0)
-    return 1;
-  const uint64_t perRank = uint64_t(s.n * s.heads * s.tq * s.tk);
-  const uint64_t index = uint64_t(control->run.rank) * perRank +
-                         uint64_t(((b * s.heads + h) * s.tq + i) * s.tk + j);
-  return dropout::keep(p, uint64_t(*seed), stream, index) ? dropout::keptScale(p) : 0;
-}
 
 /// out[b*heads + h, i, j] = x_i . y_j over `width` columns of head h: x
 /// [n, tq, heads*width], y [n, tk, heads*width] (Q K^T, dO V^T).
@@ -138,7 +121,8 @@ void attention_forward(cudaStream_t stream, void *workspace, int64_t bytes,
   for_each(stream, s.n * s.heads * s.tq, [=] __device__(int64_t r) {
     const int64_t i = r % s.tq, bh = r / s.tq, b = bh / s.heads, h = bh % s.heads;
     float *row = probs + r * s.tk;
-    const int64_t keys = attention::keys(s, i);
+    const int64_t keys = kernels::detail::attention_keys(s, i);
+    const kernels::AttentionDropout drop = cpu::attention_dropout(s, p, seed, mask, control);
     double mx = -INFINITY;
     for (int64_t j = 0; j < keys; ++j)
       mx = fmax(mx, s.scale * double(row[j]));
@@ -150,8 +134,7 @@ void attention_forward(cudaStream_t stream, void *workspace, int64_t bytes,
     }
     lse[r] = T(mx + log(sum));
     for (int64_t j = 0; j < keys; ++j)
-      row[j] = float(double(row[j]) / sum *
-                     attention::keep(s, p, seed, mask, control, b, h, i, j));
+      row[j] = float(double(row[j]) / sum * kernels::detail::attention_keep(s, drop, b, h, i, j));
     for (int64_t j = keys; j < s.tk; ++j)
       row[j] = 0;
   });
@@ -173,7 +156,8 @@ void attention_backward(cudaStream_t stream, void *workspace, int64_t bytes,
   for_each(stream, s.n * s.heads * s.tq, [=] __device__(int64_t r) {
     const int64_t i = r % s.tq, bh = r / s.tq, b = bh / s.heads, h = bh % s.heads;
     float *pRow = kept + r * s.tk, *gRow = grads + r * s.tk;
-    const int64_t keys = attention::keys(s, i);
+    const int64_t keys = kernels::detail::attention_keys(s, i);
+    const kernels::AttentionDropout drop = cpu::attention_dropout(s, p, seed, mask, control);
     const T *dO = dout + attention::at(s, s.tq, s.dv, b, i, h),
             *O = out + attention::at(s, s.tq, s.dv, b, i, h);
     double rowTerm = 0;
@@ -182,7 +166,7 @@ void attention_backward(cudaStream_t stream, void *workspace, int64_t bytes,
     const double logSum = double(lse[r]);
     for (int64_t j = 0; j < keys; ++j) {
       const double prob = exp(s.scale * double(pRow[j]) - logSum);
-      const double keep = attention::keep(s, p, seed, mask, control, b, h, i, j);
+      const double keep = kernels::detail::attention_keep(s, drop, b, h, i, j);
       pRow[j] = float(prob * keep);
       gRow[j] = float(s.scale * prob * (double(gRow[j]) * keep - rowTerm));
     }
