@@ -8,8 +8,9 @@
 // in f32 in the op's workspace (the memory plan's; attentionWorkspaceBytes),
 // the causal mask and the dropout mask the cpu kernels' own functions.
 // Correct, not fast: cuDNN's fused attention is the fast path to come
-// (docs/performance.md). T is float or a 16-bit storage type (half::BF16,
-// half::F16), read and written through double as the cpu's T is.
+// (docs/performance.md). T is the tensors' storage type, read and written
+// through double as the cpu's T is: float only so far (under 16-bit
+// precision the op runs on f32 copies, docs/ir.md#attention).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_CUDA_DEVICE_ATTENTION_CUH
