@@ -80,6 +80,11 @@ MODELS = [
     # (conv_epilogue groups), f32 and bf16 (run in host emulation only before).
     ("test/runtime/cuda/models/conv_relu_net.json", 20, True, None),
     ("test/runtime/cuda/models/conv_relu_net.json", 20, True, "bf16"),
+    # Attention (tcc's own kernels, runtime/cuda/device/Attention.cuh):
+    # causal with dropout and cross-shaped widths, f32 and bf16-mixed (run in
+    # host emulation only before).
+    ("test/runtime/cuda/models/attention_tokens.json", 20, True, None),
+    ("test/runtime/cuda/models/attention_tokens.json", 20, True, "bf16-mixed"),
     ("examples/fashion_cnn.json", 10, False, None),
     # The examples at their own precision (pure fp16) and airbench94 also in
     # bf16-mixed, 12 steps: past Lookahead's syncs (airbench94, every 5

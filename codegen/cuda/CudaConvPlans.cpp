@@ -2,6 +2,7 @@
 
 #include "codegen/cuda/CudaConvPlans.h"
 #include "codegen/common/KernelArgs.h"
+#include "runtime/cuda/AttentionWorkspace.h"
 #include "runtime/cuda/MatmulProblem.h"
 #include "runtime/cuda/RowSplit.h"
 
@@ -108,7 +109,8 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
   // convolution's is its engine's, a matmul's cuBLASLt's recommendation, a
   // batch norm's (training forward, backward; a synchronised one's sums)
   // and a bias gradient's (reduce_sum) their sums' over many blocks, a
-  // sharded state's gather and scatter their padded whole tensors.
+  // sharded state's gather and scatter their padded whole tensors, an
+  // attention's its f32 scores (AttentionWorkspace.h).
   std::map<std::string, int64_t> convWorkspace;
   std::vector<std::string> keys;
   for (const auto &[conv, choice] : baked) {
@@ -140,6 +142,10 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
       for (Value chunk : chunks)
         bytes += ranks * cast<ShapedType>(chunk.getType()).getNumElements() *
                  int64_t(sizeof(float));
+    } else if (auto attention = dyn_cast<ScaledDotProductAttentionOp>(op)) {
+      bytes = cuda::attentionWorkspaceBytes(kernel_args::attention(attention), false);
+    } else if (auto attention = dyn_cast<ScaledDotProductAttentionBackwardOp>(op)) {
+      bytes = cuda::attentionWorkspaceBytes(kernel_args::attention(attention), true);
     } else if (auto sum = dyn_cast<ReduceSumOp>(op)) {
       if (std::optional<kernel_args::Around> a = kernel_args::keptAxis(sum))
         bytes = cuda::rowSplit({a->outer, a->axis, a->inner}).workspaceBytes();

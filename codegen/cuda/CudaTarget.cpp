@@ -130,7 +130,8 @@ SourceHooks cudaSource(const BakedTable &baked) {
   SourceHooks hooks;
   hooks.target = "cuda";
   hooks.memory = ::tcc::rt::MemoryKind::Device;
-  hooks.headers = {"runtime/cuda/device/Chunk.cuh", "runtime/cuda/device/Collectives.cuh",
+  hooks.headers = {"runtime/cuda/device/Attention.cuh", "runtime/cuda/device/Chunk.cuh",
+                   "runtime/cuda/device/Collectives.cuh",
                    "runtime/cuda/device/CudaModel.cuh",
                    "runtime/cuda/device/MultiTensor.cuh", "runtime/cuda/device/Norm.cuh",
                    "runtime/cuda/device/Pool.cuh", "runtime/cuda/device/Softmax.cuh",

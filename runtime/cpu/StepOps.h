@@ -119,10 +119,11 @@ void dropout_forward(int64_t n, double p, const int64_t *seed, uint64_t stream,
 }
 
 /// Attention whose probabilities' dropout (p > 0: `seed` is the step's)
-/// draws this rank's slice of the one-process mask, as dropout_forward.
-inline kernels::AttentionDropout attention_dropout(const kernels::AttentionShape &s, double p,
-                                                   const int64_t *seed, uint64_t stream,
-                                                   const StepControl *control) {
+/// draws this rank's slice of the one-process mask, as dropout_forward
+/// (also on the device: runtime/cuda/device/Attention.cuh).
+TCC_HOST_DEVICE inline kernels::AttentionDropout
+attention_dropout(const kernels::AttentionShape &s, double p, const int64_t *seed,
+                  uint64_t stream, const StepControl *control) {
   const uint64_t perRank = uint64_t(s.n * s.heads * s.tq * s.tk);
   return {p, seed ? uint64_t(*seed) : 0, stream, uint64_t(control->run.rank) * perRank};
 }

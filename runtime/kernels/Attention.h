@@ -57,14 +57,17 @@ struct AttentionDropout {
 
 namespace detail {
 
+// (Both also run on the device: runtime/cuda/device/Attention.cuh.)
+
 /// The keys query row i sees: [0, attention_keys(s, i)).
-inline int64_t attention_keys(const AttentionShape &s, int64_t i) {
-  return s.causal ? std::min(i + 1, s.tk) : s.tk;
+TCC_HOST_DEVICE inline int64_t attention_keys(const AttentionShape &s, int64_t i) {
+  return s.causal && i + 1 < s.tk ? i + 1 : s.tk;
 }
 
 /// The dropout factor of probability (b, h, i, j): 0 or 1/(1-p).
-inline acc_t attention_keep(const AttentionShape &s, const AttentionDropout &drop, int64_t b,
-                            int64_t h, int64_t i, int64_t j) {
+TCC_HOST_DEVICE inline acc_t attention_keep(const AttentionShape &s,
+                                            const AttentionDropout &drop, int64_t b, int64_t h,
+                                            int64_t i, int64_t j) {
   if (drop.p <= 0)
     return 1;
   const uint64_t index = drop.first + uint64_t(((b * s.heads + h) * s.tq + i) * s.tk + j);

@@ -29,3 +29,15 @@ func.func @avg_pool(%x: tensor<2x3x4x4xbf16>) {
   %p = tcc.avg_pool2d %x {count_include_pad = true, kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x3x4x4xbf16>) -> tensor<2x3x2x2xbf16>
   return
 }
+
+// -----
+
+// Attention runs on f32 copies of 16-bit tensors (its kernels' scores are
+// f32): on bf16 ones it is refused.
+// CHECK: error: {{.*}}the cuda target cannot run tcc.scaled_dot_product_attention on bf16 tensors
+func.func @attention(%q: tensor<2x4x8xbf16>) {
+  %o, %lse = tcc.scaled_dot_product_attention %q, %q, %q
+      {causal = false, dropout = 0.0 : f64, heads = 2 : i64, scale = 0.5 : f64, stream = 0 : i64}
+      : (tensor<2x4x8xbf16>, tensor<2x4x8xbf16>, tensor<2x4x8xbf16>) -> (tensor<2x4x8xbf16>, tensor<2x2x4xf32>)
+  return
+}

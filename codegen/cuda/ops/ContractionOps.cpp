@@ -1,7 +1,8 @@
-//===- ContractionOps.cpp - Convolutions (cuDNN) and linear layers (cuBLASLt) ===//
+//===- ContractionOps.cpp - Convolutions, linear layers, attention on the GPU ===//
 
 #include "codegen/cuda/ops/CudaPrinter.h"
 
+#include "codegen/common/KernelArgs.h"
 #include "codegen/cuda/StepProblems.h"
 
 #include <optional>
@@ -19,6 +20,20 @@ void printLinearBackward(Operation *op, CudaPrinter &p, StringRef which, ArrayRe
        << "(args.stream, cuda::Matmul::Type::" << storageName(op->getResult(0)) << ", "
        << numElements(grad) / w[0] << ", " << w[1] << ", " << w[0] << ", " << p(grad) << ", "
        << p(other) << ", " << p(op->getResult(0)) << ", " << workspaceOf(op) << ");\n";
+}
+
+/// The workspace, shape and dropout arguments of the attention kernels
+/// (runtime/cuda/device/Attention.cuh), as the cpu target's: p, the seed
+/// (null without dropout), the stream (in a micro-batch loop, each
+/// iteration's own, as tcc.dropout's) and the control block (the rank).
+template <class AttentionOp> std::string attentionArgs(AttentionOp o, CudaPrinter &p) {
+  std::string stream = std::to_string(o.getStream());
+  if (auto loop = o->template getParentOfType<MicroBatchesOp>())
+    stream += " + uint64_t(args.micro) * " + std::to_string(loop.getDropoutStreams());
+  std::string seed =
+      o.getSeed() ? p(o.getSeed()) : std::string("static_cast<const int64_t *>(nullptr)");
+  return "args.stream, " + workspaceOf(o) + ", " + kernel_args::cpp(kernel_args::attention(o)) +
+         ", " + cppDouble(o.getDropout()) + ", " + seed + ", " + stream + ", args.control";
 }
 
 } // namespace
@@ -134,6 +149,23 @@ void mlir::tcc::registerCudaContractionOps(CudaOpPrinters &t) {
                   "] * b[" + b + "]; " + p(o.getResult()) + "[i] = s;");
     return success();
   });
+  // Attention: the cpu kernels' sums as launches, the scores in the op's
+  // workspace (Attention.cuh).
+  t.add<ScaledDotProductAttentionOp>([](ScaledDotProductAttentionOp o, CudaPrinter &p) {
+    p.os << "  cuda::attention_forward<float>(" << attentionArgs(o, p) << ", " << p(o.getQuery())
+         << ", " << p(o.getKey()) << ", " << p(o.getValue()) << ", " << p(o.getResult()) << ", "
+         << p(o.getLogsumexp()) << ");\n";
+    return success();
+  });
+  t.add<ScaledDotProductAttentionBackwardOp>(
+      [](ScaledDotProductAttentionBackwardOp o, CudaPrinter &p) {
+        p.os << "  cuda::attention_backward<float>(" << attentionArgs(o, p) << ", "
+             << p(o.getGrad()) << ", " << p(o.getQuery()) << ", " << p(o.getKey()) << ", "
+             << p(o.getValue()) << ", " << p(o.getResultValue()) << ", " << p(o.getLogsumexp())
+             << ", " << p(o.getGradQuery()) << ", " << p(o.getGradKey()) << ", "
+             << p(o.getGradValue()) << ");\n";
+        return success();
+      });
   // Types first: a convolution on mixed types has no cuDNN problem to name.
   t.add<Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp>([](auto o, CudaPrinter &p) {
     if (std::string why = unsupportedTypes(o); !why.empty())

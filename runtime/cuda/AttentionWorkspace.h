@@ -1,0 +1,26 @@
+//===- AttentionWorkspace.h - The attention kernels' scratch -----*- C++ -*-===//
+//
+// The cuda target's attention (runtime/cuda/device/Attention.cuh) keeps the
+// [n*heads, tq, tk] scores of a batch in f32 in its op's workspace: one
+// matrix forward (the probabilities), two backward (the probabilities and
+// the scores' gradients). The compiler asks the memory plan for these bytes
+// (codegen/cuda/CudaConvPlans.cpp, attachCudaTarget); the kernels check
+// what they get.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TCC_RUNTIME_CUDA_ATTENTIONWORKSPACE_H
+#define TCC_RUNTIME_CUDA_ATTENTIONWORKSPACE_H
+
+#include "runtime/kernels/Attention.h"
+
+#include <cstdint>
+
+namespace tcc::cuda {
+
+inline int64_t attentionWorkspaceBytes(const rt::kernels::AttentionShape &s, bool backward) {
+  return (backward ? 2 : 1) * s.n * s.heads * s.tq * s.tk * int64_t(sizeof(float));
+}
+
+} // namespace tcc::cuda
+
+#endif // TCC_RUNTIME_CUDA_ATTENTIONWORKSPACE_H
