@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 36's benchmark as one device command (docs/performance.md, "The
-# next GPU session"): every tcc and eager PyTorch row of the three examples
+# next GPU session"): every tcc and eager PyTorch row of the examples
 # with their profiles, then the torch.compile(max-autotune) rows in the time
 # left. Prepared here, where tcc is:
 #   bench/bench.py prepare bench-gpu --gpu h100
