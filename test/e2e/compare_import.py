@@ -85,6 +85,15 @@ MODELS = {
     "resnet9": dict(factory="originals.py:resnet9", input=[3, 32, 32], batch=4,
                     optimizer=dict(SGD, lr=0.01),
                     example="resnet9.json", names=cwo.ResNet9.tcc_name, width_div=16),
+    # test/import/models/vit.py: torchvision's ViT layout at toy sizes (class
+    # token, positional embedding, nn.MultiheadAttention batch first and
+    # second, GELU both ways, LayerNorm), and attention written out (matmul,
+    # slices, mean over the tokens). SGD for the attention modules: their key
+    # bias's gradient is 0 up to round-off (softmax over the keys ignores
+    # it), which AdamW normalises into steps of noise
+    "vit": dict(factory="vit.py:vit", input=[3, 16, 16], batch=4, optimizer=dict(SGD, lr=0.05)),
+    "mean_vit": dict(factory="vit.py:mean_vit", input=[3, 16, 16], batch=4,
+                     optimizer={"type": "adamw", "lr": 0.01, "weight_decay": 0.05}),
 }
 
 

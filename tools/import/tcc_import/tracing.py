@@ -8,12 +8,28 @@ leaf keeps it a module, mapped by its base class. A subclass with its own
 forward is traced through, so what it computes is what gets mapped.
 """
 
+import dis
+import inspect
+
 import torch
 import torch.fx
 from torch import nn
 
 from tcc_import import ImportFailure
 from tcc_import.modules import MODULES, forward_is_torchs
+
+
+def _unpack(proxy):
+    """Proxy.__iter__ for `n, c, h, w = x.shape`, `x, _ = attention(x, x, x)`:
+    PyTorch 1.13 finds the unpacking at instruction f_lasti // 2, which
+    Python 3.11's inline caches move (it then refuses, or raises
+    IndexError); 2.x looks it up by offset, as here."""
+    frame = inspect.currentframe().f_back
+    inst = next((i for i in dis.get_instructions(frame.f_code)
+                 if i.offset == frame.f_lasti), None)
+    if inst is not None and inst.opname == "UNPACK_SEQUENCE":
+        return (proxy[i] for i in range(inst.argval))
+    return proxy.tracer.iter(proxy)
 
 
 class PathTracer(torch.fx.Tracer):
@@ -53,6 +69,8 @@ def trace(module, where):
     `self.training` branches are taken as in training)."""
     module.train()
     tracer = PathTracer()
+    iterate = torch.fx.Proxy.__iter__
+    torch.fx.Proxy.__iter__ = _unpack  # Attribute proxies (x.shape) included
     try:
         graph = tracer.trace(module)
     except Exception as e:  # fx raises TraceError, but also TypeError etc.
@@ -64,6 +82,8 @@ def trace(module, where):
             "%s: torch.fx cannot trace %s: %s (tcc import traces forward symbolically: "
             "no control flow on tensor values, no iterating over a tensor or its shape; "
             "docs/import.md)" % (where, place, reason))
+    finally:
+        torch.fx.Proxy.__iter__ = iterate
     return torch.fx.GraphModule(tracer.root, graph)
 
 

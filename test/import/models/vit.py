@@ -1,0 +1,101 @@
+"""Small Vision Transformers written in PyTorch for `tcc import` (issue 38's
+token ops): torchvision's layout (patch conv, class token, positional
+embedding, pre-LN encoder blocks with nn.MultiheadAttention and a GELU MLP,
+LayerNorm, head on the class token) at toy sizes, one block with
+batch_first=False between transposes; and one whose attention is written
+out (a fused q/k/v linear sliced, q @ k^T scaled, softmax, @ v) with a mean
+over the tokens."""
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+class Block(nn.Module):
+    """A pre-LN encoder block as torchvision's EncoderBlock."""
+
+    def __init__(self, dim, heads, mlp, batch_first=True, approximate="none"):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(dim, eps=1e-6)
+        self.self_attention = nn.MultiheadAttention(dim, heads, batch_first=batch_first)
+        self.dropout = nn.Dropout(0.0)
+        self.ln_2 = nn.LayerNorm(dim, eps=1e-6)
+        self.mlp = nn.Sequential(nn.Linear(dim, mlp), nn.GELU(approximate=approximate),
+                                 nn.Dropout(0.0), nn.Linear(mlp, dim), nn.Dropout(0.0))
+
+    def forward(self, input):
+        x = self.ln_1(input)
+        if self.self_attention.batch_first:
+            x, _ = self.self_attention(x, x, x, need_weights=False)
+        else:
+            x = x.transpose(0, 1)  # [T, N, E]
+            x, _ = self.self_attention(x, x, x)
+            x = x.transpose(0, 1)
+        x = self.dropout(x) + input
+        return x + self.mlp(self.ln_2(x))
+
+
+class ViT(nn.Module):
+    def __init__(self, image=16, patch=4, dim=16, heads=2, mlp=32, classes=10):
+        super().__init__()
+        self.patch = patch
+        self.conv_proj = nn.Conv2d(3, dim, patch, stride=patch)
+        self.class_token = nn.Parameter(torch.randn(1, 1, dim) * 0.5)
+        tokens = (image // patch) ** 2 + 1
+        self.pos_embedding = nn.Parameter(torch.randn(1, tokens, dim) * 0.5)
+        self.layers = nn.Sequential(Block(dim, heads, mlp),
+                                    Block(dim, heads, mlp, batch_first=False,
+                                          approximate="tanh"))
+        self.ln = nn.LayerNorm(dim, eps=1e-6)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        n, c, h, w = x.shape
+        torch._assert(h % self.patch == 0, "image size not divisible by the patch")
+        x = self.conv_proj(x).reshape(n, -1, (h // self.patch) * (w // self.patch))
+        x = x.permute(0, 2, 1)
+        x = torch.cat([self.class_token.expand(n, -1, -1), x], dim=1)
+        x = self.layers(x + self.pos_embedding)
+        return self.head(self.ln(x)[:, 0])
+
+
+class WrittenAttention(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        qkv = self.qkv(x)
+        q, k, v = qkv[..., :self.dim], qkv[:, :, self.dim:2 * self.dim], qkv[..., -self.dim:]
+        scores = (q @ k.transpose(-2, -1)) * self.dim ** -0.5
+        return self.proj(torch.matmul(F.softmax(scores, dim=-1), v))
+
+
+class MeanViT(nn.Module):
+    """Attention written out, mean pooling over the tokens; class token at
+    the end, read as x[:, -1]."""
+
+    def __init__(self, dim=16, classes=10):
+        super().__init__()
+        self.patchify = nn.Conv2d(3, dim, 4, stride=4)
+        self.cls = nn.Parameter(torch.randn(1, 1, dim) * 0.5)
+        self.norm = nn.LayerNorm(dim)
+        self.attn = WrittenAttention(dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.patchify(x).flatten(2).transpose(1, 2)
+        x = torch.cat([x, self.cls.expand(x.size(0), -1, -1)], 1)
+        x = x + self.attn(self.norm(x))
+        return self.head(x[:, 1:].mean(1) + x[:, -1])
+
+
+def vit():
+    torch.manual_seed(0)
+    return ViT()
+
+
+def mean_vit():
+    torch.manual_seed(0)
+    return MeanViT()
