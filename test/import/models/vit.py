@@ -13,14 +13,15 @@ from torch import nn
 class Block(nn.Module):
     """A pre-LN encoder block as torchvision's EncoderBlock."""
 
-    def __init__(self, dim, heads, mlp, batch_first=True, approximate="none"):
+    def __init__(self, dim, heads, mlp, batch_first=True, approximate="none", dropout=0.0):
         super().__init__()
         self.ln_1 = nn.LayerNorm(dim, eps=1e-6)
-        self.self_attention = nn.MultiheadAttention(dim, heads, batch_first=batch_first)
-        self.dropout = nn.Dropout(0.0)
+        self.self_attention = nn.MultiheadAttention(dim, heads, dropout=dropout,
+                                                    batch_first=batch_first)
+        self.dropout = nn.Dropout(dropout)
         self.ln_2 = nn.LayerNorm(dim, eps=1e-6)
         self.mlp = nn.Sequential(nn.Linear(dim, mlp), nn.GELU(approximate=approximate),
-                                 nn.Dropout(0.0), nn.Linear(mlp, dim), nn.Dropout(0.0))
+                                 nn.Dropout(dropout), nn.Linear(mlp, dim), nn.Dropout(dropout))
 
     def forward(self, input):
         x = self.ln_1(input)
@@ -35,16 +36,16 @@ class Block(nn.Module):
 
 
 class ViT(nn.Module):
-    def __init__(self, image=16, patch=4, dim=16, heads=2, mlp=32, classes=10):
+    def __init__(self, image=16, patch=4, dim=16, heads=2, mlp=32, classes=10, dropout=0.0):
         super().__init__()
         self.patch = patch
         self.conv_proj = nn.Conv2d(3, dim, patch, stride=patch)
         self.class_token = nn.Parameter(torch.randn(1, 1, dim) * 0.5)
         tokens = (image // patch) ** 2 + 1
         self.pos_embedding = nn.Parameter(torch.randn(1, tokens, dim) * 0.5)
-        self.layers = nn.Sequential(Block(dim, heads, mlp),
+        self.layers = nn.Sequential(Block(dim, heads, mlp, dropout=dropout),
                                     Block(dim, heads, mlp, batch_first=False,
-                                          approximate="tanh"))
+                                          approximate="tanh", dropout=dropout))
         self.ln = nn.LayerNorm(dim, eps=1e-6)
         self.head = nn.Linear(dim, classes)
 
@@ -94,6 +95,13 @@ class MeanViT(nn.Module):
 def vit():
     torch.manual_seed(0)
     return ViT()
+
+
+def vit_dropout():
+    """The ViT with dropout 0.1 in its blocks and attention (no PyTorch
+    parity: the masks differ)."""
+    torch.manual_seed(0)
+    return ViT(dropout=0.1)
 
 
 def mean_vit():

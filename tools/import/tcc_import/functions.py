@@ -59,8 +59,8 @@ def _softmax(op):
 
 def dropout(b, node):
     x = b.tensor(node, node.args[0])
-    if not _arg(node, 2, "training", True):
-        return x  # F.dropout(training=False) is the identity
+    if not _arg(node, 2, "training", True) or _arg(node, 1, "p", 0.5) == 0:
+        return x  # F.dropout(training=False) or with p 0 is the identity
     return b.emit(b.name_for(node), "dropout", [x], {"p": _arg(node, 1, "p", 0.5)}, x.shape)
 
 

@@ -179,11 +179,12 @@ class Builder:
 
 
     def _state_order(self, nodes):
-        """`nodes` with each parameter node moved before the first layer
-        whose tensors follow its tensor in the state_dict (a ViT registers
-        its class token before the patch conv that runs first): the
-        compiled model's state is then in the state_dict's order. A
-        parameter node reads nothing, so it may stand anywhere."""
+        """`nodes` with each parameter node moved before its first reader,
+        or before the first layer whose tensors follow its tensor in the
+        state_dict where that comes first (a ViT registers its class token
+        before the patch conv that runs first): the compiled model's state
+        is then in the state_dict's order. A parameter node reads nothing,
+        so it may stand anywhere."""
         rank = {k: i for i, k in enumerate(self.state_names)}
 
         def first(n):
@@ -193,9 +194,10 @@ class Builder:
         params = [n for n in nodes if n["op"] == "parameter"]
         out = [n for n in nodes if n["op"] != "parameter"]
         for p in params:
-            at = next((j for j, n in enumerate(out) if n["op"] != "parameter" and
-                       first(n) is not None and first(n) > rank[p["name"]]), len(out))
-            out.insert(at, p)
+            later = (j for j, n in enumerate(out) if n["op"] != "parameter" and
+                     (p["name"] in n["inputs"] or
+                      first(n) is not None and first(n) > rank[p["name"]]))
+            out.insert(next(later, len(out)), p)
         return out
 
 

@@ -174,6 +174,8 @@ def softmax(op):
 
 
 def dropout(b, node, m, x, out):
+    if m.p == 0:
+        return x  # the identity (torchvision's ViT has 25 of them)
     return b.emit(b.name_for(node), "dropout", [x], {"p": m.p}, x.shape)
 
 

@@ -8,6 +8,7 @@ leaf keeps it a module, mapped by its base class. A subclass with its own
 forward is traced through, so what it computes is what gets mapped.
 """
 
+import copy
 import dis
 import inspect
 
@@ -109,10 +110,25 @@ class _Recorder(torch.fx.Interpreter):
 
 
 def propagate_shapes(gm, input_shape, batch):
-    """Runs the traced graph once on random inputs of [batch, *input_shape]
-    and records each node's tensor shape in node.meta["tcc_shape"] or its
-    other result (a size, a tuple) in node.meta["tcc_value"]. The batch
-    norms' running statistics that the run moves are put back."""
+    """Runs the traced graph once on inputs of [batch, *input_shape] and
+    records each node's tensor shape in node.meta["tcc_shape"] or its other
+    result (a size, a tuple) in node.meta["tcc_value"]. On PyTorch's meta
+    device first (shapes without arithmetic: 0.3 s for torchvision's
+    vit_b_16 where a real batch of 3 takes a minute on one core); where an
+    op has no meta kernel, or the run fails, on random data, whose error is
+    then the one to report. The batch norms' running statistics that the
+    real run moves are put back."""
+    meta = copy.deepcopy(gm).to("meta")
+    try:
+        with torch.no_grad():
+            _Recorder(meta).run(torch.empty(batch, *input_shape, device="meta"))
+        for node, probe in zip(gm.graph.nodes, meta.graph.nodes):
+            node.meta.update({k: v for k, v in probe.meta.items() if k.startswith("tcc_")})
+        return
+    except Exception:  # NodeFailed, mostly: the real run says why
+        pass
+    finally:
+        del meta
     saved = {k: v.detach().clone() for k, v in gm.state_dict().items()}
     try:
         with torch.no_grad():
