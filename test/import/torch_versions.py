@@ -26,6 +26,7 @@ MODELS = {
     "resnet9": ("originals.py:resnet9", "3,32,32"),
     "vit": ("vit.py:vit", "3,16,16"),
     "mean_vit": ("vit.py:mean_vit", "3,16,16"),
+    "sdpa_vit": ("vit.py:sdpa_vit", "3,16,16"),
 }
 
 

@@ -4,7 +4,10 @@ lacks, tensors that are not [1, ...] broadcast over the batch, indexing,
 matmul and mean that model.json cannot express. Each runs on [N, 3, 8, 8]
 made into 4 tokens of width 8 by Tokens."""
 import torch
+import torch.nn.functional as F
 from torch import nn
+
+import sdpa_standin  # noqa: F401  (F.scaled_dot_product_attention on PyTorch 1.13)
 
 
 class Tokens(nn.Module):
@@ -160,3 +163,25 @@ def matmul_broadcast():
 def mean_tokens_and_width():
     return Net(Call(lambda x: x.mean((1, 2), keepdim=True).expand(-1, 4, 8)))
 
+
+
+def _heads(x):
+    return x.view(x.size(0), 4, 2, 4).transpose(1, 2)
+
+
+def _merge(o):
+    return o.transpose(1, 2).reshape(o.size(0), 4, 8)
+
+
+def sdpa_mask():
+    """A float mask (added to the scores), computed from the tokens."""
+    def f(x):
+        q = _heads(x)
+        return _merge(F.scaled_dot_product_attention(q, q, q, attn_mask=q @ q.transpose(2, 3)))
+    return Net(Call(f))
+
+
+def sdpa_not_split():
+    """One head as unsqueeze(1): not a view of the heads side by side."""
+    return Net(Call(lambda x: F.scaled_dot_product_attention(
+        x.unsqueeze(1), x.unsqueeze(1), x.unsqueeze(1)).squeeze(1)))

@@ -4,10 +4,13 @@ embedding, pre-LN encoder blocks with nn.MultiheadAttention and a GELU MLP,
 LayerNorm, head on the class token) at toy sizes, one block with
 batch_first=False between transposes; and one whose attention is written
 out (a fused q/k/v linear sliced, q @ k^T scaled, softmax, @ v) with a mean
-over the tokens."""
+over the tokens; and one with F.scaled_dot_product_attention between head
+splits (sdpa_standin.py stands in for it on PyTorch 1.13)."""
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+import sdpa_standin  # noqa: F401  (F.scaled_dot_product_attention on PyTorch 1.13)
 
 
 class Block(nn.Module):
@@ -92,6 +95,40 @@ class MeanViT(nn.Module):
         return self.head(x[:, 1:].mean(1) + x[:, -1])
 
 
+class SdpaBlock(nn.Module):
+    """Attention as PyTorch 2.x code writes it: q, k, v linears, the heads
+    split with view and transpose, F.scaled_dot_product_attention (causal
+    here), the heads side by side again, the out-projection."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.norm = nn.LayerNorm(dim)
+        self.q, self.k, self.v = (nn.Linear(dim, dim) for _ in range(3))
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        n, t, e = x.shape
+        y = self.norm(x)
+        q, k, v = (f(y).view(n, t, self.heads, e // self.heads).transpose(1, 2)
+                   for f in (self.q, self.k, self.v))
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return x + self.out(o.transpose(1, 2).reshape(n, t, e))
+
+
+class SdpaViT(nn.Module):
+    def __init__(self, dim=16, heads=2, classes=10):
+        super().__init__()
+        self.patch = nn.Conv2d(3, dim, 4, stride=4)
+        self.pos = nn.Parameter(torch.randn(1, 16, dim) * 0.5)
+        self.block = SdpaBlock(dim, heads)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.patch(x).flatten(2).transpose(1, 2) + self.pos
+        return self.head(self.block(x).mean(1))
+
+
 def vit():
     torch.manual_seed(0)
     return ViT()
@@ -107,3 +144,8 @@ def vit_dropout():
 def mean_vit():
     torch.manual_seed(0)
     return MeanViT()
+
+
+def sdpa_vit():
+    torch.manual_seed(0)
+    return SdpaViT()

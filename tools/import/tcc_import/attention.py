@@ -1,4 +1,5 @@
-"""nn.MultiheadAttention -> model.json's `attention` node.
+"""nn.MultiheadAttention -> model.json's `attention` node;
+F.scaled_dot_product_attention -> `scaled_dot_product_attention`.
 
 The node is the module: the same parameters under the same names
 (in_proj_weight, in_proj_bias, out_proj.weight, out_proj.bias), its heads
@@ -68,3 +69,58 @@ def multihead_attention(b, node, m):
     out = b.emit(b.name_for(node), "attention", inputs, fields, query.shape)
     out.perm = layout
     return out, WEIGHTS if _arg(node, 4, "need_weights", True) else None
+
+
+# [N, T, H, d] -> [N, H, T, d], the head split before F.scaled_dot_product_attention
+HEADS_FIRST = [0, 2, 1, 3]
+
+
+def _heads_side_by_side(b, node, arg, what):
+    """The [N, T, H*d] Value whose head split `x.view(N, T, H, d).transpose(1,
+    2)` is `arg` (PyTorch's [N, H, T, d]), and H: tcc's attention reads the
+    heads side by side, as nn.MultiheadAttention splits them."""
+    x = b.tensor(node, arg)
+    split = getattr(x, "permuted_from", None)
+    view = split and split[1] == HEADS_FIRST and getattr(split[0], "reshaped_from", None)
+    if not view or len(view.shape) != 3 or \
+            view.shape[2] != split[0].shape[2] * split[0].shape[3]:
+        b.fail(node, "reads a %s that is not the head split of a [N, T, H*d] tensor "
+               "(x.view(N, T, H, d).transpose(1, 2)): tcc's scaled_dot_product_attention "
+               "takes the heads side by side" % what)
+    return view, split[0].shape[2]
+
+
+def scaled_dot_product_attention(b, node):
+    """F.scaled_dot_product_attention(q, k, v) of head splits: the node on
+    the [N, T, H*d] tensors, its result split into heads again as PyTorch's
+    [N, H, T, dv] (a view that the usual transpose and reshape back undo)."""
+    if _arg(node, 3, "attn_mask") is not None or node.kwargs.get("enable_gqa"):
+        b.fail(node, "attn_mask or enable_gqa: tcc's scaled_dot_product_attention takes no "
+               "mask tensor (is_causal=True is its causal field) and one head count")
+    inputs, heads = [], set()
+    for i, name in enumerate(("query", "key", "value")):
+        v, h = _heads_side_by_side(b, node, _arg(node, i, name), name)
+        inputs.append(v)
+        heads.add(h)
+    if len(heads) != 1:
+        b.fail(node, "query, key and value have %s heads: tcc's attention takes one count"
+               % sorted(heads))
+    h = heads.pop()
+    fields = {"heads": h}
+    if _arg(node, 5, "is_causal", False):
+        fields["causal"] = True
+    if _arg(node, 4, "dropout_p", 0.0):
+        fields["dropout"] = _arg(node, 4, "dropout_p")
+    if node.kwargs.get("scale") is not None:
+        fields["scale"] = node.kwargs["scale"]
+    n, t = inputs[0].shape[:2]
+    width = inputs[2].shape[2]
+    out = b.emit(b.name_for(node), "scaled_dot_product_attention", inputs, fields,
+                 (n, t, width))
+    split = b.emit(b.unique(out.name + ".view"), "reshape", [out],
+                   {"shape": [t, h, width // h]}, (n, t, h, width // h))
+    split.reshaped_from = out
+    heads_first = b.emit(b.unique(out.name + ".transpose"), "transpose", [split],
+                         {"perm": HEADS_FIRST}, (n, h, t, width // h))
+    heads_first.permuted_from = (split, HEADS_FIRST)
+    return heads_first

@@ -88,9 +88,15 @@ def flatten_to(b, node, x, out):
     if out[0] != b.batch or math.prod(out) != math.prod(x.shape):
         b.fail(node, "changes the batch dim (a batch of %d: %s to %s): tcc's reshape keeps "
                "dim 0, the batch" % (b.batch, list(b.in_shape(node)), list(out)))
+    source = getattr(x, "reshaped_from", None)
+    if source is not None and source.shape == tuple(out):
+        return source  # a reshape back (the heads of an attention side by side again)
     if len(out) == 2:
-        return b.emit(b.name_for(node), "flatten", [x], {}, out)
-    return b.emit(b.name_for(node), "reshape", [x], {"shape": list(out[1:])}, out)
+        y = b.emit(b.name_for(node), "flatten", [x], {}, out)
+    else:
+        y = b.emit(b.name_for(node), "reshape", [x], {"shape": list(out[1:])}, out)
+    y.reshaped_from = x
+    return y
 
 
 def permute(b, node):
@@ -119,8 +125,12 @@ def permute(b, node):
         return Value(x.name, x.shape, perm)
     if perm == list(range(rank)):
         return Value(x.name, x.shape)
+    source = getattr(x, "permuted_from", None)
+    if source is not None and [source[1][p] for p in perm] == list(range(rank)):
+        return source[0]  # a permute back (the heads of an attention)
     out = b.emit(b.name_for(node), "transpose", [x], {"perm": perm},
                  [x.shape[p] for p in perm])
+    out.permuted_from = (x, perm)
     if perm == list(range(rank - 2)) + [rank - 1, rank - 2]:
         out.swapped = x  # k.transpose(-2, -1) for a matmul's flag
     return out
@@ -276,6 +286,9 @@ def map_call(b, node):
     """The Value of a call_function / call_method node, or its constant."""
     if node.target is torch._assert:
         return T.assertion(b, node)
+    if node.target is getattr(F, "scaled_dot_product_attention", None):  # PyTorch 2.x
+        from tcc_import.attention import scaled_dot_product_attention
+        return scaled_dot_product_attention(b, node)
     if "tcc_value" in node.meta or torch_shape(node) is None:
         if node.target in SHAPE_ONLY and not _reads_data(b, node):
             return node.meta.get("tcc_value")
