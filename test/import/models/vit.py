@@ -78,12 +78,14 @@ class WrittenAttention(nn.Module):
 
 class MeanViT(nn.Module):
     """Attention written out, mean pooling over the tokens; class token at
-    the end, read as x[:, -1]."""
+    the end, read as x[:, -1]; a positional embedding for more tokens than
+    there are, sliced."""
 
     def __init__(self, dim=16, classes=10):
         super().__init__()
         self.patchify = nn.Conv2d(3, dim, 4, stride=4)
         self.cls = nn.Parameter(torch.randn(1, 1, dim) * 0.5)
+        self.pos = nn.Parameter(torch.randn(1, 20, dim) * 0.5)  # for up to 20 tokens
         self.norm = nn.LayerNorm(dim)
         self.attn = WrittenAttention(dim)
         self.head = nn.Linear(dim, classes)
@@ -91,6 +93,7 @@ class MeanViT(nn.Module):
     def forward(self, x):
         x = self.patchify(x).flatten(2).transpose(1, 2)
         x = torch.cat([x, self.cls.expand(x.size(0), -1, -1)], 1)
+        x = x + self.pos[:, :x.size(1)]
         x = x + self.attn(self.norm(x))
         return self.head(x[:, 1:].mean(1) + x[:, -1])
 

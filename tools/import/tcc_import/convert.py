@@ -19,8 +19,9 @@ BATCH = 3
 
 
 # The uses of a module's [1, ...] tensor that broadcast it over the batch,
-# which a `parameter` node's value is (tokens.parameter).
-BROADCASTS = {"expand", operator.add, torch.add, "add"}
+# which a `parameter` node's value is (tokens.parameter), and indexing of
+# its non-batch dims (`pos_embedding[:, :T]`).
+BROADCASTS = {"expand", operator.add, torch.add, "add", operator.getitem}
 
 
 class _Attr:

@@ -70,8 +70,12 @@ def getitem(b, node):
     if isinstance(got, tuple):
         return got[index]
     x = b.tensor(node, src)
-    shape = torch_shape(src)
+    broadcast = getattr(x, "broadcast", False)  # a parameter's [N, ...], PyTorch's [1, ...]
+    shape = x.shape if broadcast else torch_shape(src)
     items = index if isinstance(index, tuple) else (index,)
+    # sizes read from shapes (x[:, :x.size(1)]) are constants by now
+    items = tuple(slice(*(b.value(node, a) for a in (i.start, i.stop, i.step)))
+                  if isinstance(i, slice) else b.value(node, i) for i in items)
     if sum(i is Ellipsis for i in items) > 1 or any(
             not (i is Ellipsis or isinstance(i, slice) or
                  isinstance(i, int) and not isinstance(i, bool)) for i in items):
@@ -112,6 +116,7 @@ def getitem(b, node):
             x = b.emit(next_name("select"), "select", [x], {"axis": axis,
                                                          "index": items[axis]}, out)
             emitted += 1
+    x.broadcast = broadcast
     return x
 
 
