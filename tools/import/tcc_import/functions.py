@@ -297,9 +297,9 @@ def map_call(b, node):
                % type(node.meta.get("tcc_value")).__name__)
     handler = HANDLERS.get(node.target)
     if handler is None:
-        b.fail(node, "has no model.json op; tcc maps activations, pools, mean over H and "
-               "W, view/reshape/flatten/permute, torch.cat, + and * of tensors, * and / by a "
-               "number (docs/import.md)")
+        b.fail(node, "has no model.json op; tcc maps activations, pools, means, "
+               "view/reshape/flatten/permute, indexing, torch.cat, matmul, + and * of "
+               "tensors, * and / by a number, F.scaled_dot_product_attention (docs/import.md)")
     return handler(b, node)
 
 
