@@ -79,7 +79,8 @@ class WrittenAttention(nn.Module):
 class MeanViT(nn.Module):
     """Attention written out, mean pooling over the tokens; class token at
     the end, read as x[:, -1]; a positional embedding for more tokens than
-    there are, sliced."""
+    there are, sliced; a learnt query attending to the tokens
+    (cross-attention, no biases)."""
 
     def __init__(self, dim=16, classes=10):
         super().__init__()
@@ -88,24 +89,29 @@ class MeanViT(nn.Module):
         self.pos = nn.Parameter(torch.randn(1, 20, dim) * 0.5)  # for up to 20 tokens
         self.norm = nn.LayerNorm(dim)
         self.attn = WrittenAttention(dim)
+        self.query = nn.Parameter(torch.randn(1, 1, dim) * 0.5)
+        self.pool = nn.MultiheadAttention(dim, 2, bias=False, batch_first=True)
         self.head = nn.Linear(dim, classes)
 
     def forward(self, x):
         x = self.patchify(x).flatten(2).transpose(1, 2)
-        x = torch.cat([x, self.cls.expand(x.size(0), -1, -1)], 1)
+        n = x.size(0)
+        x = torch.cat([x, self.cls.expand(n, -1, -1)], 1)
         x = x + self.pos[:, :x.size(1)]
         x = x + self.attn(self.norm(x))
-        return self.head(x[:, 1:].mean(1) + x[:, -1])
+        pooled, _ = self.pool(self.query.expand(n, -1, -1), x, x)  # cross-attention
+        return self.head(x[:, 1:].mean(1) + x[:, -1] + pooled[:, 0])
 
 
 class SdpaBlock(nn.Module):
     """Attention as PyTorch 2.x code writes it: q, k, v linears, the heads
     split with view and transpose, F.scaled_dot_product_attention (causal
-    here), the heads side by side again, the out-projection."""
+    unless given options), the heads side by side again (permute, reshape),
+    the out-projection."""
 
-    def __init__(self, dim, heads):
+    def __init__(self, dim, heads, **options):
         super().__init__()
-        self.heads = heads
+        self.heads, self.options = heads, options or {"is_causal": True}
         self.norm = nn.LayerNorm(dim)
         self.q, self.k, self.v = (nn.Linear(dim, dim) for _ in range(3))
         self.out = nn.Linear(dim, dim)
@@ -115,16 +121,16 @@ class SdpaBlock(nn.Module):
         y = self.norm(x)
         q, k, v = (f(y).view(n, t, self.heads, e // self.heads).transpose(1, 2)
                    for f in (self.q, self.k, self.v))
-        o = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return x + self.out(o.transpose(1, 2).reshape(n, t, e))
+        o = F.scaled_dot_product_attention(q, k, v, **self.options)
+        return x + self.out(o.permute(0, 2, 1, 3).reshape(n, t, e))
 
 
 class SdpaViT(nn.Module):
-    def __init__(self, dim=16, heads=2, classes=10):
+    def __init__(self, dim=16, heads=2, classes=10, **options):
         super().__init__()
         self.patch = nn.Conv2d(3, dim, 4, stride=4)
         self.pos = nn.Parameter(torch.randn(1, 16, dim) * 0.5)
-        self.block = SdpaBlock(dim, heads)
+        self.block = SdpaBlock(dim, heads, **options)
         self.head = nn.Linear(dim, classes)
 
     def forward(self, x):
@@ -147,6 +153,13 @@ def vit_dropout():
 def mean_vit():
     torch.manual_seed(0)
     return MeanViT()
+
+
+def sdpa_options():
+    """F.scaled_dot_product_attention with dropout_p and a scale (PyTorch 2.1's
+    keyword), not causal (no PyTorch parity: the masks differ)."""
+    torch.manual_seed(0)
+    return SdpaViT(dropout_p=0.1, scale=0.3)
 
 
 def sdpa_vit():
