@@ -102,6 +102,10 @@ MODELS = {
     # second the rest. Not in the suite (minutes; docs/import.md)
     "vit_b_16": dict(factory="torchvision_vit.py:vit_b_16", input=[3, 224, 224], batch=2,
                      classes=1000, steps=2, warmup=0, optimizer=dict(SGD, lr=0.001)),
+    # DETR's layout: conv features permuted to [T, N, C] for
+    # nn.MultiheadAttention(batch_first=False) and back
+    "detr_style": dict(factory="vit.py:detr_style", input=[3, 16, 16], batch=4,
+                       optimizer=dict(SGD, lr=0.05)),
     "mean_vit": dict(factory="vit.py:mean_vit", input=[3, 16, 16], batch=4,
                      optimizer={"type": "adamw", "lr": 0.01, "weight_decay": 0.05}),
 }

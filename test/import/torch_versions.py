@@ -27,6 +27,7 @@ MODELS = {
     "vit": ("vit.py:vit", "3,16,16"),
     "mean_vit": ("vit.py:mean_vit", "3,16,16"),
     "sdpa_vit": ("vit.py:sdpa_vit", "3,16,16"),
+    "detr_style": ("vit.py:detr_style", "3,16,16"),
 }
 
 

@@ -165,3 +165,27 @@ def sdpa_options():
 def sdpa_vit():
     torch.manual_seed(0)
     return SdpaViT()
+
+
+class DetrStyle(nn.Module):
+    """DETR's layout: conv features [N, C, H*W] permuted to [H*W, N, C] for
+    nn.MultiheadAttention(batch_first=False), and its result back to
+    [N, C, H*W] (tcc takes a batch-second value into the attention and a
+    permute only)."""
+
+    def __init__(self, dim=16, classes=10):
+        super().__init__()
+        self.backbone = nn.Conv2d(3, dim, 4, stride=4)
+        self.attn = nn.MultiheadAttention(dim, 2)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.backbone(x).flatten(2)
+        s = x.permute(2, 0, 1)  # [T, N, C]
+        x = x + self.attn(s, s, s, need_weights=False)[0].permute(1, 2, 0)
+        return self.head(x.mean(2))
+
+
+def detr_style():
+    torch.manual_seed(0)
+    return DetrStyle()

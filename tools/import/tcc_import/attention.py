@@ -23,6 +23,23 @@ def _arg(node, i, name, default=None):
     return node.kwargs.get(name, default)
 
 
+def _sequence_first(b, node, x):
+    """`x` (PyTorch's [T, N, E], the batch second) as the SEQUENCE_FIRST
+    permute of a batch-first value: DETR's features.flatten(2).permute(2, 0,
+    1) is [N, E, T] permuted, which a transpose to [N, T, E] makes so."""
+    if not isinstance(x, Value) or not x.perm or len(x.perm) != 3 or x.perm[1] != 0 or \
+            x.perm == SEQUENCE_FIRST:
+        return x
+    batch_first = [x.perm[1], x.perm[0], x.perm[2]]  # x.perm = batch_first[SEQUENCE_FIRST]
+    key = (x.name, tuple(batch_first))  # one transpose for query, key and value
+    if key not in b.views:
+        b.views[key] = b.emit(b.unique(x.name + ".tokens"), "transpose",
+                              [Value(x.name, x.shape)], {"perm": batch_first},
+                              [x.shape[p] for p in batch_first])
+    y = b.views[key]
+    return Value(y.name, y.shape, SEQUENCE_FIRST)
+
+
 def multihead_attention(b, node, m):
     """(output, weights) of a call of `m`, an nn.MultiheadAttention."""
     q, k, v = (_arg(node, i, n) for i, n in enumerate(("query", "key", "value")))
@@ -51,6 +68,8 @@ def multihead_attention(b, node, m):
         b.fail(node, "takes different key and value tensors: tcc's attention takes keys and "
                      "values from one source (self-attention, or cross-attention from one "
                      "tensor)")
+    if not m.batch_first:
+        query, source = (_sequence_first(b, node, x) for x in (query, source))
     for x in (query, source):
         if x.perm != layout or len(x.shape) != 3:
             if not m.batch_first and x.perm is None:
