@@ -143,6 +143,18 @@ def vit():
     return ViT()
 
 
+def vit_frozen():
+    """The ViT with a frozen class token and a fixed positional embedding
+    (a persistent buffer)."""
+    torch.manual_seed(0)
+    m = ViT()
+    m.class_token.requires_grad_(False)
+    pos = m.pos_embedding.detach()
+    del m.pos_embedding
+    m.register_buffer("pos_embedding", pos)
+    return m
+
+
 def vit_dropout():
     """The ViT with dropout 0.1 in its blocks and attention (no PyTorch
     parity: the masks differ)."""
