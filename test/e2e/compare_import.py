@@ -85,13 +85,36 @@ MODELS = {
     "resnet9": dict(factory="originals.py:resnet9", input=[3, 32, 32], batch=4,
                     optimizer=dict(SGD, lr=0.01),
                     example="resnet9.json", names=cwo.ResNet9.tcc_name, width_div=16),
+    # test/import/models/vit.py: torchvision's ViT layout at toy sizes (class
+    # token, positional embedding, nn.MultiheadAttention batch first and
+    # second, GELU both ways, LayerNorm), and attention written out (matmul,
+    # slices, mean over the tokens). SGD for the attention modules: their key
+    # bias's gradient is 0 up to round-off (softmax over the keys ignores
+    # it), which AdamW normalises into steps of noise
+    "vit": dict(factory="vit.py:vit", input=[3, 16, 16], batch=4, optimizer=dict(SGD, lr=0.05)),
+    # F.scaled_dot_product_attention (causal) between head splits; on PyTorch
+    # 1.13 test/import/models/sdpa_standin.py's math stands in for it
+    "sdpa_vit": dict(factory="vit.py:sdpa_vit", input=[3, 16, 16], batch=4,
+                     optimizer=dict(SGD, lr=0.05)),
+    # torchvision's vit_b_16 (86 M parameters) at 224x224, 2 steps at batch 2
+    # without warmup: its head starts at zero, so the first step trains the
+    # head alone (the forward checked through the head's gradient) and the
+    # second the rest. Not in the suite (minutes; docs/import.md)
+    "vit_b_16": dict(factory="torchvision_vit.py:vit_b_16", input=[3, 224, 224], batch=2,
+                     classes=1000, steps=2, warmup=0, optimizer=dict(SGD, lr=0.001)),
+    # DETR's layout: conv features permuted to [T, N, C] for
+    # nn.MultiheadAttention(batch_first=False) and back
+    "detr_style": dict(factory="vit.py:detr_style", input=[3, 16, 16], batch=4,
+                       optimizer=dict(SGD, lr=0.05)),
+    "mean_vit": dict(factory="vit.py:mean_vit", input=[3, 16, 16], batch=4,
+                     optimizer={"type": "adamw", "lr": 0.01, "weight_decay": 0.05}),
 }
 
 
 def import_model(args, m, tmp, recipe_path, out):
     cmd = [args.tcc, "import", os.path.join(MODELS_DIR, m["factory"]), "-o", out + ".json",
            "--weights", out + ".safetensors", "--input", ",".join(map(str, m["input"])),
-           "--recipe", recipe_path]
+           "--classes", str(m.get("classes", 10)), "--recipe", recipe_path]
     cwt.run(cmd, tmp, "tcc import")
     with open(out + ".json", "rb") as f, open(out + ".safetensors", "rb") as g:
         return f.read(), g.read()
@@ -347,12 +370,28 @@ def parity_rows(args, m, tmp, spec, model_path, weights_path, write_data):
     return rows, t_compile
 
 
+def planned_row(tcc, tmp, model_path, batch):
+    """The model through the cpu target's passes and memory plan
+    (--emit=planned-mlir --report), without the trainer's C++ build."""
+    report = os.path.join(tmp, "report.json")
+    cwt.run([tcc, "compile", model_path, "--target=cpu", "--emit=planned-mlir",
+             "--report=" + report, "-o", os.path.join(tmp, "planned.mlir")], tmp, "tcc compile")
+    with open(report) as f:
+        r = json.load(f)
+    row = cwt.Row("compiles for the cpu target (planned MLIR, --report)")
+    row.info = "%d kernels a step; state %.0f MiB, step %.0f MiB at batch %d" % (
+        r["kernels_per_step"]["after_fusion"], r["state_bytes"] / 2**20,
+        r["step_bytes"] / 2**20, batch)
+    return row
+
+
 def compare(args, tmp):
     m = MODELS[args.model]
     args.steps = args.steps or m.get("steps", STEPS)
     batch = m["batch"]
     # data first: the recipe names its npy files
-    stub = {"input": {"shape": m["input"], "classes": 10}, "train": {"batch_size": batch},
+    stub = {"input": {"shape": m["input"], "classes": m.get("classes", 10)},
+            "train": {"batch_size": batch},
             "data": {"normalize": {"mean": [0.5] * m["input"][0],
                                    "std": [0.25] * m["input"][0]}}}
 
@@ -370,7 +409,8 @@ def compare(args, tmp):
     write_data(args.data_seed)
     recipe = {"name": args.model, "loss": m.get("loss", {"op": "cross_entropy"}),
               "train": {"batch_size": batch, "epochs": 1.6, "optimizer": m["optimizer"],
-                        "schedule": {"type": "cosine", "unit": "step", "warmup": 2}},
+                        "schedule": {"type": "cosine", "unit": "step",
+                                     "warmup": m.get("warmup", 2)}},
               "data": stub["data"], "eval": stub["eval"]}
     recipe_path = os.path.join(tmp, "recipe.json")
     with open(recipe_path, "w") as f:
@@ -389,13 +429,23 @@ def compare(args, tmp):
     rows.append(names_row(load_factory(m), state, weights))
     if "example" in m:
         rows.append(example_row(args.tcc, tmp, m, mlir, recipe))
-    more, t_compile = parity_rows(args, m, tmp, spec, model_path, weights_path, write_data)
-    rows += more
+    if args.no_train:
+        rows.append(planned_row(args.tcc, tmp, model_path, batch))
+        t_compile = 0.0
+    else:
+        more, t_compile = parity_rows(args, m, tmp, spec, model_path, weights_path,
+                                      write_data)
+        rows += more
 
-    print("%s: tcc import of %s, %d graph nodes; %d steps of batch %d at %s against PyTorch "
-          "in float64 (compile %.1f s)" % (args.model, m["factory"], len(spec["graph"]),
-                                           args.steps, batch,
-                                           "x".join(map(str, m["input"][1:])), t_compile))
+    size = "x".join(map(str, m["input"][1:]))
+    if args.no_train:
+        print("%s: tcc import of %s, %d graph nodes at %s; no trainer (--no-train)"
+              % (args.model, m["factory"], len(spec["graph"]), size))
+    else:
+        print("%s: tcc import of %s, %d graph nodes; %d steps of batch %d at %s against "
+              "PyTorch in float64 (compile %.1f s)" % (args.model, m["factory"],
+                                                       len(spec["graph"]), args.steps, batch,
+                                                       size, t_compile))
     width = max(len(r.name) for r in rows)
     for r in rows:
         print("%-*s  %-16s %10s %10s %8s  %s" % (
@@ -418,6 +468,9 @@ def main():
     ap.add_argument("--data-tries", type=int, default=8)
     ap.add_argument("--steps", type=int, help="optimizer steps (default: the model's, or 5)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("--no-train", action="store_true",
+                    help="import, check the names and plan for the cpu target, without "
+                    "building or running a trainer (vit_b_16 in the suite)")
     args = ap.parse_args()
     try:
         import torchvision  # noqa: F401  (the resnet18 and SE models use it)

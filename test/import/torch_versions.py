@@ -24,6 +24,10 @@ MODELS = {
     "se_net": ("se_net.py:se_net", "3,16,16"),
     "airbench94": ("originals.py:airbench94", "3,32,32"),
     "resnet9": ("originals.py:resnet9", "3,32,32"),
+    "vit": ("vit.py:vit", "3,16,16"),
+    "mean_vit": ("vit.py:mean_vit", "3,16,16"),
+    "sdpa_vit": ("vit.py:sdpa_vit", "3,16,16"),
+    "detr_style": ("vit.py:detr_style", "3,16,16"),
 }
 
 

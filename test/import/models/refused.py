@@ -139,11 +139,6 @@ def batch_reshape():
     return nn.Sequential(FoldBatch(), nn.Linear(32 * 32, 10))
 
 
-def sequence_linear():
-    """nn.Linear on [N, T, F]."""
-    return nn.Sequential(nn.Flatten(2), nn.Linear(32 * 32, 10), nn.Flatten(), nn.Linear(30, 10))
-
-
 def not_a_module():
     return 42
 

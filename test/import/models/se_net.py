@@ -2,7 +2,8 @@
 two ways they are written: torchvision's SqueezeExcitation (adaptive
 pooling, 1x1 convs, a module gate) and a functional one (mean over H and W,
 linears, F.sigmoid, x * gate[:, :, None, None] via view), plus the ops
-ResNet-style code uses around them: concat, scaling, dropout, flatten."""
+ResNet-style code uses around them: concat, scaling, dropout (p 0: the
+identity, which the import leaves out), flatten."""
 import torch
 import torch.nn.functional as F
 from torch import nn

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from tcc_import import modules as M
+from tcc_import import tokens as T
 from tcc_import.graph import Value
 from tcc_import.shapes import show, torch_shape
 
@@ -58,8 +59,8 @@ def _softmax(op):
 
 def dropout(b, node):
     x = b.tensor(node, node.args[0])
-    if not _arg(node, 2, "training", True):
-        return x  # F.dropout(training=False) is the identity
+    if not _arg(node, 2, "training", True) or _arg(node, 1, "p", 0.5) == 0:
+        return x  # F.dropout(training=False) or with p 0 is the identity
     return b.emit(b.name_for(node), "dropout", [x], {"p": _arg(node, 1, "p", 0.5)}, x.shape)
 
 
@@ -67,10 +68,10 @@ def mean(b, node):
     dims = _arg(node, 1, "dim")
     shape = b.in_shape(node)
     dims = [dims] if isinstance(dims, int) else list(dims or [])
-    if len(shape) != 4 or sorted(d % 4 for d in dims) != [2, 3] or \
-            _arg(node, 3, "dtype") is not None:
-        b.fail(node, "a mean over dims %s of %s: tcc averages over H and W only "
-               "(global_avg_pool, a mean over dims (2, 3) of [N, C, H, W])" % (dims, show(shape)))
+    if _arg(node, 3, "dtype") is not None:
+        b.fail(node, "a mean with a dtype: tcc averages in the input's precision")
+    if len(shape) != 4 or sorted(d % 4 for d in dims) != [2, 3]:
+        return T.mean_over_axis(b, node, dims)
     x = b.exact(node, b.tensor(node, node.args[0]), shape)
     return b.emit(b.name_for(node), "global_avg_pool", [x], {}, shape[:2])
 
@@ -87,12 +88,21 @@ def flatten_to(b, node, x, out):
     if out[0] != b.batch or math.prod(out) != math.prod(x.shape):
         b.fail(node, "changes the batch dim (a batch of %d: %s to %s): tcc's reshape keeps "
                "dim 0, the batch" % (b.batch, list(b.in_shape(node)), list(out)))
+    source = getattr(x, "reshaped_from", None)
+    if source is not None and source.shape == tuple(out):
+        return source  # a reshape back (the heads of an attention side by side again)
     if len(out) == 2:
-        return b.emit(b.name_for(node), "flatten", [x], {}, out)
-    return b.emit(b.name_for(node), "reshape", [x], {"shape": list(out[1:])}, out)
+        y = b.emit(b.name_for(node), "flatten", [x], {}, out)
+    else:
+        y = b.emit(b.name_for(node), "reshape", [x], {"shape": list(out[1:])}, out)
+    y.reshaped_from = x
+    return y
 
 
 def permute(b, node):
+    """A permute that keeps the batch first is a transpose; one that moves
+    it is carried to its consumer, which must be a permute back or
+    nn.MultiheadAttention(batch_first=False) (graph.Value.perm)."""
     shape = b.in_shape(node)
     rank = len(shape)
     if node.target in ("transpose", torch.transpose):
@@ -104,13 +114,26 @@ def permute(b, node):
         if len(dims) == 1 and isinstance(dims[0], (tuple, list)):
             dims = dims[0]
         perm = [d % rank for d in dims]
+    x = b.value(node, node.args[0], permuted=True)
+    if not isinstance(x, Value):
+        b.fail(node, "expects a tensor here, got %r" % (x,))
+    if x.perm:
+        perm = [x.perm[p] for p in perm]  # of tcc's value, as PyTorch's is x.perm of it
+    else:
+        x = b.exact(node, x, shape)
     if perm[0] != 0:
-        b.fail(node, "moves the batch dim (perm %s): tcc's transpose keeps dim 0 first"
-               % perm)
-    x = b.exact(node, b.tensor(node, node.args[0]), shape)
+        return Value(x.name, x.shape, perm)
     if perm == list(range(rank)):
-        return x
-    return b.emit(b.name_for(node), "transpose", [x], {"perm": perm}, b.out_shape(node))
+        return Value(x.name, x.shape)
+    source = getattr(x, "permuted_from", None)
+    if source is not None and [source[1][p] for p in perm] == list(range(rank)):
+        return source[0]  # a permute back (the heads of an attention)
+    out = b.emit(b.name_for(node), "transpose", [x], {"perm": perm},
+                 [x.shape[p] for p in perm])
+    out.permuted_from = (x, perm)
+    if perm == list(range(rank - 2)) + [rank - 1, rank - 2]:
+        out.swapped = x  # k.transpose(-2, -1) for a matmul's flag
+    return out
 
 
 def cat(b, node):
@@ -140,7 +163,9 @@ def add(b, node):
     if not (isinstance(x, Value) and isinstance(y, Value)):
         b.fail(node, "adds the constant %r: tcc adds two tensors only (a bias belongs "
                "to a layer)" % (y if isinstance(x, Value) else x,))
-    shapes = [torch_shape(a) for a in node.args[:2]]
+    # a parameter node's value is PyTorch's [1, ...] broadcast over the batch
+    shapes = [v.shape if getattr(v, "broadcast", False) else torch_shape(a)
+              for v, a in zip((x, y), node.args[:2])]
     if shapes[0] != shapes[1]:
         b.fail(node, "adds %s and %s: tcc's add needs two tensors of one shape (no "
                "broadcasting)" % (show(shapes[0]), show(shapes[1])))
@@ -237,6 +262,9 @@ FUNCTIONS = {
      torch.squeeze, "squeeze", torch.unsqueeze, "unsqueeze"): reshape,
     (torch.permute, "permute", torch.transpose, "transpose"): permute,
     (torch.cat, torch.concat): cat,
+    ("expand",): T.expand,
+    (operator.getitem,): T.getitem,
+    (torch.matmul, operator.matmul, "matmul", torch.bmm, "bmm"): T.matmul,
     ("contiguous", "clone"): identity,
     # arithmetic
     (operator.add, operator.iadd, torch.add, "add", "add_"): add,
@@ -251,11 +279,16 @@ for keys, handler in FUNCTIONS.items():
 
 # Results that are shapes or sizes, not data: constants once traced.
 SHAPE_ONLY = {"size", "dim", getattr, operator.getitem, len, operator.mul, operator.add,
-              operator.floordiv, operator.sub, operator.truediv}
+              operator.floordiv, operator.sub, operator.truediv, operator.mod} | T.COMPARISONS
 
 
 def map_call(b, node):
     """The Value of a call_function / call_method node, or its constant."""
+    if node.target is torch._assert:
+        return T.assertion(b, node)
+    if node.target is getattr(F, "scaled_dot_product_attention", None):  # PyTorch 2.x
+        from tcc_import.attention import scaled_dot_product_attention
+        return scaled_dot_product_attention(b, node)
     if "tcc_value" in node.meta or torch_shape(node) is None:
         if node.target in SHAPE_ONLY and not _reads_data(b, node):
             return node.meta.get("tcc_value")
@@ -264,18 +297,16 @@ def map_call(b, node):
                % type(node.meta.get("tcc_value")).__name__)
     handler = HANDLERS.get(node.target)
     if handler is None:
-        b.fail(node, "has no model.json op; tcc maps activations, pools, mean over H and "
-               "W, view/reshape/flatten/permute, torch.cat, + and * of tensors, * and / by a "
-               "number (docs/import.md)")
+        b.fail(node, "has no model.json op; tcc maps activations, pools, means, "
+               "view/reshape/flatten/permute, indexing, torch.cat, matmul, + and * of "
+               "tensors, * and / by a number, F.scaled_dot_product_attention (docs/import.md)")
     return handler(b, node)
 
 
 def _reads_data(b, node):
     """True when a non-tensor result depends on tensor values (getitem of a
-    tensor, .item()), not only on shapes."""
-    if node.target == operator.getitem or node.target in (operator.mul, operator.add,
-                                                          operator.sub, operator.truediv,
-                                                          operator.floordiv):
-        return any(isinstance(b.values.get(a), Value) for a in node.args
-                   if isinstance(a, torch.fx.Node))
-    return False
+    tensor, .item(), a comparison of tensors), not only on shapes."""
+    if node.target in ("size", "dim", getattr):
+        return False
+    return any(isinstance(b.values.get(a), Value) for a in node.args
+               if isinstance(a, torch.fx.Node))

@@ -19,8 +19,23 @@ from tcc_import.tracing import module_class
 
 
 class Value:
-    def __init__(self, name, shape):
+    """A tensor of the model.json graph: the node `name` holds it with tcc's
+    shape `shape` (batch first). `perm`, when set, is a permute PyTorch's
+    tensor is of that node's value (the batch not first: a [T, N, E]
+    sequence for nn.MultiheadAttention(batch_first=False)); only a permute
+    back and that module take such a value."""
+
+    def __init__(self, name, shape, perm=None):
         self.name, self.shape = name, tuple(int(d) for d in shape)
+        self.perm = perm
+
+
+class Missing:
+    """A result tcc does not compute (nn.MultiheadAttention's attention
+    weights): harmless unless a node reads it, which `reason` refuses."""
+
+    def __init__(self, reason):
+        self.reason = reason
 
 
 class Builder:
@@ -38,6 +53,8 @@ class Builder:
         # not take one.
         self.taken = {p for p in self.modules if p}
         self.input = Value("input", (batch,) + tuple(input_shape))
+        self.parameters = {}    # module tensor -> its parameter node's Value
+        self.state_names = list(root.state_dict())
 
     # -- failures ---------------------------------------------------------
 
@@ -63,12 +80,22 @@ class Builder:
 
     # -- values -----------------------------------------------------------
 
-    def value(self, node, arg):
-        """The Value (or constant) of an fx argument."""
+    def value(self, node, arg, permuted=False):
+        """The Value (or constant) of an fx argument; a Value whose batch is
+        not first only where the caller takes one (`permuted`)."""
         if isinstance(arg, torch.fx.Node):
             if arg not in self.values:
                 self.fail(node, "reads %s, which tcc cannot represent" % arg.name)
-            return self.values[arg]
+            v = self.values[arg]
+            if isinstance(v, Missing):
+                self.fail(node, "reads %s: %s" % (arg.name, v.reason))
+            if isinstance(v, Value) and v.perm and not permuted:
+                self.fail(node, "reads %s, whose batch dim is dim %d (PyTorch's shape %s): "
+                          "tcc keeps the batch first; it takes a batch-second sequence "
+                          "only into nn.MultiheadAttention(batch_first=False) and a "
+                          "permute back" % (arg.name, v.perm.index(0),
+                                            list(torch_shape(arg))))
+            return v
         return arg
 
     def tensor(self, node, arg):
@@ -138,17 +165,40 @@ class Builder:
             live.add(name)
             stack.extend(by_name[name]["inputs"])
         nodes, previous = [], "input"
-        for n in self.nodes:
-            if n["name"] not in live:
-                continue
+        for n in self._state_order([n for n in self.nodes if n["name"] in live]):
             n = dict(n)
-            if n["inputs"] == [previous]:
+            if not n["inputs"]:
+                del n["inputs"]  # a parameter node reads nothing
+            elif n["inputs"] == [previous]:
                 del n["inputs"]
             elif len(n["inputs"]) == 1:
                 n["inputs"] = n["inputs"][0]
             nodes.append(n)
             previous = n["name"]
         return nodes
+
+
+    def _state_order(self, nodes):
+        """`nodes` with each parameter node moved before its first reader,
+        or before the first layer whose tensors follow its tensor in the
+        state_dict where that comes first (a ViT registers its class token
+        before the patch conv that runs first): the compiled model's state
+        is then in the state_dict's order. A parameter node reads nothing,
+        so it may stand anywhere."""
+        rank = {k: i for i, k in enumerate(self.state_names)}
+
+        def first(n):
+            return min((i for k, i in rank.items()
+                        if k == n["name"] or k.startswith(n["name"] + ".")), default=None)
+
+        params = [n for n in nodes if n["op"] == "parameter"]
+        out = [n for n in nodes if n["op"] != "parameter"]
+        for p in params:
+            later = (j for j, n in enumerate(out) if n["op"] != "parameter" and
+                     (p["name"] in n["inputs"] or
+                      first(n) is not None and first(n) > rank[p["name"]]))
+            out.insert(next(later, len(out)), p)
+        return out
 
 
 def describe_target(node):

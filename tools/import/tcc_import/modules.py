@@ -15,7 +15,8 @@ from tcc_import.shapes import show
 MODULES = (nn.Conv2d, nn.Linear, nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm,
            nn.ReLU, nn.Sigmoid, nn.Tanh, nn.SiLU, nn.LeakyReLU, nn.ELU, nn.CELU, nn.GELU,
            nn.Softmax, nn.LogSoftmax, nn.Dropout, nn.MaxPool2d, nn.AvgPool2d,
-           nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, nn.Flatten, nn.Identity)
+           nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, nn.Flatten, nn.Identity,
+           nn.MultiheadAttention)
 
 
 def pair(v):
@@ -75,10 +76,7 @@ def conv2d(b, node, m, x, out):
 
 
 def linear(b, node, m, x, out):
-    shape = b.in_shape(node)
-    if len(shape) != 2:
-        b.fail(node, "a linear layer on a %d-d input %s: tcc's linear takes [N, F] "
-               "(flatten first)" % (len(shape), show(shape)))
+    shape = b.in_shape(node)  # [N, ..., F], mapped along F as PyTorch does
     fields = params(m, {"out_features": m.out_features})
     return b.emit(b.name_for(node), "linear", [b.exact(node, x, shape)], fields, out)
 
@@ -176,6 +174,8 @@ def softmax(op):
 
 
 def dropout(b, node, m, x, out):
+    if m.p == 0:
+        return x  # the identity (torchvision's ViT has 25 of them)
     return b.emit(b.name_for(node), "dropout", [x], {"p": m.p}, x.shape)
 
 
@@ -205,6 +205,9 @@ MAPPERS = [
 
 def map_module(b, node):
     m = b.modules[node.target]
+    if isinstance(m, nn.MultiheadAttention) and forward_is_torchs(m):
+        from tcc_import.attention import multihead_attention
+        return multihead_attention(b, node, m)
     for cls, mapper in MAPPERS:
         if isinstance(m, cls) and forward_is_torchs(m):
             if node.kwargs or len(node.args) != 1:
