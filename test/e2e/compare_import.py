@@ -370,15 +370,15 @@ def parity_rows(args, m, tmp, spec, model_path, weights_path, write_data):
     return rows, t_compile
 
 
-def planned_row(tcc, tmp, model_path, batch):
-    """The model through the cpu target's passes and memory plan
-    (--emit=planned-mlir --report), without the trainer's C++ build."""
+def planned_row(tcc, tmp, model_path, batch, target=("--target=cpu",), what="the cpu target"):
+    """The model through a target's passes and memory plan
+    (--emit=planned-mlir --report), without the trainer's build."""
     report = os.path.join(tmp, "report.json")
-    cwt.run([tcc, "compile", model_path, "--target=cpu", "--emit=planned-mlir",
+    cwt.run([tcc, "compile", model_path, *target, "--emit=planned-mlir",
              "--report=" + report, "-o", os.path.join(tmp, "planned.mlir")], tmp, "tcc compile")
     with open(report) as f:
         r = json.load(f)
-    row = cwt.Row("compiles for the cpu target (planned MLIR, --report)")
+    row = cwt.Row("compiles for %s (planned MLIR, --report)" % what)
     row.info = "%d kernels a step; state %.0f MiB, step %.0f MiB at batch %d" % (
         r["kernels_per_step"]["after_fusion"], r["state_bytes"] / 2**20,
         r["step_bytes"] / 2**20, batch)
@@ -431,6 +431,11 @@ def compare(args, tmp):
         rows.append(example_row(args.tcc, tmp, m, mlir, recipe))
     if args.no_train:
         rows.append(planned_row(args.tcc, tmp, model_path, batch))
+        # The GPU trainer's plan too (cuDNN's engines chosen for a described
+        # H100: no GPU needed), as a user would train it.
+        rows.append(planned_row(args.tcc, tmp, model_path, batch,
+                                ("--target=cuda", "--gpu=h100", "--precision=bf16-mixed"),
+                                "the cuda target (h100, bf16-mixed)"))
         t_compile = 0.0
     else:
         more, t_compile = parity_rows(args, m, tmp, spec, model_path, weights_path,
