@@ -201,6 +201,8 @@ OwningOpRef<ModuleOp> ForwardImporter::run(std::string &errorOut) {
                                   builder.getI64IntegerAttr(spec.classes));
   module->getOperation()->setAttr(kInputShapeAttr,
                                   builder.getDenseI64ArrayAttr(spec.inputShape));
+  if (spec.vocab > 0)
+    module->getOperation()->setAttr(kVocabAttr, builder.getI64IntegerAttr(spec.vocab));
   module->getOperation()->setAttr(kTrainAttr, getTrainAttr(&context, spec.recipe.train));
   module->getOperation()->setAttr(kDataAttr, getDataAttr(&context, spec.recipe.data));
   module->getOperation()->setAttr(kEvalAttr, getEvalAttr(&context, spec.recipe.eval));

@@ -78,6 +78,8 @@ struct ModelSpec {
   std::string description;
   std::vector<int64_t> inputShape; ///< per sample: [C, H, W] or [F]
   int64_t classes = 0;
+  /// A token input (input.type "tokens"): ids in [0, vocab); 0 otherwise.
+  int64_t vocab = 0;
   std::vector<NodeSpec> nodes;     ///< in file order
   std::vector<size_t> topoOrder;   ///< indices into nodes, producers first
   std::string output;              ///< node whose value is the model output

@@ -60,6 +60,9 @@ struct InitDesc {
   /// patch_whitening: a = eps, b = the number of training images, c = the
   /// covariance's delta degrees of freedom (0: divide by n, 1: by n - 1).
   double c = 0;
+  /// >= 0: after the draw, row zeroRow of the tensor ([rows, ...]) is set
+  /// to 0, as torch.nn.Embedding does its padding_idx's.
+  int64_t zeroRow = -1;
 };
 
 struct StateTensor {
@@ -98,6 +101,8 @@ struct ModelInfo {
   MemoryKind memory = MemoryKind::Host;
   std::vector<int64_t> inputShape; ///< per sample, e.g. {1, 28, 28}
   int64_t classes = 0;
+  /// A token input: integer ids in [0, vocab) (0: not a token input).
+  int64_t vocab = 0;
   int64_t batchSize = 0;           ///< samples per train step of this rank (all its micro-batches)
   int64_t evalBatchSize = 0;       ///< samples per eval step
   std::vector<StateTensor> state;

@@ -24,6 +24,9 @@ struct Dataset {
   std::vector<uint8_t> u8;  ///< used when !isFloat
   std::vector<float> f32;   ///< used when isFloat
   bool isFloat = false;
+  /// Token ids [n, 1, 1, T] read from an integer array, as exact integers in
+  /// f32 (with isFloat).
+  bool tokens = false;
   std::vector<int64_t> labels;
 };
 

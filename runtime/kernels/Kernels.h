@@ -12,6 +12,7 @@
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/Dropout.h"
 #include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/Embedding.h"
 #include "runtime/kernels/Linear.h"
 #include "runtime/kernels/Loss.h"
 #include "runtime/kernels/Matmul.h"

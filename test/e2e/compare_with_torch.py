@@ -207,10 +207,18 @@ def load_train_data(spec, tmp, n_train, full_data=False, source="auto", seed=0):
         xt = xt.reshape(xt.shape[0], 1, xt.shape[1], xt.shape[2])
         n_test = 2 * int(spec["train"]["batch_size"])
         return write_npy(spec, tmp, x[:n_train], y[:n_train], xt[:n_test], yt[:n_test])
-    if len(shape) != 3:
-        raise ref.Unsupported("synthetic data needs an image input [C, H, W]")
     rng = np.random.RandomState(seed)
     classes = int(spec["input"]["classes"])
+    if spec["input"].get("type") == "tokens":
+        # int32 ids of every token of the vocabulary (the trainer converts them).
+        vocab, n_test = int(spec["input"]["vocab"]), 2 * int(spec["train"]["batch_size"])
+        x = rng.randint(0, vocab, size=[n_train] + shape).astype(np.int32)
+        xt = rng.randint(0, vocab, size=[n_test] + shape).astype(np.int32)
+        y = rng.randint(0, classes, size=[n_train]).astype(np.int64)
+        yt = rng.randint(0, classes, size=[n_test]).astype(np.int64)
+        return write_npy(spec, tmp, x, y, xt, yt)
+    if len(shape) != 3:
+        raise ref.Unsupported("synthetic data needs an image input [C, H, W]")
     x = rng.randint(0, 256, size=[n_train] + shape, dtype=np.uint8)
     y = rng.randint(0, classes, size=[n_train]).astype(np.int64)
     n_test = 2 * int(spec["train"]["batch_size"])
@@ -241,7 +249,10 @@ def write_npy(spec, tmp, x, y, xt, yt):
 
 
 def normalize(spec, x_u8):
-    """ToTensor + Normalize in float32, as runtime/data/BatchLoader.cpp."""
+    """ToTensor + Normalize in float32, as runtime/data/BatchLoader.cpp; token
+    ids as they are (exact in float32)."""
+    if spec["input"].get("type") == "tokens":
+        return torch.from_numpy(np.array(x_u8, copy=True)).float()
     x = torch.from_numpy(np.array(x_u8, copy=True)).float() / 255.0
     norm = spec.get("data", {}).get("normalize") or {}
     c = x.shape[1]

@@ -497,6 +497,18 @@ class TccModel(nn.Module):
                 if not btrain:
                     self.frozen.add(name + ".bias")
             return m
+        if op == "embedding":
+            rows = int(node["num_embeddings"])
+            padding = node.get("padding_idx")
+            m = nn.Embedding(rows, int(node["embedding_dim"]), padding_idx=padding)
+            wp, winit, wtrain = _param_spec(node, "weight")
+            apply_init(m.weight, winit, lambda: None)
+            if padding is not None:  # as nn.Embedding's reset_parameters
+                with torch.no_grad():
+                    m.weight[padding].zero_()
+            if not wtrain:
+                self.frozen.add(name + ".weight")
+            return m
         if op == "attention":
             # PyTorch's own parameters and inits (in_proj_weight, in_proj_bias,
             # out_proj.weight, out_proj.bias): tcc names them the same.
@@ -512,6 +524,8 @@ class TccModel(nn.Module):
         x = xs[0]
         if op in ("conv2d", "linear", "batch_norm", "layer_norm"):
             return self._nodes[node["name"]](x)
+        if op == "embedding":  # the ids arrive as the batch's floats
+            return self._nodes[node["name"]](x.long())
         if op == "relu":
             return F.relu(x)
         if op == "sigmoid":

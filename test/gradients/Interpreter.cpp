@@ -292,6 +292,19 @@ private:
               res(o.getGradValue()));
           return true;
         })
+        .Case([&](EmbeddingOp o) {
+          ArrayRef<int64_t> w = dimsOf(o.getWeight());
+          k::embedding_forward<double, double>(numElementsOf(o.getIds()), w[0], w[1],
+                                               in(o.getIds()), in(o.getWeight()),
+                                               res(o.getResult()));
+          return true;
+        })
+        .Case([&](EmbeddingBackwardOp o) {
+          k::embedding_backward<double, double>(
+              numElementsOf(o.getIds()), o.getNumEmbeddings(), dimsOf(o.getResult())[1],
+              o.getPaddingIdx(), in(o.getGrad()), in(o.getIds()), res(o.getResult()));
+          return true;
+        })
         .Case([&](MatmulOp o) {
           ArrayRef<int64_t> a = dimsOf(o.getLhs()), c = dimsOf(o.getResult());
           int64_t m = c[c.size() - 2], batch = product(c.drop_back(2));
