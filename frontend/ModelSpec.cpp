@@ -108,6 +108,9 @@ void parseTop(const Json &doc, ModelSpec &spec) {
   std::string *outputName = output ? renamed.get_ptr<std::string *>() : nullptr;
   parseGraph(expandBlocks(top.find("blocks"), top.require("graph"), outputName), output, spec);
   spec.loss = parseLoss(top.object("loss"));
+  if (spec.loss.targets == "sequence" && spec.vocab == 0)
+    fail("loss.targets \"sequence\" needs a token input (input \"type\": \"tokens\"): "
+         "its targets are one class per token");
   spec.recipe.train = parseTrain(top.object("train"));
   spec.recipe.data = parseData(top.find("data"), spec);
   spec.recipe.eval = parseEval(top.find("eval"), spec);

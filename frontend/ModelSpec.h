@@ -70,6 +70,10 @@ struct LossSpec {
   std::string op = "cross_entropy"; ///< cross_entropy | mse_loss
   double labelSmoothing = 0;
   std::string reduction = "mean";   ///< mean | sum
+  /// "sample": one class per sample; "sequence": one per position of a
+  /// token input ([N, T] targets, positions equal to ignoreIndex skipped).
+  std::string targets = "sample";
+  int64_t ignoreIndex = -100;
 };
 
 struct ModelSpec {

@@ -26,6 +26,10 @@ inline constexpr llvm::StringLiteral kClassesAttr = "tcc.classes";
 inline constexpr llvm::StringLiteral kInputShapeAttr = "tcc.input_shape";
 /// On the module of a token input: its ids are in [0, vocab).
 inline constexpr llvm::StringLiteral kVocabAttr = "tcc.vocab";
+/// On the module of sequence targets: positions per sample (T), and the
+/// target value that counts nowhere.
+inline constexpr llvm::StringLiteral kSequenceTargetsAttr = "tcc.sequence_targets";
+inline constexpr llvm::StringLiteral kIgnoreIndexAttr = "tcc.ignore_index";
 /// On the module: model.json's `train` section, defaults filled (dictionary).
 inline constexpr llvm::StringLiteral kTrainAttr = "tcc.train";
 /// On the module: model.json's `data` section, defaults filled (dictionary).

@@ -675,6 +675,7 @@ def Tcc_OneHotOp : Tcc_Op<"one_hot", [Pure, InferTypeOpAdaptor]> {
 include "ir/TccGradOps.td"
 include "ir/TccAttentionOps.td"
 include "ir/TccEmbeddingOps.td"
+include "ir/TccTokenLossOps.td"
 include "ir/TccTrainOps.td"
 include "ir/TccFusionOps.td"
 include "ir/TccCollectiveOps.td"

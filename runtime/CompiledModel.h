@@ -103,6 +103,10 @@ struct ModelInfo {
   int64_t classes = 0;
   /// A token input: integer ids in [0, vocab) (0: not a token input).
   int64_t vocab = 0;
+  /// Sequence targets: T classes per sample, each in [0, classes) or
+  /// ignoreIndex (0: one class per sample).
+  int64_t sequenceTargets = 0;
+  int64_t ignoreIndex = -100;
   int64_t batchSize = 0;           ///< samples per train step of this rank (all its micro-batches)
   int64_t evalBatchSize = 0;       ///< samples per eval step
   std::vector<StateTensor> state;
@@ -163,7 +167,7 @@ TCC_HOST_DEVICE inline int64_t evalBatchIndex(const StepControl *control) {
 struct DataView {
   const void *pixels = nullptr;    ///< [n, c, h, w]: uint8 or float32
   bool isFloat = false;            ///< pixels are float32 (else uint8)
-  const int64_t *labels = nullptr; ///< [n], each in [0, classes)
+  const int64_t *labels = nullptr; ///< [n, BatchSpec::targets]
   int64_t n = 0;
 };
 
@@ -174,6 +178,12 @@ struct BatchSpec {
   AugmentConfig augment;        ///< training samples only
   bool shuffle = true;          ///< a new order every epoch (CounterRng.h)
   bool augmentOn = true;        ///< false: --no-augment
+  /// Targets per sample: 1 class, or T of sequence targets, where the
+  /// gather sets StepControl::valid to the positions that are not
+  /// ignoreIndex (the per-token metrics' count) and pads with ignoreIndex.
+  int64_t targets = 1;
+  bool sequence = false;
+  int64_t ignoreIndex = -100;
   /// [c] each, resident: normalisation (x - mean[c]) / std[c].
   const float *mean = nullptr, *std = nullptr;
 };

@@ -235,6 +235,9 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
      << module->getAttrOfType<IntegerAttr>(kClassesAttr).getInt() << ";\n";
   if (auto vocab = module->getAttrOfType<IntegerAttr>(kVocabAttr))
     os << "  info_.vocab = " << vocab.getInt() << ";\n";
+  if (auto targets = module->getAttrOfType<IntegerAttr>(kSequenceTargetsAttr))
+    os << "  info_.sequenceTargets = " << targets.getInt() << ";\n  info_.ignoreIndex = "
+       << module->getAttrOfType<IntegerAttr>(kIgnoreIndexAttr).getInt() << ";\n";
   os << "  info_.batchSize = " << dimsOf(train.getArgument(0))[0] << ";\n"
      << "  info_.evalBatchSize = " << dimsOf(eval.getArgument(0))[0] << ";\n"
      << "  info_.stateBytes = "

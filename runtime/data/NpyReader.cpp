@@ -10,6 +10,7 @@
 #include "runtime/data/FileReader.h"
 #include "runtime/data/Readers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -396,7 +397,7 @@ bool readImages(const std::string &path, Dataset &d, std::string &error) {
   return true;
 }
 
-bool readLabels(const std::string &path, std::vector<int64_t> &labels,
+bool readLabels(const std::string &path, std::vector<int64_t> &labels, int64_t &targets,
                 std::string &error) {
   std::vector<uint8_t> bytes;
   NpyHeader header;
@@ -404,12 +405,14 @@ bool readLabels(const std::string &path, std::vector<int64_t> &labels,
   if (!readNpy(path, "labels", {"<i8", "<i4", "|u1", "<u1"}, bytes, header,
                itemSize, error))
     return false;
-  if (header.shape.size() != 1) {
+  if (header.shape.size() != 1 && header.shape.size() != 2) {
     error = path + ": labels have shape " + shapeString(header.shape) +
-            " (expected [N])";
+            " (expected [N], or [N, T] targets of a token sequence)";
     return false;
   }
-  const size_t n = static_cast<size_t>(header.shape[0]);
+  // 0: one label per sample ([N]); T: [N, T] sequence targets.
+  targets = header.shape.size() == 2 ? header.shape[1] : 0;
+  const size_t n = static_cast<size_t>(header.shape[0] * std::max<int64_t>(targets, 1));
   const uint8_t *data = bytes.data() + header.dataOffset;
   labels.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -420,7 +423,7 @@ bool readLabels(const std::string &path, std::vector<int64_t> &labels,
       v = static_cast<int32_t>(readLE32(data + 4 * i));
     else
       v = data[i];
-    if (v < 0) {
+    if (v < 0 && header.shape.size() == 1) {
       error = path + ": label " + std::to_string(i) + " is " +
               std::to_string(v) + " (labels must be >= 0)";
       return false;
@@ -517,12 +520,27 @@ bool loadNpyPair(const std::string &imagesPath, const std::string &labelsPath,
                  Dataset &out, std::string &error) {
   Dataset d;
   if (!readImages(imagesPath, d, error) ||
-      !readLabels(labelsPath, d.labels, error))
+      !readLabels(labelsPath, d.labels, d.targets, error))
     return false;
-  if (static_cast<int64_t>(d.labels.size()) != d.n) {
-    error = labelsPath + ": holds " + std::to_string(d.labels.size()) +
+  const bool perToken = d.perToken = d.targets > 0;
+  d.targets = std::max<int64_t>(d.targets, 1);
+  const int64_t rows = static_cast<int64_t>(d.labels.size()) / d.targets;
+  if (perToken && !d.tokens) {
+    error = labelsPath + ": labels have shape (" + std::to_string(rows) + ", " +
+            std::to_string(d.targets) + ") (expected [N]; [N, T] targets go with token ids "
+            "[N, T])";
+    return false;
+  }
+  if (perToken && (d.targets != d.w || rows != d.n)) {
+    error = labelsPath + ": holds [" + std::to_string(rows) + ", " + std::to_string(d.targets) +
+            "] targets but " + imagesPath + " holds [" + std::to_string(d.n) + ", " +
+            std::to_string(d.w) + "] token ids; x and y of sequence targets need one shape";
+    return false;
+  }
+  if (rows != d.n) {
+    error = labelsPath + ": holds " + std::to_string(rows) +
             " labels but " + imagesPath + " holds " + std::to_string(d.n) +
-            " images";
+            (d.tokens ? " sequences" : " images");
     return false;
   }
   out = std::move(d);

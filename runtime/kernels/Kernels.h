@@ -23,5 +23,6 @@
 #include "runtime/kernels/Random.h"
 #include "runtime/kernels/Softmax.h"
 #include "runtime/kernels/SyncNorm.h"
+#include "runtime/kernels/TokenLoss.h"
 
 #endif // TCC_RUNTIME_KERNELS_KERNELS_H

@@ -715,6 +715,11 @@ class MaxWindow:
 def loss_fn(spec, output, labels):
     loss = spec["loss"]
     reduction = loss.get("reduction", "mean")
+    if loss["op"] == "cross_entropy" and loss.get("targets") == "sequence":
+        return F.cross_entropy(output.reshape(-1, output.shape[-1]), labels.reshape(-1),
+                               ignore_index=int(loss.get("ignore_index", -100)),
+                               reduction=reduction,
+                               label_smoothing=float(loss.get("label_smoothing", 0.0)))
     if loss["op"] == "cross_entropy":
         return F.cross_entropy(output, labels, reduction=reduction,
                                label_smoothing=float(loss.get("label_smoothing", 0.0)))

@@ -431,6 +431,19 @@ Case crossEntropy(const std::string &name, int64_t n, int64_t k, double smoothin
   return {name, "tcc.cross_entropy", {logits, labels}, body, {}};
 }
 
+/// Cross entropy at every position of [n, t] sequences; ignore_index is a
+/// real class (PyTorch allows that), so the drawn labels hit it.
+Case tokenCrossEntropy(const std::string &name, int64_t n, int64_t t, int64_t k,
+                       int64_t ignoreIndex, double smoothing, const std::string &reduction) {
+  Arg logits{"x", {n, t, k}};
+  Arg labels{"labels", {n, t}, Role::Labels, Dist::Uniform, k};
+  std::string body = "%y = tcc.token_cross_entropy %x, %labels {ignore_index = " +
+                     std::to_string(ignoreIndex) + " : i64, label_smoothing = " +
+                     f64(smoothing) + ", reduction = \"" + reduction + "\"} : (" +
+                     ty({n, t, k}) + ", " + ty({n, t}, "i64") + ") -> tensor<f32>";
+  return {name, "tcc.token_cross_entropy", {logits, labels}, body, {}};
+}
+
 Case mseLoss(const std::string &name, Shape x, const std::string &reduction) {
   std::string body = "%y = tcc.mse_loss %x, %t {reduction = \"" + reduction +
                      "\"} : (" + ty(x) + ", " + ty(x) + ") -> tensor<f32>";
@@ -617,6 +630,9 @@ std::vector<Case> allCases() {
   c.push_back(crossEntropy("CrossEntropySmoothing0p2Mean", 4, 5, 0.2, "mean"));
   c.push_back(crossEntropy("CrossEntropySum", 4, 5, 0.0, "sum"));
   c.push_back(crossEntropy("CrossEntropySmoothing0p1Sum", 3, 6, 0.1, "sum"));
+  c.push_back(tokenCrossEntropy("TokenCrossEntropyIgnoreMean", 2, 5, 3, 1, 0.0, "mean"));
+  c.push_back(tokenCrossEntropy("TokenCrossEntropyNoneIgnored", 2, 3, 4, -100, 0.0, "mean"));
+  c.push_back(tokenCrossEntropy("TokenCrossEntropyIgnoreSmoothingSum", 2, 4, 3, 0, 0.1, "sum"));
   c.push_back(mseLoss("MseLossMean", {3, 4}, "mean"));
   c.push_back(mseLoss("MseLossSum", {2, 3, 2}, "sum"));
 

@@ -658,6 +658,21 @@ private:
               res(o.getResult()), static_cast<double *>(nullptr));
           return true;
         })
+        .Case([&](TokenCrossEntropyOp o) {
+          ArrayRef<int64_t> l = dimsOf(o.getLogits());
+          k::token_cross_entropy_forward<double>(
+              l[0] * l[1], l[2], in(o.getLogits()), inInt(o.getLabels()), o.getIgnoreIndex(),
+              f64(o.getLabelSmoothing()), reduction(o.getReduction()), res(o.getResult()));
+          return true;
+        })
+        .Case([&](TokenCrossEntropyBackwardOp o) {
+          ArrayRef<int64_t> l = dimsOf(o.getLogits());
+          k::token_cross_entropy_backward<double>(
+              l[0] * l[1], l[2], in(o.getLogits()), inInt(o.getLabels()), o.getIgnoreIndex(),
+              f64(o.getLabelSmoothing()), reduction(o.getReduction()), in(o.getGrad())[0],
+              res(o.getResult()));
+          return true;
+        })
         .Case([&](CrossEntropyBackwardOp o) {
           ArrayRef<int64_t> l = dimsOf(o.getLogits());
           k::cross_entropy_backward<double>(

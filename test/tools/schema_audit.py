@@ -138,6 +138,17 @@ def tokens(mutation, expected="ir"):
 IDS = "ids"  # the entry mutates IDS_MODEL
 
 
+def per_token_targets(**loss):
+    """IDS_MODEL with a class per token: the mean over the tokens becomes a
+    GELU, so the head maps every token."""
+    def apply(spec):
+        spec["loss"].update(dict({"targets": "sequence"}, **loss))
+        pooled = named(spec, "pooled")
+        pooled.clear()
+        pooled.update({"name": "pooled", "op": "gelu"})
+    return apply
+
+
 def ids(mutation, expected="ir"):
     return (mutation, expected, IDS)
 
@@ -267,6 +278,8 @@ MUTATIONS = {
     "loss.op": setter(["loss", "op"], "mse_loss"),
     "loss.label_smoothing": setter(["loss", "label_smoothing"], 0.1),
     "loss.reduction": setter(["loss", "reduction"], "sum"),
+    "loss.targets": ids(per_token_targets()),
+    "loss.ignore_index": ids(per_token_targets(ignore_index=0)),
     "train.batch_size": setter(["train", "batch_size"], 8),
     "train.epochs": setter(["train", "epochs"], 2),
     "train.seed": setter(["train", "seed"], 5),

@@ -276,7 +276,8 @@ TEST(NpyReader, BadShapesAndValues) {
                     rawBytes(std::vector<int64_t>{1, 2, 3, 4})));
   EXPECT_EQ(loadError(dir.str()),
             dir.file("train_y.npy") +
-                ": labels have shape (4, 1) (expected [N])");
+                ": labels have shape (4, 1) (expected [N]; [N, T] targets go with token "
+                "ids [N, T])");
   writeNpyDir(dir);
   writeFile(dir.file("train_y.npy"),
             npyFile(npyDict("<i8", "(4,)"),

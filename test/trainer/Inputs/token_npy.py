@@ -1,6 +1,7 @@
 """Writes token-id NPY data sets for token-data.test: python3 token_npy.py
-OUT_DIR CASE. Each case is good data (T 4, ids in [0, 10), 3 classes) with
-one thing wrong. Plain Python (the lit python need not have numpy)."""
+OUT_DIR CASE. Each case is good data (T 4, ids in [0, 10), 3 classes; the
+lm-* cases next-token targets [N, T] in [0, 10) or -100) with one thing
+wrong. Plain Python (the lit python need not have numpy)."""
 import os
 import random
 import struct
@@ -32,8 +33,20 @@ if case == "id-too-large":
 elif case == "id-negative":
     x[5 * t + 1] = -1
 else:
-    assert case in ("good", "length", "float", "uint16"), case
+    assert case in ("good", "length", "float", "uint16") or case.startswith("lm-"), case
 save(os.path.join(out, "train_x.npy"), dtype, [8, t], x)
 save(os.path.join(out, "test_x.npy"), dtype, [4, t], xt)
-save(os.path.join(out, "train_y.npy"), "<i8", [8], y)
-save(os.path.join(out, "test_y.npy"), "<i8", [4], yt)
+y_shape, yt_shape = [8], [4]
+if case.startswith("lm-") and case != "lm-per-sample":
+    # the next token at each position, the last one ignored
+    def next_tokens(ids, n):
+        return [ids[i + 1] if (i + 1) % t else -100 for i in range(n * t)]
+    y, yt, y_shape, yt_shape = next_tokens(x, 8), next_tokens(xt, 4), [8, t], [4, t]
+    if case == "lm-target-range":
+        y[1 * t + 2] = 10
+    elif case == "lm-shape":
+        y, y_shape = y + [0] * 8, [8, t + 1]
+    else:
+        assert case == "lm-good", case
+save(os.path.join(out, "train_y.npy"), "<i8", y_shape, y)
+save(os.path.join(out, "test_y.npy"), "<i8", yt_shape, yt)
