@@ -1188,6 +1188,20 @@ TEST(GradientRuleNegativeControl, WrongSliceBackwardOffsetIsCaught) {
   expectCaught(r);
 }
 
+TEST(GradientRuleNegativeControl, EmbeddingBackwardWithoutPaddingIdxIsCaught) {
+  Report r = checkCase(caseNamed("EmbeddingPaddingIdx"),
+                       setAttr("tcc.embedding_backward", "padding_idx",
+                               [](Builder &b) { return b.getI64IntegerAttr(-1); }));
+  ASSERT_TRUE(r.setupError.empty()) << r.setupError;
+  expectCaught(r);
+}
+TEST(GradientRuleNegativeControl, TokenLossBackwardWithoutIgnoreIndexIsCaught) {
+  Report r = checkCase(caseNamed("TokenCrossEntropyIgnoreMean"),
+                       setAttr("tcc.token_cross_entropy_backward", "ignore_index",
+                               [](Builder &b) { return b.getI64IntegerAttr(-100); }));
+  ASSERT_TRUE(r.setupError.empty()) << r.setupError;
+  expectCaught(r);
+}
 TEST(GradientRuleNegativeControl, WrongLabelSmoothingIsCaught) {
   Report r = checkCase(caseNamed("CrossEntropySmoothing0p2Mean"),
                        setAttr("tcc.cross_entropy_backward", "label_smoothing",
