@@ -133,6 +133,7 @@ struct StepTotals {
   double lossSum = 0;  ///< sum over samples of the per-sample loss
   int64_t correct = 0; ///< samples whose argmax matches the label
   int64_t count = 0;   ///< samples seen
+  // (Sequence targets: per position that is not ignore_index, throughout.)
 };
 
 /// Values constant for a whole run that the step reads.
@@ -154,7 +155,8 @@ struct StepControl {
   RunConstants run;
   StepTotals totals;     ///< added to by every step since resetTotals()
   int64_t evalBatch = 0; ///< the test batch the next evalStep() evaluates
-  int64_t valid = 0;     ///< real samples in the batch being processed
+  int64_t valid = 0;     ///< real samples in the batch being processed (sequence
+                         ///< targets: its positions that are not ignore_index)
 };
 
 /// The test batch the next evaluation step reads: batch `evalBatch` of
