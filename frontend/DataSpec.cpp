@@ -135,6 +135,13 @@ rt::DataRecipe parseData(const Json *data, const ModelSpec &spec) {
          "28], \"cifar10\" for [3, 32, 32]); give \"format\" and \"path\"");
   std::string format =
       r.choice("format", defaultFormat, {"idx", "cifar10", "npy"});
+  if (spec.vocab > 0 && format != "npy")
+    r.failField("format", "must be \"npy\" for a token input (input.type \"tokens\"): "
+                          "train_x.npy of integer token ids [N, T]; got " +
+                              quote(format));
+  if (spec.vocab > 0 && r.has("normalize"))
+    r.failField("normalize", "applies to images and features, not to token ids (input.type "
+                             "\"tokens\"); remove it");
   if (format == "idx" && (shape.size() != 3 || shape[0] != 1))
     r.failField("format", "'idx' needs input shape [1, H, W], got " +
                               shapeText(shape));

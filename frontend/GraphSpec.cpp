@@ -192,6 +192,29 @@ void orderAndCheck(ModelSpec &spec,
     failCycle(spec, remaining, byName);
 }
 
+/// Token ids are indices, not features: only an embedding reads them, and
+/// an embedding reads nothing else.
+void checkTokenInput(const ModelSpec &spec) {
+  for (const NodeSpec &node : spec.nodes) {
+    bool readsInput = std::find(node.inputs.begin(), node.inputs.end(), "input") !=
+                      node.inputs.end();
+    if (node.op == "embedding") {
+      if (!readsInput || spec.vocab == 0)
+        fail(nodeLabel(node) + ": an embedding reads token ids, so its input must be " +
+             "\"input\" with \"type\": \"tokens\" in the model's input" +
+             (readsInput ? "" : ", not " + quote(node.inputs[0])));
+      int64_t rows = node.attrs.at("num_embeddings").get<int64_t>();
+      if (rows < spec.vocab)
+        fail(nodeLabel(node) + ": num_embeddings " + std::to_string(rows) +
+             " is less than input.vocab " + std::to_string(spec.vocab) +
+             "; every token id needs a row: raise num_embeddings to at least the vocab");
+    } else if (readsInput && spec.vocab > 0) {
+      fail(nodeLabel(node) + ": reads the token input (token ids, input.type \"tokens\"), " +
+           "which only an embedding node can read; put an embedding node first");
+    }
+  }
+}
+
 } // namespace
 
 void parseGraph(const Json &graph, const Json *output, ModelSpec &spec) {
@@ -249,6 +272,7 @@ void parseGraph(const Json &graph, const Json *output, ModelSpec &spec) {
     if (!used[node.index])
       fail(nodeLabel(node) + " is not used by the output " +
            quote(spec.output) + "; remove it or feed it into the graph");
+  checkTokenInput(spec);
 }
 
 } // namespace tcc::frontend::detail

@@ -31,6 +31,7 @@ public:
 private:
   LogicalResult buildForward();
   LogicalResult buildLoss(Type outputType);
+  LogicalResult buildTokenLoss(RankedTensorType output);
   LogicalResult assignParameterGroups();
 };
 
@@ -82,8 +83,42 @@ LogicalResult ForwardImporter::buildForward() {
   return buildLoss(output.getType());
 }
 
+/// Sequence targets: logits [N, T, classes] against [N, T] classes, every
+/// position but ignore_index's (tcc.token_cross_entropy).
+LogicalResult ForwardImporter::buildTokenLoss(RankedTensorType output) {
+  SmallVector<int64_t> expected{spec.batchSize(), spec.inputShape[0], spec.classes};
+  if (output.getShape() != ArrayRef<int64_t>(expected))
+    return fail(nullptr, "loss.cross_entropy with \"targets\": \"sequence\" needs the output '" +
+                             spec.output + "' to be [batch, T, classes] = " +
+                             formatShape(expected) + ", got " + formatShape(output.getShape()) +
+                             "; end the graph with a linear layer of " +
+                             std::to_string(spec.classes) + " outputs on the [N, T, features] "
+                             "tokens");
+  auto labelsType = RankedTensorType::get({expected[0], expected[1]}, builder.getI64Type());
+  builder.setInsertionPointToEnd(module->getBody());
+  Location loc = NameLoc::get(builder.getStringAttr("loss"));
+  auto lossFn = builder.create<func::FuncOp>(
+      loc, "loss",
+      builder.getFunctionType({output, labelsType},
+                              RankedTensorType::get({}, builder.getF32Type())));
+  Block *entry = lossFn.addEntryBlock();
+  builder.setInsertionPointToEnd(entry);
+  Value loss = builder.create<TokenCrossEntropyOp>(
+      loc, entry->getArgument(0), entry->getArgument(1),
+      builder.getI64IntegerAttr(spec.loss.ignoreIndex),
+      builder.getF64FloatAttr(spec.loss.labelSmoothing),
+      builder.getStringAttr(spec.loss.reduction));
+  builder.create<func::ReturnOp>(loc, loss);
+  module->getOperation()->setAttr(kSequenceTargetsAttr, builder.getI64IntegerAttr(expected[1]));
+  module->getOperation()->setAttr(kIgnoreIndexAttr,
+                                  builder.getI64IntegerAttr(spec.loss.ignoreIndex));
+  return success();
+}
+
 LogicalResult ForwardImporter::buildLoss(Type outputType) {
   auto output = cast<RankedTensorType>(outputType);
+  if (spec.loss.targets == "sequence")
+    return buildTokenLoss(output);
   SmallVector<int64_t> expected{spec.batchSize(), spec.classes};
   if (output.getShape() != ArrayRef<int64_t>(expected))
     return fail(nullptr, "loss." + spec.loss.op + " needs the output '" +
@@ -201,6 +236,8 @@ OwningOpRef<ModuleOp> ForwardImporter::run(std::string &errorOut) {
                                   builder.getI64IntegerAttr(spec.classes));
   module->getOperation()->setAttr(kInputShapeAttr,
                                   builder.getDenseI64ArrayAttr(spec.inputShape));
+  if (spec.vocab > 0)
+    module->getOperation()->setAttr(kVocabAttr, builder.getI64IntegerAttr(spec.vocab));
   module->getOperation()->setAttr(kTrainAttr, getTrainAttr(&context, spec.recipe.train));
   module->getOperation()->setAttr(kDataAttr, getDataAttr(&context, spec.recipe.data));
   module->getOperation()->setAttr(kEvalAttr, getEvalAttr(&context, spec.recipe.eval));

@@ -7,6 +7,7 @@
 
 #include "frontend/ImportOps.h"
 
+#include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -394,6 +395,25 @@ struct NodeImporter::Ops {
                            {b.getNamedAttr("axis", b.getI64IntegerAttr(0)),
                             b.getNamedAttr("size", b.getI64IntegerAttr(im.spec.batchSize()))});
   }
+  /// torch.nn.Embedding: the table [num_embeddings, embedding_dim], its
+  /// padding row zeroed after the init as PyTorch's module does.
+  static Operation *embedding(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
+                              const NodeAttrs &a) {
+    int64_t rows = a.i64("num_embeddings"), dim = a.i64("embedding_dim");
+    int64_t paddingIdx = a.i64("padding_idx");
+    if (mlir::failed(im.checkWeightSize(node, {rows, dim},
+                                        "lower num_embeddings or embedding_dim")))
+      return nullptr;
+    Value w = im.addParameter(node, "weight", {rows, dim}, dim, rows);
+    if (paddingIdx >= 0) {
+      NamedAttrList attrs(im.argAttrs.back());
+      NamedAttrList init(cast<DictionaryAttr>(attrs.get(kInitAttr)));
+      init.set("zero_row", im.builder.getI64IntegerAttr(paddingIdx));
+      attrs.set(kInitAttr, init.getDictionary(&im.context));
+      im.argAttrs.back() = attrs.getDictionary(&im.context);
+    }
+    return im.create<EmbeddingOp>(node, {in[0], w}, {a.i64Attr("padding_idx", paddingIdx)});
+  }
   static Operation *matmul(NodeImporter &im, const NodeSpec &node, ArrayRef<Value> in,
                            const NodeAttrs &a) {
     return im.create<MatmulOp>(node, in, {a.boolean("transpose_a"), a.boolean("transpose_b")});
@@ -552,6 +572,7 @@ const llvm::StringMap<NodeImporter::Ops::Import> &importTable() {
       {"select", O::select},
       {"parameter", O::parameter},
       {"matmul", O::matmul},
+      {"embedding", O::embedding},
       {"mean", O::mean},
       {"dropout", O::dropout},
       {"softmax", O::softmax},

@@ -35,6 +35,9 @@ constexpr int64_t kMaxInputChannels = int64_t(1) << 16;
 constexpr int64_t kMaxWindow = int64_t(1) << 24;
 /// out_channels, out_features and input.classes.
 constexpr int64_t kMaxFeatures = int64_t(1) << 24;
+/// An embedding's num_embeddings: token ids travel in the f32 batch, exact
+/// below 2^24.
+constexpr int64_t kMaxEmbeddings = int64_t(1) << 24;
 /// train.epochs: keeps epochs * steps_per_epoch far inside an int64 count.
 constexpr double kMaxEpochs = 1e6;
 /// patch_whitening's `images`: the first that many training images.

@@ -22,7 +22,7 @@ namespace {
 constexpr const char *kFormat = "tcc-model/1";
 
 void parseInput(const ObjectReader &r, ModelSpec &spec) {
-  r.allowOnly({"shape", "classes"});
+  r.allowOnly({"shape", "classes", "type", "vocab"});
   const Json &shape = r.require("shape");
   bool ok = shape.is_array() && (shape.size() == 1 || shape.size() == 3);
   std::optional<int64_t> perSample = 1;
@@ -47,6 +47,16 @@ void parseInput(const ObjectReader &r, ModelSpec &spec) {
                              std::to_string(limits::kMaxInputChannels) +
                              kLimitNote);
   spec.classes = r.integer("classes", std::nullopt, 2, limits::kMaxFeatures);
+  // Token ids [T] in [0, vocab): the data's integers, read by embeddings.
+  if (r.choice("type", std::string("float"), {"float", "tokens"}) == "tokens") {
+    if (spec.inputShape.size() != 1)
+      r.failField("shape", "must be [T] (the sequence length) for \"type\": \"tokens\", got " +
+                               describe(shape));
+    spec.vocab = r.integer("vocab", std::nullopt, 1, limits::kMaxEmbeddings);
+  } else if (r.has("vocab")) {
+    r.failField("vocab", "applies only to a token input; add \"type\": \"tokens\" or remove "
+                         "it");
+  }
 }
 
 /// What is wrong with `name` as the file ./NAME (and the stem of checkpoint
@@ -98,6 +108,9 @@ void parseTop(const Json &doc, ModelSpec &spec) {
   std::string *outputName = output ? renamed.get_ptr<std::string *>() : nullptr;
   parseGraph(expandBlocks(top.find("blocks"), top.require("graph"), outputName), output, spec);
   spec.loss = parseLoss(top.object("loss"));
+  if (spec.loss.targets == "sequence" && spec.vocab == 0)
+    fail("loss.targets \"sequence\" needs a token input (input \"type\": \"tokens\"): "
+         "its targets are one class per token");
   spec.recipe.train = parseTrain(top.object("train"));
   spec.recipe.data = parseData(top.find("data"), spec);
   spec.recipe.eval = parseEval(top.find("eval"), spec);

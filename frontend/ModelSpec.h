@@ -70,6 +70,10 @@ struct LossSpec {
   std::string op = "cross_entropy"; ///< cross_entropy | mse_loss
   double labelSmoothing = 0;
   std::string reduction = "mean";   ///< mean | sum
+  /// "sample": one class per sample; "sequence": one per position of a
+  /// token input ([N, T] targets, positions equal to ignoreIndex skipped).
+  std::string targets = "sample";
+  int64_t ignoreIndex = -100;
 };
 
 struct ModelSpec {
@@ -78,6 +82,8 @@ struct ModelSpec {
   std::string description;
   std::vector<int64_t> inputShape; ///< per sample: [C, H, W] or [F]
   int64_t classes = 0;
+  /// A token input (input.type "tokens"): ids in [0, vocab); 0 otherwise.
+  int64_t vocab = 0;
   std::vector<NodeSpec> nodes;     ///< in file order
   std::vector<size_t> topoOrder;   ///< indices into nodes, producers first
   std::string output;              ///< node whose value is the model output

@@ -278,6 +278,26 @@ void multiheadAttention(OpReader &o) {
   o.node.params["out_proj.bias"] = zeros;
 }
 
+/// torch.nn.Embedding(num_embeddings, embedding_dim, padding_idx): the
+/// table's weight; a negative padding_idx counts from the end, as PyTorch's.
+void embedding(OpReader &o) {
+  int64_t rows = o.integer("num_embeddings", std::nullopt, 1, limits::kMaxEmbeddings);
+  o.integer("embedding_dim", std::nullopt, 1, limits::kMaxFeatures);
+  const Json *padding = o.r.find("padding_idx");
+  int64_t index = -1;
+  if (padding && !padding->is_null()) {
+    int64_t given =
+        o.r.checkInteger("padding_idx", *padding, INT64_MIN + 1, INT64_MAX, "null or an integer");
+    if (given < -rows || given >= rows)
+      o.r.failField("padding_idx", "must be in [-num_embeddings, num_embeddings) = [" +
+                                       std::to_string(-rows) + ", " + std::to_string(rows) +
+                                       "), got " + std::to_string(given));
+    index = given < 0 ? given + rows : given;
+  }
+  o.node.attrs["padding_idx"] = index;
+  o.param("weight", false);
+}
+
 struct OpDef {
   const char *name;
   std::vector<std::string> fields;
@@ -384,6 +404,8 @@ const std::vector<OpDef> &opTable() {
          o.boolean("keepdim", false);
        }},
       {"select", {"axis", "index"}, {1, 1}, select},
+      {"embedding", {"num_embeddings", "embedding_dim", "padding_idx", "weight"}, {1, 1},
+       embedding},
       {"dropout", {"p"}, {1, 1},
        [](OpReader &o) { o.number("p", 0.5, Range::closedOpen(0, 1)); }},
       {"softmax", {"axis"}, {1, 1}, [](OpReader &o) { o.axis("axis", -1); }},

@@ -47,6 +47,9 @@ DictionaryAttr mlir::tcc::resolveInit(MLIRContext *ctx,
     // torch.nn.Parameter(torch.zeros(...)), as torchvision's class token.
     if (op == "parameter")
       return constant(ctx, 0.0);
+    // torch.nn.Embedding: N(0, 1).
+    if (op == "embedding")
+      return normal(ctx, 0.0, 1.0);
     if (isNorm)
       return constant(ctx, role == "weight" ? 1.0 : 0.0);
     return uniform(ctx, 1.0 / std::sqrt(static_cast<double>(fanIn)));

@@ -251,7 +251,7 @@ rt::LossScale parseLossScale(const ObjectReader &r) {
 }
 
 LossSpec parseLoss(const ObjectReader &r) {
-  r.allowOnly({"op", "label_smoothing", "reduction"});
+  r.allowOnly({"op", "label_smoothing", "reduction", "targets", "ignore_index"});
   LossSpec loss;
   loss.op = r.choice("op", std::nullopt, {"cross_entropy", "mse_loss"});
   if (loss.op != "cross_entropy" && r.has("label_smoothing"))
@@ -260,6 +260,14 @@ LossSpec parseLoss(const ObjectReader &r) {
   loss.labelSmoothing =
       r.number("label_smoothing", 0.0, Range::closedOpen(0, 1));
   loss.reduction = r.choice("reduction", std::string("mean"), {"mean", "sum"});
+  // Next-token prediction: a class at every position of the sequence.
+  loss.targets = r.choice("targets", std::string("sample"), {"sample", "sequence"});
+  if (loss.targets == "sequence" && loss.op != "cross_entropy")
+    r.failField("targets", "\"sequence\" needs op cross_entropy, not " + loss.op);
+  if (r.has("ignore_index") && loss.targets != "sequence")
+    r.failField("ignore_index", "applies only to \"targets\": \"sequence\" (a sample's "
+                                "class is never ignored); remove it");
+  loss.ignoreIndex = r.integer("ignore_index", loss.ignoreIndex, INT64_MIN + 1);
   return loss;
 }
 

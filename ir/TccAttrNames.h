@@ -24,6 +24,12 @@ inline constexpr llvm::StringLiteral kModelAttr = "tcc.model";
 inline constexpr llvm::StringLiteral kClassesAttr = "tcc.classes";
 /// On the module: the shape of one input sample, no batch dim (dense i64 array).
 inline constexpr llvm::StringLiteral kInputShapeAttr = "tcc.input_shape";
+/// On the module of a token input: its ids are in [0, vocab).
+inline constexpr llvm::StringLiteral kVocabAttr = "tcc.vocab";
+/// On the module of sequence targets: positions per sample (T), and the
+/// target value that counts nowhere.
+inline constexpr llvm::StringLiteral kSequenceTargetsAttr = "tcc.sequence_targets";
+inline constexpr llvm::StringLiteral kIgnoreIndexAttr = "tcc.ignore_index";
 /// On the module: model.json's `train` section, defaults filled (dictionary).
 inline constexpr llvm::StringLiteral kTrainAttr = "tcc.train";
 /// On the module: model.json's `data` section, defaults filled (dictionary).

@@ -674,6 +674,8 @@ def Tcc_OneHotOp : Tcc_Op<"one_hot", [Pure, InferTypeOpAdaptor]> {
 // The backward ops share the op list (and generated files) of the forward ops.
 include "ir/TccGradOps.td"
 include "ir/TccAttentionOps.td"
+include "ir/TccEmbeddingOps.td"
+include "ir/TccTokenLossOps.td"
 include "ir/TccTrainOps.td"
 include "ir/TccFusionOps.td"
 include "ir/TccCollectiveOps.td"

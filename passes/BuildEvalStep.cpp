@@ -70,6 +70,9 @@ FailureOr<Value> buildTestLossSum(OpBuilder &b, func::FuncOp loss, Value logits,
     };
     if (auto ce = dyn_cast<CrossEntropyOp>(op))
       sumValid(ce);
+    // Padding positions of a short batch hold ignore_index (the gather's).
+    if (auto tokens = dyn_cast<TokenCrossEntropyOp>(op))
+      tokens.setReduction("sum");
     if (auto mse = dyn_cast<MseLossOp>(op)) {
       if (mse.getReduction() == "mean") {
         auto shape = cast<ShapedType>(mse.getInput().getType()).getShape();
@@ -102,8 +105,11 @@ LogicalResult buildEvalFunction(ModuleOp module, StepPlan &plan, StringRef name,
   imageShape[0] = batch;
   Type i64 = RankedTensorType::get({}, b.getI64Type());
 
+  SmallVector<int64_t> labelsShape(
+      cast<ShapedType>(plan.loss.getArgument(1).getType()).getShape());
+  labelsShape[0] = batch;
   SmallVector<Type> argTypes{RankedTensorType::get(imageShape, input.getElementType()),
-                             RankedTensorType::get({batch}, b.getI64Type()), i64};
+                             RankedTensorType::get(labelsShape, b.getI64Type()), i64};
   SmallVector<Attribute> argAttrs;
   for (StringRef role : {role::kInput, role::kLabels, role::kValid})
     argAttrs.push_back(b.getDictionaryAttr(
@@ -151,7 +157,13 @@ LogicalResult buildEvalFunction(ModuleOp module, StepPlan &plan, StringRef name,
   FailureOr<Value> lossSum = buildTestLossSum(b, plan.loss, sum, labels, valid);
   if (failed(lossSum))
     return failure();
-  Value correct = b.create<CountCorrectOp>(loc, sum, labels, valid);
+  TokenCrossEntropyOp tokenLoss;
+  plan.loss.walk([&](TokenCrossEntropyOp op) { tokenLoss = op; });
+  Value correct;
+  if (tokenLoss)
+    correct = b.create<CountCorrectTokensOp>(loc, sum, labels, tokenLoss.getIgnoreIndexAttr());
+  else
+    correct = b.create<CountCorrectOp>(loc, sum, labels, valid);
   b.create<func::ReturnOp>(loc, ValueRange{*lossSum, correct});
   fn.setFunctionType(
       b.getFunctionType(argTypes, {lossSum->getType(), correct.getType()}));

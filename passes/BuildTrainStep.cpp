@@ -71,10 +71,21 @@ FailureOr<MicroBatch> buildMicroBatch(OpBuilder &b, Location loc, StepPlan &plan
   result.buffers.assign(outputs->begin() + 1, outputs->end());
 
   Value loss = inlineFunction(b, plan.loss, {logits, labels}).front();
-  // Per-sample losses summed, for the metrics.
-  result.lossSum = reduction == "mean"
-                       ? b.create<ScaleOp>(loc, loss, b.getF64FloatAttr(micro)).getResult()
-                       : loss;
+  // Per-sample losses summed, for the metrics; sequence targets: per-token
+  // losses, a second criterion summing them (the metrics divide by tokens).
+  TokenCrossEntropyOp tokenLoss;
+  plan.loss.walk([&](TokenCrossEntropyOp op) { tokenLoss = op; });
+  if (tokenLoss && reduction == "sum")
+    result.lossSum = loss;
+  else if (tokenLoss)
+    result.lossSum = b.create<TokenCrossEntropyOp>(loc, logits, labels,
+                                                   tokenLoss.getIgnoreIndexAttr(),
+                                                   tokenLoss.getLabelSmoothingAttr(),
+                                                   b.getStringAttr("sum"));
+  else
+    result.lossSum = reduction == "mean"
+                         ? b.create<ScaleOp>(loc, loss, b.getF64FloatAttr(micro)).getResult()
+                         : loss;
   // With a mean loss, accumulation averages over the effective batch.
   if (scale != 1.0 && reduction == "mean")
     loss = b.create<ScaleOp>(loc, loss, b.getF64FloatAttr(scale));
@@ -97,7 +108,11 @@ FailureOr<MicroBatch> buildMicroBatch(OpBuilder &b, Location loc, StepPlan &plan
     if (grad)
       result.grads.push_back({index, grad});
   Value all = scalarConstant(b, loc, b.getI64Type(), static_cast<double>(micro));
-  result.correct = b.create<CountCorrectOp>(loc, logits, labels, all);
+  if (tokenLoss)
+    result.correct =
+        b.create<CountCorrectTokensOp>(loc, logits, labels, tokenLoss.getIgnoreIndexAttr());
+  else
+    result.correct = b.create<CountCorrectOp>(loc, logits, labels, all);
   return result;
 }
 
@@ -377,9 +392,13 @@ LogicalResult mlir::tcc::buildTrainStep(ModuleOp module, StepPlan &plan, StringR
                              "<= 2^48)";
   Type i64 = RankedTensorType::get({}, b.getI64Type());
 
+  // One class per sample, or per position ([N, T]: sequence targets).
+  SmallVector<int64_t> labelsShape(
+      cast<ShapedType>(plan.loss.getArgument(1).getType()).getShape());
+  labelsShape[0] = imageShape[0];
   SmallVector<Type> argTypes{
       RankedTensorType::get(imageShape, input.getElementType()),
-      RankedTensorType::get({imageShape[0]}, b.getI64Type()), i64, i64, i64};
+      RankedTensorType::get(labelsShape, b.getI64Type()), i64, i64, i64};
   SmallVector<Attribute> argAttrs;
   for (StringRef role : {role::kInput, role::kLabels, role::kStepsPerEpoch, role::kTotalSteps,
                          role::kSeed})

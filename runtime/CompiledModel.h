@@ -60,6 +60,9 @@ struct InitDesc {
   /// patch_whitening: a = eps, b = the number of training images, c = the
   /// covariance's delta degrees of freedom (0: divide by n, 1: by n - 1).
   double c = 0;
+  /// >= 0: after the draw, row zeroRow of the tensor ([rows, ...]) is set
+  /// to 0, as torch.nn.Embedding does its padding_idx's.
+  int64_t zeroRow = -1;
 };
 
 struct StateTensor {
@@ -98,6 +101,12 @@ struct ModelInfo {
   MemoryKind memory = MemoryKind::Host;
   std::vector<int64_t> inputShape; ///< per sample, e.g. {1, 28, 28}
   int64_t classes = 0;
+  /// A token input: integer ids in [0, vocab) (0: not a token input).
+  int64_t vocab = 0;
+  /// Sequence targets: T classes per sample, each in [0, classes) or
+  /// ignoreIndex (0: one class per sample).
+  int64_t sequenceTargets = 0;
+  int64_t ignoreIndex = -100;
   int64_t batchSize = 0;           ///< samples per train step of this rank (all its micro-batches)
   int64_t evalBatchSize = 0;       ///< samples per eval step
   std::vector<StateTensor> state;
@@ -124,6 +133,7 @@ struct StepTotals {
   double lossSum = 0;  ///< sum over samples of the per-sample loss
   int64_t correct = 0; ///< samples whose argmax matches the label
   int64_t count = 0;   ///< samples seen
+  // (Sequence targets: per position that is not ignore_index, throughout.)
 };
 
 /// Values constant for a whole run that the step reads.
@@ -145,7 +155,8 @@ struct StepControl {
   RunConstants run;
   StepTotals totals;     ///< added to by every step since resetTotals()
   int64_t evalBatch = 0; ///< the test batch the next evalStep() evaluates
-  int64_t valid = 0;     ///< real samples in the batch being processed
+  int64_t valid = 0;     ///< real samples in the batch being processed (sequence
+                         ///< targets: its positions that are not ignore_index)
 };
 
 /// The test batch the next evaluation step reads: batch `evalBatch` of
@@ -158,7 +169,7 @@ TCC_HOST_DEVICE inline int64_t evalBatchIndex(const StepControl *control) {
 struct DataView {
   const void *pixels = nullptr;    ///< [n, c, h, w]: uint8 or float32
   bool isFloat = false;            ///< pixels are float32 (else uint8)
-  const int64_t *labels = nullptr; ///< [n], each in [0, classes)
+  const int64_t *labels = nullptr; ///< [n, BatchSpec::targets]
   int64_t n = 0;
 };
 
@@ -169,6 +180,12 @@ struct BatchSpec {
   AugmentConfig augment;        ///< training samples only
   bool shuffle = true;          ///< a new order every epoch (CounterRng.h)
   bool augmentOn = true;        ///< false: --no-augment
+  /// Targets per sample: 1 class, or T of sequence targets, where the
+  /// gather sets StepControl::valid to the positions that are not
+  /// ignoreIndex (the per-token metrics' count) and pads with ignoreIndex.
+  int64_t targets = 1;
+  bool sequence = false;
+  int64_t ignoreIndex = -100;
   /// [c] each, resident: normalisation (x - mean[c]) / std[c].
   const float *mean = nullptr, *std = nullptr;
 };

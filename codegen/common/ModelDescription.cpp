@@ -177,10 +177,10 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
   // make a constructor whose build time grows faster than the model.
   os << "struct StateRow {\n  const char *name;\n  int rank;\n  int64_t dims[8];\n"
      << "  DType dtype;\n  StateRole role;\n  bool trainable;\n  const char *init;\n"
-     << "  double a, b;\n  const char *source;\n  double c;\n  size_t offset;\n"
+     << "  double a, b;\n  const char *source;\n  double c;\n  int64_t zeroRow;\n  size_t offset;\n"
      << "  const char *foldedInto;\n  int shardRank;\n  int64_t shardOf[8];\n};\n\n"
-     << "// name, rank, shape, dtype, role, trainable, init (kind, a, b, source, c), offset,\n"
-     << "// folded into, the whole shape of a sharded tensor (rank, dims)\n"
+     << "// name, rank, shape, dtype, role, trainable, init (kind, a, b, source, c, zero row),\n// offset, "
+     << "folded into, the whole shape of a sharded tensor (rank, dims)\n"
      << "const StateRow kStateRows[] = {\n";
   int slot = 0;
   for (BlockArgument arg : train.getArguments()) {
@@ -206,6 +206,7 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
                              : static_cast<double>(::tcc::rt::kWhiteningImages),
       c = number(init, "ddof");
     auto source = init.getAs<StringAttr>("source");
+    auto zeroRow = init.getAs<IntegerAttr>("zero_row");
     auto foldedInto = train.getArgAttrOfType<StringAttr>(i, kFoldedIntoAttr);
     ArrayRef<int64_t> shardOf;
     if (auto whole = train.getArgAttrOfType<DenseI64ArrayAttr>(i, kShardOfAttr))
@@ -217,7 +218,7 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
        << cppStringLiteral(initKind) << ", " << llvm::format("%.17g", a) << ", "
        << llvm::format("%.17g", b) << ", "
        << cppStringLiteral(source ? source.getValue() : "") << ", " << llvm::format("%.17g", c)
-       << ", " << stateOffsets[slot++] << ", "
+       << ", " << (zeroRow ? zeroRow.getInt() : -1) << ", " << stateOffsets[slot++] << ", "
        << cppStringLiteral(foldedInto ? foldedInto.getValue() : "") << ", " << shardOf.size()
        << ", {";
     llvm::interleaveComma(shardOf, os);
@@ -231,8 +232,13 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
      << ";\n  info_.inputShape = {";
   llvm::interleaveComma(module->getAttrOfType<DenseI64ArrayAttr>(kInputShapeAttr).asArrayRef(), os);
   os << "};\n  info_.classes = "
-     << module->getAttrOfType<IntegerAttr>(kClassesAttr).getInt() << ";\n"
-     << "  info_.batchSize = " << dimsOf(train.getArgument(0))[0] << ";\n"
+     << module->getAttrOfType<IntegerAttr>(kClassesAttr).getInt() << ";\n";
+  if (auto vocab = module->getAttrOfType<IntegerAttr>(kVocabAttr))
+    os << "  info_.vocab = " << vocab.getInt() << ";\n";
+  if (auto targets = module->getAttrOfType<IntegerAttr>(kSequenceTargetsAttr))
+    os << "  info_.sequenceTargets = " << targets.getInt() << ";\n  info_.ignoreIndex = "
+       << module->getAttrOfType<IntegerAttr>(kIgnoreIndexAttr).getInt() << ";\n";
+  os << "  info_.batchSize = " << dimsOf(train.getArgument(0))[0] << ";\n"
      << "  info_.evalBatchSize = " << dimsOf(eval.getArgument(0))[0] << ";\n"
      << "  info_.stateBytes = "
      << stateArena.getBytes() << ";\n"
@@ -251,7 +257,7 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
   os << "  for (const StateRow &r : kStateRows)\n"
      << "    info_.state.push_back({r.name, std::vector<int64_t>(r.dims, r.dims + r.rank),\n"
      << "                           r.dtype, r.role, r.trainable,\n"
-     << "                           {r.init, r.a, r.b, r.source, r.c}, r.offset, r.foldedInto,\n"
+     << "                           {r.init, r.a, r.b, r.source, r.c, r.zeroRow}, r.offset, r.foldedInto,\n"
      << "                           std::vector<int64_t>(r.shardOf, r.shardOf + r.shardRank)});\n";
   os << "}\n\n";
 }

@@ -22,13 +22,23 @@ namespace tcc::rt::cpu {
 inline void gather_sample(const DataView &data, const BatchSpec &spec,
                           int64_t row, const rng::AugmentDraw *draw,
                           float *image, int64_t *label) {
-  *label = data.labels[row];
+  for (int64_t t = 0; t < spec.targets; ++t)
+    label[t] = data.labels[row * spec.targets + t];
   for (int64_t ch = 0; ch < spec.c; ++ch)
     for (int64_t y = 0; y < spec.h; ++y)
       for (int64_t x = 0; x < spec.w; ++x)
         *image++ = batch::samplePixel(data.pixels, data.isFloat, row, spec.c,
                                       spec.h, spec.w, draw, spec.augment, ch,
                                       y, x, spec.mean[ch], spec.std[ch]);
+}
+
+/// Sequence targets: the positions of `size` samples' labels that count
+/// (not ignore_index), the per-token metrics' denominator.
+inline int64_t counted_targets(const BatchSpec &spec, int64_t size, const int64_t *labels) {
+  int64_t counted = 0;
+  for (int64_t i = 0; i < size * spec.targets; ++i)
+    counted += labels[i] != spec.ignoreIndex;
+  return counted;
 }
 
 /// The training batch of step `*step` (batch step % stepsPerEpoch of epoch
@@ -61,9 +71,9 @@ inline void gather_train_batch(const StepBuffers &b, const int64_t *step,
                               ac.translate, ac.cutout, ac.alternateFlip, uint64_t(row),
                               ac.balanced, b.train.n);
     gather_sample(b.train, b.batch, row, b.batch.augmentOn ? &draw : nullptr,
-                  images + slot * plane, labels + slot);
+                  images + slot * plane, labels + slot * b.batch.targets);
   }
-  b.control->valid = size;
+  b.control->valid = b.batch.sequence ? counted_targets(b.batch, size, labels) : size;
 }
 
 /// Test batch control->evalBatch (then advanced), `size` samples in file
@@ -82,14 +92,15 @@ inline void gather_eval_batch(const StepBuffers &b, int64_t size,
   for (int64_t slot = 0; slot < size; ++slot) {
     if (slot < valid) {
       gather_sample(b.test, b.batch, first + slot, nullptr,
-                    images + slot * plane, labels + slot);
+                    images + slot * plane, labels + slot * b.batch.targets);
       continue;
     }
     for (int64_t i = 0; i < plane; ++i)
       images[slot * plane + i] = 0.0f;
-    labels[slot] = 0;
+    for (int64_t t = 0; t < b.batch.targets; ++t)
+      labels[slot * b.batch.targets + t] = b.batch.sequence ? b.batch.ignoreIndex : 0;
   }
-  b.control->valid = valid;
+  b.control->valid = b.batch.sequence ? counted_targets(b.batch, size, labels) : valid;
 }
 
 /// Adds the step's sums (either may be null) and its real samples to the

@@ -166,6 +166,21 @@ void count_correct(int64_t n, int64_t k, const T *logits, const int64_t *labels,
   *correct = kernels::count_correct<T>(n, k, logits, labels, *valid);
 }
 
+template <class T>
+void token_cross_entropy_backward(int64_t n, int64_t k, const T *logits, const int64_t *labels,
+                                  int64_t ignoreIndex, double labelSmoothing,
+                                  Reduction reduction, const T *dloss, T *dlogits) {
+  kernels::token_cross_entropy_backward<T>(n, k, logits, labels, ignoreIndex, labelSmoothing,
+                                           reduction, *dloss, dlogits);
+}
+
+/// *correct = positions not ignored whose argmax is their label.
+template <class T>
+void count_correct_tokens(int64_t n, int64_t k, const T *logits, const int64_t *labels,
+                          int64_t ignoreIndex, int64_t *correct) {
+  *correct = kernels::count_correct_tokens<T>(n, k, logits, labels, ignoreIndex);
+}
+
 /// *out = *in + 1, or *in when `skip` is given and nonzero (a step that
 /// fp16 loss scaling skipped).
 inline void increment(const int64_t *in, const float *skip, int64_t *out) {

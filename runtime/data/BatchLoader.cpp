@@ -74,9 +74,9 @@ bool BatchLoader::check(std::string &error) const {
             std::to_string(pixels);
     return false;
   }
-  if (d.labels.size() != static_cast<size_t>(d.n)) {
-    error = "the dataset holds " + std::to_string(d.labels.size()) +
-            " labels for " + std::to_string(d.n) + " images";
+  if (d.targets < 1 || d.labels.size() != static_cast<size_t>(d.n * d.targets)) {
+    error = "the dataset holds " + std::to_string(d.labels.size()) + " labels for " +
+            std::to_string(d.n) + " images of " + std::to_string(d.targets) + " targets each";
     return false;
   }
   const AugmentConfig &ac = augmentConfig;
@@ -138,7 +138,7 @@ void BatchLoader::batch(int64_t epoch, int64_t index, float *images,
     if (images && sane)
       std::fill(images + first * plane, images + batchSize * plane, 0.0f);
     if (labels)
-      std::fill(labels + first, labels + batchSize, int64_t(0));
+      std::fill(labels + first * data.targets, labels + batchSize * data.targets, int64_t(0));
   };
   std::string error;
   if (!images || !labels || !sane || !check(error) || index < 0 ||
@@ -175,7 +175,8 @@ void BatchLoader::batch(int64_t epoch, int64_t index, float *images,
           shuffle ? rng::shuffledRow(seed, static_cast<uint64_t>(epoch),
                                      position, data.n)
                   : position;
-      labels[k] = data.labels[static_cast<size_t>(row)];
+      std::copy_n(data.labels.begin() + row * data.targets, data.targets,
+                  labels + k * data.targets);
       rng::AugmentDraw draw;
       if (augment)
         draw = rng::drawAugment(

@@ -24,6 +24,13 @@ struct Dataset {
   std::vector<uint8_t> u8;  ///< used when !isFloat
   std::vector<float> f32;   ///< used when isFloat
   bool isFloat = false;
+  /// Token ids [n, 1, 1, T] read from an integer array, as exact integers in
+  /// f32 (with isFloat).
+  bool tokens = false;
+  /// Labels per sample: 1, or T of sequence targets ([n, T], read as they
+  /// are: ignore_index may be negative; the trainer checks them).
+  int64_t targets = 1;
+  bool perToken = false; ///< labels were [n, T] (T may be 1)
   std::vector<int64_t> labels;
 };
 
@@ -72,8 +79,9 @@ public:
   int64_t batchesPerEpoch() const;
 
   /// Fills batch `index` of `epoch` (0-based). `images` holds batchSize
-  /// samples and `labels` batchSize labels; a short last batch is padded
-  /// with zeros and label 0, and `valid` says how many samples are real.
+  /// samples and `labels` batchSize * Dataset::targets labels; a short last
+  /// batch is padded with zeros and label 0, and `valid` says how many
+  /// samples are real.
   void batch(int64_t epoch, int64_t index, float *images, int64_t *labels,
              int64_t &valid) const;
 

@@ -10,6 +10,7 @@
 #include "runtime/data/FileReader.h"
 #include "runtime/data/Readers.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -296,14 +297,57 @@ bool readNpy(const std::string &path, const char *role,
   return true;
 }
 
+/// Token ids [N, T] of an integer dtype, kept as exact f32 integers (the
+/// batch is f32; 2^24 bounds a vocabulary). The vocabulary's bound is the
+/// model's, checked by the trainer (checkDataset).
+bool readTokens(const std::string &path, const std::vector<uint8_t> &bytes,
+                const NpyHeader &header, size_t itemSize, Dataset &d, std::string &error) {
+  d.n = header.shape[0];
+  d.c = d.h = 1;
+  d.w = header.shape[1];
+  d.tokens = d.isFloat = true;
+  if (d.n == 0 || d.w == 0) {
+    error = path + ": token ids have shape " + shapeString(header.shape) +
+            " (an empty dataset)";
+    return false;
+  }
+  const uint8_t *data = bytes.data() + header.dataOffset;
+  const bool isSigned = header.descr[1] == 'i';
+  d.f32.resize(static_cast<size_t>(d.n * d.w));
+  for (size_t i = 0; i < d.f32.size(); ++i) {
+    int64_t v = itemSize == 8   ? static_cast<int64_t>(readLE64(data + 8 * i))
+                : itemSize == 4 ? (isSigned ? int64_t(static_cast<int32_t>(readLE32(data + 4 * i)))
+                                            : int64_t(readLE32(data + 4 * i)))
+                : itemSize == 2 ? int64_t(uint16_t(data[2 * i] | data[2 * i + 1] << 8))
+                                : int64_t(data[i]);
+    if (v < 0 || v >= (int64_t(1) << 24)) {
+      error = path + ": token id " + std::to_string(v) + " at [" +
+              std::to_string(int64_t(i) / d.w) + ", " + std::to_string(int64_t(i) % d.w) +
+              "] is " + (v < 0 ? "negative" : "2^24 or more (ids must be exact in f32)");
+      return false;
+    }
+    d.f32[i] = static_cast<float>(v);
+  }
+  return true;
+}
+
 bool readImages(const std::string &path, Dataset &d, std::string &error) {
   std::vector<uint8_t> bytes;
   NpyHeader header;
   size_t itemSize = 0;
-  if (!readNpy(path, "images", {"|u1", "<u1", "<f4"}, bytes, header, itemSize,
-               error))
+  if (!readNpy(path, "images or token ids",
+               {"|u1", "<u1", "<f4", "<u2", "<i4", "<i8"}, bytes, header, itemSize, error))
     return false;
   const std::vector<int64_t> &shape = header.shape;
+  const bool integer = header.descr[1] != 'f';
+  if (shape.size() == 2 && integer)
+    return readTokens(path, bytes, header, itemSize, d, error);
+  if ((integer && itemSize > 1) || shape.size() == 2) {
+    error = path + ": '" + header.descr + "' " + shapeString(shape) +
+            " is neither images ('|u1' or '<f4' [N, C, H, W] or [N, H, W]) nor token ids "
+            "(an integer dtype of shape [N, T])";
+    return false;
+  }
   if (shape.size() != 4 && shape.size() != 3) {
     error = path + ": images have shape " + shapeString(shape) +
             " (expected [N, C, H, W] or [N, H, W])";
@@ -353,7 +397,7 @@ bool readImages(const std::string &path, Dataset &d, std::string &error) {
   return true;
 }
 
-bool readLabels(const std::string &path, std::vector<int64_t> &labels,
+bool readLabels(const std::string &path, std::vector<int64_t> &labels, int64_t &targets,
                 std::string &error) {
   std::vector<uint8_t> bytes;
   NpyHeader header;
@@ -361,12 +405,14 @@ bool readLabels(const std::string &path, std::vector<int64_t> &labels,
   if (!readNpy(path, "labels", {"<i8", "<i4", "|u1", "<u1"}, bytes, header,
                itemSize, error))
     return false;
-  if (header.shape.size() != 1) {
+  if (header.shape.size() != 1 && header.shape.size() != 2) {
     error = path + ": labels have shape " + shapeString(header.shape) +
-            " (expected [N])";
+            " (expected [N], or [N, T] targets of a token sequence)";
     return false;
   }
-  const size_t n = static_cast<size_t>(header.shape[0]);
+  // 0: one label per sample ([N]); T: [N, T] sequence targets.
+  targets = header.shape.size() == 2 ? header.shape[1] : 0;
+  const size_t n = static_cast<size_t>(header.shape[0] * std::max<int64_t>(targets, 1));
   const uint8_t *data = bytes.data() + header.dataOffset;
   labels.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -377,7 +423,7 @@ bool readLabels(const std::string &path, std::vector<int64_t> &labels,
       v = static_cast<int32_t>(readLE32(data + 4 * i));
     else
       v = data[i];
-    if (v < 0) {
+    if (v < 0 && header.shape.size() == 1) {
       error = path + ": label " + std::to_string(i) + " is " +
               std::to_string(v) + " (labels must be >= 0)";
       return false;
@@ -474,12 +520,27 @@ bool loadNpyPair(const std::string &imagesPath, const std::string &labelsPath,
                  Dataset &out, std::string &error) {
   Dataset d;
   if (!readImages(imagesPath, d, error) ||
-      !readLabels(labelsPath, d.labels, error))
+      !readLabels(labelsPath, d.labels, d.targets, error))
     return false;
-  if (static_cast<int64_t>(d.labels.size()) != d.n) {
-    error = labelsPath + ": holds " + std::to_string(d.labels.size()) +
+  const bool perToken = d.perToken = d.targets > 0;
+  d.targets = std::max<int64_t>(d.targets, 1);
+  const int64_t rows = static_cast<int64_t>(d.labels.size()) / d.targets;
+  if (perToken && !d.tokens) {
+    error = labelsPath + ": labels have shape (" + std::to_string(rows) + ", " +
+            std::to_string(d.targets) + ") (expected [N]; [N, T] targets go with token ids "
+            "[N, T])";
+    return false;
+  }
+  if (perToken && (d.targets != d.w || rows != d.n)) {
+    error = labelsPath + ": holds [" + std::to_string(rows) + ", " + std::to_string(d.targets) +
+            "] targets but " + imagesPath + " holds [" + std::to_string(d.n) + ", " +
+            std::to_string(d.w) + "] token ids; x and y of sequence targets need one shape";
+    return false;
+  }
+  if (rows != d.n) {
+    error = labelsPath + ": holds " + std::to_string(rows) +
             " labels but " + imagesPath + " holds " + std::to_string(d.n) +
-            " images";
+            (d.tokens ? " sequences" : " images");
     return false;
   }
   out = std::move(d);
@@ -509,6 +570,12 @@ bool loadNpy(const std::string &dir, DataSplit &out, std::string &error) {
                    split.test, error))
     return false;
   const Dataset &a = split.train, &b = split.test;
+  if (a.tokens != b.tokens) {
+    error = joinPath(dir, "test_x.npy") + ": holds " +
+            (b.tokens ? "integer token ids" : "images") + " but train_x.npy holds " +
+            (a.tokens ? "integer token ids" : "images");
+    return false;
+  }
   if (a.c != b.c || a.h != b.h || a.w != b.w || a.isFloat != b.isFloat) {
     error = joinPath(dir, "test_x.npy") + ": images are [" +
             std::to_string(b.c) + ", " + std::to_string(b.h) + ", " +

@@ -12,6 +12,7 @@
 #include "runtime/kernels/Conv.h"
 #include "runtime/kernels/Dropout.h"
 #include "runtime/kernels/Elementwise.h"
+#include "runtime/kernels/Embedding.h"
 #include "runtime/kernels/Linear.h"
 #include "runtime/kernels/Loss.h"
 #include "runtime/kernels/Matmul.h"
@@ -22,5 +23,6 @@
 #include "runtime/kernels/Random.h"
 #include "runtime/kernels/Softmax.h"
 #include "runtime/kernels/SyncNorm.h"
+#include "runtime/kernels/TokenLoss.h"
 
 #endif // TCC_RUNTIME_KERNELS_KERNELS_H

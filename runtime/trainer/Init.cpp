@@ -178,6 +178,23 @@ bool applyCopyInits(const ModelInfo &info, void *state, std::string &error) {
   return true;
 }
 
+/// An embedding's padding row, zeroed after its table's draw.
+static bool zeroRowOf(const StateTensor &t, void *state, std::string &error) {
+  if (!t.shardOf.empty() || t.shape.empty() || t.init.zeroRow >= t.shape[0]) {
+    error = "state tensor '" + t.name + "' has a zero row " + std::to_string(t.init.zeroRow) +
+            " but its shape is " + shapeText(t.shape) +
+            (t.shardOf.empty() ? "" : " (a sharded chunk: shard an embedding's table is not "
+                                      "supported yet; set train.distributed.shard to none)");
+    return false;
+  }
+  const int64_t rowElements = t.numElements() / t.shape[0];
+  const size_t size = dtypeSize(t.dtype);
+  uint8_t *row = at(state, t) + t.init.zeroRow * rowElements * size;
+  for (int64_t i = 0; i < rowElements; ++i)
+    storeValue(t.dtype, row + i * size, 0.0);
+  return true;
+}
+
 bool initializeState(const ModelInfo &info, void *state, uint64_t seed,
                      const WhiteningData *whitening, std::string &error) {
   for (const StateTensor &t : info.state)
@@ -186,9 +203,12 @@ bool initializeState(const ModelInfo &info, void *state, uint64_t seed,
               "' lies outside the state arena";
       return false;
     }
-  for (const StateTensor &t : info.state)
+  for (const StateTensor &t : info.state) {
     if (t.init.kind != "copy" && !initOne(t, state, seed, whitening, error))
       return false;
+    if (t.init.zeroRow >= 0 && !zeroRowOf(t, state, error))
+      return false;
+  }
   return applyCopyInits(info, state, error);
 }
 

@@ -21,16 +21,83 @@ namespace tcc::rt::detail {
 // Data checks
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+void checkLabels(const Dataset &d, const std::string &where, const ModelInfo &info) {
+  if (d.perToken)
+    fail(where + " has [N, " + std::to_string(d.targets) + "] targets (one class per token), "
+         "but model '" + info.name + "' takes one class per sample; set loss.targets "
+         "\"sequence\" for per-token targets, or save [N] labels");
+  for (int64_t i = 0; i < d.n; ++i)
+    if (d.labels[i] < 0 || d.labels[i] >= info.classes)
+      fail(where + " has label " + std::to_string(d.labels[i]) +
+           " (sample " + std::to_string(i) + "), but model '" + info.name +
+           "' has " + std::to_string(info.classes) + " classes [0, " +
+           std::to_string(info.classes) + ")");
+}
+
+/// Token ids [N, T] (an NPY integer array): the model's T, ids below its
+/// vocabulary, each problem named by file and position.
+void checkTokens(const Dataset &d, const char *which, const std::string &path,
+                 const ModelInfo &info) {
+  const std::string file =
+      oneLine(path) + "/" + (std::string(which) == "test" ? "test_x.npy" : "train_x.npy");
+  if (!d.tokens)
+    fail(file + ": holds " + (d.isFloat ? "float32" : "uint8") + " images, but model '" +
+         info.name + "' takes token ids (input.type \"tokens\"): save integer ids [N, T] " +
+         "(int32, int64, uint16 or uint8)");
+  if (info.vocab == 0)
+    fail(file + ": holds integer token ids [N, T], but model '" + info.name +
+         "' takes input " + shapeText(info.inputShape) +
+         " of float features; declare \"type\": \"tokens\" in its input, or save float32 "
+         "features");
+  if (info.inputShape.size() != 1 || d.w != info.inputShape[0])
+    fail(file + ": holds sequences of " + std::to_string(d.w) + " tokens ([" +
+         std::to_string(d.n) + ", " + std::to_string(d.w) + "]), but model '" + info.name +
+         "' takes " + std::to_string(info.inputShape[0]) + " (input.shape " +
+         shapeText(info.inputShape) + ")");
+  for (int64_t i = 0; i < d.n * d.w; ++i)
+    if (d.f32[i] >= float(info.vocab))
+      fail(file + ": token id " + std::to_string(int64_t(d.f32[i])) + " at [" +
+           std::to_string(i / d.w) + ", " + std::to_string(i % d.w) + "] is not below input.vocab " +
+           std::to_string(info.vocab) + " of model '" + info.name + "'");
+  if (info.sequenceTargets == 0) {
+    checkLabels(d, std::string("the ") + which + " set in '" + oneLine(path) + "'", info);
+    return;
+  }
+  // Sequence targets [N, T]: a class or ignore_index at each position.
+  const std::string yFile =
+      oneLine(path) + "/" + (std::string(which) == "test" ? "test_y.npy" : "train_y.npy");
+  if (!d.perToken || d.targets != info.sequenceTargets)
+    fail(yFile + ": holds " + (!d.perToken ? "one class per sample ([" + std::to_string(d.n) + "])"
+                                             : std::to_string(d.targets) + " targets per sample") +
+         ", but model '" + info.name + "' has sequence targets (loss.targets \"sequence\"): save " +
+         "[N, " + std::to_string(info.sequenceTargets) + "], one class per token");
+  for (int64_t i = 0; i < d.n * d.targets; ++i)
+    if (d.labels[i] != info.ignoreIndex && (d.labels[i] < 0 || d.labels[i] >= info.classes))
+      fail(yFile + ": target " + std::to_string(d.labels[i]) + " at [" +
+           std::to_string(i / d.targets) + ", " + std::to_string(i % d.targets) +
+           "] is neither a class in [0, " + std::to_string(info.classes) +
+           ") nor loss.ignore_index " + std::to_string(info.ignoreIndex) + " of model '" +
+           info.name + "'");
+}
+
+} // namespace
+
 void checkDataset(const Dataset &d, const char *which, const std::string &path,
                   const ModelInfo &info) {
   const std::string where =
       std::string("the ") + which + " set in '" + oneLine(path) + "'";
   const int64_t sample = d.c * d.h * d.w;
   if (d.n < 0 || d.c < 0 || d.h < 0 || d.w < 0 ||
-      static_cast<int64_t>(d.labels.size()) != d.n ||
+      static_cast<int64_t>(d.labels.size()) != d.n * d.targets ||
       (d.isFloat ? static_cast<int64_t>(d.f32.size())
                  : static_cast<int64_t>(d.u8.size())) != d.n * sample)
     fail("internal error: " + where + " was loaded with inconsistent sizes");
+  if (info.vocab > 0 || d.tokens) {
+    checkTokens(d, which, path, info);
+    return;
+  }
   std::vector<int64_t> shape = {d.c, d.h, d.w};
   bool ok;
   if (info.inputShape.size() == 3) {
@@ -53,12 +120,7 @@ void checkDataset(const Dataset &d, const char *which, const std::string &path,
                          "docs/data.md)"
                        : ""));
   }
-  for (int64_t i = 0; i < d.n; ++i)
-    if (d.labels[i] < 0 || d.labels[i] >= info.classes)
-      fail(where + " has label " + std::to_string(d.labels[i]) +
-           " (sample " + std::to_string(i) + "), but model '" + info.name +
-           "' has " + std::to_string(info.classes) + " classes [0, " +
-           std::to_string(info.classes) + ")");
+  checkLabels(d, where, info);
 }
 
 //===----------------------------------------------------------------------===//

@@ -257,6 +257,9 @@ void Run::bindBuffers(const Recipe &recipe) {
   b.batch.augment = recipe.data.augment;
   b.batch.shuffle = !opts.noShuffle;
   b.batch.augmentOn = !opts.noAugment;
+  b.batch.sequence = info.sequenceTargets > 0;
+  b.batch.targets = std::max<int64_t>(1, info.sequenceTargets);
+  b.batch.ignoreIndex = info.ignoreIndex;
   // Empty: mean 0, std 1; one value: every channel; else one per channel.
   for (int64_t ch = 0; ch < train.c; ++ch) {
     auto pick = [&](const std::vector<float> &v, float fallback) {

@@ -207,10 +207,24 @@ def load_train_data(spec, tmp, n_train, full_data=False, source="auto", seed=0):
         xt = xt.reshape(xt.shape[0], 1, xt.shape[1], xt.shape[2])
         n_test = 2 * int(spec["train"]["batch_size"])
         return write_npy(spec, tmp, x[:n_train], y[:n_train], xt[:n_test], yt[:n_test])
-    if len(shape) != 3:
-        raise ref.Unsupported("synthetic data needs an image input [C, H, W]")
     rng = np.random.RandomState(seed)
     classes = int(spec["input"]["classes"])
+    if spec["input"].get("type") == "tokens":
+        # int32 ids of every token of the vocabulary (the trainer converts them).
+        vocab, n_test = int(spec["input"]["vocab"]), 2 * int(spec["train"]["batch_size"])
+        x = rng.randint(0, vocab, size=[n_train] + shape).astype(np.int32)
+        xt = rng.randint(0, vocab, size=[n_test] + shape).astype(np.int32)
+        y = rng.randint(0, classes, size=[n_train]).astype(np.int64)
+        yt = rng.randint(0, classes, size=[n_test]).astype(np.int64)
+        if spec["loss"].get("targets") == "sequence":
+            # next-token targets, the last position and a few others ignored
+            ignore = int(spec["loss"].get("ignore_index", -100))
+            y, yt = (np.concatenate([a[:, 1:], np.full([len(a), 1], ignore)], axis=1)
+                     .astype(np.int64) for a in (x, xt))
+            y[rng.rand(*y.shape) < 0.1] = ignore
+        return write_npy(spec, tmp, x, y, xt, yt)
+    if len(shape) != 3:
+        raise ref.Unsupported("synthetic data needs an image input [C, H, W]")
     x = rng.randint(0, 256, size=[n_train] + shape, dtype=np.uint8)
     y = rng.randint(0, classes, size=[n_train]).astype(np.int64)
     n_test = 2 * int(spec["train"]["batch_size"])
@@ -241,7 +255,10 @@ def write_npy(spec, tmp, x, y, xt, yt):
 
 
 def normalize(spec, x_u8):
-    """ToTensor + Normalize in float32, as runtime/data/BatchLoader.cpp."""
+    """ToTensor + Normalize in float32, as runtime/data/BatchLoader.cpp; token
+    ids as they are (exact in float32)."""
+    if spec["input"].get("type") == "tokens":
+        return torch.from_numpy(np.array(x_u8, copy=True)).float()
     x = torch.from_numpy(np.array(x_u8, copy=True)).float() / 255.0
     norm = spec.get("data", {}).get("normalize") or {}
     c = x.shape[1]
@@ -673,16 +690,24 @@ def train_reference(spec, model, images, labels, steps, steps_per_epoch, total_s
     images = images.to(dtype)
     trainer = ref.Trainer(model, spec, steps_per_epoch, total_steps)
     mean = spec["loss"].get("reduction", "mean") == "mean"
-    loss_sum, lrs = 0.0, []
+    sequence = spec["loss"].get("targets") == "sequence"
+    loss_sum, lrs, tokens = 0.0, [], 0
     last_epoch = (steps - 1) // steps_per_epoch * steps_per_epoch
     for s in range(steps):
         lo = (s % steps_per_epoch) * effective
         hi = lo + effective
         lrs.append(trainer.lr())
         loss = trainer.step(images[lo:hi], labels[lo:hi])
-        # the metrics sum the per-sample losses of the epoch
-        if s >= last_epoch:
+        # the metrics sum the per-sample losses of the epoch (per-token
+        # losses, over the positions not ignored, for sequence targets)
+        counted = int((labels[lo:hi] != int(spec["loss"].get("ignore_index", -100))).sum())
+        if s >= last_epoch and sequence:
+            loss_sum += loss * counted if mean else loss
+            tokens += counted
+        elif s >= last_epoch:
             loss_sum += loss * batch if mean else loss
+    if sequence:  # the caller divides by the last epoch's samples
+        loss_sum = loss_sum / max(tokens, 1) * (steps - last_epoch) * effective
     state = {n: (t.float() if t.is_floating_point() else t).numpy()
              for n, t in trainer.state().items()}
     return state, loss_sum, lrs, trainer.grad_norms, model.max_probe

@@ -566,6 +566,18 @@ class TccModel(nn.Module):
                 if not btrain:
                     self.frozen.add(name + ".bias")
             return m
+        if op == "embedding":
+            rows = int(node["num_embeddings"])
+            padding = node.get("padding_idx")
+            m = nn.Embedding(rows, int(node["embedding_dim"]), padding_idx=padding)
+            wp, winit, wtrain = _param_spec(node, "weight")
+            apply_init(m.weight, winit, lambda: None)
+            if padding is not None:  # as nn.Embedding's reset_parameters
+                with torch.no_grad():
+                    m.weight[padding].zero_()
+            if not wtrain:
+                self.frozen.add(name + ".weight")
+            return m
         if op == "attention":
             # PyTorch's own parameters and inits (in_proj_weight, in_proj_bias,
             # out_proj.weight, out_proj.bias): tcc names them the same.
@@ -581,6 +593,8 @@ class TccModel(nn.Module):
         x = xs[0]
         if op in ("conv2d", "linear", "batch_norm", "layer_norm"):
             return self._nodes[node["name"]](x)
+        if op == "embedding":  # the ids arrive as the batch's floats
+            return self._nodes[node["name"]](x.long())
         if op == "relu":
             return F.relu(x)
         if op == "sigmoid":
@@ -770,6 +784,11 @@ class MaxWindow:
 def loss_fn(spec, output, labels):
     loss = spec["loss"]
     reduction = loss.get("reduction", "mean")
+    if loss["op"] == "cross_entropy" and loss.get("targets") == "sequence":
+        return F.cross_entropy(output.reshape(-1, output.shape[-1]), labels.reshape(-1),
+                               ignore_index=int(loss.get("ignore_index", -100)),
+                               reduction=reduction,
+                               label_smoothing=float(loss.get("label_smoothing", 0.0)))
     if loss["op"] == "cross_entropy":
         return F.cross_entropy(output, labels, reduction=reduction,
                                label_smoothing=float(loss.get("label_smoothing", 0.0)))

@@ -71,6 +71,7 @@ enum class Role {
   Stat,   ///< running statistics: no gradient, zero finite differences
   Labels, ///< class indices (i64): no gradient
   Seed,   ///< a dropout seed (i64 scalar): no gradient
+  Ids,    ///< token ids (f32 integers in [0, classes)): no gradient
 };
 
 /// How an input is drawn.
@@ -86,7 +87,7 @@ struct Arg {
   Shape shape;
   Role role = Role::Diff;
   Dist dist = Dist::Uniform;
-  int64_t classes = 0; ///< for Labels: drawn from [0, classes)
+  int64_t classes = 0; ///< for Labels and Ids: drawn from [0, classes)
 };
 
 struct Case {
@@ -95,6 +96,10 @@ struct Case {
   std::vector<Arg> args;
   std::string body; ///< MLIR lines defining %y from the arguments
   Shape yShape;     ///< the shape of %y ({} for a loss op's scalar)
+  /// Rows of a float input that PyTorch's rule leaves without a gradient
+  /// although the output reads them (an embedding's padding_idx): there the
+  /// rule must give exactly 0 instead of the finite difference. {arg, row}.
+  std::vector<std::pair<size_t, int64_t>> frozenRows = {};
 };
 
 std::string dims(const Shape &s) {
@@ -325,6 +330,22 @@ Case slice(const std::string &name, Shape x, int64_t axis, int64_t offset, int64
   return {name, "tcc.slice", {{"x", x}}, body, y};
 }
 
+/// ids [N, T] of `rows` tokens (few rows: ids repeat, so the scatter-add
+/// sums), a table [rows, d].
+Case embedding(const std::string &name, Shape ids, int64_t rows, int64_t d,
+               int64_t paddingIdx) {
+  Shape y = ids;
+  y.push_back(d);
+  std::vector<Arg> args{{"ids", ids, Role::Ids, Dist::Uniform, rows}, {"w", {rows, d}}};
+  std::string body = "%y = tcc.embedding %ids, %w {padding_idx = " +
+                     std::to_string(paddingIdx) + " : i64} : (" + typesOf(args) + ") -> " +
+                     ty(y);
+  Case c{name, "tcc.embedding", args, body, y};
+  if (paddingIdx >= 0)
+    c.frozenRows.push_back({1, paddingIdx});
+  return c;
+}
+
 Case matmul(const std::string &name, Shape batch, int64_t m, int64_t k, int64_t n, bool ta,
             bool tb) {
   Shape a = batch, b = batch, y = batch;
@@ -408,6 +429,19 @@ Case crossEntropy(const std::string &name, int64_t n, int64_t k, double smoothin
                      f64(smoothing) + ", reduction = \"" + reduction + "\"} : (" +
                      ty({n, k}) + ", " + ty({n}, "i64") + ") -> tensor<f32>";
   return {name, "tcc.cross_entropy", {logits, labels}, body, {}};
+}
+
+/// Cross entropy at every position of [n, t] sequences; ignore_index is a
+/// real class (PyTorch allows that), so the drawn labels hit it.
+Case tokenCrossEntropy(const std::string &name, int64_t n, int64_t t, int64_t k,
+                       int64_t ignoreIndex, double smoothing, const std::string &reduction) {
+  Arg logits{"x", {n, t, k}};
+  Arg labels{"labels", {n, t}, Role::Labels, Dist::Uniform, k};
+  std::string body = "%y = tcc.token_cross_entropy %x, %labels {ignore_index = " +
+                     std::to_string(ignoreIndex) + " : i64, label_smoothing = " +
+                     f64(smoothing) + ", reduction = \"" + reduction + "\"} : (" +
+                     ty({n, t, k}) + ", " + ty({n, t}, "i64") + ") -> tensor<f32>";
+  return {name, "tcc.token_cross_entropy", {logits, labels}, body, {}};
 }
 
 Case mseLoss(const std::string &name, Shape x, const std::string &reduction) {
@@ -552,6 +586,10 @@ std::vector<Case> allCases() {
   c.push_back(slice("SliceLastAxis", {2, 3, 6}, 2, 2, 2));
   c.push_back(slice("SliceToEnd4d", {2, 4, 2, 3}, 1, 2, 2));
   c.push_back(castSame("CastF32ToF32", {3, 4}));
+  // Token embeddings: repeated ids summed; the padding row gets zero (its
+  // finite difference is 0 only if the rule leaves it out).
+  c.push_back(embedding("Embedding", {2, 5}, 4, 3, -1));
+  c.push_back(embedding("EmbeddingPaddingIdx", {3, 4}, 3, 2, 1));
   // Products of two activations: each transposition, a 4-d batch (heads).
   c.push_back(matmul("Matmul3d", {2}, 3, 4, 5, false, false));
   c.push_back(matmul("Matmul3dTransposeB", {2}, 3, 4, 5, false, true));
@@ -592,6 +630,9 @@ std::vector<Case> allCases() {
   c.push_back(crossEntropy("CrossEntropySmoothing0p2Mean", 4, 5, 0.2, "mean"));
   c.push_back(crossEntropy("CrossEntropySum", 4, 5, 0.0, "sum"));
   c.push_back(crossEntropy("CrossEntropySmoothing0p1Sum", 3, 6, 0.1, "sum"));
+  c.push_back(tokenCrossEntropy("TokenCrossEntropyIgnoreMean", 2, 5, 3, 1, 0.0, "mean"));
+  c.push_back(tokenCrossEntropy("TokenCrossEntropyNoneIgnored", 2, 3, 4, -100, 0.0, "mean"));
+  c.push_back(tokenCrossEntropy("TokenCrossEntropyIgnoreSmoothingSum", 2, 4, 3, 0, 0.1, "sum"));
   c.push_back(mseLoss("MseLossMean", {3, 4}, "mean"));
   c.push_back(mseLoss("MseLossSum", {2, 3, 2}, "sum"));
 
@@ -744,6 +785,8 @@ const char *roleName(Role r) {
     return "label tensor";
   case Role::Seed:
     return "seed";
+  case Role::Ids:
+    return "token id tensor";
   }
   return "?";
 }
@@ -893,6 +936,12 @@ Report checkCase(const Case &c, const Mutation &mutate = {},
       inputs.push_back(Tensor::ints(a.shape, v));
     } else if (a.role == Role::Seed) {
       inputs.push_back(Tensor::ints(a.shape, std::vector<int64_t>(n, 1234)));
+    } else if (a.role == Role::Ids) {
+      std::uniform_int_distribution<int64_t> id(0, a.classes - 1);
+      std::vector<double> v(n);
+      for (double &x : v)
+        x = double(id(rng));
+      inputs.push_back(Tensor::floats(a.shape, v));
     } else {
       inputs.push_back(Tensor::floats(a.shape, sample(a.dist, n, rng)));
     }
@@ -931,7 +980,7 @@ Report checkCase(const Case &c, const Mutation &mutate = {},
   // Each float input: gradient vs finite differences.
   for (size_t i = 0; i < c.args.size(); ++i) {
     const Arg &a = c.args[i];
-    if (a.role == Role::Labels || a.role == Role::Seed)
+    if (a.role == Role::Labels || a.role == Role::Seed || a.role == Role::Ids)
       continue;
     if (a.role == Role::Diff && resultOf[i] < 0)
       continue; // reported above
@@ -968,7 +1017,15 @@ Report checkCase(const Case &c, const Mutation &mutate = {},
         }
       }
       probe[i].f[j] = x;
-      const double numeric = (at[0] - 8 * at[1] + 8 * at[2] - at[3]) / (12 * h);
+      double numeric = (at[0] - 8 * at[1] + 8 * at[2] - at[3]) / (12 * h);
+      const int64_t row = a.shape.empty() ? 0 : j / (n / a.shape[0]);
+      if (llvm::is_contained(c.frozenRows, std::pair<size_t, int64_t>{i, row})) {
+        // The case must reach the frozen row, or the check proves nothing.
+        if (numeric == 0)
+          report.fail("%" + a.name + coords(a.shape, j) +
+                      " is frozen but the output does not read it; draw other inputs");
+        numeric = 0;
+      }
       ++report.checkedElements;
       report.worstError = std::max(report.worstError, errorRatio(rule[j], numeric));
       if (!agrees(rule[j], numeric)) {
@@ -1131,6 +1188,20 @@ TEST(GradientRuleNegativeControl, WrongSliceBackwardOffsetIsCaught) {
   expectCaught(r);
 }
 
+TEST(GradientRuleNegativeControl, EmbeddingBackwardWithoutPaddingIdxIsCaught) {
+  Report r = checkCase(caseNamed("EmbeddingPaddingIdx"),
+                       setAttr("tcc.embedding_backward", "padding_idx",
+                               [](Builder &b) { return b.getI64IntegerAttr(-1); }));
+  ASSERT_TRUE(r.setupError.empty()) << r.setupError;
+  expectCaught(r);
+}
+TEST(GradientRuleNegativeControl, TokenLossBackwardWithoutIgnoreIndexIsCaught) {
+  Report r = checkCase(caseNamed("TokenCrossEntropyIgnoreMean"),
+                       setAttr("tcc.token_cross_entropy_backward", "ignore_index",
+                               [](Builder &b) { return b.getI64IntegerAttr(-100); }));
+  ASSERT_TRUE(r.setupError.empty()) << r.setupError;
+  expectCaught(r);
+}
 TEST(GradientRuleNegativeControl, WrongLabelSmoothingIsCaught) {
   Report r = checkCase(caseNamed("CrossEntropySmoothing0p2Mean"),
                        setAttr("tcc.cross_entropy_backward", "label_smoothing",

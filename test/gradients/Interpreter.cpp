@@ -292,6 +292,19 @@ private:
               res(o.getGradValue()));
           return true;
         })
+        .Case([&](EmbeddingOp o) {
+          ArrayRef<int64_t> w = dimsOf(o.getWeight());
+          k::embedding_forward<double, double>(numElementsOf(o.getIds()), w[0], w[1],
+                                               in(o.getIds()), in(o.getWeight()),
+                                               res(o.getResult()));
+          return true;
+        })
+        .Case([&](EmbeddingBackwardOp o) {
+          k::embedding_backward<double, double>(
+              numElementsOf(o.getIds()), o.getNumEmbeddings(), dimsOf(o.getResult())[1],
+              o.getPaddingIdx(), in(o.getGrad()), in(o.getIds()), res(o.getResult()));
+          return true;
+        })
         .Case([&](MatmulOp o) {
           ArrayRef<int64_t> a = dimsOf(o.getLhs()), c = dimsOf(o.getResult());
           int64_t m = c[c.size() - 2], batch = product(c.drop_back(2));
@@ -643,6 +656,21 @@ private:
               l[0], l[1], in(o.getLogits()), inInt(o.getLabels()),
               f64(o.getLabelSmoothing()), reduction(o.getReduction()),
               res(o.getResult()), static_cast<double *>(nullptr));
+          return true;
+        })
+        .Case([&](TokenCrossEntropyOp o) {
+          ArrayRef<int64_t> l = dimsOf(o.getLogits());
+          k::token_cross_entropy_forward<double>(
+              l[0] * l[1], l[2], in(o.getLogits()), inInt(o.getLabels()), o.getIgnoreIndex(),
+              f64(o.getLabelSmoothing()), reduction(o.getReduction()), res(o.getResult()));
+          return true;
+        })
+        .Case([&](TokenCrossEntropyBackwardOp o) {
+          ArrayRef<int64_t> l = dimsOf(o.getLogits());
+          k::token_cross_entropy_backward<double>(
+              l[0] * l[1], l[2], in(o.getLogits()), inInt(o.getLabels()), o.getIgnoreIndex(),
+              f64(o.getLabelSmoothing()), reduction(o.getReduction()), in(o.getGrad())[0],
+              res(o.getResult()));
           return true;
         })
         .Case([&](CrossEntropyBackwardOp o) {

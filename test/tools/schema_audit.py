@@ -3,12 +3,14 @@
 (frontend/model.schema.json) either changes what tcc compiles, or warns, or
 is refused.
 
-    schema_audit.py TCC SCHEMA BASE_MODEL TOKEN_MODEL
+    schema_audit.py TCC SCHEMA BASE_MODEL TOKEN_MODEL IDS_MODEL
 
 For each field the schema declares, MUTATIONS below sets it to a
 non-default value in BASE_MODEL (test/e2e/models/op_zoo.json, every op of
 images) or, for an entry marked TOKENS, in TOKEN_MODEL
-(test/e2e/models/tiny_vit.json, the token ops) and compiles with
+(test/e2e/models/tiny_vit.json, the token ops) or, marked IDS, in IDS_MODEL
+(test/e2e/models/token_classifier.json, a token-id input and its
+embedding) and compiles with
 --emit=planned-mlir. Each entry expects one outcome: "ir" (the
 default: the planned IR, its recipe attributes included, differs from the
 base model's), "warns" (a setting not implemented yet says so) or "refused"
@@ -133,6 +135,24 @@ def tokens(mutation, expected="ir"):
     return (mutation, expected, TOKENS)
 
 
+IDS = "ids"  # the entry mutates IDS_MODEL
+
+
+def per_token_targets(**loss):
+    """IDS_MODEL with a class per token: the mean over the tokens becomes a
+    GELU, so the head maps every token."""
+    def apply(spec):
+        spec["loss"].update(dict({"targets": "sequence"}, **loss))
+        pooled = named(spec, "pooled")
+        pooled.clear()
+        pooled.update({"name": "pooled", "op": "gelu"})
+    return apply
+
+
+def ids(mutation, expected="ir"):
+    return (mutation, expected, IDS)
+
+
 MUTATIONS = {
     "model.format": (setter(["format"], "tcc-model/2"), "refused"),
     "model.name": setter(["name"], "renamed"),
@@ -218,6 +238,15 @@ MUTATIONS = {
     "op.mean.axis": tokens(chain(setter(["node:pooled", "axis"], 2),
                                  setter(["node:cls", "axis"], 2))),
     "op.mean.keepdim": tokens(setter(["node:gate", "keepdim"], False)),
+    "input.type": ids(setter(["input", "type"], "float"), "refused"),
+    "input.vocab": ids(setter(["input", "vocab"], 15)),
+    "op.embedding.num_embeddings": ids(setter(["node:tok_emb", "num_embeddings"], 20)),
+    "op.embedding.embedding_dim": ids(chain(setter(["node:tok_emb", "embedding_dim"], 8),
+                                            setter(["node:pos_emb", "shape"], [1, 12, 8]),
+                                            setter(["node:fc2", "out_features"], 8))),
+    "op.embedding.padding_idx": ids(setter(["node:tok_emb", "padding_idx"], 3)),
+    "op.embedding.weight": ids(setter(["node:tok_emb", "weight"],
+                                      {"init": {"type": "normal", "std": 0.02}})),
     "op.softmax.axis": setter(["node:sm", "axis"], 1),
     "op.attention.heads": setter(["node:mha", "heads"], 3),
     "op.attention.causal": setter(["node:mha", "causal"], True),
@@ -249,6 +278,8 @@ MUTATIONS = {
     "loss.op": setter(["loss", "op"], "mse_loss"),
     "loss.label_smoothing": setter(["loss", "label_smoothing"], 0.1),
     "loss.reduction": setter(["loss", "reduction"], "sum"),
+    "loss.targets": ids(per_token_targets()),
+    "loss.ignore_index": ids(per_token_targets(ignore_index=0)),
     "train.batch_size": setter(["train", "batch_size"], 8),
     "train.epochs": setter(["train", "epochs"], 2),
     "train.seed": setter(["train", "seed"], 5),
@@ -352,13 +383,15 @@ def compile_model(tcc, spec, tmp, name):
 
 
 def main():
-    tcc, schema_path, base_path, tokens_path = sys.argv[1:5]
+    tcc, schema_path, base_path, tokens_path, ids_path = sys.argv[1:6]
     with open(schema_path) as f:
         schema = json.load(f)
     with open(base_path) as f:
         base = json.load(f)
     with open(tokens_path) as f:
         token_base = json.load(f)
+    with open(ids_path) as f:
+        ids_base = json.load(f)
     base["graph"].insert(base["graph"].index(named(base, "r")) + 1,
                          {"name": "drop", "op": "dropout"})
     problems = []
@@ -368,8 +401,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="tcc-audit-") as tmp:
         base["data"]["path"] = tmp
         token_base["data"]["path"] = tmp
+        ids_base["data"]["path"] = tmp
         bases = {}
-        for key, model in (("", base), (TOKENS, token_base)):
+        for key, model in (("", base), (TOKENS, token_base), (IDS, ids_base)):
             status, ir, err = compile_model(tcc, model, tmp, "base")
             if status != 0 or "warning:" in err:
                 print("FAIL: the base model %s does not compile cleanly:\n%s"

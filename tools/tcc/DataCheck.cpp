@@ -111,7 +111,11 @@ std::vector<std::string> tcc::checkDataAtCompile(const ::tcc::frontend::ModelSpe
     images = idxImageShape(path + "/train-images-idx3-ubyte");
     expected.assign(input.begin() + 1, input.end());
   }
-  if (!images.empty() && images != expected)
+  if (!images.empty() && images != expected && spec.vocab > 0)
+    warnings.push_back("data.path '" + path + "': train_x.npy holds token sequences " +
+                       shapeText(images) + ", but input.shape is " + shapeText(input) +
+                       ": the trainer will refuse them (docs/data.md)");
+  else if (!images.empty() && images != expected)
     warnings.push_back("data.path '" + path + "' holds images " + shapeText(images) +
                        ", but input.shape is " + shapeText(input) +
                        ": the trainer will refuse them (docs/data.md)");

@@ -25,6 +25,30 @@ void mlir::tcc::registerCpuLossOps(CpuOpPrinters &t) {
          << p(o.getResult()) << ");\n";
     return success();
   });
+  // Sequence targets: [N, T, K] logits as N * T rows (runtime/kernels/TokenLoss.h).
+  t.add<TokenCrossEntropyOp>([](TokenCrossEntropyOp o, CpuPrinter &p) {
+    ArrayRef<int64_t> l = dimsOf(o.getLogits());
+    p.os << "  token_cross_entropy_forward<float>(" << l[0] * l[1] << ", " << l[2] << ", "
+         << p(o.getLogits()) << ", " << p(o.getLabels()) << ", " << o.getIgnoreIndex() << ", "
+         << cppDouble(o.getLabelSmoothing()) << ", " << cppReduction(o.getReduction()) << ", "
+         << p(o.getResult()) << ");\n";
+    return success();
+  });
+  t.add<TokenCrossEntropyBackwardOp>([](TokenCrossEntropyBackwardOp o, CpuPrinter &p) {
+    ArrayRef<int64_t> l = dimsOf(o.getLogits());
+    p.os << "  cpu::token_cross_entropy_backward<float>(" << l[0] * l[1] << ", " << l[2] << ", "
+         << p(o.getLogits()) << ", " << p(o.getLabels()) << ", " << o.getIgnoreIndex() << ", "
+         << cppDouble(o.getLabelSmoothing()) << ", " << cppReduction(o.getReduction()) << ", "
+         << p(o.getGrad()) << ", " << p(o.getResult()) << ");\n";
+    return success();
+  });
+  t.add<CountCorrectTokensOp>([](CountCorrectTokensOp o, CpuPrinter &p) {
+    ArrayRef<int64_t> l = dimsOf(o.getLogits());
+    p.os << "  cpu::count_correct_tokens<float>(" << l[0] * l[1] << ", " << l[2] << ", "
+         << p(o.getLogits()) << ", " << p(o.getLabels()) << ", " << o.getIgnoreIndex() << ", "
+         << p(o.getResult()) << ");\n";
+    return success();
+  });
   t.add<MseLossOp>([](MseLossOp o, CpuPrinter &p) {
     p.os << "  mse_loss_forward<float>(" << numElements(o.getInput()) << ", " << p(o.getInput())
          << ", " << p(o.getTarget()) << ", " << cppReduction(o.getReduction()) << ", "

@@ -50,6 +50,25 @@ void mlir::tcc::registerCpuShapeOps(CpuOpPrinters &t) {
     return success();
   });
   t.add<CastOp>(printCast);
+  // Token embeddings: a gather and its scatter-add (runtime/kernels/Embedding.h).
+  t.add<EmbeddingOp>([](EmbeddingOp o, CpuPrinter &p) {
+    if (!cast<ShapedType>(o.getType()).getElementType().isF32())
+      return cpuCannotRun(o);
+    ArrayRef<int64_t> w = dimsOf(o.getWeight());
+    p.os << "  embedding_forward<float, float>(" << numElements(o.getIds()) << ", " << w[0]
+         << ", " << w[1] << ", " << p(o.getIds()) << ", " << p(o.getWeight()) << ", "
+         << p(o.getResult()) << ");\n";
+    return success();
+  });
+  t.add<EmbeddingBackwardOp>([](EmbeddingBackwardOp o, CpuPrinter &p) {
+    if (!cast<ShapedType>(o.getType()).getElementType().isF32())
+      return cpuCannotRun(o);
+    p.os << "  embedding_backward<float, float>(" << numElements(o.getIds()) << ", "
+         << o.getNumEmbeddings() << ", " << dimsOf(o.getResult())[1] << ", "
+         << o.getPaddingIdx() << ", " << p(o.getGrad()) << ", " << p(o.getIds()) << ", "
+         << p(o.getResult()) << ");\n";
+    return success();
+  });
   t.add<TransposeOp>([](TransposeOp o, CpuPrinter &p) {
     ArrayRef<int64_t> in = dimsOf(o.getInput());
     p.os << "  { const int64_t shape[] = {";

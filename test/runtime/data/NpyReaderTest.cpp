@@ -212,8 +212,8 @@ TEST(NpyReader, WrongDtype) {
                                              Bytes(4 * 2 * 3 * 3 * 8, 0)));
   EXPECT_EQ(loadError(dir.str()),
             dir.file("train_x.npy") +
-                ": unsupported dtype '<f8' for images (expected '|u1', "
-                "'<u1', '<f4')");
+                ": unsupported dtype '<f8' for images or token ids (expected '|u1', "
+                "'<u1', '<f4', '<u2', '<i4', '<i8')");
   writeNpyDir(dir);
   writeFile(
       dir.file("test_y.npy"),
@@ -265,18 +265,19 @@ TEST(NpyReader, BadShapesAndValues) {
   TempDir dir;
   writeNpyDir(dir);
   writeFile(dir.file("train_x.npy"),
-            npyFile(npyDict("|u1", "(4, 18)"), u8Images(4, 2, 3, 3)));
+            npyFile(npyDict("<f4", "(4, 18)"), Bytes(4 * 18 * 4, 0)));
   EXPECT_EQ(loadError(dir.str()),
             dir.file("train_x.npy") +
-                ": images have shape (4, 18) (expected [N, C, H, W] or [N, "
-                "H, W])");
+                ": '<f4' (4, 18) is neither images ('|u1' or '<f4' [N, C, H, W] or [N, H, W]) "
+                "nor token ids (an integer dtype of shape [N, T])");
   writeNpyDir(dir);
   writeFile(dir.file("train_y.npy"),
             npyFile(npyDict("<i8", "(4, 1)"),
                     rawBytes(std::vector<int64_t>{1, 2, 3, 4})));
   EXPECT_EQ(loadError(dir.str()),
             dir.file("train_y.npy") +
-                ": labels have shape (4, 1) (expected [N])");
+                ": labels have shape (4, 1) (expected [N]; [N, T] targets go with token "
+                "ids [N, T])");
   writeNpyDir(dir);
   writeFile(dir.file("train_y.npy"),
             npyFile(npyDict("<i8", "(4,)"),

@@ -116,6 +116,32 @@ TEST(Init, NormalDistribution) {
   EXPECT_NEAR(within2 / 1e6, 0.9545, 0.002);
 }
 
+// An embedding's padding row (torch.nn.Embedding's padding_idx): zero after
+// the N(0, 1) draw, the other rows the draw's; a row past the table is an
+// error line, not a write out of bounds.
+TEST(Init, ZeroRowAfterTheDraw) {
+  Model m;
+  InitDesc padded{"normal", 0, 1, ""};
+  padded.zeroRow = 2;
+  m.add("emb.weight", {5, 3}, padded);
+  m.add("plain", {5, 3}, {"normal", 0, 1, ""});
+  std::string error;
+  ASSERT_TRUE(m.init(7, error)) << error;
+  std::vector<double> v = m.values("emb.weight");
+  Model same;
+  same.add("emb.weight", {5, 3}, {"normal", 0, 1, ""});
+  ASSERT_TRUE(same.init(7, error)) << error;
+  std::vector<double> drawn = same.values("emb.weight");
+  for (int64_t i = 0; i < 15; ++i)
+    EXPECT_EQ(v[i], i / 3 == 2 ? 0.0 : drawn[i]) << i;
+
+  Model outside;
+  padded.zeroRow = 5;
+  outside.add("emb.weight", {5, 3}, padded);
+  EXPECT_FALSE(outside.init(7, error));
+  EXPECT_EQ(error, "state tensor 'emb.weight' has a zero row 5 but its shape is [5, 3]");
+}
+
 TEST(Init, StreamsAreKeyedByNameAndSeed) {
   Model a, b;
   a.add("x", {100}, {"normal", 0, 1, ""});
