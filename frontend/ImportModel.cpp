@@ -162,6 +162,10 @@ LogicalResult ForwardImporter::assignParameterGroups() {
   // took (for the message when it ends up with none), or -1.
   SmallVector<bool> used(groups.size(), false);
   SmallVector<std::pair<std::string, size_t>> shadowedBy(groups.size(), {"", 0});
+  // Set once at the end: setArgAttr rebuilds the array of every argument's
+  // attributes, quadratic in a model of thousands of parameters.
+  SmallVector<DictionaryAttr> argAttrs;
+  forward.getAllArgAttrs(argAttrs);
   for (unsigned i = 0, e = forward.getNumArguments(); i < e; ++i) {
     auto name = forward.getArgAttrOfType<StringAttr>(i, kParamAttr);
     if (!name)
@@ -193,10 +197,12 @@ LogicalResult ForwardImporter::assignParameterGroups() {
       lrScale = groups[g].lrScale;
       wdScale = groups[g].weightDecayScale;
     }
-    forward.setArgAttr(i, kLrScaleAttr, builder.getF64FloatAttr(lrScale));
-    forward.setArgAttr(i, kWeightDecayScaleAttr,
-                       builder.getF64FloatAttr(wdScale));
+    NamedAttrList attrs(argAttrs[i]);
+    attrs.set(kLrScaleAttr, builder.getF64FloatAttr(lrScale));
+    attrs.set(kWeightDecayScaleAttr, builder.getF64FloatAttr(wdScale));
+    argAttrs[i] = attrs.getDictionary(builder.getContext());
   }
+  forward.setAllArgAttrs(argAttrs);
   for (size_t g = 0; g < groups.size(); ++g) {
     if (used[g])
       continue;

@@ -2,12 +2,13 @@
 //
 // The planner tcc-plan-memory records and tcc-recompute asks (PlanMode):
 // every value a step computes gets scratch bytes from the op that writes it
-// to its last reader; first fit packs those intervals; the state arena is
+// to its last reader; ScratchPacking.cpp packs those intervals; the state arena is
 // the tcc.state arguments, one after another.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/MemoryPlan.h"
+#include "passes/ScratchPacking.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -27,63 +28,6 @@ using namespace mlir;
 using namespace mlir::tcc;
 
 namespace {
-
-int64_t alignUp(int64_t n) { return alignToPlan(n); }
-
-/// Scratch bytes live from the op at `start` to the op at `end` of a block,
-/// both included.
-struct Interval {
-  int64_t start, end, size, offset = -1;
-};
-
-/// Places each interval, in the order of `order`, at the lowest offset that
-/// no interval placed before it and live at the same time overlaps; returns
-/// the bytes used.
-int64_t placeInOrder(MutableArrayRef<Interval> intervals, ArrayRef<size_t> order) {
-  int64_t total = 0;
-  SmallVector<Interval *> placed; // by offset
-  for (size_t k : order) {
-    Interval &current = intervals[k];
-    int64_t offset = 0;
-    for (Interval *other : placed) {
-      if (other->end < current.start || current.end < other->start)
-        continue;
-      if (offset + current.size <= other->offset)
-        break;
-      offset = std::max(offset, alignUp(other->offset + other->size));
-    }
-    current.offset = offset;
-    total = std::max(total, offset + current.size);
-    auto at = llvm::upper_bound(placed, offset, [](int64_t o, const Interval *i) {
-      return o < i->offset;
-    });
-    placed.insert(at, &current);
-  }
-  return alignUp(total);
-}
-
-/// Offline packing of the intervals: the better of two greedy orders, first
-/// fit by start (values as they are computed) and largest first (TFLite's
-/// "greedy by size", which fragments less when long-lived values of
-/// different sizes interleave, as 16-bit values and their f32 copies do).
-int64_t assignOffsets(MutableArrayRef<Interval> intervals) {
-  SmallVector<size_t> byStart(intervals.size()), bySize;
-  std::iota(byStart.begin(), byStart.end(), 0);
-  bySize = byStart;
-  llvm::stable_sort(bySize, [&](size_t a, size_t b) {
-    return intervals[a].size > intervals[b].size;
-  });
-  int64_t firstFit = placeInOrder(intervals, byStart);
-  SmallVector<int64_t> firstFitOffsets;
-  for (const Interval &i : intervals)
-    firstFitOffsets.push_back(i.offset);
-  int64_t largestFirst = placeInOrder(intervals, bySize);
-  if (largestFirst < firstFit)
-    return largestFirst;
-  for (auto [interval, offset] : llvm::zip(intervals, firstFitOffsets))
-    interval.offset = offset;
-  return firstFit;
-}
 
 /// The value whose bytes `op`'s result is in another shape, if `op` is a
 /// view (ViewLikeOpInterface: tcc.flatten, tcc.reshape); null otherwise.
@@ -162,7 +106,7 @@ public:
   /// Runs first fit, records the offsets on the ops, and returns the size of
   /// the block's scratch.
   int64_t assign() {
-    int64_t bytes = assignOffsets(intervals);
+    int64_t bytes = packScratch(intervals);
     if (!record)
       return bytes;
     MLIRContext *context = block.getParent()->getContext();
@@ -197,7 +141,7 @@ private:
     size_t interval;
   };
 
-  void add(Use use, Operation *op, unsigned result, Interval interval) {
+  void add(Use use, Operation *op, unsigned result, ScratchInterval interval) {
     owners.push_back({op, use, result, intervals.size()});
     intervals.push_back(interval);
   }
@@ -260,7 +204,7 @@ private:
       if (found || it == intervalOf.end() || claimed.contains(it->second) ||
           changesLayout(operand, result))
         return;
-      const Interval &interval = intervals[it->second];
+      const ScratchInterval &interval = intervals[it->second];
       if (interval.end == here && interval.start < here && interval.size == bytes &&
           tensorBytes(operand.getType()) == bytes)
         found = it->second;
@@ -300,7 +244,7 @@ private:
   bool record; ///< write the plan on the ops (PlanMode::Record)
   DenseMap<Operation *, Place> placements;
   DenseMap<Operation *, int64_t> index;
-  SmallVector<Interval> intervals;
+  SmallVector<ScratchInterval> intervals;
   SmallVector<Owner> owners;
   /// The interval that holds each value with scratch in this block.
   DenseMap<Value, size_t> intervalOf;
@@ -481,7 +425,7 @@ int64_t tcc::layOutState(func::FuncOp train, SmallVectorImpl<int64_t> &offsets) 
   for (BlockArgument arg : train.getArguments())
     if (train.getArgAttr(arg.getArgNumber(), kStateAttr)) {
       offsets.push_back(bytes);
-      bytes += alignUp(tensorBytes(arg.getType()));
+      bytes += alignToPlan(tensorBytes(arg.getType()));
     }
   return bytes;
 }

@@ -472,7 +472,8 @@ def PlanMemory : Pass<"tcc-plan-memory", "::mlir::ModuleOp"> {
     reusing the memory of tensors that are dead by then: the
     result of an elementwise op or group goes over an operand of its size
     that it reads last, and the live ranges are packed first fit in
-    schedule order or largest first, whichever plan is smaller.
+    schedule order or largest first (in blocks of up to 32768 values),
+    whichever plan is smaller.
 
     A value is live from its op to the last op of its block that reads it
     or holds (in a region) an op that reads it: a value read inside a

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 #include <vector>
@@ -53,6 +54,12 @@ struct StepPlan {
   /// The state entries' types and argument attributes.
   void appendStateArgs(SmallVectorImpl<Type> &types,
                        SmallVectorImpl<Attribute> &attrs, MLIRContext *ctx) const;
+
+private:
+  /// find's index of the first `indexed` entries' names (entries are only
+  /// appended): a scan per lookup was quadratic in the parameters.
+  mutable llvm::StringMap<int> byName;
+  mutable size_t indexed = 0;
 };
 
 /// Reads the recipe and lays out the state. Fails with an error on the

@@ -29,10 +29,10 @@ DictionaryAttr copyOf(MLIRContext *ctx, StringRef source) {
 } // namespace
 
 int StepPlan::find(StringRef name) const {
-  for (auto [i, entry] : llvm::enumerate(state))
-    if (entry.name == name)
-      return static_cast<int>(i);
-  return -1;
+  for (; indexed < state.size(); ++indexed)
+    byName.try_emplace(state[indexed].name, static_cast<int>(indexed));
+  auto it = byName.find(name);
+  return it == byName.end() ? -1 : it->second;
 }
 
 SmallVector<int> StepPlan::bufferIndices() const {
