@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tcc_import import embedding as E
 from tcc_import import modules as M
 from tcc_import import tokens as T
 from tcc_import.graph import Value
@@ -266,6 +267,7 @@ FUNCTIONS = {
     (operator.getitem,): T.getitem,
     (torch.matmul, operator.matmul, "matmul", torch.bmm, "bmm"): T.matmul,
     ("contiguous", "clone"): identity,
+    (torch.arange,): E.arange,
     # arithmetic
     (operator.add, operator.iadd, torch.add, "add", "add_"): add,
     (operator.mul, operator.imul, torch.mul, "mul", "mul_"): mul,

@@ -39,8 +39,9 @@ class Missing:
 
 
 class Builder:
-    def __init__(self, root, input_shape, batch, where):
+    def __init__(self, root, input_shape, batch, where, vocab=None):
         self.batch, self.where = batch, where
+        self.vocab = vocab      # --tokens: the input is token ids in [0, vocab)
         # the traced module's, not the GraphModule's, which holds only the
         # leaves it calls
         self.modules = dict(root.named_modules())
@@ -89,6 +90,9 @@ class Builder:
             v = self.values[arg]
             if isinstance(v, Missing):
                 self.fail(node, "reads %s: %s" % (arg.name, v.reason))
+            if v is self.input and self.vocab:
+                self.fail(node, "reads the token ids (the input, --tokens), which only "
+                          "nn.Embedding reads in tcc: embed them first")
             if isinstance(v, Value) and v.perm and not permuted:
                 self.fail(node, "reads %s, whose batch dim is dim %d (PyTorch's shape %s): "
                           "tcc keeps the batch first; it takes a batch-second sequence "

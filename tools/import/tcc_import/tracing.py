@@ -109,8 +109,9 @@ class _Recorder(torch.fx.Interpreter):
         return out
 
 
-def propagate_shapes(gm, input_shape, batch):
-    """Runs the traced graph once on inputs of [batch, *input_shape] and
+def propagate_shapes(gm, input_shape, batch, vocab=None):
+    """Runs the traced graph once on inputs of [batch, *input_shape] (int64
+    token ids in [0, vocab) with a vocab, as nn.Embedding takes them) and
     records each node's tensor shape in node.meta["tcc_shape"] or its other
     result (a size, a tuple) in node.meta["tcc_value"]. On PyTorch's meta
     device first (shapes without arithmetic: 0.3 s for torchvision's
@@ -121,7 +122,8 @@ def propagate_shapes(gm, input_shape, batch):
     meta = copy.deepcopy(gm).to("meta")
     try:
         with torch.no_grad():
-            _Recorder(meta).run(torch.empty(batch, *input_shape, device="meta"))
+            dtype = torch.int64 if vocab else torch.float32
+            _Recorder(meta).run(torch.empty(batch, *input_shape, dtype=dtype, device="meta"))
         for node, probe in zip(gm.graph.nodes, meta.graph.nodes):
             node.meta.update({k: v for k, v in probe.meta.items() if k.startswith("tcc_")})
         return
@@ -132,7 +134,8 @@ def propagate_shapes(gm, input_shape, batch):
     saved = {k: v.detach().clone() for k, v in gm.state_dict().items()}
     try:
         with torch.no_grad():
-            _Recorder(gm).run(torch.randn(batch, *input_shape))
+            _Recorder(gm).run(torch.randint(0, vocab, (batch, *input_shape)) if vocab
+                              else torch.randn(batch, *input_shape))
     finally:
         gm.load_state_dict(saved)
 
