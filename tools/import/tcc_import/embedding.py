@@ -9,10 +9,11 @@ call on the ids.
 """
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from tcc_import import ImportFailure
-from tcc_import.graph import Missing
+from tcc_import.graph import READS_IDS, Missing  # noqa: F401  (READS_IDS for functions.py)
 from tcc_import.modules import param
 from tcc_import.tracing import module_class
 
@@ -28,10 +29,14 @@ def refuse_without_tokens(gm, modules, where):
     nn.Embedding or F.embedding in a model imported without --tokens."""
     for node in gm.graph.nodes:
         if node.op == "call_module" and isinstance(modules[node.target], nn.Embedding):
-            raise ImportFailure(
-                "%s: module '%s' (%s) reads token ids: import a token model with --tokens V "
-                "(its vocabulary) and --input T (its sequence length)"
-                % (where, node.target, module_class(modules[node.target])))
+            place = "module '%s' (%s)" % (node.target, module_class(modules[node.target]))
+        elif node.op == "call_function" and node.target is F.embedding:
+            place = "F.embedding"
+        else:
+            continue
+        raise ImportFailure("%s: %s reads token ids: import a token model with --tokens V "
+                            "(its vocabulary) and --input T (its sequence length)"
+                            % (where, place))
 
 
 def check_vocab(vocab, modules, where):
@@ -67,10 +72,10 @@ def embedding(b, node, m):
     arg = node.args[0]
     x = b.values.get(arg) if isinstance(arg, torch.fx.Node) else arg
     if x is not b.input:
-        what = ("positions (torch.arange): " + POSITIONS) if isinstance(x, Positions) else \
-            "%s, not the token input: tcc's embedding reads the model's token ids only; %s" \
-            % (arg.name if isinstance(arg, torch.fx.Node) else repr(arg), POSITIONS)
-        b.fail(node, "reads " + what)
+        what = "positions (torch.arange)" if isinstance(x, Positions) else \
+            (arg.name if isinstance(arg, torch.fx.Node) else repr(arg))
+        b.fail(node, "reads %s, not the token ids: tcc's embedding reads the model's token "
+               "input only; %s" % (what, POSITIONS))
     fields = {"num_embeddings": m.num_embeddings, "embedding_dim": m.embedding_dim}
     if m.padding_idx is not None:
         fields["padding_idx"] = m.padding_idx  # PyTorch keeps it in [0, num_embeddings)

@@ -297,6 +297,10 @@ def map_call(b, node):
         b.fail(node, "returns %s, not a tensor: tcc's graph computes tensors only (no "
                ".item(), tuples or values read from the data)"
                % type(node.meta.get("tcc_value")).__name__)
+    if b.vocab and any(b.values.get(a) is b.input for a in node.all_input_nodes):
+        if node.target == "long":
+            return b.input  # the ids are int64 already
+        b.fail(node, E.READS_IDS)
     handler = HANDLERS.get(node.target)
     if handler is None:
         b.fail(node, "has no model.json op; tcc maps activations, pools, means, "

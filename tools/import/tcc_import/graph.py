@@ -18,6 +18,10 @@ from tcc_import.shapes import torch_shape
 from tcc_import.tracing import module_class
 
 
+READS_IDS = ("reads the token ids (the input, --tokens), which only nn.Embedding reads in "
+             "tcc: embed them first")
+
+
 class Value:
     """A tensor of the model.json graph: the node `name` holds it with tcc's
     shape `shape` (batch first). `perm`, when set, is a permute PyTorch's
@@ -91,8 +95,7 @@ class Builder:
             if isinstance(v, Missing):
                 self.fail(node, "reads %s: %s" % (arg.name, v.reason))
             if v is self.input and self.vocab:
-                self.fail(node, "reads the token ids (the input, --tokens), which only "
-                          "nn.Embedding reads in tcc: embed them first")
+                self.fail(node, READS_IDS)
             if isinstance(v, Value) and v.perm and not permuted:
                 self.fail(node, "reads %s, whose batch dim is dim %d (PyTorch's shape %s): "
                           "tcc keeps the batch first; it takes a batch-second sequence "

@@ -33,6 +33,19 @@ def _unpack(proxy):
     return proxy.tracer.iter(proxy)
 
 
+def _recorded(function):
+    """`function` recorded as a call where an argument is traced: fx cannot
+    pass a size it traces to a builtin that takes numbers (GPT-2's
+    `torch.arange(0, t)` with `b, t = idx.size()`), so recording the call
+    lets the import say what it is (embedding.arange)."""
+    def call(*args, **kwargs):
+        traced = [a for a in args + tuple(kwargs.values()) if isinstance(a, torch.fx.Proxy)]
+        if traced:
+            return traced[0].tracer.create_proxy("call_function", function, args, kwargs)
+        return function(*args, **kwargs)
+    return call
+
+
 class PathTracer(torch.fx.Tracer):
     """Records in node.meta["tcc_path"] the qualified name of the module
     whose forward created the node ("" for the root), which PyTorch 1.13's
@@ -70,8 +83,9 @@ def trace(module, where):
     `self.training` branches are taken as in training)."""
     module.train()
     tracer = PathTracer()
-    iterate = torch.fx.Proxy.__iter__
+    iterate, arange = torch.fx.Proxy.__iter__, torch.arange
     torch.fx.Proxy.__iter__ = _unpack  # Attribute proxies (x.shape) included
+    torch.arange = _recorded(arange)
     try:
         graph = tracer.trace(module)
     except Exception as e:  # fx raises TraceError, but also TypeError etc.
@@ -84,7 +98,7 @@ def trace(module, where):
             "no control flow on tensor values, no iterating over a tensor or its shape; "
             "docs/import.md)" % (where, place, reason))
     finally:
-        torch.fx.Proxy.__iter__ = iterate
+        torch.fx.Proxy.__iter__, torch.arange = iterate, arange
     return torch.fx.GraphModule(tracer.root, graph)
 
 
