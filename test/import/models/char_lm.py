@@ -82,3 +82,15 @@ def frozen_embedding():
     m = TokenClassifier()
     m.emb = nn.Embedding.from_pretrained(torch.randn(13, 16), freeze=True)
     return m
+
+
+class LongIds(TokenClassifier):
+    """The ids cast to int64 first, as code that takes int32 ids does."""
+
+    def forward(self, idx):
+        return self.fc(self.emb(idx.long()).mean(1))
+
+
+def long_ids():
+    torch.manual_seed(0)
+    return LongIds()
