@@ -37,7 +37,7 @@ class Gpt2Positions(nn.Module):
     def __init__(self):
         super().__init__()
         self.wte = nn.Embedding(13, 8)
-        self.wpe = nn.Embedding(16, 8)
+        self.wpe = nn.Embedding(8, 8)  # fewer positions than tokens, as GPT-2
         self.fc = nn.Linear(8, 5)
 
     def forward(self, idx):

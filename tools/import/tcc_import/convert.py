@@ -50,7 +50,7 @@ def convert(module, input_shape, classes, where, vocab=None):
     if vocab is None:
         E.refuse_without_tokens(gm, b.modules, where)
     else:
-        E.check_vocab(vocab, b.modules, where)
+        E.check_vocab(vocab)
     try:
         propagate_shapes(gm, input_shape, BATCH, vocab)
     except NodeFailed as e:

@@ -39,17 +39,9 @@ def refuse_without_tokens(gm, modules, where):
                             % (where, place))
 
 
-def check_vocab(vocab, modules, where):
-    """--tokens V against the tables: every id in [0, V) needs a row."""
+def check_vocab(vocab):
     if not 1 <= vocab <= MAX_VOCAB:
         raise ImportFailure("--tokens must be a vocabulary in [1, 2^24], got %d" % vocab)
-    for path, m in modules.items():
-        if isinstance(m, nn.Embedding) and m.num_embeddings < vocab:
-            raise ImportFailure(
-                "%s: module '%s' (%s) has num_embeddings %d, fewer rows than --tokens %d: "
-                "ids up to %d would index past its table; give --tokens its vocabulary "
-                "(at most num_embeddings)" % (where, path, module_class(m),
-                                               m.num_embeddings, vocab, vocab - 1))
 
 
 def embedding(b, node, m):
@@ -76,6 +68,10 @@ def embedding(b, node, m):
             (arg.name if isinstance(arg, torch.fx.Node) else repr(arg))
         b.fail(node, "reads %s, not the token ids: tcc's embedding reads the model's token "
                "input only; %s" % (what, POSITIONS))
+    if m.num_embeddings < b.vocab:  # every id in [0, V) needs a row
+        b.fail(node, "has num_embeddings %d, fewer rows than --tokens %d: ids up to %d would "
+               "index past its table; give --tokens its vocabulary (at most num_embeddings)"
+               % (m.num_embeddings, b.vocab, b.vocab - 1))
     fields = {"num_embeddings": m.num_embeddings, "embedding_dim": m.embedding_dim}
     if m.padding_idx is not None:
         fields["padding_idx"] = m.padding_idx  # PyTorch keeps it in [0, num_embeddings)
