@@ -110,6 +110,9 @@ def load_factory(spec):
 def run(argv):
     args = parse_args(argv)
     shape = parse_shape(args.input, args.tokens)
+    if args.tokens is not None and not 1 <= args.tokens <= 2 ** 24:
+        # model.json's bound: the ids travel in the f32 batch as exact integers
+        raise ImportFailure("--tokens must be a vocabulary in [1, 2^24], got %d" % args.tokens)
     if args.classes is not None and args.classes < 2:
         raise ImportFailure("--classes must be at least 2, got %d" % args.classes)
     if args.weights and os.path.abspath(args.weights) == os.path.abspath(args.output):

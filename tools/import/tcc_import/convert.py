@@ -47,10 +47,7 @@ def convert(module, input_shape, classes, where, vocab=None):
                             "image, feature or token batch"
                             % (where, len(placeholders), ", ".join(n.name for n in placeholders)))
     b = Builder(module, input_shape, BATCH, where, vocab)
-    if vocab is None:
-        E.refuse_without_tokens(gm, b.modules, where)
-    else:
-        E.check_vocab(vocab)
+    E.check_flags(gm, b.modules, where, vocab)
     try:
         propagate_shapes(gm, input_shape, BATCH, vocab)
     except NodeFailed as e:

@@ -13,35 +13,34 @@ import torch.nn.functional as F
 from torch import nn
 
 from tcc_import import ImportFailure
-from tcc_import.graph import READS_IDS, Missing  # noqa: F401  (READS_IDS for functions.py)
+from tcc_import.graph import Missing
 from tcc_import.modules import param
 from tcc_import.tracing import module_class
-
-# model.json's bound on vocab and num_embeddings (ids travel as exact f32)
-MAX_VOCAB = 2 ** 24
 
 POSITIONS = ("a positional table is a learnt nn.Parameter [1, T, D] added to the token "
              "embedding (x = self.tok_emb(idx) + self.pos[:, :idx.size(1)])")
 
 
-def refuse_without_tokens(gm, modules, where):
+def check_flags(gm, modules, where, vocab):
     """Before the shape propagation (which would fail inside PyTorch): an
-    nn.Embedding or F.embedding in a model imported without --tokens."""
+    nn.Embedding or F.embedding in a model imported without --tokens, and
+    --tokens for a model without one."""
+    place = None
     for node in gm.graph.nodes:
         if node.op == "call_module" and isinstance(modules[node.target], nn.Embedding):
             place = "module '%s' (%s)" % (node.target, module_class(modules[node.target]))
         elif node.op == "call_function" and node.target is F.embedding:
             place = "F.embedding"
-        else:
-            continue
+        if place:
+            break
+    if place and vocab is None:
         raise ImportFailure("%s: %s reads token ids: import a token model with --tokens V "
                             "(its vocabulary) and --input T (its sequence length)"
                             % (where, place))
-
-
-def check_vocab(vocab):
-    if not 1 <= vocab <= MAX_VOCAB:
-        raise ImportFailure("--tokens must be a vocabulary in [1, 2^24], got %d" % vocab)
+    if not place and vocab is not None:
+        raise ImportFailure("%s: --tokens, but the model has no nn.Embedding: tcc's token ids "
+                            "are read by embeddings (an image or feature model takes --input "
+                            "without --tokens)" % where)
 
 
 def embedding(b, node, m):

@@ -17,7 +17,7 @@ from torch import nn
 from tcc_import import embedding as E
 from tcc_import import modules as M
 from tcc_import import tokens as T
-from tcc_import.graph import Value
+from tcc_import.graph import READS_IDS, Value
 from tcc_import.shapes import show, torch_shape
 
 
@@ -300,7 +300,7 @@ def map_call(b, node):
     if b.vocab and any(b.values.get(a) is b.input for a in node.all_input_nodes):
         if node.target == "long":
             return b.input  # the ids are int64 already
-        b.fail(node, E.READS_IDS)
+        b.fail(node, READS_IDS)
     handler = HANDLERS.get(node.target)
     if handler is None:
         b.fail(node, "has no model.json op; tcc maps activations, pools, means, "
