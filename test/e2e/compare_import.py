@@ -108,6 +108,18 @@ MODELS = {
                        optimizer=dict(SGD, lr=0.05)),
     "mean_vit": dict(factory="vit.py:mean_vit", input=[3, 16, 16], batch=4,
                      optimizer={"type": "adamw", "lr": 0.01, "weight_decay": 0.05}),
+    # test/import/models/char_lm.py, imported with --tokens: a causal
+    # character LM (embedding with a padding row, a positional parameter
+    # sliced to T, two pre-LN blocks of causal F.scaled_dot_product_attention
+    # from a fused q/k/v linear, a head over the vocabulary) trained on its
+    # next tokens at every position (the import's sequence targets; about
+    # 10% of them and the last ignored, -100), SGD as for the ViTs (the key
+    # bias); and a token classifier (embedding, mean over the tokens, linear)
+    "char_lm": dict(factory="char_lm.py:char_lm", input=[12], tokens=17, classes=17,
+                    sequence=True, batch=4, optimizer=dict(SGD, lr=0.05)),
+    "token_classifier": dict(factory="char_lm.py:token_classifier", input=[8], tokens=13,
+                             classes=5, batch=4,
+                             optimizer={"type": "adamw", "lr": 0.01, "weight_decay": 0.01}),
 }
 
 
@@ -115,6 +127,8 @@ def import_model(args, m, tmp, recipe_path, out):
     cmd = [args.tcc, "import", os.path.join(MODELS_DIR, m["factory"]), "-o", out + ".json",
            "--weights", out + ".safetensors", "--input", ",".join(map(str, m["input"])),
            "--classes", str(m.get("classes", 10)), "--recipe", recipe_path]
+    if "tokens" in m:
+        cmd += ["--tokens", str(m["tokens"])]
     cwt.run(cmd, tmp, "tcc import")
     with open(out + ".json", "rb") as f, open(out + ".safetensors", "rb") as g:
         return f.read(), g.read()
@@ -249,7 +263,10 @@ def train_module(args, m, spec, init, x_u8, y, dtype):
     hooks.append(module.register_forward_pre_hook(lambda *_: calls.clear()))
     trainer = ref.Trainer(module, spec, steps_per_epoch,
                           ref.total_steps_for(spec["train"]["epochs"], steps_per_epoch))
-    images = cwt.normalize(spec, x_u8).to(dtype)
+    if "tokens" in m:  # the module's nn.Embedding takes int64 ids
+        images = torch.from_numpy(np.array(x_u8, dtype=np.int64))
+    else:
+        images = cwt.normalize(spec, x_u8).to(dtype)
     labels = torch.from_numpy(np.array(y, copy=True))
     for s in range(args.steps):
         lo = (s % steps_per_epoch) * batch
@@ -394,6 +411,10 @@ def compare(args, tmp):
             "train": {"batch_size": batch},
             "data": {"normalize": {"mean": [0.5] * m["input"][0],
                                    "std": [0.25] * m["input"][0]}}}
+    if "tokens" in m:  # ids (no normalization); next-token targets for the LM
+        stub["input"].update(type="tokens", vocab=m["tokens"])
+        stub["data"] = {}
+        stub["loss"] = {"targets": "sequence" if m.get("sequence") else "sample"}
 
     def write_data(seed):
         if not m.get("smooth"):
@@ -442,7 +463,8 @@ def compare(args, tmp):
                                       write_data)
         rows += more
 
-    size = "x".join(map(str, m["input"][1:]))
+    size = ("%d token ids (vocabulary %d)" % (m["input"][0], m["tokens"]) if "tokens" in m
+            else "x".join(map(str, m["input"][1:])))
     if args.no_train:
         print("%s: tcc import of %s, %d graph nodes at %s; no trainer (--no-train)"
               % (args.model, m["factory"], len(spec["graph"]), size))

@@ -15,7 +15,12 @@ written as model.json ops with PyTorch's parameter names. With --weights
 the module's state_dict is written too, for `./train --init W.safetensors`;
 the trained checkpoint loads back with load_state_dict. A layer or call that
 model.json cannot express is refused with one error line naming its module
-path. docs/import.md lists what maps to what."""
+path. docs/import.md lists what maps to what.
+
+A token model (nn.Embedding on the ids) takes --tokens V --input T: the
+input is T int64 ids in [0, V). Its output [N, classes] trains with a class
+per sample; [N, T, classes] (a causal language model's logits at every
+position) with a class per position: the loss's "targets": "sequence"."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -35,10 +40,15 @@ def parse_args(argv):
     ap.add_argument("--weights", metavar="W.safetensors",
                     help="also write the module's state_dict (float32) here, for "
                     "./train --init")
-    ap.add_argument("--input", default="3,32,32", metavar="C,H,W",
-                    help="the per-sample input shape (default 3,32,32; F for a flat input)")
-    ap.add_argument("--classes", type=int, default=10, metavar="N",
-                    help="the number of classes, the size of the logits (default 10)")
+    ap.add_argument("--input", metavar="C,H,W",
+                    help="the per-sample input shape (default 3,32,32; F for a flat input; "
+                    "T, the sequence length, with --tokens)")
+    ap.add_argument("--tokens", type=int, metavar="V",
+                    help="the input is token ids in [0, V) (V at most the rows of the "
+                    "nn.Embedding reading them), T of them per sample (--input T)")
+    ap.add_argument("--classes", type=int, metavar="N",
+                    help="the number of classes, the size of the logits (default: the "
+                    "output's last dim; checked when given)")
     ap.add_argument("--recipe", metavar="RECIPE.json",
                     help="model.json sections (loss, train, data, eval, name, "
                     "description) that replace the defaults (docs/import.md)")
@@ -46,7 +56,14 @@ def parse_args(argv):
     return ap.parse_args(argv)
 
 
-def parse_shape(text):
+def parse_shape(text, tokens):
+    if text is None:
+        if tokens is not None:
+            raise ImportFailure("--tokens needs --input T, the number of token ids per sample")
+        text = "3,32,32"
+    if tokens is not None and "," in text:
+        raise ImportFailure("--input with --tokens is T, the number of token ids per sample, "
+                            "got '%s'" % text)
     try:
         shape = [int(d) for d in text.split(",")]
     except ValueError:
@@ -92,8 +109,11 @@ def load_factory(spec):
 
 def run(argv):
     args = parse_args(argv)
-    shape = parse_shape(args.input)
-    if args.classes < 2:
+    shape = parse_shape(args.input, args.tokens)
+    if args.tokens is not None and not 1 <= args.tokens <= 2 ** 24:
+        # model.json's bound: the ids travel in the f32 batch as exact integers
+        raise ImportFailure("--tokens must be a vocabulary in [1, 2^24], got %d" % args.tokens)
+    if args.classes is not None and args.classes < 2:
         raise ImportFailure("--classes must be at least 2, got %d" % args.classes)
     if args.weights and os.path.abspath(args.weights) == os.path.abspath(args.output):
         raise ImportFailure("--weights and -o name the same file, %s" % args.output)
@@ -111,11 +131,11 @@ def run(argv):
 
     model = load_factory(args.factory)
     factory = args.factory.rpartition(":")[2]
-    nodes, state = convert(model, shape, args.classes, args.factory)
+    nodes, state, logits = convert(model, shape, args.classes, args.factory, args.tokens)
     description = "Imported by tcc import from %s:%s." % (
         os.path.basename(args.factory.rpartition(":")[0]), factory)
     text = output.model_json(args.name or output.default_name(factory), description, shape,
-                             args.classes, nodes, recipe)
+                             logits, nodes, recipe, args.tokens)
     files = {args.output: text.encode()}
     if args.weights:
         files[args.weights] = output.safetensors_bytes(state)

@@ -14,9 +14,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from tcc_import import embedding as E
 from tcc_import import modules as M
 from tcc_import import tokens as T
-from tcc_import.graph import Value
+from tcc_import.graph import READS_IDS, Value
 from tcc_import.shapes import show, torch_shape
 
 
@@ -266,6 +267,7 @@ FUNCTIONS = {
     (operator.getitem,): T.getitem,
     (torch.matmul, operator.matmul, "matmul", torch.bmm, "bmm"): T.matmul,
     ("contiguous", "clone"): identity,
+    (torch.arange,): E.arange,
     # arithmetic
     (operator.add, operator.iadd, torch.add, "add", "add_"): add,
     (operator.mul, operator.imul, torch.mul, "mul", "mul_"): mul,
@@ -295,6 +297,10 @@ def map_call(b, node):
         b.fail(node, "returns %s, not a tensor: tcc's graph computes tensors only (no "
                ".item(), tuples or values read from the data)"
                % type(node.meta.get("tcc_value")).__name__)
+    if b.vocab and any(b.values.get(a) is b.input for a in node.all_input_nodes):
+        if node.target == "long":
+            return b.input  # the ids are int64 already
+        b.fail(node, READS_IDS)
     handler = HANDLERS.get(node.target)
     if handler is None:
         b.fail(node, "has no model.json op; tcc maps activations, pools, means, "

@@ -18,6 +18,10 @@ from tcc_import.shapes import torch_shape
 from tcc_import.tracing import module_class
 
 
+READS_IDS = ("reads the token ids (the input, --tokens), which only nn.Embedding reads in "
+             "tcc: embed them first")
+
+
 class Value:
     """A tensor of the model.json graph: the node `name` holds it with tcc's
     shape `shape` (batch first). `perm`, when set, is a permute PyTorch's
@@ -39,8 +43,9 @@ class Missing:
 
 
 class Builder:
-    def __init__(self, root, input_shape, batch, where):
+    def __init__(self, root, input_shape, batch, where, vocab=None):
         self.batch, self.where = batch, where
+        self.vocab = vocab      # --tokens: the input is token ids in [0, vocab)
         # the traced module's, not the GraphModule's, which holds only the
         # leaves it calls
         self.modules = dict(root.named_modules())
@@ -89,6 +94,8 @@ class Builder:
             v = self.values[arg]
             if isinstance(v, Missing):
                 self.fail(node, "reads %s: %s" % (arg.name, v.reason))
+            if v is self.input and self.vocab:
+                self.fail(node, READS_IDS)
             if isinstance(v, Value) and v.perm and not permuted:
                 self.fail(node, "reads %s, whose batch dim is dim %d (PyTorch's shape %s): "
                           "tcc keeps the batch first; it takes a batch-second sequence "

@@ -16,7 +16,7 @@ MODULES = (nn.Conv2d, nn.Linear, nn.BatchNorm1d, nn.BatchNorm2d, nn.LayerNorm,
            nn.ReLU, nn.Sigmoid, nn.Tanh, nn.SiLU, nn.LeakyReLU, nn.ELU, nn.CELU, nn.GELU,
            nn.Softmax, nn.LogSoftmax, nn.Dropout, nn.MaxPool2d, nn.AvgPool2d,
            nn.AdaptiveAvgPool2d, nn.AdaptiveMaxPool2d, nn.Flatten, nn.Identity,
-           nn.MultiheadAttention)
+           nn.MultiheadAttention, nn.Embedding)
 
 
 def pair(v):
@@ -208,6 +208,9 @@ def map_module(b, node):
     if isinstance(m, nn.MultiheadAttention) and forward_is_torchs(m):
         from tcc_import.attention import multihead_attention
         return multihead_attention(b, node, m)
+    if isinstance(m, nn.Embedding) and forward_is_torchs(m):
+        from tcc_import.embedding import embedding
+        return embedding(b, node, m)
     for cls, mapper in MAPPERS:
         if isinstance(m, cls) and forward_is_torchs(m):
             if node.kwargs or len(node.args) != 1:

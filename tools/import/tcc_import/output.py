@@ -57,15 +57,21 @@ def read_recipe(path):
     return recipe
 
 
-def model_json(name, description, input_shape, classes, nodes, recipe):
-    """The model.json text: fixed key order, one graph node per line."""
+def model_json(name, description, input_shape, logits, nodes, recipe, vocab=None):
+    """The model.json text: fixed key order, one graph node per line.
+    `logits` is the output's per-sample shape, [classes] or [T, classes]
+    (sequence targets); `vocab` makes the input token ids."""
     recipe = dict(recipe)
     data = recipe.pop("data", DEFAULT_DATA.get(tuple(input_shape),
                                                {"format": "npy", "path": "data"}))
+    source = {"shape": list(input_shape)}
+    if vocab:
+        source.update(type="tokens", vocab=vocab)
+    source["classes"] = logits[-1]
     head = {"format": "tcc-model/1", "name": recipe.pop("name", name),
-            "description": recipe.pop("description", description),
-            "input": {"shape": list(input_shape), "classes": classes}}
+            "description": recipe.pop("description", description), "input": source}
     sections = dict(DEFAULT_RECIPE, **recipe)
+    sections["loss"] = loss_section(sections["loss"], len(logits) == 2)
     lines = ["{"]
     for k, v in head.items():
         lines.append("  %s: %s," % (json.dumps(k), json.dumps(v)))
@@ -78,6 +84,30 @@ def model_json(name, description, input_shape, classes, nodes, recipe):
         lines.append("  %s: %s%s" % (json.dumps(k), _section(v), "," if i + 1 < len(tail) else ""))
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def loss_section(loss, sequence):
+    """The loss for the output: per-position logits [N, T, classes] train
+    with a class per position ("targets": "sequence" and, written out,
+    PyTorch's cross_entropy default ignore_index -100), added to the loss
+    (the default or --recipe's) where it does not say; a recipe that says
+    otherwise is refused here rather than when compiled."""
+    if not isinstance(loss, dict):
+        return loss  # the frontend says what is wrong with it
+    targets = loss.get("targets", "sample")
+    if sequence and "targets" not in loss:
+        if loss.get("op") != "cross_entropy":
+            raise ImportFailure("the recipe's loss op %s: the output has logits per position "
+                                "[N, T, classes], which train with cross_entropy (\"targets\": "
+                                "\"sequence\")" % json.dumps(loss.get("op")))
+        loss = dict(loss, targets="sequence")
+        loss.setdefault("ignore_index", -100)
+    elif sequence != (targets == "sequence"):
+        raise ImportFailure("the recipe's loss has \"targets\": %s, but the output is %s"
+                            % (json.dumps(targets), "per position [N, T, classes]: \"sequence\""
+                               if sequence else "one class per sample [N, classes]: "
+                               "\"sample\""))
+    return loss
 
 
 def _section(value):

@@ -33,6 +33,19 @@ def _unpack(proxy):
     return proxy.tracer.iter(proxy)
 
 
+def _recorded(function):
+    """`function` recorded as a call where an argument is traced: fx cannot
+    pass a size it traces to a builtin that takes numbers (GPT-2's
+    `torch.arange(0, t)` with `b, t = idx.size()`), so recording the call
+    lets the import say what it is (embedding.arange)."""
+    def call(*args, **kwargs):
+        traced = [a for a in args + tuple(kwargs.values()) if isinstance(a, torch.fx.Proxy)]
+        if traced:
+            return traced[0].tracer.create_proxy("call_function", function, args, kwargs)
+        return function(*args, **kwargs)
+    return call
+
+
 class PathTracer(torch.fx.Tracer):
     """Records in node.meta["tcc_path"] the qualified name of the module
     whose forward created the node ("" for the root), which PyTorch 1.13's
@@ -70,8 +83,9 @@ def trace(module, where):
     `self.training` branches are taken as in training)."""
     module.train()
     tracer = PathTracer()
-    iterate = torch.fx.Proxy.__iter__
+    iterate, arange = torch.fx.Proxy.__iter__, torch.arange
     torch.fx.Proxy.__iter__ = _unpack  # Attribute proxies (x.shape) included
+    torch.arange = _recorded(arange)
     try:
         graph = tracer.trace(module)
     except Exception as e:  # fx raises TraceError, but also TypeError etc.
@@ -84,7 +98,7 @@ def trace(module, where):
             "no control flow on tensor values, no iterating over a tensor or its shape; "
             "docs/import.md)" % (where, place, reason))
     finally:
-        torch.fx.Proxy.__iter__ = iterate
+        torch.fx.Proxy.__iter__, torch.arange = iterate, arange
     return torch.fx.GraphModule(tracer.root, graph)
 
 
@@ -109,8 +123,9 @@ class _Recorder(torch.fx.Interpreter):
         return out
 
 
-def propagate_shapes(gm, input_shape, batch):
-    """Runs the traced graph once on inputs of [batch, *input_shape] and
+def propagate_shapes(gm, input_shape, batch, vocab=None):
+    """Runs the traced graph once on inputs of [batch, *input_shape] (int64
+    token ids in [0, vocab) with a vocab, as nn.Embedding takes them) and
     records each node's tensor shape in node.meta["tcc_shape"] or its other
     result (a size, a tuple) in node.meta["tcc_value"]. On PyTorch's meta
     device first (shapes without arithmetic: 0.3 s for torchvision's
@@ -121,7 +136,8 @@ def propagate_shapes(gm, input_shape, batch):
     meta = copy.deepcopy(gm).to("meta")
     try:
         with torch.no_grad():
-            _Recorder(meta).run(torch.empty(batch, *input_shape, device="meta"))
+            dtype = torch.int64 if vocab else torch.float32
+            _Recorder(meta).run(torch.empty(batch, *input_shape, dtype=dtype, device="meta"))
         for node, probe in zip(gm.graph.nodes, meta.graph.nodes):
             node.meta.update({k: v for k, v in probe.meta.items() if k.startswith("tcc_")})
         return
@@ -132,7 +148,8 @@ def propagate_shapes(gm, input_shape, batch):
     saved = {k: v.detach().clone() for k, v in gm.state_dict().items()}
     try:
         with torch.no_grad():
-            _Recorder(gm).run(torch.randn(batch, *input_shape))
+            _Recorder(gm).run(torch.randint(0, vocab, (batch, *input_shape)) if vocab
+                              else torch.randn(batch, *input_shape))
     finally:
         gm.load_state_dict(saved)
 
