@@ -7,7 +7,7 @@ packages=(
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   nlohmann-json3-dev libgtest-dev zlib1g-dev
   openmpi-bin libopenmpi-dev
-  dataset-fashion-mnist
+  dataset-fashion-mnist fortunes-min
   python3-torch python3-torchvision python3-numpy python3-jsonschema python3-matplotlib
   python3-pip
 )

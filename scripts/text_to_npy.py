@@ -2,7 +2,7 @@
 """Writes a text file as a character-level language-model data set in tcc's
 "npy" layout (docs/data.md#token-ids):
 
-    python3 scripts/text_to_npy.py TEXT OUT_DIR --seq-len T [--test-fraction F] [--stride S]
+    python3 scripts/text_to_npy.py TEXT... OUT_DIR --seq-len T [--test-fraction F] [--stride S]
 
 The vocabulary is the text's distinct characters in code-point order (id i is
 vocab[i]); OUT_DIR/vocab.json holds it. Windows of T + 1 characters, starting
@@ -41,7 +41,7 @@ def windows(ids, seq_len, stride):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("text")
+    ap.add_argument("text", nargs="+", help="text files, read in order as one text")
     ap.add_argument("out_dir")
     ap.add_argument("--seq-len", type=int, required=True, help="T, tokens per sample")
     ap.add_argument("--stride", type=int, help="characters between windows (default T)")
@@ -50,8 +50,10 @@ def main(argv):
     t, stride = args.seq_len, args.stride or args.seq_len
     if t < 1 or stride < 1 or not 0 < args.test_fraction < 1:
         sys.exit("error: --seq-len and --stride must be >= 1, --test-fraction in (0, 1)")
-    with open(args.text, encoding="utf-8", errors="replace") as f:
-        text = f.read()
+    text = ""
+    for name in args.text:
+        with open(name, encoding="utf-8", errors="replace") as f:
+            text += f.read()
     vocab = sorted(set(text))
     index = {c: i for i, c in enumerate(vocab)}
     ids = [index[c] for c in text]
@@ -60,7 +62,7 @@ def main(argv):
     for name, (x, y, n) in parts.items():
         if n == 0:
             sys.exit("error: %s: the %s part (%d characters) holds no window of %d; use a "
-                     "longer text or a smaller --seq-len" % (args.text, name,
+                     "longer text or a smaller --seq-len" % (" ".join(args.text), name,
                                                              len(x) or (split if name == "train"
                                                                         else len(ids) - split),
                                                              t + 1))

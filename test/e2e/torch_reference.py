@@ -159,7 +159,8 @@ def topo_order(graph):
 
 def unsupported_reason(spec):
     for node in spec["graph"]:
-        if node["op"] == "dropout" or node.get("dropout", 0) > 0:
+        # p 0 is the identity, as in PyTorch (a test may set a model's p to 0).
+        if (node["op"] == "dropout" and node.get("p", 0.5) > 0) or node.get("dropout", 0) > 0:
             return ("node '%s' has dropout: its random mask cannot be reproduced "
                     "in PyTorch" % node["name"])
     prec = spec["train"].get("precision", "fp32")
@@ -665,6 +666,8 @@ class TccModel(nn.Module):
         if op == "mean":
             return x.mean(dim=_axis(node["axis"], x.dim()), keepdim=node.get("keepdim", False))
         if op == "dropout":
+            if node.get("p", 0.5) == 0:
+                return x
             raise Unsupported("dropout")
         if op == "attention":
             source = xs[1] if len(xs) > 1 else x
