@@ -39,6 +39,7 @@ import tempfile
 import numpy as np
 
 import compare_trainers
+import token_data
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "trainer"))
 import check_profile  # noqa: E402  (test/trainer/check_profile.py)
@@ -79,32 +80,11 @@ def with_first_samples(spec, tmp, n_train, n_test):
 
 def with_token_data(spec, tmp, n_train, n_test):
     """`spec` (a token model with sequence targets) training on n_train
-    sequences and evaluating on n_test, written as npy files in tmp: each
-    sequence follows a fixed rule (next = 3 * id + 1 modulo the ids after
-    the padding row) with one id in 5 drawn at random, the targets the next
-    ids; a third of them end in a run of padding ids (the embedding's
-    padding_idx, 0) whose targets are ignore_index, and one target in 10 is
-    ignore_index elsewhere too."""
-    t, vocab = spec["input"]["shape"][0], spec["input"]["vocab"]
-    ignore = spec["loss"].get("ignore_index", -100)
-    rng = np.random.RandomState(0)
+    synthetic sequences and evaluating on n_test (token_data.py), written as
+    npy files in tmp."""
     out = os.path.join(tmp, "data")
-    os.makedirs(out)
-    for split, n in (("train", n_train), ("test", n_test)):
-        seq = np.zeros((n, t + 1), np.int64)
-        seq[:, 0] = rng.randint(1, vocab, n)
-        for j in range(1, t + 1):
-            rule = (3 * seq[:, j - 1] + 1) % (vocab - 1) + 1
-            seq[:, j] = np.where(rng.rand(n) < 0.2, rng.randint(1, vocab, n), rule)
-        x, y = seq[:, :t].copy(), seq[:, 1:].copy()
-        padded = rng.rand(n) < 1 / 3
-        starts = rng.randint(t // 2, t, n)
-        for i in np.nonzero(padded)[0]:
-            x[i, starts[i]:] = 0
-            y[i, starts[i] - 1:] = ignore
-        y[rng.rand(n, t) < 0.1] = ignore
-        np.save(os.path.join(out, split + "_x.npy"), x.astype(np.int32))
-        np.save(os.path.join(out, split + "_y.npy"), y)
+    token_data.write_token_data(out, spec["input"]["shape"][0], spec["input"]["vocab"],
+                                spec["loss"].get("ignore_index", -100), n_train, n_test)
     spec["data"] = dict(spec["data"], format="npy", path=out)
 
 
