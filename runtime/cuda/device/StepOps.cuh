@@ -56,14 +56,14 @@ TCC_HOST_DEVICE inline BatchPixel batchPixel(int64_t i, const BatchSpec &spec) {
           e % narrow(spec.w)};
 }
 
-/// Sets control->valid to `samples`, or with sequence targets to the
-/// positions of the batch's labels that are not ignore_index (the per-token
-/// metrics' count, runtime/cpu/Batch.h's counted_targets), one block's sum.
+/// Sets control->valid to the batch's `size` samples, or with sequence
+/// targets to the positions of its labels that are not ignore_index (the
+/// per-token metrics' count, runtime/cpu/Batch.h's counted_targets), one
+/// block's sum.
 inline void set_valid(cudaStream_t s, const BatchSpec &spec, int64_t size,
-                      const int64_t *labels, StepControl *control,
-                      int64_t samples) {
+                      const int64_t *labels, StepControl *control) {
   if (!spec.sequence)
-    return single(s, [=] __device__() { control->valid = samples; });
+    return single(s, [=] __device__() { control->valid = size; });
   const int64_t ignoreIndex = spec.ignoreIndex;
   block_sum(
       s, size * spec.targets,
@@ -115,13 +115,13 @@ inline void gather_train_batch(cudaStream_t s, const StepBuffers &b, const int64
       for (int64_t t = 0; t < spec.targets; ++t)
         labels[slot * spec.targets + t] = data.labels[row * spec.targets + t];
   });
-  set_valid(s, spec, size, labels, control, size);
+  set_valid(s, spec, size, labels, control);
 }
 
 /// Test batch control->evalBatch in file order, zero-padded past the end
 /// (sequence targets: labels ignore_index there); then advances the cursor
-/// and sets control->valid. A distributed run's
-/// rank r takes batches r, r + ranks, ... (runtime/cpu/Batch.h).
+/// and sets control->valid. A distributed run's rank r takes batches r,
+/// r + ranks, ... (runtime/cpu/Batch.h).
 inline void gather_eval_batch(cudaStream_t s, const StepBuffers &b, int64_t size,
                               float *images, int64_t *labels) {
   const DataView data = b.test;
@@ -151,7 +151,7 @@ inline void gather_eval_batch(cudaStream_t s, const StepBuffers &b, int64_t size
   });
   // Sequence targets: the positions that count, over the padded slots too.
   if (spec.sequence)
-    set_valid(s, spec, size, labels, control, size);
+    set_valid(s, spec, size, labels, control);
 }
 
 /// Adds the step's sums (either may be null) and its real samples to the
