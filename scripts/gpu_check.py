@@ -85,6 +85,12 @@ MODELS = [
     # host emulation only before).
     ("test/runtime/cuda/models/attention_tokens.json", 20, True, None),
     ("test/runtime/cuda/models/attention_tokens.json", 20, True, "bf16-mixed"),
+    # A token model: ids, an embedding with a padding row (its ordered
+    # scatter-add, Embedding.cuh), a causal block, sequence targets with
+    # ignore_index (TokenLoss.cuh, the token gather), f32 and bf16-mixed, on
+    # token_data.py's sequences (run in host emulation only before).
+    ("test/runtime/cuda/models/token_lm.json", 20, True, None),
+    ("test/runtime/cuda/models/token_lm.json", 20, True, "bf16-mixed"),
     ("examples/fashion_cnn.json", 10, False, None),
     # The examples at their own precision (pure fp16) and airbench94 also in
     # bf16-mixed, 12 steps: past Lookahead's syncs (airbench94, every 5
@@ -155,6 +161,10 @@ def prepare(args):
             "batch_size": spec["train"]["batch_size"], "compared_steps": compared,
             "sanitized": sanitized, "sixteen_bit": sixteen_bit, "precision": step_precision,
             "ema": bool(spec["train"].get("ema")),
+            # A token model's data is token_data.py's sequences.
+            "tokens": ({"vocab": spec["input"]["vocab"],
+                        "ignore_index": spec["loss"].get("ignore_index", -100)}
+                       if spec["input"].get("type") == "tokens" else None),
             "trees": [tree for tree, _ in trees], "program": os.path.splitext(
                 os.path.basename(path))[0]})
         print(f"{name}: source trees written")
@@ -597,7 +607,15 @@ def run_checks(args):
         name, exes = m["name"], {}
         m["train_n"] = 50000 if m["data_format"] == "cifar10" else 60000
         m["data"] = os.path.join(args.dir, "data", name)
-        make_data(m["data"], m["data_format"], m["shape"], m["classes"], m["train_n"], TEST_N)
+        if m.get("tokens"):
+            import token_data
+            m["train_n"] = 8192
+            if not os.path.isdir(m["data"]):
+                token_data.write_token_data(m["data"], m["shape"][0], m["tokens"]["vocab"],
+                                            m["tokens"]["ignore_index"], m["train_n"], TEST_N)
+        else:
+            make_data(m["data"], m["data_format"], m["shape"], m["classes"], m["train_n"],
+                      TEST_N)
         for tree in m["trees"]:
             exe, how, log = trainer_for(args, m, tree)
             report.model(name).setdefault("trainers", {})[tree] = how

@@ -5,6 +5,7 @@
 #include "runtime/cuda/AttentionWorkspace.h"
 #include "runtime/cuda/MatmulProblem.h"
 #include "runtime/cuda/RowSplit.h"
+#include "runtime/cuda/TokenWorkspace.h"
 
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
@@ -110,7 +111,9 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
   // batch norm's (training forward, backward; a synchronised one's sums)
   // and a bias gradient's (reduce_sum) their sums' over many blocks, a
   // sharded state's gather and scatter their padded whole tensors, an
-  // attention's its f32 scores (AttentionWorkspace.h).
+  // attention's its f32 scores (AttentionWorkspace.h), an embedding
+  // backward its positions sorted by id and a token loss's backward its
+  // scale (TokenWorkspace.h).
   std::map<std::string, int64_t> convWorkspace;
   std::vector<std::string> keys;
   for (const auto &[conv, choice] : baked) {
@@ -146,6 +149,12 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
       bytes = cuda::attentionWorkspaceBytes(kernel_args::attention(attention), false);
     } else if (auto attention = dyn_cast<ScaledDotProductAttentionBackwardOp>(op)) {
       bytes = cuda::attentionWorkspaceBytes(kernel_args::attention(attention), true);
+    } else if (auto embedding = dyn_cast<EmbeddingBackwardOp>(op)) {
+      bytes = cuda::embeddingWorkspaceBytes(
+          cast<ShapedType>(embedding.getIds().getType()).getNumElements(),
+          embedding.getNumEmbeddings());
+    } else if (isa<TokenCrossEntropyBackwardOp>(op)) {
+      bytes = cuda::tokenLossWorkspaceBytes();
     } else if (auto sum = dyn_cast<ReduceSumOp>(op)) {
       if (std::optional<kernel_args::Around> a = kernel_args::keptAxis(sum))
         bytes = cuda::rowSplit({a->outer, a->axis, a->inner}).workspaceBytes();

@@ -130,12 +130,18 @@ SourceHooks cudaSource(const BakedTable &baked) {
   SourceHooks hooks;
   hooks.target = "cuda";
   hooks.memory = ::tcc::rt::MemoryKind::Device;
-  hooks.headers = {"runtime/cuda/device/Attention.cuh", "runtime/cuda/device/Chunk.cuh",
+  hooks.headers = {"runtime/cuda/device/Attention.cuh",
+                   "runtime/cuda/device/Chunk.cuh",
                    "runtime/cuda/device/Collectives.cuh",
                    "runtime/cuda/device/CudaModel.cuh",
-                   "runtime/cuda/device/MultiTensor.cuh", "runtime/cuda/device/Norm.cuh",
-                   "runtime/cuda/device/Pool.cuh", "runtime/cuda/device/Softmax.cuh",
-                   "runtime/cuda/device/StepOps.cuh", "runtime/cuda/device/SyncNorm.cuh",
+                   "runtime/cuda/device/Embedding.cuh",
+                   "runtime/cuda/device/MultiTensor.cuh",
+                   "runtime/cuda/device/Norm.cuh",
+                   "runtime/cuda/device/Pool.cuh",
+                   "runtime/cuda/device/Softmax.cuh",
+                   "runtime/cuda/device/StepOps.cuh",
+                   "runtime/cuda/device/SyncNorm.cuh",
+                   "runtime/cuda/device/TokenLoss.cuh",
                    "runtime/kernels/Activation.h"};
   hooks.aliases = "namespace cuda = tcc::rt::cuda;\n";
   hooks.declarations = baked.table;

@@ -23,7 +23,8 @@ namespace tcc::rt::kernels {
 
 namespace detail {
 /// Row of the table that id `x` reads.
-template <class I> inline int64_t embedding_row(I x, int64_t rows) {
+template <class I>
+TCC_HOST_DEVICE inline int64_t embedding_row(I x, int64_t rows) {
   const int64_t v = static_cast<int64_t>(x);
   return v >= 0 && v < rows ? v : 0;
 }

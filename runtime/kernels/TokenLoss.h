@@ -24,7 +24,7 @@
 namespace tcc::rt::kernels {
 
 namespace detail {
-inline int64_t token_class(int64_t label, int64_t k) {
+TCC_HOST_DEVICE inline int64_t token_class(int64_t label, int64_t k) {
   return label >= 0 && label < k ? label : 0;
 }
 inline int64_t counted_tokens(int64_t n, const int64_t *labels, int64_t ignoreIndex) {

@@ -41,3 +41,14 @@ func.func @attention(%q: tensor<2x4x8xbf16>) {
       : (tensor<2x4x8xbf16>, tensor<2x4x8xbf16>, tensor<2x4x8xbf16>) -> (tensor<2x4x8xbf16>, tensor<2x2x4xf32>)
   return
 }
+
+// -----
+
+// An embedding table runs in f32, as on the cpu target (under bf16-mixed
+// its f32 parameter): a bf16 one is refused.
+// CHECK: error: {{.*}}the cuda target cannot run tcc.embedding on bf16 tensors
+func.func @embedding(%ids: tensor<2x4xf32>, %w: tensor<10x8xbf16>) {
+  %e = tcc.embedding %ids, %w {padding_idx = -1 : i64}
+       : (tensor<2x4xf32>, tensor<10x8xbf16>) -> tensor<2x4x8xbf16>
+  return
+}

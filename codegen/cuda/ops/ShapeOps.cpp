@@ -124,6 +124,25 @@ void mlir::tcc::registerCudaShapeOps(CudaOpPrinters &t) {
     return success();
   });
   t.add<CastOp>(printCast);
+  // Token embeddings: a gather and its ordered, atomic-free scatter-add
+  // (runtime/cuda/device/Embedding.cuh).
+  t.add<EmbeddingOp>([](EmbeddingOp o, CudaPrinter &p) {
+    ArrayRef<int64_t> w = dimsOf(o.getWeight());
+    p.os << "  cuda::embedding_forward<" << cppElementType(o.getType())
+         << ", float>(args.stream, " << numElements(o.getIds()) << ", " << w[0]
+         << ", " << w[1] << ", " << p(o.getIds()) << ", " << p(o.getWeight())
+         << ", " << p(o.getResult()) << ");\n";
+    return success();
+  });
+  t.add<EmbeddingBackwardOp>([](EmbeddingBackwardOp o, CudaPrinter &p) {
+    p.os << "  cuda::embedding_backward<" << cppElementType(o.getType())
+         << ", float>(args.stream, " << workspaceOf(o) << ", "
+         << numElements(o.getIds()) << ", " << o.getNumEmbeddings() << ", "
+         << dimsOf(o.getResult())[1] << ", "
+         << static_cast<int64_t>(o.getPaddingIdx()) << ", " << p(o.getGrad())
+         << ", " << p(o.getIds()) << ", " << p(o.getResult()) << ");\n";
+    return success();
+  });
   t.add<TransposeOp>([](TransposeOp o, CudaPrinter &p) {
     p.forEach(numElements(o.getResult()), p(o.getResult()) + "[i] = " + p(o.getInput()) + "[" +
                                               transposeSource(dimsOf(o.getInput()), o.getPerm()) +

@@ -56,6 +56,23 @@ TCC_HOST_DEVICE inline BatchPixel batchPixel(int64_t i, const BatchSpec &spec) {
           e % narrow(spec.w)};
 }
 
+/// Sets control->valid to the batch's `size` samples, or with sequence
+/// targets to the positions of its labels that are not ignore_index (the
+/// per-token metrics' count, runtime/cpu/Batch.h's counted_targets), one
+/// block's sum.
+inline void set_valid(cudaStream_t s, const BatchSpec &spec, int64_t size,
+                      const int64_t *labels, StepControl *control) {
+  if (!spec.sequence)
+    return single(s, [=] __device__() { control->valid = size; });
+  const int64_t ignoreIndex = spec.ignoreIndex;
+  block_sum(
+      s, size * spec.targets,
+      [=] __device__(int64_t i) {
+        return labels[i] != ignoreIndex ? 1.0 : 0.0;
+      },
+      [=] __device__(double counted) { control->valid = int64_t(counted); });
+}
+
 /// The training batch of step *step, as runtime/cpu/Batch.h gathers it:
 /// one block per sample, its threads over the sample's pixels (neighbouring
 /// threads, neighbouring pixels). Each thread draws the sample's order and
@@ -95,14 +112,16 @@ inline void gather_train_batch(cudaStream_t s, const StepBuffers &b, const int64
           spec.mean[px.ch], spec.std[px.ch]);
     });
     if (pixels.leader())
-      labels[slot] = data.labels[row];
+      for (int64_t t = 0; t < spec.targets; ++t)
+        labels[slot * spec.targets + t] = data.labels[row * spec.targets + t];
   });
-  single(s, [=] __device__() { control->valid = size; });
+  set_valid(s, spec, size, labels, control);
 }
 
-/// Test batch control->evalBatch in file order, zero-padded past the end;
-/// then advances the cursor and sets control->valid. A distributed run's
-/// rank r takes batches r, r + ranks, ... (runtime/cpu/Batch.h).
+/// Test batch control->evalBatch in file order, zero-padded past the end
+/// (sequence targets: labels ignore_index there); then advances the cursor
+/// and sets control->valid. A distributed run's rank r takes batches r,
+/// r + ranks, ... (runtime/cpu/Batch.h).
 inline void gather_eval_batch(cudaStream_t s, const StepBuffers &b, int64_t size,
                               float *images, int64_t *labels) {
   const DataView data = b.test;
@@ -119,13 +138,20 @@ inline void gather_eval_batch(cudaStream_t s, const StepBuffers &b, int64_t size
                                           spec.mean[px.ch], spec.std[px.ch])
                      : 0.0f;
     if (px.ch == 0 && px.y == 0 && px.x == 0)
-      labels[px.slot] = real ? data.labels[row] : 0;
+      for (int64_t t = 0; t < spec.targets; ++t)
+        labels[px.slot * spec.targets + t] =
+            real            ? data.labels[row * spec.targets + t]
+            : spec.sequence ? spec.ignoreIndex
+                            : 0;
   });
   single(s, [=] __device__() {
     const int64_t left = data.n - evalBatchIndex(control) * size;
     ++control->evalBatch;
     control->valid = left < 0 ? 0 : left < size ? left : size;
   });
+  // Sequence targets: the positions that count, over the padded slots too.
+  if (spec.sequence)
+    set_valid(s, spec, size, labels, control);
 }
 
 /// Adds the step's sums (either may be null) and its real samples to the

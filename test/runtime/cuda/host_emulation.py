@@ -39,6 +39,7 @@ import tempfile
 import numpy as np
 
 import compare_trainers
+import token_data
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "trainer"))
 import check_profile  # noqa: E402  (test/trainer/check_profile.py)
@@ -74,6 +75,16 @@ def with_first_samples(spec, tmp, n_train, n_test):
         y = read_idx(directory, prefix + "-labels-idx1-ubyte")[:n].astype(np.int64)
         np.save(os.path.join(out, split + "_x.npy"), x.reshape(x.shape[0], 1, 28, 28))
         np.save(os.path.join(out, split + "_y.npy"), y)
+    spec["data"] = dict(spec["data"], format="npy", path=out)
+
+
+def with_token_data(spec, tmp, n_train, n_test):
+    """`spec` (a token model with sequence targets) training on n_train
+    synthetic sequences and evaluating on n_test (token_data.py), written as
+    npy files in tmp."""
+    out = os.path.join(tmp, "data")
+    token_data.write_token_data(out, spec["input"]["shape"][0], spec["input"]["vocab"],
+                                spec["loss"].get("ignore_index", -100), n_train, n_test)
     spec["data"] = dict(spec["data"], format="npy", path=out)
 
 
@@ -141,7 +152,12 @@ def main():
         # training images so that a run of few steps crosses epochs, and 2
         # batches of test images.
         test_samples = 2 * int(spec["train"]["batch_size"]) if args.train_samples else 1000
-        with_first_samples(spec, tmp, args.train_samples, test_samples)
+        if spec["input"].get("type") == "tokens":
+            # A short last test batch, padded with ignore_index targets.
+            test_samples = 4 * int(spec["train"]["batch_size"]) + 3
+            with_token_data(spec, tmp, args.train_samples or 512, test_samples)
+        else:
+            with_first_samples(spec, tmp, args.train_samples, test_samples)
         args.model = os.path.join(tmp, "model.json")
         with open(args.model, "w") as f:
             json.dump(spec, f)
