@@ -54,6 +54,7 @@ struct OptionDefaults {
   bool hasEma = false; ///< the model keeps EMA weights (--eval's default)
   bool hasTta = false; ///< the evaluation averages TTA views (--tta's default)
   int64_t ranks = 1;   ///< the processes it was compiled for (--comm-timeout)
+  bool samples = false; ///< the model has a predict step (`sample`)
 };
 
 /// The option names, "--data" ... "--help".
