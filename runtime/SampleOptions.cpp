@@ -12,7 +12,7 @@ namespace tcc::rt {
 namespace {
 
 const char *const kNames[] = {"--checkpoint", "--vocab", "--prompt", "--length",
-                              "--temperature", "--top-k", "--seed", "--help"};
+                              "--temperature", "--top-k", "--seed", "--logits", "--help"};
 
 size_t editDistance(const std::string &a, const std::string &b) {
   std::vector<size_t> row(b.size() + 1);
@@ -92,12 +92,12 @@ bool parseSampleOptions(const std::vector<std::string> &args, SampleOptions &out
       value = args[++i];
     }
     const std::string &v = *value;
-    if (name == "--checkpoint" || name == "--vocab") {
+    if (name == "--checkpoint" || name == "--vocab" || name == "--logits") {
       if (v.empty()) {
         error = name + ": expected a path, got an empty value";
         return false;
       }
-      (name == "--checkpoint" ? out.checkpoint : out.vocab) = v;
+      (name == "--checkpoint" ? out.checkpoint : name == "--vocab" ? out.vocab : out.logits) = v;
     } else if (name == "--prompt") {
       out.prompt = v;
     } else if (name == "--length" || name == "--top-k") {
@@ -169,6 +169,10 @@ Options:
                          (default 0: all of them)
   --seed S               seed of the draws: the same seed gives the same text
                          on any machine and thread count (default 0)
+  --logits FILE.npy      also write the logits each character was drawn
+                         from: float32 [length, vocabulary size], row i
+                         those of generated character i (before the
+                         temperature)
   -h, --help             show this help
 
 Errors print one line 'error: ...' and exit with status 1.

@@ -2,6 +2,7 @@
 //
 //   tcc sample MODEL.json  --checkpoint FILE --vocab VOCAB.json [--prompt TEXT]
 //   ./train sample         [--length N] [--temperature T] [--top-k K] [--seed S]
+//                          [--logits FILE.npy]
 //
 // One parser for both: `tcc sample` checks the command line before it
 // builds the trainer, whose `sample` command parses it again and samples
@@ -28,6 +29,9 @@ struct SampleOptions {
   double temperature = 1.0; ///< >= 0; 0: the most likely character (greedy)
   int64_t topK = 0;         ///< >= 0; 0: every character of the vocabulary
   uint64_t seed = 0;        ///< the draws' (counter-based, CounterRng.h)
+  /// Where to write the logits each character was drawn from, an NPY
+  /// array [length, vocab] of float32; empty: not written.
+  std::string logits;
   bool help = false;
 };
 

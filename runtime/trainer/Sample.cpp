@@ -9,6 +9,7 @@
 
 #include "runtime/trainer/Sample.h"
 
+#include "runtime/AtomicFile.h"
 #include "runtime/SampleOptions.h"
 #include "runtime/common/CounterRng.h"
 #include "runtime/trainer/Checkpoint.h"
@@ -119,6 +120,20 @@ void loadWeights(const ModelInfo &info, const std::string &path, void *state,
     err << "note: '" << oneLine(path) << "': " << note << "\n";
 }
 
+/// An NPY file (format 1.0) of float32 `values` of shape [rows, columns].
+std::string npyText(const std::vector<float> &values, int64_t rows, int64_t columns) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" +
+                       std::to_string(rows) + ", " + std::to_string(columns) + "), }";
+  // Magic (6) + version (2) + length (2) + header + '\n', a multiple of 64.
+  header += std::string(63 - (10 + header.size()) % 64, ' ') + "\n";
+  std::string text = std::string("\x93NUMPY\x01\x00", 8);
+  text += static_cast<char>(header.size() & 0xff);
+  text += static_cast<char>(header.size() >> 8);
+  text += header;
+  text.append(reinterpret_cast<const char *>(values.data()), values.size() * sizeof(float));
+  return text;
+}
+
 } // namespace
 
 int runSample(CompiledModel &model, const std::vector<std::string> &args, std::ostream &out,
@@ -165,15 +180,21 @@ int runSample(CompiledModel &model, const std::vector<std::string> &args, std::o
   b.predict.logits = logits.data();
   model.bind(b);
 
+  std::vector<float> drawnFrom; // --logits: the rows drawn from
   for (int64_t i = 0; i < opts.length; ++i) {
     const size_t start = sequence.size() > size_t(window) ? sequence.size() - window : 0;
     const int64_t used = static_cast<int64_t>(sequence.size() - start);
     std::fill(tokens.begin(), tokens.end(), 0);
     std::copy(sequence.begin() + start, sequence.end(), tokens.begin());
     model.predictStep();
-    sequence.push_back(drawToken(logits.data() + (used - 1) * classes, classes,
-                                 opts.temperature, opts.topK, opts.seed, uint64_t(i)));
+    const float *row = logits.data() + (used - 1) * classes;
+    if (!opts.logits.empty())
+      drawnFrom.insert(drawnFrom.end(), row, row + classes);
+    sequence.push_back(drawToken(row, classes, opts.temperature, opts.topK, opts.seed, uint64_t(i)));
   }
+  if (!opts.logits.empty() &&
+      !writeFileAtomically(opts.logits, npyText(drawnFrom, opts.length, classes), error))
+    fail("--logits: " + error);
   out << vocab.decode(sequence) << "\n";
   out.flush();
   return 0;
