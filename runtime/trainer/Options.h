@@ -7,6 +7,8 @@
 //         [--profile FILE.json] [--comm-timeout SECONDS] [--no-shuffle]
 //         [--no-augment] [--eval-only] [--quiet] [--help]
 //
+// `train sample ...` is another command: runtime/trainer/Sample.h.
+//
 // Values are given as "--opt value" or "--opt=value". Parsing checks only
 // the command line itself; checks against the model (batch size) are the
 // trainer's.

@@ -14,6 +14,7 @@ cpu target; then
       gives the same text on 1 and 3 threads, another seed other text;
   (d) the error lines: a prompt character outside the vocabulary, a
       vocabulary of another size, a checkpoint of another model;
+  (e) a checkpoint of a recipe with EMA: the predict step reads its EMA weights;
   and `tcc sample` itself prints what `./train sample` prints.
 
     /usr/bin/python3 test/e2e/compare_sample.py --tcc build/bin/tcc [--keep]
@@ -196,6 +197,36 @@ def work(args, tmp):
                               {"format": "pt"})
     one_error([exe, "sample", "--checkpoint", "other.safetensors", "--vocab", "vocab.json"],
               "other.safetensors", "a checkpoint of another model")
+
+    # EMA: a checkpoint of ./train --save under a recipe that keeps EMA weights
+    # (decay 0.5 each step, so they differ from the parameters) is loaded whole,
+    # and the predict step evaluates its EMA weights, as the evaluation does.
+    ema_spec = json.loads(json.dumps(spec))
+    ema_spec["train"]["ema"] = {"decay": 0.5, "every": 1}
+    harness.load_train_data(ema_spec, tmp, 32)
+    ema_path = os.path.join(tmp, "ema_model.json")
+    with open(ema_path, "w") as f:
+        json.dump(ema_spec, f)
+    ema_exe = os.path.join(tmp, "ema_train")
+    run([args.tcc, "compile", ema_path, "--target=cpu", "-o", ema_exe], tmp)
+    run([ema_exe, "--init", "weights.safetensors", "--steps", "3", "--no-shuffle", "--quiet",
+         "--save", "ema.safetensors"], tmp)
+    saved, _ = harness.read_safetensors(os.path.join(tmp, "ema.safetensors"))
+    moved = max(np.abs(saved["ema." + k] - saved[k]).max() for k in state)
+    check(moved > 1e-3, "the EMA weights differ from the parameters (by %.3g)" % moved,
+          failures)
+    ema_model = ref.TccModel(spec).double()
+    ema_model.eval()
+    ema_model.load_state_dict({k: torch.from_numpy(saved["ema." + k].astype(np.float64))
+                               for k in state})
+    run([ema_exe, "sample", "--checkpoint", "ema.safetensors", "--vocab", "vocab.json",
+         "--prompt", prompt, "--length", "4", "--temperature", "0", "--logits", "ema.npy"],
+        tmp)
+    rows = np.load(os.path.join(tmp, "ema.npy"))
+    expected = reference_logits(ema_model, [VOCAB.index(c) for c in prompt], window, pad)
+    error = np.abs(rows[0] - expected).max() / max(np.abs(expected).max(), FLOOR)
+    check(error <= RTOL, "a checkpoint with EMA: the predict step evaluates its EMA weights "
+          "(error %.2e)" % error, failures)
 
     # tcc sample: compiles its own trainer and prints the same.
     out, _ = run([args.tcc, "sample", model_path] + common +
