@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tcc sample against PyTorch (issue 38 item 5): a tiny causal language model
-(models/tiny_lm.json) with PyTorch's initial weights, compiled once for the
-cpu target; then
+(models/tiny_lm.json, with EMA weights) and PyTorch's initial weights,
+compiled once for the cpu target; then
 
   (a) the logits of the predict step (./train sample --logits) equal a
       float64 PyTorch forward of the same weights at every generated position,
@@ -15,9 +15,10 @@ cpu target; then
   (d) the error lines: a prompt character outside the vocabulary, a
       vocabulary of another size, a checkpoint of another model;
   (e) a checkpoint of a recipe with EMA: the predict step reads its EMA weights;
-  and `tcc sample` itself prints what `./train sample` prints.
+  and, with --only tcc, `tcc sample` itself prints the greedy loop's text.
 
-    /usr/bin/python3 test/e2e/compare_sample.py --tcc build/bin/tcc [--keep]
+    /usr/bin/python3 test/e2e/compare_sample.py --tcc build/bin/tcc [--only trainer|tcc]
+        [--keep]
 
 Exits 0 on success, 77 (skipped) without numpy/torch, 1 on a mismatch.
 """
@@ -117,6 +118,10 @@ def work(args, tmp):
     failures = []
     with open(MODEL) as f:
         spec = json.load(f)
+    # One trainer for every check: with EMA weights (decay 0.5 each step), which
+    # a state_dict's parameters initialise, and data for the EMA check's steps.
+    spec["train"]["ema"] = {"decay": 0.5, "every": 1}
+    harness.load_train_data(spec, tmp, 32)
     window = int(spec["input"]["shape"][0])
     torch.manual_seed(0)
     model = ref.TccModel(spec)
@@ -131,33 +136,42 @@ def work(args, tmp):
     model_path = os.path.join(tmp, "model.json")
     with open(model_path, "w") as f:
         json.dump(spec, f)
-    exe = os.path.join(tmp, "train")
-    run([args.tcc, "compile", model_path, "--target=cpu", "-o", exe], tmp)
     common = ["--checkpoint", "weights.safetensors", "--vocab", "vocab.json"]
     pad = np.random.RandomState(1).randint(0, len(VOCAB), size=window).tolist()
 
-    # (a), (b): greedy from a short prompt, past the window.
+    # The PyTorch greedy loop from a short prompt, past the window.
     prompt, length = "dog", 20
-    out, _ = run([exe, "sample"] + common + ["--prompt", prompt, "--length", str(length),
-                                              "--temperature", "0", "--logits", "greedy.npy"],
-                 tmp)
-    logits = np.load(os.path.join(tmp, "greedy.npy"))
-    check(logits.shape == (length, len(VOCAB)) and logits.dtype == np.float32,
-          "--logits is float32 [%d, %d]" % (length, len(VOCAB)), failures)
     sequence = [VOCAB.index(c) for c in prompt]
-    worst, smallest_margin = 0.0, math.inf
+    expected_rows, smallest_margin = [], math.inf
     for i in range(length):
-        expected = reference_logits(model, sequence[-window:], window, pad)
-        scale = max(np.abs(expected).max(), FLOOR)
-        worst = max(worst, np.abs(logits[i] - expected).max() / scale)
-        top2 = np.sort(expected)[-2:]
+        expected_rows.append(reference_logits(model, sequence[-window:], window, pad))
+        top2 = np.sort(expected_rows[-1])[-2:]
         smallest_margin = min(smallest_margin, top2[1] - top2[0])
-        sequence.append(int(np.argmax(expected)))
-    check(worst <= RTOL, "predict logits = PyTorch float64 at %d positions (max error %.2e "
-          "of the largest logit, bound %.0e)" % (length, worst, RTOL), failures)
+        sequence.append(int(np.argmax(expected_rows[-1])))
     check(smallest_margin > MARGIN, "greedy: every step's top-2 margin %.3g > %g"
           % (smallest_margin, MARGIN), failures)
     expected_text = "".join(VOCAB[t] for t in sequence)
+    greedy = ["--prompt", prompt, "--length", str(length), "--temperature", "0"]
+
+    if args.only == "tcc":
+        # tcc sample: compiles its own trainer and prints the greedy text.
+        out, _ = run([args.tcc, "sample", model_path] + common + greedy, tmp)
+        check(out == expected_text + "\n", "tcc sample = PyTorch's greedy loop: %r" % out,
+              failures)
+        return finish(failures)
+
+    exe = os.path.join(tmp, "train")
+    run([args.tcc, "compile", model_path, "--target=cpu", "-o", exe], tmp)
+
+    # (a), (b): the logits of each step, the greedy ids.
+    out, _ = run([exe, "sample"] + common + greedy + ["--logits", "greedy.npy"], tmp)
+    logits = np.load(os.path.join(tmp, "greedy.npy"))
+    check(logits.shape == (length, len(VOCAB)) and logits.dtype == np.float32,
+          "--logits is float32 [%d, %d]" % (length, len(VOCAB)), failures)
+    worst = max(np.abs(logits[i] - e).max() / max(np.abs(e).max(), FLOOR)
+                for i, e in enumerate(expected_rows))
+    check(worst <= RTOL, "predict logits = PyTorch float64 at %d positions (max error %.2e "
+          "of the largest logit, bound %.0e)" % (length, worst, RTOL), failures)
     check(out == expected_text + "\n", "greedy text = PyTorch's greedy loop: %r" % out,
           failures)
 
@@ -198,18 +212,10 @@ def work(args, tmp):
     one_error([exe, "sample", "--checkpoint", "other.safetensors", "--vocab", "vocab.json"],
               "other.safetensors", "a checkpoint of another model")
 
-    # EMA: a checkpoint of ./train --save under a recipe that keeps EMA weights
-    # (decay 0.5 each step, so they differ from the parameters) is loaded whole,
-    # and the predict step evaluates its EMA weights, as the evaluation does.
-    ema_spec = json.loads(json.dumps(spec))
-    ema_spec["train"]["ema"] = {"decay": 0.5, "every": 1}
-    harness.load_train_data(ema_spec, tmp, 32)
-    ema_path = os.path.join(tmp, "ema_model.json")
-    with open(ema_path, "w") as f:
-        json.dump(ema_spec, f)
-    ema_exe = os.path.join(tmp, "ema_train")
-    run([args.tcc, "compile", ema_path, "--target=cpu", "-o", ema_exe], tmp)
-    run([ema_exe, "--init", "weights.safetensors", "--steps", "3", "--no-shuffle", "--quiet",
+    # EMA: a checkpoint of ./train --save (3 steps: the EMA weights differ from
+    # the parameters) is loaded whole, and the predict step evaluates its EMA
+    # weights, as the evaluation does.
+    run([exe, "--init", "weights.safetensors", "--steps", "3", "--no-shuffle", "--quiet",
          "--save", "ema.safetensors"], tmp)
     saved, _ = harness.read_safetensors(os.path.join(tmp, "ema.safetensors"))
     moved = max(np.abs(saved["ema." + k] - saved[k]).max() for k in state)
@@ -219,7 +225,7 @@ def work(args, tmp):
     ema_model.eval()
     ema_model.load_state_dict({k: torch.from_numpy(saved["ema." + k].astype(np.float64))
                                for k in state})
-    run([ema_exe, "sample", "--checkpoint", "ema.safetensors", "--vocab", "vocab.json",
+    run([exe, "sample", "--checkpoint", "ema.safetensors", "--vocab", "vocab.json",
          "--prompt", prompt, "--length", "4", "--temperature", "0", "--logits", "ema.npy"],
         tmp)
     rows = np.load(os.path.join(tmp, "ema.npy"))
@@ -228,11 +234,10 @@ def work(args, tmp):
     check(error <= RTOL, "a checkpoint with EMA: the predict step evaluates its EMA weights "
           "(error %.2e)" % error, failures)
 
-    # tcc sample: compiles its own trainer and prints the same.
-    out, _ = run([args.tcc, "sample", model_path] + common +
-                 ["--prompt", prompt, "--length", str(length), "--temperature", "0"], tmp)
-    check(out == expected_text + "\n", "tcc sample prints ./train sample's text", failures)
+    return finish(failures)
 
+
+def finish(failures):
     if failures:
         print("FAILED: %d check(s)" % len(failures))
         return 1
@@ -244,6 +249,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tcc", default="build/bin/tcc", help="the tcc binary")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--only", choices=["trainer", "tcc"], default="trainer",
+                        help="trainer: (a)-(e) with ./train sample (default); tcc: `tcc "
+                             "sample` against the greedy loop (each compiles one trainer)")
     args = parser.parse_args()
     args.tcc = os.path.abspath(args.tcc)
     harness.wait_for(args.tcc)
