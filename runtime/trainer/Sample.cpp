@@ -62,21 +62,6 @@ int64_t drawToken(const float *logits, int64_t count, double temperature, int64_
 
 namespace {
 
-/// A host allocation of the trainer's memory provider.
-struct HostBuffer {
-  explicit HostBuffer(size_t bytes, const char *what) : bytes(bytes) {
-    pointer = hostMemory().allocate(std::max<size_t>(bytes, 64));
-    if (!pointer)
-      fail(std::string("out of memory: cannot allocate ") + std::to_string(bytes) +
-           " bytes for the " + what);
-  }
-  ~HostBuffer() { hostMemory().release(pointer); }
-  HostBuffer(const HostBuffer &) = delete;
-  HostBuffer &operator=(const HostBuffer &) = delete;
-  size_t bytes;
-  void *pointer = nullptr;
-};
-
 /// What the model must be for the sampler: a next-token model with a
 /// predict step (a token model compiled for the cpu target).
 void checkModel(const ModelInfo &info) {
@@ -108,13 +93,18 @@ void loadWeights(const ModelInfo &info, const std::string &path, void *state,
     std::vector<std::string> converted;
     if (!loadStateDict(path, info, state, nullptr, error, &converted))
       fail(error);
-    notes = foldRemovedBiases(info, state);
+    if (!converted.empty())
+      notes.push_back(std::to_string(converted.size()) +
+                      " tensor(s) rounded to the type the model stores them in: " +
+                      converted.front() + (converted.size() > 1 ? ", ..." : ""));
+    for (const std::string &note : foldRemovedBiases(info, state))
+      notes.push_back(note);
     if (!applyCopyInits(info, state, error))
       fail(error);
     if (std::any_of(info.state.begin(), info.state.end(),
                     [](const StateTensor &t) { return t.role == StateRole::Ema; }))
-      notes.push_back("not a checkpoint of this model: its EMA weights start as the "
-                      "parameters, which the sample uses");
+      notes.push_back("a state_dict, not a checkpoint of this model: the sample uses its "
+                      "parameters where the evaluation would use the EMA weights");
   }
   for (const std::string &note : notes)
     err << "note: '" << oneLine(path) << "': " << note << "\n";
@@ -165,16 +155,18 @@ int runSample(CompiledModel &model, const std::vector<std::string> &args, std::o
     fail("--prompt: give at least one character to continue");
   }
 
-  HostBuffer state(info.stateBytes, "state arena"), scratch(info.scratchBytes, "scratch arena");
-  loadWeights(info, opts.checkpoint, state.pointer, err);
+  // predictBatch > 0: a cpu model, whose arenas are host memory.
+  detail::Buffer state(hostMemory(), info.stateBytes, "state arena");
+  detail::Buffer scratch(hostMemory(), info.scratchBytes, "scratch arena");
+  loadWeights(info, opts.checkpoint, state.get(), err);
   const int64_t window = info.sequenceTargets, classes = info.classes;
   std::vector<int64_t> tokens(static_cast<size_t>(info.predictBatch * window), 0);
   std::vector<float> logits(static_cast<size_t>(info.predictBatch * window * classes));
   StepControl control;
   control.run.seed = info.recipe.train.seed;
   StepBuffers b;
-  b.state = state.pointer;
-  b.scratch = scratch.pointer;
+  b.state = state.get();
+  b.scratch = scratch.get();
   b.control = &control;
   b.predict.tokens = tokens.data();
   b.predict.logits = logits.data();
