@@ -48,8 +48,8 @@ sys.path.insert(0, HERE)
 import compare_with_torch as harness  # noqa: E402
 import torch_reference as ref  # noqa: E402
 
-# 17 characters: the model's vocabulary size.
-VOCAB = ["\n"] + list("abcdefghijklmnop")
+# 17 characters, the model's vocabulary size; "é" is two bytes of UTF-8.
+VOCAB = ["\n"] + list("abcdefghijklmnoé")
 MASK = (1 << 64) - 1
 
 
@@ -91,7 +91,7 @@ def run(cmd, cwd, threads=None, expect=0):
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
     p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, env=env)
+                       encoding="utf-8", env=env)
     if p.returncode != expect:
         raise harness.RunFailed("exit %d, not %d: %s\n%s%s" % (
             p.returncode, expect, " ".join(cmd), p.stdout[-2000:], p.stderr[-2000:]))
@@ -140,7 +140,7 @@ def work(args, tmp):
     pad = np.random.RandomState(1).randint(0, len(VOCAB), size=window).tolist()
 
     # The PyTorch greedy loop from a short prompt, past the window.
-    prompt, length = "dog", 20
+    prompt, length = "dég", 20
     sequence = [VOCAB.index(c) for c in prompt]
     expected_rows, smallest_margin = [], math.inf
     for i in range(length):
@@ -197,7 +197,7 @@ def work(args, tmp):
         check(out == "" and len(lines) == 1 and lines[0].startswith("error: ") and
               pattern in lines[0], "%s: %s" % (what, err.strip()), failures)
 
-    one_error([exe, "sample"] + common + ["--prompt", "ab#c"],
+    one_error([exe, "sample"] + common + ["--prompt", "éb#c"],
               "--prompt: character 3, '#', is not in the vocabulary", "unknown character")
     with open(os.path.join(tmp, "short.json"), "w") as f:
         json.dump(VOCAB[:-1], f)
