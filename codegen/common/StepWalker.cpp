@@ -442,8 +442,12 @@ LogicalResult mlir::tcc::walkStep(func::FuncOp fn, TargetEmitter &target,
     return failure();
   out.logitsOffset = printer.logitsOffset;
   out.logitsElements = printer.logitsElements;
+  // predictStep() copies them out as floats (PredictBuffers::logits).
   if (printer.logitsElements > 0 && printer.logitsOffset < 0)
     return fn.emitError("returns logits that are not in the scratch arena");
+  for (Type type : fn.getResultTypes())
+    if (printer.logitsElements > 0 && !cast<ShapedType>(type).getElementType().isF32())
+      return fn.emitError("returns logits of type ") << type << ", not f32";
   return success();
 }
 
