@@ -54,6 +54,9 @@ inline constexpr llvm::StringLiteral kTrainEpochsAttr = "tcc.train_epochs";
 /// The training step after the parameters with `train_epochs` have stopped
 /// training (tcc-frozen-step): they are constants of its backward.
 inline constexpr llvm::StringLiteral kFrozenStepName = "train_step_frozen";
+/// A token model's forward-only entry (tcc-build-train-step): eval-mode
+/// logits of one sequence, for `tcc sample` (docs/step-contract.md).
+inline constexpr llvm::StringLiteral kPredictStepName = "predict_step";
 /// On @train_step_frozen: the epoch from which the trainer runs it instead
 /// of @train_step, the largest `train_epochs` (i64).
 inline constexpr llvm::StringLiteral kFrozenFromEpochAttr = "tcc.frozen_from_epoch";
@@ -110,6 +113,8 @@ inline constexpr llvm::StringLiteral kValid = "valid";
 inline constexpr llvm::StringLiteral kLossSum = "loss_sum";
 /// Result of @train_step and @eval_step: the number of correct predictions.
 inline constexpr llvm::StringLiteral kCorrect = "correct";
+/// Result of @predict_step: the model's output (logits) for its input.
+inline constexpr llvm::StringLiteral kLogits = "logits";
 /// First result of @forward: the model's output.
 inline constexpr llvm::StringLiteral kOutput = "output";
 } // namespace role

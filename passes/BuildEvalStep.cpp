@@ -3,6 +3,8 @@
 // Evaluation: running BN statistics, no dropout, EMA weights when the recipe
 // keeps them, and the logits averaged over the test-time-augmentation views;
 // it returns the test loss sum (the training criterion) and the correct count.
+// A token model also gets @predict_step: the same forward on one sequence,
+// returning its logits (`tcc sample`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -175,13 +177,60 @@ LogicalResult buildEvalFunction(ModuleOp module, StepPlan &plan, StringRef name,
   return success();
 }
 
+/// @predict_step: the evaluation's forward (running statistics, no dropout,
+/// EMA weights when the recipe keeps them, no TTA) on one sample, returning
+/// the logits. One sample: autoregressive sampling extends one sequence.
+LogicalResult buildPredictFunction(ModuleOp module, StepPlan &plan) {
+  MLIRContext *ctx = module.getContext();
+  OpBuilder b(ctx);
+  Location loc = plan.forward.getLoc();
+  auto input = cast<RankedTensorType>(plan.forward.getArgument(plan.inputArg).getType());
+  SmallVector<int64_t> inputShape(input.getShape());
+  inputShape[0] = 1;
+  SmallVector<Type> argTypes{RankedTensorType::get(inputShape, input.getElementType())};
+  SmallVector<Attribute> argAttrs{
+      b.getDictionaryAttr(b.getNamedAttr(kRoleAttr, b.getStringAttr(role::kInput)))};
+  plan.appendStateArgs(argTypes, argAttrs, ctx);
+
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = b.create<func::FuncOp>(loc, kPredictStepName, b.getFunctionType(argTypes, {}));
+  Block *entry = fn.addEntryBlock();
+  b.setInsertionPointToEnd(entry);
+  ValueRange state = entry->getArguments().drop_front(1);
+  // The state @eval_step reads: parameters and buffers, or their EMA copies.
+  SmallVector<Value> args(plan.forward.getNumArguments());
+  for (auto [i, e] : llvm::enumerate(plan.state))
+    if (e.kind == kind::kParam || e.kind == kind::kBuffer) {
+      int ema = plan.find("ema." + e.name);
+      args[e.source] = state[ema >= 0 ? ema : static_cast<int>(i)];
+    }
+  if (plan.seedArg >= 0) // dropout is the identity here; any seed will do
+    args[plan.seedArg] = state[0];
+  args[plan.inputArg] = entry->getArgument(0);
+  FailureOr<SmallVector<Value>> outputs =
+      inlineForward(b, plan.forward, args, /*evalMode=*/true);
+  if (failed(outputs))
+    return failure();
+  Value logits = outputs->front();
+  b.create<func::ReturnOp>(loc, ValueRange{logits});
+  fn.setFunctionType(b.getFunctionType(argTypes, {logits.getType()}));
+  fn.setAllArgAttrs(argAttrs);
+  fn.setResultAttrs(0, b.getDictionaryAttr(
+                           b.getNamedAttr(kRoleAttr, b.getStringAttr(role::kLogits))));
+  return success();
+}
+
 } // namespace
 
 LogicalResult mlir::tcc::buildEvalStep(ModuleOp module, StepPlan &plan) {
   if (failed(buildEvalFunction(module, plan, "eval_step", /*tta=*/true)))
     return failure();
   // With TTA, also the evaluation without it: `./train --tta off`.
-  if (hasTtaViews(plan.eval))
-    return buildEvalFunction(module, plan, "eval_step_plain", /*tta=*/false);
+  if (hasTtaViews(plan.eval) &&
+      failed(buildEvalFunction(module, plan, "eval_step_plain", /*tta=*/false)))
+    return failure();
+  // Only token models are sampled from; the others' modules stay as they were.
+  if (module->hasAttr(kVocabAttr))
+    return buildPredictFunction(module, plan);
   return success();
 }

@@ -461,8 +461,9 @@ FailureOr<tcc::MemoryPlanSizes> tcc::readMemoryPlan(ModuleOp module) {
   if (auto frozen = module.lookupSymbol<func::FuncOp>(kFrozenStepName))
     sizes.trainScratchBytes = std::max(sizes.trainScratchBytes, scratch(frozen));
   sizes.evalScratchBytes = scratch(eval);
-  if (auto plain = module.lookupSymbol<func::FuncOp>("eval_step_plain"))
-    sizes.evalScratchBytes = std::max(sizes.evalScratchBytes, scratch(plain));
+  for (StringRef name : {StringRef("eval_step_plain"), StringRef(kPredictStepName)})
+    if (auto other = module.lookupSymbol<func::FuncOp>(name))
+      sizes.evalScratchBytes = std::max(sizes.evalScratchBytes, scratch(other));
   sizes.batchBytes = batchBytes(train);
   return sizes;
 }
@@ -485,7 +486,8 @@ FailureOr<tcc::MemoryPlanSizes> tcc::measureMemoryPlan(ModuleOp module) {
       return failure();
     sizes.trainScratchBytes = std::max(sizes.trainScratchBytes, *frozenScratch);
   }
-  for (StringRef name : {"eval_step", "eval_step_plain"})
+  for (StringRef name : {StringRef("eval_step"), StringRef("eval_step_plain"),
+                         StringRef(kPredictStepName)})
     if (auto eval = module.lookupSymbol<func::FuncOp>(name)) {
       FailureOr<int64_t> evalScratch = planScratch(eval, PlanMode::Measure);
       if (failed(evalScratch))

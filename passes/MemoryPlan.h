@@ -24,7 +24,8 @@ struct MemoryPlanSizes {
   int64_t trainScratchBytes = 0; ///< @train_step's scratch (tcc.scratch_arena,
                                  ///< op workspaces included), or
                                  ///< @train_step_frozen's if larger
-  int64_t evalScratchBytes = 0;  ///< @eval_step's scratch (or @eval_step_plain's, if larger)
+  int64_t evalScratchBytes = 0;  ///< @eval_step's scratch (or @eval_step_plain's or
+                                 ///< @predict_step's, if larger)
   int64_t batchBytes = 0;        ///< one training batch: images and labels
 
   /// What a step holds at once: the state, the one scratch arena both steps

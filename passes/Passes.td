@@ -184,6 +184,9 @@ def BuildTrainStep : Pass<"tcc-build-train-step", "::mlir::ModuleOp"> {
     - `@eval_step`: the forward pass with running BN statistics, no dropout,
       the EMA weights when the recipe has EMA, averaged over the TTA views
       of `eval.tta`; returns the number of correct predictions.
+    - `@predict_step` (a token model only): `@eval_step`'s forward without
+      TTA on one sample (`[1, T]` token ids), returning its logits (result
+      role `logits`): the entry `tcc sample` runs (docs/step-contract.md).
 
     Both take the whole state (parameters, buffers, optimizer state, EMA
     weights, step counter) as arguments tagged `tcc.state`, and

@@ -88,7 +88,8 @@ Value scalarConstant(OpBuilder &builder, Location loc, Type elementType,
 /// @train_step_frozen (tcc-frozen-step).
 LogicalResult buildTrainStep(ModuleOp module, StepPlan &plan, StringRef name);
 
-/// Builds @eval_step (BuildEvalStep.cpp).
+/// Builds @eval_step, with TTA @eval_step_plain, and for a token model
+/// @predict_step (BuildEvalStep.cpp).
 LogicalResult buildEvalStep(ModuleOp module, StepPlan &plan);
 
 } // namespace mlir::tcc

@@ -126,6 +126,9 @@ struct ModelInfo {
   /// From step frozenFromEpoch * stepsPerEpoch on the trainer runs
   /// trainStepFrozen() instead of trainStep(); 0: trainStep() throughout.
   int64_t frozenFromEpoch = 0;
+  /// Samples of one predictStep() (a token model on a target that emits
+  /// it: the cpu target); 0: the model has no predictStep().
+  int64_t predictBatch = 0;
 };
 
 /// What the steps add up on the device since the last resetTotals().
@@ -190,6 +193,15 @@ struct BatchSpec {
   const float *mean = nullptr, *std = nullptr;
 };
 
+/// What predictStep() reads and writes (tcc sample): host memory on the cpu
+/// target. Unused by the other steps.
+struct PredictBuffers {
+  /// [predictBatch, inputShape...] token ids in [0, vocab), written by the host.
+  const int64_t *tokens = nullptr;
+  /// [predictBatch, output...] the logits (a language model's [.., T, vocab]).
+  float *logits = nullptr;
+};
+
 /// Everything a step touches, bound once (pointers into the target's
 /// memory: host memory for the cpu target, device memory for cuda). None
 /// of it is copied: it must outlive every step.
@@ -202,6 +214,7 @@ struct StepBuffers {
   /// The other ranks, for the step's collectives (tcc.all_reduce); null in
   /// a step that has none.
   Communicator *comm = nullptr;
+  PredictBuffers predict;
 };
 
 /// What bind() throws when the model cannot run where it was started (no
@@ -249,6 +262,14 @@ public:
   /// otherwise (./train --tta off).
   virtual bool hasTta() const { return false; }
   virtual void evalStepWithoutTta() { evalStep(); }
+
+  /// A token model's forward only (ModelInfo::predictBatch > 0): the
+  /// evaluation's forward (running statistics, no dropout, the EMA weights
+  /// if the recipe has EMA, no TTA) on the bound PredictBuffers::tokens,
+  /// writing PredictBuffers::logits; the totals are not touched.
+  /// By default (no predict step) it throws a ModelSetupError that says so
+  /// (runtime/trainer/CompiledModel.cpp).
+  virtual void predictStep();
 
   /// The totals since the last resetTotals().
   virtual StepTotals readTotals() = 0;

@@ -167,7 +167,7 @@ uint64_t fingerprint(func::FuncOp train) {
 } // namespace
 
 void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
-                                     func::FuncOp eval, func::FuncOp frozen,
+                                     func::FuncOp eval, func::FuncOp frozen, func::FuncOp predict,
                                      StringRef target,
                                      ::tcc::rt::MemoryKind memory, int64_t scratchBytes,
                                      llvm::raw_ostream &os) {
@@ -244,6 +244,8 @@ void mlir::tcc::emitModelDescription(ModuleOp module, func::FuncOp train,
      << stateArena.getBytes() << ";\n"
      << "  info_.scratchBytes = " << scratchBytes << ";\n"
      << "  info_.fingerprint = " << fingerprint(train) << "ull;\n";
+  if (predict)
+    os << "  info_.predictBatch = " << dimsOf(predict.getArgument(0))[0] << ";\n";
   if (frozen)
     os << "  info_.frozenFromEpoch = "
        << frozen->getAttrOfType<IntegerAttr>(kFrozenFromEpochAttr).getInt() << ";\n";

@@ -44,7 +44,9 @@ void printModelClass(const PlannedSteps &steps, const SourceHooks &hooks, llvm::
   os << "class Model final : public " << hooks.modelBase << " {\npublic:\n  Model();\n"
      << "  const ModelInfo &info() const override { return info_; }\n"
      << (generated ? "  void trainStep() override;\n  void evalStep() override;\n" : "")
-     << (generated ? frozen : "") << hooks.publicMembers << (generated ? "" : ttaMembers(steps))
+     << (generated ? frozen : "")
+     << (generated && steps.predict ? "  void predictStep() override;\n" : "")
+     << hooks.publicMembers << (generated ? "" : ttaMembers(steps))
      << "\nprotected:\n"
      << (generated ? "" : "  void runTrainStep() override;\n  void runEvalStep() override;\n")
      << (generated ? "" : frozen)
@@ -65,7 +67,8 @@ void printStepArgs(const SourceHooks &hooks, llvm::raw_ostream &os) {
 
 /// Model's functions that gather a batch and run each walked step.
 void printStepFunctions(PlannedSteps steps, const WalkedSteps &walked,
-                        const SourceHooks &hooks, llvm::raw_ostream &os) {
+                        const SourceHooks &hooks, const TargetEmitter &target,
+                        llvm::raw_ostream &os) {
   const BatchBuffers &batch = steps.batch;
   const bool generated = hooks.runner == StepRunner::Generated;
   const std::string gather = hooks.target + "::gather_";
@@ -100,13 +103,28 @@ void printStepFunctions(PlannedSteps steps, const WalkedSteps &walked,
   evalFunction(generated ? "evalStep" : "runEvalStep", steps.eval, walked.eval);
   if (steps.plain)
     evalFunction("evalStepWithoutTta", steps.plain, walked.plain);
+  // The host's tokens in, the logits out to the bound buffer.
+  if (steps.predict && generated) {
+    const WalkedStep &p = walked.predict;
+    os << "void Model::predictStep() {\n"
+       << argsInit << "  " << gather << "predict_batch(" << hooks.gatherArgs << "b, "
+       << numElements(steps.predict.getArgument(0)) << ", " << images << ");\n"
+       << p.calls << "  "
+       << target.copy("float", p.logitsElements,
+                      "reinterpret_cast<const float *>(args.scratch + " +
+                          std::to_string(p.logitsOffset) + ")",
+                      "b.predict.logits")
+       << "\n}\n\n";
+  }
 }
 
 } // namespace
 
 LogicalResult mlir::tcc::emitStepSource(ModuleOp module, const SourceHooks &hooks,
                                         TargetEmitter &target, llvm::raw_ostream &os) {
-  FailureOr<PlannedSteps> found = findPlannedSteps(module, hooks.target);
+  FailureOr<PlannedSteps> found =
+      findPlannedSteps(module, hooks.target,
+                       hooks.predict && hooks.runner == StepRunner::Generated);
   if (failed(found))
     return failure();
   PlannedSteps steps = *found;
@@ -121,12 +139,12 @@ LogicalResult mlir::tcc::emitStepSource(ModuleOp module, const SourceHooks &hook
      << hooks.aliases << "\n"
      << hooks.declarations;
   printModelClass(steps, hooks, os);
-  emitModelDescription(module, steps.train, steps.eval, steps.frozen, hooks.target, hooks.memory,
-                       steps.batch.endOffset, os);
+  emitModelDescription(module, steps.train, steps.eval, steps.frozen, steps.predict, hooks.target,
+                       hooks.memory, steps.batch.endOffset, os);
   printStepArgs(hooks, os);
   os << target.fileScope() << siteTable(walked.train) << walked.functions.text << walked.train.parts
-     << walked.eval.parts << walked.plain.parts << walked.frozen.parts;
-  printStepFunctions(steps, walked, hooks, os);
+     << walked.eval.parts << walked.plain.parts << walked.frozen.parts << walked.predict.parts;
+  printStepFunctions(steps, walked, hooks, target, os);
   os << "} // namespace\n\n"
      << "extern \"C\" tcc::rt::CompiledModel *tccCreateModel() { return new Model(); }\n";
   return success();

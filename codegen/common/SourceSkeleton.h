@@ -38,6 +38,9 @@ struct SourceHooks {
   std::string stepArgsFields;                ///< StepArgs' fields between micro and clock
   std::string stepArgsValues;                ///< their values, each followed by ", "
   std::string gatherArgs;                    ///< the batch gathers' arguments before the buffers
+  /// Whether the target emits a token model's predictStep() (@predict_step):
+  /// its runtime has `<target>::gather_predict_batch`; a generated runner only.
+  bool predict = false;
 };
 
 /// Walks the planned steps of `module` with `target` and writes the whole

@@ -61,6 +61,10 @@ public:
 
   LogicalResult print(std::string &calls);
 
+  /// After print(): the returned logits' scratch offset (-1: none, or not
+  /// in scratch) and element count.
+  int64_t logitsOffset = -1, logitsElements = 0;
+
 private:
   void nameArguments();
   /// Prints the ops of `block` as rows; the statements that run them go
@@ -226,7 +230,7 @@ LogicalResult StepPrinter::printResults(Operation &op) {
 /// metric sums and the batch's real samples to the totals.
 void StepPrinter::printReturn(func::ReturnOp ret) {
   markSite("step_end", "");
-  Value lossSum, correct; // null: the step has none
+  Value lossSum, correct, logits; // null: the step has none
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     if (auto state = fn.getResultAttrOfType<StringAttr>(i, kStateAttr)) {
       Value slot = slotArgument.lookup(state.getValue());
@@ -239,10 +243,22 @@ void StepPrinter::printReturn(func::ReturnOp ret) {
       continue;
     }
     StringRef resultRole = fn.getResultAttrOfType<StringAttr>(i, kRoleAttr).getValue();
+    if (resultRole == role::kLogits) {
+      logits = v;
+      continue;
+    }
     if (resultRole == role::kLossSum)
       lossSum = v;
     else if (resultRole == role::kCorrect)
       correct = v;
+  }
+  // Logits stay in scratch, where the caller copies them from; a step
+  // that returns them adds nothing to the totals.
+  if (logits) {
+    const Binding &b = bindings.find(e.name(logits))->second;
+    logitsOffset = b.isRef && b.scratch ? b.offset : -1;
+    logitsElements = numElements(logits);
+    return;
   }
   SmallVector<Value> sums;
   for (Value v : {lossSum, correct})
@@ -420,8 +436,19 @@ LogicalResult mlir::tcc::walkStep(func::FuncOp fn, TargetEmitter &target,
   StepEmitter names{os, {}};
   if (timed)
     out.sites.emplace_back("gather_batch", "");
-  return StepPrinter(fn, target, names, functions, prefix, batch, timed ? &out.sites : nullptr)
-      .print(out.calls);
+  StepPrinter printer(fn, target, names, functions, prefix, batch,
+                     timed ? &out.sites : nullptr);
+  if (failed(printer.print(out.calls)))
+    return failure();
+  out.logitsOffset = printer.logitsOffset;
+  out.logitsElements = printer.logitsElements;
+  // predictStep() copies them out as floats (PredictBuffers::logits).
+  if (printer.logitsElements > 0 && printer.logitsOffset < 0)
+    return fn.emitError("returns logits that are not in the scratch arena");
+  for (Type type : fn.getResultTypes())
+    if (printer.logitsElements > 0 && !cast<ShapedType>(type).getElementType().isF32())
+      return fn.emitError("returns logits of type ") << type << ", not f32";
+  return success();
 }
 
 std::string mlir::tcc::siteTable(const WalkedStep &step) {
@@ -434,13 +461,18 @@ std::string mlir::tcc::siteTable(const WalkedStep &step) {
 
 /// The batch buffers go after the larger of the two steps' plans, images
 /// then labels, each 64-byte aligned.
-static BatchBuffers placeBatch(ArrayRef<func::FuncOp> steps) {
+/// `predict` (or null) has images and no labels.
+static BatchBuffers placeBatch(ArrayRef<func::FuncOp> steps, func::FuncOp predict) {
   auto align = [](int64_t bytes) { return (bytes + 63) / 64 * 64; };
   int64_t planned = 0, images = 0, labels = 0;
   for (func::FuncOp fn : steps) {
     planned = std::max<int64_t>(planned, getScratchArena(fn).getBytes());
     images = std::max<int64_t>(images, numElements(fn.getArgument(0)) * 4);
     labels = std::max<int64_t>(labels, numElements(fn.getArgument(1)) * 8);
+  }
+  if (predict) {
+    planned = std::max<int64_t>(planned, getScratchArena(predict).getBytes());
+    images = std::max<int64_t>(images, numElements(predict.getArgument(0)) * 4);
   }
   BatchBuffers batch;
   batch.imagesOffset = align(planned);
@@ -465,7 +497,8 @@ static FailureOr<int64_t> counterOffset(ModuleOp module, func::FuncOp train) {
   return train.emitError("has no i64 step counter 'step' in its state");
 }
 
-FailureOr<PlannedSteps> mlir::tcc::findPlannedSteps(ModuleOp module, StringRef target) {
+FailureOr<PlannedSteps> mlir::tcc::findPlannedSteps(ModuleOp module, StringRef target,
+                                                     bool predict) {
   PlannedSteps steps;
   steps.train = module.lookupSymbol<func::FuncOp>("train_step");
   steps.eval = module.lookupSymbol<func::FuncOp>("eval_step");
@@ -485,11 +518,16 @@ FailureOr<PlannedSteps> mlir::tcc::findPlannedSteps(ModuleOp module, StringRef t
     return steps.frozen.emitError("the ")
            << target << " code generator needs the memory plan and "
            << kFrozenFromEpochAttr << " of @" << kFrozenStepName;
+  if (predict)
+    steps.predict = module.lookupSymbol<func::FuncOp>(kPredictStepName);
+  if (steps.predict && !getScratchArena(steps.predict))
+    return steps.predict.emitError("the ")
+           << target << " code generator needs the memory plan of @" << kPredictStepName;
   SmallVector<func::FuncOp> all{steps.train, steps.eval};
   for (func::FuncOp fn : {steps.plain, steps.frozen})
     if (fn)
       all.push_back(fn);
-  steps.batch = placeBatch(all);
+  steps.batch = placeBatch(all, steps.predict);
   return steps;
 }
 
@@ -503,7 +541,9 @@ LogicalResult mlir::tcc::walkSteps(const PlannedSteps &steps, TargetEmitter &tar
       (steps.plain && failed(walkStep(steps.plain, target, out.functions, "evalPlain",
                                       steps.batch, false, out.plain))) ||
       (steps.frozen && failed(walkStep(steps.frozen, target, out.functions, "trainFrozen",
-                                       steps.batch, false, out.frozen))));
+                                       steps.batch, false, out.frozen))) ||
+      (steps.predict && failed(walkStep(steps.predict, target, out.functions, "predict",
+                                        steps.batch, false, out.predict))));
 }
 
 LogicalResult mlir::tcc::emitOpsOneByOne(ModuleOp module, TargetEmitter &target,

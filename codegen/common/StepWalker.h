@@ -100,6 +100,9 @@ struct WalkedStep {
   /// (op, model node); site 0 is the batch's gather, which the target
   /// prints. Empty if the step is not timed.
   std::vector<std::pair<std::string, std::string>> sites;
+  /// A step that returns logits (@predict_step) rather than totals: where
+  /// they are in scratch, and their element count; -1: it returns none.
+  int64_t logitsOffset = -1, logitsElements = 0;
 };
 
 /// The C++ table `kTrainSites` of the timed `step`'s sites and the
@@ -124,20 +127,24 @@ struct PlannedSteps {
   /// The training step after the parameters with train_epochs have stopped
   /// training (tcc-frozen-step); else null.
   func::FuncOp frozen;
+  /// A token model's forward-only step (tcc.predict_step), when the target
+  /// emits it (SourceHooks::predict); else null.
+  func::FuncOp predict;
   int64_t counterOffset = 0; ///< of the state's step counter `step`
   BatchBuffers batch;        ///< after the larger of the steps' plans
 };
 
-/// The planned steps of `module`; an error naming the `target` code
-/// generator when it has none or no memory plan.
-FailureOr<PlannedSteps> findPlannedSteps(ModuleOp module, StringRef target);
+/// The planned steps of `module` (@predict_step only if `predict`: the
+/// target emits it); an error naming the `target` code generator when it
+/// has none or no memory plan.
+FailureOr<PlannedSteps> findPlannedSteps(ModuleOp module, StringRef target, bool predict);
 
 /// Every step of `steps` walked with `target`, their op functions shared;
 /// the training step timed (the frozen one is not: ./train --profile times
 /// @train_step's ops).
 struct WalkedSteps {
   OpFunctions functions;
-  WalkedStep train, eval, plain, frozen;
+  WalkedStep train, eval, plain, frozen, predict;
 };
 LogicalResult walkSteps(const PlannedSteps &steps, TargetEmitter &target, WalkedSteps &out);
 

@@ -48,6 +48,7 @@ LogicalResult mlir::tcc::emitCpuSource(ModuleOp module, llvm::raw_ostream &os) {
                    "runtime/cpu/MultiTensor.h", "runtime/cpu/StepOps.h",
                    "runtime/kernels/Kernels.h", "cmath"};
   hooks.modelBase = "CpuModel";
+  hooks.predict = true;
   CpuTarget target;
   return emitStepSource(module, hooks, target, os);
 }

@@ -65,6 +65,9 @@ namespace tcc::rt::rng {
 constexpr uint64_t kShuffleStream = 1;
 constexpr uint64_t kAugmentStream = 2;
 constexpr uint64_t kBalancedStream = 3;
+/// `./train sample`'s draws: generated character i uses
+/// counterRandom(streamKey(seed, 4, 0), i, 0) (runtime/trainer/Sample.h).
+constexpr uint64_t kSampleStream = 4;
 
 /// The draw number `d` of each augmentation decision.
 enum AugmentDrawIndex : uint64_t {

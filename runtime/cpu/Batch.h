@@ -103,6 +103,13 @@ inline void gather_eval_batch(const StepBuffers &b, int64_t size,
   b.control->valid = b.batch.sequence ? counted_targets(b.batch, size, labels) : valid;
 }
 
+/// predictStep()'s input: the host's `n` token ids (PredictBuffers), as the
+/// step reads token ids (floats, exact below 2^24).
+inline void gather_predict_batch(const StepBuffers &b, int64_t n, float *images) {
+  for (int64_t i = 0; i < n; ++i)
+    images[i] = static_cast<float>(b.predict.tokens[i]);
+}
+
 /// Adds the step's sums (either may be null) and its real samples to the
 /// totals.
 inline void add_step_totals(StepControl *control, const float *lossSum,

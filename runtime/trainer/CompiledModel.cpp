@@ -4,6 +4,12 @@
 
 namespace tcc::rt {
 
+void CompiledModel::predictStep() {
+  throw ModelSetupError("this " + info().target +
+                        " trainer has no predict step: only a token model compiled for the "
+                        "cpu target has one (tcc sample builds it)");
+}
+
 size_t dtypeSize(DType type) {
   switch (type) {
   case DType::F32:

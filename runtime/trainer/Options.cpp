@@ -302,6 +302,8 @@ std::string helpText(const std::string &program, const OptionDefaults &d) {
   line("--help", "show this help");
   out += "\nValues may also be given as --opt=value. Errors print one line "
          "'error: ...' and exit with status 1.\n";
+  if (d.samples)
+    out += "\n" + program + " sample --help: text sampled from this language model.\n";
   return out;
 }
 

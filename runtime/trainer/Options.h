@@ -7,6 +7,8 @@
 //         [--profile FILE.json] [--comm-timeout SECONDS] [--no-shuffle]
 //         [--no-augment] [--eval-only] [--quiet] [--help]
 //
+// `train sample ...` is another command: runtime/trainer/Sample.h.
+//
 // Values are given as "--opt value" or "--opt=value". Parsing checks only
 // the command line itself; checks against the model (batch size) are the
 // trainer's.
@@ -54,6 +56,7 @@ struct OptionDefaults {
   bool hasEma = false; ///< the model keeps EMA weights (--eval's default)
   bool hasTta = false; ///< the evaluation averages TTA views (--tta's default)
   int64_t ranks = 1;   ///< the processes it was compiled for (--comm-timeout)
+  bool samples = false; ///< the model has a predict step (`sample`)
 };
 
 /// The option names, "--data" ... "--help".

@@ -388,6 +388,7 @@ int Run::run(const std::vector<std::string> &args) {
       d.hasEma |= t.role == StateRole::Ema;
     d.hasTta = model.hasTta();
     d.ranks = recipe.train.distributed.ranks;
+    d.samples = info.predictBatch > 0 && info.sequenceTargets > 0;
     out << helpText(env.program, d);
     out.flush();
     return 0;

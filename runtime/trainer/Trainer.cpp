@@ -9,6 +9,7 @@
 
 #include "runtime/trainer/Interrupt.h"
 #include "runtime/trainer/Run.h"
+#include "runtime/trainer/Sample.h"
 #include "runtime/trainer/Text.h"
 
 #include <algorithm>
@@ -31,6 +32,9 @@ int runGuarded(CompiledModel &model, const std::vector<std::string> &args, std::
   std::string message;
   everyRank = false;
   try {
+    // `./train sample ...`: text from a language model (tcc sample runs it).
+    if (!args.empty() && args[0] == "sample")
+      return runSample(model, {args.begin() + 1, args.end()}, out, err, env.program);
     Run run(model, out, err, env);
     return run.run(args);
   } catch (const UserError &e) {

@@ -43,6 +43,9 @@ struct CompileOptions {
   bool explain = false;       ///< --explain: what the compilation did, readable
   bool timePhases = false;    ///< --time-phases: seconds per phase on stderr
   bool printLocations = false; ///< --mlir-print-debuginfo
+  /// Warn at compile time about data the trainer will not find; not a
+  /// flag: tcc sample, whose trainer reads no data, turns it off.
+  bool checkData = true;
   /// --disable-pass (repeatable): optimization passes to leave out.
   std::vector<std::string> disabledPasses;
 };

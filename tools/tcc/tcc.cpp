@@ -18,6 +18,7 @@
 #include "tools/tcc/SourceTree.h"
 #include "tools/tcc/Plot.h"
 #include "tools/tcc/PythonTool.h"
+#include "tools/tcc/Sample.h"
 #include "tools/tcc/RuntimePaths.h"
 #include "tools/tcc/Tune.h"
 
@@ -57,6 +58,9 @@ Usage:
   tcc compile MODEL.json [options]   compile a model and its training recipe
   tcc tune MODEL.json... -o FILE     measure cuDNN's engines on this GPU
                                      (for tcc compile --tuning-db)
+  tcc sample MODEL.json --checkpoint FILE --vocab VOCAB.json [options]
+                                     text sampled from a trained character-
+                                     level language model
   tcc plot RUN.jsonl... -o FILE.png  draw training curves from metrics files
   tcc import MODULE.py:FACTORY -o MODEL.json [--weights W.safetensors]
                                      a PyTorch nn.Module as model.json and
@@ -64,8 +68,8 @@ Usage:
   tcc --help                         show this help
   tcc --version                      show the version
 
-Run 'tcc compile --help' for the compile options, 'tcc tune --help',
-'tcc plot --help' and 'tcc import --help' for theirs. The model format is described in docs/model-format.md.
+Run 'tcc compile --help' for the compile options, 'tcc sample --help',
+'tcc tune --help', 'tcc plot --help' and 'tcc import --help' for theirs. The model format is described in docs/model-format.md.
 )";
 
 int fail(const std::string &message) {
@@ -373,7 +377,7 @@ int runCompile(const tcc::CompileOptions &options) {
   checkSyncBatchNorm(spec, facts);
   checkShard(spec, facts);
   checkBucketSize(spec, options, facts);
-  if (generates)
+  if (generates && options.checkData)
     for (const std::string &warning : tcc::checkDataAtCompile(spec))
       tcc::warn(facts, warning);
   if (generates && facts.precision != "fp32" && target.emulatesSixteenBit())
@@ -445,6 +449,8 @@ int tcc::tccMain(int argc, char **argv) {
               << ")\n";
     return 0;
   }
+  if (command == "sample")
+    return tcc::runSample({args.begin() + 1, args.end()}, runCompile);
   if (command == "plot")
     return tcc::runPlot({args.begin() + 1, args.end()});
   if (command == "tune")
@@ -456,7 +462,8 @@ int tcc::tccMain(int argc, char **argv) {
                               "Debian's python3 and python3-torch (scripts/setup.sh does)");
   if (command != "compile")
     return fail("unknown command '" + command +
-                "'; the commands are 'compile', 'import', 'tune' and 'plot' (see 'tcc --help')");
+                "'; the commands are 'compile', 'sample', 'import', 'tune' and 'plot' (see "
+                "'tcc --help')");
 
   tcc::CompileOptions options;
   std::string error;
