@@ -114,7 +114,7 @@ LogicalResult buildEvalFunction(ModuleOp module, StepPlan &plan, StringRef name,
   for (StringRef role : {role::kInput, role::kLabels, role::kValid})
     argAttrs.push_back(b.getDictionaryAttr(
         b.getNamedAttr(kRoleAttr, b.getStringAttr(role))));
-  plan.appendStateArgs(argTypes, argAttrs, ctx);
+  plan.appendStateArgs(argTypes, argAttrs, ctx, /*whole=*/plan.shardsParameters());
 
   b.setInsertionPointToEnd(module.getBody());
   auto fn = b.create<func::FuncOp>(loc, name, b.getFunctionType(argTypes, {}));

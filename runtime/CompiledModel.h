@@ -196,6 +196,11 @@ struct BatchSpec {
 struct StepBuffers {
   void *state = nullptr;   ///< ModelInfo::stateBytes
   void *scratch = nullptr; ///< ModelInfo::scratchBytes
+  /// With sharded parameters (train.distributed.shard "parameters"): the
+  /// state whole (runtime/trainer/ShardedState.h's wholeStateInfo layout),
+  /// which the trainer gathers before an evaluation and binds for it; the
+  /// evaluation steps read it instead of `state`. Null otherwise.
+  void *wholeState = nullptr;
   DataView train, test;
   BatchSpec batch;
   StepControl *control = nullptr;
