@@ -105,6 +105,9 @@ void mlir::tcc::reduceAcrossRanks(OpBuilder &b, Location loc, const StepPlan &pl
       chunks.push_back(chunkType(grads[i], d.ranks));
     }
     auto op = b.create<ReduceScatterOp>(loc, chunks, inputs, d.ranks);
+    // FSDP's: tcc-gather-parameters splits it per node.
+    if (d.shard == ::tcc::rt::Distributed::Parameters)
+      op->setAttr(kGradientsAttr, b.getUnitAttr());
     for (auto [i, result] : llvm::zip(withGradient, op.getResults()))
       grads[i] = result;
   } else {

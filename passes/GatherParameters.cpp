@@ -5,7 +5,9 @@
 // before the forward and after the loss become one gather per model node,
 // each one node ahead of that node's first reader, so that a whole
 // parameter lives only around its reads and the memory plan frees it
-// between the forward and the backward.
+// between the forward and the backward; and the gradients' reduce-scatter
+// becomes one per node, right after the node's gradients, so that each
+// whole gradient dies as soon as it is reduced.
 //
 //===----------------------------------------------------------------------===//
 
@@ -111,6 +113,56 @@ FailureOr<int64_t> splitGather(AllGatherOp gather) {
   return static_cast<int64_t>(groups.size());
 }
 
+/// Splits the gradients' reduce-scatter (`tcc.gradients`, shard
+/// "parameters") into one per node, each right after the last op that
+/// computes one of the node's gradients, so each whole gradient dies as
+/// soon as its node's backward is done. Returns the reduce-scatters made
+/// (none where every gradient comes from one op: a micro-batch loop's).
+int64_t splitReduceScatter(ReduceScatterOp scatter) {
+  Block &block = *scatter->getBlock();
+  struct Group {
+    std::string node;
+    Operation *lastProducer;
+    SmallVector<unsigned> operands;
+  };
+  SmallVector<Group> groups;
+  for (OpOperand &operand : scatter->getOpOperands()) {
+    Operation *def = operand.get().getDefiningOp();
+    Operation *producer = def ? block.findAncestorOpInBlock(*def) : nullptr;
+    if (!producer)
+      return 0; // an argument: nothing to place it after
+    std::string node = modelNodeOf(producer->getLoc());
+    auto same = llvm::find_if(groups, [&](const Group &g) {
+      return node.empty() ? g.lastProducer == producer : g.node == node;
+    });
+    if (same == groups.end()) {
+      groups.push_back({node, producer, {}});
+      same = std::prev(groups.end());
+    }
+    if (same->lastProducer->isBeforeInBlock(producer))
+      same->lastProducer = producer;
+    same->operands.push_back(operand.getOperandNumber());
+  }
+  if (groups.size() < 2)
+    return 0;
+  OpBuilder b(scatter);
+  for (Group &group : groups) {
+    b.setInsertionPointAfter(group.lastProducer);
+    SmallVector<Value> wholes;
+    SmallVector<Type> chunks;
+    for (unsigned i : group.operands) {
+      wholes.push_back(scatter->getOperand(i));
+      chunks.push_back(scatter->getResult(i).getType());
+    }
+    auto one = b.create<ReduceScatterOp>(scatter.getLoc(), chunks, wholes, scatter.getRanks());
+    one->setAttr(kGradientsAttr, b.getUnitAttr());
+    for (auto [i, chunk] : llvm::zip(group.operands, one.getResults()))
+      scatter.getResult(i).replaceAllUsesWith(chunk);
+  }
+  scatter.erase();
+  return static_cast<int64_t>(groups.size());
+}
+
 struct GatherParametersPass
     : mlir::tcc::impl::GatherParametersBase<GatherParametersPass> {
   void runOnOperation() override {
@@ -125,6 +177,15 @@ struct GatherParametersPass
     for (AllGatherOp gather : gathers)
       if (failed(splitGather(gather)))
         return signalPassFailure();
+    SmallVector<ReduceScatterOp> scatters;
+    module.walk([&](ReduceScatterOp op) {
+      if (op->hasAttr(kGradientsAttr))
+        scatters.push_back(op);
+    });
+    for (ReduceScatterOp scatter : scatters)
+      splitReduceScatter(scatter);
+    int64_t reduceScatters = 0;
+    module.walk([&](ReduceScatterOp) { ++reduceScatters; });
     int64_t total = 0, forward = 0;
     module.walk([&](AllGatherOp op) {
       if (auto purpose = op->getAttrOfType<StringAttr>(kGatherForAttr)) {
@@ -137,6 +198,8 @@ struct GatherParametersPass
     recordPassResult(module, "gather-parameters", "forward", b.getI64IntegerAttr(forward));
     recordPassResult(module, "gather-parameters", "backward",
                      b.getI64IntegerAttr(total - forward));
+    recordPassResult(module, "gather-parameters", "reduce_scatters",
+                     b.getI64IntegerAttr(reduceScatters));
   }
 };
 

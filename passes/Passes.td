@@ -460,7 +460,7 @@ def BucketCollectives : Pass<"tcc-bucket-collectives", "::mlir::ModuleOp"> {
 }
 
 def GatherParameters : Pass<"tcc-gather-parameters", "::mlir::ModuleOp"> {
-  let summary = "Gather each model node's sharded parameters one node ahead of its forward and backward";
+  let summary = "Gather each model node's sharded parameters one node ahead of its readers, reduce-scatter its gradients after them";
   let description = [{
     With `train.distributed.shard: "parameters"` (FSDP / ZeRO-3) every rank
     keeps its chunk of each trainable parameter. `tcc-build-train-step`
@@ -479,6 +479,11 @@ def GatherParameters : Pass<"tcc-gather-parameters", "::mlir::ModuleOp"> {
 
     - A result nothing reads is not gathered (a bias, which no backward
       op reads).
+    - The gradients' `tcc.reduce_scatter` (marked `tcc.gradients`) is split
+      the same way: one per node, right after the last op that computes one
+      of the node's gradients, so each whole gradient dies once its node's
+      backward is done (not in a `tcc.micro_batches` loop, whose gradients
+      are complete only after it: that one stays after the loop).
     - A parameter whose forward readers belong to two model nodes is an
       error (it would be gathered for one and read by the other).
     - It works in the block of the gathers: inside a `tcc.micro_batches`
@@ -491,7 +496,8 @@ def GatherParameters : Pass<"tcc-gather-parameters", "::mlir::ModuleOp"> {
 
     Runs after `tcc-widen-16bit` and the target's layout passes, before
     `tcc-fusion`. Report (`tcc.pass_report`, `gather-parameters`):
-    `gathers` (after the split), `forward` and `backward` (how many of each).
+    `gathers` (after the split), `forward` and `backward` (how many of each),
+    `reduce_scatters`.
   }];
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }

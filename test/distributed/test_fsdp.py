@@ -18,7 +18,9 @@ the whole state once before each evaluation.
 - the report: each rank keeps ceil(n / N) of every parameter and optimizer
   slot, its state is the one-process state / N but for rounding, its peak
   is below shard "gradients"', and the gathers move each parameter once for
-  the forward and, of the backward, only what it reads;
+  the forward and, of the backward, only what it reads; on a six-layer MLP
+  the per-node gathers and reduce-scatters (tcc-gather-parameters) cut the
+  peak by more than a quarter;
 - checkpoints hold the state whole: 4 ranks sharded resume in one process,
   one process resumes on 2 ranks sharded, 2 sharded ranks resume on 4 with
   shard "gradients": each equals 8 steps of one process.
@@ -38,10 +40,10 @@ from test_shard import compare  # noqa: E402
 SIZES = [784 * 256, 256, 256 * 10, 10]
 
 
-def full_report(tcc, model, ranks, work):
-    path = os.path.join(work, f"{model}-{ranks}.full.json")
+def full_report(tcc, model, ranks, work, *flags):
+    path = os.path.join(work, f"{model}-{ranks}{''.join(flags)}.full.json")
     r = run([tcc, "compile", t.MODELS[model], f"--ranks={ranks}", "--emit=planned-mlir",
-             "-o", os.devnull, "--report", path])
+             "-o", os.devnull, "--report", path, *flags])
     check(r.returncode == 0, f"--report of {model}: {r.stderr.strip()}")
     with open(path) as f:
         return json.load(f)
@@ -90,6 +92,29 @@ def check_report(tcc, work):
     check(low <= d["eval_whole_state_bytes"] <= low + 64 * len(SIZES),
           f"the evaluation's whole state {d['eval_whole_state_bytes']}, expected the "
           f"arena's {fsdp['state_bytes']} and the parameters' {whole} bytes")
+    # Deeper, the per-node gathers and reduce-scatters (tcc-gather-parameters)
+    # are what keeps the peak down: six 512-wide layers.
+    with open(t.MODELS["fsdp_mlp"]) as f:
+        spec = json.load(f)
+    spec["graph"] = [{"name": "flat", "op": "flatten"}]
+    for i in range(1, 7):
+        spec["graph"] += [{"name": f"fc{i}", "op": "linear", "out_features": 512},
+                          {"name": f"act{i}", "op": "relu"}]
+    spec["graph"].append({"name": "head", "op": "linear", "out_features": 10})
+    t.MODELS["fsdp_deep"] = os.path.join(work, "fsdp_deep.json")
+    with open(t.MODELS["fsdp_deep"], "w") as f:
+        json.dump(spec, f)
+    placed = full_report(tcc, "fsdp_deep", ranks, work)
+    whole = full_report(tcc, "fsdp_deep", ranks, work, "--disable-pass=gather-parameters")
+    passes = placed["passes"]["gather-parameters"]
+    check(passes == {"gathers": 13, "forward": 7, "backward": 6, "reduce_scatters": 7},
+          f"fsdp_deep: tcc-gather-parameters reports {passes}, expected 7 nodes' forward "
+          "gathers, 6 backward ones (not the first layer's) and 7 reduce-scatters")
+    check(placed["peak_bytes"] < 0.75 * whole["peak_bytes"],
+          f"fsdp_deep: the peak with tcc-gather-parameters {placed['peak_bytes']} is not a "
+          f"quarter below the peak without it {whole['peak_bytes']}")
+    print(f"fsdp_deep on {ranks} ranks: peak {placed['peak_bytes']} bytes a rank, "
+          f"{whole['peak_bytes']} without tcc-gather-parameters", flush=True)
     print(f"fsdp_mlp on {ranks} ranks: state {fsdp['state_bytes']} bytes a rank (one process "
           f"{one['state_bytes']}), peak {fsdp['peak_bytes']} against \"gradients\"' "
           f"{zero2['peak_bytes']}; gathers {gathers}", flush=True)
