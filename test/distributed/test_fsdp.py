@@ -9,7 +9,8 @@ the whole state once before each evaluation.
   test_fsdp.py TCC WORK
 
 - fashion_mlp (AdamW) on 2 and 4 ranks, ghost_cnn (SGD with Nesterov, ghost
-  batch norms, EMA: the evaluation reads the gathered EMA copies) on 2, and
+  batch norms, EMA: the evaluation reads the gathered EMA copies) on 2, with
+  Lookahead too (its slow weights chunks, its statistics whole) on 2, and
   fashion_mlp accumulating 2 micro-batches (the gathers inside the loop) on
   2 against its accumulating one-process run, trained 8 steps: every
   checkpoint tensor and metric (the test loss and accuracy too) equal the
@@ -133,18 +134,24 @@ def main():
     t.variant(work, "fashion_mlp", "fsdp_acc", distributed=fsdp, accumulate=2)
     t.variant(work, "fashion_mlp", "acc_mlp", accumulate=2)
     t.variant(work, "ghost_cnn", "fsdp_cnn", distributed=fsdp)
+    with open(t.MODELS["ghost_cnn"]) as f:
+        optimizer = json.load(f)["train"]["optimizer"]
+    optimizer["lookahead"] = {"alpha": 0.5, "every": 2, "buffers": True}
+    t.variant(work, "ghost_cnn", "la_cnn", optimizer=optimizer)
+    t.variant(work, "ghost_cnn", "fsdp_la", optimizer=optimizer, distributed=fsdp)
 
     check_report(tcc, work)
 
     exes = {}
-    for model, ranks in (("fashion_mlp", 1), ("ghost_cnn", 1), ("acc_mlp", 1), ("fsdp_mlp", 2),
-                         ("fsdp_mlp", 4), ("fsdp_cnn", 2), ("fsdp_acc", 2),
-                         ("zero2_mlp", 4)):
+    for model, ranks in (("fashion_mlp", 1), ("ghost_cnn", 1), ("acc_mlp", 1), ("la_cnn", 1),
+                         ("fsdp_mlp", 2), ("fsdp_mlp", 4), ("fsdp_cnn", 2), ("fsdp_acc", 2),
+                         ("fsdp_la", 2), ("zero2_mlp", 4)):
         exes[model, ranks] = os.path.join(work, f"{model}-{ranks}")
         if not t.compile_model(tcc, model, ranks, exes[model, ranks]):
             return 1
-    trained = (("fashion_mlp", 1), ("ghost_cnn", 1), ("acc_mlp", 1), ("fsdp_mlp", 2),
-               ("fsdp_mlp", 4), ("fsdp_cnn", 2), ("fsdp_acc", 2), ("zero2_mlp", 4))
+    trained = (("fashion_mlp", 1), ("ghost_cnn", 1), ("acc_mlp", 1), ("la_cnn", 1),
+               ("fsdp_mlp", 2), ("fsdp_mlp", 4), ("fsdp_cnn", 2), ("fsdp_acc", 2),
+               ("fsdp_la", 2), ("zero2_mlp", 4))
     runs = {key: t.train(exes[key], key[1], data, os.path.join(work, f"run-{key[0]}-{key[1]}"))
             for key in trained}
     for model, ranks in (("fsdp_mlp", 2), ("fsdp_mlp", 4)):
@@ -161,6 +168,7 @@ def main():
     # Each micro-batch is slice r of the accumulating one-process run's.
     compare(runs["fsdp_acc", 2], runs["acc_mlp", 1], "fsdp_acc on 2 ranks")
     compare(runs["fsdp_cnn", 2], runs["ghost_cnn", 1], "fsdp_cnn on 2 ranks")
+    compare(runs["fsdp_la", 2], runs["la_cnn", 1], "fsdp_la on 2 ranks")
     if runs["fsdp_cnn", 2]:
         records = runs["fsdp_cnn", 2][1]
         check(any("test_acc" in r for r in records), "fsdp_cnn evaluated nothing")
