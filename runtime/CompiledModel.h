@@ -197,7 +197,8 @@ struct StepBuffers {
   void *state = nullptr;   ///< ModelInfo::stateBytes
   void *scratch = nullptr; ///< ModelInfo::scratchBytes
   /// With sharded parameters (train.distributed.shard "parameters"): the
-  /// state whole (runtime/trainer/ShardedState.h's wholeStateInfo layout),
+  /// arena's bytes, then the parameters and EMA copies whole
+  /// (runtime/trainer/ShardedState.h's wholeStateInfo(info, evaluated)),
   /// which the trainer gathers before an evaluation and binds for it; the
   /// evaluation steps read it instead of `state`. Null otherwise.
   void *wholeState = nullptr;

@@ -129,7 +129,7 @@ void StepPrinter::nameArguments() {
   ArrayRef<int64_t> offsets = arena.getOffsets();
   // An evaluation of sharded parameters reads the whole state the trainer
   // gathered (StepBuffers::wholeState: the arena's bytes, then each sharded
-  // tensor whole) in place of the arena.
+  // parameter and EMA copy whole) in place of the arena.
   SmallVector<int64_t> wholeOffsets;
   if (auto train = module.lookupSymbol<func::FuncOp>("train_step"))
     layOutWholeState(train, arena.getBytes(), wholeOffsets);
