@@ -37,7 +37,7 @@ void Run::warn(const std::string &message) {
 void Run::checkTargets() {
   std::string error;
   if (!opts.save.empty() &&
-      !checkSaveTarget(opts.save, checkpointSizeBound(info), env.freeSpace,
+      !checkSaveTarget(opts.save, checkpointSizeBound(checkpointInfo()), env.freeSpace,
                        error))
     fail(error);
   if (!opts.metrics.empty() && !checkMetricsTarget(opts.metrics, error))
