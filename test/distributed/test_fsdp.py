@@ -23,7 +23,8 @@ the whole state once before each evaluation.
   the per-node gathers and reduce-scatters (tcc-gather-parameters) cut the
   peak by more than a quarter;
 - "parameters" on 4 ranks is "gradients" on 4 bit for bit (the same sums
-  of the same gradients, per node instead of in one message);
+  of the same gradients, per node instead of in one message), and so is
+  ghost_cnn in bf16-mixed on 2 (the forward casts the gathered weights);
 - checkpoints hold the state whole: 4 ranks sharded resume in one process,
   one process resumes on 2 ranks sharded, 2 sharded ranks resume on 4 with
   shard "gradients": each equals 8 steps of one process.
@@ -139,32 +140,39 @@ def main():
     optimizer["lookahead"] = {"alpha": 0.5, "every": 2, "buffers": True}
     t.variant(work, "ghost_cnn", "la_cnn", optimizer=optimizer)
     t.variant(work, "ghost_cnn", "fsdp_la", optimizer=optimizer, distributed=fsdp)
+    t.variant(work, "ghost_cnn", "fsdp_bf16", precision="bf16-mixed", distributed=fsdp)
+    t.variant(work, "ghost_cnn", "zero2_bf16", precision="bf16-mixed",
+              distributed={"shard": "gradients"})
 
     check_report(tcc, work)
 
     exes = {}
     for model, ranks in (("fashion_mlp", 1), ("ghost_cnn", 1), ("acc_mlp", 1), ("la_cnn", 1),
                          ("fsdp_mlp", 2), ("fsdp_mlp", 4), ("fsdp_cnn", 2), ("fsdp_acc", 2),
-                         ("fsdp_la", 2), ("zero2_mlp", 4)):
+                         ("fsdp_la", 2), ("zero2_mlp", 4), ("fsdp_bf16", 2), ("zero2_bf16", 2)):
         exes[model, ranks] = os.path.join(work, f"{model}-{ranks}")
         if not t.compile_model(tcc, model, ranks, exes[model, ranks]):
             return 1
     trained = (("fashion_mlp", 1), ("ghost_cnn", 1), ("acc_mlp", 1), ("la_cnn", 1),
                ("fsdp_mlp", 2), ("fsdp_mlp", 4), ("fsdp_cnn", 2), ("fsdp_acc", 2),
-               ("fsdp_la", 2), ("zero2_mlp", 4))
+               ("fsdp_la", 2), ("zero2_mlp", 4), ("fsdp_bf16", 2), ("zero2_bf16", 2))
     runs = {key: t.train(exes[key], key[1], data, os.path.join(work, f"run-{key[0]}-{key[1]}"))
             for key in trained}
     for model, ranks in (("fsdp_mlp", 2), ("fsdp_mlp", 4)):
         compare(runs[model, ranks], runs["fashion_mlp", 1], f"{model} on {ranks} ranks")
     # ZeRO-2 sums the same gradients over the ranks, in one reduce-scatter
     # where FSDP has one per node; the parameters are the same either way.
-    if runs["fsdp_mlp", 4] and runs["zero2_mlp", 4]:
-        a, b = runs["fsdp_mlp", 4][0], runs["zero2_mlp", 4][0]
-        same = sorted(a) == sorted(b) and all(
-            a[k].shape == b[k].shape and (a[k] == b[k]).all() for k in a)
-        check(same, "shard \"parameters\" on 4 ranks is not \"gradients\" on 4 bit for bit")
-        if same:
-            print("fsdp_mlp on 4 ranks equals zero2_mlp on 4 ranks bit for bit", flush=True)
+    # bf16-mixed: the forward casts the gathered f32 weights to bf16.
+    for fsdp_run, zero2_run in ((("fsdp_mlp", 4), ("zero2_mlp", 4)),
+                                (("fsdp_bf16", 2), ("zero2_bf16", 2))):
+        if runs[fsdp_run] and runs[zero2_run]:
+            a, b = runs[fsdp_run][0], runs[zero2_run][0]
+            same = sorted(a) == sorted(b) and all(
+                a[k].shape == b[k].shape and (a[k] == b[k]).all() for k in a)
+            check(same, f"{fsdp_run[0]} is not {zero2_run[0]} bit for bit")
+            if same:
+                print(f"{fsdp_run[0]} on {fsdp_run[1]} ranks equals {zero2_run[0]} bit for bit",
+                      flush=True)
     # Each micro-batch is slice r of the accumulating one-process run's.
     compare(runs["fsdp_acc", 2], runs["acc_mlp", 1], "fsdp_acc on 2 ranks")
     compare(runs["fsdp_cnn", 2], runs["ghost_cnn", 1], "fsdp_cnn on 2 ranks")
