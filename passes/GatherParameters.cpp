@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/HoistConversions.h"
 #include "passes/PassReport.h"
 #include "passes/Passes.h"
 
@@ -126,6 +127,10 @@ int64_t splitReduceScatter(ReduceScatterOp scatter) {
     SmallVector<unsigned> operands;
   };
   SmallVector<Group> groups;
+  // A mixed precision gradient's widening cast is built at the end of the
+  // backward: up to where its gradient is computed first.
+  for (Value gradient : scatter->getOperands())
+    hoistConversions(block, gradient);
   for (OpOperand &operand : scatter->getOpOperands()) {
     Operation *def = operand.get().getDefiningOp();
     Operation *producer = def ? block.findAncestorOpInBlock(*def) : nullptr;

@@ -481,9 +481,11 @@ def GatherParameters : Pass<"tcc-gather-parameters", "::mlir::ModuleOp"> {
       op reads).
     - The gradients' `tcc.reduce_scatter` (marked `tcc.gradients`) is split
       the same way: one per node, right after the last op that computes one
-      of the node's gradients, so each whole gradient dies once its node's
-      backward is done (not in a `tcc.micro_batches` loop, whose gradients
-      are complete only after it: that one stays after the loop).
+      of the node's gradients (a mixed precision gradient's widening cast
+      moved up to it first, as tcc-bucket-collectives does), so each whole
+      gradient dies once its node's backward is done (not in a
+      `tcc.micro_batches` loop, whose gradients are complete only after it:
+      that one stays after the loop).
     - A parameter whose forward readers belong to two model nodes is an
       error (it would be gathered for one and read by the other).
     - It works in the block of the gathers: inside a `tcc.micro_batches`
