@@ -130,14 +130,16 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 
 /// What a sharded optimizer (train.distributed.shard) cannot do yet: LAMB's
 /// trust ratio needs a parameter's whole norm; pure 16-bit parameters have
-/// no 16-bit chunks; with sharded gradients the clipping norm and fp16's
-/// overflow check would be each rank's alone.
+/// no 16-bit chunks; with sharded gradients (and parameters) the clipping
+/// norm and fp16's overflow check would be each rank's alone.
 void checkSharding(const rt::TrainRecipe &train) {
   using rt::Distributed;
   const Distributed &d = train.distributed;
   if (d.shard == Distributed::None)
     return;
-  const char *mode = d.shard == Distributed::Optimizer ? "\"optimizer\"" : "\"gradients\"";
+  const char *mode = d.shard == Distributed::Optimizer   ? "\"optimizer\""
+                     : d.shard == Distributed::Gradients ? "\"gradients\""
+                                                         : "\"parameters\"";
   if (train.optimizer.type == rt::Optimizer::Lamb)
     fail(std::string("train.distributed.shard ") + mode + " cannot be combined with the lamb "
          "optimizer yet (its trust ratio needs each parameter's whole norm); use shard "
@@ -147,15 +149,16 @@ void checkSharding(const rt::TrainRecipe &train) {
          "16-bit precision yet (the chunks and their collectives are f32); use " +
          "fp16-mixed or bf16-mixed, whose master weights and optimizer state are f32, or " +
          "shard \"none\"");
-  if (d.shard != Distributed::Gradients)
+  if (d.shard == Distributed::Optimizer)
     return;
   if (train.gradClipNorm)
-    fail("train.distributed.shard \"gradients\" cannot be combined with train.grad_clip_norm "
-         "yet (the norm would be each rank's shard's); use shard \"optimizer\"");
+    fail(std::string("train.distributed.shard ") + mode + " cannot be combined with "
+         "train.grad_clip_norm yet (the norm would be each rank's shard's); use shard "
+         "\"optimizer\"");
   if (train.lossScale)
-    fail("train.distributed.shard \"gradients\" cannot be combined with fp16-mixed loss "
-         "scaling yet (an overflow would be seen by one rank only); use shard \"optimizer\" "
-         "or bf16-mixed");
+    fail(std::string("train.distributed.shard ") + mode + " cannot be combined with "
+         "fp16-mixed loss scaling yet (an overflow would be seen by one rank only); use shard "
+         "\"optimizer\" or bf16-mixed");
 }
 
 /// The global batch splits evenly over the ranks (train.distributed).

@@ -272,8 +272,7 @@ LossSpec parseLoss(const ObjectReader &r) {
 }
 
 /// train.distributed: `ranks` processes share the global batch
-/// (docs/distributed.md); sharding the parameters (FSDP) is refused until
-/// it is built.
+/// (docs/distributed.md).
 rt::Distributed parseDistributed(const ObjectReader &r) {
   r.allowOnly({"ranks", "shard", "sync_batch_norm"});
   const rt::Distributed d;
@@ -282,10 +281,6 @@ rt::Distributed parseDistributed(const ObjectReader &r) {
   static const std::vector<std::string> kModes = {"none", "optimizer", "gradients",
                                                   "parameters"};
   std::string shard = r.choice("shard", kModes[0], kModes);
-  if (shard == "parameters")
-    r.failField("shard", "\"parameters\" (FSDP) is not supported yet: every rank keeps "
-                         "the whole parameters; use \"gradients\" (ZeRO-2) or \"optimizer\" "
-                         "(ZeRO-1)");
   out.shard = rt::Distributed::Shard(
       std::find(kModes.begin(), kModes.end(), shard) - kModes.begin());
   out.syncBatchNorm = r.boolean("sync_batch_norm", d.syncBatchNorm);

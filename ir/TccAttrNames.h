@@ -76,6 +76,15 @@ inline constexpr llvm::StringLiteral kFoldedIntoAttr = "tcc.folded_into";
 /// On a state argument that is this rank's chunk of a sharded tensor
 /// (train.distributed.shard): the whole tensor's shape, as checkpoints hold it.
 inline constexpr llvm::StringLiteral kShardOfAttr = "tcc.shard_of";
+/// On a state argument of the evaluation step of sharded parameters
+/// (shard "parameters"): the tensor whole, read from the whole state the
+/// trainer gathers before each evaluation (StepBuffers::wholeState), not
+/// from the state arena (unit).
+inline constexpr llvm::StringLiteral kGatheredAttr = "tcc.gathered";
+/// On a tcc.all_gather of sharded parameters before their reads in the
+/// forward ("forward") or the backward ("backward") (string;
+/// tcc-gather-parameters places them).
+inline constexpr llvm::StringLiteral kGatherForAttr = "tcc.gather_for";
 
 //===----------------------------------------------------------------------===//
 // The step functions (tcc-build-train-step: passes/StepPlan.cpp,

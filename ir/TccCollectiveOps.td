@@ -73,8 +73,11 @@ def Tcc_AllGatherOp : Tcc_Op<"all_gather"> {
     Result `i` is the chunks operand `i` holds on ranks 0, 1, ..., `ranks`
     - 1, one after the other, cut to the result's elements and shaped as
     it: the inverse of `tcc.shard`. After a sharded update every rank
-    gathers the new parameters. One op gathers all its operands together
-    (one message). No `Pure`: a collective (as `tcc.all_reduce`).
+    gathers the new parameters; with sharded parameters (FSDP) a step
+    gathers each node's parameter chunks before the forward and the
+    backward read them (`tcc.gather_for = "forward"` or `"backward"`,
+    placed by tcc-gather-parameters). One op gathers all its operands
+    together (one message). No `Pure`: a collective (as `tcc.all_reduce`).
 
     ```mlir
     %w, %b = tcc.all_gather %ws, %bs {ranks = 4 : i64}
@@ -91,9 +94,10 @@ def Tcc_ReduceScatterOp : Tcc_Op<"reduce_scatter"> {
   let summary = "Each tensor summed over the ranks; each rank keeps its chunk";
   let description = [{
     Result `i` is `tcc.shard` of operand `i` summed over the ranks: each
-    rank receives only the chunk of the sum it updates (ZeRO-2's reduced
-    gradients), half the traffic of an all-reduce. One op reduces all its
-    operands together. No `Pure`: a collective.
+    rank receives only the chunk of the sum it updates (ZeRO-2's and
+    FSDP's reduced gradients; FSDP's, marked `tcc.gradients`, are split per
+    node by tcc-gather-parameters), half the traffic of an all-reduce. One
+    op reduces all its operands together. No `Pure`: a collective.
 
     ```mlir
     %gs, %bs = tcc.reduce_scatter %gw, %gb {ranks = 4 : i64}

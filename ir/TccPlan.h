@@ -9,6 +9,7 @@
 #define TCC_IR_TCCPLAN_H
 
 #include "ir/TccAttrs.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include <cstdint>
 
@@ -27,6 +28,16 @@ inline int64_t alignToPlan(int64_t n) {
 
 /// The bytes a tensor of `type` takes (at least one per element).
 int64_t tensorBytes(Type type);
+
+/// With sharded parameters (train.distributed.shard "parameters"), the
+/// whole state the trainer gathers before each evaluation and the eval
+/// step reads (its tcc.gathered arguments): the state arena's
+/// `stateBytes`, then each sharded (tcc.shard_of) parameter and EMA copy
+/// of `train` whole, aligned, in order, as runtime/trainer/ShardedState.cpp's
+/// wholeStateInfo(info, evaluated) lays it out. Sets `offsets` (by state slot; -1 where not
+/// sharded) and returns its bytes.
+int64_t layOutWholeState(FunctionOpInterface train, int64_t stateBytes,
+                         SmallVectorImpl<int64_t> &offsets);
 
 /// The module's state arena (tcc.state_arena), or null before planning.
 StateArenaAttr getStateArena(Operation *module);

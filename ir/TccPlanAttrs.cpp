@@ -35,6 +35,30 @@ int64_t mlir::tcc::tensorBytes(Type type) {
   return shaped.getNumElements() * std::max<int64_t>(1, shaped.getElementTypeBitWidth() / 8);
 }
 
+int64_t mlir::tcc::layOutWholeState(FunctionOpInterface train, int64_t stateBytes,
+                                    SmallVectorImpl<int64_t> &offsets) {
+  int64_t end = stateBytes;
+  offsets.clear();
+  for (BlockArgument arg : train.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (!train.getArgAttr(i, kStateAttr))
+      continue;
+    auto shardOf = train.getArgAttrOfType<DenseI64ArrayAttr>(i, kShardOfAttr);
+    // What the evaluation reads: the parameters and their EMA copies.
+    auto stateKind = train.getArgAttrOfType<StringAttr>(i, kKindAttr);
+    if (!shardOf || !stateKind ||
+        (stateKind.getValue() != kind::kParam && stateKind.getValue() != kind::kEma)) {
+      offsets.push_back(-1);
+      continue;
+    }
+    end = alignToPlan(end);
+    offsets.push_back(end);
+    end += tensorBytes(RankedTensorType::get(
+        shardOf.asArrayRef(), cast<ShapedType>(arg.getType()).getElementType()));
+  }
+  return end;
+}
+
 //===----------------------------------------------------------------------===//
 // Accessors
 //===----------------------------------------------------------------------===//

@@ -31,8 +31,10 @@ FailureOr<SmallVector<Value>> mlir::tcc::buildGradients(OpBuilder &builder,
   for (Operation *op = loss.getDefiningOp(); op; op = op->getPrevNode()) {
     bool feedsLoss = llvm::any_of(op->getResults(),
                                   [&](Value r) { return useful.contains(r); });
-    bool varies = llvm::any_of(op->getResults(),
-                               [&](Value r) { return varied.contains(r); });
+    // By its operands: an op that makes a `wrt` value from others (the
+    // gather of sharded parameters) passes no gradient on.
+    bool varies = llvm::any_of(op->getOperands(),
+                               [&](Value v) { return varied.contains(v); });
     if (!feedsLoss || !varies)
       continue;
     reverse.push_back(op);

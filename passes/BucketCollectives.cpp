@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/HoistConversions.h"
 #include "passes/PassReport.h"
 #include "passes/Passes.h"
 
@@ -27,42 +28,6 @@ using namespace mlir;
 using namespace mlir::tcc;
 
 namespace {
-
-/// The op of `block` that computes `v` (its definition or the op that holds
-/// it), or null for an argument of the block.
-Operation *producerIn(Block &block, Value v) {
-  Operation *def = v.getDefiningOp();
-  return def ? block.findAncestorOpInBlock(*def) : nullptr;
-}
-
-/// Moves the conversions that end in gradient `v` up to right after what
-/// they convert: pure ops of one operand, each read only by the next and
-/// the last only by the all-reduce (the gradient of a parameter's cast or
-/// channel padding, which autodiff builds where the forward began: at the
-/// end of the backward). Returns how many moved.
-int64_t hoistConversions(Block &block, Value v) {
-  SmallVector<Operation *> chain;
-  while (v.hasOneUse()) {
-    Operation *op = v.getDefiningOp();
-    if (!op || op->getBlock() != &block || op->getNumOperands() != 1 || op->getNumResults() != 1 ||
-        op->getNumRegions() != 0 || !isPure(op))
-      break;
-    chain.push_back(op);
-    v = op->getOperand(0);
-  }
-  int64_t moved = 0;
-  for (Operation *op : llvm::reverse(chain)) {
-    Operation *input = producerIn(block, op->getOperand(0));
-    if (input ? op->getPrevNode() == input : op == &block.front())
-      continue;
-    if (input)
-      op->moveAfter(input);
-    else
-      op->moveBefore(&block.front());
-    ++moved;
-  }
-  return moved;
-}
 
 /// The ops from `begin` up to `end` (excluded) that compute, counted as
 /// kernelsPerStep counts kernels, collectives left out.

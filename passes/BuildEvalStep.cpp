@@ -116,7 +116,7 @@ LogicalResult buildEvalFunction(ModuleOp module, StepPlan &plan, StringRef name,
   for (StringRef role : {role::kInput, role::kLabels, role::kValid})
     argAttrs.push_back(b.getDictionaryAttr(
         b.getNamedAttr(kRoleAttr, b.getStringAttr(role))));
-  plan.appendStateArgs(argTypes, argAttrs, ctx);
+  plan.appendStateArgs(argTypes, argAttrs, ctx, /*whole=*/plan.shardsParameters());
 
   b.setInsertionPointToEnd(module.getBody());
   auto fn = b.create<func::FuncOp>(loc, name, b.getFunctionType(argTypes, {}));
@@ -230,7 +230,8 @@ LogicalResult mlir::tcc::buildEvalStep(ModuleOp module, StepPlan &plan) {
       failed(buildEvalFunction(module, plan, "eval_step_plain", /*tta=*/false)))
     return failure();
   // Only token models are sampled from; the others' modules stay as they were.
-  if (module->hasAttr(kVocabAttr))
+  // Sharded parameters are chunks here, which a forward cannot read whole.
+  if (module->hasAttr(kVocabAttr) && !plan.shardsParameters())
     return buildPredictFunction(module, plan);
   return success();
 }

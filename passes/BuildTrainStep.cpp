@@ -57,6 +57,7 @@ FailureOr<MicroBatch> buildMicroBatch(OpBuilder &b, Location loc, StepPlan &plan
   for (auto [i, entry] : llvm::enumerate(plan.state))
     if (entry.kind == kind::kParam)
       args[entry.source] = step.state[i];
+  AllGatherOp forwardGather = gatherParameters(b, loc, plan, step.state, args);
   for (auto [k, i] : llvm::enumerate(bufferIndex))
     args[plan.state[i].source] = buffers[k];
   FailureOr<SmallVector<Value>> outputs =
@@ -101,9 +102,13 @@ FailureOr<MicroBatch> buildMicroBatch(OpBuilder &b, Location loc, StepPlan &plan
       wrt.push_back(args[entry.source]);
       indices.push_back(i);
     }
+  // Sharded parameters: gathered again for the backward, so the forward's
+  // whole tensors die after the forward (FSDP).
+  AllGatherOp backwardGather = gatherForBackward(b, forwardGather);
   FailureOr<SmallVector<Value>> g = buildGradients(b, loss, wrt);
   if (failed(g))
     return failure();
+  readBackwardGather(forwardGather, backwardGather);
   for (auto [index, grad] : llvm::zip(indices, *g))
     if (grad)
       result.grads.push_back({index, grad});
@@ -264,7 +269,8 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
 
   double weightDecay = optimizer.weightDecay;
   // Sharded (ZeRO-1/2): each rank updates its chunk of every parameter with
-  // its chunk of the optimizer state, and the ranks gather the new ones.
+  // its chunk of the optimizer state, and the ranks gather the new ones;
+  // sharded parameters (FSDP) are gathered where the next step reads them.
   const ::tcc::rt::Distributed &distributed = plan.train.distributed;
   SmallVector<int> gathered;
   SmallVector<Value> newChunks;
@@ -273,7 +279,9 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
     if (!entry.trainable || !grad)
       continue;
     Value param = step.state[i];
-    if (distributed.sharded()) {
+    // Sharded parameters are chunks already, and stay chunks.
+    const bool chunks = plan.shardsParameters();
+    if (distributed.sharded() && !chunks) {
       param = b.create<ShardOp>(loc, chunkType(param, distributed.ranks), param,
                                 distributed.ranks);
       if (distributed.shard == ::tcc::rt::Distributed::Optimizer)
@@ -328,7 +336,7 @@ void buildUpdates(OpBuilder &b, Location loc, StepPlan &plan,
       step.newState[m] = update->getResult(1);
       step.newState[v] = update->getResult(2);
     }
-    if (distributed.sharded()) {
+    if (distributed.sharded() && !chunks) {
       gathered.push_back(static_cast<int>(i));
       newChunks.push_back(step.newState[i]);
     }

@@ -93,8 +93,11 @@ void mlir::tcc::reduceAcrossRanks(OpBuilder &b, Location loc, const StepPlan &pl
     withGradient.push_back(index);
   llvm::sort(withGradient);
   const ::tcc::rt::Distributed &d = plan.train.distributed;
-  if (d.shard == ::tcc::rt::Distributed::Gradients && !withGradient.empty()) {
-    // ZeRO-2: each rank receives only its chunk of each summed gradient.
+  if ((d.shard == ::tcc::rt::Distributed::Gradients ||
+       d.shard == ::tcc::rt::Distributed::Parameters) &&
+      !withGradient.empty()) {
+    // ZeRO-2 and FSDP: each rank receives only its chunk of each summed
+    // gradient.
     SmallVector<Value> inputs;
     SmallVector<Type> chunks;
     for (int i : withGradient) {
@@ -102,6 +105,9 @@ void mlir::tcc::reduceAcrossRanks(OpBuilder &b, Location loc, const StepPlan &pl
       chunks.push_back(chunkType(grads[i], d.ranks));
     }
     auto op = b.create<ReduceScatterOp>(loc, chunks, inputs, d.ranks);
+    // FSDP's: tcc-gather-parameters splits it per node.
+    if (d.shard == ::tcc::rt::Distributed::Parameters)
+      op->setAttr(kGradientsAttr, b.getUnitAttr());
     for (auto [i, result] : llvm::zip(withGradient, op.getResults()))
       grads[i] = result;
   } else {
@@ -117,3 +123,54 @@ void mlir::tcc::reduceAcrossRanks(OpBuilder &b, Location loc, const StepPlan &pl
          [&](int i, Value v) { newState[i] = v; }, "mean");
 }
 
+
+/// Shard "parameters" (FSDP): the trainable parameters are chunks; one
+/// tcc.all_gather, marked `tcc.gather_for = "forward"`, puts them together
+/// before the forward reads them, and `args` (@forward's, by argument)
+/// read the whole tensors. tcc-gather-parameters splits it per model node
+/// and places each one node ahead. Null where nothing is sharded.
+AllGatherOp mlir::tcc::gatherParameters(OpBuilder &b, Location loc, const StepPlan &plan,
+                                        ArrayRef<Value> state, MutableArrayRef<Value> args) {
+  if (!plan.shardsParameters())
+    return nullptr;
+  SmallVector<Value> chunks;
+  SmallVector<Type> wholes;
+  SmallVector<int> sources;
+  for (auto [i, entry] : llvm::enumerate(plan.state))
+    if (entry.kind == kind::kParam && !entry.shardOf.empty()) {
+      chunks.push_back(state[i]);
+      wholes.push_back(RankedTensorType::get(
+          entry.shardOf, cast<ShapedType>(entry.type).getElementType()));
+      sources.push_back(entry.source);
+    }
+  if (chunks.empty())
+    return nullptr;
+  auto gather = b.create<AllGatherOp>(loc, wholes, chunks, plan.train.distributed.ranks);
+  gather->setAttr(kGatherForAttr, b.getStringAttr("forward"));
+  for (auto [source, whole] : llvm::zip(sources, gather.getResults()))
+    args[source] = whole;
+  return gather;
+}
+
+/// The second gather of the same chunks, at the builder (after the loss,
+/// before autodiff builds the backward), marked "backward"; `rewire` then
+/// makes the backward read it, so the forward's whole tensors die after
+/// the forward.
+AllGatherOp mlir::tcc::gatherForBackward(OpBuilder &b, AllGatherOp forward) {
+  if (!forward)
+    return nullptr;
+  auto gather = b.create<AllGatherOp>(forward.getLoc(), forward.getResultTypes(),
+                                      forward.getInputs(), forward.getRanks());
+  gather->setAttr(kGatherForAttr, b.getStringAttr("backward"));
+  return gather;
+}
+
+void mlir::tcc::readBackwardGather(AllGatherOp forward, AllGatherOp backward) {
+  if (!forward)
+    return;
+  for (auto [f, w] : llvm::zip(forward.getResults(), backward.getResults()))
+    f.replaceUsesWithIf(w, [&](OpOperand &use) {
+      Operation *user = backward->getBlock()->findAncestorOpInBlock(*use.getOwner());
+      return user && backward->isBeforeInBlock(user);
+    });
+}

@@ -7,6 +7,7 @@
 #ifndef TCC_PASSES_DISTRIBUTEDSTEP_H
 #define TCC_PASSES_DISTRIBUTEDSTEP_H
 
+#include "ir/TccOps.h"
 #include "passes/StepBuilder.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -21,6 +22,17 @@ void synchroniseBatchNorms(OpBuilder &b, Block &block, int64_t ranks);
 /// `newState` averaged where each rank computed its own.
 void reduceAcrossRanks(OpBuilder &b, Location loc, const StepPlan &plan,
                        MutableArrayRef<Value> newState, DenseMap<int, Value> &grads);
+
+/// Shard "parameters": one all-gather of the parameter chunks in `state`
+/// (StepPlan order) before the forward; `args` (@forward's) get the whole
+/// tensors. Null where the parameters are not sharded.
+AllGatherOp gatherParameters(OpBuilder &b, Location loc, const StepPlan &plan,
+                             ArrayRef<Value> state, MutableArrayRef<Value> args);
+/// The same gather again at the builder, for the backward (null if
+/// `forward` is).
+AllGatherOp gatherForBackward(OpBuilder &b, AllGatherOp forward);
+/// Makes every op after `backward` read its results instead of `forward`'s.
+void readBackwardGather(AllGatherOp forward, AllGatherOp backward);
 
 /// The type of one rank's chunk of `whole` (tcc.shard) over `ranks` ranks.
 Type chunkType(Value whole, int64_t ranks);

@@ -28,7 +28,8 @@ std::vector<mlir::StringRef> mlir::tcc::optimizationPassNames() {
     for (StringRef own : target->optimizationPasses())
       if (!llvm::is_contained(names, own))
         names.push_back(own);
-  names.insert(names.end(), {name(createFrozenStep()), name(createBucketCollectives()),
+  names.insert(names.end(), {name(createFrozenStep()), name(createGatherParameters()),
+                             name(createBucketCollectives()),
                              name(createFusion()), name(createRecompute())});
   return names;
 }
@@ -50,6 +51,8 @@ void mlir::tcc::buildStepPipeline(OpPassManager &pm, const TargetBackend &target
   // The gradients' all-reduce in buckets placed in the backward, on the
   // messages as they are sent (after widen-16bit), before fusion fixes the
   // order of the ops.
+  // Sharded parameters gathered per node, one node ahead of their readers.
+  options.addOptimization(pm, createGatherParameters());
   BucketCollectivesOptions buckets;
   if (options.bucketBytes > 0)
     buckets.bucketBytes = options.bucketBytes;

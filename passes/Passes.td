@@ -462,6 +462,51 @@ def BucketCollectives : Pass<"tcc-bucket-collectives", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tcc::TccDialect"];
 }
 
+def GatherParameters : Pass<"tcc-gather-parameters", "::mlir::ModuleOp"> {
+  let summary = "Gather each model node's sharded parameters one node ahead of its readers, reduce-scatter its gradients after them";
+  let description = [{
+    With `train.distributed.shard: "parameters"` (FSDP / ZeRO-3) every rank
+    keeps its chunk of each trainable parameter. `tcc-build-train-step`
+    gathers all of them twice in each micro-batch: one `tcc.all_gather`
+    (`tcc.gather_for = "forward"`) before the forward, whose whole tensors
+    the forward reads, and a second (`"backward"`) after the loss, whose
+    tensors the backward reads. This pass splits each into one gather per
+    model node (the parameters whose first reader, in the forward or the
+    backward, is the same node's op: a layer's weight and bias together)
+    and places each one node ahead, as FSDP's prefetch does: the gather of
+    the k-th node to read parameters right before the first reader of the
+    (k-1)-th, the first where the whole gather was. The backward's order is
+    the backward's own (the last layer first). So each whole parameter
+    lives from one node before its reads to its last read, and the memory
+    plan frees it between its forward and its backward.
+
+    - A result nothing reads is not gathered (a bias, which no backward
+      op reads).
+    - The gradients' `tcc.reduce_scatter` (marked `tcc.gradients`) is split
+      the same way: one per node, right after the last op that computes one
+      of the node's gradients (a mixed precision gradient's widening cast
+      moved up to it first, as tcc-bucket-collectives does), so each whole
+      gradient dies once its node's backward is done (not in a
+      `tcc.micro_batches` loop, whose gradients are complete only after it:
+      that one stays after the loop).
+    - A parameter whose forward readers belong to two model nodes is an
+      error (it would be gathered for one and read by the other).
+    - It works in the block of the gathers: inside a `tcc.micro_batches`
+      loop, each micro-batch gathers each parameter once for its forward
+      and once for its backward. A gather of one node is left where it is,
+      so the pass is idempotent. Nothing else moves: not the gradients'
+      `tcc.reduce_scatter`, not a ZeRO-1/2 step's gather after the update
+      (no `tcc.gather_for`); a step of one rank, or of another shard mode,
+      has no gathers to split.
+
+    Runs after `tcc-widen-16bit` and the target's layout passes, before
+    `tcc-fusion`. Report (`tcc.pass_report`, `gather-parameters`):
+    `gathers` (after the split), `forward` and `backward` (how many of each),
+    `reduce_scatters`.
+  }];
+  let dependentDialects = ["::mlir::tcc::TccDialect"];
+}
+
 def PlanMemory : Pass<"tcc-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Assign every tensor of the step functions a place in memory";
   let description = [{

@@ -35,7 +35,9 @@ struct StateEntry {
   /// (tcc-frozen-step): a constant of the backward, no gradient, no update.
   bool frozen = false;
   /// This rank's chunk of a sharded tensor of this shape (an optimizer
-  /// slot under train.distributed.shard); empty: the whole tensor.
+  /// slot under train.distributed.shard; with "parameters" also the
+  /// trainable parameters and their EMA and Lookahead copies); empty: the
+  /// whole tensor.
   SmallVector<int64_t> shardOf;
 };
 
@@ -51,9 +53,16 @@ struct StepPlan {
   int find(StringRef name) const;
   /// The state indices of the buffers (batch-norm running statistics).
   SmallVector<int> bufferIndices() const;
-  /// The state entries' types and argument attributes.
-  void appendStateArgs(SmallVectorImpl<Type> &types,
-                       SmallVectorImpl<Attribute> &attrs, MLIRContext *ctx) const;
+  /// The state entries' types and argument attributes; `whole`: each
+  /// sharded parameter and EMA copy whole and marked tcc.gathered (the
+  /// evaluation's, with sharded parameters).
+  void appendStateArgs(SmallVectorImpl<Type> &types, SmallVectorImpl<Attribute> &attrs,
+                       MLIRContext *ctx, bool whole = false) const;
+  /// Whether the trainable parameters are chunks (shard "parameters").
+  bool shardsParameters() const {
+    return train.distributed.sharded() &&
+           train.distributed.shard == ::tcc::rt::Distributed::Parameters;
+  }
 
 private:
   /// find's index of the first `indexed` entries' names (entries are only

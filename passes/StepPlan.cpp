@@ -45,11 +45,20 @@ SmallVector<int> StepPlan::bufferIndices() const {
 
 void StepPlan::appendStateArgs(SmallVectorImpl<Type> &types,
                                SmallVectorImpl<Attribute> &attrs,
-                               MLIRContext *ctx) const {
+                               MLIRContext *ctx, bool whole) const {
   Builder b(ctx);
   for (const StateEntry &entry : state) {
-    types.push_back(entry.type);
     NamedAttrList list;
+    // The evaluation of sharded parameters reads the whole state the
+    // trainer gathers before it (tcc.gathered, docs/distributed.md).
+    if (whole && !entry.shardOf.empty() &&
+        (entry.kind == kind::kParam || entry.kind == kind::kEma)) {
+      auto chunk = cast<RankedTensorType>(entry.type);
+      types.push_back(RankedTensorType::get(entry.shardOf, chunk.getElementType()));
+      list.append(kGatheredAttr, b.getUnitAttr());
+    } else {
+      types.push_back(entry.type);
+    }
     list.append(kStateAttr, b.getStringAttr(entry.name));
     list.append(kKindAttr, b.getStringAttr(entry.kind));
     list.append(kInitAttr, entry.init);
@@ -57,7 +66,7 @@ void StepPlan::appendStateArgs(SmallVectorImpl<Type> &types,
       list.append(kTrainableAttr, b.getBoolAttr(entry.trainable));
     if (!entry.foldedInto.empty())
       list.append(kFoldedIntoAttr, b.getStringAttr(entry.foldedInto));
-    if (!entry.shardOf.empty())
+    if (!entry.shardOf.empty() && !list.get(kGatheredAttr))
       list.append(kShardOfAttr, b.getDenseI64ArrayAttr(entry.shardOf));
     attrs.push_back(list.getDictionary(ctx));
   }
@@ -120,6 +129,22 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
     plan.state.push_back(entry);
   }
 
+  // Sharded parameters (FSDP): each rank keeps its chunk of every
+  // trainable parameter; the step gathers them whole where it reads them.
+  const ::tcc::rt::Distributed &distributed = plan.train.distributed;
+  const bool shardParams =
+      distributed.sharded() && distributed.shard == ::tcc::rt::Distributed::Parameters;
+  auto chunkOf = [&](StateEntry &entry) {
+    auto whole = cast<RankedTensorType>(entry.type);
+    entry.shardOf.assign(whole.getShape().begin(), whole.getShape().end());
+    int64_t chunk = (whole.getNumElements() + distributed.ranks - 1) / distributed.ranks;
+    entry.type = RankedTensorType::get({chunk}, whole.getElementType());
+  };
+  if (shardParams)
+    for (StateEntry &entry : plan.state)
+      if (entry.kind == kind::kParam && entry.trainable)
+        chunkOf(entry);
+
   // Optimizer slots, Lookahead's slow weights, then EMA copies.
   const ::tcc::rt::Optimizer &optimizer = plan.train.optimizer;
   SmallVector<StringRef> slots;
@@ -130,23 +155,17 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
   size_t modelEntries = plan.state.size();
   auto zeros = initOf(ctx, "constant", {b.getNamedAttr("value", b.getF64FloatAttr(0))});
   // Sharded (ZeRO), each rank keeps its chunk of every slot.
-  const ::tcc::rt::Distributed &distributed = plan.train.distributed;
   for (size_t i = 1; i < modelEntries; ++i) {
     StateEntry p = plan.state[i]; // a copy: push_back below reallocates
     if (!p.trainable)
       continue;
-    Type type = p.type;
-    SmallVector<int64_t> shardOf;
-    if (distributed.sharded()) {
-      auto whole = cast<RankedTensorType>(p.type);
-      shardOf.assign(whole.getShape().begin(), whole.getShape().end());
-      int64_t chunk = (whole.getNumElements() + distributed.ranks - 1) / distributed.ranks;
-      type = RankedTensorType::get({chunk}, whole.getElementType());
-    }
     for (StringRef slot : slots) {
       plan.state.push_back({"optimizer." + p.name + "." + slot.str(), kind::kOptimizer.str(),
-                            type, zeros, false, 1, 1, static_cast<int>(i)});
-      plan.state.back().shardOf = shardOf;
+                            p.type, zeros, false, 1, 1, static_cast<int>(i)});
+      if (distributed.sharded() && !shardParams)
+        chunkOf(plan.state.back());
+      else
+        plan.state.back().shardOf = p.shardOf;
     }
   }
   // Lookahead averages the trainable parameters, and with `buffers` the
@@ -157,14 +176,19 @@ FailureOr<StepPlan> mlir::tcc::planSteps(ModuleOp module) {
       if (plan.state[i].trainable ||
           (plan.state[i].kind == kind::kBuffer && optimizer.lookahead->buffers &&
            isa<FloatType>(cast<RankedTensorType>(plan.state[i].type).getElementType())))
+      {
         plan.state.push_back({"lookahead." + plan.state[i].name, kind::kLookahead.str(),
                               plan.state[i].type, copyOf(ctx, plan.state[i].name),
                               false, 1, 1, static_cast<int>(i)});
+        plan.state.back().shardOf = plan.state[i].shardOf; // chunks of chunks
+      }
   if (plan.train.ema)
-    for (size_t i = 1; i < modelEntries; ++i)
+    for (size_t i = 1; i < modelEntries; ++i) {
       plan.state.push_back({"ema." + plan.state[i].name, kind::kEma.str(), plan.state[i].type,
                             copyOf(ctx, plan.state[i].name), false, 1, 1,
                             static_cast<int>(i)});
+      plan.state.back().shardOf = plan.state[i].shardOf;
+    }
   if (plan.train.lossScale) {
     auto constant = [&](double value) {
       return initOf(ctx, "constant", {b.getNamedAttr("value", b.getF64FloatAttr(value))});

@@ -208,6 +208,12 @@ struct PredictBuffers {
 struct StepBuffers {
   void *state = nullptr;   ///< ModelInfo::stateBytes
   void *scratch = nullptr; ///< ModelInfo::scratchBytes
+  /// With sharded parameters (train.distributed.shard "parameters"): the
+  /// arena's bytes, then the parameters and EMA copies whole
+  /// (runtime/trainer/ShardedState.h's wholeStateInfo(info, evaluated)),
+  /// which the trainer gathers before an evaluation and binds for it; the
+  /// evaluation steps read it instead of `state`. Null otherwise.
+  void *wholeState = nullptr;
   DataView train, test;
   BatchSpec batch;
   StepControl *control = nullptr;

@@ -94,9 +94,24 @@ void printStepFunctions(PlannedSteps steps, const WalkedSteps &walked,
        << "b, reinterpret_cast<const int64_t *>(args.state + " << steps.counterOffset << "), "
        << dimsOf(steps.frozen.getArgument(0))[0] << ", " << images << ", " << labels << ");\n"
        << walked.frozen.calls << "}\n\n";
+  // Sharded parameters: the evaluation reads the whole state the trainer
+  // gathers before it (tcc.gathered arguments), at the arena's offsets.
+  auto evalArgs = [&](func::FuncOp fn) {
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      if (fn.getArgAttr(i, kGatheredAttr))
+        return "  const StepBuffers &b = buffers();\n"
+               "  if (!b.wholeState)\n"
+               "    throw std::runtime_error(\"internal error: the evaluation of sharded "
+               "parameters needs the whole state (StepBuffers::wholeState)\");\n"
+               "  StepArgs args{static_cast<char *>(b.wholeState), "
+               "static_cast<char *>(b.scratch),\n"
+               "                b.control, b.comm, 0, " +
+               hooks.stepArgsValues + "opClock()};\n";
+    return argsInit;
+  };
   auto evalFunction = [&](StringRef name, func::FuncOp fn, const WalkedStep &step) {
     os << "void Model::" << name << "() {\n"
-       << argsInit << "  " << gather << "eval_batch(" << hooks.gatherArgs << "b, "
+       << evalArgs(fn) << "  " << gather << "eval_batch(" << hooks.gatherArgs << "b, "
        << dimsOf(fn.getArgument(0))[0] << ", " << images << ", " << labels << ");\n"
        << step.calls << "}\n\n";
   };

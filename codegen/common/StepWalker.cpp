@@ -128,12 +128,23 @@ private:
 };
 
 void StepPrinter::nameArguments() {
-  ArrayRef<int64_t> offsets = getStateArena(fn->getParentOfType<ModuleOp>()).getOffsets();
+  auto module = fn->getParentOfType<ModuleOp>();
+  StateArenaAttr arena = getStateArena(module);
+  ArrayRef<int64_t> offsets = arena.getOffsets();
+  // An evaluation of sharded parameters reads the whole state the trainer
+  // gathered (StepBuffers::wholeState: the arena's bytes, then each sharded
+  // parameter and EMA copy whole) in place of the arena.
+  SmallVector<int64_t> wholeOffsets;
+  if (auto train = module.lookupSymbol<func::FuncOp>("train_step"))
+    layOutWholeState(train, arena.getBytes(), wholeOffsets);
   int slot = 0;
   for (BlockArgument arg : fn.getArguments()) {
     unsigned i = arg.getArgNumber();
     if (auto state = fn.getArgAttrOfType<StringAttr>(i, kStateAttr)) {
-      define(arg, "s" + std::to_string(slot), arenaRef(arg.getType(), false, offsets[slot]));
+      int64_t offset = offsets[slot];
+      if (fn.getArgAttr(i, kGatheredAttr))
+        offset = wholeOffsets[slot];
+      define(arg, "s" + std::to_string(slot), arenaRef(arg.getType(), false, offset));
       slotArgument[state.getValue()] = arg;
       slotArguments.push_back(arg);
       ++slot;

@@ -98,6 +98,8 @@ private:
   void lockTargets();
   void loadData(const Recipe &recipe);
   void initState(void *hostState);
+  /// Initialises a state laid out as `info` (the arena's, or whole).
+  void initState(const ModelInfo &layout, void *hostState);
   void resumeState(void *hostState, int64_t &metaStep);
   void checkCounts();
   void warnFixedScheduleSpan(const Recipe &recipe);
@@ -133,7 +135,7 @@ private:
   /// by all ranks so that all stop after the same step.
   StepTotals readGlobalTotals();
   int agreedSignal();
-  void foldBiases(void *hostState, const std::string &file);
+  void foldBiases(const ModelInfo &layout, void *hostState, const std::string &file);
   int interrupted() const { return env.interrupted ? env.interrupted() : 0; }
 
   CompiledModel &model;
@@ -151,6 +153,11 @@ private:
   bool sharded = false;
   ModelInfo wholeInfo;
   std::vector<uint8_t> wholeState;
+  /// Sharded parameters (shard "parameters"): every evaluation reads the
+  /// whole state, gathered before it (StepBuffers::wholeState).
+  bool gathersForEval = false;
+  ModelInfo evalInfo; ///< wholeStateInfo(info, /*evaluated=*/true)
+  StepBuffers bound; ///< as bindBuffers bound them
   /// Whether rank 0 writes the state at the end (--save; the others' is
   /// cleared): with a sharded state every rank helps gather it.
   bool savesState = false;

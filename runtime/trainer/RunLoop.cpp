@@ -31,10 +31,36 @@ std::pair<std::optional<double>, std::optional<double>> Run::evaluateOnce() {
   // A distributed run splits the test batches over the ranks (every
   // `ranks`-th each) and adds up their totals.
   const int64_t ranks = constants.ranks, batches = (test.n + batch - 1) / batch;
+  // Sharded parameters: every rank gathers the parameters and EMA copies
+  // whole once (the ranks evaluate different numbers of batches, so the
+  // evaluation step itself has no collective) and the evaluation reads
+  // them; freed after, as FSDP's summon_full_params.
+  std::vector<uint8_t> whole, hostCopy;
+  std::unique_ptr<Buffer> deviceWhole;
+  if (gathersForEval) {
+    model.awaitSteps();
+    const void *current = state;
+    if (!memory->isHost()) {
+      hostCopy.resize(info.stateBytes);
+      memory->download(hostCopy.data(), state, info.stateBytes);
+      current = hostCopy.data();
+    }
+    gatherWholeState(info, evalInfo, current, whole, *comm);
+    StepBuffers withWhole = bound;
+    withWhole.wholeState = whole.data();
+    if (!memory->isHost()) {
+      deviceWhole = std::make_unique<Buffer>(*memory, whole.size(), "whole state for evaluation");
+      memory->upload(deviceWhole->get(), whole.data(), whole.size());
+      withWhole.wholeState = deviceWhole->get();
+    }
+    model.bind(withWhole);
+  }
   model.resetTotals();
   for (int64_t i = 0, n = (batches + ranks - 1) / ranks; i < n; ++i)
     tta ? model.evalStep() : model.evalStepWithoutTta();
   StepTotals totals = readGlobalTotals();
+  if (gathersForEval)
+    model.bind(bound);
   model.resetTotals();
   // The evaluation step sums the training criterion over the real samples
   // (padding left out) and counts the correct predictions.
@@ -364,6 +390,9 @@ int Run::run(const std::vector<std::string> &args) {
   sharded = comm && hasShardedState(info);
   if (sharded)
     wholeInfo = wholeStateInfo(info);
+  gathersForEval = sharded && info.recipe.train.distributed.shard == Distributed::Parameters;
+  if (gathersForEval)
+    evalInfo = wholeStateInfo(info, /*evaluated=*/true);
   savesState = !opts.save.empty();
   // A distributed run: rank 0 alone shows progress and writes the metrics,
   // checkpoints and profile; every rank trains (docs/distributed.md).

@@ -19,8 +19,8 @@
 namespace tcc::rt::detail {
 
 /// Loaded biases the step does not use: folded, with a note per bias.
-void Run::foldBiases(void *hostState, const std::string &file) {
-  for (const std::string &note : foldRemovedBiases(info, hostState)) {
+void Run::foldBiases(const ModelInfo &layout, void *hostState, const std::string &file) {
+  for (const std::string &note : foldRemovedBiases(layout, hostState)) {
     progress.clear();
     err << "note: '" << oneLine(file) << "': " << note << std::endl;
   }
@@ -37,7 +37,7 @@ void Run::warn(const std::string &message) {
 void Run::checkTargets() {
   std::string error;
   if (!opts.save.empty() &&
-      !checkSaveTarget(opts.save, checkpointSizeBound(info), env.freeSpace,
+      !checkSaveTarget(opts.save, checkpointSizeBound(checkpointInfo()), env.freeSpace,
                        error))
     fail(error);
   if (!opts.metrics.empty() && !checkMetricsTarget(opts.metrics, error))
@@ -86,10 +86,20 @@ void Run::loadData(const Recipe &recipe) {
 }
 
 void Run::initState(void *hostState) {
+  if (!sharded)
+    return initState(info, hostState);
+  // Every rank makes the whole tensors (the same seeds, the same --init)
+  // and keeps its chunks, as a resume does.
+  std::vector<uint8_t> whole(wholeInfo.stateBytes);
+  initState(wholeInfo, whole.data());
+  scatterWholeState(info, wholeInfo, whole.data(), hostState, rank);
+}
+
+void Run::initState(const ModelInfo &layout, void *hostState) {
   std::string error;
   std::vector<float> whiteningImages;
   WhiteningData whitening;
-  if (int64_t images = whiteningImagesNeeded(info)) {
+  if (int64_t images = whiteningImagesNeeded(layout)) {
     const Dataset &train = data->train;
     int64_t n = std::min<int64_t>(train.n, images);
     if (n == 0)
@@ -106,11 +116,11 @@ void Run::initState(void *hostState) {
     first.batch(0, 0, whiteningImages.data(), ignored.data(), valid);
     whitening = {whiteningImages.data(), valid, train.c, train.h, train.w};
   }
-  if (!initializeState(info, hostState, seed, &whitening, error))
+  if (!initializeState(layout, hostState, seed, &whitening, error))
     fail(error);
   if (!opts.init.empty()) {
     std::vector<std::string> converted;
-    if (!loadStateDict(opts.init, info, hostState, nullptr, error, &converted))
+    if (!loadStateDict(opts.init, layout, hostState, nullptr, error, &converted))
       fail(error);
     if (!converted.empty()) {
       progress.clear();
@@ -118,8 +128,8 @@ void Run::initState(void *hostState) {
           << " tensor(s) rounded to the type the model stores them in: "
           << converted.front() << (converted.size() > 1 ? ", ..." : "") << std::endl;
     }
-    foldBiases(hostState, opts.init);
-    if (!applyCopyInits(info, hostState, error))
+    foldBiases(layout, hostState, opts.init);
+    if (!applyCopyInits(layout, hostState, error))
       fail(error);
   }
 }
@@ -135,11 +145,13 @@ void Run::resumeState(void *hostState, int64_t &metaStep) {
     std::vector<uint8_t> whole(wholeInfo.stateBytes);
     if (!loadCheckpoint(opts.resume, wholeInfo, whole.data(), meta, error))
       fail(error);
+    foldBiases(wholeInfo, whole.data(), opts.resume);
     scatterWholeState(info, wholeInfo, whole.data(), hostState, rank);
-  } else if (!loadCheckpoint(opts.resume, info, hostState, meta, error)) {
-    fail(error);
+  } else {
+    if (!loadCheckpoint(opts.resume, info, hostState, meta, error))
+      fail(error);
+    foldBiases(info, hostState, opts.resume);
   }
-  foldBiases(hostState, opts.resume);
   metaStep = meta.step;
   const std::string file = "'" + oneLine(opts.resume) + "'";
   if (!opts.seed)
@@ -277,6 +289,7 @@ void Run::bindBuffers(const Recipe &recipe) {
       place(&hostControl, sizeof hostControl, "step control block"));
   b.control = control;
   b.comm = comm;
+  bound = b;
   model.bind(b);
 }
 

@@ -72,8 +72,9 @@ void checkModel(const ModelInfo &info) {
     fail(model + " does not predict the next token at every position (loss.targets "
                  "\"sequence\" with classes equal to the vocabulary): sample needs one that does");
   if (info.predictBatch == 0)
-    fail(model + " was compiled for the " + info.target +
-         " target, which has no predict step yet: tcc sample builds a cpu trainer");
+    fail(model + " has no predict step in this " + info.target +
+         " trainer (the cpu target builds one for a model whose parameters are not "
+         "sharded): tcc sample builds a cpu trainer of one rank");
 }
 
 /// The weights of `path`: a tcc checkpoint of this model whole (the EMA

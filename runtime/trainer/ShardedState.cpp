@@ -31,11 +31,12 @@ bool hasShardedState(const ModelInfo &info) {
                      [](const StateTensor &t) { return !t.shardOf.empty(); });
 }
 
-ModelInfo wholeStateInfo(const ModelInfo &info) {
+ModelInfo wholeStateInfo(const ModelInfo &info, bool evaluated) {
   ModelInfo whole = info;
   size_t end = info.stateBytes;
   for (StateTensor &t : whole.state) {
-    if (t.shardOf.empty())
+    if (t.shardOf.empty() ||
+        (evaluated && t.role != StateRole::Parameter && t.role != StateRole::Ema))
       continue;
     t.shape = t.shardOf;
     t.shardOf.clear();
@@ -54,14 +55,19 @@ void gatherWholeState(const ModelInfo &info, const ModelInfo &whole, const void 
   // One message: every sharded tensor's chunks at their ranks' places,
   // zero elsewhere, summed over the ranks.
   const int64_t ranks = comm.size(), rank = comm.rank();
+  // The tensors `whole` lays out whole (the others stay chunks).
+  auto gathered = [&](size_t i) {
+    return !info.state[i].shardOf.empty() && whole.state[i].shardOf.empty();
+  };
   int64_t total = 0;
-  for (const StateTensor &t : info.state)
-    if (!t.shardOf.empty())
-      total += t.numElements() * ranks;
+  for (size_t i = 0; i < info.state.size(); ++i)
+    if (gathered(i))
+      total += info.state[i].numElements() * ranks;
   std::vector<float> message(size_t(total), 0.0f);
   int64_t at = 0;
-  for (const StateTensor &t : info.state) {
-    if (t.shardOf.empty())
+  for (size_t i = 0; i < info.state.size(); ++i) {
+    const StateTensor &t = info.state[i];
+    if (!gathered(i))
       continue;
     checkFloat(t);
     const int64_t chunk = t.numElements();
@@ -73,7 +79,7 @@ void gatherWholeState(const ModelInfo &info, const ModelInfo &whole, const void 
   at = 0;
   for (size_t i = 0; i < info.state.size(); ++i) {
     const StateTensor &t = info.state[i];
-    if (t.shardOf.empty())
+    if (!gathered(i))
       continue;
     const int64_t n = elementsOf(t.shardOf);
     std::memcpy(out.data() + whole.state[i].offset, message.data() + at,
@@ -87,7 +93,7 @@ void scatterWholeState(const ModelInfo &info, const ModelInfo &whole, const void
   std::memcpy(state, wholeState, info.stateBytes);
   for (size_t i = 0; i < info.state.size(); ++i) {
     const StateTensor &t = info.state[i];
-    if (t.shardOf.empty())
+    if (t.shardOf.empty() || !whole.state[i].shardOf.empty())
       continue;
     checkFloat(t);
     const int64_t chunk = t.numElements(), n = elementsOf(t.shardOf);

@@ -1,7 +1,10 @@
 //===- ShardedState.h - A sharded state as one process holds it -*- C++ -*-===//
 //
 // With train.distributed.shard each rank keeps chunk r ([ceil(n / ranks)],
-// zero past n) of every optimizer slot (StateTensor::shardOf). Checkpoints
+// zero past n) of every optimizer slot, and with "parameters" of every
+// trainable parameter and its EMA and Lookahead copies (StateTensor::shardOf).
+// Before each evaluation of sharded parameters every rank gathers the
+// parameters and EMA copies whole (the evaluation reads them). Checkpoints
 // hold the whole tensors, the file a one-process run writes, so a run
 // resumes with any number of ranks and any shard mode (docs/distributed.md):
 // every rank gathers the chunks before rank 0 writes, and each rank takes
@@ -21,14 +24,18 @@ namespace tcc::rt {
 
 /// `info` with each sharded tensor whole, placed after the arena's bytes:
 /// a buffer of its stateBytes holds this rank's arena, then the wholes.
-/// Equal to `info` where nothing is sharded.
-ModelInfo wholeStateInfo(const ModelInfo &info);
+/// Equal to `info` where nothing is sharded. `evaluated`: only the
+/// parameters and EMA copies whole, the rest as chunks in the arena's
+/// bytes (what the evaluation reads: codegen's layOutWholeState, the eval
+/// step's tcc.gathered arguments, lays it out alike).
+ModelInfo wholeStateInfo(const ModelInfo &info, bool evaluated = false);
 
 /// Whether any state tensor of `info` is sharded.
 bool hasShardedState(const ModelInfo &info);
 
 /// This rank's arena `state` into `whole` (whole.stateBytes): the arena's
-/// bytes, then each sharded tensor put together from every rank's chunk.
+/// bytes, then each tensor `whole` lays out whole put together from every
+/// rank's chunk.
 /// A collective: every rank calls it at the same point.
 void gatherWholeState(const ModelInfo &info, const ModelInfo &whole, const void *state,
                       std::vector<uint8_t> &out, Communicator &comm);

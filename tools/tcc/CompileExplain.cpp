@@ -100,6 +100,12 @@ std::string passResult(const std::string &pass, const json &result) {
     return "gradients summed in " + std::to_string(result.value("buckets", int64_t{0})) +
            " buckets: " + buckets;
   }
+  if (pass == "gather-parameters")
+    return "sharded parameters gathered per node: " +
+           std::to_string(result.value("forward", int64_t{0})) + " before the forward's reads, " +
+           std::to_string(result.value("backward", int64_t{0})) +
+           " before the backward's; gradients reduce-scattered in " +
+           std::to_string(result.value("reduce_scatters", int64_t{0})) + " messages";
   if (pass == "recompute") {
     const json free = result.value("free", json::array());
     const json budgeted = result.value("for_budget", json::array());

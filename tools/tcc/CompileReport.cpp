@@ -143,7 +143,14 @@ nlohmann::json compileReportJson(ModuleOp model, ModuleOp planned,
     auto t = fn.getArgAttrOfType<BoolAttr>(i, mlir::tcc::kTrainableAttr);
     return t && t.getValue();
   };
+  // A sharded parameter (shard "parameters") counts whole.
   auto elements = [](func::FuncOp fn, unsigned i) {
+    if (auto whole = fn.getArgAttrOfType<DenseI64ArrayAttr>(i, mlir::tcc::kShardOfAttr)) {
+      int64_t n = 1;
+      for (int64_t d : whole.asArrayRef())
+        n *= d;
+      return n;
+    }
     return cast<ShapedType>(fn.getArgument(i).getType()).getNumElements();
   };
   int64_t parameters = 0, trainable = 0, buffers = 0;
@@ -247,19 +254,54 @@ nlohmann::json compileReportJson(ModuleOp model, ModuleOp planned,
       return nlohmann::json{
           {"collectives", collectives}, {"tensors", tensors}, {"bytes_per_step", bytes}};
     };
-    // The optimizer state each rank keeps (a chunk of it, sharded).
-    int64_t optimizerBytes = 0;
+    // The optimizer state and the parameters each rank keeps (a chunk of
+    // them, sharded).
+    int64_t optimizerBytes = 0, parameterBytes = 0;
     for (BlockArgument arg : trainStep.getArguments())
       if (auto kind = trainStep.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                             mlir::tcc::kKindAttr);
-          kind && kind.getValue() == "optimizer")
-        optimizerBytes += mlir::tcc::tensorBytes(arg.getType());
+                                                             mlir::tcc::kKindAttr)) {
+        if (kind.getValue() == "optimizer")
+          optimizerBytes += mlir::tcc::tensorBytes(arg.getType());
+        if (kind.getValue() == "param")
+          parameterBytes += mlir::tcc::tensorBytes(arg.getType());
+      }
+    // Sharded parameters: the whole state each rank gathers before an
+    // evaluation, held while it runs (docs/distributed.md).
+    int64_t wholeStateBytes = 0;
+    bool gathered = false;
+    if (auto eval = planned.lookupSymbol<func::FuncOp>("eval_step"))
+      for (unsigned i = 0; i < eval.getNumArguments(); ++i)
+        gathered |= bool(eval.getArgAttr(i, mlir::tcc::kGatheredAttr));
+    if (mlir::tcc::StateArenaAttr arena = mlir::tcc::getStateArena(planned); arena && gathered) {
+      SmallVector<int64_t> offsets;
+      wholeStateBytes = mlir::tcc::layOutWholeState(trainStep, arena.getBytes(), offsets);
+    }
+    // The parameter gathers by where they are placed: before the forward's
+    // reads and again before the backward's (tcc-gather-parameters).
+    auto gathersFor = [&](StringRef purpose) {
+      int64_t collectives = 0, bytes = 0;
+      trainStep.walk([&](mlir::tcc::AllGatherOp op) {
+        auto forWhat = op->getAttrOfType<StringAttr>(mlir::tcc::kGatherForAttr);
+        if (!forWhat || forWhat.getValue() != purpose)
+          return;
+        int64_t times =
+            op->getParentOfType<mlir::tcc::MicroBatchesOp>() ? train.getAccumulate() : 1;
+        collectives += times;
+        for (Value v : op->getResults())
+          bytes += times * mlir::tcc::tensorBytes(v.getType());
+      });
+      return nlohmann::json{{"collectives", collectives}, {"bytes_per_step", bytes}};
+    };
     static const char *const kShard[] = {"none", "optimizer", "gradients", "parameters"};
     report["distributed"] = {{"ranks", train.getRanks()},
                              {"batch_per_rank", train.getBatchSize() / train.getRanks()},
                              {"sync_batch_norm", train.getSyncBatchNorm()},
                              {"shard", kShard[int(train.getShard())]},
                              {"optimizer_state_bytes_per_rank", optimizerBytes},
+                             {"parameter_bytes_per_rank", parameterBytes},
+                             {"eval_whole_state_bytes", wholeStateBytes},
+                             {"parameter_gathers", {{"forward", gathersFor("forward")},
+                                                    {"backward", gathersFor("backward")}}},
                              {"all_reduce", count(mlir::tcc::AllReduceOp())},
                              {"reduce_scatter", count(mlir::tcc::ReduceScatterOp())},
                              {"all_gather", count(mlir::tcc::AllGatherOp())},
