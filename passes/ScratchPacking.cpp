@@ -27,7 +27,8 @@ using namespace mlir::tcc;
 /// the bytes used. Any order; the scan over every placed interval makes it
 /// quadratic, so packScratch uses it for the largest-first order of steps
 /// of up to kLargestFirstLimit values only.
-int64_t mlir::tcc::packing::placeInOrder(MutableArrayRef<ScratchInterval> intervals, ArrayRef<size_t> order) {
+int64_t mlir::tcc::packing::placeInOrder(MutableArrayRef<ScratchInterval> intervals,
+                                         ArrayRef<size_t> order) {
   struct Placed {
     int64_t start, end, offset, limit; // limit: the aligned end of its bytes
   };
@@ -166,7 +167,8 @@ private:
 /// First fit in start order (values as they are computed): placeInOrder's
 /// result for the order by start, in O(n sqrt n): the ranges that ended
 /// before a value starts leave LiveRanges before it is placed.
-int64_t mlir::tcc::packing::placeByStart(MutableArrayRef<ScratchInterval> intervals, ArrayRef<size_t> byStart) {
+int64_t mlir::tcc::packing::placeByStart(MutableArrayRef<ScratchInterval> intervals,
+                                         ArrayRef<size_t> byStart) {
   LiveRanges live;
   // The placed ranges by end, the earliest first.
   using Ending = std::tuple<int64_t, int64_t, int64_t>; // end, offset, limit
