@@ -94,6 +94,20 @@ bool hasTtaViews(const ::tcc::rt::EvalRecipe &eval) {
   return eval.flipViews || eval.translateViews;
 }
 
+/// @forward's arguments in evaluation, from the step's state arguments:
+/// parameters and buffers, or their EMA copies; the input left unset.
+SmallVector<Value> evalForwardArgs(StepPlan &plan, ValueRange state) {
+  SmallVector<Value> args(plan.forward.getNumArguments());
+  for (auto [i, e] : llvm::enumerate(plan.state))
+    if (e.kind == kind::kParam || e.kind == kind::kBuffer) {
+      int ema = plan.find("ema." + e.name);
+      args[e.source] = state[ema >= 0 ? ema : static_cast<int>(i)];
+    }
+  if (plan.seedArg >= 0) // dropout is the identity here; any seed will do
+    args[plan.seedArg] = state[0];
+  return args;
+}
+
 /// Builds the evaluation function `name`: with the recipe's TTA views, or
 /// (`tta` false) on the images alone.
 LogicalResult buildEvalFunction(ModuleOp module, StepPlan &plan, StringRef name,
@@ -124,15 +138,7 @@ LogicalResult buildEvalFunction(ModuleOp module, StepPlan &plan, StringRef name,
   b.setInsertionPointToEnd(entry);
   ValueRange state = entry->getArguments().drop_front(3);
 
-  // Parameters and buffers, or their EMA copies.
-  SmallVector<Value> args(plan.forward.getNumArguments());
-  for (auto [i, e] : llvm::enumerate(plan.state))
-    if (e.kind == kind::kParam || e.kind == kind::kBuffer) {
-      int ema = plan.find("ema." + e.name);
-      args[e.source] = state[ema >= 0 ? ema : static_cast<int>(i)];
-    }
-  if (plan.seedArg >= 0) // dropout is the identity here; any seed will do
-    args[plan.seedArg] = state[0];
+  SmallVector<Value> args = evalForwardArgs(plan, state);
 
   // sum over groups of weight * mean of the group's logits
   Value sum;
@@ -197,15 +203,7 @@ LogicalResult buildPredictFunction(ModuleOp module, StepPlan &plan) {
   Block *entry = fn.addEntryBlock();
   b.setInsertionPointToEnd(entry);
   ValueRange state = entry->getArguments().drop_front(1);
-  // The state @eval_step reads: parameters and buffers, or their EMA copies.
-  SmallVector<Value> args(plan.forward.getNumArguments());
-  for (auto [i, e] : llvm::enumerate(plan.state))
-    if (e.kind == kind::kParam || e.kind == kind::kBuffer) {
-      int ema = plan.find("ema." + e.name);
-      args[e.source] = state[ema >= 0 ? ema : static_cast<int>(i)];
-    }
-  if (plan.seedArg >= 0) // dropout is the identity here; any seed will do
-    args[plan.seedArg] = state[0];
+  SmallVector<Value> args = evalForwardArgs(plan, state);
   args[plan.inputArg] = entry->getArgument(0);
   FailureOr<SmallVector<Value>> outputs =
       inlineForward(b, plan.forward, args, /*evalMode=*/true);
