@@ -1,11 +1,15 @@
 //===- SampleOptions.cpp - The sampler's command line ---------------------===//
 
 #include "runtime/SampleOptions.h"
+#include "runtime/trainer/Text.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <iterator>
+#include <vector>
 
 namespace tcc::rt {
 
@@ -14,48 +18,20 @@ namespace {
 const char *const kNames[] = {"--checkpoint", "--vocab", "--prompt", "--length",
                               "--temperature", "--top-k", "--seed", "--logits", "--help"};
 
-size_t editDistance(const std::string &a, const std::string &b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j)
-    row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string closest(const std::string &name) {
-  const char *best = kNames[0];
-  for (const char *candidate : kNames)
-    if (editDistance(name, candidate) < editDistance(name, best))
-      best = candidate;
-  return best;
+  return closestMatch(name, std::vector<std::string>(std::begin(kNames), std::end(kNames)));
 }
 
 /// A decimal integer >= `least` (no sign, no spaces).
 bool parseCount(const std::string &text, int64_t least, int64_t &out) {
-  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
+  uint64_t v;
+  if (!parseUnsigned(text, v) || v > uint64_t(INT64_MAX) || int64_t(v) < least)
     return false;
-  errno = 0;
-  long long v = std::strtoll(text.c_str(), nullptr, 10);
-  if (errno || v < least)
-    return false;
-  out = v;
+  out = int64_t(v);
   return true;
 }
 
-std::string quoted(const std::string &text) {
-  std::string out = "'";
-  for (char c : text)
-    out += c == '\n' ? ' ' : c;
-  return out + "'";
-}
+std::string quoted(const std::string &text) { return "'" + oneLine(text) + "'"; }
 
 } // namespace
 

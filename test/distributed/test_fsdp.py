@@ -38,7 +38,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_ranks as t  # noqa: E402  (the same helpers: mpirun, compile, train)
 from test_ranks import check, compare_trainers, run  # noqa: E402
-from test_shard import compare  # noqa: E402
+from test_shard import check_resumes, compare  # noqa: E402
 
 # fashion_mlp's trainable tensors: fc1.weight, fc1.bias, fc2.weight, fc2.bias.
 SIZES = [784 * 256, 256, 256 * 10, 10]
@@ -183,24 +183,10 @@ def main():
 
     # Checkpoints hold the state whole: sharded -> one process, and back,
     # and from 2 ranks' parameters to 4 ranks' gradients.
-    half = os.path.join(work, "resume")
-    os.makedirs(half)
-    base = runs["fashion_mlp", 1]
-    for first, then, name in ((("fsdp_mlp", 4), ("fashion_mlp", 1), "4 ranks FSDP, then 1"),
-                              (("fashion_mlp", 1), ("fsdp_mlp", 2), "1 rank, then 2 FSDP"),
-                              (("fsdp_mlp", 2), ("zero2_mlp", 4),
-                               "2 ranks FSDP, then 4 ZeRO-2")):
-        saved = os.path.join(half, f"{first[0]}-{first[1]}.safetensors")
-        r = run((t.mpirun(first[1]) if first[1] > 1 else []) +
-                [exes[first], "--data", data, "--steps", "4", "--seed", "3", "--save", saved])
-        check(r.returncode == 0, f"4 steps of {first}: {r.stderr[-1000:]}")
-        resumed = os.path.join(half, f"{name.replace(' ', '_')}.safetensors")
-        r = run((t.mpirun(then[1]) if then[1] > 1 else []) +
-                [exes[then], "--data", data, "--steps", "4", "--resume", saved,
-                 "--save", resumed])
-        check(r.returncode == 0, f"resumed as {then}: {r.stderr[-1000:]}")
-        if r.returncode == 0 and base:
-            compare((compare_trainers.read_safetensors(resumed), base[1]), base, name)
+    check_resumes(exes, data, os.path.join(work, "resume"), runs["fashion_mlp", 1],
+                  ((("fsdp_mlp", 4), ("fashion_mlp", 1), "4 ranks FSDP, then 1"),
+                   (("fashion_mlp", 1), ("fsdp_mlp", 2), "1 rank, then 2 FSDP"),
+                   (("fsdp_mlp", 2), ("zero2_mlp", 4), "2 ranks FSDP, then 4 ZeRO-2")))
     print("FAIL" if t.FAILURES else "PASS")
     return 1 if t.FAILURES else 0
 

@@ -51,6 +51,25 @@ def report(tcc, model, ranks, work):
         return json.load(f)["distributed"]
 
 
+def check_resumes(exes, data, folder, base, cases):
+    """Each case (first, then, name): 4 steps of the trainer `first` (model,
+    ranks) saved, resumed as `then` for 4 more, must equal `base`, 8 steps of
+    one process."""
+    os.makedirs(folder)
+    for first, then, name in cases:
+        saved = os.path.join(folder, f"{first[0]}-{first[1]}.safetensors")
+        r = run((t.mpirun(first[1]) if first[1] > 1 else []) +
+                [exes[first], "--data", data, "--steps", "4", "--seed", "3", "--save", saved])
+        check(r.returncode == 0, f"4 steps of {first}: {r.stderr[-1000:]}")
+        resumed = os.path.join(folder, f"{name.replace(' ', '_')}.safetensors")
+        r = run((t.mpirun(then[1]) if then[1] > 1 else []) +
+                [exes[then], "--data", data, "--steps", "4", "--resume", saved,
+                 "--save", resumed])
+        check(r.returncode == 0, f"resumed as {then}: {r.stderr[-1000:]}")
+        if r.returncode == 0 and base:
+            compare((compare_trainers.read_safetensors(resumed), base[1]), base, name)
+
+
 def main():
     tcc, work = sys.argv[1], sys.argv[2]
     data = t.prepare(work)
@@ -107,22 +126,9 @@ def main():
               f"optimizer state per rank, as expected", flush=True)
 
     # Checkpoints hold the state whole: sharded -> one process, and back.
-    half = os.path.join(work, "resume")
-    os.makedirs(half)
-    base = runs["fashion_mlp", 1]
-    for first, then, name in ((("zero2_mlp", 4), ("fashion_mlp", 1), "4 ranks sharded, then 1"),
-                              (("fashion_mlp", 1), ("zero1_mlp", 2), "1 rank, then 2 sharded")):
-        saved = os.path.join(half, f"{first[0]}-{first[1]}.safetensors")
-        r = run((t.mpirun(first[1]) if first[1] > 1 else []) +
-                [exes[first], "--data", data, "--steps", "4", "--seed", "3", "--save", saved])
-        check(r.returncode == 0, f"4 steps of {first}: {r.stderr[-1000:]}")
-        resumed = os.path.join(half, f"{name.replace(' ', '_')}.safetensors")
-        r = run((t.mpirun(then[1]) if then[1] > 1 else []) +
-                [exes[then], "--data", data, "--steps", "4", "--resume", saved,
-                 "--save", resumed])
-        check(r.returncode == 0, f"resumed as {then}: {r.stderr[-1000:]}")
-        if r.returncode == 0 and base:
-            compare((compare_trainers.read_safetensors(resumed), base[1]), base, name)
+    check_resumes(exes, data, os.path.join(work, "resume"), runs["fashion_mlp", 1],
+                  ((("zero2_mlp", 4), ("fashion_mlp", 1), "4 ranks sharded, then 1"),
+                   (("fashion_mlp", 1), ("zero1_mlp", 2), "1 rank, then 2 sharded")))
     print("FAIL" if t.FAILURES else "PASS")
     return 1 if t.FAILURES else 0
 
