@@ -78,11 +78,11 @@ def main():
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             p, group = start(tcc, model, out, env)
             os.kill(p.pid, sig)
-            p.wait(timeout=30)
+            p.wait(timeout=120)
             name = signal.Signals(sig).name
             if p.returncode != -sig:
                 failures.append("%s: tcc exited with %s, not by the signal" % (name, p.returncode))
-            if not wait_for(lambda: all(g != group for _, g in processes().values()), 10):
+            if not wait_for(lambda: all(g != group for _, g in processes().values()), 60):
                 failures.append("%s: the compiler's process group still runs" % name)
             left = os.listdir(tmp) + os.listdir(outdir)
             if left:
