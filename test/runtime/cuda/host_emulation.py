@@ -135,6 +135,9 @@ def main():
     ap.add_argument("--mpi-libs", default="",
                     help="with --ranks: the MPI communicator's libraries, ';'-separated, "
                          "in place of the one-process one")
+    ap.add_argument("--epochs", type=int,
+                    help="train.epochs in place of the model's (with --train-samples: so that "
+                         "--steps crosses evaluations)")
     ap.add_argument("--shard", choices=["optimizer", "gradients", "parameters"],
                     help="with --ranks: train.distributed.shard of the cuda step (the cpu "
                          "trainer, one process, has nothing to shard)")
@@ -146,6 +149,8 @@ def main():
     args = ap.parse_args()
     with open(args.model) as f:
         spec = json.load(f)
+    if args.epochs:
+        spec["train"]["epochs"] = args.epochs
     if args.shard:
         spec["train"].setdefault("distributed", {})["shard"] = args.shard
     precision_name = args.precision or spec["train"].get("precision", "fp32")
