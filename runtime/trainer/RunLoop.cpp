@@ -52,8 +52,8 @@ std::pair<std::optional<double>, std::optional<double>> Run::evaluateOnce() {
       memory->upload(deviceWhole->get(), whole.data(), whole.size());
       wholeState = deviceWhole->get();
     }
-    // Not bind(): a cuda model would build its stream and plans anew, and
-    // its recorded step would run from freed workspaces.
+    // Not bind(): a cuda model would build its stream and cuDNN plans anew
+    // under its recorded step, which holds the old plans' workspaces.
     model.bindWholeState(wholeState);
   }
   model.resetTotals();
