@@ -135,6 +135,9 @@ def main():
     ap.add_argument("--mpi-libs", default="",
                     help="with --ranks: the MPI communicator's libraries, ';'-separated, "
                          "in place of the one-process one")
+    ap.add_argument("--eval-both", action="store_true",
+                    help="every trainer evaluates the EMA and the raw weights (--eval both): "
+                         "both test losses and accuracies are compared")
     ap.add_argument("--epochs", type=int,
                     help="train.epochs in place of the model's (with --train-samples: so that "
                          "--steps crosses evaluations)")
@@ -252,7 +255,8 @@ def main():
         for name, exe in trainers:
             run(([] if name == "cpu" or name.startswith("cpu-") else launch) +
                 [exe, "--steps", str(args.steps), "--log-every", str(args.steps // 2),
-                 "--save", name + ".safetensors", "--metrics", name + ".jsonl", "--quiet"],
+                 "--save", name + ".safetensors", "--metrics", name + ".jsonl", "--quiet",
+                 *(["--eval", "both"] if args.eval_both else [])],
                 tmp, f"the {name} trainer")
             state = compare_trainers.read_safetensors(os.path.join(tmp, name + ".safetensors"))
             results[name] = (state,
