@@ -245,6 +245,12 @@ public:
   /// Binds the buffers every later call uses.
   virtual void bind(const StepBuffers &buffers) = 0;
 
+  /// Sharded parameters: the whole state the evaluation steps read from
+  /// now on (StepBuffers::wholeState; null after the evaluation). Changes
+  /// nothing else bind() bound, so a device target keeps its recorded
+  /// training step, its stream and its library plans.
+  virtual void bindWholeState(void *wholeState) = 0;
+
   /// One optimizer step: gathers batch `step % stepsPerEpoch` of epoch
   /// `step / stepsPerEpoch` (the state's step counter) from the training
   /// split, augmented; forward, loss, backward, update, schedule, EMA; adds

@@ -160,14 +160,6 @@ SourceHooks cudaSource(const BakedTable &baked) {
 } // namespace
 
 LogicalResult mlir::tcc::emitCudaSource(ModuleOp module, llvm::raw_ostream &os) {
-  // The gathers before each evaluation and the gathered parameters' memory
-  // on the GPU are not built (docs/distributed.md).
-  if (TrainAttr train = moduleTrain(module);
-      train && toRecipe(train).distributed.shard == ::tcc::rt::Distributed::Parameters)
-    return module.emitError("train.distributed.shard \"parameters\" (FSDP) is built for the "
-                            "cpu target only: the cuda target refuses it; use shard "
-                            "\"gradients\" (ZeRO-2) or --target=cpu"),
-           failure();
   FailureOr<BakedTable> baked = bakedTable(module);
   if (failed(baked))
     return failure();

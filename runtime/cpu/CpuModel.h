@@ -20,6 +20,7 @@ namespace tcc::rt {
 class CpuModel : public CompiledModel {
 public:
   void bind(const StepBuffers &buffers) override { bound = buffers; }
+  void bindWholeState(void *wholeState) override { bound.wholeState = wholeState; }
   StepTotals readTotals() override { return bound.control->totals; }
   void resetTotals() override {
     bound.control->totals = StepTotals();

@@ -241,7 +241,17 @@ private:
       std::cerr << "error: rank " << world.rank << ": the trainer's collective failed\n";
       abortJob(1);
     }
+    // The per-step sums are a few values; a sharded state's gathers (each
+    // evaluation's whole copy, a checkpoint) are the whole parameters,
+    // which sharding keeps off the device between them.
+    if (stagingBytes > kKeptStagingBytes) {
+      cudaFree(staging);
+      staging = nullptr;
+      stagingBytes = 0;
+    }
   }
+
+  static constexpr size_t kKeptStagingBytes = size_t(1) << 20;
 
   LaunchedWorld world;
   FaultSettings settings;

@@ -157,7 +157,6 @@ private:
   /// whole state, gathered before it (StepBuffers::wholeState).
   bool gathersForEval = false;
   ModelInfo evalInfo; ///< wholeStateInfo(info, /*evaluated=*/true)
-  StepBuffers bound; ///< as bindBuffers bound them
   /// Whether rank 0 writes the state at the end (--save; the others' is
   /// cleared): with a sharded state every rank helps gather it.
   bool savesState = false;

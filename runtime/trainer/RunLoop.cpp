@@ -46,21 +46,22 @@ std::pair<std::optional<double>, std::optional<double>> Run::evaluateOnce() {
       current = hostCopy.data();
     }
     gatherWholeState(info, evalInfo, current, whole, *comm);
-    StepBuffers withWhole = bound;
-    withWhole.wholeState = whole.data();
+    void *wholeState = whole.data();
     if (!memory->isHost()) {
       deviceWhole = std::make_unique<Buffer>(*memory, whole.size(), "whole state for evaluation");
       memory->upload(deviceWhole->get(), whole.data(), whole.size());
-      withWhole.wholeState = deviceWhole->get();
+      wholeState = deviceWhole->get();
     }
-    model.bind(withWhole);
+    // Not bind(): a cuda model would build its stream and cuDNN plans anew
+    // under its recorded step, which holds the old plans' workspaces.
+    model.bindWholeState(wholeState);
   }
   model.resetTotals();
   for (int64_t i = 0, n = (batches + ranks - 1) / ranks; i < n; ++i)
     tta ? model.evalStep() : model.evalStepWithoutTta();
   StepTotals totals = readGlobalTotals();
   if (gathersForEval)
-    model.bind(bound);
+    model.bindWholeState(nullptr);
   model.resetTotals();
   // The evaluation step sums the training criterion over the real samples
   // (padding left out) and counts the correct predictions.

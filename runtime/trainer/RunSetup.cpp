@@ -289,7 +289,6 @@ void Run::bindBuffers(const Recipe &recipe) {
       place(&hostControl, sizeof hostControl, "step control block"));
   b.control = control;
   b.comm = comm;
-  bound = b;
   model.bind(b);
 }
 

@@ -52,39 +52,43 @@ void gatherWholeState(const ModelInfo &info, const ModelInfo &whole, const void 
                       std::vector<uint8_t> &out, Communicator &comm) {
   out.assign(whole.stateBytes, 0);
   std::memcpy(out.data(), state, info.stateBytes);
-  // One message: every sharded tensor's chunks at their ranks' places,
-  // zero elsewhere, summed over the ranks.
-  const int64_t ranks = comm.size(), rank = comm.rank();
+  // One all-gather of this rank's chunks, one after the other: half the
+  // traffic of an all-reduce of the chunks at their places (zero
+  // elsewhere), and on NCCL (1 + N) / 2N of its device staging.
+  const int64_t ranks = comm.size();
   // The tensors `whole` lays out whole (the others stay chunks).
   auto gathered = [&](size_t i) {
     return !info.state[i].shardOf.empty() && whole.state[i].shardOf.empty();
   };
-  int64_t total = 0;
+  int64_t per = 0; // this rank's values in the message
   for (size_t i = 0; i < info.state.size(); ++i)
     if (gathered(i))
-      total += info.state[i].numElements() * ranks;
-  std::vector<float> message(size_t(total), 0.0f);
+      per += info.state[i].numElements();
+  std::vector<float> mine(static_cast<size_t>(per)), all(static_cast<size_t>(per * ranks));
   int64_t at = 0;
   for (size_t i = 0; i < info.state.size(); ++i) {
     const StateTensor &t = info.state[i];
     if (!gathered(i))
       continue;
     checkFloat(t);
-    const int64_t chunk = t.numElements();
-    std::memcpy(message.data() + at + rank * chunk,
-                static_cast<const uint8_t *>(state) + t.offset, size_t(chunk) * sizeof(float));
-    at += chunk * ranks;
+    std::memcpy(mine.data() + at, static_cast<const uint8_t *>(state) + t.offset,
+                size_t(t.numElements()) * sizeof(float));
+    at += t.numElements();
   }
-  comm.allReduceSum(message.data(), total);
+  comm.allGather(mine.data(), all.data(), per);
   at = 0;
   for (size_t i = 0; i < info.state.size(); ++i) {
     const StateTensor &t = info.state[i];
     if (!gathered(i))
       continue;
-    const int64_t n = elementsOf(t.shardOf);
-    std::memcpy(out.data() + whole.state[i].offset, message.data() + at,
-                size_t(n) * sizeof(float));
-    at += t.numElements() * ranks;
+    // Rank r's chunk holds elements [r·c, r·c + c) of the whole, zero past n.
+    const int64_t chunk = t.numElements(), n = elementsOf(t.shardOf);
+    auto *to = reinterpret_cast<float *>(out.data() + whole.state[i].offset);
+    for (int64_t r = 0; r < ranks && r * chunk < n; ++r) {
+      const float *from = all.data() + r * per + at;
+      std::copy(from, from + std::min(chunk, n - r * chunk), to + r * chunk);
+    }
+    at += chunk;
   }
 }
 

@@ -95,6 +95,9 @@ public:
     convs.prepare(target(), stream);
     matmul.init(target());
   }
+  /// Read by the evaluation steps only, which are launched directly: the
+  /// recorded training graphs stay valid.
+  void bindWholeState(void *wholeState) override { bound.wholeState = wholeState; }
 
   /// The GPU, cuDNN and convolution engines the trainer was built for
   /// (the generated table).

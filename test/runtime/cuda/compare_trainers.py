@@ -7,8 +7,8 @@ trainer on a GPU against the cpu trainer).
     tensor (the two differ by summation order: a dot product of K = 784 f32
     terms is within K * 2^-24 = 4.7e-5 relative of the exact one), the step
     counter exactly;
-  - the metrics the trainers read from their totals: losses within 1e-4
-    relative, accuracies within 2 samples of those the record counts (a
+  - the metrics the trainers read from their totals (with --eval both the
+    raw weights' too): losses within 1e-4 relative, accuracies within 2 samples of those the record counts (a
     near-tie of two logits may go either way).
 
 A 16-bit step (bf16-mixed, fp16-mixed, bf16, fp16) is compared by
@@ -79,7 +79,7 @@ def compare(a, b, batch, steps, test_samples=10000, names=("cuda", "cpu")):
     if len(a_metrics) != len(b_metrics) or len(b_metrics) < 3:
         failures.append(f"metrics records: {len(a_metrics)} ({na}) vs {len(b_metrics)} ({nb})")
     for x, y in zip(a_metrics, b_metrics):
-        for key in ("train_loss", "test_loss"):
+        for key in ("train_loss", "test_loss", "raw_test_loss"):
             if y.get(key) is None:
                 continue
             value = x.get(key)  # a non-finite loss is written as a string
@@ -87,7 +87,8 @@ def compare(a, b, batch, steps, test_samples=10000, names=("cuda", "cpu")):
                 failures.append(f"{y['type']} {key}: {value} ({na}) vs {y[key]} ({nb})")
         # Two samples of the record's: a train record counts at least one
         # log window, a test record the whole test set.
-        for key, samples in (("train_acc", batch * (steps // 2)), ("test_acc", test_samples)):
+        for key, samples in (("train_acc", batch * (steps // 2)), ("test_acc", test_samples),
+                             ("raw_test_acc", test_samples)):
             if y.get(key) is not None and abs(x[key] - y[key]) * samples > 2:
                 failures.append(f"{y['type']} {key}: {x[key]} ({na}) vs {y[key]} ({nb})")
         if x["step"] != y["step"]:

@@ -135,9 +135,27 @@ def main():
     ap.add_argument("--mpi-libs", default="",
                     help="with --ranks: the MPI communicator's libraries, ';'-separated, "
                          "in place of the one-process one")
+    ap.add_argument("--eval-both", action="store_true",
+                    help="every trainer evaluates the EMA and the raw weights (--eval both): "
+                         "both test losses and accuracies are compared")
+    ap.add_argument("--epochs", type=int,
+                    help="train.epochs in place of the model's (with --train-samples: so that "
+                         "--steps crosses evaluations)")
+    ap.add_argument("--shard", choices=["optimizer", "gradients", "parameters"],
+                    help="with --ranks: train.distributed.shard of the cuda step (the cpu "
+                         "trainer, one process, has nothing to shard)")
+    ap.add_argument("--resume-at", type=int,
+                    help="also train the emulated cuda trainer this many steps, save, and "
+                         "resume it for the rest of --steps: its checkpoint must equal the "
+                         "uninterrupted run's bit for bit (a sharded state is saved whole "
+                         "and each rank keeps its chunks of it)")
     args = ap.parse_args()
     with open(args.model) as f:
         spec = json.load(f)
+    if args.epochs:
+        spec["train"]["epochs"] = args.epochs
+    if args.shard:
+        spec["train"].setdefault("distributed", {})["shard"] = args.shard
     precision_name = args.precision or spec["train"].get("precision", "fp32")
     sixteen_bit = precision_name != "fp32"
     precision = ["--precision=" + args.precision] if args.precision else []
@@ -237,7 +255,8 @@ def main():
         for name, exe in trainers:
             run(([] if name == "cpu" or name.startswith("cpu-") else launch) +
                 [exe, "--steps", str(args.steps), "--log-every", str(args.steps // 2),
-                 "--save", name + ".safetensors", "--metrics", name + ".jsonl", "--quiet"],
+                 "--save", name + ".safetensors", "--metrics", name + ".jsonl", "--quiet",
+                 *(["--eval", "both"] if args.eval_both else [])],
                 tmp, f"the {name} trainer")
             state = compare_trainers.read_safetensors(os.path.join(tmp, name + ".safetensors"))
             results[name] = (state,
@@ -246,6 +265,28 @@ def main():
                 os.makedirs(args.save_runs, exist_ok=True)
                 for suffix in (".safetensors", ".jsonl"):
                     shutil.copy(os.path.join(tmp, name + suffix), args.save_runs)
+
+        if args.resume_at:
+            # The same steps in two runs: the second resumes the first's
+            # checkpoint (on every rank) and trains the rest.
+            run(launch + [emulated, "--steps", str(args.resume_at), "--save", "first.safetensors",
+                          "--quiet"], tmp, "the cuda trainer's first part")
+            run(launch + [emulated, "--steps", str(args.steps - args.resume_at), "--resume",
+                          "first.safetensors", "--save", "resumed.safetensors", "--quiet"],
+                tmp, "the resumed cuda trainer")
+            resumed = compare_trainers.read_safetensors(os.path.join(tmp, "resumed.safetensors"))
+            whole = results["cuda"][0]
+            differ = sorted(k for k in set(whole) | set(resumed)
+                            if k not in whole or k not in resumed or
+                            whole[k].shape != resumed[k].shape or (whole[k] != resumed[k]).any())
+            if differ:
+                print("FAIL: %d steps, saved and resumed for %d more, differ from %d steps in "
+                      "one run: %s" % (args.resume_at, args.steps - args.resume_at, args.steps,
+                                       ", ".join(differ)))
+                return 1
+            print("PASS: %d steps of the cuda trainer, saved and resumed for %d more, equal %d "
+                  "steps in one run bit for bit" % (args.resume_at, args.steps - args.resume_at,
+                                                    args.steps))
 
         if args.profile:
             run([emulated, "--steps", str(args.steps), "--save", "profiled.safetensors",
