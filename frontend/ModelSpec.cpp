@@ -197,6 +197,13 @@ void checkRecipeAgainstGraph(const ModelSpec &spec) {
                          "batch_size " + std::to_string(spec.recipe.train.batchSize) +
                          " over " + std::to_string(ranks) + " ranks): ghost batches stay "
                          "within a rank"));
+    // Rank r holds the batch's r-th consecutive slice; strided group g is
+    // samples g, g + N/G, ..., one from every slice.
+    if (ghost > 0 && ranks > 1 && node.attrs["ghost_grouping"] == "strided")
+      fail(label + ": ghost_grouping \"strided\" cannot keep its groups within a rank "
+                   "(group g takes samples g, g + N/G, ... from every rank's slice of the "
+                   "batch, so " + std::to_string(ranks) + " ranks would normalise other "
+                   "groups than one process); use \"consecutive\" with train.distributed");
     if (ghost > 0 && !spec.recipe.train.dropLast)
       fail(label + ": ghost_batch needs train.drop_last true (a partial last "
                    "batch may not split into ghost batches)");
