@@ -126,37 +126,37 @@ private:
       const bool large = m * n * k >= (int64_t(1) << 18);
       std::vector<double> a(size_t(m * k)), b(size_t(k * n));
       for (int64_t q = 0; q < p.batch; ++q) {
-      const int64_t offA = q * p.strideA, offB = q * p.strideB, offC = q * p.strideC;
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t l = 0; l < k; ++l)
-          a[size_t(i * k + l)] =
-              load(p.type, A, offA + (p.transA ? i * p.lda + l : l * p.lda + i));
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t l = 0; l < k; ++l)
-          b[size_t(j * k + l)] =
-              load(p.type, B, offB + (p.transB ? l * p.ldb + j : j * p.ldb + l));
-#pragma omp parallel for if (large)
-      for (int64_t j = 0; j < n; ++j)
-        for (int64_t i = 0; i < m; ++i) {
-          double sum = 0;
-          const double *row = a.data() + i * k, *column = b.data() + j * k;
+        const int64_t offA = q * p.strideA, offB = q * p.strideB, offC = q * p.strideC;
+        for (int64_t i = 0; i < m; ++i)
           for (int64_t l = 0; l < k; ++l)
-            sum += row[l] * column[l];
-          if (bias)
-            sum += load(p.type, bias, i);
-          if (p.activation == Activation::relu && !(sum > 0) &&
-              sum == sum) // kernels::Relu: NaN stays
-            sum = 0;
-          if (p.activation == Activation::gelu || p.activation == Activation::gelu_aux) {
-            // On the f32 result, as the cpu step applies its GELU to the
-            // stored linear result (matmul_epilogue groups are f32).
-            const float linear = float(sum);
-            if (aux)
-              store(p.type, aux, j * p.ldc + i, linear);
-            sum = kernels::GeluTanh<float>{}(linear);
+            a[size_t(i * k + l)] =
+                load(p.type, A, offA + (p.transA ? i * p.lda + l : l * p.lda + i));
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t l = 0; l < k; ++l)
+            b[size_t(j * k + l)] =
+                load(p.type, B, offB + (p.transB ? l * p.ldb + j : j * p.ldb + l));
+#pragma omp parallel for if (large)
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t i = 0; i < m; ++i) {
+            double sum = 0;
+            const double *row = a.data() + i * k, *column = b.data() + j * k;
+            for (int64_t l = 0; l < k; ++l)
+              sum += row[l] * column[l];
+            if (bias)
+              sum += load(p.type, bias, i);
+            if (p.activation == Activation::relu && !(sum > 0) &&
+                sum == sum) // kernels::Relu: NaN stays
+              sum = 0;
+            if (p.activation == Activation::gelu || p.activation == Activation::gelu_aux) {
+              // On the f32 result, as the cpu step applies its GELU to the
+              // stored linear result (matmul_epilogue groups are f32).
+              const float linear = float(sum);
+              if (aux)
+                store(p.type, aux, j * p.ldc + i, linear);
+              sum = kernels::GeluTanh<float>{}(linear);
+            }
+            store(p.type, C, offC + j * p.ldc + i, float(sum));
           }
-          store(p.type, C, offC + j * p.ldc + i, float(sum));
-        }
       }
     });
   }
