@@ -62,9 +62,8 @@ inline Workspace split(const AttentionShape &s, bool backward, void *workspace, 
 inline void run(Matmul &matmul, cudaStream_t stream, const AttentionShape &s,
                 const tcc::cuda::AttentionProduct &product, const float *A, const float *B,
                 float *C, const Workspace &w) {
-  for (int64_t b = 0; b < s.n; ++b)
-    matmul.product(stream, product.problem, A + b * product.sampleA, B + b * product.sampleB,
-                   C + b * product.sampleC, w.matmul, w.matmulBytes);
+  matmul.products(stream, product.problem, s.n, product.sampleA, product.sampleB,
+                  product.sampleC, A, B, C, w.matmul, w.matmulBytes);
 }
 
 /// The query row r = (b*heads + h)*tq + i of the scores.

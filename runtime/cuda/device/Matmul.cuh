@@ -38,6 +38,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace tcc::rt::cuda {
@@ -90,10 +91,34 @@ public:
     run(s, Problem::batchedProduct(type, batch, M, N, K, transA, transB), rhs, lhs, out,
         nullptr, ws, wsBytes);
   }
-  /// C = op(A) op(B) of `p` (no bias, no activation), batched as it says.
-  void product(cudaStream_t s, const Problem &p, const void *A, const void *B, void *C,
-               void *ws, int64_t wsBytes) {
-    run(s, p, A, B, C, nullptr, ws, wsBytes);
+  /// `count` products C = op(A) op(B) of `p` (no bias, no activation,
+  /// batched as it says), the i-th with A, B and C moved on by i times
+  /// sampleA, sampleB, sampleC elements: an attention's samples, each a
+  /// batch over its heads (AttentionProducts.h). One cuBLASLt call each.
+  void products(cudaStream_t s, const Problem &p, int64_t count, int64_t sampleA,
+                int64_t sampleB, int64_t sampleC, const void *A, const void *B, void *C,
+                void *ws, int64_t wsBytes) {
+#ifdef TCC_CUDA_HOST_EMULATION
+    // One enqueue: the workspace scribbled over once, not once per sample
+    // (32 MiB each on Hopper: most of an attention's emulated time).
+    emulation::enqueue(s, [=] {
+      emulation::scribble(ws, wsBytes);
+      for (int64_t i = 0; i < count; ++i)
+        compute(p, at(p.type, A, i * sampleA), at(p.type, B, i * sampleB),
+                at(p.type, C, i * sampleC), nullptr, nullptr);
+    });
+#else
+    for (int64_t i = 0; i < count; ++i)
+      run(s, p, at(p.type, A, i * sampleA), at(p.type, B, i * sampleB),
+          at(p.type, C, i * sampleC), nullptr, ws, wsBytes);
+#endif
+  }
+
+  /// `p` moved on by `elements` of `type`.
+  template <class P> static P *at(Type type, P *p, int64_t elements) {
+    using Byte = std::conditional_t<std::is_const_v<P>, const char, char>;
+    return reinterpret_cast<P *>(reinterpret_cast<Byte *>(p) +
+                                 elements * (type == Type::f32 ? 4 : 2));
   }
 
 #ifdef TCC_CUDA_HOST_EMULATION
@@ -117,48 +142,54 @@ private:
            const void *bias, void *workspace, int64_t workspaceBytes, void *aux = nullptr) {
     emulation::enqueue(stream, [=] {
       emulation::scribble(workspace, workspaceBytes);
-      // The operands in double, each row of op(A) and column of op(B)
-      // contiguous; a thread per column of C, each element's sum in order
-      // of l: the same bits on any number of threads (threads only for a
-      // large product: the attention's per-head ones are small and many).
-      // A batch's products one after another, each at its strides.
-      const int64_t m = p.m, n = p.n, k = p.k;
-      const bool large = m * n * k >= (int64_t(1) << 18);
-      std::vector<double> a(size_t(m * k)), b(size_t(k * n));
-      for (int64_t q = 0; q < p.batch; ++q) {
-        const int64_t offA = q * p.strideA, offB = q * p.strideB, offC = q * p.strideC;
-        for (int64_t i = 0; i < m; ++i)
-          for (int64_t l = 0; l < k; ++l)
-            a[size_t(i * k + l)] =
-                load(p.type, A, offA + (p.transA ? i * p.lda + l : l * p.lda + i));
-        for (int64_t j = 0; j < n; ++j)
-          for (int64_t l = 0; l < k; ++l)
-            b[size_t(j * k + l)] =
-                load(p.type, B, offB + (p.transB ? l * p.ldb + j : j * p.ldb + l));
-#pragma omp parallel for if (large)
-        for (int64_t j = 0; j < n; ++j)
-          for (int64_t i = 0; i < m; ++i) {
-            double sum = 0;
-            const double *row = a.data() + i * k, *column = b.data() + j * k;
-            for (int64_t l = 0; l < k; ++l)
-              sum += row[l] * column[l];
-            if (bias)
-              sum += load(p.type, bias, i);
-            if (p.activation == Activation::relu && !(sum > 0) &&
-                sum == sum) // kernels::Relu: NaN stays
-              sum = 0;
-            if (p.activation == Activation::gelu || p.activation == Activation::gelu_aux) {
-              // On the f32 result, as the cpu step applies its GELU to the
-              // stored linear result (matmul_epilogue groups are f32).
-              const float linear = float(sum);
-              if (aux)
-                store(p.type, aux, j * p.ldc + i, linear);
-              sum = kernels::GeluTanh<float>{}(linear);
-            }
-            store(p.type, C, offC + j * p.ldc + i, float(sum));
-          }
-      }
+      compute(p, A, B, C, bias, aux);
     });
+  }
+
+  /// The product itself, on the host.
+  static void compute(const Problem &p, const void *A, const void *B, void *C,
+                      const void *bias, void *aux) {
+    // The operands in double, each row of op(A) and column of op(B)
+    // contiguous; a thread per column of C, each element's sum in order
+    // of l: the same bits on any number of threads (threads only for a
+    // large product: the attention's per-head ones are small and many).
+    // A batch's products one after another, each at its strides.
+    const int64_t m = p.m, n = p.n, k = p.k;
+    const bool large = m * n * k >= (int64_t(1) << 18);
+    std::vector<double> a(size_t(m * k)), b(size_t(k * n));
+    for (int64_t q = 0; q < p.batch; ++q) {
+      const int64_t offA = q * p.strideA, offB = q * p.strideB, offC = q * p.strideC;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t l = 0; l < k; ++l)
+          a[size_t(i * k + l)] =
+              load(p.type, A, offA + (p.transA ? i * p.lda + l : l * p.lda + i));
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t l = 0; l < k; ++l)
+          b[size_t(j * k + l)] =
+              load(p.type, B, offB + (p.transB ? l * p.ldb + j : j * p.ldb + l));
+#pragma omp parallel for if (large)
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < m; ++i) {
+          double sum = 0;
+          const double *row = a.data() + i * k, *column = b.data() + j * k;
+          for (int64_t l = 0; l < k; ++l)
+            sum += row[l] * column[l];
+          if (bias)
+            sum += load(p.type, bias, i);
+          if (p.activation == Activation::relu && !(sum > 0) &&
+              sum == sum) // kernels::Relu: NaN stays
+            sum = 0;
+          if (p.activation == Activation::gelu || p.activation == Activation::gelu_aux) {
+            // On the f32 result, as the cpu step applies its GELU to the
+            // stored linear result (matmul_epilogue groups are f32).
+            const float linear = float(sum);
+            if (aux)
+              store(p.type, aux, j * p.ldc + i, linear);
+            sum = kernels::GeluTanh<float>{}(linear);
+          }
+          store(p.type, C, offC + j * p.ldc + i, float(sum));
+        }
+    }
   }
 
   static double load(Type type, const void *p, int64_t i) {
