@@ -4,13 +4,15 @@
 // head products (Q K^T, P V; backward Q K^T again, dO V^T, P^T dO, dS K,
 // dS^T Q) as cuBLASLt strided batched matmuls in f32. q, k, v, out and their
 // gradients are [n, t, heads*width]: head h of sample b is a row-major
-// [t, width] matrix at (b*t*heads + h)*width with row stride heads*width.
-// Over the heads of one sample that is a uniform batch stride (width);
-// over the samples it is not (t*heads*width between samples, width between
-// heads), so each product is one launch per sample with a batch of `heads`
-// (the scores [n*heads, tq, tk] are contiguous, stride tq*tk). The compiler
-// (codegen/cuda/StepProblems.cpp: what `tcc tune` times), the tuner and the
-// trainer pose them through these functions. Plain C++.
+// [t, width] matrix at (b*t*heads + h)*width with row stride heads*width;
+// the scores are [n*heads, tq, tk]. Every operand has a uniform stride over
+// the samples of one head (t*heads*width; heads*tq*tk for the scores) and
+// over the heads of one sample (width, the heads' matrices interleaved;
+// tq*tk), but none over both: cuBLASLt has one batch level. So a product is
+// a batch over the larger of the two, one launch per entry of the other
+// (heads <= n in most models: `heads` launches of a batch of n). The
+// compiler (codegen/cuda/StepProblems.cpp: what `tcc tune` times), the
+// tuner and the trainer pose them through these functions. Plain C++.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_CUDA_ATTENTIONPRODUCTS_H
@@ -24,23 +26,39 @@
 
 namespace tcc::cuda {
 
-/// One head product of one sample: its problem (column-major, a batch over
-/// the heads) and how far sample b's A, B and C start from sample 0's
-/// (b times these, in elements).
+/// One head product: its problem (column-major, batched over the samples
+/// or over the heads), run `count` times, launch i with A, B and C moved on
+/// by i times stepA, stepB, stepC elements.
 struct AttentionProduct {
   MatmulProblem problem;
-  int64_t sampleA, sampleB, sampleC;
+  int64_t count, stepA, stepB, stepC;
 };
+
+namespace detail {
+
+/// `p` batched over the samples or the heads, whichever are more, given
+/// each operand's offset from one sample to the next ([0]) and from one
+/// head to the next ([1]).
+inline AttentionProduct arrange(const rt::kernels::AttentionShape &s, const MatmulProblem &p,
+                                const int64_t a[2], const int64_t b[2], const int64_t c[2]) {
+  const int batched = s.n >= s.heads ? 0 : 1, looped = 1 - batched;
+  const int64_t sizes[2] = {s.n, s.heads};
+  return {p.batched(sizes[batched], a[batched], b[batched], c[batched]), sizes[looped],
+          a[looped], b[looped], c[looped]};
+}
+
+} // namespace detail
 
 /// S[h, i, j] = x_i . y_j over head h's `width` columns (Q K^T, dO V^T): x
 /// [n, tq, heads*width], y [n, tk, heads*width], S [n*heads, tq, tk]. Posed
 /// as S^T = y x^T: A = y (transposed), B = x, C = S.
 inline AttentionProduct attentionScores(const rt::kernels::AttentionShape &s, int64_t width) {
   const int64_t row = s.heads * width;
-  MatmulProblem p{MatmulType::f32, true, false, s.tk, s.tq, width, row, row, s.tk,
-                  false, MatmulActivation::none};
-  return {p.batched(s.heads, width, width, s.tq * s.tk), s.tk * row, s.tq * row,
-          s.heads * s.tq * s.tk};
+  const MatmulProblem p{MatmulType::f32, true, false, s.tk, s.tq, width, row, row, s.tk,
+                        false, MatmulActivation::none};
+  const int64_t a[2] = {s.tk * row, width}, b[2] = {s.tq * row, width},
+                c[2] = {s.heads * s.tq * s.tk, s.tq * s.tk};
+  return detail::arrange(s, p, a, b, c);
 }
 
 /// out[i, h*width + c] = sum_j M[h, i, j] y[j, h*width + c] (P V, dS K): y
@@ -48,10 +66,11 @@ inline AttentionProduct attentionScores(const rt::kernels::AttentionShape &s, in
 /// A = y, B = M, C = out.
 inline AttentionProduct attentionMix(const rt::kernels::AttentionShape &s, int64_t width) {
   const int64_t row = s.heads * width;
-  MatmulProblem p{MatmulType::f32, false, false, width, s.tq, s.tk, row, s.tk, row,
-                  false, MatmulActivation::none};
-  return {p.batched(s.heads, width, s.tq * s.tk, width), s.tk * row, s.heads * s.tq * s.tk,
-          s.tq * row};
+  const MatmulProblem p{MatmulType::f32, false, false, width, s.tq, s.tk, row, s.tk, row,
+                        false, MatmulActivation::none};
+  const int64_t a[2] = {s.tk * row, width}, b[2] = {s.heads * s.tq * s.tk, s.tq * s.tk},
+                c[2] = {s.tq * row, width};
+  return detail::arrange(s, p, a, b, c);
 }
 
 /// out[j, h*width + c] = sum_i M[h, i, j] y[i, h*width + c] (P^T dO, dS^T
@@ -60,10 +79,11 @@ inline AttentionProduct attentionMix(const rt::kernels::AttentionShape &s, int64
 inline AttentionProduct attentionMixTransposed(const rt::kernels::AttentionShape &s,
                                                int64_t width) {
   const int64_t row = s.heads * width;
-  MatmulProblem p{MatmulType::f32, false, true, width, s.tk, s.tq, row, s.tk, row,
-                  false, MatmulActivation::none};
-  return {p.batched(s.heads, width, s.tq * s.tk, width), s.tq * row, s.heads * s.tq * s.tk,
-          s.tk * row};
+  const MatmulProblem p{MatmulType::f32, false, true, width, s.tk, s.tq, row, s.tk, row,
+                        false, MatmulActivation::none};
+  const int64_t a[2] = {s.tq * row, width}, b[2] = {s.heads * s.tq * s.tk, s.tq * s.tk},
+                c[2] = {s.tk * row, width};
+  return detail::arrange(s, p, a, b, c);
 }
 
 /// The problems the forward (Q K^T, P V) or the backward (Q K^T, dO V^T,

@@ -2,8 +2,9 @@
 //
 // The cpu kernels' attention (runtime/kernels/Attention.h: shapes, the
 // logsumexp saved for the backward, the dropout mask) as launches: the
-// head products cuBLASLt strided batched matmuls in f32 (one launch per
-// sample over its heads: runtime/cuda/AttentionProducts.h), the row
+// head products cuBLASLt strided batched matmuls in f32 (a batch over the
+// samples or the heads, a launch per entry of the other:
+// runtime/cuda/AttentionProducts.h), the row
 // softmax and its backward one block per query row (the max, the sum, the
 // logsumexp and D = dO.O in double as the cpu's, BlockSums' fixed order),
 // the [n*heads, tq, tk] scores and their gradients in f32 in the op's
@@ -57,13 +58,11 @@ inline Workspace split(const AttentionShape &s, bool backward, void *workspace, 
           bytes - scores};
 }
 
-/// Runs `product` (AttentionProducts.h) for every sample: A, B, C are
-/// sample 0's operands.
-inline void run(Matmul &matmul, cudaStream_t stream, const AttentionShape &s,
-                const tcc::cuda::AttentionProduct &product, const float *A, const float *B,
-                float *C, const Workspace &w) {
-  matmul.products(stream, product.problem, s.n, product.sampleA, product.sampleB,
-                  product.sampleC, A, B, C, w.matmul, w.matmulBytes);
+/// Runs `product` (AttentionProducts.h): A, B, C are sample 0's, head 0's.
+inline void run(Matmul &matmul, cudaStream_t stream, const tcc::cuda::AttentionProduct &product,
+                const float *A, const float *B, float *C, const Workspace &w) {
+  matmul.products(stream, product.problem, product.count, product.stepA, product.stepB,
+                  product.stepC, A, B, C, w.matmul, w.matmulBytes);
 }
 
 /// The query row r = (b*heads + h)*tq + i of the scores.
@@ -90,7 +89,7 @@ void attention_forward(Matmul &matmul, cudaStream_t stream, void *workspace, int
   static_assert(std::is_same_v<T, float>, "the head products are f32 matmuls");
   const attention::Workspace w = attention::split(s, false, workspace, bytes);
   float *probs = w.scores;
-  attention::run(matmul, stream, s, tcc::cuda::attentionScores(s, s.d), k, q, probs, w);
+  attention::run(matmul, stream, tcc::cuda::attentionScores(s, s.d), k, q, probs, w);
   // One block per row: the max, one exp per element and their sum, the
   // logsumexp, the probabilities with their dropout, zeros past the mask.
   per_block(stream, s.n * s.heads * s.tq, 1, [=] __device__(int64_t r, const BlockSums &sums) {
@@ -113,7 +112,7 @@ void attention_forward(Matmul &matmul, cudaStream_t stream, void *workspace, int
                         : 0.0f;
     });
   });
-  attention::run(matmul, stream, s, tcc::cuda::attentionMix(s, s.dv), v, probs, out, w);
+  attention::run(matmul, stream, tcc::cuda::attentionMix(s, s.dv), v, probs, out, w);
 }
 
 /// dq, dk, dv from dout, the forward's operands, out and lse, as
@@ -126,8 +125,8 @@ void attention_backward(Matmul &matmul, cudaStream_t stream, void *workspace, in
   static_assert(std::is_same_v<T, float>, "the head products are f32 matmuls");
   const attention::Workspace w = attention::split(s, true, workspace, bytes);
   float *kept = w.scores, *grads = kept + s.n * s.heads * s.tq * s.tk;
-  attention::run(matmul, stream, s, tcc::cuda::attentionScores(s, s.d), k, q, kept, w);
-  attention::run(matmul, stream, s, tcc::cuda::attentionScores(s, s.dv), v, dout, grads, w);
+  attention::run(matmul, stream, tcc::cuda::attentionScores(s, s.d), k, q, kept, w);
+  attention::run(matmul, stream, tcc::cuda::attentionScores(s, s.dv), v, dout, grads, w);
   // One block per row: P * keep into `kept`, dS = scale P (dP keep - D)
   // into `grads`, zeros past the mask.
   per_block(stream, s.n * s.heads * s.tq, 1, [=] __device__(int64_t r, const BlockSums &sums) {
@@ -152,10 +151,10 @@ void attention_backward(Matmul &matmul, cudaStream_t stream, void *workspace, in
       gRow[j] = float(s.scale * prob * (double(gRow[j]) * keep - rowTerm));
     });
   });
-  attention::run(matmul, stream, s, tcc::cuda::attentionMixTransposed(s, s.dv), dout, kept, dv,
+  attention::run(matmul, stream, tcc::cuda::attentionMixTransposed(s, s.dv), dout, kept, dv,
                  w);
-  attention::run(matmul, stream, s, tcc::cuda::attentionMix(s, s.d), k, grads, dq, w);
-  attention::run(matmul, stream, s, tcc::cuda::attentionMixTransposed(s, s.d), q, grads, dk, w);
+  attention::run(matmul, stream, tcc::cuda::attentionMix(s, s.d), k, grads, dq, w);
+  attention::run(matmul, stream, tcc::cuda::attentionMixTransposed(s, s.d), q, grads, dk, w);
 }
 
 } // namespace tcc::rt::cuda

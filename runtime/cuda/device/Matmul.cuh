@@ -93,24 +93,24 @@ public:
   }
   /// `count` products C = op(A) op(B) of `p` (no bias, no activation,
   /// batched as it says), the i-th with A, B and C moved on by i times
-  /// sampleA, sampleB, sampleC elements: an attention's samples, each a
-  /// batch over its heads (AttentionProducts.h). One cuBLASLt call each.
-  void products(cudaStream_t s, const Problem &p, int64_t count, int64_t sampleA,
-                int64_t sampleB, int64_t sampleC, const void *A, const void *B, void *C,
-                void *ws, int64_t wsBytes) {
+  /// stepA, stepB, stepC elements: an attention's head products, one
+  /// launch per head or per sample (AttentionProducts.h).
+  void products(cudaStream_t s, const Problem &p, int64_t count, int64_t stepA, int64_t stepB,
+                int64_t stepC, const void *A, const void *B, void *C, void *ws,
+                int64_t wsBytes) {
 #ifdef TCC_CUDA_HOST_EMULATION
-    // One enqueue: the workspace scribbled over once, not once per sample
+    // One enqueue: the workspace scribbled over once, not once per launch
     // (32 MiB each on Hopper: most of an attention's emulated time).
     emulation::enqueue(s, [=] {
       emulation::scribble(ws, wsBytes);
       for (int64_t i = 0; i < count; ++i)
-        compute(p, at(p.type, A, i * sampleA), at(p.type, B, i * sampleB),
-                at(p.type, C, i * sampleC), nullptr, nullptr);
+        compute(p, at(p.type, A, i * stepA), at(p.type, B, i * stepB),
+                at(p.type, C, i * stepC), nullptr, nullptr);
     });
 #else
     for (int64_t i = 0; i < count; ++i)
-      run(s, p, at(p.type, A, i * sampleA), at(p.type, B, i * sampleB),
-          at(p.type, C, i * sampleC), nullptr, ws, wsBytes);
+      run(s, p, at(p.type, A, i * stepA), at(p.type, B, i * stepB),
+          at(p.type, C, i * stepC), nullptr, ws, wsBytes);
 #endif
   }
 

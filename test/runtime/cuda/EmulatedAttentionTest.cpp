@@ -161,48 +161,55 @@ TEST(AttentionOnDevice, RefusesTooSmallAWorkspace) {
                std::runtime_error);
 }
 
-// Each head product as the device poses it (one batch over the heads per
-// sample, AttentionProducts.h) against the cpu kernels' per-head product
-// (Gemm.h on strided views, as kernels/Attention.h computes it), on a
-// cross-attention shape (tq != tk, d != dv): a wrong stride, leading
-// dimension or per-sample offset moves values between heads or rows.
+// Each head product as the device poses it (AttentionProducts.h: a batch
+// over the samples or the heads, whichever are more, a launch per entry of
+// the other; both arrangements here) against the cpu kernels' per-head
+// product (Gemm.h on strided views, as kernels/Attention.h computes it), on
+// a cross-attention shape (tq != tk, d != dv): a wrong stride, leading
+// dimension or step moves values between heads, samples or rows.
 TEST(AttentionProductsOnDevice, MatchTheCpusPerHeadProducts) {
-  const AttentionShape s{2, 3, 5, 7, 4, 6, false, 1.0};
-  const int64_t H = s.heads, scores = s.n * H * s.tq * s.tk;
-  cuda::Matmul matmul;
-  std::vector<char> workspace(256);
-  const cuda::attention::Workspace w{nullptr, workspace.data(), 256};
-  auto run = [&](const tcc::cuda::AttentionProduct &product, const std::vector<float> &a,
-                 const std::vector<float> &b, size_t count) {
-    std::vector<float> c(count);
-    cuda::attention::run(matmul, nullptr, s, product, a.data(), b.data(), c.data(), w);
-    return c;
-  };
-  for (int64_t width : {s.d, s.dv}) {
-    SCOPED_TRACE(testing::Message() << "width " << width);
-    const auto x = randomValues(size_t(s.n * s.tq * H * width), 11); // queries' rows
-    const auto y = randomValues(size_t(s.n * s.tk * H * width), 12); // keys' rows
-    const auto m = randomValues(size_t(scores), 13);                 // [n*H, tq, tk]
-    std::vector<float> expectS(static_cast<size_t>(scores)), expectMix(x.size()),
-        expectMixT(y.size());
-    for (int64_t b = 0; b < s.n; ++b)
-      for (int64_t h = 0; h < H; ++h) {
-        const float *xh = x.data() + b * s.tq * H * width + h * width;
-        const float *yh = y.data() + b * s.tk * H * width + h * width;
-        const float *mh = m.data() + (b * H + h) * s.tq * s.tk;
-        // S = X Y^T, M Y and M^T X, as kernels/Attention.h calls gemm.
-        kernels::detail::gemm(s.tq, s.tk, width, xh, H * width, 1, yh, 1, H * width,
-                              expectS.data() + (b * H + h) * s.tq * s.tk, s.tk);
-        kernels::detail::gemm(s.tq, width, s.tk, mh, s.tk, 1, yh, H * width, 1,
-                              expectMix.data() + b * s.tq * H * width + h * width, H * width);
-        kernels::detail::gemm(s.tk, width, s.tq, mh, 1, s.tk, xh, H * width, 1,
-                              expectMixT.data() + b * s.tk * H * width + h * width, H * width);
-      }
-    expectClose(run(tcc::cuda::attentionScores(s, width), y, x, size_t(scores)), expectS,
-                "scores");
-    expectClose(run(tcc::cuda::attentionMix(s, width), y, m, x.size()), expectMix, "mix");
-    expectClose(run(tcc::cuda::attentionMixTransposed(s, width), x, m, y.size()), expectMixT,
-                "mix transposed");
+  for (const AttentionShape &s : {AttentionShape{2, 3, 5, 7, 4, 6, false, 1.0},
+                                  AttentionShape{4, 2, 5, 7, 4, 6, false, 1.0}}) {
+    const int64_t H = s.heads, scores = s.n * H * s.tq * s.tk;
+    SCOPED_TRACE(testing::Message() << "n " << s.n << ", heads " << H);
+    EXPECT_EQ(tcc::cuda::attentionScores(s, s.d).problem.batch, std::max(s.n, H));
+    EXPECT_EQ(tcc::cuda::attentionScores(s, s.d).count, std::min(s.n, H));
+    cuda::Matmul matmul;
+    std::vector<char> workspace(256);
+    const cuda::attention::Workspace w{nullptr, workspace.data(), 256};
+    auto run = [&](const tcc::cuda::AttentionProduct &product, const std::vector<float> &a,
+                   const std::vector<float> &b, size_t count) {
+      std::vector<float> c(count);
+      cuda::attention::run(matmul, nullptr, product, a.data(), b.data(), c.data(), w);
+      return c;
+    };
+    for (int64_t width : {s.d, s.dv}) {
+      SCOPED_TRACE(testing::Message() << "width " << width);
+      const auto x = randomValues(size_t(s.n * s.tq * H * width), 11); // queries' rows
+      const auto y = randomValues(size_t(s.n * s.tk * H * width), 12); // keys' rows
+      const auto m = randomValues(size_t(scores), 13);                 // [n*H, tq, tk]
+      std::vector<float> expectS(static_cast<size_t>(scores)), expectMix(x.size()),
+          expectMixT(y.size());
+      for (int64_t b = 0; b < s.n; ++b)
+        for (int64_t h = 0; h < H; ++h) {
+          const float *xh = x.data() + b * s.tq * H * width + h * width;
+          const float *yh = y.data() + b * s.tk * H * width + h * width;
+          const float *mh = m.data() + (b * H + h) * s.tq * s.tk;
+          // S = X Y^T, M Y and M^T X, as kernels/Attention.h calls gemm.
+          kernels::detail::gemm(s.tq, s.tk, width, xh, H * width, 1, yh, 1, H * width,
+                                expectS.data() + (b * H + h) * s.tq * s.tk, s.tk);
+          kernels::detail::gemm(s.tq, width, s.tk, mh, s.tk, 1, yh, H * width, 1,
+                                expectMix.data() + b * s.tq * H * width + h * width, H * width);
+          kernels::detail::gemm(s.tk, width, s.tq, mh, 1, s.tk, xh, H * width, 1,
+                                expectMixT.data() + b * s.tk * H * width + h * width,
+                                H * width);
+        }
+      expectClose(run(tcc::cuda::attentionScores(s, width), y, x, size_t(scores)), expectS,
+                  "scores");
+      expectClose(run(tcc::cuda::attentionMix(s, width), y, m, x.size()), expectMix, "mix");
+      expectClose(run(tcc::cuda::attentionMixTransposed(s, width), x, m, y.size()), expectMixT,
+                  "mix transposed");
+    }
   }
 }
 
