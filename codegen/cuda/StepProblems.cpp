@@ -7,10 +7,10 @@
 #include "ir/TccAttrNames.h"
 #include "ir/PhysicalLayout.h"
 #include "ir/TccOps.h"
+#include "runtime/cuda/AttentionProducts.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/TypeUtilities.h"
-#include "runtime/cuda/AttentionProducts.h"
 
 using namespace mlir;
 using namespace mlir::tcc;
