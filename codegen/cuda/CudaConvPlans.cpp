@@ -111,7 +111,8 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
   // batch norm's (training forward, backward; a synchronised one's sums)
   // and a bias gradient's (reduce_sum) their sums' over many blocks, a
   // sharded state's gather and scatter their padded whole tensors, an
-  // attention's its f32 scores (AttentionWorkspace.h), an embedding
+  // attention's its f32 scores and its products' cuBLASLt workspace
+  // (AttentionWorkspace.h), an embedding
   // backward its positions sorted by id and a token loss's backward its
   // scale (TokenWorkspace.h).
   std::map<std::string, int64_t> convWorkspace;
@@ -127,7 +128,7 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
       if (succeeded(problem))
         if (std::optional<cuda::ConvProblem> row = bakedConvProblem(*problem, keys))
           bytes = convWorkspace[row->key()];
-    } else if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp>(op)) {
+    } else if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp, MatmulOp>(op)) {
       bytes = cuda::matmulWorkspaceBytes(gpu.smVersion);
     } else if (auto bn = dyn_cast<BatchNormOp>(op)) {
       bytes = cuda::rowSplit(kernel_args::batchNorm(bn)).workspaceBytes();
@@ -146,9 +147,11 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
         bytes += ranks * cast<ShapedType>(chunk.getType()).getNumElements() *
                  int64_t(sizeof(float));
     } else if (auto attention = dyn_cast<ScaledDotProductAttentionOp>(op)) {
-      bytes = cuda::attentionWorkspaceBytes(kernel_args::attention(attention), false);
+      bytes = cuda::attentionWorkspaceBytes(kernel_args::attention(attention), false,
+                                            cuda::matmulWorkspaceBytes(gpu.smVersion));
     } else if (auto attention = dyn_cast<ScaledDotProductAttentionBackwardOp>(op)) {
-      bytes = cuda::attentionWorkspaceBytes(kernel_args::attention(attention), true);
+      bytes = cuda::attentionWorkspaceBytes(kernel_args::attention(attention), true,
+                                            cuda::matmulWorkspaceBytes(gpu.smVersion));
     } else if (auto embedding = dyn_cast<EmbeddingBackwardOp>(op)) {
       bytes = cuda::embeddingWorkspaceBytes(
           cast<ShapedType>(embedding.getIds().getType()).getNumElements(),

@@ -2,10 +2,12 @@
 
 #include "codegen/cuda/StepProblems.h"
 
+#include "codegen/common/KernelArgs.h"
 #include "ir/ModelNode.h"
 #include "ir/TccAttrNames.h"
 #include "ir/PhysicalLayout.h"
 #include "ir/TccOps.h"
+#include "runtime/cuda/AttentionProducts.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -176,19 +178,40 @@ FailureOr<cuda::MatmulProblem> mlir::tcc::matmulProblemOf(Operation *op) {
     return cuda::MatmulProblem::linearBackwardWeight(
         *type, ShapedType::getNumElements(dims(weight.getGrad())) / w[0], w[1], w[0]);
   }
+  if (auto matmul = dyn_cast<MatmulOp>(op)) {
+    if (failed(type = typeOf({matmul.getLhs(), matmul.getRhs(), matmul.getResult()})) ||
+        *type != cuda::MatmulType::f32)
+      return failure();
+    ArrayRef<int64_t> c = dims(matmul.getResult());
+    const int64_t m = c[c.size() - 2], n = c.back();
+    const int64_t batch = ShapedType::getNumElements(c) / (m * n);
+    const int64_t k = ShapedType::getNumElements(dims(matmul.getLhs())) / batch / m;
+    return cuda::MatmulProblem::batchedProduct(*type, batch, m, n, k, matmul.getTransposeA(),
+                                               matmul.getTransposeB());
+  }
   return failure();
+}
+
+std::vector<cuda::MatmulProblem> mlir::tcc::matmulProblemsOf(Operation *op) {
+  if (auto attention = dyn_cast<ScaledDotProductAttentionOp>(op))
+    return cuda::attentionProblems(kernel_args::attention(attention), false);
+  if (auto attention = dyn_cast<ScaledDotProductAttentionBackwardOp>(op))
+    return cuda::attentionProblems(kernel_args::attention(attention), true);
+  FailureOr<cuda::MatmulProblem> problem = matmulProblemOf(op);
+  if (failed(problem)) // not a matmul, or one the cuda target refuses
+    return {};
+  return {*problem};
 }
 
 void mlir::tcc::collectMatmulProblems(ModuleOp module, std::vector<StepMatmul> &matmuls) {
   walkSteps(module, [&](Operation *op) {
-    FailureOr<cuda::MatmulProblem> problem = matmulProblemOf(op);
-    if (failed(problem)) // not a matmul, or one the cuda target refuses
-      return WalkResult::advance();
-    auto same = llvm::find_if(
-        matmuls, [&](const StepMatmul &matmul) { return matmul.problem == *problem; });
-    if (same == matmuls.end())
-      same = matmuls.insert(matmuls.end(), StepMatmul{*problem, {}});
-    addNodeOf(op, same->nodes);
+    for (const cuda::MatmulProblem &problem : matmulProblemsOf(op)) {
+      auto same = llvm::find_if(
+          matmuls, [&](const StepMatmul &matmul) { return matmul.problem == problem; });
+      if (same == matmuls.end())
+        same = matmuls.insert(matmuls.end(), StepMatmul{problem, {}});
+      addNodeOf(op, same->nodes);
+    }
     return WalkResult::advance();
   });
 }

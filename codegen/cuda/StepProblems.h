@@ -58,10 +58,14 @@ std::string quotedNodes(const std::vector<std::string> &nodes);
 ::tcc::cuda::MatmulActivation epilogueActivationOf(Operation *linear);
 
 /// The problem of a tcc.linear (a matmul_epilogue group's adds its activation),
-/// tcc.linear_backward_data or tcc.linear_backward_weight op, as the cuda
-/// trainer poses it; failure for another op, or one whose tensors are not
-/// all f32, bf16 or f16 of one type.
+/// tcc.linear_backward_data, tcc.linear_backward_weight or (f32) tcc.matmul
+/// op, as the cuda trainer poses it; failure for another op, or one whose
+/// tensors are not all f32, bf16 or f16 of one type.
 FailureOr<::tcc::cuda::MatmulProblem> matmulProblemOf(Operation *op);
+
+/// Every matmul problem `op` poses: matmulProblemOf's, or an attention's
+/// head products (runtime/cuda/AttentionProducts.h); none for other ops.
+std::vector<::tcc::cuda::MatmulProblem> matmulProblemsOf(Operation *op);
 
 /// A distinct matmul problem of the step and the model nodes that pose it.
 struct StepMatmul {

@@ -98,6 +98,20 @@ inline cublasStatus_t describeMatmul(const MatmulProblem &p, MatmulDescriptors &
   layout(d.layouts[0], p.transA ? p.k : p.m, p.transA ? p.m : p.k, p.lda);
   layout(d.layouts[1], p.transB ? p.n : p.k, p.transB ? p.k : p.n, p.ldb);
   layout(d.layouts[2], p.m, p.n, p.ldc);
+  // A strided batch: every layout counts it, each with its own stride.
+  if (p.batch > 1) {
+    const int32_t count = int32_t(p.batch);
+    const int64_t strides[3] = {p.strideA, p.strideB, p.strideC};
+    for (int i = 0; i < 3; ++i) {
+      if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasLtMatrixLayoutSetAttribute(d.layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT,
+                                             &count, sizeof(count));
+      if (s == CUBLAS_STATUS_SUCCESS)
+        s = cublasLtMatrixLayoutSetAttribute(d.layouts[i],
+                                             CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                             &strides[i], sizeof(strides[i]));
+    }
+  }
   return s;
 }
 

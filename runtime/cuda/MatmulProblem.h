@@ -65,13 +65,18 @@ inline const char *matmulActivationName(MatmulActivation activation) {
 /// Column-major C[m, n] = op(A) op(B) (+ bias[m] per column, then the
 /// activation; gelu_aux also stores the pre-activation in an auxiliary
 /// matrix laid out as C), op transposing where trans*; ld* are the leading
-/// dimensions of A, B, C as stored.
+/// dimensions of A, B, C as stored. With batch > 1, `batch` such products,
+/// the i-th reading A + i*strideA, B + i*strideB and writing C + i*strideC
+/// (cuBLASLt's strided batch: CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT and
+/// _STRIDED_BATCH_OFFSET, in elements; a stride may be smaller than a
+/// matrix, as an attention head's columns are).
 struct MatmulProblem {
   MatmulType type = MatmulType::f32;
   bool transA = false, transB = false;
   int64_t m = 0, n = 0, k = 0, lda = 0, ldb = 0, ldc = 0;
   bool bias = false;
   MatmulActivation activation = MatmulActivation::none;
+  int64_t batch = 1, strideA = 0, strideB = 0, strideC = 0;
 
   /// The three matmuls of a linear layer of x [M, K], w [N, K], y [M, N],
   /// row-major as in the IR. cuBLASLt is column-major, so each is posed
@@ -92,17 +97,43 @@ struct MatmulProblem {
     return {type, false, true, K, N, M, K, N, K, false, MatmulActivation::none};
   }
 
+  /// tcc.matmul: `batch` row-major products C [M, N] = op(A) op(B), op(A)
+  /// [M, K] (A stored [K, M] when transA), op(B) [K, N] (B stored [N, K]
+  /// when transB), the batch's matrices contiguous. Posed transposed as the
+  /// linear layers are: C^T = op(B)^T op(A)^T.
+  static MatmulProblem batchedProduct(MatmulType type, int64_t batch, int64_t M, int64_t N,
+                                      int64_t K, bool transA, bool transB) {
+    MatmulProblem p{type, transB, transA, N, M, K, transB ? K : N, transA ? M : K, N,
+                    false, MatmulActivation::none};
+    return p.batched(batch, K * N, M * K, M * N);
+  }
+
+  /// This problem repeated `count` times with the given strides (none for 1).
+  MatmulProblem batched(int64_t count, int64_t a, int64_t b, int64_t c) const {
+    MatmulProblem p = *this;
+    p.batch = count;
+    p.strideA = count > 1 ? a : 0;
+    p.strideB = count > 1 ? b : 0;
+    p.strideC = count > 1 ? c : 0;
+    return p;
+  }
+
   /// A stable, readable identity: "gemm bf16 tn m10 n512 k256 lda256
   /// ldb256 ldc10 epilogue=relu_bias" (t/n: op(A), op(B) transposed or
   /// not; the epilogue as cuBLASLt names it: default, bias, or the
   /// activation, then _bias with a bias: relu, gelu, gelu_aux_bias, ...).
-  /// Tuning files and the baked table are keyed by it.
+  /// Tuning files and the baked table are keyed by it. A batch adds
+  /// " batch12 sa64 sb64 sc256" (its count and strides) before the epilogue.
   std::string key() const {
     static const char *const types[] = {"f32", "bf16", "f16"};
+    std::string batchText;
+    if (batch > 1)
+      batchText = " batch" + std::to_string(batch) + " sa" + std::to_string(strideA) + " sb" +
+                  std::to_string(strideB) + " sc" + std::to_string(strideC);
     return std::string("gemm ") + types[int(type)] + " " + (transA ? "t" : "n") +
            (transB ? "t" : "n") + " m" + std::to_string(m) + " n" + std::to_string(n) + " k" +
            std::to_string(k) + " lda" + std::to_string(lda) + " ldb" + std::to_string(ldb) +
-           " ldc" + std::to_string(ldc) + " epilogue=" + epilogueName();
+           " ldc" + std::to_string(ldc) + batchText + " epilogue=" + epilogueName();
   }
   std::string epilogueName() const {
     if (activation == MatmulActivation::none)
@@ -113,12 +144,19 @@ struct MatmulProblem {
   /// Reads a key() back. False if `text` is not a key.
   static bool fromKey(const std::string &text, MatmulProblem &problem) {
     char type[8], ops[4], epilogue[16];
-    long long v[6];
+    long long v[6], b[4] = {1, 0, 0, 0};
     int used = 0;
-    if (std::sscanf(text.c_str(), "gemm %7s %3s m%lld n%lld k%lld lda%lld ldb%lld ldc%lld "
-                                  "epilogue=%15s%n",
-                    type, ops, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], epilogue,
-                    &used) != 9 ||
+    const bool batched = text.find(" batch") != std::string::npos;
+    if ((batched ? std::sscanf(text.c_str(),
+                               "gemm %7s %3s m%lld n%lld k%lld lda%lld ldb%lld ldc%lld "
+                               "batch%lld sa%lld sb%lld sc%lld epilogue=%15s%n",
+                               type, ops, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &b[0], &b[1],
+                               &b[2], &b[3], epilogue, &used) != 13
+                 : std::sscanf(text.c_str(),
+                               "gemm %7s %3s m%lld n%lld k%lld lda%lld ldb%lld ldc%lld "
+                               "epilogue=%15s%n",
+                               type, ops, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], epilogue,
+                               &used) != 9) ||
         used != int(text.size()) || std::strlen(ops) != 2)
       return false;
     int t = std::strcmp(type, "f32") == 0    ? 0
@@ -144,8 +182,11 @@ struct MatmulProblem {
     if (!known)
       return false;
     problem = MatmulProblem{MatmulType(t), ops[0] == 't', ops[1] == 't', v[0], v[1], v[2],
-                            v[3], v[4], v[5], bias, activation};
-    return problem.key() == text && problem.m > 0 && problem.n > 0 && problem.k > 0;
+                            v[3], v[4], v[5], bias, activation}
+                  .batched(b[0], b[1], b[2], b[3]);
+    return problem.key() == text && problem.m > 0 && problem.n > 0 && problem.k > 0 &&
+           problem.batch >= 1 && problem.strideA >= 0 && problem.strideB >= 0 &&
+           (problem.strideC > 0) == (problem.batch > 1);
   }
 
   bool operator==(const MatmulProblem &o) const { return key() == o.key(); }

@@ -54,9 +54,12 @@ bool timeMatmulAlgos(const MatmulProblem &p, int64_t workspaceLimit, int repeats
   const TimedType type = p.type == MatmulType::f32    ? TimedType::f32
                          : p.type == MatmulType::bf16 ? TimedType::bf16
                                                       : TimedType::f16;
-  // A, B, C, the bias, GELU_AUX's output (laid out as C).
-  const int64_t counts[] = {p.lda * (p.transA ? p.m : p.k), p.ldb * (p.transB ? p.k : p.n),
-                            p.ldc * p.n, p.m, p.ldc * p.n};
+  // A, B, C, the bias, GELU_AUX's output (laid out as C); a batch's last
+  // matrix starts (batch - 1) strides on.
+  const int64_t last = p.batch - 1;
+  const int64_t counts[] = {p.lda * (p.transA ? p.m : p.k) + last * p.strideA,
+                            p.ldb * (p.transB ? p.k : p.n) + last * p.strideB,
+                            p.ldc * p.n + last * p.strideC, p.m, p.ldc * p.n};
   const int64_t offset = kMatmulOperandAlignment;
   DeviceBuffer buffers[5], workspace;
   for (int i = 0; i < 5; ++i)

@@ -32,7 +32,8 @@ template <class AttentionOp> std::string attentionArgs(AttentionOp o, CudaPrinte
     stream += " + uint64_t(args.micro) * " + std::to_string(loop.getDropoutStreams());
   std::string seed =
       o.getSeed() ? p(o.getSeed()) : std::string("static_cast<const int64_t *>(nullptr)");
-  return "args.stream, " + workspaceOf(o) + ", " + kernel_args::cpp(kernel_args::attention(o)) +
+  return "*args.matmul, args.stream, " + workspaceOf(o) + ", " +
+         kernel_args::cpp(kernel_args::attention(o)) +
          ", " + cppDouble(o.getDropout()) + ", " + seed + ", " + stream + ", args.control";
 }
 
@@ -129,28 +130,23 @@ void mlir::tcc::registerCudaContractionOps(CudaOpPrinters &t) {
     printLinearBackward(o, p, "weight", dimsOf(o.getResult()), o.getGrad(), o.getInput());
     return success();
   });
-  // Products of two activations, f32: one thread per result element, the
-  // inner dim in order. Correct, not fast: cuBLASLt's strided batches are
-  // the next part of issue 38.
+  // Products of two activations, f32: one cuBLASLt strided batched matmul
+  // (Matmul.cuh), posed as matmulProblemOf poses it to the tuner.
   t.add<MatmulOp>([](MatmulOp o, CudaPrinter &p) {
     if (!cast<ShapedType>(o.getType()).getElementType().isF32())
       return cudaCannotRun(o);
     ArrayRef<int64_t> c = dimsOf(o.getResult());
-    const int64_t m = c[c.size() - 2], n = c.back();
-    const int64_t k = numElements(o.getLhs()) / (numElements(o.getResult()) / (m * n)) / m;
-    auto str = [](int64_t v) { return std::to_string(v); };
-    const std::string a = o.getTransposeA() ? "l * " + str(m) + " + r" : "r * " + str(k) + " + l";
-    const std::string b = o.getTransposeB() ? "j * " + str(k) + " + l" : "l * " + str(n) + " + j";
-    p.forEach(numElements(o.getResult()),
-              "const int64_t q = i / " + str(m * n) + ", r = i / " + str(n) + " % " + str(m) +
-                  ", j = i % " + str(n) + "; const float *a = " + p(o.getLhs()) + " + q * " +
-                  str(m * k) + ", *b = " + p(o.getRhs()) + " + q * " + str(k * n) +
-                  "; float s = 0; for (int64_t l = 0; l < " + str(k) + "; ++l) s += a[" + a +
-                  "] * b[" + b + "]; " + p(o.getResult()) + "[i] = s;");
+    const int64_t m = c[c.size() - 2], n = c.back(), batch = numElements(o.getResult()) / (m * n);
+    const int64_t k = numElements(o.getLhs()) / batch / m;
+    p.os << "  args.matmul->batched_matmul(args.stream, cuda::Matmul::Type::f32, " << batch
+         << ", " << m << ", " << n << ", " << k << ", "
+         << (o.getTransposeA() ? "true" : "false") << ", "
+         << (o.getTransposeB() ? "true" : "false") << ", " << p(o.getLhs()) << ", "
+         << p(o.getRhs()) << ", " << p(o.getResult()) << ", " << workspaceOf(o) << ");\n";
     return success();
   });
-  // Attention: the cpu kernels' sums as launches, the scores in the op's
-  // workspace (Attention.cuh).
+  // Attention: cuBLASLt head products and row kernels, the scores and
+  // cuBLASLt's workspace in the op's (Attention.cuh).
   t.add<ScaledDotProductAttentionOp>([](ScaledDotProductAttentionOp o, CudaPrinter &p) {
     p.os << "  cuda::attention_forward<float>(" << attentionArgs(o, p) << ", " << p(o.getQuery())
          << ", " << p(o.getKey()) << ", " << p(o.getValue()) << ", " << p(o.getResult()) << ", "

@@ -2,15 +2,18 @@
 //
 // The cpu kernels' attention (runtime/kernels/Attention.h: shapes, the
 // logsumexp saved for the backward, the dropout mask) as launches: the
-// head products one thread per result element (its sum in f32, in order),
-// the row softmax and its backward one thread per query row (statistics in
-// double, as the cpu's), the [n*heads, tq, tk] scores and their gradients
-// in f32 in the op's workspace (the memory plan's; attentionWorkspaceBytes),
-// the causal mask and the dropout mask the cpu kernels' own functions.
-// Correct, not fast: cuDNN's fused attention is the fast path to come
-// (docs/performance.md). T is the tensors' storage type, read and written
-// through double as the cpu's T is: float only so far (under 16-bit
-// precision the op runs on f32 copies, docs/ir.md#attention).
+// head products cuBLASLt strided batched matmuls in f32 (a batch over the
+// samples or the heads, a launch per entry of the other:
+// runtime/cuda/AttentionProducts.h), the row
+// softmax and its backward one block per query row (the max, the sum, the
+// logsumexp and D = dO.O in double as the cpu's, BlockSums' fixed order),
+// the [n*heads, tq, tk] scores and their gradients in f32 in the op's
+// workspace, cuBLASLt's workspace after them (the memory plan's:
+// attentionWorkspaceBytes), the causal mask and the dropout mask the cpu
+// kernels' own functions. cuDNN's fused attention is the fast path to come
+// (docs/performance.md). f32 tensors only (under 16-bit precision the op
+// runs on f32 copies, docs/ir.md#attention): cuBLASLt takes the scores and
+// the tensors in one type.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_CUDA_DEVICE_ATTENTION_CUH
@@ -18,14 +21,17 @@
 
 #include "runtime/CompiledModel.h"
 #include "runtime/cpu/StepOps.h"
+#include "runtime/cuda/AttentionProducts.h"
 #include "runtime/cuda/AttentionWorkspace.h"
 #include "runtime/cuda/device/Launch.cuh"
+#include "runtime/cuda/device/Matmul.cuh"
 #include "runtime/kernels/Attention.h"
 
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace tcc::rt::cuda {
 
@@ -33,157 +39,122 @@ using kernels::AttentionShape;
 
 namespace attention {
 
-/// Where head h's columns of a [n, rows, heads*width] tensor start for
-/// sample b's row r.
-TCC_HOST_DEVICE inline int64_t at(const AttentionShape &s, int64_t rows, int64_t width,
-                                  int64_t b, int64_t r, int64_t h) {
-  return (b * rows + r) * s.heads * width + h * width;
-}
+/// The op's workspace: the scores ([n*heads, tq, tk] f32, `count` of them)
+/// and what follows them, cuBLASLt's, after checking that the memory plan
+/// gave it at least the scores' bytes.
+struct Workspace {
+  float *scores;
+  void *matmul;
+  int64_t matmulBytes;
+};
 
-template <class T> TCC_HOST_DEVICE inline float value(T x) { return float(double(x)); }
-
-// The causal mask's zeros are skipped: the products that would read or
-// write them are not computed (half the work of a causal attention), which
-// changes no sum of finite terms.
-
-/// out[b*heads + h, i, j] = x_i . y_j over `width` columns of head h: x
-/// [n, tq, heads*width], y [n, tk, heads*width] (Q K^T, dO V^T); 0 where
-/// the causal mask hides key j from query i.
-template <class T>
-void scores(cudaStream_t stream, const AttentionShape &s, int64_t width, const T *x, const T *y,
-            float *out) {
-  for_each(stream, s.n * s.heads * s.tq * s.tk, [=] __device__(int64_t e) {
-    const int64_t j = e % s.tk, i = e / s.tk % s.tq, bh = e / (s.tq * s.tk);
-    const int64_t b = bh / s.heads, h = bh % s.heads;
-    const T *xi = x + at(s, s.tq, width, b, i, h), *yj = y + at(s, s.tk, width, b, j, h);
-    float sum = 0;
-    if (j < kernels::detail::attention_keys(s, i))
-      for (int64_t l = 0; l < width; ++l)
-        sum += value(xi[l]) * value(yj[l]);
-    out[e] = sum;
-  });
-}
-
-/// out[b, i, h*width + c] = sum_j m[b*heads + h, i, j] y[b, j, h*width + c]
-/// (P V, dS K): y [n, tk, heads*width], out [n, tq, heads*width].
-template <class T>
-void mix(cudaStream_t stream, const AttentionShape &s, int64_t width, const float *m,
-         const T *y, T *out) {
-  for_each(stream, s.n * s.tq * s.heads * width, [=] __device__(int64_t e) {
-    const int64_t c = e % width, h = e / width % s.heads, i = e / (width * s.heads) % s.tq,
-                  b = e / (width * s.heads * s.tq);
-    const float *row = m + ((b * s.heads + h) * s.tq + i) * s.tk;
-    const T *column = y + at(s, s.tk, width, b, 0, h) + c;
-    const int64_t stride = s.heads * width, keys = kernels::detail::attention_keys(s, i);
-    float sum = 0;
-    for (int64_t j = 0; j < keys; ++j)
-      sum += row[j] * value(column[j * stride]);
-    out[e] = T(double(sum));
-  });
-}
-
-/// out[b, j, h*width + c] = sum_i m[b*heads + h, i, j] y[b, i, h*width + c]
-/// (P^T dO, dS^T Q): y [n, tq, heads*width], out [n, tk, heads*width].
-template <class T>
-void mix_transposed(cudaStream_t stream, const AttentionShape &s, int64_t width,
-                    const float *m, const T *y, T *out) {
-  for_each(stream, s.n * s.tk * s.heads * width, [=] __device__(int64_t e) {
-    const int64_t c = e % width, h = e / width % s.heads, j = e / (width * s.heads) % s.tk,
-                  b = e / (width * s.heads * s.tk);
-    const float *column = m + (b * s.heads + h) * s.tq * s.tk + j;
-    const T *rows = y + at(s, s.tq, width, b, 0, h) + c;
-    const int64_t stride = s.heads * width;
-    float sum = 0;
-    // The queries that see key j: i >= j under the causal mask.
-    for (int64_t i = s.causal ? j : 0; i < s.tq; ++i)
-      sum += column[i * s.tk] * value(rows[i * stride]);
-    out[e] = T(double(sum));
-  });
-}
-
-/// The workspace's [n*heads, tq, tk] f32 matrices (`count` of them), after
-/// checking that the memory plan gave it the bytes it needs.
-inline float *matrices(const AttentionShape &s, int count, void *workspace, int64_t bytes) {
-  const int64_t needed = tcc::cuda::attentionWorkspaceBytes(s, count == 2);
-  if (!workspace || bytes < needed)
+inline Workspace split(const AttentionShape &s, bool backward, void *workspace, int64_t bytes) {
+  const int64_t scores = tcc::cuda::attentionScoresBytes(s, backward);
+  if (!workspace || bytes < scores)
     throw std::runtime_error("an attention op was given " + std::to_string(bytes) +
-                             " bytes of workspace, it needs " + std::to_string(needed) +
-                             " (a trainer compiled by another tcc version?)");
-  return static_cast<float *>(workspace);
+                             " bytes of workspace, it needs " + std::to_string(scores) +
+                             " for its scores (a trainer compiled by another tcc version?)");
+  return {static_cast<float *>(workspace), static_cast<char *>(workspace) + scores,
+          bytes - scores};
 }
+
+/// Runs `product` (AttentionProducts.h): A, B, C are sample 0's, head 0's.
+inline void run(Matmul &matmul, cudaStream_t stream, const tcc::cuda::AttentionProduct &product,
+                const float *A, const float *B, float *C, const Workspace &w) {
+  matmul.products(stream, product.problem, product.count, product.stepA, product.stepB,
+                  product.stepC, A, B, C, w.matmul, w.matmulBytes);
+}
+
+/// The query row r = (b*heads + h)*tq + i of the scores.
+struct Row {
+  int64_t i, b, h;
+  TCC_HOST_DEVICE Row(const AttentionShape &s, int64_t r)
+      : i(r % s.tq), b(r / s.tq / s.heads), h(r / s.tq % s.heads) {}
+};
 
 } // namespace attention
+
+// The products compute the causal mask's hidden scores too (cuBLASLt has
+// no mask); the row kernels overwrite them with zeros, so P V and the
+// backward's products add exact zeros there, as the cpu's skip them.
 
 /// out = dropout(softmax(scale q k^T + mask)) v and lse, each row's
 /// logsumexp, as kernels::attention_forward; `p` > 0 draws the mask of
 /// (*seed, stream) (in the rank's slice).
 template <class T>
-void attention_forward(cudaStream_t stream, void *workspace, int64_t bytes,
+void attention_forward(Matmul &matmul, cudaStream_t stream, void *workspace, int64_t bytes,
                        const AttentionShape &s, double p, const int64_t *seed, uint64_t mask,
                        const StepControl *control, const T *q, const T *k, const T *v, T *out,
                        T *lse) {
-  float *probs = attention::matrices(s, 1, workspace, bytes);
-  attention::scores(stream, s, s.d, q, k, probs);
-  // Per row: the max, one exp per element, the logsumexp, the probabilities
-  // with their dropout, zeros past the causal mask.
-  for_each(stream, s.n * s.heads * s.tq, [=] __device__(int64_t r) {
-    const int64_t i = r % s.tq, bh = r / s.tq, b = bh / s.heads, h = bh % s.heads;
+  static_assert(std::is_same_v<T, float>, "the head products are f32 matmuls");
+  const attention::Workspace w = attention::split(s, false, workspace, bytes);
+  float *probs = w.scores;
+  attention::run(matmul, stream, tcc::cuda::attentionScores(s, s.d), k, q, probs, w);
+  // One block per row: the max, one exp per element and their sum, the
+  // logsumexp, the probabilities with their dropout, zeros past the mask.
+  per_block(stream, s.n * s.heads * s.tq, 1, [=] __device__(int64_t r, const BlockSums &sums) {
+    const attention::Row at(s, r);
     float *row = probs + r * s.tk;
-    const int64_t keys = kernels::detail::attention_keys(s, i);
+    const int64_t keys = kernels::detail::attention_keys(s, at.i);
+    const double mx = sums.max_over_range(
+        0, keys, [&](int64_t j, int64_t) { return s.scale * double(row[j]); });
+    const double sum = sums.over_range(0, keys, [&](int64_t j, int64_t) {
+                             const double e = exp(s.scale * double(row[j]) - mx);
+                             row[j] = float(e);
+                             return kernels::Sums{e, 0};
+                           }).first;
+    if (sums.leader())
+      lse[r] = T(mx + log(sum));
     const kernels::AttentionDropout drop = cpu::attention_dropout(s, p, seed, mask, control);
-    double mx = -INFINITY;
-    for (int64_t j = 0; j < keys; ++j)
-      mx = fmax(mx, s.scale * double(row[j]));
-    double sum = 0;
-    for (int64_t j = 0; j < keys; ++j) {
-      const double e = exp(s.scale * double(row[j]) - mx);
-      row[j] = float(e);
-      sum += e;
-    }
-    lse[r] = T(mx + log(sum));
-    for (int64_t j = 0; j < keys; ++j)
-      row[j] = float(double(row[j]) / sum * kernels::detail::attention_keep(s, drop, b, h, i, j));
-    for (int64_t j = keys; j < s.tk; ++j)
-      row[j] = 0;
+    sums.each_in(0, s.tk, [&](int64_t j, int64_t) {
+      row[j] = j < keys ? float(double(row[j]) / sum *
+                                kernels::detail::attention_keep(s, drop, at.b, at.h, at.i, j))
+                        : 0.0f;
+    });
   });
-  attention::mix(stream, s, s.dv, probs, v, out);
+  attention::run(matmul, stream, tcc::cuda::attentionMix(s, s.dv), v, probs, out, w);
 }
 
 /// dq, dk, dv from dout, the forward's operands, out and lse, as
 /// kernels::attention_backward: P recomputed from lse, D_i = dout_i . out_i.
 template <class T>
-void attention_backward(cudaStream_t stream, void *workspace, int64_t bytes,
+void attention_backward(Matmul &matmul, cudaStream_t stream, void *workspace, int64_t bytes,
                         const AttentionShape &s, double p, const int64_t *seed, uint64_t mask,
                         const StepControl *control, const T *dout, const T *q, const T *k,
                         const T *v, const T *out, const T *lse, T *dq, T *dk, T *dv) {
-  float *kept = attention::matrices(s, 2, workspace, bytes);
-  float *grads = kept + s.n * s.heads * s.tq * s.tk;
-  attention::scores(stream, s, s.d, q, k, kept);
-  attention::scores(stream, s, s.dv, dout, v, grads);
-  // Per row: P * keep into `kept`, dS = scale P (dP keep - D) into `grads`.
-  for_each(stream, s.n * s.heads * s.tq, [=] __device__(int64_t r) {
-    const int64_t i = r % s.tq, bh = r / s.tq, b = bh / s.heads, h = bh % s.heads;
+  static_assert(std::is_same_v<T, float>, "the head products are f32 matmuls");
+  const attention::Workspace w = attention::split(s, true, workspace, bytes);
+  float *kept = w.scores, *grads = kept + s.n * s.heads * s.tq * s.tk;
+  attention::run(matmul, stream, tcc::cuda::attentionScores(s, s.d), k, q, kept, w);
+  attention::run(matmul, stream, tcc::cuda::attentionScores(s, s.dv), v, dout, grads, w);
+  // One block per row: P * keep into `kept`, dS = scale P (dP keep - D)
+  // into `grads`, zeros past the mask.
+  per_block(stream, s.n * s.heads * s.tq, 1, [=] __device__(int64_t r, const BlockSums &sums) {
+    const attention::Row at(s, r);
     float *pRow = kept + r * s.tk, *gRow = grads + r * s.tk;
-    const int64_t keys = kernels::detail::attention_keys(s, i);
-    const kernels::AttentionDropout drop = cpu::attention_dropout(s, p, seed, mask, control);
-    const T *dO = dout + attention::at(s, s.tq, s.dv, b, i, h),
-            *O = out + attention::at(s, s.tq, s.dv, b, i, h);
-    double rowTerm = 0;
-    for (int64_t c = 0; c < s.dv; ++c)
-      rowTerm += double(dO[c]) * double(O[c]);
+    const int64_t keys = kernels::detail::attention_keys(s, at.i);
+    const int64_t first = (at.b * s.tq + at.i) * s.heads * s.dv + at.h * s.dv;
+    const T *dO = dout + first, *O = out + first;
+    const double rowTerm = sums.over_range(0, s.dv, [&](int64_t c, int64_t) {
+                                 return kernels::Sums{double(dO[c]) * double(O[c]), 0};
+                               }).first;
     const double logSum = double(lse[r]);
-    for (int64_t j = 0; j < keys; ++j) {
+    const kernels::AttentionDropout drop = cpu::attention_dropout(s, p, seed, mask, control);
+    sums.each_in(0, s.tk, [&](int64_t j, int64_t) {
+      if (j >= keys) {
+        pRow[j] = gRow[j] = 0;
+        return;
+      }
       const double prob = exp(s.scale * double(pRow[j]) - logSum);
-      const double keep = kernels::detail::attention_keep(s, drop, b, h, i, j);
+      const double keep = kernels::detail::attention_keep(s, drop, at.b, at.h, at.i, j);
       pRow[j] = float(prob * keep);
       gRow[j] = float(s.scale * prob * (double(gRow[j]) * keep - rowTerm));
-    }
-    for (int64_t j = keys; j < s.tk; ++j)
-      pRow[j] = gRow[j] = 0;
+    });
   });
-  attention::mix_transposed(stream, s, s.dv, kept, dout, dv);
-  attention::mix(stream, s, s.d, grads, k, dq);
-  attention::mix_transposed(stream, s, s.d, grads, q, dk);
+  attention::run(matmul, stream, tcc::cuda::attentionMixTransposed(s, s.dv), dout, kept, dv,
+                 w);
+  attention::run(matmul, stream, tcc::cuda::attentionMix(s, s.d), k, grads, dq, w);
+  attention::run(matmul, stream, tcc::cuda::attentionMixTransposed(s, s.d), q, grads, dk, w);
 }
 
 } // namespace tcc::rt::cuda

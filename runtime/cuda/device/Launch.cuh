@@ -151,6 +151,25 @@ struct BlockSums {
     __syncthreads(); // before a next call writes the arrays again
     return total;
   }
+  /// The largest term(m, j) over the flat indices [begin, end) (-inf for
+  /// none); every thread gets it. A maximum is exact: any order gives it.
+  template <class Term>
+  __device__ double max_over_range(int64_t begin, int64_t end, Term term) const {
+    double largest = -INFINITY;
+    for (Walk at = walk(begin, end); at.more(); at.next())
+      largest = fmax(largest, double(term(at.m, at.j)));
+    __shared__ double values[kThreads];
+    values[threadIdx.x] = largest;
+    __syncthreads();
+    for (int width = kThreads / 2; width > 0; width /= 2) {
+      if (int(threadIdx.x) < width)
+        values[threadIdx.x] = fmax(values[threadIdx.x], values[threadIdx.x + width]);
+      __syncthreads();
+    }
+    largest = values[0];
+    __syncthreads();
+    return largest;
+  }
   /// f(m, j) for this thread's elements of the rows.
   template <class F> __device__ void each(int64_t rows, F f) const { each_in(0, rows * hw, f); }
   /// f(m, j) for this thread's flat indices begin + t, begin + t + kThreads,
@@ -199,9 +218,16 @@ struct BlockSums {
       }
     return partial[0];
   }
-  template <class F> void each(int64_t rows, F f) const {
-    for (int64_t i = 0; i < rows * hw; ++i)
+  template <class F> void each(int64_t rows, F f) const { each_in(0, rows * hw, f); }
+  template <class F> void each_in(int64_t begin, int64_t end, F f) const {
+    for (int64_t i = begin; i < end; ++i)
       f(i / hw, i % hw);
+  }
+  template <class Term> double max_over_range(int64_t begin, int64_t end, Term term) const {
+    double largest = -INFINITY;
+    for (int64_t i = begin; i < end; ++i)
+      largest = fmax(largest, double(term(i / hw, i % hw)));
+    return largest;
   }
   bool leader() const { return true; }
 #endif

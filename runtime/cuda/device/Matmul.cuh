@@ -5,7 +5,8 @@
 // backward-data, backward-weight), on f32, bf16 or f16 tensors
 // (all operands of one matmul in one type, as tcc-precision assigns them),
 // each posed as a runtime/cuda/MatmulProblem.h and run with f32 compute
-// (runtime/cuda/MatmulLt.h).
+// (runtime/cuda/MatmulLt.h); and the strided batched products of tcc.matmul
+// and of the attention's heads (product(), runtime/cuda/AttentionProducts.h).
 //
 // Each matmul op has its own workspace in the memory plan (docs/cuda.md,
 // "Memory"). A problem's algorithm is the one a tuning file measured, when
@@ -37,6 +38,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace tcc::rt::cuda {
@@ -81,6 +83,43 @@ public:
                               int64_t wsBytes) {
     run(s, Problem::linearBackwardWeight(type, M, K, N), x, dy, dw, nullptr, ws, wsBytes);
   }
+  /// tcc.matmul: out = op(lhs) op(rhs), `batch` row-major [M, N] results of
+  /// contiguous operands (MatmulProblem::batchedProduct poses it).
+  void batched_matmul(cudaStream_t s, Type type, int64_t batch, int64_t M, int64_t N,
+                      int64_t K, bool transA, bool transB, const void *lhs, const void *rhs,
+                      void *out, void *ws, int64_t wsBytes) {
+    run(s, Problem::batchedProduct(type, batch, M, N, K, transA, transB), rhs, lhs, out,
+        nullptr, ws, wsBytes);
+  }
+  /// `count` products C = op(A) op(B) of `p` (no bias, no activation,
+  /// batched as it says), the i-th with A, B and C moved on by i times
+  /// stepA, stepB, stepC elements: an attention's head products, one
+  /// launch per head or per sample (AttentionProducts.h).
+  void products(cudaStream_t s, const Problem &p, int64_t count, int64_t stepA, int64_t stepB,
+                int64_t stepC, const void *A, const void *B, void *C, void *ws,
+                int64_t wsBytes) {
+#ifdef TCC_CUDA_HOST_EMULATION
+    // One enqueue: the workspace scribbled over once, not once per launch
+    // (32 MiB each on Hopper: most of an attention's emulated time).
+    emulation::enqueue(s, [=] {
+      emulation::scribble(ws, wsBytes);
+      for (int64_t i = 0; i < count; ++i)
+        compute(p, at(p.type, A, i * stepA), at(p.type, B, i * stepB),
+                at(p.type, C, i * stepC), nullptr, nullptr);
+    });
+#else
+    for (int64_t i = 0; i < count; ++i)
+      run(s, p, at(p.type, A, i * stepA), at(p.type, B, i * stepB),
+          at(p.type, C, i * stepC), nullptr, ws, wsBytes);
+#endif
+  }
+
+  /// `p` moved on by `elements` of `type`.
+  template <class P> static P *at(Type type, P *p, int64_t elements) {
+    using Byte = std::conditional_t<std::is_const_v<P>, const char, char>;
+    return reinterpret_cast<P *>(reinterpret_cast<Byte *>(p) +
+                                 elements * (type == Type::f32 ? 4 : 2));
+  }
 
 #ifdef TCC_CUDA_HOST_EMULATION
   /// Checks the baked table's rows: no cuBLASLt to rebuild them with.
@@ -103,18 +142,32 @@ private:
            const void *bias, void *workspace, int64_t workspaceBytes, void *aux = nullptr) {
     emulation::enqueue(stream, [=] {
       emulation::scribble(workspace, workspaceBytes);
-      // The operands in double, each row of op(A) and column of op(B)
-      // contiguous; a thread per column of C, each element's sum in order
-      // of l: the same bits on any number of threads.
-      const int64_t m = p.m, n = p.n, k = p.k;
-      std::vector<double> a(size_t(m * k)), b(size_t(k * n));
+      compute(p, A, B, C, bias, aux);
+    });
+  }
+
+  /// The product itself, on the host.
+  static void compute(const Problem &p, const void *A, const void *B, void *C,
+                      const void *bias, void *aux) {
+    // The operands in double, each row of op(A) and column of op(B)
+    // contiguous; a thread per column of C, each element's sum in order
+    // of l: the same bits on any number of threads (threads only for a
+    // large product: the attention's per-head ones are small and many).
+    // A batch's products one after another, each at its strides.
+    const int64_t m = p.m, n = p.n, k = p.k;
+    const bool large = m * n * k >= (int64_t(1) << 18);
+    std::vector<double> a(size_t(m * k)), b(size_t(k * n));
+    for (int64_t q = 0; q < p.batch; ++q) {
+      const int64_t offA = q * p.strideA, offB = q * p.strideB, offC = q * p.strideC;
       for (int64_t i = 0; i < m; ++i)
         for (int64_t l = 0; l < k; ++l)
-          a[size_t(i * k + l)] = load(p.type, A, p.transA ? i * p.lda + l : l * p.lda + i);
+          a[size_t(i * k + l)] =
+              load(p.type, A, offA + (p.transA ? i * p.lda + l : l * p.lda + i));
       for (int64_t j = 0; j < n; ++j)
         for (int64_t l = 0; l < k; ++l)
-          b[size_t(j * k + l)] = load(p.type, B, p.transB ? l * p.ldb + j : j * p.ldb + l);
-#pragma omp parallel for
+          b[size_t(j * k + l)] =
+              load(p.type, B, offB + (p.transB ? l * p.ldb + j : j * p.ldb + l));
+#pragma omp parallel for if (large)
       for (int64_t j = 0; j < n; ++j)
         for (int64_t i = 0; i < m; ++i) {
           double sum = 0;
@@ -134,9 +187,9 @@ private:
               store(p.type, aux, j * p.ldc + i, linear);
             sum = kernels::GeluTanh<float>{}(linear);
           }
-          store(p.type, C, j * p.ldc + i, float(sum));
+          store(p.type, C, offC + j * p.ldc + i, float(sum));
         }
-    });
+    }
   }
 
   static double load(Type type, const void *p, int64_t i) {
@@ -253,13 +306,14 @@ private:
   /// (found without building a string: eval steps are launched, not
   /// replayed, so this runs at every call of theirs).
   using Key = std::tuple<Type, bool, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                         bool, int, int64_t, int64_t>;
+                         bool, int, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
 
   /// The plan of `p`, chosen at its first call (chooseFor).
   Plan &planOf(const Problem &p, int64_t workspaceBytes, int64_t alignment) {
-    const Key call{p.type, p.transA, p.transB, p.m,          p.n,
-                   p.k,    p.lda,    p.ldb,    p.ldc,        p.bias,
-                   int(p.activation),          workspaceBytes, alignment};
+    const Key call{p.type,    p.transA,          p.transB,       p.m,       p.n,
+                   p.k,       p.lda,             p.ldb,          p.ldc,     p.bias,
+                   int(p.activation), workspaceBytes, alignment, p.batch, p.strideA,
+                   p.strideB, p.strideC};
     auto it = plans.find(call);
     if (it == plans.end())
       it = plans.emplace(call, &chooseFor(p, workspaceBytes, alignment)).first;

@@ -4,13 +4,17 @@
 // emulation against the cpu kernels (runtime/kernels/Attention.h) on shapes
 // the trainers' tests (host_emulation.py: tq = tk) do not reach: more keys
 // than queries (the causal mask aligned top-left), d != dv, dropout drawn
-// from a second rank's slice of the mask.
+// from a second rank's slice of the mask, rows longer than a block; and
+// its cuBLASLt batched products (Matmul.cuh, AttentionProducts.h: emulated
+// as double sums) against the cpu kernels' products, and tcc.matmul's in
+// every transpose against runtime/kernels/Matmul.h.
 //
 //===----------------------------------------------------------------------===//
 #define TCC_CUDA_HOST_EMULATION 1
 
 #include "runtime/cuda/device/Attention.cuh"
 #include "runtime/kernels/Attention.h"
+#include "runtime/kernels/Matmul.h"
 
 #include <gtest/gtest.h>
 
@@ -34,9 +38,9 @@ std::vector<float> randomValues(size_t n, unsigned seed) {
   return v;
 }
 
-// Both sum each product in f32, in different orders (Gemm.h's blocks, the
-// device's one term after another): a few float roundings of the largest
-// terms apart, far below an error of a mask or an index (of order 1).
+// The cpu sums each product in f32 (Gemm.h's blocks), the emulated
+// cuBLASLt in double: a few float roundings of the largest terms apart,
+// far below an error of a mask, an index or a stride (of order 1).
 void expectClose(const std::vector<float> &device, const std::vector<float> &host,
                  const char *what) {
   ASSERT_EQ(device.size(), host.size()) << what;
@@ -61,13 +65,16 @@ Results onDevice(const AttentionShape &s, double p, int64_t seed, uint64_t strea
   Results r{std::vector<float>(dout.size()), std::vector<float>(size_t(s.n * s.heads * s.tq)),
         std::vector<float>(q.size()), std::vector<float>(k.size()),
         std::vector<float>(v.size())};
-  std::vector<char> forward(size_t(tcc::cuda::attentionWorkspaceBytes(s, false)));
-  std::vector<char> backward(size_t(tcc::cuda::attentionWorkspaceBytes(s, true)));
-  cuda::attention_forward<float>(nullptr, forward.data(), int64_t(forward.size()), s, p, &seed,
-                                 stream, &control, q.data(), k.data(), v.data(), r.out.data(),
-                                 r.lse.data());
-  cuda::attention_backward<float>(nullptr, backward.data(), int64_t(backward.size()), s, p,
-                                  &seed, stream, &control, dout.data(), q.data(), k.data(),
+  // 256 bytes of cuBLASLt's workspace after the scores (the emulation
+  // fills it with NaN bits: the scores must not overlap it).
+  std::vector<char> forward(size_t(tcc::cuda::attentionWorkspaceBytes(s, false, 256)));
+  std::vector<char> backward(size_t(tcc::cuda::attentionWorkspaceBytes(s, true, 256)));
+  cuda::Matmul matmul;
+  cuda::attention_forward<float>(matmul, nullptr, forward.data(), int64_t(forward.size()), s, p,
+                                 &seed, stream, &control, q.data(), k.data(), v.data(),
+                                 r.out.data(), r.lse.data());
+  cuda::attention_backward<float>(matmul, nullptr, backward.data(), int64_t(backward.size()), s,
+                                  p, &seed, stream, &control, dout.data(), q.data(), k.data(),
                                   v.data(), r.out.data(), r.lse.data(), r.dq.data(), r.dk.data(),
                                   r.dv.data());
   return r;
@@ -109,6 +116,26 @@ TEST(AttentionOnDevice, MatchesTheCpuKernels) {
     }
 }
 
+// Rows of more keys than a block has threads: each thread takes several
+// elements of its row's max, sum and dot product.
+TEST(AttentionOnDevice, RowsLongerThanABlock) {
+  for (bool causal : {false, true}) {
+    const AttentionShape s{1, 2, 3, 300, 2, 3, causal, 0.7};
+    const auto q = randomValues(size_t(s.n * s.tq * s.heads * s.d), 5);
+    const auto k = randomValues(size_t(s.n * s.tk * s.heads * s.d), 6);
+    const auto v = randomValues(size_t(s.n * s.tk * s.heads * s.dv), 7);
+    const auto dout = randomValues(size_t(s.n * s.tq * s.heads * s.dv), 8);
+    const Results device = onDevice(s, 0.2, 3, 1, 0, q, k, v, dout);
+    const Results cpu = onCpu(s, 0.2, 3, 1, 0, q, k, v, dout);
+    SCOPED_TRACE(testing::Message() << "causal " << causal);
+    expectClose(device.out, cpu.out, "out");
+    expectClose(device.lse, cpu.lse, "lse");
+    expectClose(device.dq, cpu.dq, "dq");
+    expectClose(device.dk, cpu.dk, "dk");
+    expectClose(device.dv, cpu.dv, "dv");
+  }
+}
+
 // The test above can fail: another rank's slice of the mask gives another
 // result.
 TEST(AttentionOnDevice, DropoutDrawsTheRanksSlice) {
@@ -124,13 +151,85 @@ TEST(AttentionOnDevice, DropoutDrawsTheRanksSlice) {
 TEST(AttentionOnDevice, RefusesTooSmallAWorkspace) {
   const AttentionShape s{1, 1, 4, 4, 2, 2, false, 0.5};
   std::vector<float> x(8), lse(4);
-  std::vector<char> workspace(size_t(tcc::cuda::attentionWorkspaceBytes(s, false)) - 4);
+  std::vector<char> workspace(size_t(tcc::cuda::attentionScoresBytes(s, false)) - 4);
   tcc::rt::StepControl control{};
-  EXPECT_THROW(cuda::attention_forward<float>(nullptr, workspace.data(),
+  cuda::Matmul matmul;
+  EXPECT_THROW(cuda::attention_forward<float>(matmul, nullptr, workspace.data(),
                                               int64_t(workspace.size()), s, 0.0, nullptr, 0,
                                               &control, x.data(), x.data(), x.data(), x.data(),
                                               lse.data()),
                std::runtime_error);
+}
+
+// Each head product as the device poses it (AttentionProducts.h: a batch
+// over the samples or the heads, whichever are more, a launch per entry of
+// the other; both arrangements here) against the cpu kernels' per-head
+// product (Gemm.h on strided views, as kernels/Attention.h computes it), on
+// a cross-attention shape (tq != tk, d != dv): a wrong stride, leading
+// dimension or step moves values between heads, samples or rows.
+TEST(AttentionProductsOnDevice, MatchTheCpusPerHeadProducts) {
+  for (const AttentionShape &s : {AttentionShape{2, 3, 5, 7, 4, 6, false, 1.0},
+                                  AttentionShape{4, 2, 5, 7, 4, 6, false, 1.0}}) {
+    const int64_t H = s.heads, scores = s.n * H * s.tq * s.tk;
+    SCOPED_TRACE(testing::Message() << "n " << s.n << ", heads " << H);
+    EXPECT_EQ(tcc::cuda::attentionScores(s, s.d).problem.batch, std::max(s.n, H));
+    EXPECT_EQ(tcc::cuda::attentionScores(s, s.d).count, std::min(s.n, H));
+    cuda::Matmul matmul;
+    std::vector<char> workspace(256);
+    const cuda::attention::Workspace w{nullptr, workspace.data(), 256};
+    auto run = [&](const tcc::cuda::AttentionProduct &product, const std::vector<float> &a,
+                   const std::vector<float> &b, size_t count) {
+      std::vector<float> c(count);
+      cuda::attention::run(matmul, nullptr, product, a.data(), b.data(), c.data(), w);
+      return c;
+    };
+    for (int64_t width : {s.d, s.dv}) {
+      SCOPED_TRACE(testing::Message() << "width " << width);
+      const auto x = randomValues(size_t(s.n * s.tq * H * width), 11); // queries' rows
+      const auto y = randomValues(size_t(s.n * s.tk * H * width), 12); // keys' rows
+      const auto m = randomValues(size_t(scores), 13);                 // [n*H, tq, tk]
+      std::vector<float> expectS(static_cast<size_t>(scores)), expectMix(x.size()),
+          expectMixT(y.size());
+      for (int64_t b = 0; b < s.n; ++b)
+        for (int64_t h = 0; h < H; ++h) {
+          const float *xh = x.data() + b * s.tq * H * width + h * width;
+          const float *yh = y.data() + b * s.tk * H * width + h * width;
+          const float *mh = m.data() + (b * H + h) * s.tq * s.tk;
+          // S = X Y^T, M Y and M^T X, as kernels/Attention.h calls gemm.
+          kernels::detail::gemm(s.tq, s.tk, width, xh, H * width, 1, yh, 1, H * width,
+                                expectS.data() + (b * H + h) * s.tq * s.tk, s.tk);
+          kernels::detail::gemm(s.tq, width, s.tk, mh, s.tk, 1, yh, H * width, 1,
+                                expectMix.data() + b * s.tq * H * width + h * width, H * width);
+          kernels::detail::gemm(s.tk, width, s.tq, mh, 1, s.tk, xh, H * width, 1,
+                                expectMixT.data() + b * s.tk * H * width + h * width,
+                                H * width);
+        }
+      expectClose(run(tcc::cuda::attentionScores(s, width), y, x, size_t(scores)), expectS,
+                  "scores");
+      expectClose(run(tcc::cuda::attentionMix(s, width), y, m, x.size()), expectMix, "mix");
+      expectClose(run(tcc::cuda::attentionMixTransposed(s, width), x, m, y.size()), expectMixT,
+                  "mix transposed");
+    }
+  }
+}
+
+// tcc.matmul's one strided batched product, in every transpose, against
+// the cpu kernel (runtime/kernels/Matmul.h).
+TEST(BatchedMatmulOnDevice, MatchesTheCpuKernelInEveryTranspose) {
+  const int64_t batch = 3, m = 5, k = 7, n = 4;
+  const auto a = randomValues(size_t(batch * m * k), 21);
+  const auto b = randomValues(size_t(batch * k * n), 22);
+  cuda::Matmul matmul;
+  std::vector<char> workspace(256);
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      SCOPED_TRACE(testing::Message() << "transpose_a " << ta << ", transpose_b " << tb);
+      std::vector<float> device(size_t(batch * m * n)), cpu(device.size());
+      matmul.batched_matmul(nullptr, cuda::Matmul::Type::f32, batch, m, n, k, ta, tb, a.data(),
+                            b.data(), device.data(), workspace.data(), 256);
+      kernels::batched_matmul<float>(batch, m, k, n, ta, tb, a.data(), b.data(), cpu.data());
+      expectClose(device, cpu, "c");
+    }
 }
 
 } // namespace

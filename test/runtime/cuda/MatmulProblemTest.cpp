@@ -67,6 +67,31 @@ TEST(MatmulProblem, KeysReadBack) {
     EXPECT_FALSE(MatmulProblem::fromKey(bad, p)) << bad;
 }
 
+TEST(MatmulProblem, BatchesAreInTheKey) {
+  // tcc.matmul of 6 [4, 8] x ([5, 8] transposed): C^T [5, 4] = B A^T, posed
+  // as the linear layers are; its count and strides before the epilogue.
+  MatmulProblem p = MatmulProblem::batchedProduct(MatmulType::f32, 6, 4, 5, 8, false, true);
+  EXPECT_EQ(p.key(), "gemm f32 tn m5 n4 k8 lda8 ldb8 ldc5 batch6 sa40 sb32 sc20 epilogue=default");
+  MatmulProblem back;
+  ASSERT_TRUE(MatmulProblem::fromKey(p.key(), back));
+  EXPECT_EQ(back.batch, 6);
+  EXPECT_EQ(back.strideA, 40);
+  EXPECT_EQ(back.strideB, 32);
+  EXPECT_EQ(back.strideC, 20);
+  // One product is the plain key, and reads back unbatched.
+  MatmulProblem one = MatmulProblem::batchedProduct(MatmulType::f32, 1, 4, 5, 8, true, false);
+  EXPECT_EQ(one.key(), "gemm f32 nt m5 n4 k8 lda5 ldb4 ldc5 epilogue=default");
+  ASSERT_TRUE(MatmulProblem::fromKey(one.key(), back));
+  EXPECT_EQ(back.batch, 1);
+  EXPECT_EQ(back.strideC, 0);
+  for (const char *bad :
+       {"gemm f32 tn m5 n4 k8 lda8 ldb8 ldc5 batch1 sa40 sb32 sc20 epilogue=default",
+        "gemm f32 tn m5 n4 k8 lda8 ldb8 ldc5 batch6 sa40 sb32 sc0 epilogue=default",
+        "gemm f32 tn m5 n4 k8 lda8 ldb8 ldc5 batch6 sa40 sb32 epilogue=default",
+        "gemm f32 tn m5 n4 k8 lda8 ldb8 ldc5 batch6 sa-1 sb32 sc20 epilogue=default"})
+    EXPECT_FALSE(MatmulProblem::fromKey(bad, back)) << bad;
+}
+
 TEST(MatmulAlgo, NamesReadBack) {
   MatmulAlgo algo{21, 18, 8, 4, 2, 1, 3, 7, 12}, back;
   EXPECT_EQ(algo.name(),
