@@ -226,7 +226,11 @@ int64_t recomputeInPrologues(func::FuncOp step, SmallVectorImpl<Attribute> &name
   // what a later prologue reads.
   llvm::SetVector<FusionGroupOp> shrink;
   for (FusionGroupOp prologue : prologues) {
-    auto backward = cast<BatchNormBackwardOp>(prologue.getNormBackward());
+    // A layer norm's backward recomputes nothing (it reads no normalised
+    // value of a batch norm).
+    auto backward = dyn_cast<BatchNormBackwardOp>(prologue.getNormBackward());
+    if (!backward)
+      continue;
     // The values from outside that the prologue's elementwise ops read.
     llvm::SetVector<Value> read;
     for (Operation &op : prologue.getFusedOps())
