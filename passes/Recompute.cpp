@@ -405,6 +405,12 @@ Rebuilt buildAgain(OpBuilder &b, Value v) {
   if (auto bn = inner.getDefiningOp<BatchNormOp>(); bn && inner != bn.getResult())
     return {};
   SmallVector<Operation *> slice = sliceOf(group, inner);
+  // A batch norm is applied again from its statistics; any other norm (a
+  // layer norm's group) is not recomputed.
+  if (llvm::any_of(slice, [](Operation *op) {
+        return !isa<BatchNormOp>(op) && fusionKindOf(op) != FusionKind::Elementwise;
+      }))
+    return {};
   for (Operation *op : slice) {
     // A norm is recomputed from its input (and its saved statistics).
     SmallVector<Value> read;
