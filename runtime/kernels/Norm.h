@@ -532,8 +532,10 @@ void layer_norm_forward(int64_t outer, int64_t inner, const T *x,
 /// Row r of the layer norm backward's dx, with xhat = (x - mean) * invstd
 /// and g = dy * weight: dx = invstd * (g - mean(g) - xhat * mean(g * xhat)),
 /// the two sums taken by `sums` in one pass. weight may be nullptr (1). dy
-/// is read through dyAt(k) (a load, or a fused prologue computing it), twice
-/// per element.
+/// is read through dyAt(k) (a load, or a fused prologue computing it) once
+/// per element: dx holds it between the two passes (each thread of a block
+/// reads back what it wrote; calling dyAt twice made ptxas spill registers
+/// for sm_90a where it loads 16-bit values).
 template <class T, class DyAt, class Reducer>
 TCC_HOST_DEVICE void layer_norm_backward_row_with(int64_t inner, const DyAt &dyAt, const T *x,
                                                   const T *weight, const T *saved_mean,
@@ -542,14 +544,16 @@ TCC_HOST_DEVICE void layer_norm_backward_row_with(int64_t inner, const DyAt &dyA
   const int64_t base = r * inner;
   const T *xr = x + base;
   const acc_t mean = saved_mean[r], invstd = saved_invstd[r];
+  T *dxr = dx + base;
   const Sums both = sums.over(1, [&](int64_t, int64_t j) {
-    const acc_t g = acc_t(dyAt(base + j)) * (weight ? acc_t(weight[j]) : 1.0);
+    const T dy = dyAt(base + j);
+    dxr[j] = dy;
+    const acc_t g = acc_t(dy) * (weight ? acc_t(weight[j]) : 1.0);
     return Sums{g, g * (acc_t(xr[j]) - mean) * invstd};
   });
   const acc_t k1 = divide(both.first, acc_t(inner)), k2 = divide(both.second, acc_t(inner));
-  T *dxr = dx + base;
   sums.each(1, [&](int64_t, int64_t j) {
-    const acc_t g = acc_t(dyAt(base + j)) * (weight ? acc_t(weight[j]) : 1.0);
+    const acc_t g = acc_t(dxr[j]) * (weight ? acc_t(weight[j]) : 1.0);
     const acc_t xhat = (acc_t(xr[j]) - mean) * invstd;
     dxr[j] = T(invstd * (g - k1 - xhat * k2));
   });

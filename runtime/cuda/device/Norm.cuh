@@ -247,9 +247,9 @@ void layer_norm_forward(cudaStream_t s, int64_t outer, int64_t inner, const T *x
 }
 
 /// Layer norm backward with dy through dyAt(k) (a fused prologue computes
-/// each element where it is read: twice for dx, once for the parameter
-/// gradients): dx one block per row, the parameter gradients one thread
-/// per column (either may be null).
+/// each element where it is read: once for dx, which holds it between the
+/// row's two passes, once for the parameter gradients): dx one block per
+/// row, the parameter gradients one thread per column (either may be null).
 template <class T, class DyAt>
 void layer_norm_backward_with(cudaStream_t s, int64_t outer, int64_t inner, DyAt dyAt,
                               const T *x, const T *weight, const T *savedMean,
