@@ -51,6 +51,9 @@ FusionKind BatchNormOp::getFusionKind() {
   return getSum() ? FusionKind::Opaque : FusionKind::Reduction;
 }
 FusionKind BatchNormBackwardOp::getFusionKind() { return FusionKind::Reduction; }
+// Per-row statistics, then an elementwise pass over the row.
+FusionKind LayerNormOp::getFusionKind() { return FusionKind::Reduction; }
+FusionKind LayerNormBackwardOp::getFusionKind() { return FusionKind::Reduction; }
 FusionKind CrossEntropyOp::getFusionKind() { return FusionKind::Reduction; }
 // y = x * scale[c] + shift[c]: elementwise with per-channel vectors.
 FusionKind BatchNormInferenceOp::getFusionKind() { return FusionKind::Broadcast; }
@@ -68,6 +71,12 @@ OpOperand *BatchNormInferenceOp::getWideningLoadOperand() { return &getInputMuta
 OpOperand *BatchNormBackwardOp::getPrologueOperand() { return &getGradMutable(); }
 OpOperand *BatchNormBackwardOp::getWideningLoadOperand() { return &getInputMutable(); }
 Value BatchNormBackwardOp::getNarrowingStoreResult() { return getGradInput(); }
+
+// A layer norm's kernel also computes its input from the elementwise ops
+// before it (it reads each row three times and computes it each time).
+Value LayerNormOp::getEpilogueResult() { return getResult(); }
+OpOperand *LayerNormOp::getPrologueOperand() { return &getInputMutable(); }
+OpOperand *LayerNormBackwardOp::getPrologueOperand() { return &getGradMutable(); }
 
 FusionKind FlattenOp::getFusionKind() { return FusionKind::Injective; }
 FusionKind ReshapeOp::getFusionKind() { return FusionKind::Injective; }
@@ -95,7 +104,7 @@ Operation *FusionGroupOp::getNormBackward() {
   if (getKind() != kNormBackwardPrologue)
     return nullptr;
   for (Operation &op : getFusedOps())
-    if (isa<BatchNormBackwardOp>(op))
+    if (isa<BatchNormBackwardOp, LayerNormBackwardOp>(op))
       return &op;
   return nullptr;
 }
@@ -126,6 +135,19 @@ LogicalResult FusionGroupOp::verify() {
     return success();
   }
   if (kind == kNormEpilogue) {
+    // A layer norm computes its input from the elementwise ops before it.
+    auto layerNorms = llvm::make_filter_range(fused, [](Operation *op) {
+      return isa<LayerNormOp>(op);
+    });
+    if (!layerNorms.empty()) {
+      if (std::distance(layerNorms.begin(), layerNorms.end()) != 1 ||
+          !llvm::all_of(fused, [](Operation *op) {
+            return isa<LayerNormOp>(op) || isElementwise(*op);
+          }))
+        return emitOpError("of kind norm_epilogue with a layer norm must hold one layer norm "
+                           "and elementwise ops");
+      return success();
+    }
     // Before the norm, the widening of its 16-bit input, which its kernel
     // does as it loads, and what the ops after it read (tcc-fusion).
     auto isNorm = [](Operation *op) {
@@ -157,11 +179,18 @@ LogicalResult FusionGroupOp::verify() {
         narrowing.getInput() == rest.drop_back().back()->getResult(0) &&
         narrowing.getInput().hasOneUse())
       rest = rest.drop_back();
+    if (isa<LayerNormBackwardOp>(fused.back())) {
+      if (!allElementwise(ArrayRef(fused).drop_back()))
+        return emitOpError("of kind norm_backward_prologue must hold elementwise ops, then "
+                           "a layer_norm_backward");
+      return success();
+    }
     if (!isa<BatchNormBackwardOp>(rest.back()) ||
         !llvm::all_of(rest.drop_back(), prologueOp))
       return emitOpError("of kind norm_backward_prologue must hold elementwise "
-                         "ops and batch_norm_apply, then a batch_norm_backward, then at "
-                         "most the cast that alone reads its grad_input");
+                         "ops and batch_norm_apply, then a batch_norm_backward (or a "
+                         "layer_norm_backward), then at most the cast that alone reads its "
+                         "grad_input");
     return success();
   }
   if (kind == kMatmulEpilogue) {

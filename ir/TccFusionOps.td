@@ -32,14 +32,19 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
       Elementwise ops on its normalised result: the norm's kernel runs them
       on each normalised element before it is stored. Elementwise ops
       before the norm compute what those read (the widening of a residual,
-      say), element by element too.
+      say), element by element too. Or a `tcc.layer_norm` with Elementwise
+      ops on both sides: its kernel computes each element of its input from
+      the ops before it as it reads it (a residual add, whose sum the group
+      yields where others read it) and runs the ops after it on each
+      normalised element.
     - `norm_backward_prologue`: Elementwise ops computing the upstream
       gradient of a `tcc.batch_norm_backward`, which follows them: its
       kernel computes each gradient element where it reads it, and the
       gradient never reaches memory. Last, if any, the `tcc.cast` that
       alone reads the backward's `grad_input` and narrows it to 16-bit
       storage: the kernel stores dx narrowed, and the f32 dx never reaches
-      memory either.
+      memory either. Or Elementwise ops computing the upstream gradient
+      of a `tcc.layer_norm_backward`, then it.
     - `matmul_epilogue`: a `tcc.linear` first, then the `tcc.relu` or the
       tanh-approximated `tcc.gelu` of its result, which the matmul library
       applies before it stores the result (cuBLASLt's RELU_BIAS and
@@ -82,8 +87,8 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
   let extraClassDeclaration = [{
     /// The ops of the group, without the yield.
     auto getFusedOps() { return getBody().front().without_terminator(); }
-    /// The batch_norm_backward of a norm_backward_prologue group (null in
-    /// the other kinds).
+    /// The batch_norm_backward or layer_norm_backward of a
+    /// norm_backward_prologue group (null in the other kinds).
     ::mlir::Operation *getNormBackward();
     /// The kinds a group can have, as `kind` spells them.
     static constexpr ::llvm::StringLiteral kElementwise = "elementwise";
