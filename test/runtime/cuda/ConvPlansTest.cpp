@@ -186,7 +186,7 @@ TEST(ConvPlans, BiasAndReluEpiloguesHaveEnginesThatRebuild) {
 // A forward convolution that gathers its output's per-channel statistics
 // (cuDNN's genstats, the cuda target's conv_statistics groups): fp16 NHWC
 // with the weight KRSC has engines on the H100 and the A100 descriptions,
-// built without a GPU, deterministic, on tensor cores, which rebuild with
+// built without a GPU, deterministic, which rebuild with
 // the same workspace; bf16 has none (the cuda target leaves bf16 norms as
 // they are). Measured on cuDNN 9.19: 10 candidates on the h100, 4 on the
 // a100 (docs/performance.md, 2026-11-28).
@@ -202,8 +202,10 @@ TEST(ConvPlans, StatisticsGraphHasFp16EnginesThatRebuild) {
     std::string error;
     ASSERT_TRUE(chooseConvEngine(problem, target, kDefaultConvWorkspaceLimit, choice, error))
         << error;
-    EXPECT_TRUE(hasNote(choice.engine, "TENSOR_CORE"));
+    // (No TENSOR_CORE note, which the plain fp16 engines carry: the fused
+    // engines' notes do not say; the GPU profile will.)
     EXPECT_FALSE(hasNote(choice.engine, "NONDETERMINISTIC"));
+    EXPECT_GT(choice.candidates, 0);
     int64_t workspace = -1;
     ASSERT_TRUE(rebuildConvPlan(problem, target, choice.engine, workspace, error)) << error;
     EXPECT_EQ(workspace, choice.engine.workspaceBytes);
