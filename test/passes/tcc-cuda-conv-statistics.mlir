@@ -72,3 +72,38 @@ func.func @train_step(%xb: tensor<8x16x8x8xbf16> {tcc.role = "input"}, %wb: tens
   %n5, %a5, %b5, %c5, %d5 = tcc.batch_norm %f5 running %m, %v {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64} : (tensor<8x16x8x8xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<8x16x8x8xf32>, tensor<1x16xf32>, tensor<1x16xf32>, tensor<16xf32>, tensor<16xf32>)
   return %n0, %n1, %n2, %n3, %n4, %n5 : tensor<8x16x8x8xf32>, tensor<8x16x8x8xf32>, tensor<8x16x8x8xf32>, tensor<8x16x8x8xf32>, tensor<8x16x8x8xf32>, tensor<8x16x8x8xf32>
 }
+
+// -----
+
+// A grouped fp16 convolution: cuDNN 9.19 has no conv + genstats engine for
+// it on the h100, so the norm keeps its own statistics (decided here, at
+// compile time) and the report names the conv.
+// CHECK: tcc.pass_report = {"cuda-conv-statistics" = {no_engine = 1 : i64, no_engine_nodes = ["grouped"], norms = 0 : i64}}
+// CHECK-LABEL: func.func @train_step
+// CHECK-NOT: tcc.batch_norm_sums
+// CHECK: tcc.batch_norm %{{.*}} running %arg2, %arg3 {
+func.func @train_step(%x: tensor<8x16x8x8xf16> {tcc.role = "input"}, %w: tensor<16x4x3x3xf16>, %m: tensor<16xf32>, %v: tensor<16xf32>) -> tensor<8x16x8x8xf32> {
+  %y = tcc.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 4 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>, tcc.channels_last} : (tensor<8x16x8x8xf16>, tensor<16x4x3x3xf16>) -> tensor<8x16x8x8xf16> loc("grouped")
+  %f = tcc.cast %y to f32 {tcc.channels_last} : (tensor<8x16x8x8xf16>) -> tensor<8x16x8x8xf32>
+  %n, %a, %b, %c, %d = tcc.batch_norm %f running %m, %v {eps = 1.0e-05 : f64, ghost_batch = 0 : i64, momentum = 1.0e-01 : f64, tcc.channels_last} : (tensor<8x16x8x8xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<8x16x8x8xf32>, tensor<1x16xf32>, tensor<1x16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %n : tensor<8x16x8x8xf32>
+}
+
+// -----
+
+// The evaluation step's norms normalise with their running statistics
+// (tcc.batch_norm_inference): nothing to gather. (The @train_step is for
+// tcc-fusion, which wants one.)
+// CHECK: tcc.pass_report = {"cuda-conv-statistics" = {no_engine = 0 : i64, norms = 0 : i64}}
+// CHECK-LABEL: func.func @eval_step
+// CHECK-NOT: tcc.batch_norm_sums
+// CHECK: tcc.batch_norm_inference
+func.func @eval_step(%x: tensor<8x16x8x8xf16> {tcc.role = "input"}, %w: tensor<16x16x3x3xf16>, %m: tensor<16xf32>, %v: tensor<16xf32>) -> tensor<8x16x8x8xf32> {
+  %y = tcc.conv2d %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>, tcc.channels_last} : (tensor<8x16x8x8xf16>, tensor<16x16x3x3xf16>) -> tensor<8x16x8x8xf16>
+  %f = tcc.cast %y to f32 {tcc.channels_last} : (tensor<8x16x8x8xf16>) -> tensor<8x16x8x8xf32>
+  %n = tcc.batch_norm_inference %f running %m, %v {eps = 1.0e-05 : f64, tcc.channels_last} : (tensor<8x16x8x8xf32>, tensor<16xf32>, tensor<16xf32>) -> tensor<8x16x8x8xf32>
+  return %n : tensor<8x16x8x8xf32>
+}
+func.func @train_step(%x: tensor<8x16xf32> {tcc.role = "input"}) -> tensor<8x16xf32> {
+  return %x : tensor<8x16xf32>
+}
