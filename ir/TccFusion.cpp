@@ -46,9 +46,11 @@ FusionKind LinearBackwardDataOp::getFusionKind() { return FusionKind::OutFusable
 FusionKind LinearBackwardWeightOp::getFusionKind() { return FusionKind::OutFusable; }
 
 // Per-channel statistics over the batch, then an elementwise pass.
-// A synchronised batch norm's kernels have no fused forms yet.
+// A batch norm synchronised over ranks has no fused forms yet; one that
+// takes its statistics from its own input's sums (tcc-cuda-conv-statistics)
+// normalises with its epilogue and widening load as any other.
 FusionKind BatchNormOp::getFusionKind() {
-  return getSum() ? FusionKind::Opaque : FusionKind::Reduction;
+  return getSum() && getRanks() != 1 ? FusionKind::Opaque : FusionKind::Reduction;
 }
 FusionKind BatchNormBackwardOp::getFusionKind() { return FusionKind::Reduction; }
 // Per-row statistics, then an elementwise pass over the row.
@@ -62,9 +64,11 @@ FusionKind BatchNormApplyOp::getFusionKind() { return FusionKind::Broadcast; }
 // The norms' kernels apply the elementwise ops after the forward and
 // compute those before the backward, element by element, loading the input
 // from 16-bit storage; the backward stores dx narrowed.
-Value BatchNormOp::getEpilogueResult() { return getSum() ? Value() : getResult(); }
+Value BatchNormOp::getEpilogueResult() {
+  return getSum() && getRanks() != 1 ? Value() : getResult();
+}
 OpOperand *BatchNormOp::getWideningLoadOperand() {
-  return getSum() ? nullptr : &getInputMutable();
+  return getSum() && getRanks() != 1 ? nullptr : &getInputMutable();
 }
 Value BatchNormInferenceOp::getEpilogueResult() { return getResult(); }
 OpOperand *BatchNormInferenceOp::getWideningLoadOperand() { return &getInputMutable(); }
@@ -223,6 +227,20 @@ LogicalResult FusionGroupOp::verify() {
                          "only, and yield the last");
     return success();
   }
+  if (kind == kConvStatistics) {
+    auto conv = fused.size() == 3 ? dyn_cast<Conv2dOp>(fused[0]) : Conv2dOp();
+    auto sum = conv ? dyn_cast<BatchNormSumsOp>(fused[1]) : BatchNormSumsOp();
+    auto squared = sum ? dyn_cast<BatchNormSumsOp>(fused[2]) : BatchNormSumsOp();
+    if (!squared || conv.getBias() || sum.getInput() != conv.getResult() || sum.getCentered() ||
+        squared.getInput() != conv.getResult() || squared.getCentered() != sum.getResult() ||
+        sum.getRanks() != 1 || squared.getRanks() != 1 ||
+        !llvm::is_contained(yield.getValues(), sum.getResult()) ||
+        !llvm::is_contained(yield.getValues(), squared.getResult()))
+      return emitOpError("of kind conv_statistics must hold a conv2d without a bias, the "
+                         "batch_norm_sums of its result and the centered batch_norm_sums "
+                         "around that sum (one rank), and yield both sums");
+    return success();
+  }
   if (kind == kMultiTensorCast) {
     auto independentCast = [&](Operation *op) {
       auto cast = dyn_cast<CastOp>(op);
@@ -249,6 +267,6 @@ LogicalResult FusionGroupOp::verify() {
   return emitOpError("kind must be \"")
          << kElementwise << "\", \"" << kNormEpilogue << "\", \"" << kNormBackwardPrologue
          << "\", \"" << kMultiTensorUpdate << "\", \"" << kMatmulEpilogue << "\", \""
-         << kConvEpilogue << "\" or \"" << kMultiTensorCast << "\", got \""
+         << kConvEpilogue << "\", \"" << kConvStatistics << "\" or \"" << kMultiTensorCast << "\", got \""
          << kind << "\"";
 }

@@ -61,6 +61,14 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
       Each op's result is read by the next only; the group yields the
       last. ReLU's backward reads its output, so the sums never reach
       memory.
+    - `conv_statistics`: a `tcc.conv2d` without a bias first, then the
+      `tcc.batch_norm_sums` of its result (one rank) and the centered
+      `tcc.batch_norm_sums` around that sum: the statistics a whole-batch
+      `tcc.batch_norm` takes as its `statistics`, which the convolution
+      library gathers from its output as it stores it (cuDNN's `genstats`:
+      one pass, f32 sums of the values and of their squares; a target
+      option, cuda only, fp16). The group yields the convolution's result
+      and the two sums.
     - `multi_tensor_cast`: `tcc.cast` ops between f32 and a 16-bit type of
       different tensors, none reading another's result, each keeping its
       layout: one launch converts them all (a target option, cuda only: a
@@ -80,7 +88,8 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
     ```
   }];
   let arguments = (ins StrAttr:$kind);
-  let results = (outs Variadic<Tcc_Tensor>:$results);
+  // (f64: the per-channel sums of a conv_statistics group.)
+  let results = (outs Variadic<AnyTypeOf<[Tcc_Tensor, Tcc_SumsTensor]>>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$kind attr-dict `->` `(` type($results) `)` $body";
   let hasVerifier = 1;
@@ -97,6 +106,7 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
     static constexpr ::llvm::StringLiteral kMultiTensorUpdate = "multi_tensor_update";
     static constexpr ::llvm::StringLiteral kMatmulEpilogue = "matmul_epilogue";
     static constexpr ::llvm::StringLiteral kConvEpilogue = "conv_epilogue";
+    static constexpr ::llvm::StringLiteral kConvStatistics = "conv_statistics";
     static constexpr ::llvm::StringLiteral kMultiTensorCast = "multi_tensor_cast";
   }];
 }

@@ -111,6 +111,20 @@ LogicalResult printNormEpilogue(FusionGroupOp group, StepEmitter &e, const NormK
       if (e.name(from) != e.name(to))
         e.os << "    " << k.call << "copy<float>(" << k.stream << numElements(from) << ", "
              << e.name(from) << ", " << e.name(to) << ");\n";
+    // Statistics from sums taken elsewhere (tcc-cuda-conv-statistics: by the
+    // convolution that wrote the input): no statistics pass of its own.
+    if (bn.getSum()) {
+      e.os << "    " << k.call << "batch_norm_forward_synced<float>(" << k.stream
+           << cpp(kernel_args::batchNorm(bn)) << ", " << bn.getRanks() << ", "
+           << normInput(group, bn.getInput(), e) << ", " << e.nameOrNull(bn.getWeight())
+           << ", " << e.nameOrNull(bn.getBias()) << ", " << cppDouble(bn.getEps()) << ", "
+           << cppDouble(bn.getMomentum()) << ", " << e.name(bn.getSum()) << ", "
+           << e.name(bn.getSquaredDeviations()) << ", " << store << ", "
+           << e.name(bn.getSavedMean()) << ", " << e.name(bn.getSavedInvstd()) << ", "
+           << e.name(bn.getNewRunningMean()) << ", " << e.name(bn.getNewRunningVar())
+           << ");\n  }\n";
+      return success();
+    }
     e.os << "    " << k.call << "batch_norm_forward_train_with<float>(" << k.stream
          << k.workspace << cpp(kernel_args::batchNorm(bn)) << ", "
          << normInput(group, bn.getInput(), e) << ", " << e.nameOrNull(bn.getWeight()) << ", "
