@@ -168,6 +168,34 @@ TEST(MatmulFallback, LinearLayersWithTheirEpilogues) {
   EXPECT_EQ(matmul.fallbacks().size(), 6u); // four forward epilogues, dx, dw
 }
 
+// The hook sends only the problems whose key contains its text; unset, or
+// matching none, no matmul takes the fallback and nothing is said.
+TEST(MatmulFallback, TheHookSelectsByKey) {
+  const int64_t M = 4, K = 5, N = 3;
+  const auto x = randomValues(size_t(M * K), 51), w = randomValues(size_t(N * K), 52);
+  std::vector<float> y(size_t(M * N));
+  auto forward = [&](cuda::Matmul &matmul, MatmulActivation act) {
+    matmul.linear_forward(nullptr, MatmulType::f32, M, K, N, x.data(), w.data(), x.data(),
+                          y.data(), nullptr, 0, act);
+  };
+  for (const char *text : {"", "epilogue=gelu"}) {
+    NoAlgorithmFor none(text);
+    cuda::Matmul matmul;
+    testing::internal::CaptureStderr();
+    forward(matmul, MatmulActivation::relu);
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+    EXPECT_TRUE(matmul.fallbacks().empty()) << text;
+  }
+  NoAlgorithmFor relu("epilogue=relu");
+  cuda::Matmul matmul;
+  forward(matmul, MatmulActivation::none);
+  forward(matmul, MatmulActivation::relu);
+  ASSERT_EQ(matmul.fallbacks().size(), 1u);
+  EXPECT_EQ(*matmul.fallbacks().begin(),
+            MatmulProblem::linearForward(MatmulType::f32, M, K, N, true, MatmulActivation::relu)
+                .key());
+}
+
 // 16-bit operands: read and written in their type, summed in f32.
 TEST(MatmulFallback, SixteenBitOperands) {
   const int64_t M = 9, K = 20, N = 17;
