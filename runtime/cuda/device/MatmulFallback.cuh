@@ -63,16 +63,16 @@ TCC_HOST_DEVICE inline void store(::tcc::cuda::MatmulType type, void *p, int64_t
   if (type == ::tcc::cuda::MatmulType::f32)
     static_cast<float *>(p)[i] = v;
   else
-    static_cast<uint16_t *>(p)[i] = type == ::tcc::cuda::MatmulType::bf16 ? half::floatToBf16(v)
-                                                                       : half::floatToF16(v);
+    static_cast<uint16_t *>(p)[i] =
+        type == ::tcc::cuda::MatmulType::bf16 ? half::floatToBf16(v) : half::floatToF16(v);
 }
 
 /// Thread (x, y)'s loads of the tiles at l0 for C's tile (i0, j0) of batch
 /// entry q; zeros outside the matrices. Column-major storage: op(A)[i, l]
 /// is A[l*lda + i], or A[i*lda + l] transposed; x runs along the stored
 /// column, so a warp's loads are consecutive.
-TCC_HOST_DEVICE inline void loadTiles(const Gemm &g, Tiles &t, int x, int y, int64_t q,
-                                      int64_t i0, int64_t j0, int64_t l0) {
+TCC_HOST_DEVICE inline void loadTiles(const Gemm &g, Tiles &t, int x, int y, int64_t q, int64_t i0,
+                                      int64_t j0, int64_t l0) {
   {
     const int64_t i = i0 + (g.transA ? y : x), l = l0 + (g.transA ? x : y);
     float v = 0;
@@ -142,9 +142,9 @@ inline void gemm(cudaStream_t stream, const ::tcc::cuda::MatmulProblem &p, const
   const int64_t tilesM = (p.m + kTile - 1) / kTile, tilesN = (p.n + kTile - 1) / kTile;
   if (tilesM * tilesN > 0x7fffffff)
     throw std::runtime_error("the fallback matmul of [" + p.key() + "]: more than 2^31 tiles");
-  const Gemm g{p.type,  p.transA, p.transB, p.bias,  p.activation, p.m, p.n, p.k,
-               p.lda,   p.ldb,    p.ldc,    p.batch, p.strideA,    p.strideB, p.strideC,
-               tilesM,  A,        B,        bias,    C,            aux};
+  const Gemm g{p.type,    p.transA, p.transB, p.bias, p.activation, p.m,       p.n,
+               p.k,       p.lda,    p.ldb,    p.ldc,  p.batch,      p.strideA, p.strideB,
+               p.strideC, tilesM,   A,        B,      bias,         C,         aux};
 #ifdef TCC_CUDA_HOST_EMULATION
   emulation::enqueue(stream, [=] {
     // Each phase for all the block's threads in turn: the kernel's order.

@@ -43,8 +43,8 @@ std::vector<float> randomValues(size_t n, unsigned seed) {
 
 // Both sum in f32, in other orders: a few roundings of the largest terms
 // apart; a wrong index or stride is off by order 1.
-void expectClose(const std::vector<float> &device, const std::vector<float> &host,
-                 const char *what, double tolerance = 1e-5) {
+void expectClose(const std::vector<float> &device, const std::vector<float> &host, const char *what,
+                 double tolerance = 1e-5) {
   ASSERT_EQ(device.size(), host.size()) << what;
   double scale = 0;
   for (float x : host)
@@ -69,12 +69,12 @@ TEST(MatmulFallback, MatchesTheCpuKernelInEveryTranspose) {
     const auto b = randomValues(size_t(batch * k * n), 22);
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
-        SCOPED_TRACE(testing::Message() << "m " << m << " k " << k << " n " << n
-                                        << ", transpose_a " << ta << ", transpose_b " << tb);
+        SCOPED_TRACE(testing::Message() << "m " << m << " k " << k << " n " << n << ", transpose_a "
+                                        << ta << ", transpose_b " << tb);
         // NaN where the kernel must write: an element it skips fails.
         std::vector<float> device(size_t(batch * m * n), NAN), cpu(device.size());
-        const MatmulProblem p = MatmulProblem::batchedProduct(MatmulType::f32, batch, m, n, k,
-                                                              ta, tb);
+        const MatmulProblem p =
+            MatmulProblem::batchedProduct(MatmulType::f32, batch, m, n, k, ta, tb);
         cuda::fallback::gemm(nullptr, p, b.data(), a.data(), device.data(), nullptr, nullptr);
         kernels::batched_matmul<float>(batch, m, k, n, ta, tb, a.data(), b.data(), cpu.data());
         expectClose(device, cpu, "c");
@@ -105,7 +105,8 @@ TEST(MatmulFallback, MatchesTheCpuOnInterleavedHeads) {
     const auto x = randomValues(size_t(s.n * s.tq * H * width), 11);
     const auto y = randomValues(size_t(s.n * s.tk * H * width), 12);
     const auto m = randomValues(size_t(scores), 13);
-    std::vector<float> expectS(static_cast<size_t>(scores)), expectMix(x.size()), expectMixT(y.size());
+    std::vector<float> expectS(static_cast<size_t>(scores)), expectMix(x.size()),
+        expectMixT(y.size());
     for (int64_t b = 0; b < s.n; ++b)
       for (int64_t h = 0; h < H; ++h) {
         const float *xh = x.data() + b * s.tq * H * width + h * width;
@@ -118,8 +119,7 @@ TEST(MatmulFallback, MatchesTheCpuOnInterleavedHeads) {
         kernels::detail::gemm(s.tk, width, s.tq, mh, 1, s.tk, xh, H * width, 1,
                               expectMixT.data() + b * s.tk * H * width + h * width, H * width);
       }
-    expectClose(run(tcc::cuda::attentionScores(s, width), y, x, size_t(scores)), expectS,
-                "scores");
+    expectClose(run(tcc::cuda::attentionScores(s, width), y, x, size_t(scores)), expectS, "scores");
     expectClose(run(tcc::cuda::attentionMix(s, width), y, m, x.size()), expectMix, "mix");
     expectClose(run(tcc::cuda::attentionMixTransposed(s, width), x, m, y.size()), expectMixT,
                 "mix transposed");
@@ -159,8 +159,8 @@ TEST(MatmulFallback, LinearLayersWithTheirEpilogues) {
       expectDw(dw.size());
   matmul.linear_backward_data(nullptr, MatmulType::f32, M, K, N, dy.data(), w.data(), dx.data(),
                               nullptr, 0);
-  matmul.linear_backward_weight(nullptr, MatmulType::f32, M, K, N, dy.data(), x.data(),
-                                dw.data(), nullptr, 0);
+  matmul.linear_backward_weight(nullptr, MatmulType::f32, M, K, N, dy.data(), x.data(), dw.data(),
+                                nullptr, 0);
   kernels::detail::gemm(M, K, N, dy.data(), N, 1, w.data(), K, 1, expectDx.data(), K);
   kernels::detail::gemm(N, K, M, dy.data(), 1, N, x.data(), K, 1, expectDw.data(), K);
   expectClose(dx, expectDx, "dx");
@@ -175,8 +175,8 @@ TEST(MatmulFallback, TheHookSelectsByKey) {
   const auto x = randomValues(size_t(M * K), 51), w = randomValues(size_t(N * K), 52);
   std::vector<float> y(size_t(M * N));
   auto forward = [&](cuda::Matmul &matmul, MatmulActivation act) {
-    matmul.linear_forward(nullptr, MatmulType::f32, M, K, N, x.data(), w.data(), x.data(),
-                          y.data(), nullptr, 0, act);
+    matmul.linear_forward(nullptr, MatmulType::f32, M, K, N, x.data(), w.data(), x.data(), y.data(),
+                          nullptr, 0, act);
   };
   for (const char *text : {"", "epilogue=gelu"}) {
     NoAlgorithmFor none(text);
@@ -191,9 +191,9 @@ TEST(MatmulFallback, TheHookSelectsByKey) {
   forward(matmul, MatmulActivation::none);
   forward(matmul, MatmulActivation::relu);
   ASSERT_EQ(matmul.fallbacks().size(), 1u);
-  EXPECT_EQ(*matmul.fallbacks().begin(),
-            MatmulProblem::linearForward(MatmulType::f32, M, K, N, true, MatmulActivation::relu)
-                .key());
+  EXPECT_EQ(
+      *matmul.fallbacks().begin(),
+      MatmulProblem::linearForward(MatmulType::f32, M, K, N, true, MatmulActivation::relu).key());
 }
 
 // 16-bit operands: read and written in their type, summed in f32.
@@ -242,13 +242,13 @@ TEST(MatmulFallback, AttentionThroughTheHook) {
   std::vector<char> forward(size_t(tcc::cuda::attentionWorkspaceBytes(s, false, 256)));
   std::vector<char> backward(size_t(tcc::cuda::attentionWorkspaceBytes(s, true, 256)));
   auto step = [&] {
-    cuda::attention_forward<float>(matmul, nullptr, forward.data(), int64_t(forward.size()), s,
-                                   0.0, nullptr, 0, &control, q.data(), k.data(), v.data(),
-                                   out.data(), lse.data());
-    cuda::attention_backward<float>(matmul, nullptr, backward.data(), int64_t(backward.size()),
-                                    s, 0.0, nullptr, 0, &control, dout.data(), q.data(),
-                                    k.data(), v.data(), out.data(), lse.data(), dq.data(),
-                                    dk.data(), dv.data());
+    cuda::attention_forward<float>(matmul, nullptr, forward.data(), int64_t(forward.size()), s, 0.0,
+                                   nullptr, 0, &control, q.data(), k.data(), v.data(), out.data(),
+                                   lse.data());
+    cuda::attention_backward<float>(matmul, nullptr, backward.data(), int64_t(backward.size()), s,
+                                    0.0, nullptr, 0, &control, dout.data(), q.data(), k.data(),
+                                    v.data(), out.data(), lse.data(), dq.data(), dk.data(),
+                                    dv.data());
   };
   testing::internal::CaptureStderr();
   step();
@@ -271,8 +271,7 @@ TEST(MatmulFallback, AttentionThroughTheHook) {
   kernels::attention_forward<float>(s, none, q.data(), k.data(), v.data(), cOut.data(),
                                     cLse.data());
   kernels::attention_backward<float>(s, none, dout.data(), q.data(), k.data(), v.data(),
-                                     cOut.data(), cLse.data(), cDq.data(), cDk.data(),
-                                     cDv.data());
+                                     cOut.data(), cLse.data(), cDq.data(), cDk.data(), cDv.data());
   expectClose(out, cOut, "out");
   expectClose(lse, cLse, "lse");
   expectClose(dq, cDq, "dq");
