@@ -66,13 +66,15 @@ public:
     return {"update", "library", "exact"};
   }
   /// cuDNN's tensor-core engines read NHWC; its fp16 NHWC convolutions
-  /// gather a following batch norm's statistics as they store.
+  /// gather a following batch norm's statistics as they store, and its
+  /// backward-data ones the norm's backward sums.
   void addLayoutPasses(OpPassManager &pm, const TargetOptions &options) const override {
     options.addOptimization(pm, createChannelsLast());
     CudaConvStatisticsOptions statistics;
     if (!options.gpu.empty())
       statistics.gpu = options.gpu;
     options.addOptimization(pm, createCudaConvStatistics(statistics));
+    options.addOptimization(pm, createCudaDgradStatistics());
   }
   /// cuBLASLt applies an activation in the matmul's epilogue, cuDNN a bias
   /// and a ReLU in the convolution's (CudaFusionPatterns.cpp); a launch
@@ -93,7 +95,8 @@ public:
     static const StringRef names[] = {
         TargetOptions::optimizationName(*createPadChannels()),
         TargetOptions::optimizationName(*createChannelsLast()),
-        TargetOptions::optimizationName(*createCudaConvStatistics())};
+        TargetOptions::optimizationName(*createCudaConvStatistics()),
+        TargetOptions::optimizationName(*createCudaDgradStatistics())};
     return names;
   }
 

@@ -74,4 +74,29 @@ def CudaConvStatistics : Pass<"tcc-cuda-conv-statistics", "::mlir::ModuleOp"> {
   ];
 }
 
+def CudaDgradStatistics : Pass<"tcc-cuda-dgrad-statistics", "::mlir::ModuleOp"> {
+  let summary = "Take whole-batch norms' backward sums where the next convolution's backward-data writes their gradient";
+  let description = [{
+    The backward half of tcc-cuda-conv-statistics. In conv -> batch norm ->
+    ReLU -> conv (airbench94's and ResNet-9's block), the norm's
+    `tcc.batch_norm_backward` needs per channel sum(dy) and
+    sum(dy * (x - mean)), where dy is `tcc.relu_backward` of the next
+    convolution's `tcc.conv2d_backward_data`. Where that dgrad is fp16 and
+    NHWC, the ReLU's saved result and the norm's input are fp16 NHWC
+    tensors (widened to f32 by casts that keep the layout), and the norm is
+    over the whole batch, the pass splits the backward into
+    `tcc.batch_norm_backward_sums` (the two sums, the scale and shift
+    gradients) and `tcc.batch_norm_backward_input` (dx from the sums, one
+    rank): the synchronised norm's form, the sums ready to be taken where
+    dy is written (cuDNN's dgrad + drelu + dbn_weight graph;
+    docs/cuda.md "Batch norm backward sums from the backward-data
+    convolution").
+
+    Left as they are: bf16 and f32 steps, ghost batch norms, an activation
+    other than ReLU (or none) between the norm and the convolution, NCHW
+    tensors, a dgrad result or ReLU gradient that something else also
+    reads, and norms already synchronised over ranks.
+  }];
+}
+
 #endif // TCC_CODEGEN_CUDA_PASSES
