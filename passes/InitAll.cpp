@@ -17,6 +17,15 @@ void mlir::tcc::registerAllTccDialects(DialectRegistry &registry) {
   registry.insert<TccDialect, func::FuncDialect, arith::ArithDialect>();
 }
 
+std::vector<mlir::StringRef> mlir::tcc::offByDefaultPassNames() {
+  std::vector<StringRef> names;
+  for (const TargetBackend *target : registeredTargetBackends())
+    for (StringRef own : target->offByDefaultPasses())
+      if (!llvm::is_contained(names, own))
+        names.push_back(own);
+  return names;
+}
+
 std::vector<mlir::StringRef> mlir::tcc::optimizationPassNames() {
   // Named by their flags in Passes.td, in pipeline order.
   auto name = [](std::unique_ptr<Pass> pass) { return TargetOptions::optimizationName(*pass); };

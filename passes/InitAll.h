@@ -53,6 +53,9 @@ struct CompilePipelineOptions : PassPipelineOptions<CompilePipelineOptions> {
 /// targets' included, in pipeline order (docs/passes.md): the names
 /// --disable-pass takes.
 std::vector<StringRef> optimizationPassNames();
+/// The registered targets' optimization passes that are off unless
+/// --enable-pass names them: the names it takes.
+std::vector<StringRef> offByDefaultPassNames();
 
 /// The tcc dialect and the upstream dialects tcc IR contains (func, arith).
 void registerAllTccDialects(DialectRegistry &registry);

@@ -43,12 +43,16 @@ struct TargetOptions {
   /// --bucket-size: the bytes of one bucket of gradients a distributed step
   /// reduces together (tcc-bucket-collectives; 0: the pass's default).
   int64_t bucketBytes = 0;
+  /// --enable-pass names: optimization passes a target leaves out unless named.
+  std::vector<std::string> enabledPasses;
 
   /// The name --disable-pass gives an optimization pass: its flag (in
   /// Passes.td) without "tcc-".
   static StringRef optimizationName(const Pass &pass);
-  /// Adds the optimization pass `pass` to `pm` unless --disable-pass names it.
-  void addOptimization(OpPassManager &pm, std::unique_ptr<Pass> pass) const;
+  /// Adds the optimization pass `pass` to `pm` unless --disable-pass names
+  /// it; one not `onByDefault` only where --enable-pass names it.
+  void addOptimization(OpPassManager &pm, std::unique_ptr<Pass> pass,
+                       bool onByDefault = true) const;
 };
 
 /// What the target's libraries fuse into their calls (tcc-fusion's options).
@@ -127,6 +131,8 @@ public:
   virtual void addSelectionPasses(OpPassManager &pm, const TargetOptions &options) const {}
   /// The optimization passes (as --disable-pass names them) it adds.
   virtual ArrayRef<StringRef> optimizationPasses() const { return {}; }
+  /// Those of them it adds only where --enable-pass names them.
+  virtual ArrayRef<StringRef> offByDefaultPasses() const { return {}; }
 
   //===--------------------------------------------------------------------===//
   // Code and trainers.

@@ -17,8 +17,12 @@ StringRef TargetOptions::optimizationName(const Pass &pass) {
   return flag;
 }
 
-void TargetOptions::addOptimization(OpPassManager &pm, std::unique_ptr<Pass> pass) const {
-  if (!llvm::is_contained(disabledPasses, optimizationName(*pass)))
+void TargetOptions::addOptimization(OpPassManager &pm, std::unique_ptr<Pass> pass,
+                                    bool onByDefault) const {
+  StringRef name = optimizationName(*pass);
+  if (!onByDefault && !llvm::is_contained(enabledPasses, name))
+    return;
+  if (!llvm::is_contained(disabledPasses, name))
     pm.addPass(std::move(pass));
 }
 

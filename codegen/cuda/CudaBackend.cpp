@@ -74,7 +74,9 @@ public:
     if (!options.gpu.empty())
       statistics.gpu = options.gpu;
     options.addOptimization(pm, createCudaConvStatistics(statistics));
-    options.addOptimization(pm, createCudaDgradStatistics());
+    // Off until its group runs cuDNN's dgrad + drelu + dbn_weight graph: the
+    // split backward alone reads dy once more than the fused norm backward.
+    options.addOptimization(pm, createCudaDgradStatistics(), /*onByDefault=*/false);
   }
   /// cuBLASLt applies an activation in the matmul's epilogue, cuDNN a bias
   /// and a ReLU in the convolution's (CudaFusionPatterns.cpp); a launch
@@ -96,6 +98,11 @@ public:
         TargetOptions::optimizationName(*createPadChannels()),
         TargetOptions::optimizationName(*createChannelsLast()),
         TargetOptions::optimizationName(*createCudaConvStatistics()),
+        TargetOptions::optimizationName(*createCudaDgradStatistics())};
+    return names;
+  }
+  ArrayRef<StringRef> offByDefaultPasses() const override {
+    static const StringRef names[] = {
         TargetOptions::optimizationName(*createCudaDgradStatistics())};
     return names;
   }

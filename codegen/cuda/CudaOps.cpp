@@ -34,8 +34,9 @@ std::string mlir::tcc::unsupportedTypes(Operation *op) {
   if (isa<FlattenOp, ReshapeOp, SgdUpdateOp, AdamwUpdateOp, EmaUpdateOp, LookaheadUpdateOp,
           AllReduceOp>(op))
     return "";
-  // A conv's 16-bit result, widened as each element is loaded.
-  if (isa<BatchNormSumsOp>(op))
+  // A conv's 16-bit result, widened as each element is loaded; the backward
+  // sums' and dx's 16-bit dy, x and dx (tcc-cuda-dgrad-statistics') too.
+  if (isa<BatchNormSumsOp, BatchNormBackwardSumsOp, BatchNormBackwardInputOp>(op))
     return "";
   if (isa<ReduceSumOp>(op))
     return storageName(op->getOperand(0)) == storageName(op->getResult(0))

@@ -17,6 +17,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <optional>
+
 namespace mlir::tcc {
 #define GEN_PASS_DEF_CUDADGRADSTATISTICS
 #include "codegen/cuda/Passes.h.inc"
@@ -45,47 +47,51 @@ Value throughCasts(Value v, bool sole) {
   }
 }
 
-/// True if `v`, or a value it is cast from, is stored fp16 NHWC: a tensor
-/// the graph can read as it is.
-bool storedF16(Value v) {
-  while (true) {
-    if (isF16ChannelsLast(v))
-      return true;
+/// `v`, or the value it is cast from, stored fp16 NHWC (a tensor the graph
+/// can read as it is), or null.
+Value storedF16(Value v) {
+  while (!isF16ChannelsLast(v)) {
     auto cast = v.getDefiningOp<CastOp>();
     if (!cast || changesLayout(cast.getInput(), cast.getResult()))
-      return false;
+      return Value();
     v = cast.getInput();
   }
+  return v;
 }
 
-/// True if `bwd`'s output gradient is the ReLU backward of an fp16 NHWC
-/// conv2d_backward_data, with the ReLU's result and the norm's input fp16
-/// NHWC: cuDNN's dgrad + drelu + dbn_weight graph, each operand as it reads it.
-bool fromDgrad(BatchNormBackwardOp bwd) {
+/// The fp16 tensors cuDNN's dgrad + drelu + dbn_weight graph reads and
+/// writes for `bwd`: dy (the drelu output, stored) and x (the norm's input).
+struct Operands {
+  Value dy, x;
+};
+
+/// `bwd`'s operands as the graph takes them, where its output gradient is
+/// the ReLU backward of an fp16 NHWC conv2d_backward_data and the ReLU's
+/// result and the norm's input are stored fp16 NHWC; else nothing.
+std::optional<Operands> fromDgrad(BatchNormBackwardOp bwd) {
   if (bwd.getGhostBatch() != 0 || !isChannelsLast(bwd.getInput()))
-    return false;
-  Value dy = bwd.getGrad();
-  Value reluGrad = throughCasts(dy, /*sole=*/false);
+    return std::nullopt;
+  Value reluGrad = throughCasts(bwd.getGrad(), /*sole=*/false);
   auto relu = reluGrad.getDefiningOp<ReluBackwardOp>();
   if (!relu || relu->getBlock() != bwd->getBlock())
-    return false;
+    return std::nullopt;
   // Nothing else reads the path relu_backward -> dy, and dy is stored fp16
   // on it (the graph's drelu output, which dx reads again).
-  bool stored16 = false;
-  for (Value v = dy;; v = v.getDefiningOp<CastOp>().getInput()) {
+  Value dy16;
+  for (Value v = bwd.getGrad();; v = v.getDefiningOp<CastOp>().getInput()) {
     if (!v.hasOneUse())
-      return false;
-    stored16 |= isF16ChannelsLast(v);
+      return std::nullopt;
+    if (!dy16 && isF16ChannelsLast(v))
+      dy16 = v;
     if (v == reluGrad)
       break;
   }
-  if (!stored16)
-    return false;
   Value dz = throughCasts(relu.getGrad(), /*sole=*/true);
   auto dgrad = dz ? dz.getDefiningOp<Conv2dBackwardDataOp>() : Conv2dBackwardDataOp();
-  if (!dgrad || !isF16ChannelsLast(dz))
-    return false;
-  return storedF16(relu.getValue()) && storedF16(bwd.getInput());
+  Value x16 = storedF16(bwd.getInput());
+  if (!dy16 || !dgrad || !isF16ChannelsLast(dz) || !storedF16(relu.getValue()) || !x16)
+    return std::nullopt;
+  return Operands{dy16, x16};
 }
 
 struct CudaDgradStatisticsPass
@@ -94,28 +100,55 @@ struct CudaDgradStatisticsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<BatchNormBackwardOp> norms;
+    SmallVector<std::pair<BatchNormBackwardOp, Operands>> norms;
     module.walk([&](BatchNormBackwardOp bwd) {
-      if (fromDgrad(bwd))
-        norms.push_back(bwd);
+      if (std::optional<Operands> operands = fromDgrad(bwd))
+        norms.push_back({bwd, *operands});
     });
-    for (BatchNormBackwardOp bwd : norms) {
+    for (auto [bwd, operands] : norms) {
       OpBuilder b(bwd);
       Location loc = bwd.getLoc();
-      auto sums = b.create<BatchNormBackwardSumsOp>(loc, bwd.getGrad(), bwd.getInput(),
+      // Both read the fp16 tensors, widening as they load: no f32 copy of
+      // dy or x is stored.
+      auto sums = b.create<BatchNormBackwardSumsOp>(loc, operands.dy, operands.x,
                                                     bwd.getSavedMean(), bwd.getSavedInvstd());
       auto dx = b.create<BatchNormBackwardInputOp>(
-          loc, bwd.getGrad(), bwd.getInput(), bwd.getWeight(), bwd.getSavedMean(),
+          loc, operands.dy, operands.x, bwd.getWeight(), bwd.getSavedMean(),
           bwd.getSavedInvstd(), sums.getSums(), b.getI64IntegerAttr(1));
-      // The layout mark goes with the tensors the new ops read and write.
-      if (Attribute mark = bwd->getAttr(kChannelsLastAttr)) {
-        sums->setAttr(kChannelsLastAttr, mark);
-        dx->setAttr(kChannelsLastAttr, mark);
+      for (Operation *made : {sums.getOperation(), dx.getOperation()})
+        made->setAttr(kChannelsLastAttr, b.getUnitAttr());
+      // dx is fp16 now: the casts that narrowed the f32 one read it as it
+      // is, anything else a widened copy.
+      Value wide;
+      for (OpOperand &use : llvm::make_early_inc_range(bwd.getGradInput().getUses())) {
+        auto narrowing = dyn_cast<CastOp>(use.getOwner());
+        if (narrowing && narrowing.getType() == dx.getType() &&
+            !changesLayout(narrowing.getInput(), narrowing.getResult())) {
+          narrowing.getResult().replaceAllUsesWith(dx.getGradInput());
+          narrowing.erase();
+          continue;
+        }
+        if (!wide) {
+          b.setInsertionPointAfter(dx);
+          auto cast = b.create<CastOp>(
+              loc, dx.getGradInput(),
+              TypeAttr::get(getElementTypeOrSelf(bwd.getGradInput().getType())));
+          cast->setAttr(kChannelsLastAttr, b.getUnitAttr());
+          wide = cast.getResult();
+        }
+        use.set(wide);
       }
-      bwd.getGradInput().replaceAllUsesWith(dx.getGradInput());
       bwd.getGradWeight().replaceAllUsesWith(sums.getGradWeight());
       bwd.getGradBias().replaceAllUsesWith(sums.getGradBias());
+      // The casts that widened dy and x for it, if nothing else reads them.
+      SmallVector<Value> widened = {bwd.getGrad(), bwd.getInput()};
       bwd.erase();
+      for (Value v : widened)
+        while (v.use_empty() && v.getDefiningOp<CastOp>()) {
+          Operation *cast = v.getDefiningOp();
+          v = cast->getOperand(0);
+          cast->erase();
+        }
     }
     Builder b(module.getContext());
     recordPassResult(module, "cuda-dgrad-statistics", "norms",

@@ -4,22 +4,24 @@
 // backward of the next convolution's backward-data (conv -> norm -> ReLU ->
 // conv), every tensor NHWC, dy stored fp16: its backward becomes the
 // synchronised norm's for one rank, the sums of dy and dy * (x - mean) (and
-// the scale and shift gradients) first, dx from them.
+// the scale and shift gradients) first, dx from them. Both read the fp16 dy
+// and x (their widening casts go) and dx is fp16: the cast that narrowed
+// the f32 dx goes, a reader of the f32 one gets a widened copy.
 // CHECK: tcc.pass_report = {"cuda-dgrad-statistics" = {norms = 1 : i64}}
 // CHECK-LABEL: func.func @train_step
-// CHECK: %[[DZ:.*]] = tcc.conv2d_backward_data
+// CHECK: %[[R:.*]] = tcc.cast %arg2 to f16
+// CHECK-NEXT: %[[X:.*]] = tcc.cast %arg3 to f16
+// CHECK-NEXT: tcc.conv2d_backward_data
 // CHECK: tcc.relu_backward
-// CHECK-NEXT: %[[DY16:.*]] = tcc.cast %{{.*}} to f16
-// CHECK-NEXT: %[[DY:.*]] = tcc.cast %[[DY16]] to f32 {tcc.channels_last}
-// CHECK-NEXT: %[[X:.*]] = tcc.cast %{{.*}} to f32 {tcc.channels_last}
-// CHECK-NOT: tcc.batch_norm_backward %
-// CHECK: %[[S:.*]], %[[DW:.*]], %[[DB:.*]] = tcc.batch_norm_backward_sums %[[DY]], %[[X]] saved %arg5, %arg6 {tcc.channels_last}
-// CHECK-NEXT: %[[DX:.*]] = tcc.batch_norm_backward_input %[[DY]], %[[X]] weight %arg4 saved %arg5, %arg6 sums %[[S]] {ranks = 1 : i64, tcc.channels_last}
-// CHECK-NEXT: return %[[DX]], %[[DW]], %[[DB]]
+// CHECK-NEXT: %[[DY:.*]] = tcc.cast %{{.*}} to f16 {tcc.channels_last}
+// CHECK-NEXT: %[[S:.*]], %[[DW:.*]], %[[DB:.*]] = tcc.batch_norm_backward_sums %[[DY]], %[[X]] saved %arg5, %arg6 {tcc.channels_last} : (tensor<8x8x8x8xf16>, tensor<8x8x8x8xf16>,
+// CHECK-NEXT: %[[DX:.*]] = tcc.batch_norm_backward_input %[[DY]], %[[X]] weight %arg4 saved %arg5, %arg6 sums %[[S]] {ranks = 1 : i64, tcc.channels_last} : {{.*}} -> tensor<8x8x8x8xf16>
+// CHECK-NEXT: %[[WIDE:.*]] = tcc.cast %[[DX]] to f32 {tcc.channels_last}
+// CHECK-NEXT: return %[[WIDE]], %[[DX]], %[[DW]], %[[DB]]
 func.func @train_step(%dn32: tensor<8x16x4x4xf32> {tcc.role = "input"}, %w: tensor<16x8x3x3xf16>,
                       %r32: tensor<8x8x8x8xf32>, %x32: tensor<8x8x8x8xf32>, %g: tensor<8xf32>,
                       %mean: tensor<1x8xf32>, %inv: tensor<1x8xf32>)
-    -> (tensor<8x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>) {
+    -> (tensor<8x8x8x8xf32>, tensor<8x8x8x8xf16>, tensor<8xf32>, tensor<8xf32>) {
   %dn = tcc.cast %dn32 to f16 {tcc.channels_last} : (tensor<8x16x4x4xf32>) -> tensor<8x16x4x4xf16>
   %r = tcc.cast %r32 to f16 {tcc.channels_last} : (tensor<8x8x8x8xf32>) -> tensor<8x8x8x8xf16>
   %x = tcc.cast %x32 to f16 {tcc.channels_last} : (tensor<8x8x8x8xf32>) -> tensor<8x8x8x8xf16>
@@ -31,7 +33,8 @@ func.func @train_step(%dn32: tensor<8x16x4x4xf32> {tcc.role = "input"}, %w: tens
   %dy = tcc.cast %dy16 to f32 {tcc.channels_last} : (tensor<8x8x8x8xf16>) -> tensor<8x8x8x8xf32>
   %xf = tcc.cast %x to f32 {tcc.channels_last} : (tensor<8x8x8x8xf16>) -> tensor<8x8x8x8xf32>
   %dx, %dw, %db = tcc.batch_norm_backward %dy, %xf weight %g saved %mean, %inv {ghost_batch = 0 : i64, tcc.channels_last} : (tensor<8x8x8x8xf32>, tensor<8x8x8x8xf32>, tensor<8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> (tensor<8x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>)
-  return %dx, %dw, %db : tensor<8x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %dxh = tcc.cast %dx to f16 {tcc.channels_last} : (tensor<8x8x8x8xf32>) -> tensor<8x8x8x8xf16>
+  return %dx, %dxh, %dw, %db : tensor<8x8x8x8xf32>, tensor<8x8x8x8xf16>, tensor<8xf32>, tensor<8xf32>
 }
 
 // -----

@@ -35,7 +35,7 @@ namespace {
 const std::vector<std::string> kOptions = {
     "-o",          "--output",        "--emit",       "--target", "--march",
     "--precision", "--memory-budget", "--tuning-db",  "--report", "--help",
-    "--disable-pass", "--explain", "--batch-size", "--ranks", "--bucket-size", "--gpu", "--allow-fallback",
+    "--disable-pass", "--enable-pass", "--explain", "--batch-size", "--ranks", "--bucket-size", "--gpu", "--allow-fallback",
     "--ignore-tuning-mismatch", "--time-phases", "--mlir-print-debuginfo"};
 
 /// A -march value for the C++ compiler: a plain word, so that it cannot
@@ -199,6 +199,13 @@ std::string passNames() {
   return names;
 }
 
+std::string offPassNames() {
+  std::string names;
+  for (llvm::StringRef pass : mlir::tcc::offByDefaultPassNames())
+    names += (names.empty() ? "" : ", ") + pass.str();
+  return names.empty() ? "none" : names;
+}
+
 /// The --gpu choices of the help.
 std::string gpuHelp() {
 #ifdef TCC_HAVE_CUDA
@@ -288,6 +295,8 @@ Options:
   --disable-pass=NAME    leave out an optimization pass (repeatable): )" +
          passNames() + R"(
                          (docs/passes.md)
+  --enable-pass=NAME     add an optimization pass that is off by default
+                         (repeatable): )" + offPassNames() + R"( (docs/passes.md)
   --report=FILE          write a JSON report of the compilation
                          (docs/report.md)
   --mlir-print-debuginfo with --emit=mlir or planned-mlir: print each op's
@@ -363,13 +372,15 @@ ParseResult tcc::parseCompileOptions(const std::vector<std::string> &args,
                  {"mlir", "planned-mlir", "source", "source-tree", "exe", "conv-plans"}, error))
         return ParseResult::Error;
       options.emit = value;
-    } else if (name == "--disable-pass") {
+    } else if (name == "--disable-pass" || name == "--enable-pass") {
       std::vector<std::string> passes;
-      for (llvm::StringRef pass : mlir::tcc::optimizationPassNames())
+      for (llvm::StringRef pass : name == "--disable-pass" ? mlir::tcc::optimizationPassNames()
+                                                            : mlir::tcc::offByDefaultPassNames())
         passes.push_back(pass.str());
       if (!oneOf(name, value, passes, error))
         return ParseResult::Error;
-      options.disabledPasses.push_back(value);
+      (name == "--disable-pass" ? options.disabledPasses : options.enabledPasses)
+          .push_back(value);
     } else if (name == "--target") {
       if (!oneOf(name, value, targetNames([](const TargetBackend::Takes &) { return true; }),
                  error))

@@ -48,6 +48,8 @@ struct CompileOptions {
   bool checkData = true;
   /// --disable-pass (repeatable): optimization passes to leave out.
   std::vector<std::string> disabledPasses;
+  /// --enable-pass: optimization passes that are off unless named.
+  std::vector<std::string> enabledPasses;
 };
 
 enum class ParseResult { Ok, Help, Error };

@@ -315,6 +315,7 @@ nlohmann::json compileReportJson(ModuleOp model, ModuleOp planned,
   if (auto passes = planned->getAttrOfType<DictionaryAttr>(mlir::tcc::kPassReportAttr))
     report["passes"] = nlohmann::json::parse(::mlir::tcc::attributeToJson(passes));
   report["disabled_passes"] = options.disabledPasses;
+  report["enabled_passes"] = options.enabledPasses;
   report["warnings"] = facts.warnings;
   return report;
 }

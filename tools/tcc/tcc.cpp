@@ -103,6 +103,7 @@ mlir::LogicalResult runPipeline(ModuleOp module, const mlir::tcc::TargetBackend 
                                     options.tuningDb.value_or(""),
                                     options.ignoreTuningMismatch, options.allowFallback,
                                     options.bucketSize.value_or(0)};
+  settings.enabledPasses = options.enabledPasses;
   mlir::ScopedDiagnosticHandler handler(
       module->getContext(), [&](mlir::Diagnostic &diag) {
         if (diag.getSeverity() == mlir::DiagnosticSeverity::Error && error.empty())

@@ -30,6 +30,9 @@ static const char *collectiveType(Type type) {
   return "cuda::CollectiveType::F32";
 }
 
+/// `v`'s pointer as its element type: float, or the 16-bit type.
+static std::string tensor(CudaPrinter &p, Value v) { return updatePointer(p.e, v, v); }
+
 void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
   t.add<AllReduceOp>([](AllReduceOp o, CudaPrinter &p) -> LogicalResult {
     // One group of calls, each tensor in its own element type.
@@ -76,15 +79,16 @@ void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
          << ", inputs, results, sizes, wholes, " << workspaceOf(o) << "); }\n";
     return success();
   });
-  // A synchronised batch norm's sums and its dx (runtime/cuda/device/SyncNorm.cuh).
+  // A synchronised batch norm's sums and its dx (runtime/cuda/device/SyncNorm.cuh);
+  // dy, x and dx may be 16-bit (tcc-cuda-dgrad-statistics'), widened as loaded.
   t.add<BatchNormSumsOp>([](BatchNormSumsOp o, CudaPrinter &p) {
     printBatchNormSums(o, p, o);
     return success();
   });
   t.add<BatchNormBackwardSumsOp>([](BatchNormBackwardSumsOp o, CudaPrinter &p) {
     p.os << "  cuda::batch_norm_backward_sums<float>(args.stream, " << workspaceOf(o) << ", "
-         << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << p(o.getGrad()) << ", "
-         << p(o.getInput()) << ", " << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd())
+         << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << tensor(p, o.getGrad()) << ", "
+         << tensor(p, o.getInput()) << ", " << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd())
          << ", " << p(o.getSums()) << ", " << p.e.nameOrNull(o.getGradWeight()) << ", "
          << p.e.nameOrNull(o.getGradBias()) << ");\n";
     return success();
@@ -92,9 +96,10 @@ void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
   t.add<BatchNormBackwardInputOp>([](BatchNormBackwardInputOp o, CudaPrinter &p) {
     p.os << "  cuda::batch_norm_backward_input<float>(args.stream, "
          << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << o.getRanks() << ", "
-         << p(o.getGrad()) << ", " << p(o.getInput()) << ", " << p.e.nameOrNull(o.getWeight())
-         << ", " << p(o.getSavedMean()) << ", " << p(o.getSavedInvstd()) << ", "
-         << p(o.getSums()) << ", " << p(o.getGradInput()) << ");\n";
+         << tensor(p, o.getGrad()) << ", " << tensor(p, o.getInput()) << ", "
+         << p.e.nameOrNull(o.getWeight()) << ", " << p(o.getSavedMean()) << ", "
+         << p(o.getSavedInvstd()) << ", " << p(o.getSums()) << ", "
+         << tensor(p, o.getGradInput()) << ");\n";
     return success();
   });
 }

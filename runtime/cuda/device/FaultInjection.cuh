@@ -23,6 +23,10 @@
 // A bias's gradient (reduce_sum_keep, StepOps.cuh) without its last
 // sample's term.
 #define TCC_FAULT_BIAS_GRAD_DROP_LAST 2
+// A batch norm's backward sums (batch_norm_backward_sums, SyncNorm.cuh: the
+// synchronised norm's, and tcc-cuda-dgrad-statistics') without the last
+// sample's terms.
+#define TCC_FAULT_BN_BACKWARD_SUMS_DROP_LAST 3
 
 #ifndef TCC_INJECT_FAULT
 #define TCC_INJECT_FAULT 0

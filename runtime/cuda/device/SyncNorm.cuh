@@ -67,7 +67,15 @@ void batch_norm_backward_sums(cudaStream_t s, char *workspace, int64_t workspace
                               T *dweight, T *dbias) {
   const tcc::cuda::RowSplit split = tcc::cuda::rowSplit(shape);
   const RowWorkspace w = row_workspace(split, workspace, workspaceBytes);
+#if TCC_INJECT_FAULT == TCC_FAULT_BN_BACKWARD_SUMS_DROP_LAST
+  const int64_t total = shape.n * shape.c * shape.hw;
+  const int64_t lastSample = total - total / (shape.n / shape.rows_per_sample);
+#endif
   row_part_sums(s, shape, split, w.parts, [=] __device__(int64_t c, int64_t k) {
+#if TCC_INJECT_FAULT == TCC_FAULT_BN_BACKWARD_SUMS_DROP_LAST
+    if (k >= lastSample)
+      return kernels::Sums{0, 0};
+#endif
     const double g = double(dy[k]);
     return kernels::Sums{g, g * (double(x[k]) - double(savedMean[c]))};
   });

@@ -105,7 +105,7 @@ def with_token_data(spec, tmp, n_train, n_test):
 
 
 # --inject-fault's names: TCC_INJECT_FAULT's values (FaultInjection.cuh).
-FAULTS = {"bn-dx-ulp": 1, "bias-grad-drop-last": 2}
+FAULTS = {"bn-dx-ulp": 1, "bias-grad-drop-last": 2, "bn-backward-sums-drop-last": 3}
 
 
 def main():
@@ -120,6 +120,9 @@ def main():
                     help="train this 16-bit step (default: the model's own precision)")
     ap.add_argument("--disable-pass", action="append", default=[],
                     help="leave out an optimization pass in every trainer (repeatable)")
+    ap.add_argument("--enable-pass", action="append", default=[],
+                    help="add an optimization pass that is off by default to the cuda "
+                         "trainer's compile (repeatable)")
     ap.add_argument("--train-samples", type=int,
                     help="train on the first that many images of the model's Fashion-MNIST "
                          "idx files (so that --steps crosses epochs)")
@@ -131,6 +134,9 @@ def main():
     ap.add_argument("--expect-group", action="append", default=[],
                     help="a kind of fusion group the cuda step must have: what the test is "
                          "of (repeatable)")
+    ap.add_argument("--expect-pass", action="append", default=[], metavar="PASS.KEY=N",
+                    help="a number in the cuda compile's --report (passes.PASS.KEY) must be N: "
+                         "that the pass the test is of fired (repeatable)")
     ap.add_argument("--expect-frozen-step", action="store_true",
                     help="the model has train_epochs: the cuda step must have its second "
                          "training step (tcc-frozen-step, its own graph), which the run must "
@@ -181,6 +187,7 @@ def main():
     sixteen_bit = precision_name != "fp32"
     precision = ["--precision=" + args.precision] if args.precision else []
     passes = ["--disable-pass=" + name for name in args.disable_pass]
+    enabled = ["--enable-pass=" + name for name in args.enable_pass]
     args.model = os.path.abspath(args.model)
 
     tmp = tempfile.mkdtemp(prefix="tcc-cuda-emu-")
@@ -204,7 +211,7 @@ def main():
         report = os.path.join(tmp, "cuda-report.json")
         ranks = ["--ranks=%d" % args.ranks] if args.ranks > 1 else []
         run([args.tcc, "compile", args.model, "--target=cuda", "--emit=source", "-o", source,
-             "--report", report, *precision, *passes, *ranks], tmp,
+             "--report", report, *precision, *passes, *enabled, *ranks], tmp,
             "tcc compile --target=cuda --emit=source")
         with open(report) as f:
             cuda_report = json.load(f)
@@ -224,6 +231,14 @@ def main():
             print("the cuda trainer runs @train_step_frozen from epoch %d on, without %s"
                   % (frozen[0]["from_epoch"], ", ".join(frozen[0]["leaves_out"])))
             cpu_passes.append("--disable-pass=frozen-step")
+        for expected in args.expect_pass:
+            path, want = expected.split("=")
+            name, key = path.rsplit(".", 1)
+            got = cuda_report["passes"].get(name, {}).get(key)
+            if got != int(want):
+                print("FAIL: the cuda compile's report has passes.%s = %s, not %s"
+                      % (path, got, want))
+                return 1
         missing = [kind for kind in args.expect_group if not kinds.get(kind)]
         if missing:
             print("FAIL: the cuda step has no " + ", ".join(missing) + " group (it has " +
