@@ -260,17 +260,20 @@ void checkBucketSize(const ::tcc::frontend::ModelSpec &spec, const tcc::CompileO
                      "gradients over ranks");
 }
 
-/// A target's own optimization pass disabled on another target changes
-/// nothing: said so.
+/// A target's own optimization pass disabled or enabled on another target
+/// changes nothing: said so.
 void checkTargetPasses(const mlir::tcc::TargetBackend &target,
                        const tcc::CompileOptions &options, tcc::CompileFacts &facts) {
   for (const mlir::tcc::TargetBackend *other : mlir::tcc::registeredTargetBackends())
     for (llvm::StringRef pass : other->optimizationPasses())
-      if (llvm::is_contained(options.disabledPasses, pass.str()) &&
-          !llvm::is_contained(target.optimizationPasses(), pass))
-        tcc::warn(facts, "--disable-pass=" + pass.str() + " changes nothing on --target=" +
-                             options.target + ": tcc-" + pass.str() + " runs for the " +
-                             other->name().str() + " target only");
+      for (const char *flag : {"--disable-pass", "--enable-pass"}) {
+        const auto &named = flag[2] == 'd' ? options.disabledPasses : options.enabledPasses;
+        if (llvm::is_contained(named, pass.str()) &&
+            !llvm::is_contained(target.optimizationPasses(), pass))
+          tcc::warn(facts, std::string(flag) + "=" + pass.str() + " changes nothing on --target=" +
+                               options.target + ": tcc-" + pass.str() + " runs for the " +
+                               other->name().str() + " target only");
+      }
 }
 
 bool emitSource(const mlir::tcc::TargetBackend &target, ModuleOp module, llvm::raw_ostream &os,
