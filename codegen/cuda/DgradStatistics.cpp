@@ -47,11 +47,13 @@ Value throughCasts(Value v, bool sole) {
   }
 }
 
-/// `v`, or the value it is cast from, stored fp16 NHWC (a tensor the graph
-/// can read as it is), or null.
+/// `v`, or the value it is widened from, stored fp16 NHWC (a tensor the
+/// graph can read as it is: `v` is its exact f32 copy), or null.
 Value storedF16(Value v) {
   while (!isF16ChannelsLast(v)) {
     auto cast = v.getDefiningOp<CastOp>();
+    if (!getElementTypeOrSelf(v.getType()).isF32())
+      return Value();
     if (!cast || changesLayout(cast.getInput(), cast.getResult()))
       return Value();
     v = cast.getInput();
@@ -83,6 +85,8 @@ std::optional<Operands> fromDgrad(BatchNormBackwardOp bwd) {
       return std::nullopt;
     if (!dy16 && isF16ChannelsLast(v))
       dy16 = v;
+    else if (!dy16 && !getElementTypeOrSelf(v.getType()).isF32())
+      return std::nullopt; // the norm's dy would not be dy16's exact copy
     if (v == reluGrad)
       break;
   }

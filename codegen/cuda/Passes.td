@@ -95,7 +95,8 @@ def CudaDgradStatistics : Pass<"tcc-cuda-dgrad-statistics", "::mlir::ModuleOp"> 
     Left as they are: bf16 and f32 steps, ghost batch norms, an activation
     other than ReLU (or none) between the norm and the convolution, NCHW
     tensors, a dgrad result or ReLU gradient that something else also
-    reads, and norms already synchronised over ranks.
+    reads, a dy that is not the fp16 one's exact f32 copy, and norms
+    already synchronised over ranks.
   }];
 }
 

@@ -44,7 +44,8 @@ func.func @train_step(%dn32: tensor<8x16x4x4xf32> {tcc.role = "input"}, %w: tens
 //  are over the whole batch); @celu: an activation other than ReLU;
 //  @nchw: tensors stored NCHW; @dz_read: the dgrad's result has another
 //  reader; @dy_read: dy's fp16 copy has another reader; @no_dgrad: dy is
-//  not written by a convolution's backward-data.
+//  not written by a convolution's backward-data; @inexact: the norm's dy is
+//  not the fp16 one's exact copy (narrowed to bf16 on its way).
 // CHECK: tcc.pass_report = {"cuda-dgrad-statistics" = {norms = 0 : i64}}
 // CHECK-LABEL: func.func @bf16
 // CHECK-NOT: tcc.batch_norm_backward_sums
@@ -172,6 +173,24 @@ func.func @no_dgrad(%dz32: tensor<8x8x8x8xf32>, %r32: tensor<8x8x8x8xf32>, %x32:
   %dyf = tcc.relu_backward %dzf, %rf {tcc.channels_last} : tensor<8x8x8x8xf32>
   %dy16 = tcc.cast %dyf to f16 {tcc.channels_last} : (tensor<8x8x8x8xf32>) -> tensor<8x8x8x8xf16>
   %dy = tcc.cast %dy16 to f32 {tcc.channels_last} : (tensor<8x8x8x8xf16>) -> tensor<8x8x8x8xf32>
+  %xf = tcc.cast %x to f32 {tcc.channels_last} : (tensor<8x8x8x8xf16>) -> tensor<8x8x8x8xf32>
+  %dx, %dw, %db = tcc.batch_norm_backward %dy, %xf weight %g saved %mean, %inv {ghost_batch = 0 : i64, tcc.channels_last} : (tensor<8x8x8x8xf32>, tensor<8x8x8x8xf32>, tensor<8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> (tensor<8x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return %dx : tensor<8x8x8x8xf32>
+}
+// CHECK-LABEL: func.func @inexact
+// CHECK-NOT: tcc.batch_norm_backward_sums
+// CHECK: tcc.batch_norm_backward %
+func.func @inexact(%dn32: tensor<8x16x4x4xf32>, %w: tensor<16x8x3x3xf16>, %r32: tensor<8x8x8x8xf32>, %x32: tensor<8x8x8x8xf32>, %g: tensor<8xf32>, %mean: tensor<1x8xf32>, %inv: tensor<1x8xf32>) -> tensor<8x8x8x8xf32> {
+  %dn = tcc.cast %dn32 to f16 {tcc.channels_last} : (tensor<8x16x4x4xf32>) -> tensor<8x16x4x4xf16>
+  %r = tcc.cast %r32 to f16 {tcc.channels_last} : (tensor<8x8x8x8xf32>) -> tensor<8x8x8x8xf16>
+  %x = tcc.cast %x32 to f16 {tcc.channels_last} : (tensor<8x8x8x8xf32>) -> tensor<8x8x8x8xf16>
+  %dz = tcc.conv2d_backward_data %dn, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, input_shape = array<i64: 8, 8, 8, 8>, padding = array<i64: 1, 1>, stride = array<i64: 2, 2>, tcc.channels_last} : (tensor<8x16x4x4xf16>, tensor<16x8x3x3xf16>) -> tensor<8x8x8x8xf16>
+  %dzf = tcc.cast %dz to f32 {tcc.channels_last} : (tensor<8x8x8x8xf16>) -> tensor<8x8x8x8xf32>
+  %rf = tcc.cast %r to f32 {tcc.channels_last} : (tensor<8x8x8x8xf16>) -> tensor<8x8x8x8xf32>
+  %dyf = tcc.relu_backward %dzf, %rf {tcc.channels_last} : tensor<8x8x8x8xf32>
+  %dy16 = tcc.cast %dyf to f16 {tcc.channels_last} : (tensor<8x8x8x8xf32>) -> tensor<8x8x8x8xf16>
+  %dyb = tcc.cast %dy16 to bf16 {tcc.channels_last} : (tensor<8x8x8x8xf16>) -> tensor<8x8x8x8xbf16>
+  %dy = tcc.cast %dyb to f32 {tcc.channels_last} : (tensor<8x8x8x8xbf16>) -> tensor<8x8x8x8xf32>
   %xf = tcc.cast %x to f32 {tcc.channels_last} : (tensor<8x8x8x8xf16>) -> tensor<8x8x8x8xf32>
   %dx, %dw, %db = tcc.batch_norm_backward %dy, %xf weight %g saved %mean, %inv {ghost_batch = 0 : i64, tcc.channels_last} : (tensor<8x8x8x8xf32>, tensor<8x8x8x8xf32>, tensor<8xf32>, tensor<1x8xf32>, tensor<1x8xf32>) -> (tensor<8x8x8x8xf32>, tensor<8xf32>, tensor<8xf32>)
   return %dx : tensor<8x8x8x8xf32>
