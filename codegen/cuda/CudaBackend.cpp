@@ -76,7 +76,10 @@ public:
     options.addOptimization(pm, createCudaConvStatistics(statistics));
     // Off until its group runs cuDNN's dgrad + drelu + dbn_weight graph: the
     // split backward alone reads dy once more than the fused norm backward.
-    options.addOptimization(pm, createCudaDgradStatistics(), /*onByDefault=*/false);
+    CudaDgradStatisticsOptions dgrad;
+    if (!options.gpu.empty())
+      dgrad.gpu = options.gpu;
+    options.addOptimization(pm, createCudaDgradStatistics(dgrad), /*onByDefault=*/false);
   }
   /// cuBLASLt applies an activation in the matmul's epilogue, cuDNN a bias
   /// and a ReLU in the convolution's (CudaFusionPatterns.cpp); a launch

@@ -10,9 +10,16 @@
 
 #include "codegen/cuda/Passes.h"
 
+#include "codegen/cuda/StepProblems.h"
+#include "ir/ModelNode.h"
 #include "ir/PhysicalLayout.h"
 #include "ir/TccOps.h"
 #include "passes/PassReport.h"
+
+#ifdef TCC_HAVE_CUDA
+#include "runtime/cuda/DgradDbnGraph.h"
+#include "runtime/cuda/GpuDescriptions.h"
+#endif
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -65,6 +72,7 @@ Value storedF16(Value v) {
 /// writes for `bwd`: dy (the drelu output, stored) and x (the norm's input).
 struct Operands {
   Value dy, x;
+  Conv2dBackwardDataOp dgrad;
 };
 
 /// `bwd`'s operands as the graph takes them, where its output gradient is
@@ -95,7 +103,7 @@ std::optional<Operands> fromDgrad(BatchNormBackwardOp bwd) {
   Value x16 = storedF16(bwd.getInput());
   if (!dy16 || !dgrad || !isF16ChannelsLast(dz) || !storedF16(relu.getValue()) || !x16)
     return std::nullopt;
-  return Operands{dy16, x16};
+  return Operands{dy16, x16, dgrad};
 }
 
 struct CudaDgradStatisticsPass
@@ -109,7 +117,32 @@ struct CudaDgradStatisticsPass
       if (std::optional<Operands> operands = fromDgrad(bwd))
         norms.push_back({bwd, *operands});
     });
+    // Whether cuDNN builds the graph on the described GPU, asked as the
+    // forward statistics' is; none does with cuDNN 9.19 (docs/cuda.md): the
+    // split then runs as the sync-norm kernels, and the report says so.
+    int64_t noEngine = 0;
+    SmallVector<Attribute> withoutEngine;
+#ifdef TCC_HAVE_CUDA
+    std::string error;
+    const ::tcc::cuda::GpuDescription *described = ::tcc::cuda::findGpu(gpu, error);
+    if (!described) {
+      module.emitError(error);
+      return signalPassFailure();
+    }
+#endif
     for (auto [bwd, operands] : norms) {
+      bool engine = false;
+#ifdef TCC_HAVE_CUDA
+      FailureOr<::tcc::cuda::ConvProblem> problem = convProblemOf(operands.dgrad);
+      std::string why;
+      engine = succeeded(problem) && ::tcc::cuda::dgradDbnHasEngine(*problem, *described, why);
+#endif
+      if (!engine) {
+        ++noEngine;
+        std::string node = modelNodeOf(operands.dgrad->getLoc());
+        if (!node.empty())
+          withoutEngine.push_back(StringAttr::get(module.getContext(), node));
+      }
       OpBuilder b(bwd);
       Location loc = bwd.getLoc();
       // Both read the fp16 tensors, widening as they load: no f32 copy of
@@ -157,6 +190,10 @@ struct CudaDgradStatisticsPass
     Builder b(module.getContext());
     recordPassResult(module, "cuda-dgrad-statistics", "norms",
                      b.getI64IntegerAttr(int64_t(norms.size())));
+    recordPassResult(module, "cuda-dgrad-statistics", "no_engine", b.getI64IntegerAttr(noEngine));
+    if (!withoutEngine.empty())
+      recordPassResult(module, "cuda-dgrad-statistics", "no_engine_nodes",
+                       b.getArrayAttr(withoutEngine));
   }
 };
 

@@ -97,7 +97,16 @@ def CudaDgradStatistics : Pass<"tcc-cuda-dgrad-statistics", "::mlir::ModuleOp"> 
     tensors, a dgrad result or ReLU gradient that something else also
     reads, a dy that is not the fp16 one's exact f32 copy, and norms
     already synchronised over ranks.
+
+    It asks cuDNN whether the graph has an engine for each dgrad on the
+    described `gpu` and counts those without one under `no_engine` (every
+    one with cuDNN 9.19, whose engines for it are compiled at run time):
+    their sums run as the synchronised norm's kernels.
   }];
+  let options = [
+    Option<"gpu", "gpu", "std::string", /*default=*/"\"h100\"",
+           "the GPU whose cuDNN engines are asked: h100, h200, a100, sm_80, sm_90, sm_90a">,
+  ];
 }
 
 #endif // TCC_CODEGEN_CUDA_PASSES

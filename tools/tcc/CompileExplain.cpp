@@ -71,10 +71,15 @@ std::string passResult(const std::string &pass, const json &result) {
               names(result.value("no_engine_nodes", json::array()));
     return text;
   }
-  if (pass == "cuda-dgrad-statistics")
-    return "batch norm backwards split to take their sums where the next conv's "
-           "backward-data and ReLU write dy: " +
-           std::to_string(result.value("norms", int64_t{0}));
+  if (pass == "cuda-dgrad-statistics") {
+    std::string text = "batch norm backwards split to take their sums where the next conv's "
+                       "backward-data and ReLU write dy: " +
+                       std::to_string(result.value("norms", int64_t{0}));
+    if (result.value("no_engine", int64_t{0}) > 0)
+      text += "; no cuDNN engine on the GPU, their sums run as kernels: " +
+              names(result.value("no_engine_nodes", json::array()));
+    return text;
+  }
   if (pass == "fusion") {
     std::string kinds;
     const json byKind = result.value("groups_by_kind", json::object());

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cuda/ConvPlans.h"
+#include "runtime/cuda/DgradDbnGraph.h"
 
 #include <gtest/gtest.h>
 
@@ -214,6 +215,25 @@ TEST(ConvPlans, StatisticsGraphHasFp16EnginesThatRebuild) {
     bf16.dtype = ConvDataType::BFloat16;
     ConvChoice none;
     EXPECT_FALSE(chooseConvEngine(bf16, target, kDefaultConvWorkspaceLimit, none, error));
+  }
+}
+
+// cuDNN's dgrad + drelu + dbn_weight graph (tcc-cuda-dgrad-statistics'
+// target) has no engine on a described GPU with cuDNN 9.19: its engines are
+// compiled at run time (docs/cuda.md, 2026-11-28). A watch: when a cuDNN
+// offers one, this fails, and the group can be planned at compile time.
+TEST(ConvPlans, DgradDreluDbnGraphHasNoEngineWithoutAGpu) {
+  // bn_relu_net's conv2 backward-data (n32, 8 -> 16 channels, 28x28, stride 2).
+  ConvProblem problem{ConvDirection::BackwardData, ConvDataType::Float16, ConvLayout::NHWC,
+                      ConvEpilogue::None, 32, 8, 28, 28, 16, 3, 3, 14, 14, 1, 1, 2, 2, 1, 1, 1};
+  for (const char *name : {"h100", "h200", "a100"}) {
+    SCOPED_TRACE(name);
+    ConvChoice plain;
+    std::string why;
+    ASSERT_TRUE(chooseConvEngine(problem, gpu(name), kDefaultConvWorkspaceLimit, plain, why))
+        << why;
+    EXPECT_FALSE(dgradDbnHasEngine(problem, gpu(name), why));
+    EXPECT_FALSE(why.empty());
   }
 }
 
