@@ -114,7 +114,9 @@ def main():
     ap.add_argument("--tcc", required=True)
     ap.add_argument("--cxx", required=True)
     ap.add_argument("--root", required=True, help="the source tree (runtime headers)")
-    ap.add_argument("--libs", required=True, help="the trainer's runtime libraries, ';'-separated")
+    ap.add_argument("--libs", required=True,
+                    help="the trainer's runtime libraries, ';'-separated, the host "
+                    "emulation's first (build/test/runtime/cuda/libTccCudaHostEmulation.a)")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--precision", choices=["bf16-mixed", "fp16-mixed", "bf16", "fp16"],
                     help="train this 16-bit step (default: the model's own precision)")
@@ -259,10 +261,10 @@ def main():
                 launch.insert(1, "--allow-run-as-root")
 
         def build_emulated(exe, defines=()):
+            # The host side (CudaMemory.cpp, ConvRunnerEmulated.cpp) is
+            # libTccCudaHostEmulation.a in --libs, built once by CMake.
             run([args.cxx, "-std=c++17", "-O2", "-fopenmp", "-DTCC_CUDA_HOST_EMULATION",
-                 *defines, "-I" + args.root, "-x", "c++", source,
-                 os.path.join(args.root, "runtime/cuda/CudaMemory.cpp"),
-                 os.path.join(args.root, "runtime/cuda/ConvRunnerEmulated.cpp"), "-x", "none",
+                 *defines, "-I" + args.root, "-x", "c++", source, "-x", "none",
                  *libs, "-lz", "-o", exe], tmp,
                 "building the emulated cuda trainer" + (" with " + " ".join(defines)
                                                         if defines else ""))
