@@ -144,11 +144,6 @@ void checkSharding(const rt::TrainRecipe &train) {
     fail(std::string("train.distributed.shard ") + mode + " cannot be combined with the lamb "
          "optimizer yet (its trust ratio needs each parameter's whole norm); use shard "
          "\"none\" or another optimizer");
-  if (train.precision.sixteenBit() && train.precision.storage == rt::Precision::Pure)
-    fail(std::string("train.distributed.shard ") + mode + " cannot be combined with pure " +
-         "16-bit precision yet (the chunks and their collectives are f32); use " +
-         "fp16-mixed or bf16-mixed, whose master weights and optimizer state are f32, or " +
-         "shard \"none\"");
   if (d.shard == Distributed::Optimizer)
     return;
   if (train.gradClipNorm)
