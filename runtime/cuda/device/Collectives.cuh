@@ -179,7 +179,8 @@ inline void reduce_scatter(cudaStream_t s, Communicator *comm, int count,
     // where it is stored: NCCL's one hop of 2 ranks.
     const int64_t ranks = comm->size();
     for (size_t k = 0; k < in.size(); ++k) {
-      std::vector<float> all(size_t(ranks * n[k]), 0.0f), mine(size_t(n[k]));
+      std::vector<float> all(static_cast<size_t>(ranks * n[k]), 0.0f);
+      std::vector<float> mine(static_cast<size_t>(n[k]));
       for (int64_t i = 0; i < whole[k]; ++i)
         all[size_t(i)] = float(detail::load(type[k], in[k], i));
       comm->reduceScatterSum(all.data(), mine.data(), n[k]);
