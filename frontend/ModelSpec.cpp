@@ -129,9 +129,9 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 }
 
 /// What a sharded optimizer (train.distributed.shard) cannot do yet: LAMB's
-/// trust ratio needs a parameter's whole norm; pure 16-bit parameters have
-/// no 16-bit chunks; with sharded gradients (and parameters) the clipping
-/// norm and fp16's overflow check would be each rank's alone.
+/// trust ratio needs a parameter's whole norm; with sharded gradients (and
+/// parameters) the clipping norm and fp16's overflow check would be each
+/// rank's alone.
 void checkSharding(const rt::TrainRecipe &train) {
   using rt::Distributed;
   const Distributed &d = train.distributed;
