@@ -129,9 +129,9 @@ std::string shapeText(const std::vector<int64_t> &shape) {
 }
 
 /// What a sharded optimizer (train.distributed.shard) cannot do yet: LAMB's
-/// trust ratio needs a parameter's whole norm; pure 16-bit parameters have
-/// no 16-bit chunks; with sharded gradients (and parameters) the clipping
-/// norm and fp16's overflow check would be each rank's alone.
+/// trust ratio needs a parameter's whole norm; with sharded gradients (and
+/// parameters) the clipping norm and fp16's overflow check would be each
+/// rank's alone.
 void checkSharding(const rt::TrainRecipe &train) {
   using rt::Distributed;
   const Distributed &d = train.distributed;
@@ -144,11 +144,6 @@ void checkSharding(const rt::TrainRecipe &train) {
     fail(std::string("train.distributed.shard ") + mode + " cannot be combined with the lamb "
          "optimizer yet (its trust ratio needs each parameter's whole norm); use shard "
          "\"none\" or another optimizer");
-  if (train.precision.sixteenBit() && train.precision.storage == rt::Precision::Pure)
-    fail(std::string("train.distributed.shard ") + mode + " cannot be combined with pure " +
-         "16-bit precision yet (the chunks and their collectives are f32); use " +
-         "fp16-mixed or bf16-mixed, whose master weights and optimizer state are f32, or " +
-         "shard \"none\"");
   if (d.shard == Distributed::Optimizer)
     return;
   if (train.gradClipNorm)

@@ -19,6 +19,7 @@
 #include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/TypeUtilities.h"
 
 namespace mlir::tcc {
 #define GEN_PASS_DEF_GATHERPARAMETERS
@@ -45,6 +46,56 @@ std::string parameterName(Value chunk) {
       if (auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kStateAttr))
         return name.str();
   return "?";
+}
+
+/// The 16-bit type every reader of `whole` casts it to (a mixed
+/// precision's compute type), or null.
+Type computeTypeOf(Value whole) {
+  Type to;
+  for (Operation *user : whole.getUsers()) {
+    auto cast = dyn_cast<CastOp>(user);
+    Type element = cast ? getElementTypeOrSelf(cast.getType()) : Type();
+    if (!element || !isa<FloatType>(element) || element.getIntOrFloatBitWidth() != 16 ||
+        (to && element != to))
+      return {};
+    to = element;
+  }
+  return to;
+}
+
+/// Under a mixed precision the step reads each gathered f32 parameter
+/// through a cast to its compute type: cast the chunk instead and gather it
+/// in 16 bits (PyTorch FSDP's MixedPrecision(param_dtype)). The same values
+/// (a cast rounds each element alone), half the bytes, and no f32 whole.
+/// Returns the tensors narrowed; `gather` becomes the new gather.
+int64_t gatherInComputeType(AllGatherOp &gather) {
+  OpBuilder b(gather);
+  SmallVector<Value> chunks;
+  SmallVector<Type> wholes, computeTypes;
+  for (auto [chunk, whole] : llvm::zip(gather.getInputs(), gather.getResults())) {
+    Type to = whole.use_empty() ? Type() : computeTypeOf(whole);
+    computeTypes.push_back(to);
+    chunks.push_back(to ? b.create<CastOp>(gather.getLoc(), chunk, TypeAttr::get(to)) : chunk);
+    wholes.push_back(to ? cast<RankedTensorType>(whole.getType()).clone(to) : whole.getType());
+  }
+  int64_t narrowed = llvm::count_if(computeTypes, [](Type t) { return bool(t); });
+  if (narrowed == 0)
+    return 0;
+  auto narrow = b.create<AllGatherOp>(gather.getLoc(), wholes, chunks, gather.getRanks());
+  narrow->setAttr(kGatherForAttr, gather->getAttr(kGatherForAttr));
+  for (auto [whole, to, into] : llvm::zip(gather.getResults(), computeTypes, narrow.getResults())) {
+    if (!to) {
+      whole.replaceAllUsesWith(into);
+      continue;
+    }
+    for (Operation *user : llvm::make_early_inc_range(whole.getUsers())) {
+      user->getResult(0).replaceAllUsesWith(into);
+      user->erase();
+    }
+  }
+  gather.erase();
+  gather = narrow;
+  return narrowed;
 }
 
 /// Splits `gather` into one gather per node, each one node ahead of its
@@ -107,6 +158,12 @@ FailureOr<int64_t> splitGather(AllGatherOp gather) {
     }
     auto one = b.create<AllGatherOp>(gather.getLoc(), wholes, chunks, gather.getRanks());
     one->setAttr(kGatherForAttr, gather->getAttr(kGatherForAttr));
+    // A chunk's cast to the compute type goes with its gather.
+    for (Value chunk : chunks)
+      if (auto cast = chunk.getDefiningOp<CastOp>();
+          cast && llvm::all_of(cast->getUsers(),
+                               [&](Operation *user) { return user == gather || user == one; }))
+        cast->moveBefore(one);
     for (auto [r, whole] : llvm::zip(group.results, one.getResults()))
       gather.getResult(r).replaceAllUsesWith(whole);
   }
@@ -179,6 +236,9 @@ struct GatherParametersPass
     });
     if (gathers.empty())
       return;
+    int64_t narrowed = 0;
+    for (AllGatherOp &gather : gathers)
+      narrowed += gatherInComputeType(gather);
     for (AllGatherOp gather : gathers)
       if (failed(splitGather(gather)))
         return signalPassFailure();
@@ -205,6 +265,8 @@ struct GatherParametersPass
                      b.getI64IntegerAttr(total - forward));
     recordPassResult(module, "gather-parameters", "reduce_scatters",
                      b.getI64IntegerAttr(reduceScatters));
+    recordPassResult(module, "gather-parameters", "gathered_16bit",
+                     b.getI64IntegerAttr(narrowed));
   }
 };
 

@@ -82,11 +82,12 @@ std::string tensorArrays(const StepEmitter &emitter, ValueRange inputs);
 
 /// The arrays of a sharded state's collective (tcc.all_gather: chunks in,
 /// whole tensors out; tcc.reduce_scatter: the other way), opening a block
-/// the caller closes after its call: "  { const float *inputs[] = {..};
-/// float *results[] = {..}; const int64_t sizes[] = {chunk sizes},
-/// wholes[] = {whole sizes};\n".
+/// the caller closes after its call: "  { const T *inputs[] = {..};
+/// T *results[] = {..}; const int64_t sizes[] = {chunk sizes},
+/// wholes[] = {whole sizes};\n", T the `element` type.
 std::string chunkCollectiveArrays(const StepEmitter &emitter, ValueRange inputs,
-                                  ValueRange results, bool gather);
+                                  ValueRange results, bool gather,
+                                  StringRef element = "float");
 
 /// "f32", "bf16" or "f16" ("?" otherwise): how a value's elements are
 /// stored, as the float <-> 16-bit conversions name them.

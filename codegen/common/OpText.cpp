@@ -17,7 +17,8 @@ std::string mlir::tcc::tensorArrays(const StepEmitter &e, ValueRange inputs) {
 }
 
 std::string mlir::tcc::chunkCollectiveArrays(const StepEmitter &e, ValueRange inputs,
-                                             ValueRange results, bool gather) {
+                                             ValueRange results, bool gather,
+                                             StringRef element) {
   std::string text;
   llvm::raw_string_ostream os(text);
   auto names = [&](ValueRange values) {
@@ -26,9 +27,9 @@ std::string mlir::tcc::chunkCollectiveArrays(const StepEmitter &e, ValueRange in
   auto counts = [&](ValueRange values) {
     llvm::interleaveComma(values, os, [&](Value v) { os << numElements(v); });
   };
-  os << "  { const float *inputs[] = {";
+  os << "  { const " << element << " *inputs[] = {";
   names(inputs);
-  os << "}; float *results[] = {";
+  os << "}; " << element << " *results[] = {";
   names(results);
   os << "}; const int64_t sizes[] = {";
   counts(gather ? inputs : results);

@@ -150,8 +150,7 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
                                                : ValueRange(op->getResults());
       const int64_t ranks = op->getAttrOfType<IntegerAttr>("ranks").getInt();
       for (Value chunk : chunks)
-        bytes += ranks * cast<ShapedType>(chunk.getType()).getNumElements() *
-                 int64_t(sizeof(float));
+        bytes += ranks * tensorBytes(chunk.getType());
     } else if (auto attention = dyn_cast<ScaledDotProductAttentionOp>(op)) {
       bytes = cuda::attentionWorkspaceBytes(kernel_args::attention(attention), false,
                                             cuda::matmulWorkspaceBytes(gpu.smVersion));

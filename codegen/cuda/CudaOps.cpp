@@ -30,9 +30,10 @@ std::string mlir::tcc::unsupportedTypes(Operation *op) {
     std::string from = storageName(cast.getInput()), to = storageName(cast.getResult());
     return from == to || from == "f32" || to == "f32" ? "" : "from " + from + " to " + to;
   }
-  // (NCCL reduces each tensor of an all-reduce in its own type.)
+  // (NCCL reduces, gathers and scatters each tensor of a collective in its
+  // own type; a chunk copies bits.)
   if (isa<FlattenOp, ReshapeOp, SgdUpdateOp, AdamwUpdateOp, EmaUpdateOp, LookaheadUpdateOp,
-          AllReduceOp>(op))
+          AllReduceOp, ShardOp, AllGatherOp, ReduceScatterOp>(op))
     return "";
   // A conv's 16-bit result, widened as each element is loaded; the backward
   // sums' and dx's 16-bit dy, x and dx (tcc-cuda-dgrad-statistics') too.
@@ -67,7 +68,7 @@ LogicalResult mlir::tcc::refuseTypes(Operation *op, const std::string &why) {
          << op->getName() << " " << why
          << " (16-bit tensors reach only its convolutions, linear layers, max pools, views, "
             "channel paddings, slices, bias gradients' sums, casts, optimizer updates and "
-            "all-reduces: "
+            "collectives: "
             "tcc-widen-16bit puts the other ops on f32 copies)";
 }
 

@@ -14,10 +14,12 @@
 #define TCC_RUNTIME_COMM_COMMUNICATOR_H
 
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace tcc::rt {
 
@@ -72,6 +74,20 @@ public:
   /// defaults). One process has no collective to time out.
   virtual void setFaultSettings(const FaultSettings &settings) = 0;
 };
+
+/// allGather of `bytes` bytes a rank of any element type (16-bit chunks): a
+/// gather copies bits, so they travel as floats, each rank's block padded
+/// to whole floats; `all` receives the ranks' blocks of `bytes` each.
+inline void allGatherBytes(Communicator &comm, const void *mine, void *all, int64_t bytes) {
+  const int64_t words = (bytes + 3) / 4;
+  static thread_local std::vector<float> in, out;
+  in.assign(size_t(words), 0.0f);
+  out.resize(size_t(words * comm.size()));
+  std::memcpy(in.data(), mine, size_t(bytes));
+  comm.allGather(in.data(), out.data(), words);
+  for (int64_t r = 0; r < comm.size(); ++r)
+    std::memcpy(static_cast<char *>(all) + r * bytes, out.data() + r * words, size_t(bytes));
+}
 
 /// The communicator of a trainer compiled for `ranks` processes, as the
 /// linked implementation and the launcher's environment allow; null with

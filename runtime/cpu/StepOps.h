@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace tcc::rt::cpu {
@@ -63,25 +64,28 @@ void shard(const StepControl *control, int64_t n, int64_t c, const T *x, T *chun
 }
 
 /// tcc.all_gather of `count` tensors: this rank's chunks (chunks[k] of
-/// sizes[k] = ceil(wholes[k] / ranks) values) packed into one message,
-/// gathered from every rank, each tensor put together in rank order and
-/// cut to its wholes[k] values.
-inline void all_gather(Communicator *comm, int64_t count, const float *const *chunks,
-                       float *const *results, const int64_t *sizes, const int64_t *wholes) {
-  int64_t total = 0;
+/// sizes[k] = ceil(wholes[k] / ranks) elements of bytes[k] bytes each: f32
+/// or 16-bit, whose bits are moved) packed into one message, gathered from
+/// every rank, each tensor put together in rank order and cut to its
+/// wholes[k] elements.
+inline void all_gather(Communicator *comm, int64_t count, const void *const *chunks,
+                       void *const *results, const int64_t *sizes, const int64_t *wholes,
+                       const int64_t *bytes) {
+  int64_t total = 0; // this rank's bytes
   for (int64_t k = 0; k < count; ++k)
-    total += sizes[k];
-  static thread_local std::vector<float> mine, all;
+    total += sizes[k] * bytes[k];
+  static thread_local std::vector<char> mine, all;
   mine.resize(size_t(total));
   all.resize(size_t(total * comm->size()));
-  for (int64_t k = 0, at = 0; k < count; at += sizes[k++])
-    std::copy(chunks[k], chunks[k] + sizes[k], mine.data() + at);
-  comm->allGather(mine.data(), all.data(), total);
+  for (int64_t k = 0, at = 0; k < count; at += sizes[k] * bytes[k], ++k)
+    std::memcpy(mine.data() + at, chunks[k], size_t(sizes[k] * bytes[k]));
+  allGatherBytes(*comm, mine.data(), all.data(), total);
   for (int64_t r = 0; r < comm->size(); ++r)
-    for (int64_t k = 0, at = r * total; k < count; at += sizes[k++]) {
+    for (int64_t k = 0, at = r * total; k < count; at += sizes[k] * bytes[k], ++k) {
       const int64_t first = r * sizes[k];
       const int64_t n = std::min(sizes[k], std::max<int64_t>(0, wholes[k] - first));
-      std::copy(all.data() + at, all.data() + at + n, results[k] + first);
+      std::memcpy(static_cast<char *>(results[k]) + first * bytes[k], all.data() + at,
+                  size_t(n * bytes[k]));
     }
 }
 

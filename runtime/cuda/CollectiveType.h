@@ -11,6 +11,11 @@ namespace tcc::rt::cuda {
 
 enum class CollectiveType { F32, F64, F16, BF16 };
 
+/// Bytes of one element of `type`.
+inline constexpr int collectiveBytes(CollectiveType type) {
+  return type == CollectiveType::F64 ? 8 : type == CollectiveType::F32 ? 4 : 2;
+}
+
 } // namespace tcc::rt::cuda
 
 #endif // TCC_RUNTIME_CUDA_COLLECTIVETYPE_H

@@ -25,15 +25,17 @@ void nccl_all_reduce(Communicator *comm, cudaStream_t stream, int count,
                      const CollectiveType *types, bool mean);
 
 /// Sharded state (Collectives.cuh's all_gather and reduce_scatter): one
-/// ncclAllGather or ncclReduceScatter per tensor in one group, through
-/// `packed` (ranks * sum(sizes) floats of device memory) where the whole
-/// tensors are padded to ranks * sizes[k].
+/// ncclAllGather or ncclReduceScatter per tensor (of types[k]) in one group,
+/// through `packed` (ranks * sizes[k] elements of each tensor, one after
+/// the other, of device memory) where the whole tensors are padded to
+/// ranks * sizes[k].
 void nccl_all_gather(Communicator *comm, cudaStream_t stream, int count,
-                     const float *const *chunks, float *const *results, const int64_t *sizes,
-                     const int64_t *wholes, float *packed);
+                     const void *const *chunks, void *const *results, const int64_t *sizes,
+                     const int64_t *wholes, const CollectiveType *types, char *packed);
 void nccl_reduce_scatter(Communicator *comm, cudaStream_t stream, int count,
-                         const float *const *inputs, float *const *results,
-                         const int64_t *sizes, const int64_t *wholes, float *packed);
+                         const void *const *inputs, void *const *results,
+                         const int64_t *sizes, const int64_t *wholes,
+                         const CollectiveType *types, char *packed);
 
 } // namespace tcc::rt::cuda
 

@@ -32,6 +32,20 @@ namespace {
 /// How long rank 0 and the others wait for each other to exchange the id.
 constexpr int kBootstrapSeconds = 120;
 
+ncclDataType_t ncclType(cuda::CollectiveType type) {
+  switch (type) {
+  case cuda::CollectiveType::F32:
+    return ncclFloat32;
+  case cuda::CollectiveType::F64:
+    return ncclFloat64;
+  case cuda::CollectiveType::F16:
+    return ncclFloat16;
+  case cuda::CollectiveType::BF16:
+    return ncclBfloat16;
+  }
+  return ncclFloat32;
+}
+
 class Nccl final : public Communicator {
 public:
   explicit Nccl(const LaunchedWorld &world) : world(world) {}
@@ -147,38 +161,47 @@ public:
   /// The step's all-gather of chunks into whole tensors on `stream`: each
   /// tensor's chunks gathered into `packed` (whole, then padding), then
   /// its whole part copied out.
-  void deviceAllGather(cudaStream_t stream, int count, const float *const *chunks,
-                       float *const *results, const int64_t *sizes, const int64_t *wholes,
-                       float *packed) {
+  void deviceAllGather(cudaStream_t stream, int count, const void *const *chunks,
+                       void *const *results, const int64_t *sizes, const int64_t *wholes,
+                       const cuda::CollectiveType *types, char *packed) {
     check(ncclGroupStart(), "ncclGroupStart");
-    for (int64_t k = 0, at = 0; k < count; at += sizes[k] * world.size, ++k)
-      check(ncclAllGather(chunks[k], packed + at, size_t(sizes[k]), ncclFloat32, joined(),
-                          stream),
+    for (int64_t k = 0, at = 0; k < count; ++k) {
+      check(ncclAllGather(chunks[k], packed + at, size_t(sizes[k]), ncclType(types[k]),
+                          joined(), stream),
             "ncclAllGather");
+      at += sizes[k] * world.size * cuda::collectiveBytes(types[k]);
+    }
     check(ncclGroupEnd(), "ncclGroupEnd");
-    for (int64_t k = 0, at = 0; k < count; at += sizes[k] * world.size, ++k)
-      checkCuda(cudaMemcpyAsync(results[k], packed + at, size_t(wholes[k]) * sizeof(float),
+    for (int64_t k = 0, at = 0; k < count; ++k) {
+      const int64_t bytes = cuda::collectiveBytes(types[k]);
+      checkCuda(cudaMemcpyAsync(results[k], packed + at, size_t(wholes[k] * bytes),
                                 cudaMemcpyDeviceToDevice, stream));
+      at += sizes[k] * world.size * bytes;
+    }
   }
 
   /// The step's reduce-scatter on `stream`: each whole tensor copied into
-  /// `packed` and padded with zeros to ranks chunks, then summed and
-  /// scattered, this rank's chunk into results[k].
-  void deviceReduceScatter(cudaStream_t stream, int count, const float *const *inputs,
-                           float *const *results, const int64_t *sizes, const int64_t *wholes,
-                           float *packed) {
-    for (int64_t k = 0, at = 0; k < count; at += sizes[k] * world.size, ++k) {
-      checkCuda(cudaMemcpyAsync(packed + at, inputs[k], size_t(wholes[k]) * sizeof(float),
+  /// `packed` and padded with zeros to ranks chunks, then summed (16 bits
+  /// with f32 arithmetic per hop) and scattered, this rank's chunk into
+  /// results[k].
+  void deviceReduceScatter(cudaStream_t stream, int count, const void *const *inputs,
+                           void *const *results, const int64_t *sizes, const int64_t *wholes,
+                           const cuda::CollectiveType *types, char *packed) {
+    for (int64_t k = 0, at = 0; k < count; ++k) {
+      const int64_t bytes = cuda::collectiveBytes(types[k]);
+      checkCuda(cudaMemcpyAsync(packed + at, inputs[k], size_t(wholes[k] * bytes),
                                 cudaMemcpyDeviceToDevice, stream));
-      checkCuda(cudaMemsetAsync(packed + at + wholes[k], 0,
-                                size_t(sizes[k] * world.size - wholes[k]) * sizeof(float),
-                                stream));
+      checkCuda(cudaMemsetAsync(packed + at + wholes[k] * bytes, 0,
+                                size_t((sizes[k] * world.size - wholes[k]) * bytes), stream));
+      at += sizes[k] * world.size * bytes;
     }
     check(ncclGroupStart(), "ncclGroupStart");
-    for (int64_t k = 0, at = 0; k < count; at += sizes[k] * world.size, ++k)
-      check(ncclReduceScatter(packed + at, results[k], size_t(sizes[k]), ncclFloat32, ncclSum,
-                              joined(), stream),
+    for (int64_t k = 0, at = 0; k < count; ++k) {
+      check(ncclReduceScatter(packed + at, results[k], size_t(sizes[k]), ncclType(types[k]),
+                              ncclSum, joined(), stream),
             "ncclReduceScatter");
+      at += sizes[k] * world.size * cuda::collectiveBytes(types[k]);
+    }
     check(ncclGroupEnd(), "ncclGroupEnd");
   }
 
@@ -261,20 +284,6 @@ private:
   size_t stagingBytes = 0;
 };
 
-ncclDataType_t ncclType(cuda::CollectiveType type) {
-  switch (type) {
-  case cuda::CollectiveType::F32:
-    return ncclFloat32;
-  case cuda::CollectiveType::F64:
-    return ncclFloat64;
-  case cuda::CollectiveType::F16:
-    return ncclFloat16;
-  case cuda::CollectiveType::BF16:
-    return ncclBfloat16;
-  }
-  return ncclFloat32;
-}
-
 } // namespace
 
 std::unique_ptr<Communicator> createCommunicator(int64_t ranks, std::string &error) {
@@ -320,15 +329,18 @@ void cuda::nccl_all_reduce(Communicator *comm, cudaStream_t stream, int count,
 }
 
 void cuda::nccl_all_gather(Communicator *comm, cudaStream_t stream, int count,
-                           const float *const *chunks, float *const *results,
-                           const int64_t *sizes, const int64_t *wholes, float *packed) {
-  ncclOf(comm)->deviceAllGather(stream, count, chunks, results, sizes, wholes, packed);
+                           const void *const *chunks, void *const *results,
+                           const int64_t *sizes, const int64_t *wholes,
+                           const CollectiveType *types, char *packed) {
+  ncclOf(comm)->deviceAllGather(stream, count, chunks, results, sizes, wholes, types, packed);
 }
 
 void cuda::nccl_reduce_scatter(Communicator *comm, cudaStream_t stream, int count,
-                               const float *const *inputs, float *const *results,
-                               const int64_t *sizes, const int64_t *wholes, float *packed) {
-  ncclOf(comm)->deviceReduceScatter(stream, count, inputs, results, sizes, wholes, packed);
+                               const void *const *inputs, void *const *results,
+                               const int64_t *sizes, const int64_t *wholes,
+                               const CollectiveType *types, char *packed) {
+  ncclOf(comm)->deviceReduceScatter(stream, count, inputs, results, sizes, wholes, types,
+                                    packed);
 }
 
 } // namespace tcc::rt

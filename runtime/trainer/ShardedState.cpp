@@ -17,11 +17,13 @@ int64_t elementsOf(const std::vector<int64_t> &shape) {
   return n;
 }
 
-/// The sharded tensors are f32 (the targets refuse to shard others).
-void checkFloat(const StateTensor &t) {
-  if (t.dtype != DType::F32)
+/// The sharded tensors are floating point: f32, or 16-bit where the
+/// precision is pure fp16 or bf16 (a chunk's zeros are all-zero bits).
+size_t elementBytes(const StateTensor &t) {
+  if (t.dtype != DType::F32 && t.dtype != DType::F16 && t.dtype != DType::BF16)
     throw std::runtime_error("internal error: sharded state tensor '" + t.name +
-                             "' is not f32");
+                             "' is not f32, f16 or bf16");
+  return dtypeSize(t.dtype);
 }
 
 } // namespace
@@ -60,22 +62,21 @@ void gatherWholeState(const ModelInfo &info, const ModelInfo &whole, const void 
   auto gathered = [&](size_t i) {
     return !info.state[i].shardOf.empty() && whole.state[i].shardOf.empty();
   };
-  int64_t per = 0; // this rank's values in the message
+  int64_t per = 0; // this rank's bytes in the message
   for (size_t i = 0; i < info.state.size(); ++i)
     if (gathered(i))
-      per += info.state[i].numElements();
-  std::vector<float> mine(static_cast<size_t>(per)), all(static_cast<size_t>(per * ranks));
+      per += int64_t(info.state[i].numBytes());
+  std::vector<uint8_t> mine(static_cast<size_t>(per)), all(static_cast<size_t>(per * ranks));
   int64_t at = 0;
   for (size_t i = 0; i < info.state.size(); ++i) {
     const StateTensor &t = info.state[i];
     if (!gathered(i))
       continue;
-    checkFloat(t);
-    std::memcpy(mine.data() + at, static_cast<const uint8_t *>(state) + t.offset,
-                size_t(t.numElements()) * sizeof(float));
-    at += t.numElements();
+    elementBytes(t);
+    std::memcpy(mine.data() + at, static_cast<const uint8_t *>(state) + t.offset, t.numBytes());
+    at += int64_t(t.numBytes());
   }
-  comm.allGather(mine.data(), all.data(), per);
+  allGatherBytes(comm, mine.data(), all.data(), per);
   at = 0;
   for (size_t i = 0; i < info.state.size(); ++i) {
     const StateTensor &t = info.state[i];
@@ -83,12 +84,12 @@ void gatherWholeState(const ModelInfo &info, const ModelInfo &whole, const void 
       continue;
     // Rank r's chunk holds elements [r·c, r·c + c) of the whole, zero past n.
     const int64_t chunk = t.numElements(), n = elementsOf(t.shardOf);
-    auto *to = reinterpret_cast<float *>(out.data() + whole.state[i].offset);
-    for (int64_t r = 0; r < ranks && r * chunk < n; ++r) {
-      const float *from = all.data() + r * per + at;
-      std::copy(from, from + std::min(chunk, n - r * chunk), to + r * chunk);
-    }
-    at += chunk;
+    const int64_t size = int64_t(elementBytes(t));
+    uint8_t *to = out.data() + whole.state[i].offset;
+    for (int64_t r = 0; r < ranks && r * chunk < n; ++r)
+      std::memcpy(to + r * chunk * size, all.data() + r * per + at,
+                  size_t(std::min(chunk, n - r * chunk) * size));
+    at += chunk * size;
   }
 }
 
@@ -99,15 +100,14 @@ void scatterWholeState(const ModelInfo &info, const ModelInfo &whole, const void
     const StateTensor &t = info.state[i];
     if (t.shardOf.empty() || !whole.state[i].shardOf.empty())
       continue;
-    checkFloat(t);
+    const int64_t size = int64_t(elementBytes(t));
     const int64_t chunk = t.numElements(), n = elementsOf(t.shardOf);
     const int64_t first = std::min<int64_t>(n, int64_t(rank) * chunk);
     const int64_t count = std::min<int64_t>(chunk, n - first);
-    const auto *from = reinterpret_cast<const float *>(
-        static_cast<const uint8_t *>(wholeState) + whole.state[i].offset);
-    auto *to = reinterpret_cast<float *>(static_cast<uint8_t *>(state) + t.offset);
-    std::fill(to, to + chunk, 0.0f);
-    std::copy(from + first, from + first + count, to);
+    const auto *from = static_cast<const uint8_t *>(wholeState) + whole.state[i].offset;
+    auto *to = static_cast<uint8_t *>(state) + t.offset;
+    std::memset(to, 0, size_t(chunk * size));
+    std::memcpy(to, from + first * size, size_t(count * size));
   }
 }
 

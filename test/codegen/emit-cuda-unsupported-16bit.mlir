@@ -6,7 +6,7 @@
 // (tcc-widen-16bit puts every other op on f32 copies): any other op on them
 // or a cast between two 16-bit types is an error rather than a kernel on
 // the stored bits.
-// CHECK: error: {{.*}}the cuda target cannot run tcc.relu on bf16 tensors (16-bit tensors reach only its convolutions, linear layers, max pools, views, channel paddings, slices, bias gradients' sums, casts, optimizer updates and all-reduces: tcc-widen-16bit puts the other ops on f32 copies)
+// CHECK: error: {{.*}}the cuda target cannot run tcc.relu on bf16 tensors (16-bit tensors reach only its convolutions, linear layers, max pools, views, channel paddings, slices, bias gradients' sums, casts, optimizer updates and collectives: tcc-widen-16bit puts the other ops on f32 copies)
 func.func @relu(%x: tensor<8xf32>) {
   %down = tcc.cast %x to bf16 : (tensor<8xf32>) -> tensor<8xbf16>
   %r = tcc.relu %down : tensor<8xbf16>

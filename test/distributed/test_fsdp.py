@@ -24,7 +24,11 @@ the whole state once before each evaluation.
   peak by more than a quarter;
 - "parameters" on 4 ranks is "gradients" on 4 bit for bit (the same sums
   of the same gradients, per node instead of in one message), and so is
-  ghost_cnn in bf16-mixed on 2 (the forward casts the gathered weights);
+  ghost_cnn in bf16-mixed on 2 (each chunk cast to bf16 and gathered in
+  bf16 is the f32 whole cast to bf16) and in pure fp16 on 2 (16-bit
+  chunks, gathers and evaluation copy);
+- in bf16-mixed the gathers move bf16: half fashion_mlp's f32 bytes, and
+  the six-layer MLP's peak is below what its f32 gathers needed;
 - checkpoints hold the state whole: 4 ranks sharded resume in one process,
   one process resumes on 2 ranks sharded, 2 sharded ranks resume on 4 with
   shard "gradients": each equals 8 steps of one process.
@@ -38,7 +42,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_ranks as t  # noqa: E402  (the same helpers: mpirun, compile, train)
 from test_ranks import check, compare_trainers, run  # noqa: E402
-from test_shard import check_resumes, compare  # noqa: E402
+from test_shard import check_resumes, compare, same_bits  # noqa: E402
 
 # fashion_mlp's trainable tensors: fc1.weight, fc1.bias, fc2.weight, fc2.bias.
 SIZES = [784 * 256, 256, 256 * 10, 10]
@@ -111,7 +115,8 @@ def check_report(tcc, work):
     placed = full_report(tcc, "fsdp_deep", ranks, work)
     whole = full_report(tcc, "fsdp_deep", ranks, work, "--disable-pass=gather-parameters")
     passes = placed["passes"]["gather-parameters"]
-    check(passes == {"gathers": 13, "forward": 7, "backward": 6, "reduce_scatters": 7},
+    check(passes == {"gathers": 13, "forward": 7, "backward": 6, "reduce_scatters": 7,
+                     "gathered_16bit": 0},
           f"fsdp_deep: tcc-gather-parameters reports {passes}, expected 7 nodes' forward "
           "gathers, 6 backward ones (not the first layer's) and 7 reduce-scatters")
     check(placed["peak_bytes"] < 0.75 * whole["peak_bytes"],
@@ -119,6 +124,22 @@ def check_report(tcc, work):
           f"quarter below the peak without it {whole['peak_bytes']}")
     print(f"fsdp_deep on {ranks} ranks: peak {placed['peak_bytes']} bytes a rank, "
           f"{whole['peak_bytes']} without tcc-gather-parameters", flush=True)
+    # bf16-mixed: the chunks cast to bf16 before their gathers (PyTorch
+    # FSDP's MixedPrecision(param_dtype)); the reduce-scatters stay f32.
+    mixed = full_report(tcc, "fsdp_mlp", ranks, work, "--precision=bf16-mixed")
+    gathers16 = mixed["distributed"]["parameter_gathers"]
+    check(gathers16["forward"] == {"collectives": 2, "bytes_per_step": 2 * sum(SIZES)},
+          f"bf16-mixed forward gathers {gathers16['forward']}, expected 2 of "
+          f"{2 * sum(SIZES)} bytes (bf16)")
+    check(mixed["distributed"]["reduce_scatter"]["bytes_per_step"] == 4 * sum(SIZES),
+          "bf16-mixed reduce-scatters f32 gradients")
+    deep16 = full_report(tcc, "fsdp_deep", ranks, work, "--precision=bf16-mixed")
+    # Measured 9 289 856 (12 200 896 when it gathered f32 and cast after).
+    check(deep16["peak_bytes"] < 0.8 * 12200896,
+          f"fsdp_deep in bf16-mixed peaks at {deep16['peak_bytes']} bytes, not a fifth below "
+          "the 12 200 896 of f32 gathers")
+    print(f"fsdp_deep in bf16-mixed on {ranks} ranks: peak {deep16['peak_bytes']} bytes a rank; "
+          f"gathers {deep16['distributed']['parameter_gathers']}", flush=True)
     print(f"fsdp_mlp on {ranks} ranks: state {fsdp['state_bytes']} bytes a rank (one process "
           f"{one['state_bytes']}), peak {fsdp['peak_bytes']} against \"gradients\"' "
           f"{zero2['peak_bytes']}; gathers {gathers}", flush=True)
@@ -143,36 +164,38 @@ def main():
     t.variant(work, "ghost_cnn", "fsdp_bf16", precision="bf16-mixed", distributed=fsdp)
     t.variant(work, "ghost_cnn", "zero2_bf16", precision="bf16-mixed",
               distributed={"shard": "gradients"})
+    t.variant(work, "ghost_cnn", "fsdp_fp16", precision="fp16", distributed=fsdp)
+    t.variant(work, "ghost_cnn", "zero2_fp16", precision="fp16",
+              distributed={"shard": "gradients"})
 
     check_report(tcc, work)
 
     exes = {}
     for model, ranks in (("fashion_mlp", 1), ("ghost_cnn", 1), ("acc_mlp", 1), ("la_cnn", 1),
                          ("fsdp_mlp", 2), ("fsdp_mlp", 4), ("fsdp_cnn", 2), ("fsdp_acc", 2),
-                         ("fsdp_la", 2), ("zero2_mlp", 4), ("fsdp_bf16", 2), ("zero2_bf16", 2)):
+                         ("fsdp_la", 2), ("zero2_mlp", 4), ("fsdp_bf16", 2), ("zero2_bf16", 2),
+                         ("fsdp_fp16", 2), ("zero2_fp16", 2)):
         exes[model, ranks] = os.path.join(work, f"{model}-{ranks}")
         if not t.compile_model(tcc, model, ranks, exes[model, ranks]):
             return 1
     trained = (("fashion_mlp", 1), ("ghost_cnn", 1), ("acc_mlp", 1), ("la_cnn", 1),
                ("fsdp_mlp", 2), ("fsdp_mlp", 4), ("fsdp_cnn", 2), ("fsdp_acc", 2),
-               ("fsdp_la", 2), ("zero2_mlp", 4), ("fsdp_bf16", 2), ("zero2_bf16", 2))
+               ("fsdp_la", 2), ("zero2_mlp", 4), ("fsdp_bf16", 2), ("zero2_bf16", 2),
+               ("fsdp_fp16", 2), ("zero2_fp16", 2))
     runs = {key: t.train(exes[key], key[1], data, os.path.join(work, f"run-{key[0]}-{key[1]}"))
             for key in trained}
     for model, ranks in (("fsdp_mlp", 2), ("fsdp_mlp", 4)):
         compare(runs[model, ranks], runs["fashion_mlp", 1], f"{model} on {ranks} ranks")
     # ZeRO-2 sums the same gradients over the ranks, in one reduce-scatter
     # where FSDP has one per node; the parameters are the same either way.
-    # bf16-mixed: the forward casts the gathered f32 weights to bf16.
+    # bf16-mixed: the forward reads bf16 weights either way (FSDP gathers
+    # them in bf16); pure fp16: 16-bit chunks and gathers. The metrics too:
+    # FSDP evaluates a gathered copy of the chunks.
     for fsdp_run, zero2_run in ((("fsdp_mlp", 4), ("zero2_mlp", 4)),
-                                (("fsdp_bf16", 2), ("zero2_bf16", 2))):
-        if runs[fsdp_run] and runs[zero2_run]:
-            a, b = runs[fsdp_run][0], runs[zero2_run][0]
-            same = sorted(a) == sorted(b) and all(
-                a[k].shape == b[k].shape and (a[k] == b[k]).all() for k in a)
-            check(same, f"{fsdp_run[0]} is not {zero2_run[0]} bit for bit")
-            if same:
-                print(f"{fsdp_run[0]} on {fsdp_run[1]} ranks equals {zero2_run[0]} bit for bit",
-                      flush=True)
+                                (("fsdp_bf16", 2), ("zero2_bf16", 2)),
+                                (("fsdp_fp16", 2), ("zero2_fp16", 2))):
+        same_bits(runs[fsdp_run], runs[zero2_run], f"{fsdp_run[0]} on {fsdp_run[1]} ranks",
+                  zero2_run[0])
     # Each micro-batch is slice r of the accumulating one-process run's.
     compare(runs["fsdp_acc", 2], runs["acc_mlp", 1], "fsdp_acc on 2 ranks")
     compare(runs["fsdp_cnn", 2], runs["ghost_cnn", 1], "fsdp_cnn on 2 ranks")

@@ -73,3 +73,28 @@ func.func @keep_step(%x: tensor<2x3x4x4xbf16>, %w: tensor<3x3x1x1xf32>) -> tenso
   %f = tcc.flatten %a : (tensor<2x3x4x4xbf16>) -> tensor<2x48xbf16>
   return %f : tensor<2x48xbf16>
 }
+
+// -----
+
+// The sharded state's collectives: a chunk and a gather copy stored bits,
+// so they keep their 16-bit tensors whatever the target keeps; a
+// reduce-scatter sums, as an all-reduce: on f32 copies (the cpu target)
+// unless the target keeps "library" (NCCL sums 16 bits in f32).
+// CHECK: "widen-16bit" = {casts = 2 : i64, ops = 1 : i64}
+// CHECK-LABEL: func.func @shard_step(
+// CHECK: %[[S:.*]] = tcc.shard %arg0 {{.*}} : tensor<10x3xf16> -> tensor<8xf16>
+// CHECK-NEXT: %[[A:.*]] = tcc.all_gather %[[S]] {{.*}} : tensor<8xf16> -> tensor<10x3xf16>
+// CHECK-NEXT: %[[G:.*]] = tcc.cast %arg1 to f32 : (tensor<10x3xf16>) -> tensor<10x3xf32>
+// CHECK-NEXT: %[[R:.*]] = tcc.reduce_scatter %[[G]] {{.*}} : tensor<10x3xf32> -> tensor<8xf32>
+// CHECK-NEXT: %[[R16:.*]] = tcc.cast %[[R]] to f16 : (tensor<8xf32>) -> tensor<8xf16>
+// CHECK-NEXT: return %[[S]], %[[A]], %[[R16]]
+// LIBRARY: "widen-16bit" = {casts = 0 : i64, ops = 0 : i64}
+// LIBRARY-NEXT: func.func @shard_step(
+// LIBRARY: tcc.reduce_scatter %arg1 {{.*}} : tensor<10x3xf16> -> tensor<8xf16>
+func.func @shard_step(%w: tensor<10x3xf16>, %g: tensor<10x3xf16>)
+    -> (tensor<8xf16>, tensor<10x3xf16>, tensor<8xf16>) {
+  %s = tcc.shard %w {ranks = 4 : i64} : tensor<10x3xf16> -> tensor<8xf16>
+  %a = tcc.all_gather %s {ranks = 4 : i64} : tensor<8xf16> -> tensor<10x3xf16>
+  %r = tcc.reduce_scatter %g {ranks = 4 : i64} : tensor<10x3xf16> -> tensor<8xf16>
+  return %s, %a, %r : tensor<8xf16>, tensor<10x3xf16>, tensor<8xf16>
+}

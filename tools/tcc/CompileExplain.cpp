@@ -121,7 +121,9 @@ std::string passResult(const std::string &pass, const json &result) {
     return "sharded parameters gathered per node: " +
            std::to_string(result.value("forward", int64_t{0})) + " before the forward's reads, " +
            std::to_string(result.value("backward", int64_t{0})) +
-           " before the backward's; gradients reduce-scattered in " +
+           " before the backward's (" +
+           std::to_string(result.value("gathered_16bit", int64_t{0})) +
+           " tensors in their 16-bit compute type); gradients reduce-scattered in " +
            std::to_string(result.value("reduce_scatters", int64_t{0})) + " messages";
   if (pass == "recompute") {
     const json free = result.value("free", json::array());

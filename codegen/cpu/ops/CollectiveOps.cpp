@@ -10,8 +10,6 @@
 
 #include "ir/TccOps.h"
 
-#include <type_traits>
-
 using namespace mlir;
 using namespace mlir::tcc;
 
@@ -40,23 +38,40 @@ void mlir::tcc::registerCpuCollectiveOps(CpuOpPrinters &t) {
     return success();
   });
   // Sharded state (ZeRO): this rank's chunk, and the collectives of chunks.
+  // A chunk and a gather copy bits, so they move 16-bit tensors as they are
+  // stored; a reduce-scatter sums in f32 (tcc-widen-16bit widens it, as the
+  // all-reduce).
   t.add<ShardOp>([](ShardOp o, CpuPrinter &p) -> LogicalResult {
-    if (cppElementType(o.getInput().getType()) != "float")
-      return o.emitOpError("shards f32 tensors only on the cpu target, got ")
+    std::string type = cppElementType(o.getInput().getType());
+    if (type != "float" && type != "uint16_t")
+      return o.emitOpError("shards f32, f16 or bf16 tensors only on the cpu target, got ")
              << o.getInput().getType();
-    p.os << "  cpu::shard<float>(args.control, " << numElements(o.getInput()) << ", "
+    p.os << "  cpu::shard<" << type << ">(args.control, " << numElements(o.getInput()) << ", "
          << numElements(o.getResult()) << ", " << p(o.getInput()) << ", " << p(o.getResult())
          << ");\n";
     return success();
   });
-  t.add<AllGatherOp, ReduceScatterOp>([](auto o, CpuPrinter &p) -> LogicalResult {
-    constexpr bool gather = std::is_same_v<decltype(o), AllGatherOp>;
+  t.add<AllGatherOp>([](AllGatherOp o, CpuPrinter &p) -> LogicalResult {
+    for (Value v : o.getInputs())
+      if (cppElementType(v.getType()) != "float" && cppElementType(v.getType()) != "uint16_t")
+        return o.emitOpError("gathers f32, f16 or bf16 tensors only on the cpu target, got ")
+               << v.getType();
+    p.os << chunkCollectiveArrays(p.e, o.getInputs(), o.getResults(), true, "void")
+         << "    const int64_t bytes[] = {";
+    llvm::interleaveComma(o.getInputs(), p.os, [&](Value v) {
+      p.os << (cppElementType(v.getType()) == "float" ? 4 : 2);
+    });
+    p.os << "};\n    cpu::all_gather(args.comm, " << o.getResults().size()
+         << ", inputs, results, sizes, wholes, bytes); }\n";
+    return success();
+  });
+  t.add<ReduceScatterOp>([](ReduceScatterOp o, CpuPrinter &p) -> LogicalResult {
     for (Value v : o.getInputs())
       if (cppElementType(v.getType()) != "float")
-        return o.emitOpError("moves f32 tensors only on the cpu target, got ") << v.getType();
-    p.os << chunkCollectiveArrays(p.e, o.getInputs(), o.getResults(), gather) << "    cpu::"
-         << (gather ? "all_gather" : "reduce_scatter") << "(args.comm, "
-         << o.getResults().size() << ", inputs, results, sizes, wholes); }\n";
+        return o.emitOpError("sums f32 tensors only on the cpu target, got ") << v.getType();
+    p.os << chunkCollectiveArrays(p.e, o.getInputs(), o.getResults(), false)
+         << "    cpu::reduce_scatter(args.comm, " << o.getResults().size()
+         << ", inputs, results, sizes, wholes); }\n";
     return success();
   });
 }

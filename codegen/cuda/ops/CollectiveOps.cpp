@@ -53,30 +53,32 @@ void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
          << (o.getReduction() == "mean" ? "true" : "false") << "); }\n";
     return success();
   });
-  // Sharded state (ZeRO, docs/distributed.md): f32 tensors, as on the cpu
-  // target (the recipe check refuses pure 16-bit parameters).
-  auto refuse16 = [](Operation *op, ValueRange values) -> LogicalResult {
-    for (Value v : values)
-      if (!getElementTypeOrSelf(v.getType()).isF32())
-        return op->emitOpError("shards f32 tensors only on the cuda target, got ")
-               << v.getType();
-    return success();
-  };
-  t.add<ShardOp>([=](ShardOp o, CudaPrinter &p) -> LogicalResult {
-    if (failed(refuse16(o, o->getOperands())))
-      return failure();
+  // Sharded state (ZeRO, docs/distributed.md): f32 or 16-bit tensors, each
+  // in its element type (a 16-bit reduce-scatter sums in 16 bits, as the
+  // all-reduce).
+  t.add<ShardOp>([](ShardOp o, CudaPrinter &p) -> LogicalResult {
+    Type element = getElementTypeOrSelf(o.getInput().getType());
+    if (!element.isF32() && !element.isF16() && !element.isBF16())
+      return o.emitOpError("shards f32, f16 or bf16 tensors only on the cuda target, got ")
+             << o.getInput().getType();
     p.os << "  cuda::shard(args.stream, args.comm, " << numElements(o.getInput()) << ", "
-         << numElements(o.getResult()) << ", " << p(o.getInput()) << ", " << p(o.getResult())
-         << ");\n";
+         << numElements(o.getResult()) << ", " << (element.isF32() ? 4 : 2) << ", "
+         << p(o.getInput()) << ", " << p(o.getResult()) << ");\n";
     return success();
   });
-  t.add<AllGatherOp, ReduceScatterOp>([=](auto o, CudaPrinter &p) -> LogicalResult {
+  t.add<AllGatherOp, ReduceScatterOp>([](auto o, CudaPrinter &p) -> LogicalResult {
     constexpr bool gather = std::is_same_v<decltype(o), AllGatherOp>;
-    if (failed(refuse16(o, o.getInputs())))
-      return failure();
-    p.os << chunkCollectiveArrays(p.e, o.getInputs(), o.getResults(), gather) << "    cuda::"
-         << (gather ? "all_gather" : "reduce_scatter") << "(args.stream, args.comm, " << o.getResults().size()
-         << ", inputs, results, sizes, wholes, " << workspaceOf(o) << "); }\n";
+    for (Value v : o.getInputs())
+      if (getElementTypeOrSelf(v.getType()).isF64())
+        return o.emitOpError("moves f32 or 16-bit tensors only on the cuda target, got ")
+               << v.getType();
+    p.os << chunkCollectiveArrays(p.e, o.getInputs(), o.getResults(), gather, "void")
+         << "    const cuda::CollectiveType types[] = {";
+    llvm::interleaveComma(o.getInputs(), p.os,
+                          [&](Value v) { p.os << collectiveType(v.getType()); });
+    p.os << "};\n    cuda::" << (gather ? "all_gather" : "reduce_scatter")
+         << "(args.stream, args.comm, " << o.getResults().size()
+         << ", inputs, results, sizes, wholes, types, " << workspaceOf(o) << "); }\n";
     return success();
   });
   // A synchronised batch norm's sums and its dx (runtime/cuda/device/SyncNorm.cuh);

@@ -98,73 +98,98 @@ inline void all_reduce(cudaStream_t s, Communicator *comm, int count,
 namespace detail {
 /// The workspace of a gather or scatter: every tensor padded to ranks
 /// chunks (the memory plan's size, codegen/cuda/CudaConvPlans.cpp).
-inline float *packed(Communicator *comm, int count, const int64_t *sizes, char *workspace,
-                     int64_t bytes) {
+inline char *packed(Communicator *comm, int count, const int64_t *sizes,
+                    const CollectiveType *types, char *workspace, int64_t bytes) {
   int64_t needed = 0;
   for (int k = 0; k < count; ++k)
-    needed += sizes[k] * comm->size() * int64_t(sizeof(float));
+    needed += sizes[k] * comm->size() * collectiveBytes(types[k]);
   if (!workspace || bytes < needed)
     throw std::runtime_error("a sharded state's collective was given " +
                              std::to_string(bytes) + " bytes of workspace, it needs " +
                              std::to_string(needed) +
                              " (a trainer compiled by another tcc version?)");
-  return reinterpret_cast<float *>(workspace);
+  return workspace;
 }
 } // namespace detail
 
-/// tcc.shard: elements [rank * c, rank * c + c) of x's n, zero past n.
-inline void shard(cudaStream_t s, Communicator *comm, int64_t n, int64_t c, const float *x,
-                  float *chunk) {
+/// tcc.shard: elements [rank * c, rank * c + c) of x's n, zero past n; the
+/// elements' bits copied (`bytes` 4 or 2: zero bits are 0.0 in every type).
+inline void shard(cudaStream_t s, Communicator *comm, int64_t n, int64_t c, int bytes,
+                  const void *x, void *chunk) {
   const int64_t first = int64_t(comm ? comm->rank() : 0) * c;
-  for_each(s, c, [=] __device__(int64_t i) { chunk[i] = first + i < n ? x[first + i] : 0.0f; });
+  if (bytes == 4) {
+    auto *from = static_cast<const uint32_t *>(x);
+    auto *to = static_cast<uint32_t *>(chunk);
+    for_each(s, c, [=] __device__(int64_t i) { to[i] = first + i < n ? from[first + i] : 0u; });
+  } else {
+    auto *from = static_cast<const uint16_t *>(x);
+    auto *to = static_cast<uint16_t *>(chunk);
+    for_each(s, c, [=] __device__(int64_t i) {
+      to[i] = first + i < n ? from[first + i] : uint16_t(0);
+    });
+  }
 }
 
 /// tcc.all_gather of `count` tensors: chunks[k] (sizes[k] =
-/// ceil(wholes[k] / ranks) values) from every rank, in rank order, into
-/// results[k], cut to its wholes[k] values. The op's workspace, `packed`,
-/// receives each tensor's gathered chunks: the whole tensor, then padding.
+/// ceil(wholes[k] / ranks) elements of types[k]) from every rank, in rank
+/// order, into results[k], cut to its wholes[k] elements. The op's
+/// workspace receives each tensor's gathered chunks: the whole, then padding.
 inline void all_gather(cudaStream_t s, Communicator *comm, int count,
-                       const float *const *chunks, float *const *results, const int64_t *sizes,
-                       const int64_t *wholes, char *workspace, int64_t workspaceBytes) {
-  float *packed = detail::packed(comm, count, sizes, workspace, workspaceBytes);
+                       const void *const *chunks, void *const *results, const int64_t *sizes,
+                       const int64_t *wholes, const CollectiveType *types, char *workspace,
+                       int64_t workspaceBytes) {
+  char *packed = detail::packed(comm, count, sizes, types, workspace, workspaceBytes);
 #ifdef TCC_CUDA_HOST_EMULATION
-  std::vector<const float *> in(chunks, chunks + count);
-  std::vector<float *> out(results, results + count);
+  std::vector<const void *> in(chunks, chunks + count);
+  std::vector<void *> out(results, results + count);
   std::vector<int64_t> n(sizes, sizes + count), whole(wholes, wholes + count);
+  std::vector<CollectiveType> type(types, types + count);
   emulation::enqueue(s, [=] {
     const int64_t ranks = comm->size();
-    for (size_t k = 0, at = 0; k < in.size(); at += size_t(ranks * n[k++])) {
-      comm->allGather(in[k], packed + at, n[k]);
-      std::copy(packed + at, packed + at + whole[k], out[k]);
+    for (size_t k = 0, at = 0; k < in.size(); ++k) {
+      const int64_t bytes = collectiveBytes(type[k]);
+      allGatherBytes(*comm, in[k], packed + at, n[k] * bytes);
+      std::copy(packed + at, packed + at + whole[k] * bytes, static_cast<char *>(out[k]));
+      at += size_t(ranks * n[k] * bytes);
     }
   });
 #else
-  nccl_all_gather(comm, s, count, chunks, results, sizes, wholes, packed);
+  nccl_all_gather(comm, s, count, chunks, results, sizes, wholes, types, packed);
 #endif
 }
 
-/// tcc.reduce_scatter of `count` tensors: inputs[k] (wholes[k] values,
-/// padded with zeros to ranks * sizes[k] in `packed`, the op's workspace)
-/// summed over the ranks, this rank receiving its chunk in results[k].
+/// tcc.reduce_scatter of `count` tensors: inputs[k] (wholes[k] elements of
+/// types[k], padded with zeros to ranks * sizes[k] in the op's workspace)
+/// summed over the ranks, this rank receiving its chunk in results[k]. A
+/// 16-bit tensor is summed in 16 bits with f32 arithmetic, as the all-reduce.
 inline void reduce_scatter(cudaStream_t s, Communicator *comm, int count,
-                           const float *const *inputs, float *const *results,
-                           const int64_t *sizes, const int64_t *wholes, char *workspace,
+                           const void *const *inputs, void *const *results,
+                           const int64_t *sizes, const int64_t *wholes,
+                           const CollectiveType *types, char *workspace,
                            int64_t workspaceBytes) {
-  float *packed = detail::packed(comm, count, sizes, workspace, workspaceBytes);
+  char *packed = detail::packed(comm, count, sizes, types, workspace, workspaceBytes);
 #ifdef TCC_CUDA_HOST_EMULATION
-  std::vector<const float *> in(inputs, inputs + count);
-  std::vector<float *> out(results, results + count);
+  (void)packed;
+  std::vector<const void *> in(inputs, inputs + count);
+  std::vector<void *> out(results, results + count);
   std::vector<int64_t> n(sizes, sizes + count), whole(wholes, wholes + count);
+  std::vector<CollectiveType> type(types, types + count);
   emulation::enqueue(s, [=] {
+    // Summed in f32 (16-bit values widen exactly), each chunk rounded once
+    // where it is stored: NCCL's one hop of 2 ranks.
     const int64_t ranks = comm->size();
-    for (size_t k = 0, at = 0; k < in.size(); at += size_t(ranks * n[k++])) {
-      std::copy(in[k], in[k] + whole[k], packed + at);
-      std::fill(packed + at + whole[k], packed + at + ranks * n[k], 0.0f);
-      comm->reduceScatterSum(packed + at, out[k], n[k]);
+    for (size_t k = 0; k < in.size(); ++k) {
+      std::vector<float> all(static_cast<size_t>(ranks * n[k]), 0.0f);
+      std::vector<float> mine(static_cast<size_t>(n[k]));
+      for (int64_t i = 0; i < whole[k]; ++i)
+        all[size_t(i)] = float(detail::load(type[k], in[k], i));
+      comm->reduceScatterSum(all.data(), mine.data(), n[k]);
+      for (int64_t i = 0; i < n[k]; ++i)
+        detail::store(type[k], out[k], i, mine[size_t(i)]);
     }
   });
 #else
-  nccl_reduce_scatter(comm, s, count, inputs, results, sizes, wholes, packed);
+  nccl_reduce_scatter(comm, s, count, inputs, results, sizes, wholes, types, packed);
 #endif
 }
 
