@@ -83,10 +83,18 @@ public:
     select.ignoreTuningMismatch = options.ignoreTuningMismatch;
     select.allowFallback = options.allowFallback;
     pm.addPass(createCudaSelectAlgorithms(select));
+    // The buckets beside the backward: before the memory plan, which keeps
+    // their inputs live until their readers.
+    options.addOptimization(pm, createCudaOverlapBuckets());
   }
   ArrayRef<StringRef> optimizationPasses() const override {
     static const StringRef names[] = {TargetOptions::optimizationName(*createPadChannels()),
                                       TargetOptions::optimizationName(*createChannelsLast())};
+    return names;
+  }
+  ArrayRef<StringRef> selectionOptimizationPasses() const override {
+    static const StringRef names[] = {
+        TargetOptions::optimizationName(*createCudaOverlapBuckets())};
     return names;
   }
 

@@ -22,6 +22,7 @@
 #include "runtime/cuda/ConvRunner.h"
 #include "runtime/cuda/device/Launch.cuh"
 #include "runtime/cuda/device/Matmul.cuh"
+#include "runtime/cuda/device/SideStream.cuh"
 
 #include <cstddef>
 #include <memory>
@@ -171,6 +172,8 @@ protected:
   const StepBuffers &buffers() const { return bound; }
 
   cudaStream_t stream = nullptr;
+  /// The gradient buckets' stream, forked and joined inside the step.
+  SideStream buckets;
   Matmul matmul;
   tcc::cuda::ConvRunner convs;
 

@@ -135,6 +135,12 @@ def main():
     ap.add_argument("--mpi-libs", default="",
                     help="with --ranks: the MPI communicator's libraries, ';'-separated, "
                          "in place of the one-process one")
+    ap.add_argument("--bucket-size",
+                    help="with --ranks: the cuda step's gradient buckets (tcc compile "
+                         "--bucket-size; the cpu trainer, one process, has none)")
+    ap.add_argument("--expect-side-stream", type=int,
+                    help="the cuda step must run this many buckets on its side stream "
+                         "(tcc-cuda-overlap-buckets): what the test is of")
     ap.add_argument("--eval-both", action="store_true",
                     help="every trainer evaluates the EMA and the raw weights (--eval both): "
                          "both test losses and accuracies are compared")
@@ -182,11 +188,19 @@ def main():
         source = os.path.join(tmp, "model.cu")
         report = os.path.join(tmp, "cuda-report.json")
         ranks = ["--ranks=%d" % args.ranks] if args.ranks > 1 else []
+        if args.bucket_size:
+            ranks.append("--bucket-size=" + args.bucket_size)
         run([args.tcc, "compile", args.model, "--target=cuda", "--emit=source", "-o", source,
              "--report", report, *precision, *passes, *ranks], tmp,
             "tcc compile --target=cuda --emit=source")
         with open(report) as f:
             cuda_report = json.load(f)
+        if args.expect_side_stream is not None:
+            side = cuda_report["passes"].get("cuda-overlap-buckets", {}).get("side_stream", 0)
+            if side != args.expect_side_stream:
+                print("FAIL: the cuda step runs %d buckets on its side stream, expected %d"
+                      % (side, args.expect_side_stream))
+                return 1
         kinds = cuda_report["passes"].get("fusion", {}).get("groups_by_kind", {})
         cpu_passes = list(passes)
         if args.expect_frozen_step:
