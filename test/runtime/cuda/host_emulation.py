@@ -303,7 +303,7 @@ def main():
                                                     args.steps))
 
         if args.profile:
-            run([emulated, "--steps", str(args.steps), "--save", "profiled.safetensors",
+            run(launch + [emulated, "--steps", str(args.steps), "--save", "profiled.safetensors",
                  "--profile", "profile.json", "--quiet"], tmp, "the profiled cuda trainer")
             with open(os.path.join(tmp, "cuda.safetensors"), "rb") as a, \
                     open(os.path.join(tmp, "profiled.safetensors"), "rb") as b:
