@@ -141,6 +141,10 @@ def main():
     ap.add_argument("--expect-side-stream", type=int,
                     help="the cuda step must run this many buckets on its side stream "
                          "(tcc-cuda-overlap-buckets): what the test is of")
+    ap.add_argument("--same-without",
+                    help="also build the cuda step with this optimization pass left out: "
+                         "its checkpoint must equal the step's bit for bit (the pass is "
+                         "exact under emulation: tcc-cuda-overlap-buckets)")
     ap.add_argument("--eval-both", action="store_true",
                     help="every trainer evaluates the EMA and the raw weights (--eval both): "
                          "both test losses and accuracies are compared")
@@ -236,7 +240,7 @@ def main():
             if os.geteuid() == 0:  # CI's containers run as root
                 launch.insert(1, "--allow-run-as-root")
 
-        def build_emulated(exe, defines=()):
+        def build_emulated(exe, defines=(), source=source):
             run([args.cxx, "-std=c++17", "-O2", "-fopenmp", "-DTCC_CUDA_HOST_EMULATION",
                  *defines, "-I" + args.root, "-x", "c++", source,
                  os.path.join(args.root, "runtime/cuda/CudaMemory.cpp"),
@@ -301,6 +305,29 @@ def main():
             print("PASS: %d steps of the cuda trainer, saved and resumed for %d more, equal %d "
                   "steps in one run bit for bit" % (args.resume_at, args.steps - args.resume_at,
                                                     args.steps))
+
+        if args.same_without:
+            without = os.path.join(tmp, "model-without.cu")
+            run([args.tcc, "compile", args.model, "--target=cuda", "--emit=source", "-o",
+                 without, *precision, *passes, "--disable-pass=" + args.same_without, *ranks],
+                tmp, "tcc compile --target=cuda --disable-pass=" + args.same_without)
+            with open(source) as a, open(without) as b:
+                if a.read() == b.read():
+                    print("FAIL: --disable-pass=%s changes nothing in the cuda step"
+                          % args.same_without)
+                    return 1
+            exe = os.path.join(tmp, "train-cuda-without")
+            build_emulated(exe, source=without)
+            run(launch + [exe, "--steps", str(args.steps), "--save", "without.safetensors",
+                          "--quiet", *(["--eval", "both"] if args.eval_both else [])],
+                tmp, "the cuda trainer without " + args.same_without)
+            with open(os.path.join(tmp, "cuda.safetensors"), "rb") as a, \
+                    open(os.path.join(tmp, "without.safetensors"), "rb") as b:
+                if a.read() != b.read():
+                    print("FAIL: the cuda step without %s trains otherwise" % args.same_without)
+                    return 1
+            print("PASS: the cuda step without %s trains the same bit for bit"
+                  % args.same_without)
 
         if args.profile:
             run(launch + [emulated, "--steps", str(args.steps), "--save", "profiled.safetensors",
