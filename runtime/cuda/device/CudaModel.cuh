@@ -93,6 +93,8 @@ public:
   void bind(const StepBuffers &buffers) override {
     bound = buffers;
     check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
+    if (buffers.comm && buffers.comm->size() > 1)
+      buckets.create(); // a one-rank trainer has no bucket
     convs.prepare(target(), stream);
     matmul.init(target());
   }

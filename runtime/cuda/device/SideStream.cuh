@@ -31,13 +31,18 @@ public:
       cudaStreamDestroy(side);
   }
 
-  /// The stream the buckets run on (created at the first fork).
+  /// The stream the buckets run on: CudaModel::bind() creates it for a step
+  /// of several ranks, before the step is recorded (not every CUDA call is
+  /// legal while a stream is captured); else the first fork does.
   cudaStream_t stream() const { return side; }
+  void create() {
+    if (!side)
+      check(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), "creating a side stream");
+  }
 
   /// Bucket k's work on stream() starts after what `step` has enqueued.
   void fork(cudaStream_t step, int k) {
-    if (!side)
-      check(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking), "creating a side stream");
+    create();
     check(cudaEventRecord(event(forks, k), step), "forking a bucket's stream");
     check(cudaStreamWaitEvent(side, forks[size_t(k)], 0), "forking a bucket's stream");
   }
@@ -49,7 +54,8 @@ public:
 
 private:
   /// Event k of `events`, created at its first use (before or while the
-  /// step is recorded: creating an event enqueues nothing).
+  /// step is recorded: creating an event enqueues nothing, and PyTorch's
+  /// wait_stream does the same inside captures).
   static cudaEvent_t event(std::vector<cudaEvent_t> &events, int k) {
     while (events.size() <= size_t(k)) {
       cudaEvent_t e;
