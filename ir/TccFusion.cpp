@@ -46,11 +46,16 @@ FusionKind LinearBackwardDataOp::getFusionKind() { return FusionKind::OutFusable
 FusionKind LinearBackwardWeightOp::getFusionKind() { return FusionKind::OutFusable; }
 
 // Per-channel statistics over the batch, then an elementwise pass.
-// A synchronised batch norm's kernels have no fused forms yet.
+// A batch norm synchronised over ranks has no fused forms yet; one that
+// takes its statistics from its own input's sums (tcc-cuda-conv-statistics)
+// normalises with its epilogue and widening load as any other.
 FusionKind BatchNormOp::getFusionKind() {
-  return getSum() ? FusionKind::Opaque : FusionKind::Reduction;
+  return getSum() && getRanks() != 1 ? FusionKind::Opaque : FusionKind::Reduction;
 }
 FusionKind BatchNormBackwardOp::getFusionKind() { return FusionKind::Reduction; }
+// Per-row statistics, then an elementwise pass over the row.
+FusionKind LayerNormOp::getFusionKind() { return FusionKind::Reduction; }
+FusionKind LayerNormBackwardOp::getFusionKind() { return FusionKind::Reduction; }
 FusionKind CrossEntropyOp::getFusionKind() { return FusionKind::Reduction; }
 // y = x * scale[c] + shift[c]: elementwise with per-channel vectors.
 FusionKind BatchNormInferenceOp::getFusionKind() { return FusionKind::Broadcast; }
@@ -59,15 +64,23 @@ FusionKind BatchNormApplyOp::getFusionKind() { return FusionKind::Broadcast; }
 // The norms' kernels apply the elementwise ops after the forward and
 // compute those before the backward, element by element, loading the input
 // from 16-bit storage; the backward stores dx narrowed.
-Value BatchNormOp::getEpilogueResult() { return getSum() ? Value() : getResult(); }
+Value BatchNormOp::getEpilogueResult() {
+  return getSum() && getRanks() != 1 ? Value() : getResult();
+}
 OpOperand *BatchNormOp::getWideningLoadOperand() {
-  return getSum() ? nullptr : &getInputMutable();
+  return getSum() && getRanks() != 1 ? nullptr : &getInputMutable();
 }
 Value BatchNormInferenceOp::getEpilogueResult() { return getResult(); }
 OpOperand *BatchNormInferenceOp::getWideningLoadOperand() { return &getInputMutable(); }
 OpOperand *BatchNormBackwardOp::getPrologueOperand() { return &getGradMutable(); }
 OpOperand *BatchNormBackwardOp::getWideningLoadOperand() { return &getInputMutable(); }
 Value BatchNormBackwardOp::getNarrowingStoreResult() { return getGradInput(); }
+
+// A layer norm's kernel also computes its input from the elementwise ops
+// before it (it reads each row three times and computes it each time).
+Value LayerNormOp::getEpilogueResult() { return getResult(); }
+OpOperand *LayerNormOp::getPrologueOperand() { return &getInputMutable(); }
+OpOperand *LayerNormBackwardOp::getPrologueOperand() { return &getGradMutable(); }
 
 FusionKind FlattenOp::getFusionKind() { return FusionKind::Injective; }
 FusionKind ReshapeOp::getFusionKind() { return FusionKind::Injective; }
@@ -95,7 +108,7 @@ Operation *FusionGroupOp::getNormBackward() {
   if (getKind() != kNormBackwardPrologue)
     return nullptr;
   for (Operation &op : getFusedOps())
-    if (isa<BatchNormBackwardOp>(op))
+    if (isa<BatchNormBackwardOp, LayerNormBackwardOp>(op))
       return &op;
   return nullptr;
 }
@@ -126,6 +139,19 @@ LogicalResult FusionGroupOp::verify() {
     return success();
   }
   if (kind == kNormEpilogue) {
+    // A layer norm computes its input from the elementwise ops before it.
+    auto layerNorms = llvm::make_filter_range(fused, [](Operation *op) {
+      return isa<LayerNormOp>(op);
+    });
+    if (!layerNorms.empty()) {
+      if (std::distance(layerNorms.begin(), layerNorms.end()) != 1 ||
+          !llvm::all_of(fused, [](Operation *op) {
+            return isa<LayerNormOp>(op) || isElementwise(*op);
+          }))
+        return emitOpError("of kind norm_epilogue with a layer norm must hold one layer norm "
+                           "and elementwise ops");
+      return success();
+    }
     // Before the norm, the widening of its 16-bit input, which its kernel
     // does as it loads, and what the ops after it read (tcc-fusion).
     auto isNorm = [](Operation *op) {
@@ -157,11 +183,18 @@ LogicalResult FusionGroupOp::verify() {
         narrowing.getInput() == rest.drop_back().back()->getResult(0) &&
         narrowing.getInput().hasOneUse())
       rest = rest.drop_back();
+    if (isa<LayerNormBackwardOp>(fused.back())) {
+      if (!allElementwise(ArrayRef(fused).drop_back()))
+        return emitOpError("of kind norm_backward_prologue must hold elementwise ops, then "
+                           "a layer_norm_backward");
+      return success();
+    }
     if (!isa<BatchNormBackwardOp>(rest.back()) ||
         !llvm::all_of(rest.drop_back(), prologueOp))
       return emitOpError("of kind norm_backward_prologue must hold elementwise "
-                         "ops and batch_norm_apply, then a batch_norm_backward, then at "
-                         "most the cast that alone reads its grad_input");
+                         "ops and batch_norm_apply, then a batch_norm_backward (or a "
+                         "layer_norm_backward), then at most the cast that alone reads its "
+                         "grad_input");
     return success();
   }
   if (kind == kMatmulEpilogue) {
@@ -194,6 +227,20 @@ LogicalResult FusionGroupOp::verify() {
                          "only, and yield the last");
     return success();
   }
+  if (kind == kConvStatistics) {
+    auto conv = fused.size() == 3 ? dyn_cast<Conv2dOp>(fused[0]) : Conv2dOp();
+    auto sum = conv ? dyn_cast<BatchNormSumsOp>(fused[1]) : BatchNormSumsOp();
+    auto squared = sum ? dyn_cast<BatchNormSumsOp>(fused[2]) : BatchNormSumsOp();
+    if (!squared || conv.getBias() || sum.getInput() != conv.getResult() || sum.getCentered() ||
+        squared.getInput() != conv.getResult() || squared.getCentered() != sum.getResult() ||
+        sum.getRanks() != 1 || squared.getRanks() != 1 ||
+        !llvm::is_contained(yield.getValues(), sum.getResult()) ||
+        !llvm::is_contained(yield.getValues(), squared.getResult()))
+      return emitOpError("of kind conv_statistics must hold a conv2d without a bias, the "
+                         "batch_norm_sums of its result and the centered batch_norm_sums "
+                         "around that sum (one rank), and yield both sums");
+    return success();
+  }
   if (kind == kMultiTensorCast) {
     auto independentCast = [&](Operation *op) {
       auto cast = dyn_cast<CastOp>(op);
@@ -220,6 +267,6 @@ LogicalResult FusionGroupOp::verify() {
   return emitOpError("kind must be \"")
          << kElementwise << "\", \"" << kNormEpilogue << "\", \"" << kNormBackwardPrologue
          << "\", \"" << kMultiTensorUpdate << "\", \"" << kMatmulEpilogue << "\", \""
-         << kConvEpilogue << "\" or \"" << kMultiTensorCast << "\", got \""
+         << kConvEpilogue << "\", \"" << kConvStatistics << "\" or \"" << kMultiTensorCast << "\", got \""
          << kind << "\"";
 }

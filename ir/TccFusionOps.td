@@ -32,14 +32,19 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
       Elementwise ops on its normalised result: the norm's kernel runs them
       on each normalised element before it is stored. Elementwise ops
       before the norm compute what those read (the widening of a residual,
-      say), element by element too.
+      say), element by element too. Or a `tcc.layer_norm` with Elementwise
+      ops on both sides: its kernel computes each element of its input from
+      the ops before it as it reads it (a residual add, whose sum the group
+      yields where others read it) and runs the ops after it on each
+      normalised element.
     - `norm_backward_prologue`: Elementwise ops computing the upstream
       gradient of a `tcc.batch_norm_backward`, which follows them: its
       kernel computes each gradient element where it reads it, and the
       gradient never reaches memory. Last, if any, the `tcc.cast` that
       alone reads the backward's `grad_input` and narrows it to 16-bit
       storage: the kernel stores dx narrowed, and the f32 dx never reaches
-      memory either.
+      memory either. Or Elementwise ops computing the upstream gradient
+      of a `tcc.layer_norm_backward`, then it.
     - `matmul_epilogue`: a `tcc.linear` first, then the `tcc.relu` or the
       tanh-approximated `tcc.gelu` of its result, which the matmul library
       applies before it stores the result (cuBLASLt's RELU_BIAS and
@@ -56,6 +61,14 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
       Each op's result is read by the next only; the group yields the
       last. ReLU's backward reads its output, so the sums never reach
       memory.
+    - `conv_statistics`: a `tcc.conv2d` without a bias first, then the
+      `tcc.batch_norm_sums` of its result (one rank) and the centered
+      `tcc.batch_norm_sums` around that sum: the statistics a whole-batch
+      `tcc.batch_norm` takes as its `statistics`, which the convolution
+      library gathers from its output as it stores it (cuDNN's `genstats`:
+      one pass, f32 sums of the values and of their squares; a target
+      option, cuda only, fp16). The group yields the convolution's result
+      and the two sums.
     - `multi_tensor_cast`: `tcc.cast` ops between f32 and a 16-bit type of
       different tensors, none reading another's result, each keeping its
       layout: one launch converts them all (a target option, cuda only: a
@@ -75,15 +88,16 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
     ```
   }];
   let arguments = (ins StrAttr:$kind);
-  let results = (outs Variadic<Tcc_Tensor>:$results);
+  // (f64: the per-channel sums of a conv_statistics group.)
+  let results = (outs Variadic<AnyTypeOf<[Tcc_Tensor, Tcc_SumsTensor]>>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "$kind attr-dict `->` `(` type($results) `)` $body";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     /// The ops of the group, without the yield.
     auto getFusedOps() { return getBody().front().without_terminator(); }
-    /// The batch_norm_backward of a norm_backward_prologue group (null in
-    /// the other kinds).
+    /// The batch_norm_backward or layer_norm_backward of a
+    /// norm_backward_prologue group (null in the other kinds).
     ::mlir::Operation *getNormBackward();
     /// The kinds a group can have, as `kind` spells them.
     static constexpr ::llvm::StringLiteral kElementwise = "elementwise";
@@ -92,6 +106,7 @@ def Tcc_FusionGroupOp : Tcc_Op<"fusion_group",
     static constexpr ::llvm::StringLiteral kMultiTensorUpdate = "multi_tensor_update";
     static constexpr ::llvm::StringLiteral kMatmulEpilogue = "matmul_epilogue";
     static constexpr ::llvm::StringLiteral kConvEpilogue = "conv_epilogue";
+    static constexpr ::llvm::StringLiteral kConvStatistics = "conv_statistics";
     static constexpr ::llvm::StringLiteral kMultiTensorCast = "multi_tensor_cast";
   }];
 }

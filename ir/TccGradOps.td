@@ -198,11 +198,14 @@ def Tcc_BatchNormBackwardInputOp : Tcc_GradOp<"batch_norm_backward_input"> {
   }];
 }
 
-def Tcc_LayerNormBackwardOp : Tcc_GradOp<"layer_norm_backward"> {
+def Tcc_LayerNormBackwardOp : Tcc_GradOp<"layer_norm_backward",
+    [DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind", "getPrologueOperand"]>]> {
   let summary = "Gradients of layer_norm";
   let description = [{
     Like `batch_norm_backward`, over the trailing `normalized_dims` dims; the
-    scale and shift gradients have their shape.
+    scale and shift gradients have their shape. Its kernels compute each
+    element of `grad` from the elementwise ops that produce it, where they
+    read it (a `norm_backward_prologue` group, `tcc-fusion`).
 
     ```mlir
     %dx, %dw, %db = tcc.layer_norm_backward %dy, %x saved %mean, %invstd {normalized_dims = 1 : i64}

@@ -86,7 +86,9 @@ def Tcc_FusionOpInterface : OpInterface<"FusionOpInterface"> {
     `tcc-fusion` groups them with it: a batch norm's kernel applies the
     consumers of its normalised result (`norm_epilogue`), its backward
     computes the producers of its upstream gradient as it reads it
-    (`norm_backward_prologue`).
+    (`norm_backward_prologue`); a layer norm's kernel does both in its
+    forward (the residual add before it, the cast after it), and its
+    backward as a batch norm's.
   }];
   let methods = [
     InterfaceMethod<[{
@@ -110,8 +112,11 @@ def Tcc_FusionOpInterface : OpInterface<"FusionOpInterface"> {
     InterfaceMethod<[{
         The operand the op's kernel computes as it reads each element, from
         the elementwise ops that produce it; `tcc-fusion` groups with the op
-        those only it reads (`norm_backward_prologue`). Null (the default)
-        where its kernel computes none.
+        those only it reads (`norm_backward_prologue`). On an op that also
+        declares an epilogue result (a layer norm), its kernel stores the
+        values others read as well: its producers join its `norm_epilogue`
+        wherever the group can still sit at its last op, and it yields them.
+        Null (the default) where its kernel computes none.
       }],
       "::mlir::OpOperand *", "getPrologueOperand", (ins), [{}],
       /*defaultImplementation=*/[{ return nullptr; }]>,

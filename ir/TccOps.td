@@ -241,13 +241,22 @@ def Tcc_BatchNormApplyOp : Tcc_Op<"batch_norm_apply",
 }
 
 def Tcc_LayerNormOp : Tcc_Op<"layer_norm",
-    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>]> {
+    [Pure, AttrSizedOperandSegments, InferTypeOpAdaptor, DeclareOpInterfaceMethods<Tcc_DifferentiableOpInterface>,
+     DeclareOpInterfaceMethods<Tcc_FusionOpInterface, ["getFusionKind", "getEpilogueResult", "getPrologueOperand"]>]> {
   let summary = "Layer normalisation over the trailing dims, as torch.nn.LayerNorm";
   let description = [{
     Normalises over the last `normalized_dims` dims of `input` with the biased
     variance; the optional `weight` and `bias` have the shape of those dims.
     `saved_mean` and `saved_invstd` (f32, shape of the leading dims) are kept
     for the backward op.
+
+    Its kernel works a row at a time (one block per row on the cuda target)
+    and takes elementwise neighbours on both sides (`FusionOpInterface`):
+    it computes each element of `input` from the elementwise ops that
+    produce it (a residual add, the widening of a 16-bit value) as it reads
+    it, storing those of their values that others read, and hands each
+    normalised element to the elementwise ops after it (a narrowing cast, an
+    activation) before storing it: one `norm_epilogue` group (`tcc-fusion`).
 
     ```mlir
     %y, %mean, %invstd = tcc.layer_norm %x weight %g bias %b

@@ -476,7 +476,8 @@ def Tcc_YieldOp : Tcc_Op<"yield",
     tcc.yield %new_mean, %grad_w : tensor<3xf32>, tensor<2x3xf32>
     ```
   }];
-  let arguments = (ins Variadic<Tcc_Tensor>:$values);
+  // (f64: a conv_statistics group's sums.)
+  let arguments = (ins Variadic<AnyTypeOf<[Tcc_Tensor, Tcc_SumsTensor]>>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
 }
 

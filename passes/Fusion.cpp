@@ -4,8 +4,9 @@
 // from what each op declares (FusionOpInterface), in this order: the
 // target's library epilogues (its pattern table, target/FusionPattern.h);
 // an op whose kernel applies the elementwise consumers of a result (a
-// norm's epilogue) and one whose kernel computes the elementwise producers
-// of an operand (a norm backward's prologue); the Broadcast updates of
+// norm's epilogue; a layer norm's kernel also computes its input's
+// producers) and one whose kernel computes the elementwise producers of an
+// operand (a norm backward's prologue); the Broadcast updates of
 // state in place, as one multi-tensor group; then chains of Elementwise
 // ops.
 // A group sits where its last op was; every value that leaves it is used
@@ -104,6 +105,13 @@ private:
   void growProducers(llvm::SetVector<Operation *> &members, Value value, int64_t elements,
                      const llvm::SmallPtrSetImpl<Operation *> *fromMemory = nullptr);
 
+  /// Adds to `members` the elementwise producers of `value`, the input a
+  /// norm's kernel computes as it reads it (a layer norm's residual add).
+  /// A producer others read too joins where the group can still sit at its
+  /// last op; the group then yields its value for them.
+  void growInputProducers(llvm::SetVector<Operation *> &members, Value value,
+                          int64_t elements);
+
   /// Adds to `members` the elementwise producers (growProducers) of what
   /// its members other than `anchor` and its input read: a widening cast
   /// of a residual's 16-bit value, say, that only the group reads, which
@@ -194,6 +202,21 @@ void BlockFuser::growProducers(llvm::SetVector<Operation *> &members, Value valu
   members.insert(producer);
   for (Value operand : producer->getOperands())
     growProducers(members, operand, elements, fromMemory);
+}
+
+void BlockFuser::growInputProducers(llvm::SetVector<Operation *> &members, Value value,
+                                    int64_t elements) {
+  Operation *producer = value.getDefiningOp();
+  if (!producer || producer->getBlock() != &block || members.contains(producer) ||
+      grouped.contains(producer) || !joinsLoop(producer, elements))
+    return;
+  members.insert(producer);
+  if (!canSinkToLast(members)) {
+    members.pop_back();
+    return;
+  }
+  for (Value operand : producer->getOperands())
+    growInputProducers(members, operand, elements);
 }
 
 void BlockFuser::growReadProducers(llvm::SetVector<Operation *> &members, Operation *anchor,
@@ -329,6 +352,9 @@ void BlockFuser::formNormGroups(ArrayRef<Operation *> ops) {
     growConsumers(members, elementsOf(result));
     if (OpOperand *load = anchor.getWideningLoadOperand())
       growInputCast(members, op, *load);
+    // After the consumers: the input's other readers are not the group's.
+    if (OpOperand *input = anchor.getPrologueOperand())
+      growInputProducers(members, input->get(), elementsOf(result));
     growReadProducers(members, op, elementsOf(result));
     if (members.size() > 1)
       form(members, FusionGroupOp::kNormEpilogue);
@@ -339,7 +365,8 @@ void BlockFuser::formNormGroups(ArrayRef<Operation *> ops) {
   for (Operation *op : ops) {
     auto anchor = dyn_cast<FusionOpInterface>(op);
     OpOperand *upstream = anchor ? anchor.getPrologueOperand() : nullptr;
-    if (!upstream)
+    // An op with an epilogue result took its input's producers above.
+    if (!upstream || anchor.getEpilogueResult() || grouped.contains(op))
       continue;
     llvm::SetVector<Operation *> members;
     members.insert(op);

@@ -226,7 +226,11 @@ int64_t recomputeInPrologues(func::FuncOp step, SmallVectorImpl<Attribute> &name
   // what a later prologue reads.
   llvm::SetVector<FusionGroupOp> shrink;
   for (FusionGroupOp prologue : prologues) {
-    auto backward = cast<BatchNormBackwardOp>(prologue.getNormBackward());
+    // A layer norm's backward recomputes nothing (it reads no normalised
+    // value of a batch norm).
+    auto backward = dyn_cast<BatchNormBackwardOp>(prologue.getNormBackward());
+    if (!backward)
+      continue;
     // The values from outside that the prologue's elementwise ops read.
     llvm::SetVector<Value> read;
     for (Operation &op : prologue.getFusedOps())
@@ -401,6 +405,12 @@ Rebuilt buildAgain(OpBuilder &b, Value v) {
   if (auto bn = inner.getDefiningOp<BatchNormOp>(); bn && inner != bn.getResult())
     return {};
   SmallVector<Operation *> slice = sliceOf(group, inner);
+  // A batch norm is applied again from its statistics; any other norm (a
+  // layer norm's group) is not recomputed.
+  if (llvm::any_of(slice, [](Operation *op) {
+        return !isa<BatchNormOp>(op) && fusionKindOf(op) != FusionKind::Elementwise;
+      }))
+    return {};
   for (Operation *op : slice) {
     // A norm is recomputed from its input (and its saved statistics).
     SmallVector<Value> read;

@@ -21,10 +21,11 @@
 # profile), compare.json/.log (gpu-compare's profile), bench-results.json,
 # bench.log and bench.png, check.json/.log (the other models: cuda vs cpu,
 # repeat and resume, compute-sanitizer), import-torch2.json (tcc import under
-# the machine's PyTorch), tuning.json and tune.log.
+# the machine's PyTorch), sdpa-probe.log (cuDNN's fused attention on the GPU),
+# tuning.json and tune.log.
 # Seconds per step: PROFILE_SECONDS (200), COMPARE_SECONDS (60),
-# BENCH_SECONDS (150), CHECK_SECONDS (80), IMPORT_SECONDS (40), TUNE_SECONDS
-# (45); BENCH_ARGS
+# BENCH_SECONDS (150), CHECK_SECONDS (80), IMPORT_SECONDS (40), SDPA_SECONDS
+# (40), TUNE_SECONDS (45); BENCH_ARGS
 # (default: two epochs, no torch.compile row).
 set -uo pipefail
 out=gpu-out
@@ -90,6 +91,12 @@ step check "$k" python3 scripts/gpu_check.py run gpu-trees --budget $((k - 25)) 
 # with Debian's 1.13 here (issue 39; test/import/expected/).
 step import-torch2 "${IMPORT_SECONDS:-40}" python3 test/import/torch_versions.py \
   --json "$out/import-torch2.json"
+# cuDNN's fused attention on this GPU, where its runtime-compiled engines
+# can build (docs/performance.md, "Fused attention"): which graphs build, and
+# how long a trainer's start would take to build them.
+if [ -x gpu-trees/tune/tcc-sdpa-probe ]; then
+  step sdpa-probe "${SDPA_SECONDS:-40}" gpu-trees/tune/tcc-sdpa-probe --device
+fi
 if [ -x gpu-trees/tune/tcc-tune ]; then
   step tune "${TUNE_SECONDS:-45}" gpu-trees/tune/tcc-tune gpu-trees/tune/*.json \
     --max-candidates 12 -o "$out/tuning.json"

@@ -196,13 +196,21 @@ def prepare_tuner(args):
     tuner = os.path.join(os.path.dirname(args.tcc), "tcc-tune")
     shutil.copy(tuner, tune)
     sh(["strip", os.path.join(tune, "tcc-tune")])
+    # What cuDNN's fused attention builds on the GPU itself (SdpaProbe.cpp
+    # --device): built here beside tcc, as tcc-tune is.
+    build = os.path.dirname(os.path.dirname(args.tcc))
+    r = sh(["cmake", "--build", build, "--target", "tcc-sdpa-probe"])
+    if r.returncode != 0:
+        sys.exit(f"error: building tcc-sdpa-probe: {(r.stdout + r.stderr).strip()[-800:]}")
+    shutil.copy(os.path.join(build, "runtime", "cuda", "tcc-sdpa-probe"), tune)
+    sh(["strip", os.path.join(tune, "tcc-sdpa-probe")])
     for name in TUNED_EXAMPLES:
         out = os.path.join(tune, name + ".json")
         r = sh([args.tcc, "compile", os.path.join(ROOT, "examples", name + ".json"),
                 "--emit=conv-plans", "--gpu=" + args.gpu, "-o", out])
         if r.returncode != 0:
             sys.exit(f"error: the conv plans of {name}: {r.stderr.strip()}")
-    print(f"{tune}: tcc-tune and the conv plans of {', '.join(TUNED_EXAMPLES)}")
+    print(f"{tune}: tcc-tune, tcc-sdpa-probe and the conv plans of {', '.join(TUNED_EXAMPLES)}")
 
 
 def unpack(folder):
@@ -661,7 +669,8 @@ def main():
     p.add_argument("--gpu", default="h100")
     p.add_argument("--only", nargs="*", help="model names to prepare (default: all)")
     p.add_argument("--with-tuner", action="store_true",
-                   help="also DIR/tune: tcc-tune and the examples' conv plans (gpu-session.sh)")
+                   help="also DIR/tune: tcc-tune, tcc-sdpa-probe and the examples' conv plans "
+                        "(gpu-session.sh)")
     p.add_argument("--cuda-flag", action="append", default=[],
                    help="one more `tcc compile` flag for the cuda trees, e.g. "
                         "--cuda-flag=--disable-pass=channels-last (repeatable)")

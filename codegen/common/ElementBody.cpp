@@ -23,7 +23,7 @@ LogicalResult ElementPrinter::print(Operation *op, llvm::raw_ostream &functors,
                                     llvm::raw_ostream &body) {
   std::string expr;
   if (std::string functor = elementFunctorOf(op); !functor.empty()) {
-    std::string f = "f" + std::to_string(counter);
+    std::string f = "f" + functorPrefix + std::to_string(counter);
     functors << "    const auto " << f << " = " << functor << ";\n";
     // Backward functors take (the forward's value, the gradient); the ops
     // take (grad, value).

@@ -38,6 +38,10 @@ public:
     return e.name(v) + "[i]";
   }
 
+  /// Prefixes the functors' names, where two printers declare theirs in
+  /// one scope (a layer norm's input and store lambdas).
+  void setFunctorPrefix(std::string prefix) { functorPrefix = std::move(prefix); }
+
   /// Names `v` as the local `name` (already computed).
   void setLocal(Value v, std::string name) { locals[v] = std::move(name); }
 
@@ -67,6 +71,7 @@ private:
   ChunkedElementwise *chunked;
   DenseMap<Value, std::string> locals;
   int counter = 0;
+  std::string functorPrefix;
 };
 
 } // namespace mlir::tcc

@@ -2,7 +2,9 @@
 //
 // A norm_epilogue group is the batch norm's kernel storing through a lambda
 // that runs the group's elementwise ops; a norm_backward_prologue group,
-// the backward's kernel reading its gradient through one. The lambdas are
+// the backward's kernel reading its gradient through one. A layer norm's
+// kernel also reads its input through one (its forward group's ops before
+// it). The lambdas are
 // ElementPrinter's bodies; NormKernelStyle says how a target calls the
 // kernels.
 //
@@ -10,6 +12,8 @@
 
 #include "codegen/common/ElementPrinter.h"
 #include "codegen/common/KernelArgs.h"
+
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 using namespace mlir::tcc;
@@ -107,6 +111,20 @@ LogicalResult printNormEpilogue(FusionGroupOp group, StepEmitter &e, const NormK
       if (e.name(from) != e.name(to))
         e.os << "    " << k.call << "copy<float>(" << k.stream << numElements(from) << ", "
              << e.name(from) << ", " << e.name(to) << ");\n";
+    // Statistics from sums taken elsewhere (tcc-cuda-conv-statistics: by the
+    // convolution that wrote the input): no statistics pass of its own.
+    if (bn.getSum()) {
+      e.os << "    " << k.call << "batch_norm_forward_synced<float>(" << k.stream
+           << cpp(kernel_args::batchNorm(bn)) << ", " << bn.getRanks() << ", "
+           << normInput(group, bn.getInput(), e) << ", " << e.nameOrNull(bn.getWeight())
+           << ", " << e.nameOrNull(bn.getBias()) << ", " << cppDouble(bn.getEps()) << ", "
+           << cppDouble(bn.getMomentum()) << ", " << e.name(bn.getSum()) << ", "
+           << e.name(bn.getSquaredDeviations()) << ", " << store << ", "
+           << e.name(bn.getSavedMean()) << ", " << e.name(bn.getSavedInvstd()) << ", "
+           << e.name(bn.getNewRunningMean()) << ", " << e.name(bn.getNewRunningVar())
+           << ");\n  }\n";
+      return success();
+    }
     e.os << "    " << k.call << "batch_norm_forward_train_with<float>(" << k.stream
          << k.workspace << cpp(kernel_args::batchNorm(bn)) << ", "
          << normInput(group, bn.getInput(), e) << ", " << e.nameOrNull(bn.getWeight()) << ", "
@@ -170,10 +188,119 @@ LogicalResult printNormBackwardPrologue(FusionGroupOp group, StepEmitter &e,
   return success();
 }
 
+/// A layer norm's rows: "rows, normalised elements".
+std::string layerNormRows(Value input, int64_t normalizedDims) {
+  ArrayRef<int64_t> dims = dimsOf(input);
+  const int64_t inner = product(dims.take_back(normalizedDims));
+  return std::to_string(product(dims) / inner) + ", " + std::to_string(inner);
+}
+
+/// The ops of `group` that compute `value`, in the group's order.
+llvm::SetVector<Operation *> producersIn(FusionGroupOp group, Value value) {
+  llvm::SetVector<Operation *> found;
+  SmallVector<Value> work{value};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val().getDefiningOp();
+    if (!op || op->getParentOp() != group || !found.insert(op))
+      continue;
+    llvm::append_range(work, op->getOperands());
+  }
+  llvm::SetVector<Operation *> ordered;
+  for (Operation &op : group.getFusedOps())
+    if (found.contains(&op))
+      ordered.insert(&op);
+  return ordered;
+}
+
+/// The layer norm's kernel computing its input from the ops before it
+/// (the lambda xAt) and running the ops after it on each normalised
+/// element (store, which also computes again and stores the values of the
+/// ops before it that the group yields or the ops after it read).
+LogicalResult printLayerNormEpilogue(FusionGroupOp group, LayerNormOp ln, StepEmitter &e,
+                                     const NormKernelStyle &k) {
+  Value input = ln.getInput();
+  llvm::SetVector<Operation *> prologue = producersIn(group, input);
+  std::string functors, xBody, body;
+  llvm::raw_string_ostream fos(functors), xos(xBody), bos(body);
+  ElementPrinter loads(group, e);
+  loads.setFunctorPrefix("x");
+  for (Operation *op : prologue)
+    if (failed(loads.print(op, fos, xos)))
+      return failure();
+
+  // In store: the input and the normalised value are given (x, y); of the
+  // prologue, only what is stored or read after the norm.
+  auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
+  llvm::SetVector<Operation *> again;
+  for (Operation *op : prologue)
+    for (Value result : op->getResults())
+      if (result != input &&
+          (llvm::is_contained(yield.getValues(), result) ||
+           llvm::any_of(result.getUsers(), [&](Operation *user) {
+             return user != ln && !prologue.contains(user);
+           })))
+        for (Operation *p : producersIn(group, result))
+          again.insert(p);
+  ElementPrinter printer(group, e);
+  printer.setLocal(input, "x");
+  printer.setLocal(ln.getResult(), "y");
+  SmallVector<Operation *> computed;
+  for (Operation &op : group.getFusedOps()) {
+    if (&op == ln.getOperation() || (prologue.contains(&op) && !again.contains(&op)) ||
+        (input.getDefiningOp() == &op))
+      continue;
+    if (failed(printer.print(&op, fos, bos)))
+      return failure();
+    computed.push_back(&op);
+  }
+  printer.printStores(input, bos);
+  printer.printStores(ln.getResult(), bos);
+  for (Operation *op : computed)
+    printer.printStores(op->getResults(), bos);
+
+  std::string xAt = k.lambda + "(int64_t i) -> float {\n" + xBody + "      return " +
+                    loads.element(input) + ";\n    }";
+  std::string store = k.lambda + "(int64_t i, [[maybe_unused]] float x, float y) {\n" + body +
+                      "    }";
+  e.os << "  {\n" << functors << "    " << k.call << "layer_norm_forward_with<float>("
+       << k.stream << layerNormRows(input, ln.getNormalizedDims()) << ", " << xAt << ", "
+       << e.nameOrNull(ln.getWeight()) << ", " << e.nameOrNull(ln.getBias()) << ", "
+       << cppDouble(ln.getEps()) << ", " << store << ", " << e.name(ln.getSavedMean()) << ", "
+       << e.name(ln.getSavedInvstd()) << ");\n  }\n";
+  return success();
+}
+
+/// The layer norm backward's kernels computing their gradient from the
+/// group's elementwise ops where they read it (dyAt).
+LogicalResult printLayerNormBackwardPrologue(FusionGroupOp group, LayerNormBackwardOp ln,
+                                             StepEmitter &e, const NormKernelStyle &k) {
+  ElementPrinter printer(group, e);
+  std::string functors, body;
+  llvm::raw_string_ostream fos(functors), bos(body);
+  for (Operation &op : group.getFusedOps())
+    if (&op != ln.getOperation() && failed(printer.print(&op, fos, bos)))
+      return failure();
+  std::string dyAt = k.lambda + "(int64_t i) -> float {\n" + body + "      return " +
+                     printer.element(ln.getGrad()) + ";\n    }";
+  e.os << "  {\n" << functors << "    " << k.call << "layer_norm_backward_with<float>("
+       << k.stream << layerNormRows(ln.getInput(), ln.getNormalizedDims()) << ", " << dyAt
+       << ", " << e.name(ln.getInput()) << ", " << e.nameOrNull(ln.getWeight()) << ", "
+       << e.name(ln.getSavedMean()) << ", " << e.name(ln.getSavedInvstd()) << ", "
+       << e.name(ln.getGradInput()) << ", " << e.name(ln.getGradWeight()) << ", "
+       << e.name(ln.getGradBias()) << ");\n  }\n";
+  return success();
+}
+
 } // namespace
 
 LogicalResult mlir::tcc::emitNormGroup(FusionGroupOp group, StepEmitter &e,
                                        const NormKernelStyle &style) {
+  for (Operation &op : group.getFusedOps()) {
+    if (auto ln = dyn_cast<LayerNormOp>(op))
+      return printLayerNormEpilogue(group, ln, e, style);
+    if (auto ln = dyn_cast<LayerNormBackwardOp>(op))
+      return printLayerNormBackwardPrologue(group, ln, e, style);
+  }
   if (group.getKind() == FusionGroupOp::kNormEpilogue)
     return printNormEpilogue(group, e, style);
   return printNormBackwardPrologue(group, e, style);

@@ -65,9 +65,14 @@ public:
   std::vector<std::string> sixteenBitKinds() const override {
     return {"update", "library", "exact"};
   }
-  /// cuDNN's tensor-core engines read NHWC.
+  /// cuDNN's tensor-core engines read NHWC; its fp16 NHWC convolutions
+  /// gather a following batch norm's statistics as they store.
   void addLayoutPasses(OpPassManager &pm, const TargetOptions &options) const override {
     options.addOptimization(pm, createChannelsLast());
+    CudaConvStatisticsOptions statistics;
+    if (!options.gpu.empty())
+      statistics.gpu = options.gpu;
+    options.addOptimization(pm, createCudaConvStatistics(statistics));
   }
   /// cuBLASLt applies an activation in the matmul's epilogue, cuDNN a bias
   /// and a ReLU in the convolution's (CudaFusionPatterns.cpp); a launch
@@ -88,8 +93,10 @@ public:
     options.addOptimization(pm, createCudaOverlapBuckets());
   }
   ArrayRef<StringRef> optimizationPasses() const override {
-    static const StringRef names[] = {TargetOptions::optimizationName(*createPadChannels()),
-                                      TargetOptions::optimizationName(*createChannelsLast())};
+    static const StringRef names[] = {
+        TargetOptions::optimizationName(*createPadChannels()),
+        TargetOptions::optimizationName(*createChannelsLast()),
+        TargetOptions::optimizationName(*createCudaConvStatistics())};
     return names;
   }
   ArrayRef<StringRef> selectionOptimizationPasses() const override {

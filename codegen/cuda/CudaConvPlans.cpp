@@ -126,12 +126,18 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
     if (isa<Conv2dOp, Conv2dBackwardDataOp, Conv2dBackwardFilterOp>(op)) {
       FailureOr<cuda::ConvProblem> problem = convProblemOf(op);
       if (succeeded(problem))
-        if (std::optional<cuda::ConvProblem> row = bakedConvProblem(*problem, keys))
+        if (std::optional<cuda::ConvProblem> row = bakedConvProblem(*problem, keys)) {
           bytes = convWorkspace[row->key()];
+          // The KRSC weight and the f32 sums beside the engine's bytes.
+          if (row->epilogue == cuda::ConvEpilogue::Statistics)
+            bytes = cuda::StatisticsWorkspace(*row).bytes(bytes);
+        }
     } else if (isa<LinearOp, LinearBackwardDataOp, LinearBackwardWeightOp, MatmulOp>(op)) {
       bytes = cuda::matmulWorkspaceBytes(gpu.smVersion);
     } else if (auto bn = dyn_cast<BatchNormOp>(op)) {
-      bytes = cuda::rowSplit(kernel_args::batchNorm(bn)).workspaceBytes();
+      // (Given its statistics, it sums nothing.)
+      if (!bn.getSum())
+        bytes = cuda::rowSplit(kernel_args::batchNorm(bn)).workspaceBytes();
     } else if (auto bn = dyn_cast<BatchNormBackwardOp>(op)) {
       bytes = cuda::rowSplit(kernel_args::batchNorm(bn)).workspaceBytes();
     } else if (auto sums = dyn_cast<BatchNormSumsOp>(op)) {

@@ -90,11 +90,40 @@ bool matchConvBiasRelu(Operation *anchor, function_ref<bool(Operation *)> free,
   return true;
 }
 
+/// A bias-free fp16 convolution and the two sums a batch norm takes its
+/// statistics from (tcc-cuda-conv-statistics writes them): the sum of its
+/// result and the centered sum around that, one rank. cuDNN's genstats
+/// gathers them as the convolution stores its result (one graph).
+bool matchConvGenstats(Operation *anchor, function_ref<bool(Operation *)> free,
+                       llvm::SetVector<Operation *> &members) {
+  auto conv = dyn_cast<Conv2dOp>(anchor);
+  if (!conv || conv.getBias() || !getElementTypeOrSelf(conv.getType()).isF16())
+    return false;
+  Value y = conv.getResult();
+  for (Operation *user : y.getUsers()) {
+    auto sum = dyn_cast<BatchNormSumsOp>(user);
+    if (!sum || sum.getCentered() || sum.getRanks() != 1 || !free(sum))
+      continue;
+    for (Operation *reader : sum.getResult().getUsers()) {
+      auto squared = dyn_cast<BatchNormSumsOp>(reader);
+      if (!squared || squared.getInput() != y || squared.getRanks() != 1 || !free(squared))
+        continue;
+      members.insert(conv);
+      members.insert(sum);
+      members.insert(squared);
+      return true;
+    }
+  }
+  return false;
+}
+
 const FusionPattern kPatterns[] = {
     {"cublaslt-linear-activation", FusionGroupOp::kMatmulEpilogue, FusionKind::OutFusable,
      matchLinearActivation},
     {"cudnn-conv-bias-relu", FusionGroupOp::kConvEpilogue, FusionKind::OutFusable,
      matchConvBiasRelu},
+    {"cudnn-conv-genstats", FusionGroupOp::kConvStatistics, FusionKind::OutFusable,
+     matchConvGenstats},
 };
 
 } // namespace

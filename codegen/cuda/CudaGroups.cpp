@@ -93,6 +93,8 @@ LogicalResult mlir::tcc::emitCudaFusionGroup(FusionGroupOp group, CudaPrinter &p
     return printMatmulEpilogue(group, p);
   if (kind == FusionGroupOp::kConvEpilogue)
     return printConvEpilogue(group, p);
+  if (kind == FusionGroupOp::kConvStatistics)
+    return printConvStatistics(group, p);
   if (kind == FusionGroupOp::kMultiTensorCast)
     return printMultiTensorCast(group, p);
   if (kind == FusionGroupOp::kMultiTensorUpdate)

@@ -34,6 +34,9 @@ std::string mlir::tcc::unsupportedTypes(Operation *op) {
   if (isa<FlattenOp, ReshapeOp, SgdUpdateOp, AdamwUpdateOp, EmaUpdateOp, LookaheadUpdateOp,
           AllReduceOp>(op))
     return "";
+  // A conv's 16-bit result, widened as each element is loaded.
+  if (isa<BatchNormSumsOp>(op))
+    return "";
   if (isa<ReduceSumOp>(op))
     return storageName(op->getOperand(0)) == storageName(op->getResult(0))
                ? ""

@@ -134,6 +134,7 @@ SourceHooks cudaSource(const BakedTable &baked) {
   hooks.headers = {"runtime/cuda/device/Attention.cuh",
                    "runtime/cuda/device/Chunk.cuh",
                    "runtime/cuda/device/Collectives.cuh",
+                   "runtime/cuda/device/ConvStatistics.cuh",
                    "runtime/cuda/device/CudaModel.cuh",
                    "runtime/cuda/device/Embedding.cuh",
                    "runtime/cuda/device/MultiTensor.cuh",

@@ -72,4 +72,33 @@ def CudaOverlapBuckets : Pass<"tcc-cuda-overlap-buckets", "::mlir::ModuleOp"> {
   }];
 }
 
+def CudaConvStatistics : Pass<"tcc-cuda-conv-statistics", "::mlir::ModuleOp"> {
+  let summary = "Take whole-batch norms' statistics where their fp16 convolution stores its output";
+  let description = [{
+    A `tcc.batch_norm` over the whole batch (no ghost batches, not yet
+    synchronised) whose input is the result of a `tcc.conv2d` without a
+    bias, stored fp16 and NHWC (tcc-channels-last), possibly through the
+    cast that widens it to f32, gets its statistics from that result
+    instead of its own two passes over it: `tcc.batch_norm_sums` of the
+    conv's result and the centered sums around it, right after the conv,
+    become the norm's `statistics` (one rank). tcc-fusion's
+    `cudnn-conv-genstats` pattern then puts the conv and the two sums in a
+    `conv_statistics` group, which cuDNN runs as one graph
+    (`conv_fprop` and `genstats`, one pass of f32 sums as the convolution
+    stores y; docs/cuda.md "Batch norm statistics from the convolution").
+
+    Only where cuDNN builds that graph for the described `gpu` (asked here,
+    as tcc-cuda-select-algorithms will): elsewhere the norm keeps its own
+    statistics and the report counts the convolution under `no_engine`.
+    bf16 (cuDNN has no engine), f32, ghost batch norms (genstats gives
+    whole-batch sums only), a conv with a bias, a norm whose input is not
+    the conv's result, and the evaluation step (its norms take running
+    statistics) are left as they are.
+  }];
+  let options = [
+    Option<"gpu", "gpu", "std::string", /*default=*/"\"h100\"",
+           "the GPU whose cuDNN engines decide: h100, h200, a100, sm_80, sm_90, sm_90a">,
+  ];
+}
+
 #endif // TCC_CODEGEN_CUDA_PASSES

@@ -64,6 +64,10 @@ FailureOr<cuda::ConvProblem> mlir::tcc::convProblemOf(Operation *op) {
       problem->epilogue = group && group.getKind() == FusionGroupOp::kConvEpilogue
                               ? cuda::ConvEpilogue::BiasRelu
                               : cuda::ConvEpilogue::Bias;
+    } else if (succeeded(problem)) {
+      auto group = dyn_cast<FusionGroupOp>(op->getParentOp());
+      if (group && group.getKind() == FusionGroupOp::kConvStatistics)
+        problem->epilogue = cuda::ConvEpilogue::Statistics;
     }
     return problem;
   }

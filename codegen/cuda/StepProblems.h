@@ -24,7 +24,8 @@ namespace mlir::tcc {
 
 /// The problem a conv2d, conv2d_backward_data or conv2d_backward_filter op
 /// poses; failure when its tensors differ in element type. A conv2d's bias
-/// is its epilogue, with the ReLU of a conv_epilogue group it is in: the
+/// is its epilogue, with the ReLU of a conv_epilogue group it is in (in a
+/// conv_statistics group, the statistics are the epilogue): the
 /// step bakes an engine for that problem, or for the one without an
 /// epilogue where cuDNN has none (bakedConvProblem).
 FailureOr<::tcc::cuda::ConvProblem> convProblemOf(Operation *op);

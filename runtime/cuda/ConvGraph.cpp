@@ -101,12 +101,13 @@ bool buildConvGraph(const ConvProblem &problem, const GpuDescription *gpu,
   };
   switch (p.direction) {
   case ConvDirection::Forward: {
-    auto weight = tensor(graph, "w", kWeightUid, wt, ConvLayout::NCHW);
+    auto weight = tensor(graph, "w", kWeightUid, wt,
+                         p.weightChannelsLast() ? ConvLayout::NHWC : ConvLayout::NCHW);
     auto input = tensor(graph, "x", kInputUid, x, p.layout);
     auto result = graph.conv_fprop(input, weight, geometry(fe::graph::Conv_fprop_attributes()));
     // The epilogue on the f32 sums (the compute type), rounded once when
     // the last node stores.
-    if (p.epilogue != ConvEpilogue::None) {
+    if (p.epilogue == ConvEpilogue::Bias || p.epilogue == ConvEpilogue::BiasRelu) {
       auto bias = graph.tensor(fe::graph::Tensor_attributes()
                                    .set_name("bias")
                                    .set_uid(kBiasUid)
@@ -119,6 +120,16 @@ bool buildConvGraph(const ConvProblem &problem, const GpuDescription *gpu,
       result = graph.pointwise(
           result, fe::graph::Pointwise_attributes().set_mode(fe::PointwiseMode_t::RELU_FWD));
     setOutput(result, kOutputUid, y, p.layout);
+    // The statistics of the stored y, per channel in f32 ([1, k, 1, 1]).
+    if (p.epilogue == ConvEpilogue::Statistics) {
+      auto [sum, squares] = graph.genstats(result, fe::graph::Genstats_attributes());
+      for (auto [stat, uid] : {std::pair(sum, kSumUid), std::pair(squares, kSquareSumUid)})
+        stat->set_output(true)
+            .set_uid(uid)
+            .set_data_type(fe::DataType_t::FLOAT)
+            .set_dim({1, p.k, 1, 1})
+            .set_stride({p.k, 1, p.k, p.k});
+    }
     break;
   }
   case ConvDirection::BackwardData: {

@@ -21,8 +21,16 @@ namespace tcc::cuda {
 namespace fe = cudnn_frontend;
 
 /// The uids the trainer binds its buffers to, whatever the direction; the
-/// bias of a forward convolution's epilogue.
-enum : int64_t { kInputUid = 1, kWeightUid = 2, kOutputUid = 3, kBiasUid = 4 };
+/// bias of a forward convolution's epilogue; the f32 per-channel sum and
+/// sum of squares of its statistics (genstats).
+enum : int64_t {
+  kInputUid = 1,
+  kWeightUid = 2,
+  kOutputUid = 3,
+  kBiasUid = 4,
+  kSumUid = 5,
+  kSquareSumUid = 6
+};
 
 /// A graph that speaks cuDNN's own knob numbering. The frontend's
 /// structured (engine, knobs) calls translate knobs to its KnobType_t and

@@ -32,8 +32,12 @@ enum class ConvLayout { NCHW, NHWC };
 /// stores them (cuDNN's fused engines): the channel bias, then a ReLU. The
 /// ones cuDNN builds for a described GPU, with no GPU present: a GELU or
 /// SiLU epilogue needs cuDNN's runtime compilation, which needs the driver
-/// (docs/cuda.md, "Conv epilogues").
-enum class ConvEpilogue { None, Bias, BiasRelu };
+/// (docs/cuda.md, "Conv epilogues"). `Statistics`: no bias; cuDNN's
+/// genstats gathers each output channel's f32 sum and sum of squares as the
+/// convolution stores y (a batch norm's statistics, docs/cuda.md "Batch norm
+/// statistics from the convolution"); fp16 NHWC only, and the weight KRSC:
+/// with a KCRS weight cuDNN 9.19 has no engine for the graph.
+enum class ConvEpilogue { None, Bias, BiasRelu, Statistics };
 
 struct ConvProblem {
   ConvDirection direction = ConvDirection::Forward;
@@ -50,6 +54,10 @@ struct ConvProblem {
 
   bool operator==(const ConvProblem &o) const { return key() == o.key(); }
 
+  /// The weight's layout in the problem: KRSC for the statistics graph,
+  /// which cuDNN 9.19 builds only so, else KCRS (as the checkpoint).
+  bool weightChannelsLast() const { return epilogue == ConvEpilogue::Statistics; }
+
   /// The same convolution with no epilogue: what runs where cuDNN has no
   /// engine for the epilogue (the step then adds the bias itself).
   ConvProblem withoutEpilogue() const {
@@ -60,10 +68,10 @@ struct ConvProblem {
 
   /// A stable, readable identity: "fwd bf16 nhwc n512 c64 h32 w32 k128 r3 s3
   /// p32 q32 pad1,1 stride1,1 dil1,1 g1", followed by " +bias" or
-  /// " +bias+relu" for an epilogue. Tuning files and the baked table are
+  /// " +bias+relu" for an epilogue, " +genstats" for the statistics. Tuning files and the baked table are
   /// keyed by it.
   std::string key() const {
-    static const char *const epilogues[] = {"", " +bias", " +bias+relu"};
+    static const char *const epilogues[] = {"", " +bias", " +bias+relu", " +genstats"};
     static const char *const directions[] = {"fwd", "bwd-data", "bwd-filter"};
     static const char *const dtypes[] = {"f32", "bf16", "f16"};
     auto pair = [](int64_t a, int64_t b) {
@@ -95,7 +103,11 @@ struct ConvProblem {
     if (read != 19)
       return false;
     const std::string rest = text.substr(size_t(used));
-    int e = rest.empty() ? 0 : rest == " +bias" ? 1 : rest == " +bias+relu" ? 2 : -1;
+    int e = rest.empty()               ? 0
+            : rest == " +bias"         ? 1
+            : rest == " +bias+relu"    ? 2
+            : rest == " +genstats"     ? 3
+                                       : -1;
     if (e < 0)
       return false;
     auto index = [](const char *word, std::initializer_list<const char *> names) {
@@ -117,6 +129,26 @@ struct ConvProblem {
                           v[9], v[10], v[11], v[12], v[13], v[14], v[15]};
     return problem.key() == text;
   }
+};
+
+/// Where a statistics convolution (ConvEpilogue::Statistics) keeps what it
+/// needs in its workspace: its weight transposed to KRSC (each step: the
+/// parameter stays KCRS, as the checkpoint and the backward convolutions
+/// take it), the f32 sum and sum of squares of y ([k] each), then the
+/// engine's bytes (the rest of the workspace); each part 256-byte aligned.
+struct StatisticsWorkspace {
+  int64_t sumsOffset = 0, engineOffset = 0;
+
+  explicit StatisticsWorkspace(const ConvProblem &p) {
+    const int64_t element = p.dtype == ConvDataType::Float32 ? 4 : 2;
+    sumsOffset = aligned(p.k * (p.c / p.groups) * p.r * p.s * element);
+    engineOffset = sumsOffset + aligned(2 * p.k * int64_t(sizeof(float)));
+  }
+  /// The whole workspace for an engine that needs `engineBytes`.
+  int64_t bytes(int64_t engineBytes) const { return engineOffset + engineBytes; }
+
+private:
+  static int64_t aligned(int64_t n) { return (n + 255) / 256 * 256; }
 };
 
 /// "forward", "backward-data", "backward-filter", for messages.

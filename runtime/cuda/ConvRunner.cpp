@@ -163,8 +163,11 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
   }
 }
 
-void ConvRunner::run(int index, const void *x, const void *weight, const void *y,
-                     void *workspace, int64_t workspaceBytes, const void *bias) {
+namespace {
+/// Runs plan `index` with `pointers` bound to its uids.
+void runGraph(ConvRunner::Plans &p, int index, std::unordered_map<int64_t, void *> pointers,
+              void *workspace, int64_t workspaceBytes) {
+  ConvRunner::Plans *plans = &p;
   if (workspaceBytes < plans->workspaceBytes[index]) {
     if (plans->workspaceBytes[index] > plans->overflowBytes)
       throw std::runtime_error("cuDNN: " + plans->names[index] + " needs a workspace of " +
@@ -172,15 +175,33 @@ void ConvRunner::run(int index, const void *x, const void *weight, const void *y
                                " bytes, the step gives it " + std::to_string(workspaceBytes));
     workspace = plans->overflow;
   }
+  fe::error_t status = plans->graphs[index]->execute(plans->handle.get(), pointers, workspace);
+  if (status.is_bad())
+    throw std::runtime_error("cuDNN: running " + plans->names[index] + ": " +
+                             status.get_message());
+}
+} // namespace
+
+void ConvRunner::run(int index, const void *x, const void *weight, const void *y,
+                     void *workspace, int64_t workspaceBytes, const void *bias) {
   std::unordered_map<int64_t, void *> pointers = {{kInputUid, const_cast<void *>(x)},
                                                   {kWeightUid, const_cast<void *>(weight)},
                                                   {kOutputUid, const_cast<void *>(y)}};
   if (bias)
     pointers[kBiasUid] = const_cast<void *>(bias);
-  fe::error_t status = plans->graphs[index]->execute(plans->handle.get(), pointers, workspace);
-  if (status.is_bad())
-    throw std::runtime_error("cuDNN: running " + plans->names[index] + ": " +
-                             status.get_message());
+  runGraph(*plans, index, std::move(pointers), workspace, workspaceBytes);
+}
+
+void ConvRunner::runWithStatistics(int index, const void *x, const void *weight, const void *y,
+                                   float *sum, float *squares, void *workspace,
+                                   int64_t workspaceBytes) {
+  runGraph(*plans, index,
+           {{kInputUid, const_cast<void *>(x)},
+            {kWeightUid, const_cast<void *>(weight)},
+            {kOutputUid, const_cast<void *>(y)},
+            {kSumUid, sum},
+            {kSquareSumUid, squares}},
+           workspace, workspaceBytes);
 }
 
 } // namespace tcc::cuda

@@ -46,8 +46,17 @@ public:
   void run(int index, const void *x, const void *weight, const void *y, void *workspace,
            int64_t workspaceBytes, const void *bias = nullptr);
 
-private:
+  /// Enqueues forward convolution `index` whose problem gathers statistics
+  /// (ConvEpilogue::Statistics): y as run() writes it, and per output
+  /// channel the f32 sum of y and of its squares into `sum` and `squares`
+  /// ([k] each). `weight` is KRSC (ConvProblem::weightChannelsLast).
+  void runWithStatistics(int index, const void *x, const void *weight, const void *y,
+                         float *sum, float *squares, void *workspace, int64_t workspaceBytes);
+
+  /// The rebuilt plans (ConvRunner.cpp, or ConvRunnerEmulated.cpp).
   struct Plans;
+
+private:
   std::unique_ptr<Plans> plans;
 };
 

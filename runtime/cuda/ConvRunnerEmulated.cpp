@@ -82,9 +82,10 @@ struct Tensor {
 
 /// y[n, k, p, q] = sum over c in k's group, r, s of x[n, c, ...] w[k, c, r, s]
 /// (zero outside x), in the direction's roles; x and y NCHW or NHWC (the
-/// problem's layout: the same sums in the same order), w KCRS; a forward
-/// epilogue adds bias[k] to each sum and applies its ReLU before rounding
-/// once, as cuDNN's fused engines do on their f32 sums.
+/// problem's layout: the same sums in the same order), w KCRS (KRSC for
+/// the statistics problem); a forward epilogue adds bias[k] to each sum and
+/// applies its ReLU before rounding once, as cuDNN's fused engines do on
+/// their f32 sums.
 void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y, Tensor bias) {
   const int64_t groupIn = pb.c / pb.groups, groupOut = pb.k / pb.groups;
   const bool last = pb.layout == ConvLayout::NHWC;
@@ -102,7 +103,8 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y, Tensor bias) 
           if (h < 0 || h >= pb.h || wc < 0 || wc >= pb.w)
             continue;
           visit(xAt(n, g * groupIn + ci, h, wc),
-                ((k * groupIn + ci) * pb.r + r) * pb.s + s);
+                pb.weightChannelsLast() ? ((k * pb.r + r) * pb.s + s) * groupIn + ci
+                                        : ((k * groupIn + ci) * pb.r + r) * pb.s + s);
         }
   };
   const int64_t xSize = pb.n * pb.c * pb.h * pb.w, wSize = pb.k * groupIn * pb.r * pb.s;
@@ -118,7 +120,7 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y, Tensor bias) 
           for (int64_t q = 0; q < pb.q; ++q) {
             double sum = 0;
             tap(n, k, p, q, [&](int64_t xi, int64_t wi) { sum += x[xi] * w[wi]; });
-            if (pb.epilogue != ConvEpilogue::None)
+            if (pb.epilogue == ConvEpilogue::Bias || pb.epilogue == ConvEpilogue::BiasRelu)
               sum += bias[k];
             // kernels::Relu's: a NaN stays NaN.
             if (pb.epilogue == ConvEpilogue::BiasRelu && sum <= 0)
@@ -166,7 +168,50 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y, Tensor bias) 
   }
 }
 
+/// What cuDNN's genstats gives for y [n, k, p, q] (the stored, rounded
+/// values): per channel, f32 sums of y and of y*y, each sample's p*q values
+/// added in order, then the samples' partial sums in order (one pass, as a
+/// GPU's blocks add tiles; a GPU adds in another order, within the bound of
+/// docs/cuda.md "Batch norm statistics from the convolution").
+void gatherStatistics(const ConvProblem &pb, Tensor y, float *sum, float *squares) {
+  const bool last = pb.layout == ConvLayout::NHWC;
+#pragma omp parallel for
+  for (int64_t k = 0; k < pb.k; ++k) {
+    float total = 0, totalSquares = 0;
+    for (int64_t n = 0; n < pb.n; ++n) {
+      float part = 0, partSquares = 0;
+      for (int64_t i = 0; i < pb.p * pb.q; ++i) {
+        const float v = float(y[last ? (n * pb.p * pb.q + i) * pb.k + k
+                                     : (n * pb.k + k) * pb.p * pb.q + i]);
+        part += v;
+        partSquares += v * v;
+      }
+      total += part;
+      totalSquares += partSquares;
+    }
+    sum[k] = total;
+    squares[k] = totalSquares;
+  }
+}
+
 } // namespace
+
+void ConvRunner::runWithStatistics(int index, const void *x, const void *weight, const void *y,
+                                   float *sum, float *squares, void *workspace,
+                                   int64_t workspaceBytes) {
+  const ConvProblem problem = plans->problems.at(size_t(index));
+  if (problem.epilogue != ConvEpilogue::Statistics || workspaceBytes <
+      plans->workspaceBytes[size_t(index)])
+    throw std::runtime_error("convolution [" + problem.key() + "] is run for statistics " +
+                             "it does not gather, or with less workspace than its plan's");
+  auto tensor = [&](const void *p) { return Tensor{problem.dtype, const_cast<void *>(p)}; };
+  const Tensor xs = tensor(x), ws = tensor(weight), ys = tensor(y);
+  rt::cuda::emulation::enqueue(plans->stream, [=] {
+    rt::cuda::emulation::scribble(workspace, workspaceBytes);
+    convolve(problem, xs, ws, ys, Tensor{problem.dtype, nullptr});
+    gatherStatistics(problem, ys, sum, squares);
+  });
+}
 
 void ConvRunner::run(int index, const void *x, const void *weight, const void *y,
                      void *workspace, int64_t workspaceBytes, const void *bias) {
@@ -176,6 +221,8 @@ void ConvRunner::run(int index, const void *x, const void *weight, const void *y
                              std::to_string(workspaceBytes) + " bytes of workspace, its plan "
                              "asks for " + std::to_string(plans->workspaceBytes[size_t(index)]));
   auto tensor = [&](const void *p) { return Tensor{problem.dtype, const_cast<void *>(p)}; };
+  if (problem.epilogue == ConvEpilogue::Statistics)
+    throw std::runtime_error("convolution [" + problem.key() + "] is run without its statistics");
   if ((problem.epilogue != ConvEpilogue::None) != (bias != nullptr))
     throw std::runtime_error("convolution [" + problem.key() + "] is given " +
                              (bias ? "a bias it has no epilogue for" : "no bias"));

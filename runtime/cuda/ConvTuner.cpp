@@ -39,7 +39,7 @@ bool timeConvEngines(const ConvProblem &problem, cudnnHandle_t handle, int64_t w
   DeviceBuffer x, w, y, bias, scratch;
   const TimedType type = timedTypeOf(p.dtype);
   if (!x.allocate(counts[0] * bytesOf(type)) || !w.allocate(counts[1] * bytesOf(type)) ||
-      !y.allocate(counts[2] * bytesOf(type)) || !bias.allocate(p.k * bytesOf(type)) ||
+      !y.allocate(counts[2] * bytesOf(type)) || !bias.allocate(p.k * 8) ||
       !scratch.allocate(workspace) || !x.fillRandom(counts[0], type, 1) ||
       !w.fillRandom(counts[1], type, 2) || !y.fillRandom(counts[2], type, 3) ||
       !bias.fillRandom(p.k, type, 4)) {
@@ -50,8 +50,14 @@ bool timeConvEngines(const ConvProblem &problem, cudnnHandle_t handle, int64_t w
   }
   std::unordered_map<int64_t, void *> pointers = {
       {kInputUid, x.data}, {kWeightUid, w.data}, {kOutputUid, y.data}};
-  if (p.epilogue != ConvEpilogue::None)
+  // The bias, or the statistics' two f32 vectors (the buffer holds 8
+  // bytes per channel).
+  if (p.epilogue == ConvEpilogue::Statistics) {
+    pointers[kSumUid] = bias.data;
+    pointers[kSquareSumUid] = static_cast<char *>(bias.data) + p.k * 4;
+  } else if (p.epilogue != ConvEpilogue::None) {
     pointers[kBiasUid] = bias.data;
+  }
   cudaStream_t stream = nullptr;
   cudnnGetStream(handle, &stream);
   Events events;

@@ -459,22 +459,26 @@ void batch_norm_backward(const BatchNormShape &s, const T *dy, const T *x,
                            saved_mean, saved_invstd, dx, dweight, dbias);
 }
 
-/// Row r of the layer norm forward over x [outer, inner]:
+/// Row r of the layer norm forward over [outer, inner]:
 /// y = (x - mean) * invstd * weight + bias, invstd = 1/sqrt(var_biased + eps),
 /// each sum over the row taken by `sums` (SequentialSums{inner} on the cpu,
 /// a block's BlockSums on the cuda target); saved_mean / saved_invstd [outer].
-/// weight / bias may be nullptr.
-template <class T, class Reducer>
-TCC_HOST_DEVICE void layer_norm_forward_row(int64_t inner, const T *x, const T *weight,
-                                            const T *bias, double eps, T *y, T *saved_mean,
-                                            T *saved_invstd, int64_t r, const Reducer &sums) {
-  const T *xr = x + r * inner;
-  T *yr = y + r * inner;
+/// weight / bias may be nullptr. x is read through xAt(k) (k = r * inner + j:
+/// a load, or a fused prologue computing it: a residual add), three times
+/// per element; each normalised element goes to store(k, x_k, y_k) (a
+/// store, or a fused epilogue, which also stores the prologue's values that
+/// others read).
+template <class T, class XAt, class Store, class Reducer>
+TCC_HOST_DEVICE void layer_norm_forward_row_with(int64_t inner, const XAt &xAt, const T *weight,
+                                                 const T *bias, double eps, const Store &store,
+                                                 T *saved_mean, T *saved_invstd, int64_t r,
+                                                 const Reducer &sums) {
+  const int64_t base = r * inner;
   const acc_t mean = divide(
-      sums.over(1, [&](int64_t, int64_t j) { return Sums{acc_t(xr[j]), 0}; }).first,
+      sums.over(1, [&](int64_t, int64_t j) { return Sums{acc_t(xAt(base + j)), 0}; }).first,
       acc_t(inner));
   const acc_t sq = sums.over(1, [&](int64_t, int64_t j) {
-                         const acc_t d = acc_t(xr[j]) - mean;
+                         const acc_t d = acc_t(xAt(base + j)) - mean;
                          return Sums{d * d, 0};
                        }).first;
   const acc_t invstd = divide(1.0, std::sqrt(divide(sq, acc_t(inner)) + eps));
@@ -483,13 +487,36 @@ TCC_HOST_DEVICE void layer_norm_forward_row(int64_t inner, const T *x, const T *
     saved_invstd[r] = T(invstd);
   }
   sums.each(1, [&](int64_t, int64_t j) {
-    acc_t v = (acc_t(xr[j]) - mean) * invstd;
+    const T x = xAt(base + j);
+    acc_t v = (acc_t(x) - mean) * invstd;
     if (weight)
       v *= acc_t(weight[j]);
     if (bias)
       v += acc_t(bias[j]);
-    yr[j] = T(v);
+    store(base + j, x, T(v));
   });
+}
+
+/// Row r of the layer norm forward over x [outer, inner], into y.
+template <class T, class Reducer>
+TCC_HOST_DEVICE void layer_norm_forward_row(int64_t inner, const T *x, const T *weight,
+                                            const T *bias, double eps, T *y, T *saved_mean,
+                                            T *saved_invstd, int64_t r, const Reducer &sums) {
+  layer_norm_forward_row_with(
+      inner, [x](int64_t k) { return x[k]; }, weight, bias, eps,
+      [y](int64_t k, T, T v) { y[k] = v; }, saved_mean, saved_invstd, r, sums);
+}
+
+/// Layer norm forward over the rows, x read through xAt and y handed to
+/// store (layer_norm_forward_row_with).
+template <class T, class XAt, class Store>
+void layer_norm_forward_with(int64_t outer, int64_t inner, XAt xAt, const T *weight,
+                             const T *bias, double eps, Store store, T *saved_mean,
+                             T *saved_invstd) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < outer; ++r)
+    layer_norm_forward_row_with(inner, xAt, weight, bias, eps, store, saved_mean,
+                                saved_invstd, r, SequentialSums{inner});
 }
 
 /// Layer norm forward over the rows of x [outer, inner].
@@ -497,49 +524,67 @@ template <class T>
 void layer_norm_forward(int64_t outer, int64_t inner, const T *x,
                         const T *weight, const T *bias, double eps, T *y,
                         T *saved_mean, T *saved_invstd) {
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < outer; ++r)
-    layer_norm_forward_row(inner, x, weight, bias, eps, y, saved_mean, saved_invstd, r,
-                           SequentialSums{inner});
+  layer_norm_forward_with(
+      outer, inner, [x](int64_t k) { return x[k]; }, weight, bias, eps,
+      [y](int64_t k, T, T v) { y[k] = v; }, saved_mean, saved_invstd);
 }
 
 /// Row r of the layer norm backward's dx, with xhat = (x - mean) * invstd
 /// and g = dy * weight: dx = invstd * (g - mean(g) - xhat * mean(g * xhat)),
-/// the two sums taken by `sums` in one pass. weight may be nullptr (1).
-template <class T, class Reducer>
-TCC_HOST_DEVICE void layer_norm_backward_row(int64_t inner, const T *dy, const T *x,
-                                             const T *weight, const T *saved_mean,
-                                             const T *saved_invstd, T *dx, int64_t r,
-                                             const Reducer &sums) {
-  const T *xr = x + r * inner, *dyr = dy + r * inner;
+/// the two sums taken by `sums` in one pass. weight may be nullptr (1). dy
+/// is read through dyAt(k) (a load, or a fused prologue computing it) once
+/// per element: dx holds it between the two passes (each thread of a block
+/// reads back what it wrote; calling dyAt twice made ptxas spill registers
+/// for sm_90a where it loads 16-bit values).
+template <class T, class DyAt, class Reducer>
+TCC_HOST_DEVICE void layer_norm_backward_row_with(int64_t inner, const DyAt &dyAt, const T *x,
+                                                  const T *weight, const T *saved_mean,
+                                                  const T *saved_invstd, T *dx, int64_t r,
+                                                  const Reducer &sums) {
+  const int64_t base = r * inner;
+  const T *xr = x + base;
   const acc_t mean = saved_mean[r], invstd = saved_invstd[r];
+  T *dxr = dx + base;
   const Sums both = sums.over(1, [&](int64_t, int64_t j) {
-    const acc_t g = acc_t(dyr[j]) * (weight ? acc_t(weight[j]) : 1.0);
+    const T dy = dyAt(base + j);
+    dxr[j] = dy;
+    const acc_t g = acc_t(dy) * (weight ? acc_t(weight[j]) : 1.0);
     return Sums{g, g * (acc_t(xr[j]) - mean) * invstd};
   });
   const acc_t k1 = divide(both.first, acc_t(inner)), k2 = divide(both.second, acc_t(inner));
-  T *dxr = dx + r * inner;
   sums.each(1, [&](int64_t, int64_t j) {
-    const acc_t g = acc_t(dyr[j]) * (weight ? acc_t(weight[j]) : 1.0);
+    const acc_t g = acc_t(dxr[j]) * (weight ? acc_t(weight[j]) : 1.0);
     const acc_t xhat = (acc_t(xr[j]) - mean) * invstd;
     dxr[j] = T(invstd * (g - k1 - xhat * k2));
   });
 }
 
+/// layer_norm_backward_row_with, reading dy [outer, inner].
+template <class T, class Reducer>
+TCC_HOST_DEVICE void layer_norm_backward_row(int64_t inner, const T *dy, const T *x,
+                                             const T *weight, const T *saved_mean,
+                                             const T *saved_invstd, T *dx, int64_t r,
+                                             const Reducer &sums) {
+  layer_norm_backward_row_with(inner, [dy](int64_t k) { return dy[k]; }, x, weight,
+                               saved_mean, saved_invstd, dx, r, sums);
+}
+
 /// Column j of the layer norm's parameter gradients: dweight[j] = sum over
 /// rows of dy * xhat, dbias[j] = sum of dy, rows in order (the cuda target's
-/// thread per column; layer_norm_backward's blocked loop sums the same terms
-/// in the same order). Either output may be nullptr.
-template <class T>
-TCC_HOST_DEVICE void layer_norm_param_grads_at(int64_t outer, int64_t inner, const T *dy,
-                                               const T *x, const T *saved_mean,
-                                               const T *saved_invstd, T *dweight, T *dbias,
-                                               int64_t j) {
+/// thread per column; layer_norm_backward_with's blocked loop sums the same
+/// terms in the same order). Either output may be nullptr. dy through
+/// dyAt(k).
+template <class T, class DyAt>
+TCC_HOST_DEVICE void layer_norm_param_grads_at_with(int64_t outer, int64_t inner,
+                                                    const DyAt &dyAt, const T *x,
+                                                    const T *saved_mean, const T *saved_invstd,
+                                                    T *dweight, T *dbias, int64_t j) {
   acc_t dw = 0, db = 0;
   for (int64_t r = 0; r < outer; ++r) {
     const acc_t mean = saved_mean[r], invstd = saved_invstd[r];
-    dw += acc_t(dy[r * inner + j]) * (acc_t(x[r * inner + j]) - mean) * invstd;
-    db += dy[r * inner + j];
+    const T dy = dyAt(r * inner + j);
+    dw += acc_t(dy) * (acc_t(x[r * inner + j]) - mean) * invstd;
+    db += dy;
   }
   if (dweight)
     dweight[j] = T(dw);
@@ -547,18 +592,29 @@ TCC_HOST_DEVICE void layer_norm_param_grads_at(int64_t outer, int64_t inner, con
     dbias[j] = T(db);
 }
 
-/// Layer norm backward (layer_norm_backward_row per row; the parameter
-/// gradients as layer_norm_param_grads_at, 64 columns at a time). Any of
-/// dx / dweight / dbias may be nullptr; weight may be nullptr (1).
+/// layer_norm_param_grads_at_with, reading dy [outer, inner].
 template <class T>
-void layer_norm_backward(int64_t outer, int64_t inner, const T *dy, const T *x,
-                         const T *weight, const T *saved_mean,
-                         const T *saved_invstd, T *dx, T *dweight, T *dbias) {
+TCC_HOST_DEVICE void layer_norm_param_grads_at(int64_t outer, int64_t inner, const T *dy,
+                                               const T *x, const T *saved_mean,
+                                               const T *saved_invstd, T *dweight, T *dbias,
+                                               int64_t j) {
+  layer_norm_param_grads_at_with(outer, inner, [dy](int64_t k) { return dy[k]; }, x,
+                                 saved_mean, saved_invstd, dweight, dbias, j);
+}
+
+/// Layer norm backward (layer_norm_backward_row_with per row; the parameter
+/// gradients as layer_norm_param_grads_at_with, 64 columns at a time), dy
+/// read through dyAt(k). Any of dx / dweight / dbias may be nullptr; weight
+/// may be nullptr (1).
+template <class T, class DyAt>
+void layer_norm_backward_with(int64_t outer, int64_t inner, DyAt dyAt, const T *x,
+                              const T *weight, const T *saved_mean, const T *saved_invstd,
+                              T *dx, T *dweight, T *dbias) {
   if (dx) {
 #pragma omp parallel for schedule(static)
     for (int64_t r = 0; r < outer; ++r)
-      layer_norm_backward_row(inner, dy, x, weight, saved_mean, saved_invstd, dx, r,
-                              SequentialSums{inner});
+      layer_norm_backward_row_with(inner, dyAt, x, weight, saved_mean, saved_invstd, dx, r,
+                                   SequentialSums{inner});
   }
   if (dweight || dbias) {
     constexpr int64_t kCols = 64;
@@ -569,10 +625,12 @@ void layer_norm_backward(int64_t outer, int64_t inner, const T *dy, const T *x,
       acc_t dw[kCols] = {}, db[kCols] = {};
       for (int64_t r = 0; r < outer; ++r) {
         const acc_t mean = saved_mean[r], invstd = saved_invstd[r];
-        const T *xr = x + r * inner + j0, *dyr = dy + r * inner + j0;
+        const T *xr = x + r * inner + j0;
+        const int64_t k0 = r * inner + j0;
         for (int64_t j = 0; j < cols; ++j) {
-          dw[j] += acc_t(dyr[j]) * (acc_t(xr[j]) - mean) * invstd;
-          db[j] += dyr[j];
+          const T dy = dyAt(k0 + j);
+          dw[j] += acc_t(dy) * (acc_t(xr[j]) - mean) * invstd;
+          db[j] += dy;
         }
       }
       for (int64_t j = 0; j < cols; ++j) {
@@ -583,6 +641,15 @@ void layer_norm_backward(int64_t outer, int64_t inner, const T *dy, const T *x,
       }
     }
   }
+}
+
+/// Layer norm backward, reading dy [outer, inner].
+template <class T>
+void layer_norm_backward(int64_t outer, int64_t inner, const T *dy, const T *x,
+                         const T *weight, const T *saved_mean,
+                         const T *saved_invstd, T *dx, T *dweight, T *dbias) {
+  layer_norm_backward_with(outer, inner, [dy](int64_t k) { return dy[k]; }, x, weight,
+                           saved_mean, saved_invstd, dx, dweight, dbias);
 }
 
 } // namespace tcc::rt::kernels

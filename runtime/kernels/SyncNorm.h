@@ -52,15 +52,16 @@ void batch_norm_sums(const BatchNormShape &s, int64_t ranks, const T *x,
 }
 
 /// Training forward from the sums over every rank (`sum`, `squared`):
-/// Norm.h's statistics and normalisation of this rank's x into y.
-template <class T>
-void batch_norm_forward_synced(const BatchNormShape &s, int64_t ranks, const T *x,
+/// Norm.h's statistics and normalisation of this rank's x, each element
+/// handed to store(k, y_k) (a fused epilogue), x read as stored (X: float,
+/// or half::F16 / BF16 widened as loaded).
+template <class T, class X, class Store>
+void batch_norm_forward_synced(const BatchNormShape &s, int64_t ranks, const X *x,
                                const T *weight, const T *bias, double eps, double momentum,
-                               const double *sum, const double *squared, T *y,
+                               const double *sum, const double *squared, Store store,
                                T *saved_mean, T *saved_invstd, T *running_mean,
                                T *running_var) {
   const BatchNormShape all = all_ranks(s, ranks);
-  auto store = [y](int64_t k, T v) { y[k] = v; };
 #pragma omp parallel for schedule(static)
   for (int64_t c = 0; c < s.c; ++c) {
     batch_norm_store_statistics(all, eps, momentum, saved_mean, saved_invstd, running_mean,
@@ -72,6 +73,18 @@ void batch_norm_forward_synced(const BatchNormShape &s, int64_t ranks, const T *
     for (int64_t i = 0; i < s.n; ++i)
       detail::normalize_row<T>((i * s.c + c) * s.hw, s.hw, x, a.scale, a.shift, store);
   }
+}
+
+/// The same, storing into y.
+template <class T>
+void batch_norm_forward_synced(const BatchNormShape &s, int64_t ranks, const T *x,
+                               const T *weight, const T *bias, double eps, double momentum,
+                               const double *sum, const double *squared, T *y,
+                               T *saved_mean, T *saved_invstd, T *running_mean,
+                               T *running_var) {
+  batch_norm_forward_synced<T>(
+      s, ranks, x, weight, bias, eps, momentum, sum, squared,
+      [y](int64_t k, T v) { y[k] = v; }, saved_mean, saved_invstd, running_mean, running_var);
 }
 
 /// This rank's backward sums, sums[0][c] = sum dy and sums[1][c] =

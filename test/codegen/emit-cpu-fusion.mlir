@@ -176,3 +176,52 @@ func.func @sixteen_bit(%x: tensor<8xf32>) {
   }
   return
 }
+
+// A layer norm's group: the kernel reads its input through xAt (the
+// widening and the residual add, computed again at each read) and hands
+// each normalised element with its input to store, which stores the sum
+// the group yields (x, not computed again) and the narrowed output.
+// CHECK-LABEL: // @layer_norm_epilogue
+// CHECK: // tcc.fusion_group
+// CHECK-NEXT: {
+// CHECK-NEXT: layer_norm_forward_with<float>(4, 8, [&](int64_t i) -> float {
+// CHECK-NEXT: const float t0 = bf16_to_float(a1[i]);
+// CHECK-NEXT: const float t1 = as_stored(a0[i] + t0);
+// CHECK-NEXT: return t1;
+// CHECK-NEXT: }, a2, static_cast<float *>(nullptr), 1.0000000000000001e-05, [&](int64_t i, {{\[\[maybe_unused\]\]}} float x, float y) {
+// CHECK-NEXT: const uint16_t t0 = float_to_bf16(y);
+// CHECK-NEXT: r0[i] = x;
+// CHECK-NEXT: r3[i] = t0;
+// CHECK-NEXT: }, r1, r2);
+func.func @layer_norm_epilogue(%x: tensor<4x8xf32>, %r: tensor<4x8xbf16>, %g: tensor<8xf32>)
+    -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x8xbf16>) {
+  %0:4 = tcc.fusion_group "norm_epilogue" -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x8xbf16>) {
+    %rw = tcc.cast %r to f32 : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+    %x1 = tcc.add %x, %rw : tensor<4x8xf32>, tensor<4x8xf32>
+    %y, %m, %i = tcc.layer_norm %x1 weight %g {eps = 1.0e-05 : f64, normalized_dims = 1 : i64}
+        : (tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>)
+    %yn = tcc.cast %y to bf16 : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+    tcc.yield %x1, %m, %i, %yn : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x8xbf16>
+  }
+  return %0#0, %0#1, %0#2, %0#3 : tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4x8xbf16>
+}
+
+// The layer norm backward reads its gradient through dyAt: the widening of
+// the 16-bit gradient, never stored.
+// CHECK-LABEL: // @layer_norm_backward_prologue
+// CHECK: // tcc.fusion_group
+// CHECK-NEXT: {
+// CHECK-NEXT: layer_norm_backward_with<float>(4, 8, [&](int64_t i) -> float {
+// CHECK-NEXT: const float t0 = bf16_to_float(a0[i]);
+// CHECK-NEXT: return t0;
+// CHECK-NEXT: }, a1, static_cast<float *>(nullptr), a2, a3, r0, r1, r2);
+func.func @layer_norm_backward_prologue(%g: tensor<4x8xbf16>, %x: tensor<4x8xf32>, %mean: tensor<4xf32>, %invstd: tensor<4xf32>)
+    -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %0:3 = tcc.fusion_group "norm_backward_prologue" -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) {
+    %dy = tcc.cast %g to f32 : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+    %dx, %dw, %db = tcc.layer_norm_backward %dy, %x saved %mean, %invstd {normalized_dims = 1 : i64}
+        : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+    tcc.yield %dx, %dw, %db : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  }
+  return %0#0, %0#1, %0#2 : tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>
+}

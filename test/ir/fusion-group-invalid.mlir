@@ -3,7 +3,7 @@
 // The tcc.fusion_group verifier: its kind says which ops it may hold.
 
 func.func @unknown_kind(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{kind must be "elementwise", "norm_epilogue", "norm_backward_prologue", "multi_tensor_update", "matmul_epilogue", "conv_epilogue" or "multi_tensor_cast", got "softmax"}}
+  // expected-error @+1 {{kind must be "elementwise", "norm_epilogue", "norm_backward_prologue", "multi_tensor_update", "matmul_epilogue", "conv_epilogue", "conv_statistics" or "multi_tensor_cast", got "softmax"}}
   %0 = tcc.fusion_group "softmax" -> (tensor<4xf32>) {
     %a = tcc.relu %x : tensor<4xf32>
     tcc.yield %a : tensor<4xf32>

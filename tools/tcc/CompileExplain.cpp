@@ -63,6 +63,14 @@ std::string passResult(const std::string &pass, const json &result) {
            std::to_string(result.value("relayouts", int64_t{0})) + " casts converting, " +
            std::to_string(result.value("kept_nchw", int64_t{0})) +
            " tensors of 16-bit convolutions kept NCHW";
+  if (pass == "cuda-conv-statistics") {
+    std::string text = "batch norms given their fp16 convolution's statistics (cuDNN genstats): " +
+                       std::to_string(result.value("norms", int64_t{0}));
+    if (result.value("no_engine", int64_t{0}) > 0)
+      text += "; left with their own, no engine on the GPU: " +
+              names(result.value("no_engine_nodes", json::array()));
+    return text;
+  }
   if (pass == "fusion") {
     std::string kinds;
     const json byKind = result.value("groups_by_kind", json::object());

@@ -8,6 +8,8 @@
 
 #include "frontend/ImportModel.h"
 #include "frontend/ModelSpec.h"
+#include "ir/ModelNode.h"
+#include "ir/TccOps.h"
 #include "tools/tcc/Driver.h"
 #include "passes/InitAll.h"
 #include "passes/Passes.h"
@@ -230,6 +232,25 @@ void checkSyncBatchNorm(const ::tcc::frontend::ModelSpec &spec, tcc::CompileFact
                      "of the model has a ghost_batch, whose groups stay within a rank");
 }
 
+/// A layer norm over the token axis of a causal model: position t's mean
+/// and variance read the later positions the causal mask hides, so the model
+/// sees the future in training and not when it samples. Said so.
+void checkCausalLayerNorm(ModuleOp model, tcc::CompileFacts &facts) {
+  bool causal = false;
+  model.walk([&](mlir::tcc::ScaledDotProductAttentionOp op) { causal |= op.getCausal(); });
+  if (!causal)
+    return;
+  model.walk([&](mlir::tcc::LayerNormOp op) {
+    auto type = mlir::cast<mlir::ShapedType>(op.getInput().getType());
+    if (type.getRank() >= 3 && op.getNormalizedDims() >= type.getRank() - 1)
+      tcc::warn(facts, "node '" + mlir::tcc::modelNodeOf(op.getLoc()) +
+                           "': layer_norm normalises over the token axis too (all per-sample "
+                           "dims, the default), so each position's statistics read the later "
+                           "positions a causal attention hides; set \"normalized_dims\": 1 to "
+                           "normalise each token as nn.LayerNorm(width) does");
+  });
+}
+
 /// --bucket-size where there is nothing to bucket: said so.
 void checkBucketSize(const ::tcc::frontend::ModelSpec &spec, const tcc::CompileOptions &options,
                      tcc::CompileFacts &facts) {
@@ -376,6 +397,7 @@ int runCompile(const tcc::CompileOptions &options) {
   checkOneCycleMomentum(spec, facts);
   checkSyncBatchNorm(spec, facts);
   checkShard(spec, facts);
+  checkCausalLayerNorm(*model, facts);
   checkBucketSize(spec, options, facts);
   if (generates && options.checkData)
     for (const std::string &warning : tcc::checkDataAtCompile(spec))

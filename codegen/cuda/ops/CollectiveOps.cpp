@@ -114,11 +114,7 @@ void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
   });
   // A synchronised batch norm's sums and its dx (runtime/cuda/device/SyncNorm.cuh).
   t.add<BatchNormSumsOp>([](BatchNormSumsOp o, CudaPrinter &p) {
-    p.os << "  cuda::batch_norm_sums(args.stream, " << workspaceOf(o) << ", "
-         << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << o.getRanks() << ", "
-         << p(o.getInput()) << ", "
-         << (o.getCentered() ? p(o.getCentered()) : std::string("nullptr")) << ", "
-         << p(o.getResult()) << ");\n";
+    printBatchNormSums(o, p, o);
     return success();
   });
   t.add<BatchNormBackwardSumsOp>([](BatchNormBackwardSumsOp o, CudaPrinter &p) {

@@ -4,6 +4,7 @@
 
 #include "codegen/common/KernelArgs.h"
 #include "codegen/cuda/StepProblems.h"
+#include "ir/TccPlan.h"
 
 #include <optional>
 
@@ -112,6 +113,70 @@ LogicalResult mlir::tcc::printConv(Operation *op, CudaPrinter &p, Value result,
                  "s0[k] = float_to_" + type + "(" + (relu ? "Relu<float>{}(" + sum + ")" : sum) +
                      ");",
                  /*indexed=*/true);
+  return success();
+}
+
+void mlir::tcc::printBatchNormSums(BatchNormSumsOp o, CudaPrinter &p, Operation *planned) {
+  p.os << "  cuda::batch_norm_sums(args.stream, " << workspaceOf(planned) << ", "
+       << kernel_args::cpp(kernel_args::batchNorm(o)) << ", " << o.getRanks() << ", "
+       << updatePointer(p.e, o.getInput(), o.getInput()) << ", "
+       << (o.getCentered() ? p(o.getCentered()) : std::string("nullptr")) << ", "
+       << p(o.getResult()) << ");\n";
+}
+
+// A conv_statistics group: where the baked table has the convolution with
+// its statistics, one cuDNN graph (conv_fprop, genstats) on the weight
+// transposed to KRSC, then the f32 sums turned into the norm's (double)
+// statistics; else the convolution, then the two sums' own kernels.
+LogicalResult mlir::tcc::printConvStatistics(FusionGroupOp group, CudaPrinter &p) {
+  namespace cuda = ::tcc::cuda;
+  SmallVector<Operation *> ops;
+  for (Operation &op : group.getFusedOps())
+    ops.push_back(&op);
+  auto conv = cast<Conv2dOp>(ops[0]);
+  auto sum = cast<BatchNormSumsOp>(ops[1]), squared = cast<BatchNormSumsOp>(ops[2]);
+  // What the group yields in place of each op's result.
+  auto yielded = [&](Value v) -> Value {
+    auto yield = cast<YieldOp>(group.getBody().front().getTerminator());
+    for (auto [value, result] : llvm::zip(yield.getValues(), group.getResults()))
+      if (value == v)
+        return result;
+    return v;
+  };
+  FailureOr<cuda::ConvProblem> problem = convProblemOf(conv);
+  std::optional<cuda::ConvProblem> row =
+      succeeded(problem) ? bakedConvProblem(*problem, p.convKeys) : std::nullopt;
+  if (!row || row->epilogue != cuda::ConvEpilogue::Statistics) {
+    if (failed(printConv(conv, p, yielded(conv.getResult()), group)))
+      return failure();
+    // The sums read the stored result, each its own kernel (SyncNorm.cuh).
+    for (Value v : {conv.getResult(), sum.getResult(), squared.getResult()})
+      p.e.names[v] = p(yielded(v));
+    printBatchNormSums(sum, p, group);
+    printBatchNormSums(squared, p, group);
+    return success();
+  }
+  const int64_t index = llvm::find(p.convKeys, row->key()) - p.convKeys.begin();
+  WorkspaceAttr workspace = getWorkspace(group);
+  const cuda::StatisticsWorkspace parts(*row);
+  if (!workspace || !workspace.getOffset() || workspace.getBytes() < parts.bytes(0))
+    return group.emitError("the conv_statistics group has no workspace for its KRSC weight "
+                           "and sums; tcc-cuda-select-algorithms sets it");
+  const std::string base = "args.scratch + " + std::to_string(*workspace.getOffset());
+  const std::string krsc = "reinterpret_cast<uint16_t *>(" + base + ")";
+  const std::string sums = "reinterpret_cast<float *>(" + base + " + " +
+                           std::to_string(parts.sumsOffset) + ")";
+  const int64_t engineBytes = workspace.getBytes() - parts.engineOffset;
+  p.os << "  cuda::weight_to_krsc(args.stream, " << row->k << ", " << row->c / row->groups
+       << ", " << row->r * row->s << ", " << p(conv.getWeight()) << ", " << krsc << ");\n";
+  p.os << "  args.convs->runWithStatistics(" << index << ", " << p(conv.getInput()) << ", "
+       << krsc << ", " << p(yielded(conv.getResult())) << ", " << sums << ", " << sums << " + "
+       << row->k << ", " << base << " + " << parts.engineOffset << ", " << engineBytes
+       << "); // forward + statistics\n";
+  p.os << "  cuda::statistics_from_sums(args.stream, "
+       << kernel_args::cpp(kernel_args::batchNorm(sum)) << ", " << sums << ", " << sums
+       << " + " << row->k << ", " << p(yielded(sum.getResult())) << ", "
+       << p(yielded(squared.getResult())) << ");\n";
   return success();
 }
 

@@ -72,6 +72,15 @@ void printLinearForward(LinearOp o, CudaPrinter &p, Value result, Value aux, Ope
 /// workspace placed for `planned`.
 LogicalResult printConv(Operation *op, CudaPrinter &p, Value result, Operation *planned);
 
+/// A conv_statistics group: the convolution with its statistics in one
+/// cuDNN graph, or where the table has no such engine, its three ops.
+LogicalResult printConvStatistics(FusionGroupOp group, CudaPrinter &p);
+
+/// A tcc.batch_norm_sums (runtime/cuda/device/SyncNorm.cuh) with the
+/// workspace placed for `planned` (the op, or its conv_statistics group);
+/// a 16-bit input is widened as it is loaded.
+void printBatchNormSums(BatchNormSumsOp o, CudaPrinter &p, Operation *planned);
+
 /// The optimizer (and EMA, Lookahead) updates of `plan`: the chains of each
 /// element type in one launch (runtime/cuda/device/MultiTensor.cuh).
 void printUpdateChains(const MultiTensorChains &plan, CudaPrinter &p);

@@ -14,7 +14,9 @@
 // rebuilds those before the first step and stops the trainer when one does
 // not run here. Any other problem's algorithm is cuBLASLt's heuristic's
 // first for this GPU, chosen at the problem's first call (inside the
-// captured step: host work only, nothing is enqueued).
+// captured step: host work only, nothing is enqueued). A problem the
+// heuristic offers no algorithm for runs as a plain tiled kernel
+// (MatmulFallback.cuh), with one warning per problem.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_CUDA_DEVICE_MATMUL_CUH
@@ -25,6 +27,7 @@
 #include "runtime/cuda/BakedTarget.h"
 #include "runtime/cuda/MatmulProblem.h"
 #include "runtime/cuda/device/Launch.cuh"
+#include "runtime/cuda/device/MatmulFallback.cuh"
 #include "runtime/kernels/Activation.h"
 
 #ifndef TCC_CUDA_HOST_EMULATION
@@ -33,9 +36,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <deque>
 #include <iostream>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -99,6 +104,12 @@ public:
                 int64_t stepC, const void *A, const void *B, void *C, void *ws,
                 int64_t wsBytes) {
 #ifdef TCC_CUDA_HOST_EMULATION
+    if (noAlgorithm(p)) {
+      for (int64_t i = 0; i < count; ++i)
+        run(s, p, at(p.type, A, i * stepA), at(p.type, B, i * stepB), at(p.type, C, i * stepC),
+            nullptr, ws, wsBytes);
+      return;
+    }
     // One enqueue: the workspace scribbled over once, not once per launch
     // (32 MiB each on Hopper: most of an attention's emulated time).
     emulation::enqueue(s, [=] {
@@ -113,6 +124,9 @@ public:
           at(p.type, C, i * stepC), nullptr, ws, wsBytes);
 #endif
   }
+
+  /// The problems that ran as the fallback kernel, by key: one warning each.
+  const std::set<std::string> &fallbacks() const { return warned; }
 
   /// `p` moved on by `elements` of `type`.
   template <class P> static P *at(Type type, P *p, int64_t elements) {
@@ -135,11 +149,24 @@ public:
   }
 
 private:
+  /// Whether the test hook TCC_TEST_MATMUL_NO_ALGO (emulated builds only)
+  /// says cuBLASLt has no algorithm for `p`: for the problems whose key
+  /// contains its value ("gemm": all). Those run the fallback kernel.
+  bool noAlgorithm(const Problem &p) {
+    const char *forced = std::getenv("TCC_TEST_MATMUL_NO_ALGO");
+    if (!forced || !*forced || p.key().find(forced) == std::string::npos)
+      return false;
+    warnFallback(p.key());
+    return true;
+  }
+
   /// cuBLASLt's definition, in double (HostEmulation.h), rounded once to
   /// the problem's type (through f32, which changes no 16-bit result but a
   /// tie); the workspace is scribbled over, as cuBLASLt may.
   void run(cudaStream_t stream, const Problem &p, const void *A, const void *B, void *C,
            const void *bias, void *workspace, int64_t workspaceBytes, void *aux = nullptr) {
+    if (noAlgorithm(p))
+      return fallback::gemm(stream, p, A, B, C, bias, aux);
     emulation::enqueue(stream, [=] {
       emulation::scribble(workspace, workspaceBytes);
       compute(p, A, B, C, bias, aux);
@@ -274,6 +301,7 @@ private:
   struct Plan {
     ::tcc::cuda::MatmulDescriptors d;
     cublasLtMatmulAlgo_t algo{};
+    bool fallback = false; ///< no algorithm: MatmulFallback.cuh's kernel
   };
 
   /// Enqueues C (+)= op(A) op(B) (+ bias, the activation; its input into
@@ -287,6 +315,8 @@ private:
     workspaceBytes = std::max<int64_t>(0, workspaceBytes - skip);
     const int64_t alignment = std::min({alignmentOf(A), alignmentOf(B), alignmentOf(C)});
     Plan &plan = planOf(p, workspaceBytes, alignment);
+    if (plan.fallback)
+      return fallback::gemm(stream, p, A, B, C, bias, aux);
     if (bias)
       check(cublasLtMatmulDescSetAttribute(plan.d.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                            &bias, sizeof(bias)),
@@ -330,11 +360,17 @@ private:
     Plan plan;
     check(::tcc::cuda::describeMatmul(p, plan.d), "describing a matmul");
     std::vector<cublasLtMatmulHeuristicResult_t> results;
-    check(::tcc::cuda::heuristicAlgos(handle, plan.d, workspaceBytes, alignment, 1, results),
-          "choosing a matmul algorithm");
-    if (results.empty())
-      throw std::runtime_error("cuBLASLt has no algorithm for the matmul [" + key + "]");
-    plan.algo = results[0].algo;
+    // No algorithm is an empty answer or NOT_SUPPORTED, by cuBLASLt version.
+    const cublasStatus_t status =
+        ::tcc::cuda::heuristicAlgos(handle, plan.d, workspaceBytes, alignment, 1, results);
+    if (status != CUBLAS_STATUS_NOT_SUPPORTED)
+      check(status, "choosing a matmul algorithm");
+    if (results.empty()) {
+      warnFallback(key);
+      plan.fallback = true;
+    } else {
+      plan.algo = results[0].algo;
+    }
     return chosen.emplace_back(std::move(plan));
   }
 
@@ -351,6 +387,16 @@ private:
   std::deque<Plan> chosen;           ///< the heuristic's
   std::map<Key, Plan *> plans;       ///< every call's, baked or chosen
 #endif
+
+  /// One warning line per distinct problem, at its first call (host work:
+  /// while the step is captured, once).
+  void warnFallback(const std::string &key) {
+    if (warned.insert(key).second)
+      std::cerr << "warning: cuBLASLt has no algorithm for the matmul [" << key
+                << "]: a simple tiled kernel runs it instead, slower than cuBLASLt\n";
+  }
+
+  std::set<std::string> warned; ///< the problems the fallback kernel runs
 };
 
 } // namespace tcc::rt::cuda

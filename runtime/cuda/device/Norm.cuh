@@ -12,7 +12,9 @@
 // `dyChunk` (a backward prologue: fills a chunk of gradients, or one
 // element of it), printed by codegen/CpuFusion.cpp.
 // Layer norm: one block per row (its sums BlockSums again), and its
-// parameter gradients one thread per column.
+// parameter gradients one thread per column; its `_with` forms take the
+// input (xAt) and the gradient (dyAt) one element at a time, and the
+// forward's store(k, x, y), as a fused group's lambdas.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_CUDA_DEVICE_NORM_CUH
@@ -219,6 +221,20 @@ void batch_norm_backward_with(cudaStream_t s, char *workspace, int64_t workspace
   });
 }
 
+/// Layer norm forward over the rows of [outer, inner], one block per row:
+/// x through xAt(k), each normalised element to store(k, x_k, y_k)
+/// (kernels::layer_norm_forward_row_with; a fused group's prologue and
+/// epilogue, printed by codegen/common/NormGroups.cpp).
+template <class T, class XAt, class Store>
+void layer_norm_forward_with(cudaStream_t s, int64_t outer, int64_t inner, XAt xAt,
+                             const T *weight, const T *bias, double eps, Store store,
+                             T *savedMean, T *savedInvstd) {
+  per_block(s, outer, inner, [=] __device__(int64_t r, const BlockSums &sums) {
+    kernels::layer_norm_forward_row_with(inner, xAt, weight, bias, eps, store, savedMean,
+                                         savedInvstd, r, sums);
+  });
+}
+
 /// Layer norm forward over the rows of x [outer, inner], one block per row.
 template <class T>
 void layer_norm_forward(cudaStream_t s, int64_t outer, int64_t inner, const T *x,
@@ -230,8 +246,28 @@ void layer_norm_forward(cudaStream_t s, int64_t outer, int64_t inner, const T *x
   });
 }
 
-/// Layer norm backward: dx one block per row, the parameter gradients one
-/// thread per column (either may be null).
+/// Layer norm backward with dy through dyAt(k) (a fused prologue computes
+/// each element where it is read: once for dx, which holds it between the
+/// row's two passes, once for the parameter gradients): dx one block per
+/// row, the parameter gradients one thread per column (either may be null).
+template <class T, class DyAt>
+void layer_norm_backward_with(cudaStream_t s, int64_t outer, int64_t inner, DyAt dyAt,
+                              const T *x, const T *weight, const T *savedMean,
+                              const T *savedInvstd, T *dx, T *dweight, T *dbias) {
+  if (dx)
+    per_block(s, outer, inner, [=] __device__(int64_t r, const BlockSums &sums) {
+      kernels::layer_norm_backward_row_with(inner, dyAt, x, weight, savedMean, savedInvstd, dx,
+                                            r, sums);
+    });
+  if (dweight || dbias)
+    for_each(s, inner, [=] __device__(int64_t j) {
+      kernels::layer_norm_param_grads_at_with(outer, inner, dyAt, x, savedMean, savedInvstd,
+                                              dweight, dbias, j);
+    });
+}
+
+/// Layer norm backward reading dy: dx one block per row, the parameter
+/// gradients one thread per column (either may be null).
 template <class T>
 void layer_norm_backward(cudaStream_t s, int64_t outer, int64_t inner, const T *dy, const T *x,
                          const T *weight, const T *savedMean, const T *savedInvstd, T *dx,

@@ -10,6 +10,10 @@
 // heuristics (modes A and fallback) for candidates as the convolutions do
 // (ConvPlans.cpp), builds each and prints one line per case: candidates,
 // plans built, the first plan's name and workspace, or cuDNN's message.
+// With --device, the same graphs on this machine's GPU instead, through a
+// cuDNN handle, so that the runtime-compiled engines (NVRTC, which needs the
+// driver) are offered too, each build timed: what a trainer could build at
+// its start (scripts/gpu-session.sh runs it on a lent GPU).
 // Build: ninja tcc-sdpa-probe (not in the default build).
 //
 //===----------------------------------------------------------------------===//
@@ -18,7 +22,9 @@
 
 #include <cudnn_frontend.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -138,17 +144,22 @@ template <class Attributes> void addDropout(fe::graph::Graph &g, const Case &c, 
   }
 }
 
+/// The GPU's handle for --device cases (gpu "device"), else null.
+cudnnHandle_t deviceHandle = nullptr;
+
 std::string probe(const Case &c) {
-  std::string error;
-  const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(c.gpu, error);
-  if (!gpu)
-    return error;
-  auto properties = deviceProperties(*gpu, error);
-  if (!properties)
-    return error;
   fe::graph::Graph g;
-  g.set_device_properties(std::shared_ptr<fe::DeviceProperties>(std::move(properties)));
-  g.set_sm_version(gpu->smVersion);
+  if (!deviceHandle) {
+    std::string error;
+    const tcc::cuda::GpuDescription *gpu = tcc::cuda::findGpu(c.gpu, error);
+    if (!gpu)
+      return error;
+    auto properties = deviceProperties(*gpu, error);
+    if (!properties)
+      return error;
+    g.set_device_properties(std::shared_ptr<fe::DeviceProperties>(std::move(properties)));
+    g.set_sm_version(gpu->smVersion);
+  }
   g.set_io_data_type(c.type)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
@@ -181,7 +192,7 @@ std::string probe(const Case &c) {
   fe::error_t status = g.validate();
   if (status.is_bad())
     return "validate: " + status.get_message();
-  status = g.build_operation_graph();
+  status = deviceHandle ? g.build_operation_graph(deviceHandle) : g.build_operation_graph();
   if (status.is_bad())
     return "build_operation_graph: " + status.get_message();
   status = g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
@@ -192,13 +203,19 @@ std::string probe(const Case &c) {
   int built = 0;
   std::string first, lastError;
   int64_t workspace = -1;
+  double firstSeconds = 0, allSeconds = 0;
   for (int64_t i = 0; i < candidates; ++i) {
+    const auto start = std::chrono::steady_clock::now();
     status = g.build_plan_at_index(i);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    allSeconds += seconds;
     if (status.is_bad()) {
       lastError = status.get_message();
       continue;
     }
     if (built++ == 0) {
+      firstSeconds = seconds;
       (void)g.get_plan_name_at_index(i, first);
       (void)g.get_workspace_size_plan_at_index(i, workspace);
     }
@@ -207,6 +224,12 @@ std::string probe(const Case &c) {
                      " built";
   if (built)
     line += "; first " + first + ", workspace " + std::to_string(workspace) + " B";
+  if (deviceHandle) { // the runtime-compiled engines' cost at a trainer's start
+    char times[96];
+    std::snprintf(times, sizeof times, "; builds took %.2f s (the first built: %.2f s)",
+                  allSeconds, firstSeconds);
+    line += times;
+  }
   if (!lastError.empty())
     line += "; a failure said: " + lastError;
   return line;
@@ -214,13 +237,24 @@ std::string probe(const Case &c) {
 
 } // namespace
 
-/// With an argument, only the cases whose line starts with it.
+/// [--device] [CASE-PREFIX]: with --device, this machine's GPU in place of
+/// the descriptions; with a prefix, only the cases whose line starts with it.
 int main(int argc, char **argv) {
   std::printf("cuDNN %zu, cudnn-frontend %d\n", cudnnGetVersion(), CUDNN_FRONTEND_VERSION);
+  std::vector<const char *> gpus = {"h100", "a100"};
+  if (argc >= 2 && std::strcmp(argv[1], "--device") == 0) {
+    if (cudnnStatus_t status = cudnnCreate(&deviceHandle); status != CUDNN_STATUS_SUCCESS) {
+      std::fprintf(stderr, "error: no cuDNN handle on this machine's GPU: %s\n",
+                   cudnnGetErrorString(status));
+      return 1;
+    }
+    gpus = {"device"};
+    --argc, ++argv;
+  }
   const char *dropoutNames[] = {"", ", dropout (Philox)", ", dropout (given mask)"};
   using Impl = fe::AttentionImplementation_t;
   std::vector<Case> cases;
-  for (const char *gpu : {"h100", "a100"})
+  for (const char *gpu : gpus)
     for (fe::DataType_t type : {fe::DataType_t::BFLOAT16, fe::DataType_t::HALF})
       for (int64_t t : {197, 256})
         for (bool causal : {false, true})
@@ -228,7 +262,7 @@ int main(int argc, char **argv) {
             for (Impl impl : {Impl::AUTO, Impl::COMPOSITE, Impl::UNIFIED})
               if (!backward || impl == Impl::AUTO) // the backward has no choice
                 cases.push_back({gpu, type, 32, 12, t, 64, causal, backward, 0, impl});
-  for (const char *gpu : {"h100", "a100"})
+  for (const char *gpu : gpus)
     for (bool backward : {false, true}) {
       for (int dropout : {1, 2})
         cases.push_back({gpu, fe::DataType_t::BFLOAT16, 32, 12, 256, 64, true, backward,
@@ -236,7 +270,7 @@ int main(int argc, char **argv) {
       cases.push_back(
           {gpu, fe::DataType_t::FLOAT, 32, 12, 256, 64, false, backward, 0, Impl::AUTO});
     }
-  for (const char *gpu : {"h100", "a100"})
+  for (const char *gpu : gpus)
     for (Impl impl : {Impl::COMPOSITE, Impl::UNIFIED})
       cases.push_back({gpu, fe::DataType_t::BFLOAT16, 32, 12, 256, 64, false, false, 0, impl,
                        /*inference=*/true});

@@ -183,6 +183,59 @@ TEST(ConvPlans, BiasAndReluEpiloguesHaveEnginesThatRebuild) {
       }
 }
 
+// A forward convolution that gathers its output's per-channel statistics
+// (cuDNN's genstats, the cuda target's conv_statistics groups): fp16 NHWC
+// with the weight KRSC has engines on the H100 and the A100 descriptions,
+// built without a GPU, deterministic, which rebuild with
+// the same workspace; bf16 has none (the cuda target leaves bf16 norms as
+// they are). Measured on cuDNN 9.19: 10 candidates on the h100, 4 on the
+// a100 (docs/performance.md, 2026-11-28).
+TEST(ConvPlans, StatisticsGraphHasFp16EnginesThatRebuild) {
+  for (const char *name : {"h100", "h200", "a100"}) {
+    const GpuDescription &target = gpu(name);
+    ConvProblem problem = resnetConv(ConvDirection::Forward, ConvDataType::Float16);
+    problem.layout = ConvLayout::NHWC;
+    problem.epilogue = ConvEpilogue::Statistics;
+    SCOPED_TRACE(std::string(name) + ": " + problem.key());
+    EXPECT_TRUE(problem.weightChannelsLast());
+    ConvChoice choice;
+    std::string error;
+    ASSERT_TRUE(chooseConvEngine(problem, target, kDefaultConvWorkspaceLimit, choice, error))
+        << error;
+    // (No TENSOR_CORE note, which the plain fp16 engines carry: the fused
+    // engines' notes do not say; the GPU profile will.)
+    EXPECT_FALSE(hasNote(choice.engine, "NONDETERMINISTIC"));
+    EXPECT_GT(choice.candidates, 0);
+    int64_t workspace = -1;
+    ASSERT_TRUE(rebuildConvPlan(problem, target, choice.engine, workspace, error)) << error;
+    EXPECT_EQ(workspace, choice.engine.workspaceBytes);
+
+    ConvProblem bf16 = problem;
+    bf16.dtype = ConvDataType::BFloat16;
+    ConvChoice none;
+    EXPECT_FALSE(chooseConvEngine(bf16, target, kDefaultConvWorkspaceLimit, none, error));
+  }
+}
+
+// The statistics problem's key, its workspace parts (the KRSC weight, the
+// f32 sums, then the engine's) and its reading back.
+TEST(ConvPlans, StatisticsProblemKeyAndWorkspace) {
+  ConvProblem problem = resnetConv(ConvDirection::Forward, ConvDataType::Float16);
+  problem.layout = ConvLayout::NHWC;
+  ConvProblem stats = problem;
+  stats.epilogue = ConvEpilogue::Statistics;
+  EXPECT_EQ(stats.key(), problem.key() + " +genstats");
+  EXPECT_TRUE(stats.withoutEpilogue() == problem);
+  EXPECT_FALSE(problem.weightChannelsLast());
+  ConvProblem read;
+  ASSERT_TRUE(ConvProblem::fromKey(stats.key(), read));
+  EXPECT_EQ(read.epilogue, ConvEpilogue::Statistics);
+  const StatisticsWorkspace parts(stats);
+  EXPECT_EQ(parts.sumsOffset, 128 * 64 * 9 * 2);  // 147456, a multiple of 256
+  EXPECT_EQ(parts.engineOffset, parts.sumsOffset + 1024);
+  EXPECT_EQ(parts.bytes(100), parts.engineOffset + 100);
+}
+
 TEST(ConvPlans, ProblemKeysAreReadableAndDistinct) {
   ConvProblem fwd = resnetConv(ConvDirection::Forward, ConvDataType::BFloat16);
   EXPECT_EQ(fwd.key(), "fwd bf16 nchw n64 c64 h32 w32 k128 r3 s3 p32 q32 pad1,1 "

@@ -31,6 +31,7 @@ import argparse
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,11 +46,26 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import check_profile  # noqa: E402  (test/trainer/check_profile.py)
 
 
-def run(cmd, cwd, what):
-    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+def run(cmd, cwd, what, env=None):
+    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         sys.exit(f"FAIL: {what} exited with {result.returncode}:\n{result.stdout}{result.stderr}")
     return result
+
+
+def check_fallback_warnings(stderr, text):
+    """With TCC_TEST_MATMUL_NO_ALGO=text: one warning line per distinct
+    matmul whose key contains text, at least one. True on failure."""
+    pattern = re.compile(r"warning: cuBLASLt has no algorithm for the matmul \[([^\]]*)\]: "
+                         r"a simple tiled kernel runs it instead, slower than cuBLASLt$")
+    keys = [m.group(1) for m in map(pattern.match, stderr.splitlines()) if m]
+    wrong = [k for k in keys if text not in k]
+    if not keys or wrong or len(set(keys)) != len(keys):
+        print("FAIL: with TCC_TEST_MATMUL_NO_ALGO=%s the cuda trainer must warn once for each "
+              "matmul whose key contains it; its stderr:\n%s" % (text, stderr))
+        return True
+    print("the fallback kernel ran %d matmuls, one warning each: %s" % (len(keys), "; ".join(keys)))
+    return False
 
 
 def read_idx(directory, name):
@@ -159,6 +175,11 @@ def main():
                          "resume it for the rest of --steps: its checkpoint must equal the "
                          "uninterrupted run's bit for bit (a sharded state is saved whole "
                          "and each rank keeps its chunks of it)")
+    ap.add_argument("--no-algo", metavar="TEXT",
+                    help="the emulated cuda trainer runs with TCC_TEST_MATMUL_NO_ALGO=TEXT: "
+                         "the matmuls whose problem key contains TEXT run the fallback kernel "
+                         "(MatmulFallback.cuh) as when cuBLASLt has no algorithm; its stderr "
+                         "must warn once for each, and for no other")
     args = ap.parse_args()
     with open(args.model) as f:
         spec = json.load(f)
@@ -271,11 +292,17 @@ def main():
 
         results = {}
         for name, exe in trainers:
-            run(([] if name == "cpu" or name.startswith("cpu-") else launch) +
-                [exe, "--steps", str(args.steps), "--log-every", str(args.steps // 2),
-                 "--save", name + ".safetensors", "--metrics", name + ".jsonl", "--quiet",
-                 *(["--eval", "both"] if args.eval_both else [])],
-                tmp, f"the {name} trainer")
+            on_cpu = name == "cpu" or name.startswith("cpu-")
+            env = None
+            if args.no_algo and not on_cpu:
+                env = dict(os.environ, TCC_TEST_MATMUL_NO_ALGO=args.no_algo)
+            result = run(([] if on_cpu else launch) +
+                         [exe, "--steps", str(args.steps), "--log-every", str(args.steps // 2),
+                          "--save", name + ".safetensors", "--metrics", name + ".jsonl",
+                          "--quiet", *(["--eval", "both"] if args.eval_both else [])],
+                         tmp, f"the {name} trainer", env)
+            if env and check_fallback_warnings(result.stderr, args.no_algo):
+                return 1
             state = compare_trainers.read_safetensors(os.path.join(tmp, name + ".safetensors"))
             results[name] = (state,
                              compare_trainers.read_metrics(os.path.join(tmp, name + ".jsonl")))
