@@ -15,6 +15,7 @@
 #include "runtime/cuda/device/Attention.cuh"
 #include "runtime/kernels/Attention.h"
 #include "runtime/kernels/Matmul.h"
+#include "test/runtime/cuda/HeadProducts.h"
 
 #include <gtest/gtest.h>
 
@@ -39,18 +40,9 @@ std::vector<float> randomValues(size_t n, unsigned seed) {
 }
 
 // The cpu sums each product in f32 (Gemm.h's blocks), the emulated
-// cuBLASLt in double: a few float roundings of the largest terms apart,
-// far below an error of a mask, an index or a stride (of order 1).
-void expectClose(const std::vector<float> &device, const std::vector<float> &host,
-                 const char *what) {
-  ASSERT_EQ(device.size(), host.size()) << what;
-  double scale = 0;
-  for (float x : host)
-    scale = std::max(scale, std::fabs(double(x)));
-  for (size_t i = 0; i < host.size(); ++i)
-    ASSERT_LE(std::fabs(double(device[i]) - double(host[i])), 1e-5 * scale)
-        << what << "[" << i << "]: device " << device[i] << ", cpu " << host[i];
-}
+// cuBLASLt in double: a few float roundings of the largest terms apart
+// (HeadProducts.h's expectClose).
+using tcc::test::expectClose;
 
 struct Results {
   std::vector<float> out, lse, dq, dk, dv;
@@ -170,7 +162,7 @@ TEST(AttentionOnDevice, RefusesTooSmallAWorkspace) {
 TEST(AttentionProductsOnDevice, MatchTheCpusPerHeadProducts) {
   for (const AttentionShape &s : {AttentionShape{2, 3, 5, 7, 4, 6, false, 1.0},
                                   AttentionShape{4, 2, 5, 7, 4, 6, false, 1.0}}) {
-    const int64_t H = s.heads, scores = s.n * H * s.tq * s.tk;
+    const int64_t H = s.heads;
     SCOPED_TRACE(testing::Message() << "n " << s.n << ", heads " << H);
     EXPECT_EQ(tcc::cuda::attentionScores(s, s.d).problem.batch, std::max(s.n, H));
     EXPECT_EQ(tcc::cuda::attentionScores(s, s.d).count, std::min(s.n, H));
@@ -183,33 +175,7 @@ TEST(AttentionProductsOnDevice, MatchTheCpusPerHeadProducts) {
       cuda::attention::run(matmul, nullptr, product, a.data(), b.data(), c.data(), w);
       return c;
     };
-    for (int64_t width : {s.d, s.dv}) {
-      SCOPED_TRACE(testing::Message() << "width " << width);
-      const auto x = randomValues(size_t(s.n * s.tq * H * width), 11); // queries' rows
-      const auto y = randomValues(size_t(s.n * s.tk * H * width), 12); // keys' rows
-      const auto m = randomValues(size_t(scores), 13);                 // [n*H, tq, tk]
-      std::vector<float> expectS(static_cast<size_t>(scores)), expectMix(x.size()),
-          expectMixT(y.size());
-      for (int64_t b = 0; b < s.n; ++b)
-        for (int64_t h = 0; h < H; ++h) {
-          const float *xh = x.data() + b * s.tq * H * width + h * width;
-          const float *yh = y.data() + b * s.tk * H * width + h * width;
-          const float *mh = m.data() + (b * H + h) * s.tq * s.tk;
-          // S = X Y^T, M Y and M^T X, as kernels/Attention.h calls gemm.
-          kernels::detail::gemm(s.tq, s.tk, width, xh, H * width, 1, yh, 1, H * width,
-                                expectS.data() + (b * H + h) * s.tq * s.tk, s.tk);
-          kernels::detail::gemm(s.tq, width, s.tk, mh, s.tk, 1, yh, H * width, 1,
-                                expectMix.data() + b * s.tq * H * width + h * width, H * width);
-          kernels::detail::gemm(s.tk, width, s.tq, mh, 1, s.tk, xh, H * width, 1,
-                                expectMixT.data() + b * s.tk * H * width + h * width,
-                                H * width);
-        }
-      expectClose(run(tcc::cuda::attentionScores(s, width), y, x, size_t(scores)), expectS,
-                  "scores");
-      expectClose(run(tcc::cuda::attentionMix(s, width), y, m, x.size()), expectMix, "mix");
-      expectClose(run(tcc::cuda::attentionMixTransposed(s, width), x, m, y.size()), expectMixT,
-                  "mix transposed");
-    }
+    tcc::test::expectHeadProducts(s, run, randomValues);
   }
 }
 

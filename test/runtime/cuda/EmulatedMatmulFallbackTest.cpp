@@ -14,6 +14,7 @@
 #include "runtime/cuda/device/Attention.cuh"
 #include "runtime/kernels/Attention.h"
 #include "runtime/kernels/Matmul.h"
+#include "test/runtime/cuda/HeadProducts.h"
 
 #include <gtest/gtest.h>
 
@@ -41,18 +42,8 @@ std::vector<float> randomValues(size_t n, unsigned seed) {
   return v;
 }
 
-// Both sum in f32, in other orders: a few roundings of the largest terms
-// apart; a wrong index or stride is off by order 1.
-void expectClose(const std::vector<float> &device, const std::vector<float> &host, const char *what,
-                 double tolerance = 1e-5) {
-  ASSERT_EQ(device.size(), host.size()) << what;
-  double scale = 0;
-  for (float x : host)
-    scale = std::max(scale, std::fabs(double(x)));
-  for (size_t i = 0; i < host.size(); ++i)
-    ASSERT_LE(std::fabs(double(device[i]) - double(host[i])), tolerance * scale)
-        << what << "[" << i << "]: fallback " << device[i] << ", cpu " << host[i];
-}
+// Both sum in f32, in other orders (HeadProducts.h's expectClose).
+using tcc::test::expectClose;
 
 /// Sets TCC_TEST_MATMUL_NO_ALGO for a scope.
 struct NoAlgorithmFor {
@@ -88,7 +79,7 @@ TEST(MatmulFallback, MatchesTheCpuKernelInEveryTranspose) {
 // per-head gemm on strided views.
 TEST(MatmulFallback, MatchesTheCpuOnInterleavedHeads) {
   const kernels::AttentionShape s{2, 3, 17, 20, 2, 5, false, 1.0};
-  const int64_t H = s.heads, scores = s.n * H * s.tq * s.tk;
+  const int64_t H = s.heads;
   ASSERT_EQ(tcc::cuda::attentionScores(s, s.d).problem.batch, H);
   ASSERT_LT(tcc::cuda::attentionScores(s, s.d).problem.strideA, s.tk * s.d);
   auto run = [&](const tcc::cuda::AttentionProduct &product, const std::vector<float> &a,
@@ -100,30 +91,7 @@ TEST(MatmulFallback, MatchesTheCpuOnInterleavedHeads) {
                            nullptr);
     return c;
   };
-  for (int64_t width : {s.d, s.dv}) {
-    SCOPED_TRACE(testing::Message() << "width " << width);
-    const auto x = randomValues(size_t(s.n * s.tq * H * width), 11);
-    const auto y = randomValues(size_t(s.n * s.tk * H * width), 12);
-    const auto m = randomValues(size_t(scores), 13);
-    std::vector<float> expectS(static_cast<size_t>(scores)), expectMix(x.size()),
-        expectMixT(y.size());
-    for (int64_t b = 0; b < s.n; ++b)
-      for (int64_t h = 0; h < H; ++h) {
-        const float *xh = x.data() + b * s.tq * H * width + h * width;
-        const float *yh = y.data() + b * s.tk * H * width + h * width;
-        const float *mh = m.data() + (b * H + h) * s.tq * s.tk;
-        kernels::detail::gemm(s.tq, s.tk, width, xh, H * width, 1, yh, 1, H * width,
-                              expectS.data() + (b * H + h) * s.tq * s.tk, s.tk);
-        kernels::detail::gemm(s.tq, width, s.tk, mh, s.tk, 1, yh, H * width, 1,
-                              expectMix.data() + b * s.tq * H * width + h * width, H * width);
-        kernels::detail::gemm(s.tk, width, s.tq, mh, 1, s.tk, xh, H * width, 1,
-                              expectMixT.data() + b * s.tk * H * width + h * width, H * width);
-      }
-    expectClose(run(tcc::cuda::attentionScores(s, width), y, x, size_t(scores)), expectS, "scores");
-    expectClose(run(tcc::cuda::attentionMix(s, width), y, m, x.size()), expectMix, "mix");
-    expectClose(run(tcc::cuda::attentionMixTransposed(s, width), x, m, y.size()), expectMixT,
-                "mix transposed");
-  }
+  tcc::test::expectHeadProducts(s, run, randomValues);
 }
 
 // The linear layer's three matmuls with the forward's epilogues (bias,
