@@ -84,6 +84,9 @@ void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
          << o.getResults().size() << ", inputs, results, sizes, types, "
          << (o.getReduction() == "mean" ? "true" : "false") << (bucket >= 0 ? ", true" : "")
          << "); }\n";
+    // Where a profiled step times the bucket's end (EventOpClock.cuh).
+    if (bucket >= 0)
+      p.os << "  cuda::bucket_end(args.buckets, " << bucket << ");\n";
     return success();
   });
   // Sharded state (ZeRO, docs/distributed.md): f32 tensors, as on the cpu

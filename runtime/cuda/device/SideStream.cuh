@@ -6,7 +6,10 @@
 // reader, each by an event: recorded into the step's CUDA graph, the events
 // become its edges, so the step stays one graph and a bucket's NCCL call
 // runs beside the rest of the backward. Under host emulation the streams
-// run in program order (HostEmulation.h checks every fork is joined).
+// run in program order (HostEmulation.h checks every fork is joined). A
+// profiled step (launched directly, not captured) also tells a BucketClock
+// where each bucket starts and ends on the side stream and where the step's
+// stream reaches its join (EventOpClock.cuh).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_CUDA_DEVICE_SIDESTREAM_CUH
@@ -17,6 +20,19 @@
 #include <vector>
 
 namespace tcc::rt::cuda {
+
+/// Where a profiled step's buckets are: each call records a timing event
+/// on the stream it is given.
+class BucketClock {
+public:
+  virtual ~BucketClock() = default;
+  /// Bucket k's collective starts next on `side`.
+  virtual void started(cudaStream_t side, int k) = 0;
+  /// Bucket k's collective is all enqueued on `side`.
+  virtual void ended(cudaStream_t side, int k) = 0;
+  /// `step` is at bucket k's join, before it waits.
+  virtual void reached(cudaStream_t step, int k) = 0;
+};
 
 class SideStream {
 public:
@@ -45,12 +61,24 @@ public:
     create();
     check(cudaEventRecord(event(forks, k), step), "forking a bucket's stream");
     check(cudaStreamWaitEvent(side, forks[size_t(k)], 0), "forking a bucket's stream");
+    if (clock)
+      clock->started(side, k);
+  }
+  /// Bucket k's work is all on stream().
+  void end(int k) {
+    if (clock)
+      clock->ended(side, k);
   }
   /// What `step` enqueues next waits for bucket k's work.
   void join(cudaStream_t step, int k) {
+    if (clock)
+      clock->reached(step, k);
     check(cudaEventRecord(event(joins, k), side), "joining a bucket's stream");
     check(cudaStreamWaitEvent(step, joins[size_t(k)], 0), "joining a bucket's stream");
   }
+  /// A profiled step's clock (null: not profiled). Never set while a step
+  /// is captured: its timing events would be in the graph.
+  void setClock(BucketClock *c) { clock = c; }
 
 private:
   /// Event k of `events`, created at its first use (before or while the
@@ -67,10 +95,12 @@ private:
 
   cudaStream_t side = nullptr;
   std::vector<cudaEvent_t> forks, joins;
+  BucketClock *clock = nullptr;
 };
 
-/// The generated step's fork and join of bucket k (StepArgs::buckets).
+/// The generated step's fork, end and join of bucket k (StepArgs::buckets).
 inline void fork(cudaStream_t step, SideStream *buckets, int k) { buckets->fork(step, k); }
+inline void bucket_end(SideStream *buckets, int k) { buckets->end(k); }
 inline void join(cudaStream_t step, SideStream *buckets, int k) { buckets->join(step, k); }
 
 } // namespace tcc::rt::cuda

@@ -127,7 +127,7 @@ def main():
                     help="also run the emulated cuda trainer with --profile: its steps, run "
                          "one by one instead of replayed from the graph, must give the same "
                          "checkpoint bit for bit, and its profile the report's kernels "
-                         "(test/trainer/check_profile.py)")
+                         "and collectives (test/trainer/check_profile.py)")
     ap.add_argument("--expect-group", action="append", default=[],
                     help="a kind of fusion group the cuda step must have: what the test is "
                          "of (repeatable)")
@@ -366,12 +366,15 @@ def main():
                           "graph-replayed one's")
                     return 1
             with open(os.path.join(tmp, "profile.json")) as f, open(report) as r:
-                failures = check_profile.check(json.load(f), json.load(r), args.steps - 1)
+                # Its communication too: with --expect-side-stream, that many
+                # buckets timed on the side stream.
+                failures = check_profile.check(json.load(f), json.load(r), args.steps - 1,
+                                               side_stream=args.expect_side_stream)
             if failures:
                 print("FAIL: the profile of the cuda trainer: " + "; ".join(failures))
                 return 1
             print("PASS: the profiled cuda trainer computes the same step, and its profile "
-                  "times every kernel")
+                  "times every kernel and collective")
 
         def check(cuda):
             """The comparison of the emulated trainer `cuda` with the cpu
