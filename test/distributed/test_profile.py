@@ -48,8 +48,9 @@ def profiled(tcc, work, data, model, *flags):
     saved = {}
     for name, extra in (("plain", []), ("profiled", ["--profile", exe + "-profile.json"])):
         save = os.path.join(work, f"{model}-{name}.safetensors")
+        # (Not --quiet: it leaves out the profile's summary.)
         r = run(mpirun(2) + [exe, "--data", data, "--steps", str(STEPS), "--seed", "3",
-                             "--quiet", "--save", save, *extra])
+                             "--save", save, *extra])
         if not check(r.returncode == 0, f"{model} {name}: exit {r.returncode}: "
                      f"{r.stderr[-2000:]}"):
             return None
@@ -72,8 +73,8 @@ def check_run(model, profile, report, micro=1):
     buckets = [r for r in rows if r["bucket"] is not None]
     sums = [r for r in rows if r["bucket"] is None]
     check(len(buckets) >= 2, f"{model}: {len(buckets)} buckets, expected several")
-    check(sums and all(r["calls_per_step"] >= micro for r in sums),
-          f"{model}: the norms' sums are not there {micro} times a step")
+    check(any(r["calls_per_step"] == micro and r["node"] for r in sums),
+          f"{model}: no norm's sums {micro} times a step")
     check(profile["communication"]["hidden_ms_per_step"] == 0,
           f"{model}: the cpu target hid some communication")
     if not failures:
