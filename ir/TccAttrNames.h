@@ -163,6 +163,12 @@ inline constexpr llvm::StringLiteral kGradientsAttr = "tcc.gradients";
 /// On a gradient `tcc.all_reduce` that tcc-bucket-collectives formed: the
 /// bucket's index, in the order the buckets run (i64).
 inline constexpr llvm::StringLiteral kBucketAttr = "tcc.bucket";
+/// On a bucket: it runs on a stream of its own from its op to the first op
+/// of its block that reads one of its results (sideStreamJoin,
+/// ir/TccPlan.h), which waits for it; its inputs stay live until then. Set
+/// by a target that overlaps the buckets with the backward
+/// (tcc-cuda-overlap-buckets) (unit).
+inline constexpr llvm::StringLiteral kSideStreamAttr = "tcc.side_stream";
 
 //===----------------------------------------------------------------------===//
 // The memory plan (tcc-plan-memory, passes/PlanMemory.cpp; ir/TccPlanAttrs.td,

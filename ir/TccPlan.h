@@ -55,6 +55,11 @@ void setPlacement(Operation *op, PlacementAttr placement);
 WorkspaceAttr getWorkspace(Operation *op);
 void setWorkspace(Operation *op, WorkspaceAttr workspace);
 
+/// Where the work of `op`, a collective marked tcc.side_stream, joins the
+/// step's stream: the first op after it in its block that reads one of its
+/// results or holds (in a region) an op that does; null if none does.
+Operation *sideStreamJoin(Operation *op);
+
 } // namespace mlir::tcc
 
 #endif // TCC_IR_TCCPLAN_H

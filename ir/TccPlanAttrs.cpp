@@ -286,3 +286,14 @@ LogicalResult TccDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                    failed(verifyWorkspace(op, cast<WorkspaceAttr>(attr.getValue()))));
   return success();
 }
+
+Operation *mlir::tcc::sideStreamJoin(Operation *op) {
+  Block *block = op->getBlock();
+  Operation *join = nullptr;
+  for (Operation *user : op->getUsers()) {
+    Operation *reader = block->findAncestorOpInBlock(*user);
+    if (reader && (!join || reader->isBeforeInBlock(join)))
+      join = reader;
+  }
+  return join;
+}

@@ -39,7 +39,13 @@ std::vector<mlir::StringRef> mlir::tcc::optimizationPassNames() {
         names.push_back(own);
   names.insert(names.end(), {name(createFrozenStep()), name(createGatherParameters()),
                              name(createBucketCollectives()),
-                             name(createFusion()), name(createRecompute())});
+                             name(createFusion())});
+  // Then their selection passes (cuda-overlap-buckets), then recompute.
+  for (const TargetBackend *target : registeredTargetBackends())
+    for (StringRef own : target->selectionOptimizationPasses())
+      if (!llvm::is_contained(names, own))
+        names.push_back(own);
+  names.push_back(name(createRecompute()));
   return names;
 }
 

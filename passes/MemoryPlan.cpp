@@ -71,11 +71,18 @@ public:
   }
 
   /// The position of the last op that reads `v` or holds (in a region) an
-  /// op that does; -1 if nothing does.
+  /// op that does; -1 if nothing does. A collective on a side stream
+  /// (tcc.side_stream) reads its inputs until the step's stream joins it:
+  /// the ops in between run beside it and must not write over them.
   int64_t lastUse(Value v) const {
     int64_t last = -1;
-    for (Operation *user : v.getUsers())
+    for (Operation *user : v.getUsers()) {
       last = std::max(last, position(user));
+      Operation *reader = block.findAncestorOpInBlock(*user);
+      if (reader && reader->hasAttr(kSideStreamAttr))
+        if (Operation *join = sideStreamJoin(reader))
+          last = std::max(last, position(join));
+    }
     return last;
   }
 

@@ -11,7 +11,8 @@
 // runs with a clock: an op's time is from its mark to the next one, on the
 // host's steady clock for the cpu target and between CUDA events on the
 // model's stream for the cuda target (the gaps between kernels included, as
-// the GPU spends them). Plain C++, no CUDA.
+// the GPU spends them). A gradient bucket on the cuda target's side stream
+// is timed on that stream too (SiteTotals::bucket). Plain C++, no CUDA.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_STEPPROFILE_H
@@ -27,19 +28,35 @@ namespace tcc::rt {
 
 /// One op of the generated training step, as a profile names it: the op
 /// ("tcc.conv2d_backward_data", "fusion_group:norm_epilogue") and the
-/// model.json node it comes from ("" for the step's own ops).
+/// model.json node it comes from ("" for the step's own ops); for a
+/// collective, its gradient bucket (tcc-bucket-collectives' index, -1 for
+/// none), the bytes of the whole tensors it reduces or gathers, and whether
+/// it runs on the cuda step's side stream (tcc-cuda-overlap-buckets).
 struct OpSite {
   const char *op;
   const char *node;
+  bool collective = false;
+  int bucket = -1;
+  int64_t bytes = 0;
+  bool sideStream = false;
 };
 
 /// The time the training steps spent in one site, summed over the profiled
 /// steps, and how often it ran (a micro-batch loop runs its sites once per
-/// micro-batch).
+/// micro-batch). A side-stream bucket's `seconds` are the fork on the step's
+/// stream; `sideSeconds` its collective on the side stream, timed
+/// `sideCalls` times, of which `hiddenSeconds` passed before the step's
+/// stream reached the bucket's join.
 struct OpTime {
   std::string op, node;
   int64_t calls = 0;
   double seconds = 0;
+  bool collective = false;
+  int bucket = -1;
+  int64_t bytes = 0;
+  bool sideStream = false;
+  int64_t sideCalls = 0;
+  double sideSeconds = 0, hiddenSeconds = 0;
 };
 
 /// What the generated step calls: the op of site `site` starts now.
@@ -56,8 +73,13 @@ public:
   explicit SiteTotals(const std::vector<OpSite> &sites) {
     for (const OpSite &site : sites) {
       times.emplace_back();
-      times.back().op = site.op;
-      times.back().node = site.node;
+      OpTime &t = times.back();
+      t.op = site.op;
+      t.node = site.node;
+      t.collective = site.collective;
+      t.bucket = site.bucket;
+      t.bytes = site.bytes;
+      t.sideStream = site.sideStream;
     }
   }
   /// Site `site` started at `seconds` (-1: the step ended).
@@ -71,6 +93,20 @@ public:
       current = -1;
     }
     since = seconds;
+  }
+  /// Side-stream bucket `bucket` ran from `start` to `end` (seconds), and
+  /// the step's stream reached its join at `reached`: the part of its run
+  /// after that the step waited for (exposed), the part before was hidden.
+  void bucket(int bucket, double start, double end, double reached) {
+    for (OpTime &t : times)
+      if (t.sideStream && t.bucket == bucket) {
+        const double ran = end > start ? end - start : 0;
+        const double exposed = end - (reached > start ? reached : start);
+        ++t.sideCalls;
+        t.sideSeconds += ran;
+        t.hiddenSeconds += exposed > 0 ? ran - exposed : ran;
+        return;
+      }
   }
   const std::vector<OpTime> &totals() const { return times; }
 

@@ -129,8 +129,10 @@ public:
   /// After fusion, before recompute and the memory plan: the library
   /// algorithms of the fused step and the workspaces they need.
   virtual void addSelectionPasses(OpPassManager &pm, const TargetOptions &options) const {}
-  /// The optimization passes (as --disable-pass names them) it adds.
+  /// The optimization passes (as --disable-pass names them) it adds before
+  /// tcc-bucket-collectives, and those addSelectionPasses adds.
   virtual ArrayRef<StringRef> optimizationPasses() const { return {}; }
+  virtual ArrayRef<StringRef> selectionOptimizationPasses() const { return {}; }
   /// Those of them it adds only where --enable-pass names them.
   virtual ArrayRef<StringRef> offByDefaultPasses() const { return {}; }
 

@@ -51,7 +51,7 @@ public:
   /// `sites`: where a timed step's sites go (null: not timed).
   StepPrinter(func::FuncOp fn, TargetEmitter &target, StepEmitter &e,
               OpFunctions &functions, StringRef prefix, const BatchBuffers &batch,
-              std::vector<std::pair<std::string, std::string>> *sites)
+              std::vector<StepSite> *sites)
       : fn(fn), target(target), e(e), functions(functions), batch(batch), sites(sites) {
     std::string table = prefix.str();
     table[0] = llvm::toUpper(table[0]);
@@ -103,13 +103,10 @@ private:
   LogicalResult addRow(ArrayRef<Value> values,
                        llvm::function_ref<LogicalResult(StepEmitter &)> body,
                        StringRef comment);
-  /// In a timed step, the site the next row marks (runtime/StepProfile.h).
-  void markSite(std::string op, std::string node) {
-    if (!sites)
-      return;
-    pendingSite = sites->size();
-    sites->emplace_back(std::move(op), std::move(node));
-  }
+  /// In a timed step, the site the next row marks (runtime/StepProfile.h):
+  /// `kind` and `node` name it, `op` (null for the step's own sites) tells
+  /// a collective's details.
+  void markSite(std::string kind, std::string node, Operation *op = nullptr);
 
   func::FuncOp fn;
   TargetEmitter &target;
@@ -117,7 +114,7 @@ private:
   OpFunctions &functions;
   std::string rowsName, refsName;
   const BatchBuffers &batch;
-  std::vector<std::pair<std::string, std::string>> *sites;
+  std::vector<StepSite> *sites;
   llvm::StringMap<Binding> bindings; ///< by value name
   SmallVector<Value> slotArguments;        ///< by state slot
   DenseMap<StringRef, Value> slotArgument; ///< by state name
@@ -126,6 +123,26 @@ private:
   int64_t pendingSite = -1;
   int counter = 0;
 };
+
+void StepPrinter::markSite(std::string kind, std::string node, Operation *op) {
+  if (!sites)
+    return;
+  pendingSite = sites->size();
+  StepSite site{std::move(kind), std::move(node)};
+  // A collective's bytes are its whole tensors, as the compile report's
+  // `distributed` section counts them: an all-gather's results, else its inputs.
+  if (op && isa<AllReduceOp, AllGatherOp, ReduceScatterOp>(op)) {
+    site.collective = true;
+    if (auto bucket = op->getAttrOfType<IntegerAttr>(kBucketAttr))
+      site.bucket = bucket.getInt();
+    site.sideStream = op->hasAttr(kSideStreamAttr);
+    ValueRange wholes = isa<AllGatherOp>(op) ? ValueRange(op->getResults())
+                                             : ValueRange(op->getOperands());
+    for (Value v : wholes)
+      site.bytes += tensorBytes(v.getType());
+  }
+  sites->push_back(std::move(site));
+}
 
 void StepPrinter::nameArguments() {
   auto module = fn->getParentOfType<ModuleOp>();
@@ -371,7 +388,7 @@ LogicalResult StepPrinter::printOp(Operation &op) {
         break;
       }
   }
-  markSite(kind, node);
+  markSite(kind, node, &op);
   return addRow(values, [&](StepEmitter &generic) {
     // The values a group yields are stored in its results' buffers.
     if (auto group = dyn_cast<FusionGroupOp>(op))
@@ -446,7 +463,7 @@ LogicalResult mlir::tcc::walkStep(func::FuncOp fn, TargetEmitter &target,
   llvm::raw_string_ostream os(out.parts);
   StepEmitter names{os, {}};
   if (timed)
-    out.sites.emplace_back("gather_batch", "");
+    out.sites.push_back({"gather_batch", ""});
   StepPrinter printer(fn, target, names, functions, prefix, batch,
                      timed ? &out.sites : nullptr);
   if (failed(printer.print(out.calls)))
@@ -464,8 +481,13 @@ LogicalResult mlir::tcc::walkStep(func::FuncOp fn, TargetEmitter &target,
 
 std::string mlir::tcc::siteTable(const WalkedStep &step) {
   std::string table = "const tcc::rt::OpSite kTrainSites[] = {\n";
-  for (const auto &[op, node] : step.sites)
-    table += "    {" + cppStringLiteral(op) + ", " + cppStringLiteral(node) + "},\n";
+  for (const StepSite &site : step.sites) {
+    table += "    {" + cppStringLiteral(site.op) + ", " + cppStringLiteral(site.node);
+    if (site.collective)
+      table += ", true, " + std::to_string(site.bucket) + ", " + std::to_string(site.bytes) +
+               (site.sideStream ? ", true" : ", false");
+    table += "},\n";
+  }
   return table + "};\n\nstd::vector<OpSite> Model::trainSites() const {\n"
                  "  return {std::begin(kTrainSites), std::end(kTrainSites)};\n}\n\n";
 }

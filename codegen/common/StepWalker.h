@@ -91,15 +91,25 @@ struct OpFunctions {
   StringRef get(const std::string &prologue, const std::string &body);
 };
 
+/// One site of a timed step (runtime/StepProfile.h's OpSite): the op and
+/// its model node; for a collective, its gradient bucket (-1: none), the
+/// bytes of the whole tensors it moves, and whether it runs on the side
+/// stream (tcc.side_stream).
+struct StepSite {
+  std::string op, node;
+  bool collective = false;
+  int64_t bucket = -1, bytes = 0;
+  bool sideStream = false;
+};
+
 /// One walked step: its tables (`k<Prefix>Refs`, `k<Prefix>Rows`:
 /// runtime/StepTable.h) and the statements that run the rows in order (the
 /// micro-batch loop among them).
 struct WalkedStep {
   std::string parts, calls;
-  /// A timed step's sites (runtime/StepProfile.h) in the order they run:
-  /// (op, model node); site 0 is the batch's gather, which the target
-  /// prints. Empty if the step is not timed.
-  std::vector<std::pair<std::string, std::string>> sites;
+  /// A timed step's sites in the order they run; site 0 is the batch's
+  /// gather, which the target prints. Empty if the step is not timed.
+  std::vector<StepSite> sites;
   /// A step that returns logits (@predict_step) rather than totals: where
   /// they are in scratch, and their element count; -1: it returns none.
   int64_t logitsOffset = -1, logitsElements = 0;

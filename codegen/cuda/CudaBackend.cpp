@@ -95,6 +95,9 @@ public:
     select.ignoreTuningMismatch = options.ignoreTuningMismatch;
     select.allowFallback = options.allowFallback;
     pm.addPass(createCudaSelectAlgorithms(select));
+    // The buckets beside the backward: before the memory plan, which keeps
+    // their inputs live until their readers.
+    options.addOptimization(pm, createCudaOverlapBuckets());
   }
   ArrayRef<StringRef> optimizationPasses() const override {
     static const StringRef names[] = {
@@ -107,6 +110,11 @@ public:
   ArrayRef<StringRef> offByDefaultPasses() const override {
     static const StringRef names[] = {
         TargetOptions::optimizationName(*createCudaDgradStatistics())};
+    return names;
+  }
+  ArrayRef<StringRef> selectionOptimizationPasses() const override {
+    static const StringRef names[] = {
+        TargetOptions::optimizationName(*createCudaOverlapBuckets())};
     return names;
   }
 

@@ -113,6 +113,8 @@ void CudaPrinter::copyInto(Value from, Value to) {
 
 LogicalResult mlir::tcc::emitCudaOp(Operation *op, StepEmitter &e,
                                     ArrayRef<std::string> convKeys) {
+  // The step's stream waits for the buckets this op is the first to read.
+  e.os << sideStreamJoins(op);
   if (auto group = dyn_cast<FusionGroupOp>(op)) {
     CudaPrinter p{e, e.os, convKeys};
     return emitCudaFusionGroup(group, p);

@@ -152,8 +152,9 @@ SourceHooks cudaSource(const BakedTable &baked) {
   hooks.publicMembers =
       "  const tcc::cuda::BakedTarget &target() const override { return kTarget; }\n";
   hooks.stepArgsFields =
-      "  cudaStream_t stream;\n  cuda::Matmul *matmul;\n  tcc::cuda::ConvRunner *convs;\n";
-  hooks.stepArgsValues = "stream, &matmul, &convs, ";
+      "  cudaStream_t stream;\n  cuda::Matmul *matmul;\n  tcc::cuda::ConvRunner *convs;\n"
+      "  cuda::SideStream *buckets;\n";
+  hooks.stepArgsValues = "stream, &matmul, &convs, &buckets, ";
   hooks.gatherArgs = "stream, ";
   return hooks;
 }

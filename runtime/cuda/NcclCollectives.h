@@ -19,10 +19,11 @@ namespace tcc::rt::cuda {
 /// Each of the `count` tensors inputs[k] (sizes[k] elements of types[k])
 /// summed, or averaged, over the ranks into results[k]: one ncclAllReduce
 /// each, in one group, on `stream` (capturable into the step's CUDA graph).
-/// `comm` is the trainer's communicator, the NCCL one.
+/// `comm` is the trainer's communicator, the NCCL one; a gradient bucket
+/// on the step's side stream (`bucket`) uses its second NCCL communicator.
 void nccl_all_reduce(Communicator *comm, cudaStream_t stream, int count,
                      const void *const *inputs, void *const *results, const int64_t *sizes,
-                     const CollectiveType *types, bool mean);
+                     const CollectiveType *types, bool mean, bool bucket);
 
 /// Sharded state (Collectives.cuh's all_gather and reduce_scatter): one
 /// ncclAllGather or ncclReduceScatter per tensor (of types[k]) in one group,

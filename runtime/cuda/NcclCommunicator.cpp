@@ -5,7 +5,8 @@
 // the world (runtime/comm/Launcher.h: torchrun, mpirun, srun), the node's
 // local rank picks the GPU, and rank 0 hands the NCCL id to the others
 // over TCP (runtime/comm/TcpBootstrap.h). The step's collectives run on
-// its stream inside its CUDA graph (nccl_all_reduce); the trainer's own
+// its stream inside its CUDA graph (nccl_all_reduce), its gradient buckets
+// on a side stream through a communicator split off for them; the trainer's own
 // (epoch totals, the stop signal) go through a small device buffer on a
 // stream of their own. Every wait for the GPU polls against --comm-timeout
 // (runtime/comm/DeviceWait.h): a rank that died or hangs ends the job.
@@ -54,6 +55,8 @@ public:
       cudaFree(staging);
     if (side)
       cudaStreamDestroy(side);
+    if (buckets)
+      ncclCommDestroy(buckets);
     if (comm)
       ncclCommDestroy(comm);
   }
@@ -91,6 +94,14 @@ public:
       error = std::string("NCCL could not join the job: ") + ncclGetErrorString(r);
       return false;
     }
+    // The gradient buckets' own: they run on the step's side stream beside
+    // its other collectives, which would otherwise queue behind them.
+    if (ncclResult_t r = ncclCommSplit(comm, 0, world.rank, &buckets, nullptr);
+        r != ncclSuccess) {
+      error = std::string("NCCL could not create the buckets' communicator: ") +
+              ncclGetErrorString(r);
+      return false;
+    }
     return cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking) == cudaSuccess;
   }
 
@@ -117,9 +128,12 @@ public:
   /// broke (a rank's process or network is gone) or the timeout passed.
   void awaitDevice(const std::function<bool()> &done) override {
     const WaitEnd end = awaitWithin(settings.timeoutSeconds, done, [&] {
-      ncclResult_t state = ncclSuccess;
-      return comm && ncclCommGetAsyncError(comm, &state) == ncclSuccess &&
-             state != ncclSuccess && state != ncclInProgress;
+      auto broken = [](ncclComm_t c) {
+        ncclResult_t state = ncclSuccess;
+        return c && ncclCommGetAsyncError(c, &state) == ncclSuccess && state != ncclSuccess &&
+               state != ncclInProgress;
+      };
+      return broken(comm) || broken(buckets);
     });
     if (end == WaitEnd::Done)
       return;
@@ -140,20 +154,26 @@ public:
   [[noreturn]] void abortJob(int status) override {
     // The launcher (torchrun, mpirun) ends the other ranks when one fails;
     // aborting releases the GPU work that waits for this rank.
+    if (buckets)
+      ncclCommAbort(buckets);
     if (comm)
       ncclCommAbort(comm);
-    comm = nullptr;
+    comm = buckets = nullptr;
     std::_Exit(status);
   }
 
-  /// The step's all-reduce on `stream`, one group of calls.
+  /// The step's all-reduce on `stream`, one group of calls; a bucket's on
+  /// the buckets' communicator.
   void deviceAllReduce(cudaStream_t stream, int count, const void *const *inputs,
                        void *const *results, const int64_t *sizes,
-                       const ncclDataType_t *types, bool mean) {
+                       const ncclDataType_t *types, bool mean, bool bucket) {
+    ncclComm_t through = joined();
+    if (bucket)
+      through = buckets;
     check(ncclGroupStart(), "ncclGroupStart");
     for (int k = 0; k < count; ++k)
       check(ncclAllReduce(inputs[k], results[k], size_t(sizes[k]), types[k],
-                          mean ? ncclAvg : ncclSum, joined(), stream),
+                          mean ? ncclAvg : ncclSum, through, stream),
             "ncclAllReduce");
     check(ncclGroupEnd(), "ncclGroupEnd");
   }
@@ -279,6 +299,7 @@ private:
   LaunchedWorld world;
   FaultSettings settings;
   ncclComm_t comm = nullptr;
+  ncclComm_t buckets = nullptr; ///< the gradient buckets', split from comm
   cudaStream_t side = nullptr;
   void *staging = nullptr;
   size_t stagingBytes = 0;
@@ -320,12 +341,13 @@ Nccl *ncclOf(Communicator *comm) {
 
 void cuda::nccl_all_reduce(Communicator *comm, cudaStream_t stream, int count,
                            const void *const *inputs, void *const *results,
-                           const int64_t *sizes, const CollectiveType *types, bool mean) {
+                           const int64_t *sizes, const CollectiveType *types, bool mean,
+                           bool bucket) {
   Nccl *nccl = ncclOf(comm);
   std::vector<ncclDataType_t> ncclTypes(static_cast<size_t>(count));
   for (int k = 0; k < count; ++k)
     ncclTypes[static_cast<size_t>(k)] = ncclType(types[k]);
-  nccl->deviceAllReduce(stream, count, inputs, results, sizes, ncclTypes.data(), mean);
+  nccl->deviceAllReduce(stream, count, inputs, results, sizes, ncclTypes.data(), mean, bucket);
 }
 
 void cuda::nccl_all_gather(Communicator *comm, cudaStream_t stream, int count,

@@ -23,14 +23,15 @@ namespace tcc::rt {
 std::vector<OpTime> profileSince(const std::vector<OpTime> &after,
                                  const std::vector<OpTime> &before);
 
-/// The profile file: the model, the target, `steps` profiled steps, and per
+/// The profile file: the model, the target, `steps` profiled steps, per
 /// site and per op kind the milliseconds per step, calls per step and share
-/// of the step.
+/// of the step, and the collectives' communication time and how much of it
+/// the step's other work hid.
 std::string profileJson(const ModelInfo &info, const std::vector<OpTime> &sites,
                         int64_t steps, int64_t warmupSteps);
 
-/// A few lines for the terminal: the step time and the `top` op kinds that
-/// took the most of it.
+/// A few lines for the terminal: the step time, the `top` op kinds that
+/// took the most of it, and the communication time (if any collective).
 std::string profileSummary(const std::vector<OpTime> &sites, int64_t steps, int top);
 
 } // namespace tcc::rt

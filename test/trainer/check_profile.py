@@ -9,8 +9,16 @@ same trainer (`tcc compile --report`).
 - The numbers add up: a site's share is its time over the step's, the
   shares sum to 1, step_ms is the sites' sum, the per-kind rows sum the
   sites and are sorted, no time is negative.
+- The communication: every collective site has its row, and no other; the
+  rows' calls and bytes are the report's per kind of collective, their
+  buckets the report's gradient_buckets, in order, with the same bytes;
+  hidden is at most the collective's time and exposed the rest; one on
+  the step's stream hides nothing and takes its site's time; a bucket on
+  the side stream was timed there once per call of its site; the totals
+  are the rows' sums. Never the times' values (wall-clock).
 
 usage: check_profile.py PROFILE.json REPORT.json [--steps N] [--micro K]
+                        [--side-stream N]
 """
 import argparse
 import json
@@ -18,6 +26,9 @@ import math
 import sys
 
 STEP_SITES = {"gather_batch", "micro_batch_sums", "step_end"}
+COLLECTIVES = {"tcc.all_reduce": "all_reduce", "tcc.all_gather": "all_gather",
+               "tcc.reduce_scatter": "reduce_scatter"}
+CLOSE = dict(rel_tol=1e-9, abs_tol=1e-9)
 
 
 def expected_kinds(report):
@@ -34,7 +45,81 @@ def expected_kinds(report):
     return kinds
 
 
-def check(profile, report, steps=None, micro=1):
+def check_communication(profile, report, side_stream=None):
+    """The `communication` object against the sites and the report."""
+    failures = []
+    comm = profile.get("communication")
+    if not isinstance(comm, dict):
+        return ["no communication object"]
+    for key in ("ms_per_step", "hidden_ms_per_step", "exposed_ms_per_step", "hidden_share",
+                "collectives"):
+        if key not in comm:
+            failures.append(f"communication has no {key}")
+    if failures:
+        return failures
+    sites, rows = profile["sites"], comm["collectives"]
+    expected = [s["site"] for s in sites if s["op"] in COLLECTIVES]
+    if [r["site"] for r in rows] != expected:
+        failures.append(f"collective rows at sites {[r['site'] for r in rows]}, "
+                        f"the collective sites are {expected}")
+        return failures
+    for r in rows:
+        site = sites[r["site"]]
+        name = f"collective at site {r['site']}"
+        for key in ("op", "node"):
+            if r[key] != site[key]:
+                failures.append(f"{name}: {key} {r[key]!r}, its site's {site[key]!r}")
+        if r["stream"] not in ("step", "side"):
+            failures.append(f"{name}: stream {r['stream']!r}")
+        if not 0 <= r["hidden_ms_per_step"] <= r["ms_per_step"] * (1 + 1e-9):
+            failures.append(f"{name}: hidden {r['hidden_ms_per_step']} ms of "
+                            f"{r['ms_per_step']} ms")
+        if not math.isclose(r["exposed_ms_per_step"],
+                            r["ms_per_step"] - r["hidden_ms_per_step"], **CLOSE):
+            failures.append(f"{name}: exposed is not the time less the hidden part")
+        if r["calls_per_step"] != site["calls_per_step"]:
+            failures.append(f"{name}: {r['calls_per_step']} timed calls per step, its site "
+                            f"{site['calls_per_step']}")
+        if r["stream"] == "step" and (
+                r["hidden_ms_per_step"] != 0
+                or not math.isclose(r["ms_per_step"], site["ms_per_step"], **CLOSE)):
+            failures.append(f"{name}: on the step's stream, but not its site's time, "
+                            "all exposed")
+        if r["bytes"] <= 0:
+            failures.append(f"{name}: {r['bytes']} bytes")
+    if profile["target"] == "cpu" and any(r["stream"] != "step" for r in rows):
+        failures.append("a cpu collective on a side stream")
+    sides = sum(r["stream"] == "side" for r in rows)
+    if side_stream is not None and sides != side_stream:
+        failures.append(f"{sides} collectives on the side stream, expected {side_stream}")
+    for key in ("ms_per_step", "hidden_ms_per_step", "exposed_ms_per_step"):
+        if not math.isclose(comm[key], sum(r[key] for r in rows), **CLOSE):
+            failures.append(f"communication {key} is not the rows' sum")
+    share = comm["hidden_ms_per_step"] / comm["ms_per_step"] if comm["ms_per_step"] else 0
+    if not math.isclose(comm["hidden_share"], share, **CLOSE):
+        failures.append("hidden_share is not hidden over the communication time")
+    # The report's collectives (none without a distributed section).
+    dist = report.get("distributed")
+    for kind, key in COLLECTIVES.items():
+        mine = [r for r in rows if r["op"] == kind]
+        calls = sum(r["calls_per_step"] for r in mine)
+        sent = sum(r["calls_per_step"] * r["bytes"] for r in mine)
+        want = dist[key] if dist else {"collectives": 0, "bytes_per_step": 0}
+        if calls != want["collectives"] or sent != want["bytes_per_step"]:
+            failures.append(f"{key}: {calls} calls and {sent} bytes per step, the report "
+                            f"says {want['collectives']} and {want['bytes_per_step']}")
+    buckets = [r for r in rows if r["bucket"] is not None]
+    want = dist["gradient_buckets"] if dist else []
+    if [r["bucket"] for r in buckets] != list(range(len(want))):
+        failures.append(f"buckets {[r['bucket'] for r in buckets]}, the report has "
+                        f"{len(want)}")
+    elif [r["bytes"] for r in buckets] != [b["bytes"] for b in want]:
+        failures.append(f"bucket bytes {[r['bytes'] for r in buckets]}, the report's "
+                        f"{[b['bytes'] for b in want]}")
+    return failures
+
+
+def check(profile, report, steps=None, micro=1, side_stream=None):
     failures = []
     sites = profile["sites"]
     if steps is not None and profile["steps"] != steps:
@@ -75,7 +160,7 @@ def check(profile, report, steps=None, micro=1):
         if not math.isclose(o["ms_per_step"], sum(s["ms_per_step"] for s in mine),
                             rel_tol=1e-9, abs_tol=1e-12):
             failures.append(f"the row of {o['op']} is not the sum of its sites")
-    return failures
+    return failures + check_communication(profile, report, side_stream)
 
 
 def main():
@@ -84,16 +169,20 @@ def main():
     ap.add_argument("report")
     ap.add_argument("--steps", type=int)
     ap.add_argument("--micro", type=int, default=1)
+    ap.add_argument("--side-stream", type=int,
+                    help="the collectives expected on the side stream")
     args = ap.parse_args()
     with open(args.profile) as f:
         profile = json.load(f)
     with open(args.report) as f:
         report = json.load(f)
-    failures = check(profile, report, args.steps, args.micro)
+    failures = check(profile, report, args.steps, args.micro, args.side_stream)
     for failure in failures:
         print("FAIL: " + failure)
     if not failures:
-        print(f"PASS: {len(profile['sites'])} sites, {profile['step_ms']:.3f} ms per step")
+        comm = profile["communication"]
+        print(f"PASS: {len(profile['sites'])} sites, {profile['step_ms']:.3f} ms per step, "
+              f"{len(comm['collectives'])} collectives")
     return 1 if failures else 0
 
 

@@ -3,15 +3,19 @@
 // tcc.all_reduce, and a sharded state's tcc.all_gather and
 // tcc.reduce_scatter, as NCCL calls on the step's stream, captured into its
 // CUDA graph (runtime/cuda/device/Collectives.cuh; the communicator is the
-// trainer's, runtime/cuda/NcclCommunicator.cpp); a synchronised batch
-// norm's sums between them (runtime/cuda/device/SyncNorm.cuh).
+// trainer's, runtime/cuda/NcclCommunicator.cpp); a gradient bucket marked
+// tcc.side_stream on the step's second stream, forked after its gradients
+// and joined before its first reader (runtime/cuda/device/SideStream.cuh);
+// a synchronised batch norm's sums between them (runtime/cuda/device/SyncNorm.cuh).
 //
 //===----------------------------------------------------------------------===//
 
 #include "codegen/cuda/ops/CudaPrinter.h"
 
 #include "codegen/common/KernelArgs.h"
+#include "ir/TccAttrNames.h"
 #include "ir/TccOps.h"
+#include "ir/TccPlan.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -33,12 +37,43 @@ static const char *collectiveType(Type type) {
 /// `v`'s pointer as its element type: float, or the 16-bit type.
 static std::string tensor(CudaPrinter &p, Value v) { return updatePointer(p.e, v, v); }
 
+
+/// The index of the side-stream bucket `op`, else -1.
+static int64_t sideStreamBucket(Operation *op) {
+  auto bucket = op->getAttrOfType<IntegerAttr>(kBucketAttr);
+  return bucket && op->hasAttr(kSideStreamAttr) ? bucket.getInt() : -1;
+}
+
+std::string mlir::tcc::sideStreamJoins(Operation *op) {
+  std::string joins;
+  SmallVector<Operation *> buckets;
+  op->walk([&](Operation *inner) {
+    for (Value v : inner->getOperands()) {
+      Operation *def = v.getDefiningOp();
+      if (def && sideStreamBucket(def) >= 0 && !llvm::is_contained(buckets, def) &&
+          sideStreamJoin(def) == op)
+        buckets.push_back(def);
+    }
+  });
+  llvm::sort(buckets, [](Operation *a, Operation *b) {
+    return sideStreamBucket(a) < sideStreamBucket(b);
+  });
+  for (Operation *bucket : buckets)
+    joins += "  cuda::join(args.stream, args.buckets, " +
+             std::to_string(sideStreamBucket(bucket)) + ");\n";
+  return joins;
+}
+
 void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
   t.add<AllReduceOp>([](AllReduceOp o, CudaPrinter &p) -> LogicalResult {
     // One group of calls, each tensor in its own element type.
     auto names = [&](ValueRange values) {
       llvm::interleaveComma(values, p.os, [&](Value v) { p.os << p(v); });
     };
+    // A bucket beside the backward: on the side stream, forked here.
+    const int64_t bucket = sideStreamBucket(o);
+    if (bucket >= 0)
+      p.os << "  cuda::fork(args.stream, args.buckets, " << bucket << ");\n";
     p.os << "  { const void *inputs[] = {";
     names(o.getInputs());
     p.os << "}; void *results[] = {";
@@ -48,9 +83,14 @@ void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
     p.os << "};\n    const cuda::CollectiveType types[] = {";
     llvm::interleaveComma(o.getResults(), p.os,
                           [&](Value v) { p.os << collectiveType(v.getType()); });
-    p.os << "};\n    cuda::all_reduce(args.stream, args.comm, " << o.getResults().size()
-         << ", inputs, results, sizes, types, "
-         << (o.getReduction() == "mean" ? "true" : "false") << "); }\n";
+    p.os << "};\n    cuda::all_reduce("
+         << (bucket >= 0 ? "args.buckets->stream()" : "args.stream") << ", args.comm, "
+         << o.getResults().size() << ", inputs, results, sizes, types, "
+         << (o.getReduction() == "mean" ? "true" : "false") << (bucket >= 0 ? ", true" : "")
+         << "); }\n";
+    // Where a profiled step times the bucket's end (EventOpClock.cuh).
+    if (bucket >= 0)
+      p.os << "  cuda::bucket_end(args.buckets, " << bucket << ");\n";
     return success();
   });
   // Sharded state (ZeRO, docs/distributed.md): f32 or 16-bit tensors, each

@@ -88,6 +88,10 @@ void printUpdateChains(const MultiTensorChains &plan, CudaPrinter &p);
 /// A tcc.fusion_group as the cuda target runs it (CudaGroups.cpp).
 LogicalResult emitCudaFusionGroup(FusionGroupOp group, CudaPrinter &p);
 
+/// The joins of the side-stream buckets (tcc.side_stream) whose first
+/// reader is `op`, printed before it (CollectiveOps.cpp).
+std::string sideStreamJoins(Operation *op);
+
 /// The families (cuda/ops/<Family>Ops.cpp): registerCuda<Family>Ops.
 #define OP_FAMILY(Family) void registerCuda##Family##Ops(CudaOpPrinters &table);
 #include "codegen/common/OpFamilies.def"

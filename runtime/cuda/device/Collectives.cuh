@@ -65,10 +65,13 @@ inline void store(CollectiveType type, void *p, int64_t i, double v) {
 #endif
 
 /// Each inputs[k] of sizes[k] elements of types[k] summed (or averaged)
-/// over the ranks into results[k], on stream `s`.
+/// over the ranks into results[k], on stream `s`. A gradient bucket on the
+/// side stream (`bucket`) goes through the buckets' own NCCL communicator,
+/// so that the collectives of the step's stream (a synchronised norm's
+/// sums) never queue behind it.
 inline void all_reduce(cudaStream_t s, Communicator *comm, int count,
                        const void *const *inputs, void *const *results, const int64_t *sizes,
-                       const CollectiveType *types, bool mean) {
+                       const CollectiveType *types, bool mean, bool bucket = false) {
 #ifdef TCC_CUDA_HOST_EMULATION
   // The caller's arrays are gone when a replay runs the work: copied. One
   // message of doubles, summed by the host communicator, scaled for a mean,
@@ -78,6 +81,9 @@ inline void all_reduce(cudaStream_t s, Communicator *comm, int count,
   std::vector<void *> out(results, results + count);
   std::vector<int64_t> n(sizes, sizes + count);
   std::vector<CollectiveType> type(types, types + count);
+  // One host communicator: every rank runs the streams in program order,
+  // so the collectives still come in the same order on every rank.
+  (void)bucket;
   emulation::enqueue(s, [=] {
     std::vector<double> message;
     for (size_t k = 0; k < in.size(); ++k)
@@ -91,7 +97,7 @@ inline void all_reduce(cudaStream_t s, Communicator *comm, int count,
         detail::store(type[k], out[k], i, message[at++] * scale);
   });
 #else
-  nccl_all_reduce(comm, s, count, inputs, results, sizes, types, mean);
+  nccl_all_reduce(comm, s, count, inputs, results, sizes, types, mean, bucket);
 #endif
 }
 

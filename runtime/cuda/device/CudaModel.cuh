@@ -12,7 +12,8 @@
 // launched directly.
 // readTotals() is the only synchronisation. A profiled trainer (./train
 // --profile) launches every training step directly instead, with a CUDA
-// event before each op, and waits for each step (EventOpClock).
+// event before each op and around each side-stream bucket, and waits for
+// each step (EventOpClock.cuh).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_CUDA_DEVICE_CUDAMODEL_CUH
@@ -20,8 +21,10 @@
 
 #include "runtime/CompiledModel.h"
 #include "runtime/cuda/ConvRunner.h"
+#include "runtime/cuda/device/EventOpClock.cuh"
 #include "runtime/cuda/device/Launch.cuh"
 #include "runtime/cuda/device/Matmul.cuh"
+#include "runtime/cuda/device/SideStream.cuh"
 
 #include <cstddef>
 #include <memory>
@@ -33,50 +36,6 @@
 extern "C" void tccLinkCudaMemory();
 
 namespace tcc::rt::cuda {
-
-/// The clock of a profiled cuda step: an event recorded on the model's
-/// stream at every mark, read once the step is done.
-class EventOpClock final : public OpClock {
-public:
-  EventOpClock(const std::vector<OpSite> &sites, cudaStream_t stream)
-      : sums(sites), stream(stream) {}
-  ~EventOpClock() override {
-    for (cudaEvent_t event : events)
-      cudaEventDestroy(event);
-  }
-  EventOpClock(const EventOpClock &) = delete;
-  EventOpClock &operator=(const EventOpClock &) = delete;
-
-  void at(int site) override {
-    if (used == events.size()) {
-      cudaEvent_t event;
-      check(cudaEventCreate(&event), "creating a profiling event");
-      events.push_back(event);
-    }
-    check(cudaEventRecord(events[used], stream), "recording a profiling event");
-    marks.resize(used + 1);
-    marks[used++] = site;
-  }
-  /// Waits for the step and adds its ops' times to the totals.
-  void endStep() {
-    at(-1);
-    check(cudaEventSynchronize(events[used - 1]), "running a profiled step");
-    for (size_t i = 0; i < used; ++i) {
-      float ms = 0;
-      check(cudaEventElapsedTime(&ms, events[0], events[i]), "reading a profiling event");
-      sums.mark(marks[i], ms / 1000.0);
-    }
-    used = 0;
-  }
-  const std::vector<OpTime> &totals() const { return sums.totals(); }
-
-private:
-  SiteTotals sums;
-  cudaStream_t stream;
-  std::vector<cudaEvent_t> events;
-  std::vector<int> marks; ///< the site of each recorded event
-  size_t used = 0;
-};
 
 class CudaModel : public CompiledModel {
 public:
@@ -92,6 +51,8 @@ public:
   void bind(const StepBuffers &buffers) override {
     bound = buffers;
     check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
+    if (buffers.comm && buffers.comm->size() > 1)
+      buckets.create(); // a one-rank trainer has no bucket
     convs.prepare(target(), stream);
     matmul.init(target());
   }
@@ -142,6 +103,7 @@ public:
 
   bool startProfiling() override {
     clock = std::make_unique<EventOpClock>(trainSites(), stream);
+    buckets.setClock(clock.get());
     return true;
   }
   std::vector<OpTime> profile() const override {
@@ -171,6 +133,8 @@ protected:
   const StepBuffers &buffers() const { return bound; }
 
   cudaStream_t stream = nullptr;
+  /// The gradient buckets' stream, forked and joined inside the step.
+  SideStream buckets;
   Matmul matmul;
   tcc::cuda::ConvRunner convs;
 

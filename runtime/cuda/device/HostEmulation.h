@@ -7,7 +7,11 @@
 // calls runtime/cuda/ makes, with their stream semantics:
 //  - a stream runs its work in order, when enqueued;
 //  - while a stream is captured, its work is recorded instead, and a graph
-//    launch replays the recording. Host code that ran during the capture
+//    launch replays the recording. A stream that waits for an event recorded
+//    in a capture joins it (a fork: its work is recorded into the same
+//    graph, in program order); ending the capture fails, as CUDA's does,
+//    when a forked stream's last work was not waited for by another stream
+//    of the capture (a join). Host code that ran during the capture
 //    (anything not enqueued) does not run again: a step that read a device
 //    value on the host, or depended on host work per step, gives wrong
 //    results here as it would on a GPU.
@@ -25,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #define __device__
@@ -36,7 +41,8 @@ enum cudaError_t {
   cudaSuccess = 0,
   cudaErrorInvalidValue = 1,
   cudaErrorMemoryAllocation = 2,
-  cudaErrorNotReady = 600
+  cudaErrorNotReady = 600,
+  cudaErrorStreamCaptureUnjoined = 904
 };
 enum cudaMemcpyKind {
   cudaMemcpyHostToDevice,
@@ -53,17 +59,25 @@ inline cudaError_t cudaGetLastError() { return cudaSuccess; }
 
 namespace tcc::rt::cuda::emulation {
 
+struct Stream;
+
 /// Work recorded by a capture: the graph.
 struct Graph {
   std::vector<std::function<void()>> work;
+  /// The streams forked into the capture, each with how much of its work
+  /// (Stream::enqueued) another stream of the capture has waited for.
+  std::vector<std::pair<Stream *, uint64_t>> forked;
 };
 
 struct Stream {
   Graph *capturing = nullptr; ///< the graph being recorded, or null
+  uint64_t enqueued = 0;      ///< work items enqueued so far
 };
 
 /// Runs `work` now, or records it while `stream` is captured.
 inline void enqueue(Stream *stream, std::function<void()> work) {
+  if (stream)
+    ++stream->enqueued;
   if (stream && stream->capturing)
     stream->capturing->work.push_back(std::move(work));
   else
@@ -105,7 +119,15 @@ inline cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCapture
 inline cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *graph) {
   *graph = stream->capturing;
   stream->capturing = nullptr;
-  return *graph ? cudaSuccess : cudaErrorInvalidValue;
+  if (!*graph)
+    return cudaErrorInvalidValue;
+  bool joined = true;
+  for (auto &[forked, waited] : (*graph)->forked) {
+    joined = joined && forked->enqueued <= waited;
+    forked->capturing = nullptr;
+  }
+  (*graph)->forked.clear();
+  return joined ? cudaSuccess : cudaErrorStreamCaptureUnjoined;
 }
 inline cudaError_t cudaGraphInstantiate(cudaGraphExec_t *exec, cudaGraph_t graph,
                                         unsigned long long) {
@@ -156,14 +178,22 @@ inline cudaError_t cudaMemsetAsync(void *pointer, int value, size_t bytes,
   tcc::rt::cuda::emulation::enqueue(stream, [=] { std::memset(pointer, value, bytes); });
   return cudaSuccess;
 }
-/// An event is the host's time when the stream reached it.
+/// An event is the host's time when the stream reached it; recorded in a
+/// capture, it is a point of the graph other streams can wait for.
 struct CUevent_emulated {
   std::chrono::steady_clock::time_point at;
+  tcc::rt::cuda::emulation::Graph *capture = nullptr; ///< recorded into
+  tcc::rt::cuda::emulation::Stream *stream = nullptr; ///< on, in a capture
+  uint64_t after = 0; ///< the stream's work items before it, and itself
 };
 using cudaEvent_t = CUevent_emulated *;
+constexpr unsigned cudaEventDisableTiming = 2;
 inline cudaError_t cudaEventCreate(cudaEvent_t *event) {
   *event = new CUevent_emulated();
   return cudaSuccess;
+}
+inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned) {
+  return cudaEventCreate(event);
 }
 inline cudaError_t cudaEventDestroy(cudaEvent_t event) {
   delete event;
@@ -172,6 +202,27 @@ inline cudaError_t cudaEventDestroy(cudaEvent_t event) {
 inline cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
   tcc::rt::cuda::emulation::enqueue(stream,
                                     [=] { event->at = std::chrono::steady_clock::now(); });
+  event->capture = stream ? stream->capturing : nullptr;
+  event->stream = stream;
+  event->after = stream ? stream->enqueued : 0;
+  return cudaSuccess;
+}
+/// Outside a capture the event's work has run. Inside, `stream` joins the
+/// capture (a fork) if it is not in it, and another stream's work up to the
+/// event counts as joined.
+inline cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned) {
+  tcc::rt::cuda::emulation::Graph *graph = event->capture;
+  if (!graph)
+    return cudaSuccess;
+  if (!stream->capturing) {
+    stream->capturing = graph;
+    graph->forked.push_back({stream, stream->enqueued});
+  } else if (stream->capturing != graph) {
+    return cudaErrorInvalidValue;
+  }
+  for (auto &[forked, waited] : graph->forked)
+    if (forked == event->stream && forked != stream && waited < event->after)
+      waited = event->after;
   return cudaSuccess;
 }
 inline cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }

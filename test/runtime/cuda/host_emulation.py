@@ -132,7 +132,7 @@ def main():
                     help="also run the emulated cuda trainer with --profile: its steps, run "
                          "one by one instead of replayed from the graph, must give the same "
                          "checkpoint bit for bit, and its profile the report's kernels "
-                         "(test/trainer/check_profile.py)")
+                         "and collectives (test/trainer/check_profile.py)")
     ap.add_argument("--expect-group", action="append", default=[],
                     help="a kind of fusion group the cuda step must have: what the test is "
                          "of (repeatable)")
@@ -159,6 +159,16 @@ def main():
     ap.add_argument("--mpi-libs", default="",
                     help="with --ranks: the MPI communicator's libraries, ';'-separated, "
                          "in place of the one-process one")
+    ap.add_argument("--bucket-size",
+                    help="with --ranks: the cuda step's gradient buckets (tcc compile "
+                         "--bucket-size; the cpu trainer, one process, has none)")
+    ap.add_argument("--expect-side-stream", type=int,
+                    help="the cuda step must run this many buckets on its side stream "
+                         "(tcc-cuda-overlap-buckets): what the test is of")
+    ap.add_argument("--same-without",
+                    help="also build the cuda step with this optimization pass left out: "
+                         "its checkpoint must equal the step's bit for bit (the pass is "
+                         "exact under emulation: tcc-cuda-overlap-buckets)")
     ap.add_argument("--eval-both", action="store_true",
                     help="every trainer evaluates the EMA and the raw weights (--eval both): "
                          "both test losses and accuracies are compared")
@@ -212,11 +222,19 @@ def main():
         source = os.path.join(tmp, "model.cu")
         report = os.path.join(tmp, "cuda-report.json")
         ranks = ["--ranks=%d" % args.ranks] if args.ranks > 1 else []
+        if args.bucket_size:
+            ranks.append("--bucket-size=" + args.bucket_size)
         run([args.tcc, "compile", args.model, "--target=cuda", "--emit=source", "-o", source,
              "--report", report, *precision, *passes, *enabled, *ranks], tmp,
             "tcc compile --target=cuda --emit=source")
         with open(report) as f:
             cuda_report = json.load(f)
+        if args.expect_side_stream is not None:
+            side = cuda_report["passes"].get("cuda-overlap-buckets", {}).get("side_stream", 0)
+            if side != args.expect_side_stream:
+                print("FAIL: the cuda step runs %d buckets on its side stream, expected %d"
+                      % (side, args.expect_side_stream))
+                return 1
         kinds = cuda_report["passes"].get("fusion", {}).get("groups_by_kind", {})
         cpu_passes = list(passes)
         if args.expect_frozen_step:
@@ -260,7 +278,7 @@ def main():
             if os.geteuid() == 0:  # CI's containers run as root
                 launch.insert(1, "--allow-run-as-root")
 
-        def build_emulated(exe, defines=()):
+        def build_emulated(exe, defines=(), source=source):
             # The host side (CudaMemory.cpp, ConvRunnerEmulated.cpp) is
             # libTccCudaHostEmulation.a in --libs, built once by CMake.
             run([args.cxx, "-std=c++17", "-O2", "-fopenmp", "-DTCC_CUDA_HOST_EMULATION",
@@ -332,8 +350,31 @@ def main():
                   "steps in one run bit for bit" % (args.resume_at, args.steps - args.resume_at,
                                                     args.steps))
 
+        if args.same_without:
+            without = os.path.join(tmp, "model-without.cu")
+            run([args.tcc, "compile", args.model, "--target=cuda", "--emit=source", "-o",
+                 without, *precision, *passes, "--disable-pass=" + args.same_without, *ranks],
+                tmp, "tcc compile --target=cuda --disable-pass=" + args.same_without)
+            with open(source) as a, open(without) as b:
+                if a.read() == b.read():
+                    print("FAIL: --disable-pass=%s changes nothing in the cuda step"
+                          % args.same_without)
+                    return 1
+            exe = os.path.join(tmp, "train-cuda-without")
+            build_emulated(exe, source=without)
+            run(launch + [exe, "--steps", str(args.steps), "--save", "without.safetensors",
+                          "--quiet", *(["--eval", "both"] if args.eval_both else [])],
+                tmp, "the cuda trainer without " + args.same_without)
+            with open(os.path.join(tmp, "cuda.safetensors"), "rb") as a, \
+                    open(os.path.join(tmp, "without.safetensors"), "rb") as b:
+                if a.read() != b.read():
+                    print("FAIL: the cuda step without %s trains otherwise" % args.same_without)
+                    return 1
+            print("PASS: the cuda step without %s trains the same bit for bit"
+                  % args.same_without)
+
         if args.profile:
-            run([emulated, "--steps", str(args.steps), "--save", "profiled.safetensors",
+            run(launch + [emulated, "--steps", str(args.steps), "--save", "profiled.safetensors",
                  "--profile", "profile.json", "--quiet"], tmp, "the profiled cuda trainer")
             with open(os.path.join(tmp, "cuda.safetensors"), "rb") as a, \
                     open(os.path.join(tmp, "profiled.safetensors"), "rb") as b:
@@ -342,12 +383,15 @@ def main():
                           "graph-replayed one's")
                     return 1
             with open(os.path.join(tmp, "profile.json")) as f, open(report) as r:
-                failures = check_profile.check(json.load(f), json.load(r), args.steps - 1)
+                # Its communication too: with --expect-side-stream, that many
+                # buckets timed on the side stream.
+                failures = check_profile.check(json.load(f), json.load(r), args.steps - 1,
+                                               side_stream=args.expect_side_stream)
             if failures:
                 print("FAIL: the profile of the cuda trainer: " + "; ".join(failures))
                 return 1
             print("PASS: the profiled cuda trainer computes the same step, and its profile "
-                  "times every kernel")
+                  "times every kernel and collective")
 
         def check(cuda):
             """The comparison of the emulated trainer `cuda` with the cpu
