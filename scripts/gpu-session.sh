@@ -22,10 +22,11 @@
 # bench.log and bench.png, check.json/.log (the other models: cuda vs cpu,
 # repeat and resume, compute-sanitizer), import-torch2.json (tcc import under
 # the machine's PyTorch), sdpa-probe.log (cuDNN's fused attention on the GPU),
+# dgrad-dbn-probe.log (cuDNN's dgrad + drelu + dbn_weight on the GPU),
 # tuning.json and tune.log.
 # Seconds per step: PROFILE_SECONDS (200), COMPARE_SECONDS (60),
 # BENCH_SECONDS (150), CHECK_SECONDS (80), IMPORT_SECONDS (40), SDPA_SECONDS
-# (40), TUNE_SECONDS (45); BENCH_ARGS
+# (40), DGRAD_DBN_SECONDS (40), TUNE_SECONDS (45); BENCH_ARGS
 # (default: two epochs, no torch.compile row).
 set -uo pipefail
 out=gpu-out
@@ -96,6 +97,11 @@ step import-torch2 "${IMPORT_SECONDS:-40}" python3 test/import/torch_versions.py
 # how long a trainer's start would take to build them.
 if [ -x gpu-trees/tune/tcc-sdpa-probe ]; then
   step sdpa-probe "${SDPA_SECONDS:-40}" gpu-trees/tune/tcc-sdpa-probe --device
+fi
+# Whether this GPU builds the dgrad + drelu + dbn_weight graph that no
+# described GPU has an engine for (docs/cuda.md, tcc-cuda-dgrad-statistics).
+if [ -x gpu-trees/tune/tcc-dgrad-dbn-probe ]; then
+  step dgrad-dbn-probe "${DGRAD_DBN_SECONDS:-40}" gpu-trees/tune/tcc-dgrad-dbn-probe --device
 fi
 if [ -x gpu-trees/tune/tcc-tune ]; then
   step tune "${TUNE_SECONDS:-45}" gpu-trees/tune/tcc-tune gpu-trees/tune/*.json \

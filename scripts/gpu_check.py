@@ -196,23 +196,26 @@ def prepare_tuner(args):
     tuner = os.path.join(os.path.dirname(args.tcc), "tcc-tune")
     shutil.copy(tuner, tune)
     sh(["strip", os.path.join(tune, "tcc-tune")])
-    # What cuDNN's fused attention builds on the GPU itself (SdpaProbe.cpp
-    # --device): built here beside tcc, as tcc-tune is.
+    # What cuDNN builds on the GPU itself (--device) of its fused attention
+    # (SdpaProbe.cpp) and of dgrad + drelu + dbn_weight (DgradDbnProbe.cpp):
+    # built here beside tcc, as tcc-tune is.
     build = os.path.dirname(os.path.dirname(args.tcc))
-    r = sh(["cmake", "--build", build, "--target", "tcc-sdpa-probe"])
-    if r.returncode == 0:
-        shutil.copy(os.path.join(build, "runtime", "cuda", "tcc-sdpa-probe"), tune)
-        sh(["strip", os.path.join(tune, "tcc-sdpa-probe")])
-    else:  # gpu-session.sh skips the probe's step
-        print(f"warning: tcc-sdpa-probe not built beside {args.tcc}, so the session will not "
-              f"probe cuDNN's fused attention: {(r.stdout + r.stderr).strip()[-400:]}")
+    for probe, what in (("tcc-sdpa-probe", "cuDNN's fused attention"),
+                        ("tcc-dgrad-dbn-probe", "cuDNN's dgrad + drelu + dbn_weight graph")):
+        r = sh(["cmake", "--build", build, "--target", probe])
+        if r.returncode == 0:
+            shutil.copy(os.path.join(build, "runtime", "cuda", probe), tune)
+            sh(["strip", os.path.join(tune, probe)])
+        else:  # gpu-session.sh skips the probe's step
+            print(f"warning: {probe} not built beside {args.tcc}, so the session will not "
+                  f"probe {what}: {(r.stdout + r.stderr).strip()[-400:]}")
     for name in TUNED_EXAMPLES:
         out = os.path.join(tune, name + ".json")
         r = sh([args.tcc, "compile", os.path.join(ROOT, "examples", name + ".json"),
                 "--emit=conv-plans", "--gpu=" + args.gpu, "-o", out])
         if r.returncode != 0:
             sys.exit(f"error: the conv plans of {name}: {r.stderr.strip()}")
-    print(f"{tune}: tcc-tune, the probe if built and the conv plans of "
+    print(f"{tune}: tcc-tune, the probes if built and the conv plans of "
           f"{', '.join(TUNED_EXAMPLES)}")
 
 

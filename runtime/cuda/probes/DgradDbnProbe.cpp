@@ -10,7 +10,9 @@
 // KCRS (tcc's) and KRSC (what the forward genstats graph needs). It asks
 // the heuristics (modes A and fallback) as ConvPlans.cpp does, builds each
 // candidate and prints one line per case: candidates, plans built, the
-// first plan's name and workspace, or cuDNN's message.
+// first plan's name and workspace, or cuDNN's message. With --device, the
+// same graphs on this machine's GPU through a handle (whether a real GPU
+// has the runtime-compiled engines the descriptions lack; gpu-session.sh).
 // Build: ninja tcc-dgrad-dbn-probe (not in the default build).
 //
 //===----------------------------------------------------------------------===//
@@ -19,7 +21,9 @@
 
 #include <cudnn_frontend.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,22 +54,29 @@ Tensor channelVector(fe::graph::Graph &g, const char *name, int64_t c) {
                       .set_data_type(fe::DataType_t::FLOAT));
 }
 
-void probe(const tcc::cuda::GpuDescription &gpu, const Case &k) {
+/// The GPU's handle with --device, else null (the described GPUs).
+cudnnHandle_t deviceHandle = nullptr;
+
+/// `gpu` null: this machine's GPU, through deviceHandle.
+void probe(const tcc::cuda::GpuDescription *gpu, const Case &k) {
   static const char *const forms[] = {"saved relu", "recomputed bn", "no dbn_weight"};
-  std::printf("%s n%lld c%lld h%lld w%lld k%lld r%lld stride%lld weight %s, %s: ", gpu.name,
+  std::printf("%s n%lld c%lld h%lld w%lld k%lld r%lld stride%lld weight %s, %s: ",
+              gpu ? gpu->name : "device",
               (long long)k.n, (long long)k.c, (long long)k.h, (long long)k.w, (long long)k.k,
               (long long)k.r, (long long)k.stride, k.weightKrsc ? "KRSC" : "KCRS",
               forms[k.form]);
   fe::graph::Graph g;
-  auto properties = std::make_shared<fe::DeviceProperties>();
-  std::string json = gpu.cudnnJson;
-  std::vector<uint8_t> bytes(json.begin(), json.end());
-  if (properties->deserialize(bytes).is_bad()) {
-    std::printf("description refused\n");
-    return;
+  if (gpu) {
+    auto properties = std::make_shared<fe::DeviceProperties>();
+    std::string json = gpu->cudnnJson;
+    std::vector<uint8_t> bytes(json.begin(), json.end());
+    if (properties->deserialize(bytes).is_bad()) {
+      std::printf("description refused\n");
+      return;
+    }
+    g.set_device_properties(properties);
+    g.set_sm_version(gpu->smVersion);
   }
-  g.set_device_properties(properties);
-  g.set_sm_version(gpu.smVersion);
   g.set_io_data_type(fe::DataType_t::HALF)
       .set_intermediate_data_type(fe::DataType_t::FLOAT)
       .set_compute_data_type(fe::DataType_t::FLOAT);
@@ -110,7 +121,7 @@ void probe(const tcc::cuda::GpuDescription &gpu, const Case &k) {
   }
   fe::error_t status = g.validate();
   if (status.is_good())
-    status = g.build_operation_graph();
+    status = deviceHandle ? g.build_operation_graph(deviceHandle) : g.build_operation_graph();
   if (status.is_good())
     status = g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK});
   if (status.is_bad()) {
@@ -122,6 +133,7 @@ void probe(const tcc::cuda::GpuDescription &gpu, const Case &k) {
   int built = 0;
   std::string first, last;
   int64_t workspace = 0;
+  const auto start = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < candidates; ++i) {
     status = g.build_plan_at_index(i);
     if (status.is_bad()) {
@@ -133,24 +145,43 @@ void probe(const tcc::cuda::GpuDescription &gpu, const Case &k) {
       (void)g.get_workspace_size_plan_at_index(i, workspace);
     }
   }
+  // On a GPU, what building them costs a trainer's start.
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (built > 0)
-    std::printf("%lld candidates, %d built; first %s, workspace %lld\n", (long long)candidates,
-                built, first.c_str(), (long long)workspace);
+    std::printf("%lld candidates, %d built; first %s, workspace %lld; builds took %.2f s\n",
+                (long long)candidates, built, first.c_str(), (long long)workspace, seconds);
   else
     std::printf("%lld candidates, none built: %s\n", (long long)candidates, last.c_str());
 }
 
 } // namespace
 
-int main() {
+/// [--device]: this machine's GPU in place of the built-in descriptions.
+int main(int argc, char **argv) {
   // bn_relu_net's (test/runtime/cuda/models) and airbench94's layer-1 block.
   const Case cases[] = {{32, 8, 28, 28, 16, 3, 2, false, 0},  {32, 8, 28, 28, 16, 3, 2, true, 0},
                         {512, 64, 32, 32, 64, 3, 1, false, 0}, {512, 64, 32, 32, 64, 3, 1, true, 0},
                         {512, 64, 32, 32, 256, 3, 1, true, 0}, {512, 64, 32, 32, 64, 3, 1, false, 1},
                         {512, 64, 32, 32, 64, 3, 1, true, 1},  {512, 64, 32, 32, 64, 3, 1, false, 2},
                         {512, 64, 32, 32, 64, 3, 1, true, 2}};
+  if (argc >= 2 && std::strcmp(argv[1], "--device") == 0) {
+    if (cudnnStatus_t status = cudnnCreate(&deviceHandle); status != CUDNN_STATUS_SUCCESS) {
+      std::fprintf(stderr, "error: no cuDNN handle on this machine's GPU: %s\n",
+                   cudnnGetErrorString(status));
+      return 1;
+    }
+    for (const Case &k : cases)
+      probe(nullptr, k);
+    return 0;
+  }
+  if (argc >= 2) {
+    std::fprintf(stderr, "error: unknown argument '%s' (usage: tcc-dgrad-dbn-probe [--device])\n",
+                 argv[1]);
+    return 1;
+  }
   for (const tcc::cuda::GpuDescription &gpu : tcc::cuda::builtinGpus())
     for (const Case &k : cases)
-      probe(gpu, k);
+      probe(&gpu, k);
   return 0;
 }
