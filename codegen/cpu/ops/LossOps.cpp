@@ -29,7 +29,8 @@ void mlir::tcc::registerCpuLossOps(CpuOpPrinters &t) {
   t.add<TokenCrossEntropyOp>([](TokenCrossEntropyOp o, CpuPrinter &p) {
     ArrayRef<int64_t> l = dimsOf(o.getLogits());
     p.os << "  token_cross_entropy_forward<float>(" << l[0] * l[1] << ", " << l[2] << ", "
-         << p(o.getLogits()) << ", " << p(o.getLabels()) << ", " << o.getIgnoreIndex() << ", "
+         << p(o.getLogits()) << ", " << p(o.getLabels()) << ", "
+         << static_cast<int64_t>(o.getIgnoreIndex()) << ", "
          << cppDouble(o.getLabelSmoothing()) << ", " << cppReduction(o.getReduction()) << ", "
          << p(o.getResult()) << ");\n";
     return success();
@@ -37,7 +38,8 @@ void mlir::tcc::registerCpuLossOps(CpuOpPrinters &t) {
   t.add<TokenCrossEntropyBackwardOp>([](TokenCrossEntropyBackwardOp o, CpuPrinter &p) {
     ArrayRef<int64_t> l = dimsOf(o.getLogits());
     p.os << "  cpu::token_cross_entropy_backward<float>(" << l[0] * l[1] << ", " << l[2] << ", "
-         << p(o.getLogits()) << ", " << p(o.getLabels()) << ", " << o.getIgnoreIndex() << ", "
+         << p(o.getLogits()) << ", " << p(o.getLabels()) << ", "
+         << static_cast<int64_t>(o.getIgnoreIndex()) << ", "
          << cppDouble(o.getLabelSmoothing()) << ", " << cppReduction(o.getReduction()) << ", "
          << p(o.getGrad()) << ", " << p(o.getResult()) << ");\n";
     return success();
@@ -45,7 +47,8 @@ void mlir::tcc::registerCpuLossOps(CpuOpPrinters &t) {
   t.add<CountCorrectTokensOp>([](CountCorrectTokensOp o, CpuPrinter &p) {
     ArrayRef<int64_t> l = dimsOf(o.getLogits());
     p.os << "  cpu::count_correct_tokens<float>(" << l[0] * l[1] << ", " << l[2] << ", "
-         << p(o.getLogits()) << ", " << p(o.getLabels()) << ", " << o.getIgnoreIndex() << ", "
+         << p(o.getLogits()) << ", " << p(o.getLabels()) << ", "
+         << static_cast<int64_t>(o.getIgnoreIndex()) << ", "
          << p(o.getResult()) << ");\n";
     return success();
   });

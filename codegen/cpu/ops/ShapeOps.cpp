@@ -65,7 +65,7 @@ void mlir::tcc::registerCpuShapeOps(CpuOpPrinters &t) {
       return cpuCannotRun(o);
     p.os << "  embedding_backward<float, float>(" << numElements(o.getIds()) << ", "
          << o.getNumEmbeddings() << ", " << dimsOf(o.getResult())[1] << ", "
-         << o.getPaddingIdx() << ", " << p(o.getGrad()) << ", " << p(o.getIds()) << ", "
+         << static_cast<int64_t>(o.getPaddingIdx()) << ", " << p(o.getGrad()) << ", " << p(o.getIds()) << ", "
          << p(o.getResult()) << ");\n";
     return success();
   });
