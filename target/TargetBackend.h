@@ -69,6 +69,9 @@ struct FusionCapabilities {
 struct TrainerBuild {
   std::string compiler;
   std::vector<std::string> flags, libraries;
+  /// Model-independent sources every trainer links, compiled with `flags`
+  /// once and kept in tcc's object cache (tools/tcc/ObjectCache.h).
+  std::vector<std::string> sharedSources;
   std::string suffix;  ///< of the source file: cpp, cu
   std::string summary; ///< for the progress line
 };

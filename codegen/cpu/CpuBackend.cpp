@@ -55,6 +55,10 @@ public:
     build.suffix = "cpp";
     build.flags = {"-std=c++17", "-O3", "-march=" + options.march, "-fopenmp",
                    "-I" TCC_RUNTIME_INCLUDE_DIR};
+    // The kernels every step calls, compiled for this -march once
+    // (runtime/cpu/KernelInstances.h).
+    build.sharedSources = {TCC_RUNTIME_INCLUDE_DIR "/runtime/cpu/KernelInstances.cpp",
+                           TCC_RUNTIME_INCLUDE_DIR "/runtime/cpu/Batch.cpp"};
     for (StringRef lib : llvm::split(StringRef(TCC_RUNTIME_LIBS), ';'))
       build.libraries.push_back(lib.str());
     // The communicator: MPI for several ranks (docs/distributed.md).

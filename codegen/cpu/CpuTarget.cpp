@@ -44,9 +44,9 @@ LogicalResult mlir::tcc::emitCpuSource(ModuleOp module, llvm::raw_ostream &os) {
   // or kernel call per op.
   SourceHooks hooks;
   hooks.target = "cpu";
-  hooks.headers = {"runtime/cpu/Batch.h",       "runtime/cpu/CpuModel.h",
-                   "runtime/cpu/MultiTensor.h", "runtime/cpu/StepOps.h",
-                   "runtime/kernels/Kernels.h", "cmath"};
+  hooks.headers = {"runtime/cpu/Batch.h",     "runtime/cpu/CpuModel.h",
+                   "runtime/cpu/KernelInstances.h", "runtime/cpu/MultiTensor.h",
+                   "runtime/cpu/StepOps.h",   "cmath"};
   hooks.modelBase = "CpuModel";
   hooks.predict = true;
   CpuTarget target;

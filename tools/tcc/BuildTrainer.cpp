@@ -3,6 +3,7 @@
 #include "tools/tcc/BuildTrainer.h"
 
 #include "runtime/AtomicFile.h"
+#include "tools/tcc/ObjectCache.h"
 #include "tools/tcc/Temporaries.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -17,42 +18,26 @@ using namespace llvm;
 
 namespace {
 
-/// A temporary file that is removed when this object goes away and when tcc
-/// is interrupted (Temporaries.h).
-class TempFile {
-public:
-  explicit TempFile(std::string path) : path(std::move(path)) {
-    tcc::removeOnSignal(this->path);
+/// The end of the progress line: where the shared objects came from.
+std::string cacheNote(const std::vector<tcc::SharedObject> &objects) {
+  size_t hits = 0, stored = 0;
+  for (const tcc::SharedObject &object : objects) {
+    hits += object.cache == "hit";
+    stored += object.cache == "stored";
   }
-  ~TempFile() {
-    if (!kept && sys::fs::is_directory(path))
-      sys::fs::remove_directories(path);
-    else if (!kept)
-      sys::fs::remove(path);
-    tcc::dontRemoveOnSignal(path);
-  }
-  /// Leaves the file in place (the log of a failed build).
-  void keep() { kept = true; }
-  const std::string path;
-
-private:
-  bool kept = false;
-};
-
-/// "<output>.tmp.<pid>.XXXXXX": AtomicFile's pattern, so that the next write
-/// of `output` removes it if tcc is killed (removeStaleTemporaries).
-std::string linkTemporary(const std::string &output) {
-  static const char kChars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
-  std::string name = output + ".tmp." + std::to_string(sys::Process::getProcessId()) + ".";
-  for (int i = 0; i < 6; ++i)
-    name += kChars[sys::Process::GetRandomNumber() % (sizeof kChars - 1)];
-  return name;
+  if (objects.empty())
+    return "";
+  if (hits + stored < objects.size())
+    return " (no object cache: " + objects.back().why + ")";
+  return " (shared runtime objects: " + std::to_string(hits) + " from the cache, " +
+         std::to_string(stored) + " compiled into it)";
 }
 
 } // namespace
 
 bool tcc::buildTrainer(const TrainerBuild &build, const std::string &source,
-                       const std::string &output, bool progress, std::string &error) {
+                       const std::string &output, bool progress,
+                       std::vector<SharedObject> *shared, std::string &error) {
   // Those of a tcc killed with SIGKILL (their pid is in their names).
   tcc::removeStaleBuildTemporaries();
   removeStaleTemporaries(output);
@@ -71,21 +56,9 @@ bool tcc::buildTrainer(const TrainerBuild &build, const std::string &source,
   if (!writeFileAtomically(sourceFile.path, source, error))
     return false;
 
-  // Link into a temporary beside the output, then rename: never a
-  // half-written trainer.
-  TempFile linked(linkTemporary(output));
-  std::vector<std::string> args{build.compiler};
-  args.insert(args.end(), build.flags.begin(), build.flags.end());
-  args.push_back(sourceFile.path);
-  args.insert(args.end(), build.libraries.begin(), build.libraries.end());
-  args.insert(args.end(), {"-o", linked.path});
-  if (progress)
-    errs() << "tcc: building the trainer (" << build.summary << ") ...\n";
-  auto start = std::chrono::steady_clock::now();
-  std::string message;
-  int status = runChildProcess(args, log.path, folder.path, message);
-  if (status != 0) {
-    // Kept under a name without a pid: no later tcc removes it as stale.
+  // A failed compile keeps its log, under a name without a pid: no later
+  // tcc removes it as stale.
+  auto failed = [&](int status, const std::string &message) {
     std::string kept = log.path;
     kept.replace(kept.rfind("tcc-build-"), 10, "tcc-failed-build-");
     if (sys::fs::rename(log.path, kept))
@@ -96,7 +69,33 @@ bool tcc::buildTrainer(const TrainerBuild &build, const std::string &source,
                              : message) +
             "); the compiler's output is in " + kept;
     return false;
+  };
+  if (progress)
+    errs() << "tcc: building the trainer (" << build.summary << ") ...\n";
+  auto start = std::chrono::steady_clock::now();
+  std::vector<SharedObject> objects;
+  for (const std::string &source : build.sharedSources) {
+    SharedObject object;
+    int status = 0;
+    std::string message;
+    if (!sharedObject(build, source, folder.path, log.path, object, status, message))
+      return failed(status, message);
+    objects.push_back(std::move(object));
   }
+
+  // Link into a temporary beside the output, then rename: never a
+  // half-written trainer.
+  TempFile linked(temporaryBeside(output));
+  std::vector<std::string> args{build.compiler};
+  args.insert(args.end(), build.flags.begin(), build.flags.end());
+  args.push_back(sourceFile.path);
+  for (const SharedObject &object : objects)
+    args.push_back(object.object);
+  args.insert(args.end(), build.libraries.begin(), build.libraries.end());
+  args.insert(args.end(), {"-o", linked.path});
+  std::string message;
+  if (int status = runChildProcess(args, log.path, folder.path, message))
+    return failed(status, message);
   // Never rename over a device or a directory (as root, `-o /dev/null`
   // would replace the device): only a regular file or nothing.
   sys::fs::file_status existing;
@@ -113,7 +112,10 @@ bool tcc::buildTrainer(const TrainerBuild &build, const std::string &source,
   if (progress) {
     double seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - start).count();
-    errs() << "tcc: built " << output << " in " << format("%.1f", seconds) << " s\n";
+    errs() << "tcc: built " << output << " in " << format("%.1f", seconds) << " s"
+           << cacheNote(objects) << "\n";
   }
+  if (shared)
+    shared->insert(shared->end(), objects.begin(), objects.end());
   return true;
 }

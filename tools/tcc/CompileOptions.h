@@ -3,6 +3,7 @@
 #define TCC_TOOLS_TCC_COMPILEOPTIONS_H
 
 #include "runtime/Recipe.h"
+#include "tools/tcc/ObjectCache.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -67,6 +68,9 @@ struct CompileFacts {
   std::string precision = "fp32";       ///< the precision the step runs in
   std::vector<std::string> passes;      ///< in the order they ran
   std::vector<std::string> warnings;    ///< as printed, without "warning: "
+  /// --emit=exe: the trainer's shared runtime objects, and whether each came
+  /// from the object cache (ObjectCache.h).
+  std::vector<SharedObject> sharedObjects;
 };
 
 /// Prints "warning: MESSAGE" and keeps it for the report.

@@ -317,6 +317,18 @@ nlohmann::json compileReportJson(ModuleOp model, ModuleOp planned,
   report["disabled_passes"] = options.disabledPasses;
   report["enabled_passes"] = options.enabledPasses;
   report["warnings"] = facts.warnings;
+  if (options.emit == "exe") {
+    nlohmann::json objects = nlohmann::json::array();
+    for (const SharedObject &object : facts.sharedObjects) {
+      nlohmann::json entry = {{"source", object.source}, {"cache", object.cache}};
+      if (object.cache == "off")
+        entry["why"] = object.why;
+      else
+        entry["object"] = object.object;
+      objects.push_back(std::move(entry));
+    }
+    report["trainer_build"] = {{"shared_objects", std::move(objects)}};
+  }
   return report;
 }
 

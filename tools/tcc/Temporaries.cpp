@@ -3,7 +3,9 @@
 #include "tools/tcc/Temporaries.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -249,4 +251,24 @@ int tcc::removeStaleBuildTemporaries(const std::string &dir) {
           true);
   }
   return removed;
+}
+
+tcc::TempFile::TempFile(std::string path) : path(std::move(path)) {
+  removeOnSignal(this->path);
+}
+
+tcc::TempFile::~TempFile() {
+  if (!kept && llvm::sys::fs::is_directory(path))
+    llvm::sys::fs::remove_directories(path);
+  else if (!kept)
+    llvm::sys::fs::remove(path);
+  dontRemoveOnSignal(path);
+}
+
+std::string tcc::temporaryBeside(const std::string &path) {
+  static const char kChars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::string name = path + ".tmp." + std::to_string(getpid()) + ".";
+  for (int i = 0; i < 6; ++i)
+    name += kChars[llvm::sys::Process::GetRandomNumber() % (sizeof kChars - 1)];
+  return name;
 }

@@ -39,6 +39,26 @@ bool createBuildFolder(std::string &path, std::string &error);
 /// "<dir>/tcc-build-<pid>-XXXXXX.<suffix>", created empty (0600).
 bool createBuildTemporary(const std::string &suffix, std::string &path, std::string &error);
 
+/// A temporary file or folder that is removed when this object goes away
+/// and when tcc is interrupted (removeOnSignal).
+class TempFile {
+public:
+  explicit TempFile(std::string path);
+  ~TempFile();
+  TempFile(const TempFile &) = delete;
+  TempFile &operator=(const TempFile &) = delete;
+  /// Leaves the file in place (the log of a failed build, a renamed file).
+  void keep() { kept = true; }
+  const std::string path;
+
+private:
+  bool kept = false;
+};
+
+/// "<path>.tmp.<pid>.XXXXXX": AtomicFile's pattern, so that the next write
+/// of `path` removes it if tcc is killed (removeStaleTemporaries).
+std::string temporaryBeside(const std::string &path);
+
 /// Removes the files and folders "tcc-build-<pid>-*" in the temporary folder, and the
 /// folders "<dir>.tmp.<pid>" beside `dir` when `dir` is given, whose
 /// process <pid> is gone and which this user owns. Returns how many.

@@ -450,7 +450,7 @@ int runCompile(const tcc::CompileOptions &options) {
     std::string output = options.output.empty() ? "./" + spec.name : options.output;
     tcc::TrainerBuild build;
     if (!target.trainerBuild({options.march, options.gpu, ranks}, build, error) ||
-        !tcc::buildTrainer(build, source, output, isatty(2), error))
+        !tcc::buildTrainer(build, source, output, isatty(2), &facts.sharedObjects, error))
       return fail(error);
     phases.end("trainer build");
   }
