@@ -49,7 +49,7 @@ def Tcc_AllReduceOp : Tcc_Op<"all_reduce", [InferTypeOpAdaptor, Tcc_SixteenBitLi
 // split into `ranks` chunks of c = ceil(n / ranks) elements, chunk r (zero
 // past the end of the tensor) kept by rank r.
 
-def Tcc_ShardOp : Tcc_Op<"shard", [Pure]> {
+def Tcc_ShardOp : Tcc_Op<"shard", [Pure, Tcc_SixteenBitMove]> {
   let summary = "This rank's chunk of a tensor";
   let description = [{
     Elements `[rank * c, rank * c + c)` of `input` flattened, with c =
@@ -67,7 +67,7 @@ def Tcc_ShardOp : Tcc_Op<"shard", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tcc_AllGatherOp : Tcc_Op<"all_gather"> {
+def Tcc_AllGatherOp : Tcc_Op<"all_gather", [Tcc_SixteenBitMove]> {
   let summary = "The ranks' chunks, put together into whole tensors";
   let description = [{
     Result `i` is the chunks operand `i` holds on ranks 0, 1, ..., `ranks`
@@ -90,7 +90,7 @@ def Tcc_AllGatherOp : Tcc_Op<"all_gather"> {
   let hasVerifier = 1;
 }
 
-def Tcc_ReduceScatterOp : Tcc_Op<"reduce_scatter"> {
+def Tcc_ReduceScatterOp : Tcc_Op<"reduce_scatter", [Tcc_SixteenBitLibrary]> {
   let summary = "Each tensor summed over the ranks; each rank keeps its chunk";
   let description = [{
     Result `i` is `tcc.shard` of operand `i` summed over the ranks: each

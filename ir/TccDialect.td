@@ -79,6 +79,12 @@ def Tcc_SixteenBitLibrary : NativeOpTrait<"SixteenBitLibrary"> {
 def Tcc_SixteenBitExact : NativeOpTrait<"SixteenBitExact"> {
   let cppNamespace = "::mlir::tcc::OpTrait";
 }
+// Moves stored bits between ranks or into a rank's chunk (tcc.shard,
+// tcc.all_gather), which every target does in any element type: kept in 16
+// bits on every target, whatever kinds it names.
+def Tcc_SixteenBitMove : NativeOpTrait<"SixteenBitMove"> {
+  let cppNamespace = "::mlir::tcc::OpTrait";
+}
 
 //===----------------------------------------------------------------------===//
 // Type constraints

@@ -37,6 +37,9 @@ template <typename ConcreteType>
 class SixteenBitLibrary : public mlir::OpTrait::TraitBase<ConcreteType, SixteenBitLibrary> {};
 template <typename ConcreteType>
 class SixteenBitExact : public mlir::OpTrait::TraitBase<ConcreteType, SixteenBitExact> {};
+/// Kept in 16 bits on every target (Tcc_SixteenBitMove).
+template <typename ConcreteType>
+class SixteenBitMove : public mlir::OpTrait::TraitBase<ConcreteType, SixteenBitMove> {};
 
 } // namespace mlir::tcc::OpTrait
 

@@ -82,18 +82,13 @@ FailureOr<int64_t> widen(Operation *op) {
   return casts;
 }
 
-/// Whether `op` declares one of the 16-bit `kinds`. The sharded state's
-/// collectives declare theirs here, not in ODS (TccCollectiveOps.td, whose
-/// change rebuilds the dialect's users): a chunk and a gather copy stored
-/// bits, which both targets' kernels do in any type, so they are kept on
-/// every target; a reduce-scatter sums as tcc.all_reduce ("library").
+/// Whether `op` declares one of the 16-bit `kinds`, or moves bits (kept on
+/// every target).
 bool declaresKind(Operation *op, ArrayRef<std::string> kinds) {
   auto is = [&](StringRef kind) { return llvm::is_contained(kinds, kind); };
-  if (isa<ShardOp, AllGatherOp>(op))
-    return true;
-  return (is("update") && op->hasTrait<tcc::OpTrait::SixteenBitUpdate>()) ||
-         (is("library") &&
-          (op->hasTrait<tcc::OpTrait::SixteenBitLibrary>() || isa<ReduceScatterOp>(op))) ||
+  return op->hasTrait<tcc::OpTrait::SixteenBitMove>() ||
+         (is("update") && op->hasTrait<tcc::OpTrait::SixteenBitUpdate>()) ||
+         (is("library") && op->hasTrait<tcc::OpTrait::SixteenBitLibrary>()) ||
          (is("exact") && op->hasTrait<tcc::OpTrait::SixteenBitExact>());
 }
 
