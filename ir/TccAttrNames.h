@@ -154,14 +154,16 @@ inline constexpr llvm::StringLiteral kAmp = "amp";
 // tcc-bucket-collectives: passes/BucketCollectives.cpp)
 //===----------------------------------------------------------------------===//
 
-/// On a `tcc.all_reduce`: it sums the trainable parameters' gradients
-/// (tcc-build-train-step sets it on the one it builds after the backward;
-/// each bucket tcc-bucket-collectives splits it into keeps it). The
-/// running statistics' and a synchronised batch norm's all-reduces have
-/// none (unit).
+/// On a `tcc.all_reduce` or `tcc.reduce_scatter` (a sharded state's): it
+/// sums the trainable parameters' gradients (tcc-build-train-step sets it
+/// on the one it builds after the backward; each bucket
+/// tcc-bucket-collectives splits it into, and each per-node reduce-scatter
+/// of tcc-gather-parameters, keeps it). The running statistics' and a
+/// synchronised batch norm's all-reduces have none (unit).
 inline constexpr llvm::StringLiteral kGradientsAttr = "tcc.gradients";
-/// On a gradient `tcc.all_reduce` that tcc-bucket-collectives formed: the
-/// bucket's index, in the order the buckets run (i64).
+/// On a gradient `tcc.all_reduce` or ZeRO-2 `tcc.reduce_scatter` that
+/// tcc-bucket-collectives formed: the bucket's index, in the order the
+/// buckets run (i64).
 inline constexpr llvm::StringLiteral kBucketAttr = "tcc.bucket";
 /// On a bucket: it runs on a stream of its own from its op to the first op
 /// of its block that reads one of its results (sideStreamJoin,

@@ -2,13 +2,15 @@
 //
 // See Passes.td and docs/passes.md. PyTorch DDP's reducer, at compile time:
 // the one `tcc.all_reduce` of every gradient that tcc-build-train-step puts
-// after the backward becomes buckets in the order the backward computes the
-// gradients, each placed right after the last of its gradients, so that its
-// communication can overlap the rest of the backward. Every rank compiles
-// the same program, so the placement is the same on every rank.
+// after the backward (ZeRO-2's `tcc.reduce_scatter`) becomes buckets in the
+// order the backward computes the gradients, each placed right after the
+// last of its gradients, so that its communication can overlap the rest of
+// the backward. Every rank compiles the same program, so the placement is
+// the same on every rank.
 //
 //===----------------------------------------------------------------------===//
 
+#include "passes/DistributedStep.h"
 #include "passes/HoistConversions.h"
 #include "passes/PassReport.h"
 #include "passes/Passes.h"
@@ -34,12 +36,37 @@ namespace {
 int64_t computeOpsBetween(Operation *begin, Operation *end) {
   int64_t ops = 0;
   for (Operation *op = begin; op && op != end; op = op->getNextNode())
-    if (!isa<AllReduceOp>(op))
+    if (!isa<AllReduceOp, ReduceScatterOp>(op))
       ops += kernelsOf(*op);
   return ops;
 }
 
-/// One gradient of the all-reduce: its operand, the position of the op
+/// Whether `op` is the gradients' one collective of a step function's
+/// body, not split yet: its all-reduce, or ZeRO-2's reduce-scatter (FSDP's
+/// are tcc-gather-parameters', per node). A micro-batch loop's collectives
+/// are not the gradients'.
+bool isWholeGradientReduction(Operation *op) {
+  if (!isa<AllReduceOp, ReduceScatterOp>(op) || !op->hasAttr(kGradientsAttr) ||
+      op->hasAttr(kBucketAttr) || !isa<func::FuncOp>(op->getParentOp()))
+    return false;
+  return isa<AllReduceOp>(op) || !gathersParameters(op->getParentOp());
+}
+
+/// The collective of `whole`'s kind over its operands `operands`, at `b`.
+Operation *createBucket(OpBuilder &b, Operation *whole, ArrayRef<unsigned> operands) {
+  SmallVector<Value> inputs;
+  SmallVector<Type> chunks;
+  for (unsigned i : operands) {
+    inputs.push_back(whole->getOperand(i));
+    chunks.push_back(whole->getResult(i).getType());
+  }
+  if (auto reduce = dyn_cast<AllReduceOp>(whole))
+    return b.create<AllReduceOp>(whole->getLoc(), inputs, reduce.getReductionAttr());
+  return b.create<ReduceScatterOp>(whole->getLoc(), chunks, inputs,
+                                   cast<ReduceScatterOp>(whole).getRanks());
+}
+
+/// One gradient of the collective: its operand, the position of the op
 /// that computes it (-1: an argument), its bytes in the message.
 struct Gradient {
   unsigned operand;
@@ -61,22 +88,18 @@ struct BucketCollectivesPass : mlir::tcc::impl::BucketCollectivesBase<BucketColl
   }
 
   void runOnOperation() override {
-    // The gradients' all-reduces of the step functions' bodies that are not
-    // buckets yet (tcc-build-train-step builds one; a micro-batch loop's
-    // collectives are not the gradients').
     tensors.clear();
     bytes.clear();
     opsAfter.clear();
     hoisted = 0;
-    SmallVector<AllReduceOp> whole;
-    getOperation().walk([&](AllReduceOp op) {
-      if (op->hasAttr(kGradientsAttr) && !op->hasAttr(kBucketAttr) &&
-          isa<func::FuncOp>(op->getParentOp()))
+    SmallVector<Operation *> whole;
+    getOperation().walk([&](Operation *op) {
+      if (isWholeGradientReduction(op))
         whole.push_back(op);
     });
     if (whole.empty())
       return;
-    for (AllReduceOp op : whole)
+    for (Operation *op : whole)
       split(op);
     Builder b(&getContext());
     ModuleOp module = getOperation();
@@ -89,9 +112,9 @@ struct BucketCollectivesPass : mlir::tcc::impl::BucketCollectivesBase<BucketColl
   }
 
   /// Replaces `whole` with its buckets.
-  void split(AllReduceOp whole) {
+  void split(Operation *whole) {
     Block &block = *whole->getBlock();
-    for (Value v : whole.getInputs())
+    for (Value v : whole->getOperands())
       hoisted += hoistConversions(block, v);
 
     SmallVector<Operation *> ops;
@@ -101,7 +124,7 @@ struct BucketCollectivesPass : mlir::tcc::impl::BucketCollectivesBase<BucketColl
       ops.push_back(&op);
     }
     SmallVector<Gradient> gradients;
-    for (auto [i, v] : llvm::enumerate(whole.getInputs())) {
+    for (auto [i, v] : llvm::enumerate(whole->getOperands())) {
       Operation *producer = producerIn(block, v);
       gradients.push_back(
           {static_cast<unsigned>(i), producer ? position[producer] : -1, tensorBytes(v.getType())});
@@ -130,10 +153,10 @@ struct BucketCollectivesPass : mlir::tcc::impl::BucketCollectivesBase<BucketColl
     SmallVector<Operation *> formed;
     for (ArrayRef<Gradient> bucket : buckets) {
       int64_t ready = -1;
-      SmallVector<Value> inputs;
+      SmallVector<unsigned> operands;
       for (const Gradient &g : bucket) {
         ready = std::max(ready, g.ready);
-        inputs.push_back(whole.getInputs()[g.operand]);
+        operands.push_back(g.operand);
       }
       Operation *after = ready >= 0 ? ops[ready] : nullptr;
       if (previous && (!after || after->isBeforeInBlock(previous)))
@@ -149,12 +172,12 @@ struct BucketCollectivesPass : mlir::tcc::impl::BucketCollectivesBase<BucketColl
         b.setInsertionPointAfter(after);
       else
         b.setInsertionPointToStart(&block);
-      auto op = b.create<AllReduceOp>(whole.getLoc(), inputs, whole.getReductionAttr());
+      Operation *op = createBucket(b, whole, operands);
       for (NamedAttribute attr : whole->getDiscardableAttrs())
         op->setAttr(attr.getName(), attr.getValue());
       op->setAttr(kBucketAttr, b.getI64IntegerAttr(static_cast<int64_t>(tensors.size())));
-      for (auto [result, g] : llvm::zip(op.getResults(), bucket))
-        whole.getResult(g.operand).replaceAllUsesWith(result);
+      for (auto [result, g] : llvm::zip(op->getResults(), bucket))
+        whole->getResult(g.operand).replaceAllUsesWith(result);
       int64_t size = 0;
       for (const Gradient &g : bucket)
         size += g.bytes;
@@ -166,7 +189,7 @@ struct BucketCollectivesPass : mlir::tcc::impl::BucketCollectivesBase<BucketColl
     // The end of the backward is where the gradients were reduced before.
     for (Operation *op : formed)
       opsAfter.push_back(computeOpsBetween(op->getNextNode(), whole));
-    whole.erase();
+    whole->erase();
   }
 
   SmallVector<int64_t> tensors, bytes, opsAfter;

@@ -105,9 +105,9 @@ void mlir::tcc::reduceAcrossRanks(OpBuilder &b, Location loc, const StepPlan &pl
       chunks.push_back(chunkType(grads[i], d.ranks));
     }
     auto op = b.create<ReduceScatterOp>(loc, chunks, inputs, d.ranks);
-    // FSDP's: tcc-gather-parameters splits it per node.
-    if (d.shard == ::tcc::rt::Distributed::Parameters)
-      op->setAttr(kGradientsAttr, b.getUnitAttr());
+    // FSDP's: tcc-gather-parameters splits it per node; ZeRO-2's:
+    // tcc-bucket-collectives, into buckets.
+    op->setAttr(kGradientsAttr, b.getUnitAttr());
     for (auto [i, result] : llvm::zip(withGradient, op.getResults()))
       grads[i] = result;
   } else {
@@ -123,6 +123,14 @@ void mlir::tcc::reduceAcrossRanks(OpBuilder &b, Location loc, const StepPlan &pl
          [&](int i, Value v) { newState[i] = v; }, "mean");
 }
 
+
+bool mlir::tcc::gathersParameters(Operation *step) {
+  return step
+      ->walk([](AllGatherOp op) {
+        return op->hasAttr(kGatherForAttr) ? WalkResult::interrupt() : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
 
 /// Shard "parameters" (FSDP): the trainable parameters are chunks; one
 /// tcc.all_gather, marked `tcc.gather_for = "forward"`, puts them together

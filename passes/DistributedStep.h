@@ -34,6 +34,12 @@ AllGatherOp gatherForBackward(OpBuilder &b, AllGatherOp forward);
 /// Makes every op after `backward` read its results instead of `forward`'s.
 void readBackwardGather(AllGatherOp forward, AllGatherOp backward);
 
+/// Whether `step` gathers sharded parameters (shard "parameters", FSDP:
+/// all-gathers marked tcc.gather_for). Its gradients' reduce-scatters are
+/// then tcc-gather-parameters' to split per node; ZeRO-2's (shard
+/// "gradients") are tcc-bucket-collectives' to split into buckets.
+bool gathersParameters(Operation *step);
+
 /// The type of one rank's chunk of `whole` (tcc.shard) over `ranks` ranks.
 Type chunkType(Value whole, int64_t ranks);
 

@@ -238,8 +238,17 @@ private:
     if (record)
       setWorkspace(&op, WorkspaceAttr::get(op.getContext(), workspace.getBytes()));
     if (workspace.getBytes() > 0)
-      add(Use::Workspace, &op, 0, {position(&op), position(&op), workspace.getBytes()});
+      add(Use::Workspace, &op, 0, {position(&op), workspaceEnd(op), workspace.getBytes()});
     return success();
+  }
+
+  /// Where `op`'s workspace dies: with the op, or for a collective on a
+  /// side stream (a ZeRO-2 bucket's padded message) at its join.
+  int64_t workspaceEnd(Operation &op) const {
+    if (op.hasAttr(kSideStreamAttr))
+      if (Operation *join = sideStreamJoin(&op))
+        return position(join);
+    return position(&op);
   }
 
   /// Where each planned op's results go, written once they are all known.

@@ -396,16 +396,18 @@ def ChannelsLast : Pass<"tcc-channels-last", "::mlir::ModuleOp"> {
 }
 
 def BucketCollectives : Pass<"tcc-bucket-collectives", "::mlir::ModuleOp"> {
-  let summary = "Split the gradients' all-reduce into buckets, each right after its gradients are computed";
+  let summary = "Split the gradients' all-reduce (ZeRO-2's reduce-scatter) into buckets, each right after its gradients are computed";
   let description = [{
     A distributed step sums every trainable parameter's gradient over the
     ranks; `tcc-build-train-step` builds that as one `tcc.all_reduce "sum"`
-    after the whole backward, marked `tcc.gradients`. This pass does what
-    PyTorch DDP's reducer does at run time, at compile time: it splits that
-    all-reduce into buckets and places each right after the last op that
-    computes one of its gradients, so that its communication can run while
-    the rest of the backward does (on the cuda target, on a second stream
-    inside the step's CUDA graph).
+    after the whole backward, marked `tcc.gradients` (with
+    `train.distributed.shard: "gradients"`, ZeRO-2, one
+    `tcc.reduce_scatter` so marked). This pass does what PyTorch DDP's
+    reducer does at run time, at compile time: it splits that collective
+    into buckets of the same kind and places each right after the last op
+    that computes one of its gradients, so that its communication can run
+    while the rest of the backward does (on the cuda target, on a second
+    stream inside the step's CUDA graph).
 
     - **Order**: the gradients in the order the backward computes them
       (the last layer's first, as DDP's), ties in state order.
@@ -437,16 +439,18 @@ def BucketCollectives : Pass<"tcc-bucket-collectives", "::mlir::ModuleOp"> {
 
     It moves nothing else: not the running statistics' `"mean"`
     all-reduce, not a synchronised batch norm's all-reduces in the forward
-    and backward, nothing inside a `tcc.micro_batches` loop. With
-    `train.accumulate` > 1 the gradients are complete only after the loop:
-    the all-reduce there is split by size alone, every bucket right after
-    the loop. A step of one rank has no gradient all-reduce: nothing to do.
+    and backward, nothing inside a `tcc.micro_batches` loop, not FSDP's
+    reduce-scatters (a step that gathers parameters, `tcc.gather_for`:
+    tcc-gather-parameters splits them per node), nothing already a bucket.
+    With `train.accumulate` > 1 the gradients are complete only after the
+    loop: the collective there is split by size alone, every bucket right
+    after the loop. A step of one rank has no gradient all-reduce: nothing to do.
     Runs after `tcc-widen-16bit` and the target's layout passes, before
     `tcc-fusion` (the op order is final from fusion on).
 
     Each bucket keeps `tcc.gradients` and gets `tcc.bucket` (its index).
     Report (`tcc.pass_report`, `bucket-collectives`), where the step has a
-    gradient all-reduce: `buckets`, and per bucket `tensors`, `bytes` and
+    gradient all-reduce or ZeRO-2 reduce-scatter: `buckets`, and per bucket `tensors`, `bytes` and
     `ops_after` (the ops of the step between the bucket and the end of the
     backward: the work that could hide its communication); `hoisted` (the
     conversions moved up).

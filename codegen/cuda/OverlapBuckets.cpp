@@ -32,14 +32,15 @@ struct CudaOverlapBucketsPass
     : mlir::tcc::impl::CudaOverlapBucketsBase<CudaOverlapBucketsPass> {
   void runOnOperation() override {
     int64_t marked = 0;
-    getOperation().walk([&](AllReduceOp op) {
-      // Only the gradients' buckets: a synchronised norm's sums and the
-      // running statistics' mean are read by the next op, and stay on the
-      // step's stream, on its communicator, in program order.
-      if (!op->hasAttr(kBucketAttr) || !isa<func::FuncOp>(op->getParentOp()) ||
-          !sideStreamJoin(op))
+    getOperation().walk([&](Operation *op) {
+      // Only the gradients' buckets (all-reduces, or ZeRO-2's
+      // reduce-scatters): a synchronised norm's sums and the running
+      // statistics' mean are read by the next op, and stay on the step's
+      // stream, on its communicator, in program order.
+      if (!isa<AllReduceOp, ReduceScatterOp>(op) || !op->hasAttr(kBucketAttr) ||
+          !isa<func::FuncOp>(op->getParentOp()) || !sideStreamJoin(op))
         return;
-      op->setAttr(kSideStreamAttr, UnitAttr::get(op.getContext()));
+      op->setAttr(kSideStreamAttr, UnitAttr::get(op->getContext()));
       ++marked;
     });
     if (marked > 0)

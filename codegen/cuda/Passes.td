@@ -48,20 +48,23 @@ def CudaSelectAlgorithms : Pass<"tcc-cuda-select-algorithms", "::mlir::ModuleOp"
 def CudaOverlapBuckets : Pass<"tcc-cuda-overlap-buckets", "::mlir::ModuleOp"> {
   let summary = "Run the gradient buckets on a second stream of the step's CUDA graph";
   let description = [{
-    Marks each bucket of tcc-bucket-collectives (a `tcc.all_reduce` with
-    `tcc.bucket`, in a step function's body) `tcc.side_stream`: the cuda
+    Marks each bucket of tcc-bucket-collectives (a `tcc.all_reduce`, or
+    ZeRO-2's `tcc.reduce_scatter`, with `tcc.bucket`, in a step function's
+    body) `tcc.side_stream`: the cuda
     code generator issues its NCCL call on a side stream, forked from the
     step's stream by an event right where the bucket is (after its last
     gradient) and joined by an event before the first op that reads one of
     its results (`sideStreamJoin`, ir/TccPlan.h), so the collective overlaps
     the rest of the backward and the step stays one graph; the buckets use
     a communicator of their own. tcc-plan-memory keeps the bucket's inputs
-    live until the join. It runs before tcc-plan-memory.
+    (and a reduce-scatter's workspace, its padded message) live until the
+    join. It runs before tcc-plan-memory.
 
     It does not mark a synchronised batch norm's all-reduces (the next op
     reads them), the running statistics' mean, a micro-batch loop's
-    collectives, the one all-reduce of a step compiled without
-    bucket-collectives, or a bucket nothing reads. One rank has none.
+    collectives, the one all-reduce (or reduce-scatter) of a step compiled
+    without bucket-collectives, FSDP's per-node reduce-scatters, or a
+    bucket nothing reads. One rank has none.
 
     Example (a bucket and its reader):
 

@@ -29,14 +29,15 @@ void nccl_all_reduce(Communicator *comm, cudaStream_t stream, int count,
 /// ncclAllGather or ncclReduceScatter per tensor (of types[k]) in one group,
 /// through `packed` (ranks * sizes[k] elements of each tensor, one after
 /// the other, of device memory) where the whole tensors are padded to
-/// ranks * sizes[k].
+/// ranks * sizes[k]. A ZeRO-2 gradient bucket on the side stream (`bucket`)
+/// reduce-scatters through the second communicator.
 void nccl_all_gather(Communicator *comm, cudaStream_t stream, int count,
                      const void *const *chunks, void *const *results, const int64_t *sizes,
                      const int64_t *wholes, const CollectiveType *types, char *packed);
 void nccl_reduce_scatter(Communicator *comm, cudaStream_t stream, int count,
                          const void *const *inputs, void *const *results,
                          const int64_t *sizes, const int64_t *wholes,
-                         const CollectiveType *types, char *packed);
+                         const CollectiveType *types, char *packed, bool bucket);
 
 } // namespace tcc::rt::cuda
 

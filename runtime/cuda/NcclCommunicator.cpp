@@ -203,10 +203,11 @@ public:
   /// The step's reduce-scatter on `stream`: each whole tensor copied into
   /// `packed` and padded with zeros to ranks chunks, then summed (16 bits
   /// with f32 arithmetic per hop) and scattered, this rank's chunk into
-  /// results[k].
+  /// results[k]; a bucket (`bucket`) through the buckets' communicator.
   void deviceReduceScatter(cudaStream_t stream, int count, const void *const *inputs,
                            void *const *results, const int64_t *sizes, const int64_t *wholes,
-                           const cuda::CollectiveType *types, char *packed) {
+                           const cuda::CollectiveType *types, char *packed, bool bucket) {
+    ncclComm_t through = bucket ? buckets : joined();
     for (int64_t k = 0, at = 0; k < count; ++k) {
       const int64_t bytes = cuda::collectiveBytes(types[k]);
       checkCuda(cudaMemcpyAsync(packed + at, inputs[k], size_t(wholes[k] * bytes),
@@ -218,7 +219,7 @@ public:
     check(ncclGroupStart(), "ncclGroupStart");
     for (int64_t k = 0, at = 0; k < count; ++k) {
       check(ncclReduceScatter(packed + at, results[k], size_t(sizes[k]), ncclType(types[k]),
-                              ncclSum, joined(), stream),
+                              ncclSum, through, stream),
             "ncclReduceScatter");
       at += sizes[k] * world.size * cuda::collectiveBytes(types[k]);
     }
@@ -360,9 +361,9 @@ void cuda::nccl_all_gather(Communicator *comm, cudaStream_t stream, int count,
 void cuda::nccl_reduce_scatter(Communicator *comm, cudaStream_t stream, int count,
                                const void *const *inputs, void *const *results,
                                const int64_t *sizes, const int64_t *wholes,
-                               const CollectiveType *types, char *packed) {
+                               const CollectiveType *types, char *packed, bool bucket) {
   ncclOf(comm)->deviceReduceScatter(stream, count, inputs, results, sizes, wholes, types,
-                                    packed);
+                                    packed, bucket);
 }
 
 } // namespace tcc::rt

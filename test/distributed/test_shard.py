@@ -13,6 +13,10 @@ gather the updated parameters; checkpoints hold the state whole.
   another order);
 - "optimizer" is "none" bit for bit on the same ranks: the same all-reduce,
   then each element's update computed by one rank instead of all;
+- "gradients" on 2 ranks with its reduce-scatter in 3 buckets placed in the
+  backward (tcc-bucket-collectives, --bucket-size=11KiB) is "none" on 2
+  ranks (one all-reduce) bit for bit: each chunk element is the sum of the
+  same two terms, however the tensors are packed;
 - the report's optimizer state per rank is each slot's chunk,
   ceil(n / N) values per parameter tensor, and says which collectives move
   how much;
@@ -88,6 +92,19 @@ def same_bits(a, b, what, other):
             print(f"{what} equals {other} bit for bit", flush=True)
 
 
+def check_zero2_buckets(path):
+    """The report of zero2_mlp at --bucket-size=11KiB: its reduce-scatter in
+    the 3 buckets "none"'s all-reduce takes (distributed.ranks)."""
+    with open(path) as f:
+        report = json.load(f)
+    tensors = report["passes"].get("bucket-collectives", {}).get("tensors")
+    scatters = report["distributed"]["reduce_scatter"]["collectives"]
+    listed = [b["tensors"] for b in report["distributed"]["gradient_buckets"]]
+    check(tensors == [2, 1, 1] and scatters == 3 and listed == tensors,
+          f"zero2_mlp --bucket-size=11KiB: buckets of {tensors} tensors, {scatters} "
+          f"reduce-scatters, gradient_buckets {listed}; expected [2, 1, 1] in 3")
+
+
 def check_same_resume(exes, data, folder, base, first, then):
     """4 steps of `first` saved, 4 more of `then` resumed: bit for bit
     `base`, 8 steps of a run that sums as both do."""
@@ -114,13 +131,17 @@ def main():
     t.variant(work, "fashion_mlp", "zero2_mlp", distributed={"shard": "gradients"})
     t.variant(work, "ghost_cnn", "zero2_cnn", distributed={"shard": "gradients"})
 
+    buckets = os.path.join(work, "zero2-buckets.json")
+    flags = {("zero2_mlp", 2): ["--bucket-size=11KiB", "--report=" + buckets]}
     exes = {}
     for model, ranks in (("fashion_mlp", 1), ("fashion_mlp", 2), ("ghost_cnn", 1),
                          ("zero1_mlp", 2), ("zero1_mlp", 4), ("zero2_mlp", 2),
                          ("zero2_mlp", 4), ("zero2_cnn", 2)):
         exes[model, ranks] = os.path.join(work, f"{model}-{ranks}")
-        if not t.compile_model(tcc, model, ranks, exes[model, ranks]):
+        if not t.compile_model(tcc, model, ranks, exes[model, ranks],
+                               *flags.get((model, ranks), [])):
             return 1
+    check_zero2_buckets(buckets)
     runs = {key: t.train(exe, key[1], data, os.path.join(work, f"run-{key[0]}-{key[1]}"))
             for key, exe in exes.items()}
     for model, ranks in (("zero1_mlp", 2), ("zero1_mlp", 4), ("zero2_mlp", 2),
@@ -136,6 +157,9 @@ def main():
         check(same, "shard \"optimizer\" on 2 ranks is not \"none\" on 2 ranks bit for bit")
         if same:
             print("zero1_mlp on 2 ranks equals fashion_mlp on 2 ranks bit for bit", flush=True)
+    # ZeRO-2 in 3 buckets sums the same two terms per element as one all-reduce.
+    same_bits(runs["zero2_mlp", 2], runs["fashion_mlp", 2],
+              "zero2_mlp on 2 ranks in 3 reduce-scatter buckets", "fashion_mlp on 2 ranks")
 
     # Each rank keeps ceil(n / N) of each of AdamW's two moments per tensor.
     sizes = [784 * 256, 256, 256 * 10, 10]  # fashion_mlp's trainable tensors

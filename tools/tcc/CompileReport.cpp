@@ -8,6 +8,7 @@
 #include "ir/TccRecipe.h"
 #include "ir/TccOps.h"
 #include "ir/TccPlan.h"
+#include "passes/DistributedStep.h"
 #include "passes/MemoryPlan.h"
 #include "passes/PassReport.h"
 
@@ -35,32 +36,34 @@ std::map<std::string, int64_t> countOps(func::FuncOp fn) {
   return ops;
 }
 
-/// The all-reduces of the gradients in the planned step, in the order they
-/// run (tcc-bucket-collectives' buckets, or the one after the backward):
-/// the tensors and bytes each sums, and the kernels the step launches from
+/// The all-reduces of the gradients in the planned step (ZeRO-2's
+/// reduce-scatters; not FSDP's, per node), in the order they run
+/// (tcc-bucket-collectives' buckets, or the one after the backward): the
+/// tensors and bytes each sums, and the kernels the step launches from
 /// its start up to the first op that reads its sums, other collectives
 /// left out: the work a second stream could hide it behind.
 nlohmann::json gradientBuckets(func::FuncOp step) {
   nlohmann::json buckets = nlohmann::json::array();
   Block &block = step.front();
+  const bool fsdp = mlir::tcc::gathersParameters(step);
   for (Operation &op : block) {
-    auto reduce = dyn_cast<mlir::tcc::AllReduceOp>(op);
-    if (!reduce || !reduce->hasAttr(mlir::tcc::kGradientsAttr))
+    if (!op.hasAttr(mlir::tcc::kGradientsAttr) ||
+        !(isa<mlir::tcc::AllReduceOp>(op) || (isa<mlir::tcc::ReduceScatterOp>(op) && !fsdp)))
       continue;
     int64_t bytes = 0;
-    for (Value v : reduce.getInputs())
+    for (Value v : op.getOperands())
       bytes += mlir::tcc::tensorBytes(v.getType());
     Operation *firstReader = nullptr;
-    for (Operation *user : reduce->getUsers())
+    for (Operation *user : op.getUsers())
       if (Operation *reader = block.findAncestorOpInBlock(*user);
           !firstReader || reader->isBeforeInBlock(firstReader))
         firstReader = reader;
     int64_t kernels = 0;
     for (Operation *next = op.getNextNode(); next && next != firstReader;
          next = next->getNextNode())
-      if (!isa<mlir::tcc::AllReduceOp>(next))
+      if (!isa<mlir::tcc::AllReduceOp, mlir::tcc::ReduceScatterOp>(next))
         kernels += mlir::tcc::kernelsOf(*next);
-    buckets.push_back({{"tensors", reduce.getInputs().size()},
+    buckets.push_back({{"tensors", op.getNumOperands()},
                        {"bytes", bytes},
                        {"overlap_kernels", kernels}});
   }

@@ -3,8 +3,9 @@
 // tcc.all_reduce, and a sharded state's tcc.all_gather and
 // tcc.reduce_scatter, as NCCL calls on the step's stream, captured into its
 // CUDA graph (runtime/cuda/device/Collectives.cuh; the communicator is the
-// trainer's, runtime/cuda/NcclCommunicator.cpp); a gradient bucket marked
-// tcc.side_stream on the step's second stream, forked after its gradients
+// trainer's, runtime/cuda/NcclCommunicator.cpp); a gradient bucket (an
+// all-reduce or ZeRO-2's reduce-scatter) marked tcc.side_stream on the
+// step's second stream, forked after its gradients
 // and joined before its first reader (runtime/cuda/device/SideStream.cuh);
 // a synchronised batch norm's sums between them (runtime/cuda/device/SyncNorm.cuh).
 //
@@ -112,13 +113,20 @@ void mlir::tcc::registerCudaCollectiveOps(CudaOpPrinters &t) {
       if (getElementTypeOrSelf(v.getType()).isF64())
         return o.emitOpError("moves f32 or 16-bit tensors only on the cuda target, got ")
                << v.getType();
+    // A ZeRO-2 bucket beside the backward, as an all-reduce's.
+    const int64_t bucket = sideStreamBucket(o);
+    if (bucket >= 0)
+      p.os << "  cuda::fork(args.stream, args.buckets, " << bucket << ");\n";
     p.os << chunkCollectiveArrays(p.e, o.getInputs(), o.getResults(), gather, "void")
          << "    const cuda::CollectiveType types[] = {";
     llvm::interleaveComma(o.getInputs(), p.os,
                           [&](Value v) { p.os << collectiveType(v.getType()); });
-    p.os << "};\n    cuda::" << (gather ? "all_gather" : "reduce_scatter")
-         << "(args.stream, args.comm, " << o.getResults().size()
-         << ", inputs, results, sizes, wholes, types, " << workspaceOf(o) << "); }\n";
+    p.os << "};\n    cuda::" << (gather ? "all_gather" : "reduce_scatter") << "("
+         << (bucket >= 0 ? "args.buckets->stream()" : "args.stream") << ", args.comm, "
+         << o.getResults().size() << ", inputs, results, sizes, wholes, types, "
+         << workspaceOf(o) << (bucket >= 0 ? ", true" : "") << "); }\n";
+    if (bucket >= 0)
+      p.os << "  cuda::bucket_end(args.buckets, " << bucket << ");\n";
     return success();
   });
   // A synchronised batch norm's sums and its dx (runtime/cuda/device/SyncNorm.cuh);

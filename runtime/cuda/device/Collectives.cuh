@@ -168,14 +168,17 @@ inline void all_gather(cudaStream_t s, Communicator *comm, int count,
 /// types[k], padded with zeros to ranks * sizes[k] in the op's workspace)
 /// summed over the ranks, this rank receiving its chunk in results[k]. A
 /// 16-bit tensor is summed in 16 bits with f32 arithmetic, as the all-reduce.
+/// A ZeRO-2 gradient bucket on the side stream (`bucket`) goes through the
+/// buckets' communicator, as all_reduce's.
 inline void reduce_scatter(cudaStream_t s, Communicator *comm, int count,
                            const void *const *inputs, void *const *results,
                            const int64_t *sizes, const int64_t *wholes,
                            const CollectiveType *types, char *workspace,
-                           int64_t workspaceBytes) {
+                           int64_t workspaceBytes, bool bucket = false) {
   char *packed = detail::packed(comm, count, sizes, types, workspace, workspaceBytes);
 #ifdef TCC_CUDA_HOST_EMULATION
   (void)packed;
+  (void)bucket;
   std::vector<const void *> in(inputs, inputs + count);
   std::vector<void *> out(results, results + count);
   std::vector<int64_t> n(sizes, sizes + count), whole(wholes, wholes + count);
@@ -195,7 +198,7 @@ inline void reduce_scatter(cudaStream_t s, Communicator *comm, int count,
     }
   });
 #else
-  nccl_reduce_scatter(comm, s, count, inputs, results, sizes, wholes, types, packed);
+  nccl_reduce_scatter(comm, s, count, inputs, results, sizes, wholes, types, packed, bucket);
 #endif
 }
 

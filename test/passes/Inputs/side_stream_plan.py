@@ -1,8 +1,9 @@
 """Checks a planned step (tcc compile --emit=planned-mlir) against the rule
 tcc-cuda-overlap-buckets puts on the memory plan: a bucket on the side
-stream (tcc.side_stream) reads its inputs and writes its results until the
-first op of @train_step that reads one of its results (the join), so no op
-in between may write scratch over them. Prints each bucket's inputs, the
+stream (tcc.side_stream: an all-reduce, or ZeRO-2's reduce-scatter) reads
+its inputs and writes its results (and a reduce-scatter its workspace, the
+padded message) until the first op of @train_step that reads one of its
+results (the join), so no op in between may write scratch over them. Prints each bucket's inputs, the
 ops it checked and the conflicts; exits 1 on a conflict.
 
 --assume-side-stream checks every tcc.bucket as if it were marked (for a
@@ -83,11 +84,12 @@ def main():
     conflicts = 0
     checked = 0
     for k, op in enumerate(ops):
-        if "tcc.all_reduce" not in op["text"] or "tcc.bucket" not in op["text"]:
+        collective = re.search(r'tcc.(?:all_reduce "\w+"|reduce_scatter) (.*?) \{', op["text"])
+        if not collective or "tcc.bucket" not in op["text"]:
             continue
         if not assume and "tcc.side_stream" not in op["text"]:
             continue
-        operands = re.search(r'tcc.all_reduce "\w+" (.*?) \{', op["text"]).group(1).split(", ")
+        operands = collective.group(1).split(", ")
         outs = [n for n in op["names"]]
         # Operands named %x#i are spelled %x#i; results likewise.
         join = next((j for j in range(k + 1, len(ops))
@@ -95,6 +97,8 @@ def main():
         if join is None:
             continue
         held = [(n, where[n]) for n in operands + outs if n in where]
+        if op["workspace"]:
+            held.append(("its workspace", op["workspace"]))
         for j in range(k + 1, join):
             writes = [(o, tensor_bytes(t)) for o, t in zip(ops[j]["offsets"], ops[j]["types"])
                       if o >= 0 and tensor_bytes(t)]
