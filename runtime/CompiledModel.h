@@ -202,6 +202,16 @@ struct PredictBuffers {
   float *logits = nullptr;
 };
 
+/// A tensor of the evaluation's whole state (StepBuffers::wholeState) that
+/// the arena holds as this rank's chunk: gathered in place, every rank's
+/// chunk one after the other from `wholeOffset` on (the last chunk's
+/// padding past the whole tensor included).
+struct GatheredTensor {
+  size_t chunkOffset = 0; ///< this rank's chunk in the arena
+  size_t chunkBytes = 0;  ///< ceil(n / ranks) elements, zero past n
+  size_t wholeOffset = 0; ///< the whole tensor in the whole state
+};
+
 /// Everything a step touches, bound once (pointers into the target's
 /// memory: host memory for the cpu target, device memory for cuda). None
 /// of it is copied: it must outlive every step.
@@ -250,6 +260,19 @@ public:
   /// nothing else bind() bound, so a device target keeps its recorded
   /// training step, its stream and its library plans.
   virtual void bindWholeState(void *wholeState) = 0;
+
+  /// Sharded parameters, gathered where the model's memory is: the arena's
+  /// first `arenaBytes` bytes copied into `wholeState`, then each of
+  /// `tensors` gathered in place, in their order (ascending wholeOffset: a
+  /// gather's padding lands where a later one writes, or in the room past
+  /// the whole state that `wholeState` has). A collective. False (the
+  /// default): a model whose memory is the host's (the cpu target) leaves
+  /// the gather to the trainer.
+  virtual bool gatherWholeState(void *wholeState, size_t arenaBytes,
+                                const std::vector<GatheredTensor> &tensors) {
+    (void)wholeState, (void)arenaBytes, (void)tensors;
+    return false;
+  }
 
   /// One optimizer step: gathers batch `step % stepsPerEpoch` of epoch
   /// `step / stepsPerEpoch` (the state's step counter) from the training

@@ -38,6 +38,14 @@ struct FaultSettings {
   std::string checkpoint;
 };
 
+/// One all-gather in the memory the model's steps use: every rank's `bytes`
+/// at `mine`, in rank order, into `all` (size() * bytes).
+struct StepMemoryGather {
+  const void *mine = nullptr;
+  void *all = nullptr;
+  int64_t bytes = 0;
+};
+
 class Communicator {
 public:
   virtual ~Communicator() = default;
@@ -57,6 +65,12 @@ public:
   /// ranks, this rank receiving block rank() of the sum in `mine`.
   virtual void allGather(const float *mine, float *all, int64_t n) = 0;
   virtual void reduceScatterSum(const float *all, float *mine, int64_t n) = 0;
+  /// `gathers` one after the other, in order (a later one may overwrite what
+  /// an earlier one wrote), in the memory the model's steps use; returns
+  /// once done. NCCL's gathers device memory; the host communicators' is
+  /// host memory (the cpu target's, or the cuda target's under host
+  /// emulation), which this default gathers.
+  virtual void allGatherInStepMemory(const std::vector<StepMemoryGather> &gathers);
   /// Ends every rank of the job with `status`: a rank that stops alone
   /// would leave the others waiting in a collective.
   [[noreturn]] virtual void abortJob(int status) = 0;
@@ -87,6 +101,11 @@ inline void allGatherBytes(Communicator &comm, const void *mine, void *all, int6
   comm.allGather(in.data(), out.data(), words);
   for (int64_t r = 0; r < comm.size(); ++r)
     std::memcpy(static_cast<char *>(all) + r * bytes, out.data() + r * words, size_t(bytes));
+}
+
+inline void Communicator::allGatherInStepMemory(const std::vector<StepMemoryGather> &gathers) {
+  for (const StepMemoryGather &g : gathers)
+    allGatherBytes(*this, g.mine, g.all, g.bytes);
 }
 
 /// The communicator of a trainer compiled for `ranks` processes, as the

@@ -124,6 +124,16 @@ public:
   }
   void setFaultSettings(const FaultSettings &s) override { settings = s; }
 
+  /// Bytes, in device memory: not through the staging. Not grouped, so that
+  /// each gather lands after the one before (in place, a gather's padding
+  /// may fall where the next one writes).
+  void allGatherInStepMemory(const std::vector<StepMemoryGather> &gathers) override {
+    for (const StepMemoryGather &g : gathers)
+      check(ncclAllGather(g.mine, g.all, size_t(g.bytes), ncclUint8, joined(), side),
+            "ncclAllGather");
+    finishSide("the gather of the sharded state");
+  }
+
   /// The stream's work done (cudaStreamQuery), or the job ended: NCCL
   /// broke (a rank's process or network is gone) or the timeout passed.
   void awaitDevice(const std::function<bool()> &done) override {
@@ -260,6 +270,15 @@ private:
     });
   }
 
+  /// Returns once the side stream's work is done, against the timeout.
+  void finishSide(const char *what) {
+    awaitDevice([&] { return cudaStreamQuery(side) != cudaErrorNotReady; });
+    if (cudaStreamSynchronize(side) != cudaSuccess) {
+      std::cerr << "error: rank " << world.rank << ": " << what << " failed\n";
+      abortJob(1);
+    }
+  }
+
   /// `call(in, out)` on device copies of `in` (n values) and `out` (m).
   template <class T, class Call>
   void hostCollective(const T *in, int64_t n, T *out, int64_t m, Call call) {
@@ -280,14 +299,9 @@ private:
     cudaMemcpyAsync(deviceIn, in, inBytes, cudaMemcpyHostToDevice, side);
     check(call(deviceIn, deviceOut), "a collective");
     cudaMemcpyAsync(out, deviceOut, size_t(m) * sizeof(T), cudaMemcpyDeviceToHost, side);
-    awaitDevice([&] { return cudaStreamQuery(side) != cudaErrorNotReady; });
-    if (cudaStreamSynchronize(side) != cudaSuccess) {
-      std::cerr << "error: rank " << world.rank << ": the trainer's collective failed\n";
-      abortJob(1);
-    }
-    // The per-step sums are a few values; a sharded state's gathers (each
-    // evaluation's whole copy, a checkpoint) are the whole parameters,
-    // which sharding keeps off the device between them.
+    finishSide("the trainer's collective");
+    // The per-step sums are a few values; a sharded checkpoint's gather is
+    // the whole parameters, which sharding keeps off the device.
     if (stagingBytes > kKeptStagingBytes) {
       cudaFree(staging);
       staging = nullptr;

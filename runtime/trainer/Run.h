@@ -106,6 +106,9 @@ private:
   void checkStep();
   void evaluate(EpochMetrics &m);
   std::pair<std::optional<double>, std::optional<double>> evaluateOnce();
+  void *gatherForEvaluation(std::vector<uint8_t> &hostWhole,
+                            std::unique_ptr<Buffer> &deviceWhole);
+  void traceEvalGather(const char *where, size_t bytes) const;
   void swapEmaWithRaw();
   void chooseEvalMode();
   void findLossScaleState();

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sys/stat.h>
 
@@ -35,26 +36,13 @@ std::pair<std::optional<double>, std::optional<double>> Run::evaluateOnce() {
   // whole once (the ranks evaluate different numbers of batches, so the
   // evaluation step itself has no collective) and the evaluation reads
   // them; freed after, as FSDP's summon_full_params.
-  std::vector<uint8_t> whole, hostCopy;
+  std::vector<uint8_t> hostWhole;
   std::unique_ptr<Buffer> deviceWhole;
   if (gathersForEval) {
     model.awaitSteps();
-    const void *current = state;
-    if (!memory->isHost()) {
-      hostCopy.resize(info.stateBytes);
-      memory->download(hostCopy.data(), state, info.stateBytes);
-      current = hostCopy.data();
-    }
-    gatherWholeState(info, evalInfo, current, whole, *comm);
-    void *wholeState = whole.data();
-    if (!memory->isHost()) {
-      deviceWhole = std::make_unique<Buffer>(*memory, whole.size(), "whole state for evaluation");
-      memory->upload(deviceWhole->get(), whole.data(), whole.size());
-      wholeState = deviceWhole->get();
-    }
     // Not bind(): a cuda model would build its stream and cuDNN plans anew
     // under its recorded step, which holds the old plans' workspaces.
-    model.bindWholeState(wholeState);
+    model.bindWholeState(gatherForEvaluation(hostWhole, deviceWhole));
   }
   model.resetTotals();
   for (int64_t i = 0, n = (batches + ranks - 1) / ranks; i < n; ++i)
@@ -69,6 +57,35 @@ std::pair<std::optional<double>, std::optional<double>> Run::evaluateOnce() {
     return {};
   return {totals.lossSum / totals.count,
           static_cast<double>(totals.correct) / totals.count};
+}
+
+/// The parameters and EMA copies whole (evalInfo) for an evaluation, in
+/// the model's memory: gathered on the host where that is the host's (the
+/// cpu target), else by the model in its own (the cuda target: NCCL from
+/// the arena into a device buffer, no copy through the host).
+void *Run::gatherForEvaluation(std::vector<uint8_t> &hostWhole,
+                               std::unique_ptr<Buffer> &deviceWhole) {
+  if (memory->isHost()) {
+    gatherWholeState(info, evalInfo, state, hostWhole, *comm);
+    traceEvalGather("on the host", hostWhole.size());
+    return hostWhole.data();
+  }
+  const std::vector<GatheredTensor> tensors = gatheredTensors(info, evalInfo);
+  deviceWhole = std::make_unique<Buffer>(
+      *memory, wholeStateRoom(evalInfo, tensors, constants.ranks), "whole state for evaluation");
+  if (!model.gatherWholeState(deviceWhole->get(), info.stateBytes, tensors))
+    fail("internal error: this model keeps its state in device memory but cannot gather it "
+         "whole there for the evaluation");
+  traceEvalGather("in the model's device memory", deviceWhole->size());
+  return deviceWhole->get();
+}
+
+/// TCC_TEST_TRACE_EVAL_GATHER set: one line per evaluation's gather on
+/// stderr, so that a test sees which path each rank took.
+void Run::traceEvalGather(const char *where, size_t bytes) const {
+  if (std::getenv("TCC_TEST_TRACE_EVAL_GATHER"))
+    std::fprintf(stderr, "trace: rank %d gathered the evaluation's whole state %s (%zu bytes)\n",
+                 rank, where, bytes);
 }
 
 /// Exchanges every EMA copy with the tensor it averages, in the state

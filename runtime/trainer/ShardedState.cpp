@@ -93,6 +93,26 @@ void gatherWholeState(const ModelInfo &info, const ModelInfo &whole, const void 
   }
 }
 
+std::vector<GatheredTensor> gatheredTensors(const ModelInfo &info, const ModelInfo &whole) {
+  std::vector<GatheredTensor> tensors;
+  for (size_t i = 0; i < info.state.size(); ++i) {
+    const StateTensor &t = info.state[i];
+    if (t.shardOf.empty() || !whole.state[i].shardOf.empty())
+      continue;
+    elementBytes(t);
+    tensors.push_back({t.offset, t.numBytes(), whole.state[i].offset});
+  }
+  return tensors;
+}
+
+size_t wholeStateRoom(const ModelInfo &whole, const std::vector<GatheredTensor> &tensors,
+                      int64_t ranks) {
+  size_t room = whole.stateBytes;
+  for (const GatheredTensor &t : tensors)
+    room = std::max(room, t.wholeOffset + size_t(ranks) * t.chunkBytes);
+  return room;
+}
+
 void scatterWholeState(const ModelInfo &info, const ModelInfo &whole, const void *wholeState,
                        void *state, int rank) {
   std::memcpy(state, wholeState, info.stateBytes);

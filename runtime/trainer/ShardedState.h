@@ -40,6 +40,17 @@ bool hasShardedState(const ModelInfo &info);
 void gatherWholeState(const ModelInfo &info, const ModelInfo &whole, const void *state,
                       std::vector<uint8_t> &out, Communicator &comm);
 
+/// The tensors `whole` lays out whole from `info`'s chunks, in state order,
+/// which is ascending offset in `whole` (wholeStateInfo places them so):
+/// what CompiledModel::gatherWholeState gathers in place.
+std::vector<GatheredTensor> gatheredTensors(const ModelInfo &info, const ModelInfo &whole);
+
+/// The bytes a buffer for `whole` needs when `tensors` are gathered in place
+/// from `ranks` ranks: whole.stateBytes, or more where the last one's
+/// padding (its ranks' chunks past the whole tensor) ends beyond them.
+size_t wholeStateRoom(const ModelInfo &whole, const std::vector<GatheredTensor> &tensors,
+                      int64_t ranks);
+
 /// The whole tensors of `wholeState` (laid out as `whole`) into this rank's
 /// arena `state`: its chunk of each sharded one, the rest as they are.
 void scatterWholeState(const ModelInfo &info, const ModelInfo &whole, const void *wholeState,

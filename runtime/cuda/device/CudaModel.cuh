@@ -20,6 +20,7 @@
 #define TCC_RUNTIME_CUDA_DEVICE_CUDAMODEL_CUH
 
 #include "runtime/CompiledModel.h"
+#include "runtime/comm/Communicator.h"
 #include "runtime/cuda/ConvRunner.h"
 #include "runtime/cuda/device/EventOpClock.cuh"
 #include "runtime/cuda/device/Launch.cuh"
@@ -59,6 +60,23 @@ public:
   /// Read by the evaluation steps only, which are launched directly: the
   /// recorded training graphs stay valid.
   void bindWholeState(void *wholeState) override { bound.wholeState = wholeState; }
+
+  /// From the arena straight into the device buffer, no copy through the
+  /// host: the arena's bytes copied on the stream, the chunks gathered by
+  /// the communicator (NCCL) once the steps that wrote them have run.
+  bool gatherWholeState(void *wholeState, size_t arenaBytes,
+                        const std::vector<GatheredTensor> &tensors) override {
+    const auto *state = static_cast<const char *>(bound.state);
+    auto *whole = static_cast<char *>(wholeState);
+    check(cudaMemcpyAsync(whole, state, arenaBytes, cudaMemcpyDeviceToDevice, stream),
+          "copying the state for the evaluation");
+    awaitSteps();
+    std::vector<StepMemoryGather> gathers;
+    for (const GatheredTensor &t : tensors)
+      gathers.push_back({state + t.chunkOffset, whole + t.wholeOffset, int64_t(t.chunkBytes)});
+    bound.comm->allGatherInStepMemory(gathers);
+    return true;
+  }
 
   /// The GPU, cuDNN and convolution engines the trainer was built for
   /// (the generated table).

@@ -23,7 +23,8 @@ comparison and the faulty one fails it, so the comparison is shown to catch
 a kernel wrong by one rounding's size.
 What it checks: the cuda emitter's calls, the order of the launches, the
 batch gather, the graph capture and replay, the constants in device memory,
-and the trainer's device paths (uploads, totals read at log points). What it
+and the trainer's device paths (uploads, totals read at log points; with
+--shard parameters, each evaluation's whole state gathered in device memory). What it
 does not: GPU rounding and concurrency (scripts/gpu-check.sh on a GPU).
 """
 
@@ -65,6 +66,25 @@ def check_fallback_warnings(stderr, text):
               "matmul whose key contains it; its stderr:\n%s" % (text, stderr))
         return True
     print("the fallback kernel ran %d matmuls, one warning each: %s" % (len(keys), "; ".join(keys)))
+    return False
+
+
+def check_eval_gathers(stderr, ranks):
+    """With TCC_TEST_TRACE_EVAL_GATHER: every rank gathered each
+    evaluation's whole state in the model's (emulated) device memory
+    (CudaModel::gatherWholeState), none through the host. True on failure."""
+    pattern = re.compile(r"trace: rank (\d+) gathered the evaluation's whole state (.*) "
+                         r"\(\d+ bytes\)$")
+    traced = [m.groups() for m in map(pattern.match, stderr.splitlines()) if m]
+    counts = [sum(1 for r, _ in traced if int(r) == rank) for rank in range(ranks)]
+    where = sorted(set(w for _, w in traced))
+    if not counts[0] or len(set(counts)) != 1 or where != ["in the model's device memory"]:
+        print("FAIL: the emulated cuda trainer must gather each evaluation's whole state in "
+              "its device memory on every rank; it traced %s per rank, %s; its stderr:\n%s"
+              % (counts, where, stderr))
+        return True
+    print("each rank gathered the evaluation's whole state %d times in the model's device "
+          "memory (none through the host)" % counts[0])
     return False
 
 
@@ -313,12 +333,18 @@ def main():
             env = None
             if args.no_algo and not on_cpu:
                 env = dict(os.environ, TCC_TEST_MATMUL_NO_ALGO=args.no_algo)
+            traced = args.shard == "parameters" and name == "cuda"
+            if traced:
+                env = dict(env or os.environ, TCC_TEST_TRACE_EVAL_GATHER="1")
             result = run(([] if on_cpu else launch) +
+                         (["-x", "TCC_TEST_TRACE_EVAL_GATHER"] if traced else []) +
                          [exe, "--steps", str(args.steps), "--log-every", str(args.steps // 2),
                           "--save", name + ".safetensors", "--metrics", name + ".jsonl",
                           "--quiet", *(["--eval", "both"] if args.eval_both else [])],
                          tmp, f"the {name} trainer", env)
-            if env and check_fallback_warnings(result.stderr, args.no_algo):
+            if args.no_algo and not on_cpu and check_fallback_warnings(result.stderr, args.no_algo):
+                return 1
+            if traced and check_eval_gathers(result.stderr, args.ranks):
                 return 1
             state = compare_trainers.read_safetensors(os.path.join(tmp, name + ".safetensors"))
             results[name] = (state,
