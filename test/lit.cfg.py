@@ -22,8 +22,10 @@ config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 # a hundredfold (test/CMakeLists.txt, tcc_tests_wait_passively).
 config.environment["OMP_WAIT_POLICY"] = "passive"
 # tcc's object cache (tools/tcc/ObjectCache.h) in the build folder, not the
-# user's: the suite's trainers share their runtime objects there.
-config.environment["TCC_CACHE_DIR"] = os.path.join(config.tcc_obj_root, "tcc-cache")
+# user's: the suite's trainers share their runtime objects there. A
+# TCC_CACHE_DIR of your own is kept (set and empty: no cache, as before it).
+config.environment["TCC_CACHE_DIR"] = os.environ.get(
+    "TCC_CACHE_DIR", os.path.join(config.tcc_obj_root, "tcc-cache"))
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()
