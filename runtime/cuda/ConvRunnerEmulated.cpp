@@ -22,6 +22,7 @@
 #include "runtime/cuda/ConvProblem.h"
 #include "runtime/cuda/device/HostEmulation.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -80,6 +81,17 @@ struct Tensor {
   }
 };
 
+/// `t`'s first `size` values, widened once: the sums below read each one
+/// R·S·K (or N·P·Q) times, and widening a 16-bit value per read was most
+/// of an emulated step's time. Widening is exact: the same sums.
+std::vector<double> widened(const Tensor &t, int64_t size) {
+  std::vector<double> values(size_t(size), 0.0);
+#pragma omp parallel for
+  for (int64_t i = 0; i < size; ++i)
+    values[size_t(i)] = t[i];
+  return values;
+}
+
 /// y[n, k, p, q] = sum over c in k's group, r, s of x[n, c, ...] w[k, c, r, s]
 /// (zero outside x), in the direction's roles; x and y NCHW or NHWC (the
 /// problem's layout: the same sums in the same order), w KCRS (KRSC for
@@ -92,34 +104,61 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y, Tensor bias) 
   auto xAt = [&](int64_t n, int64_t c, int64_t h, int64_t wc) {
     return last ? ((n * pb.h + h) * pb.w + wc) * pb.c + c : ((n * pb.c + c) * pb.h + h) * pb.w + wc;
   };
+  auto yAt = [&](int64_t n, int64_t k, int64_t p, int64_t q) {
+    return last ? ((n * pb.p + p) * pb.q + q) * pb.k + k : ((n * pb.k + k) * pb.p + p) * pb.q + q;
+  };
+  auto wAt = [&](int64_t k, int64_t ci, int64_t r, int64_t s) {
+    return pb.weightChannelsLast() ? ((k * pb.r + r) * pb.s + s) * groupIn + ci
+                                   : ((k * groupIn + ci) * pb.r + r) * pb.s + s;
+  };
+  // The input row and column of output (p, q)'s tap (r, s), or outside x.
+  auto rowOf = [&](int64_t p, int64_t r) { return p * pb.strideH - pb.padH + r * pb.dilationH; };
+  auto columnOf = [&](int64_t q, int64_t s) {
+    return q * pb.strideW - pb.padW + s * pb.dilationW;
+  };
   // Each output element of the direction is one sum, in a fixed order.
   auto tap = [&](int64_t n, int64_t k, int64_t p, int64_t q, auto &&visit) {
     const int64_t g = k / groupOut;
     for (int64_t ci = 0; ci < groupIn; ++ci)
       for (int64_t r = 0; r < pb.r; ++r)
         for (int64_t s = 0; s < pb.s; ++s) {
-          int64_t h = p * pb.strideH - pb.padH + r * pb.dilationH;
-          int64_t wc = q * pb.strideW - pb.padW + s * pb.dilationW;
+          const int64_t h = rowOf(p, r), wc = columnOf(q, s);
           if (h < 0 || h >= pb.h || wc < 0 || wc >= pb.w)
             continue;
-          visit(xAt(n, g * groupIn + ci, h, wc),
-                pb.weightChannelsLast() ? ((k * pb.r + r) * pb.s + s) * groupIn + ci
-                                        : ((k * groupIn + ci) * pb.r + r) * pb.s + s);
+          visit(xAt(n, g * groupIn + ci, h, wc), wAt(k, ci, r, s));
         }
   };
-  const int64_t xSize = pb.n * pb.c * pb.h * pb.w, wSize = pb.k * groupIn * pb.r * pb.s;
-  auto yAt = [&](int64_t n, int64_t k, int64_t p, int64_t q) {
-    return last ? ((n * pb.p + p) * pb.q + q) * pb.k + k : ((n * pb.k + k) * pb.p + p) * pb.q + q;
-  };
+  const int64_t xSize = pb.n * pb.c * pb.h * pb.w, wSize = pb.k * groupIn * pb.r * pb.s,
+                ySize = pb.n * pb.k * pb.p * pb.q;
   switch (pb.direction) {
-  case ConvDirection::Forward:
+  case ConvDirection::Forward: {
+    // Each output's sum takes its taps in tap()'s order (c, r, s); the q
+    // sums of a row advance side by side, independent chains, not one
+    // after the other (the same sums, a fraction of the time).
+    const std::vector<double> xs = widened(x, xSize), ws = widened(w, wSize);
 #pragma omp parallel for collapse(2)
     for (int64_t n = 0; n < pb.n; ++n)
-      for (int64_t k = 0; k < pb.k; ++k)
-        for (int64_t p = 0; p < pb.p; ++p)
+      for (int64_t k = 0; k < pb.k; ++k) {
+        const int64_t g = k / groupOut;
+        std::vector<double> row(size_t(pb.q));
+        for (int64_t p = 0; p < pb.p; ++p) {
+          std::fill(row.begin(), row.end(), 0.0);
+          for (int64_t ci = 0; ci < groupIn; ++ci)
+            for (int64_t r = 0; r < pb.r; ++r) {
+              const int64_t h = rowOf(p, r);
+              if (h < 0 || h >= pb.h)
+                continue;
+              for (int64_t s = 0; s < pb.s; ++s) {
+                const double weight = ws[size_t(wAt(k, ci, r, s))];
+                for (int64_t q = 0; q < pb.q; ++q) {
+                  const int64_t wc = columnOf(q, s);
+                  if (wc >= 0 && wc < pb.w)
+                    row[size_t(q)] += xs[size_t(xAt(n, g * groupIn + ci, h, wc))] * weight;
+                }
+              }
+            }
           for (int64_t q = 0; q < pb.q; ++q) {
-            double sum = 0;
-            tap(n, k, p, q, [&](int64_t xi, int64_t wi) { sum += x[xi] * w[wi]; });
+            double sum = row[size_t(q)];
             if (pb.epilogue == ConvEpilogue::Bias || pb.epilogue == ConvEpilogue::BiasRelu)
               sum += bias[k];
             // kernels::Relu's: a NaN stays NaN.
@@ -127,7 +166,10 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y, Tensor bias) 
               sum = 0;
             y.store(yAt(n, k, p, q), sum);
           }
+        }
+      }
     return;
+  }
   case ConvDirection::BackwardData:
   case ConvDirection::BackwardFilter: {
     // Scatter in double, then round once: each element of dx or dw is the
@@ -135,34 +177,53 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y, Tensor bias) 
     // dx[n] gathers from image n only, dw[k] from output channel k only: a
     // thread per image (per channel) adds each element's products in the
     // order (k, p, q, tap) (resp. (n, p, q, tap)) on any number of threads.
-    bool data = pb.direction == ConvDirection::BackwardData;
-    std::vector<double> sums(data ? xSize : wSize, 0.0);
-    auto scatter = [&](int64_t n, int64_t k) {
-      for (int64_t p = 0; p < pb.p; ++p)
-        for (int64_t q = 0; q < pb.q; ++q) {
-          double dy = y[yAt(n, k, p, q)];
-          tap(n, k, p, q, [&](int64_t xi, int64_t wi) {
-            if (data)
-              sums[xi] += dy * w[wi];
-            else
-              sums[wi] += dy * x[xi];
-          });
-        }
-    };
+    const bool data = pb.direction == ConvDirection::BackwardData;
+    std::vector<double> sums(size_t(data ? xSize : wSize), 0.0);
+    const std::vector<double> dys = widened(y, ySize);
     if (data) {
+      const std::vector<double> ws = widened(w, wSize);
 #pragma omp parallel for
       for (int64_t n = 0; n < pb.n; ++n)
         for (int64_t k = 0; k < pb.k; ++k)
-          scatter(n, k);
+          for (int64_t p = 0; p < pb.p; ++p)
+            for (int64_t q = 0; q < pb.q; ++q) {
+              const double dy = dys[size_t(yAt(n, k, p, q))];
+              tap(n, k, p, q, [&](int64_t xi, int64_t wi) {
+                sums[size_t(xi)] += dy * ws[size_t(wi)];
+              });
+            }
     } else {
+      // Each dw element's products still in the order (n, p, q): q
+      // innermost, the element's sum held in a register across it.
+      const std::vector<double> xs = widened(x, xSize);
 #pragma omp parallel for
-      for (int64_t k = 0; k < pb.k; ++k)
+      for (int64_t k = 0; k < pb.k; ++k) {
+        const int64_t g = k / groupOut;
         for (int64_t n = 0; n < pb.n; ++n)
-          scatter(n, k);
+          for (int64_t p = 0; p < pb.p; ++p)
+            for (int64_t ci = 0; ci < groupIn; ++ci)
+              for (int64_t r = 0; r < pb.r; ++r) {
+                const int64_t h = rowOf(p, r);
+                if (h < 0 || h >= pb.h)
+                  continue;
+                for (int64_t s = 0; s < pb.s; ++s) {
+                  double &sum = sums[size_t(wAt(k, ci, r, s))];
+                  double acc = sum;
+                  for (int64_t q = 0; q < pb.q; ++q) {
+                    const int64_t wc = columnOf(q, s);
+                    if (wc >= 0 && wc < pb.w)
+                      acc += dys[size_t(yAt(n, k, p, q))] *
+                             xs[size_t(xAt(n, g * groupIn + ci, h, wc))];
+                  }
+                  sum = acc;
+                }
+              }
+      }
     }
     const Tensor &out = data ? x : w;
-    for (size_t i = 0; i < sums.size(); ++i)
-      out.store(int64_t(i), sums[i]);
+#pragma omp parallel for
+    for (int64_t i = 0; i < int64_t(sums.size()); ++i)
+      out.store(i, sums[size_t(i)]);
     return;
   }
   }
