@@ -65,8 +65,8 @@ void mlir::tcc::registerCpuShapeOps(CpuOpPrinters &t) {
       return cpuCannotRun(o);
     p.os << "  embedding_backward<float, float>(" << numElements(o.getIds()) << ", "
          << o.getNumEmbeddings() << ", " << dimsOf(o.getResult())[1] << ", "
-         << static_cast<int64_t>(o.getPaddingIdx()) << ", " << p(o.getGrad()) << ", " << p(o.getIds()) << ", "
-         << p(o.getResult()) << ");\n";
+         << static_cast<int64_t>(o.getPaddingIdx()) << ", " << p(o.getGrad()) << ", "
+         << p(o.getIds()) << ", " << p(o.getResult()) << ");\n";
     return success();
   });
   t.add<TransposeOp>([](TransposeOp o, CpuPrinter &p) {
