@@ -116,17 +116,26 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y, Tensor bias) 
   auto columnOf = [&](int64_t q, int64_t s) {
     return q * pb.strideW - pb.padW + s * pb.dilationW;
   };
-  // Each output element of the direction is one sum, in a fixed order.
+  // The taps (c, r, s) of output row p whose input row h is inside x, in
+  // the order every sum takes them.
+  auto rowTaps = [&](int64_t p, auto &&visit) {
+    for (int64_t ci = 0; ci < groupIn; ++ci)
+      for (int64_t r = 0; r < pb.r; ++r) {
+        const int64_t h = rowOf(p, r);
+        if (h < 0 || h >= pb.h)
+          continue;
+        for (int64_t s = 0; s < pb.s; ++s)
+          visit(ci, r, s, h);
+      }
+  };
+  // Each output element of the direction is one sum, in that order.
   auto tap = [&](int64_t n, int64_t k, int64_t p, int64_t q, auto &&visit) {
     const int64_t g = k / groupOut;
-    for (int64_t ci = 0; ci < groupIn; ++ci)
-      for (int64_t r = 0; r < pb.r; ++r)
-        for (int64_t s = 0; s < pb.s; ++s) {
-          const int64_t h = rowOf(p, r), wc = columnOf(q, s);
-          if (h < 0 || h >= pb.h || wc < 0 || wc >= pb.w)
-            continue;
-          visit(xAt(n, g * groupIn + ci, h, wc), wAt(k, ci, r, s));
-        }
+    rowTaps(p, [&](int64_t ci, int64_t r, int64_t s, int64_t h) {
+      const int64_t wc = columnOf(q, s);
+      if (wc >= 0 && wc < pb.w)
+        visit(xAt(n, g * groupIn + ci, h, wc), wAt(k, ci, r, s));
+    });
   };
   const int64_t xSize = pb.n * pb.c * pb.h * pb.w, wSize = pb.k * groupIn * pb.r * pb.s,
                 ySize = pb.n * pb.k * pb.p * pb.q;
@@ -143,20 +152,14 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y, Tensor bias) 
         std::vector<double> row(size_t(pb.q));
         for (int64_t p = 0; p < pb.p; ++p) {
           std::fill(row.begin(), row.end(), 0.0);
-          for (int64_t ci = 0; ci < groupIn; ++ci)
-            for (int64_t r = 0; r < pb.r; ++r) {
-              const int64_t h = rowOf(p, r);
-              if (h < 0 || h >= pb.h)
-                continue;
-              for (int64_t s = 0; s < pb.s; ++s) {
-                const double weight = ws[size_t(wAt(k, ci, r, s))];
-                for (int64_t q = 0; q < pb.q; ++q) {
-                  const int64_t wc = columnOf(q, s);
-                  if (wc >= 0 && wc < pb.w)
-                    row[size_t(q)] += xs[size_t(xAt(n, g * groupIn + ci, h, wc))] * weight;
-                }
-              }
+          rowTaps(p, [&](int64_t ci, int64_t r, int64_t s, int64_t h) {
+            const double weight = ws[size_t(wAt(k, ci, r, s))];
+            for (int64_t q = 0; q < pb.q; ++q) {
+              const int64_t wc = columnOf(q, s);
+              if (wc >= 0 && wc < pb.w)
+                row[size_t(q)] += xs[size_t(xAt(n, g * groupIn + ci, h, wc))] * weight;
             }
+          });
           for (int64_t q = 0; q < pb.q; ++q) {
             double sum = row[size_t(q)];
             if (pb.epilogue == ConvEpilogue::Bias || pb.epilogue == ConvEpilogue::BiasRelu)
@@ -201,23 +204,17 @@ void convolve(const ConvProblem &pb, Tensor x, Tensor w, Tensor y, Tensor bias) 
         const int64_t g = k / groupOut;
         for (int64_t n = 0; n < pb.n; ++n)
           for (int64_t p = 0; p < pb.p; ++p)
-            for (int64_t ci = 0; ci < groupIn; ++ci)
-              for (int64_t r = 0; r < pb.r; ++r) {
-                const int64_t h = rowOf(p, r);
-                if (h < 0 || h >= pb.h)
-                  continue;
-                for (int64_t s = 0; s < pb.s; ++s) {
-                  double &sum = sums[size_t(wAt(k, ci, r, s))];
-                  double acc = sum;
-                  for (int64_t q = 0; q < pb.q; ++q) {
-                    const int64_t wc = columnOf(q, s);
-                    if (wc >= 0 && wc < pb.w)
-                      acc += dys[size_t(yAt(n, k, p, q))] *
-                             xs[size_t(xAt(n, g * groupIn + ci, h, wc))];
-                  }
-                  sum = acc;
-                }
+            rowTaps(p, [&](int64_t ci, int64_t r, int64_t s, int64_t h) {
+              double &sum = sums[size_t(wAt(k, ci, r, s))];
+              double acc = sum;
+              for (int64_t q = 0; q < pb.q; ++q) {
+                const int64_t wc = columnOf(q, s);
+                if (wc >= 0 && wc < pb.w)
+                  acc += dys[size_t(yAt(n, k, p, q))] *
+                         xs[size_t(xAt(n, g * groupIn + ci, h, wc))];
               }
+              sum = acc;
+            });
       }
     }
     const Tensor &out = data ? x : w;
