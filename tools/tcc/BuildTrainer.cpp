@@ -22,8 +22,8 @@ namespace {
 std::string cacheNote(const std::vector<tcc::SharedObject> &objects) {
   size_t hits = 0, stored = 0;
   for (const tcc::SharedObject &object : objects) {
-    hits += object.cache == "hit";
-    stored += object.cache == "stored";
+    hits += object.cache == tcc::CacheUse::Hit;
+    stored += object.cache == tcc::CacheUse::Stored;
   }
   if (objects.empty())
     return "";

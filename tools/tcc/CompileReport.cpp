@@ -323,8 +323,8 @@ nlohmann::json compileReportJson(ModuleOp model, ModuleOp planned,
   if (options.emit == "exe") {
     nlohmann::json objects = nlohmann::json::array();
     for (const SharedObject &object : facts.sharedObjects) {
-      nlohmann::json entry = {{"source", object.source}, {"cache", object.cache}};
-      if (object.cache == "off")
+      nlohmann::json entry = {{"source", object.source}, {"cache", cacheUseName(object.cache)}};
+      if (object.cache == CacheUse::Off)
         entry["why"] = object.why;
       else
         entry["object"] = object.object;

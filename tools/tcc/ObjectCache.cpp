@@ -138,6 +138,18 @@ std::string objectsFolder(std::string &why) {
 
 } // namespace
 
+const char *tcc::cacheUseName(CacheUse use) {
+  switch (use) {
+  case CacheUse::Hit:
+    return "hit";
+  case CacheUse::Stored:
+    return "stored";
+  case CacheUse::Off:
+    break;
+  }
+  return "off";
+}
+
 std::string tcc::objectCacheFolder() {
   if (const char *dir = std::getenv("TCC_CACHE_DIR"))
     return dir;
@@ -151,7 +163,7 @@ std::string tcc::objectCacheFolder() {
 bool tcc::sharedObject(const TrainerBuild &build, const std::string &source,
                        const std::string &folder, const std::string &log, SharedObject &result,
                        int &status, std::string &error) {
-  result = {source, "", "off", ""};
+  result = {source, "", CacheUse::Off, ""};
   status = 0;
   const std::string stem = sys::path::stem(source).str();
   std::string objects = objectsFolder(result.why);
@@ -165,7 +177,7 @@ bool tcc::sharedObject(const TrainerBuild &build, const std::string &source,
   result.object = objects + "/" + stem + "-" + key + ".o";
   if (isWholeObject(result.object)) {
     touch(result.object);
-    result.cache = "hit";
+    result.cache = CacheUse::Hit;
     return true;
   }
   // Another tcc may be writing the same entry: each writes its own
@@ -180,7 +192,7 @@ bool tcc::sharedObject(const TrainerBuild &build, const std::string &source,
     return false;
   }
   written.keep();
-  result.cache = "stored";
+  result.cache = CacheUse::Stored;
   prune(objects);
   return true;
 }

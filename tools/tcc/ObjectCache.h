@@ -25,13 +25,23 @@ namespace tcc {
 /// $XDG_CACHE_HOME/tcc, else $HOME/.cache/tcc; "" when there is none.
 std::string objectCacheFolder();
 
+/// Where a shared object came from.
+enum class CacheUse {
+  Hit,    ///< taken from the cache
+  Stored, ///< compiled into the cache
+  Off,    ///< compiled for this build only
+};
+
+/// As the report spells it: "hit", "stored", "off".
+const char *cacheUseName(CacheUse use);
+
 /// What became of one shared source in a trainer's build (the report's
 /// `trainer_build`).
 struct SharedObject {
   std::string source; ///< as TrainerBuild::sharedSources names it
   std::string object; ///< the object linked
-  std::string cache;  ///< "hit", "stored", or "off" (compiled for this build only)
-  std::string why;    ///< for "off": why the cache was not used
+  CacheUse cache = CacheUse::Off;
+  std::string why; ///< for Off: why the cache was not used
 };
 
 /// The object of `source` compiled by `build.compiler` with `build.flags`,
