@@ -26,7 +26,7 @@
 # tuning.json and tune.log.
 # Seconds per step: PROFILE_SECONDS (200), COMPARE_SECONDS (60),
 # BENCH_SECONDS (150), CHECK_SECONDS (80), IMPORT_SECONDS (40), SDPA_SECONDS
-# (40), DGRAD_DBN_SECONDS (40), TUNE_SECONDS (45); BENCH_ARGS
+# (40), DGRAD_DBN_SECONDS (40), TUNE_SECONDS (90); BENCH_ARGS
 # (default: two epochs, no torch.compile row).
 set -uo pipefail
 out=gpu-out
@@ -92,6 +92,13 @@ step check "$k" python3 scripts/gpu_check.py run gpu-trees --budget $((k - 25)) 
 # with Debian's 1.13 here (issue 39; test/import/expected/).
 step import-torch2 "${IMPORT_SECONDS:-40}" python3 test/import/torch_versions.py \
   --json "$out/import-torch2.json"
+# cuDNN's engines timed, and CUTLASS's convolutions beside them where
+# gpu_check.py prepare built tcc-tune-cutlass (issue 36, docs/tuning.md
+# "CUTLASS"): before the probes, as part of the speed issue's measurements.
+if [ -x gpu-trees/tune/tcc-tune ]; then
+  step tune "${TUNE_SECONDS:-90}" gpu-trees/tune/tcc-tune gpu-trees/tune/*.json \
+    --max-candidates 12 -o "$out/tuning.json"
+fi
 # cuDNN's fused attention on this GPU, where its runtime-compiled engines
 # can build (docs/performance.md, "Fused attention"): which graphs build, and
 # how long a trainer's start would take to build them.
@@ -102,9 +109,5 @@ fi
 # described GPU has an engine for (docs/cuda.md, tcc-cuda-dgrad-statistics).
 if [ -x gpu-trees/tune/tcc-dgrad-dbn-probe ]; then
   step dgrad-dbn-probe "${DGRAD_DBN_SECONDS:-40}" gpu-trees/tune/tcc-dgrad-dbn-probe --device
-fi
-if [ -x gpu-trees/tune/tcc-tune ]; then
-  step tune "${TUNE_SECONDS:-45}" gpu-trees/tune/tcc-tune gpu-trees/tune/*.json \
-    --max-candidates 12 -o "$out/tuning.json"
 fi
 exit 0

@@ -188,18 +188,25 @@ def prepare(args):
 
 
 def prepare_tuner(args):
-    """DIR/tune: tcc-tune as built beside tcc, and the conv-plans tables of
-    the examples for --gpu, for scripts/gpu-session.sh to time on the GPU
+    """DIR/tune: tcc-tune as built beside tcc (tcc-tune-cutlass, which also
+    times CUTLASS's convolutions, where it builds), and the conv-plans tables
+    of the examples for --gpu, for scripts/gpu-session.sh to time on the GPU
     (docs/tuning.md)."""
     tune = os.path.join(args.dir, "tune")
     os.makedirs(tune, exist_ok=True)
-    tuner = os.path.join(os.path.dirname(args.tcc), "tcc-tune")
-    shutil.copy(tuner, tune)
+    build = os.path.dirname(os.path.dirname(args.tcc))
+    # About 15 minutes of nvcc the first time (24 kernels); ninja keeps them.
+    r = sh(["cmake", "--build", build, "--target", "tcc-tune-cutlass"])
+    tuner = os.path.join(os.path.dirname(args.tcc), "tcc-tune-cutlass")
+    if r.returncode != 0:
+        print("warning: tcc-tune-cutlass not built beside tcc, so the session times cuDNN's "
+              f"engines only: {(r.stdout + r.stderr).strip()[-400:]}")
+        tuner = os.path.join(os.path.dirname(args.tcc), "tcc-tune")
+    shutil.copy(tuner, os.path.join(tune, "tcc-tune"))
     sh(["strip", os.path.join(tune, "tcc-tune")])
     # What cuDNN builds on the GPU itself (--device) of its fused attention
     # (SdpaProbe.cpp) and of dgrad + drelu + dbn_weight (DgradDbnProbe.cpp):
     # built here beside tcc, as tcc-tune is.
-    build = os.path.dirname(os.path.dirname(args.tcc))
     for probe, what in (("tcc-sdpa-probe", "cuDNN's fused attention"),
                         ("tcc-dgrad-dbn-probe", "cuDNN's dgrad + drelu + dbn_weight graph")):
         r = sh(["cmake", "--build", build, "--target", probe])

@@ -33,6 +33,36 @@ PY
   rm -rf "$wheels"
 fi
 
+# CUTLASS (header-only CUDA templates): the implicit-GEMM convolutions
+# tcc-tune times beside cuDNN's engines (docs/tuning.md, "CUTLASS"). PyPI's
+# nvidia-cutlass wheel carries the headers; pinned, unpacked into .deps/.
+cutlass_version=4.2.0.0
+cutlass_dir=.deps/cutlass-$cutlass_version
+if [ -x /usr/local/cuda/bin/nvcc ] && [ ! -f "$cutlass_dir/include/cutlass/cutlass.h" ]; then
+  echo "tcc setup: fetching the CUTLASS $cutlass_version headers (PyPI)" >&2
+  wheels=$(mktemp -d)
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$wheels" \
+    "nvidia-cutlass==$cutlass_version"
+  python3 - "$wheels" "$cutlass_dir" <<'PY'
+import glob, os, sys, zipfile
+wheel = glob.glob(os.path.join(sys.argv[1], "*.whl"))[0]
+tmp = sys.argv[2] + ".tmp"
+# include/ (cutlass, cute) and tools/util/include/ (cutlass/util), as util/include/.
+trees = {"cutlass_library/source/include/": "include/",
+         "cutlass_library/source/tools/util/include/": "util/include/"}
+with zipfile.ZipFile(wheel) as z:
+    for name in z.namelist():
+        for prefix, to in trees.items():
+            if name.startswith(prefix) and not name.endswith("/"):
+                path = os.path.join(tmp, to + name[len(prefix):])
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with z.open(name) as src, open(path, "wb") as dst:
+                    dst.write(src.read())
+os.rename(tmp, sys.argv[2])
+PY
+  rm -rf "$wheels"
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -21,7 +21,7 @@ TimedType timedTypeOf(ConvDataType dtype) {
 } // namespace
 
 bool timeConvEngines(const ConvProblem &problem, cudnnHandle_t handle, int64_t workspaceLimit,
-                     int repeats, int maxCandidates, ConvTiming &timing,
+                     int repeats, int maxCandidates, bool keepReference, ConvTiming &timing,
                      std::string &error) {
   ConvGraph graph;
   std::vector<std::pair<int64_t, ConvEngine>> built;
@@ -34,15 +34,15 @@ bool timeConvEngines(const ConvProblem &problem, cudnnHandle_t handle, int64_t w
     workspace = std::max(workspace, candidate.second.workspaceBytes);
 
   const ConvProblem &p = problem;
-  int64_t counts[] = {p.n * p.c * p.h * p.w, p.k * (p.c / p.groups) * p.r * p.s,
-                      p.n * p.k * p.p * p.q};
+  const ConvOperands operands(p);
+  const int64_t *counts = operands.counts;
   DeviceBuffer x, w, y, bias, scratch;
   const TimedType type = timedTypeOf(p.dtype);
   if (!x.allocate(counts[0] * bytesOf(type)) || !w.allocate(counts[1] * bytesOf(type)) ||
       !y.allocate(counts[2] * bytesOf(type)) || !bias.allocate(p.k * 8) ||
-      !scratch.allocate(workspace) || !x.fillRandom(counts[0], type, 1) ||
-      !w.fillRandom(counts[1], type, 2) || !y.fillRandom(counts[2], type, 3) ||
-      !bias.fillRandom(p.k, type, 4)) {
+      !scratch.allocate(workspace) || !x.fillRandom(counts[0], type, operands.seeds[0]) ||
+      !w.fillRandom(counts[1], type, operands.seeds[1]) ||
+      !y.fillRandom(counts[2], type, operands.seeds[2]) || !bias.fillRandom(p.k, type, 4)) {
     error = "cannot allocate the buffers of [" + problem.key() + "] on the GPU (" +
             std::to_string((counts[0] + counts[1] + counts[2]) * bytesOf(type) + workspace) +
             " bytes)";
@@ -82,6 +82,17 @@ bool timeConvEngines(const ConvProblem &problem, cudnnHandle_t handle, int64_t w
                    [](const TimedConvEngine &a, const TimedConvEngine &b) {
                      return a.microseconds < b.microseconds;
                    });
+  if (keepReference) {
+    const int64_t fastest = timing.timed.front().heuristicRank;
+    DeviceBuffer *outputs[] = {&x, &w, &y};
+    const int out = ConvOperands::output(p.direction);
+    if (!graph.execute_plan_at_index(handle, pointers, scratch.data, fastest).is_good() ||
+        cudaStreamSynchronize(stream) != cudaSuccess ||
+        !copyToHostAsFloat(outputs[out]->data, counts[out], p.dtype, timing.reference)) {
+      error = "the fastest engine of [" + problem.key() + "] did not run again";
+      return false;
+    }
+  }
   return true;
 }
 

@@ -30,16 +30,22 @@ struct ConvTiming {
   int offered = 0;                     ///< configurations the heuristics offered
   std::vector<TimedConvEngine> timed;  ///< those that built and ran, fastest first
   std::vector<std::string> failures;   ///< "PLAN: why" for those that did not
+  /// With keepReference: the fastest engine's output on the timed inputs,
+  /// as f32, for comparing another source's kernels (CutlassTuner.h).
+  std::vector<float> reference;
 };
 
 /// Times every admissible engine configuration of `problem` on the GPU of
 /// `handle` (its stream): a warm-up execution, then the median of
 /// `repeats` timings with CUDA events, each over enough executions to last
-/// about a millisecond, on buffers of random values; only the first
-/// `maxCandidates` in cuDNN's order when it is positive. False with `error`
-/// when none could be timed.
+/// about a millisecond, on buffers of random values (ConvOperands,
+/// TuneTiming.h); only
+/// the first `maxCandidates` in cuDNN's order when it is positive; with
+/// `keepReference`, the fastest one's output in timing.reference. False
+/// with `error` when none could be timed.
 bool timeConvEngines(const ConvProblem &problem, cudnnHandle_t handle, int64_t workspaceLimit,
-                     int repeats, int maxCandidates, ConvTiming &timing, std::string &error);
+                     int repeats, int maxCandidates, bool keepReference, ConvTiming &timing,
+                     std::string &error);
 
 /// cuDNN's description of CUDA device `device` (its device-property JSON,
 /// the form GpuDescriptions.cpp writes the built-in GPUs in): what a

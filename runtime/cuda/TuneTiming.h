@@ -1,14 +1,18 @@
 //===- TuneTiming.h - Timing a GPU call the way tcc-tune does ---*- C++ -*-===//
 //
-// Shared by the convolution and matmul tuners (ConvTuner.cpp,
-// MatmulTuner.cpp): device buffers of random values (timings on zeros
-// flatter tensor cores: less switching power) and the timing itself, a
-// warm-up call, then the median of several CUDA-event timings, each over
-// enough calls to last about a millisecond.
+// Shared by the tuners (ConvTuner.cpp, MatmulTuner.cpp, CutlassTuner.cpp):
+// device buffers of random values (timings on zeros flatter tensor cores:
+// less switching power), a convolution's operands drawn the same way for
+// every source of kernels, and the timing itself, a warm-up call, then the
+// median of several CUDA-event timings, each over enough calls to last
+// about a millisecond.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_CUDA_TUNETIMING_H
 #define TCC_RUNTIME_CUDA_TUNETIMING_H
+
+#include "runtime/common/Float16.h"
+#include "runtime/cuda/ConvProblem.h"
 
 #include <cuda_runtime.h>
 
@@ -124,6 +128,39 @@ bool timeCandidate(cudaStream_t stream, Events &events, int repeats, const Enque
     failure = "a timed run failed";
     return false;
   }
+  return true;
+}
+
+/// The operands a problem is timed on: x, the weight and y (ConvRunner's
+/// order), their element counts, and the seed of each one's random values;
+/// whichever the direction writes is overwritten.
+struct ConvOperands {
+  int64_t counts[3];
+  static constexpr uint32_t seeds[3] = {1, 2, 3};
+  explicit ConvOperands(const ConvProblem &p)
+      : counts{p.n * p.c * p.h * p.w, p.k * (p.c / p.groups) * p.r * p.s,
+               p.n * p.k * p.p * p.q} {}
+  /// The operand the direction writes: y, x or the weight.
+  static int output(ConvDirection direction) {
+    return direction == ConvDirection::Forward ? 2
+           : direction == ConvDirection::BackwardData ? 0
+                                                      : 1;
+  }
+};
+
+/// `count` values of `type` at `device` (a 16-bit or f32 buffer), as f32.
+inline bool copyToHostAsFloat(const void *device, int64_t count, ConvDataType type,
+                              std::vector<float> &values) {
+  values.resize(size_t(count));
+  if (type == ConvDataType::Float32)
+    return cudaMemcpy(values.data(), device, size_t(count) * 4, cudaMemcpyDeviceToHost) ==
+           cudaSuccess;
+  std::vector<uint16_t> bits(static_cast<size_t>(count));
+  if (cudaMemcpy(bits.data(), device, size_t(count) * 2, cudaMemcpyDeviceToHost) != cudaSuccess)
+    return false;
+  for (size_t i = 0; i < bits.size(); ++i)
+    values[i] = type == ConvDataType::BFloat16 ? rt::half::bf16ToFloat(bits[i])
+                                               : rt::half::f16ToFloat(bits[i]);
   return true;
 }
 

@@ -24,6 +24,8 @@ nlohmann::json rowsOf(const std::map<std::string, TunedChoice> &choices,
                                                           : tuned.timed}};
     if (tuned.heuristicMicroseconds >= 0)
       row["heuristic_microseconds"] = tuned.heuristicMicroseconds;
+    if (!tuned.cutlass.is_null())
+      row["cutlass"] = tuned.cutlass;
     rows.push_back(row);
   }
   return rows;
@@ -84,6 +86,9 @@ bool readRows(const nlohmann::json &j, const std::string &list, const std::strin
     if (row.contains("timed") && !row["timed"].is_array())
       return fail(where + "\"timed\" is not a list");
     tuned.timed = row.value("timed", nlohmann::json::array());
+    if (row.contains("cutlass") && !row["cutlass"].is_array())
+      return fail(where + "\"cutlass\" is not a list");
+    tuned.cutlass = row.value("cutlass", nlohmann::json());
     if (!out.emplace(key, tuned).second)
       return fail(where + "the problem [" + key + "] is listed twice");
   }

@@ -35,6 +35,10 @@ struct TunedChoice {
   std::string heuristicName;
   double heuristicMicroseconds = -1;
   nlohmann::json timed;       ///< every candidate timed, fastest first
+  /// A convolution's CUTLASS kernels as tcc-tune-cutlass timed them
+  /// (CutlassTuner.h), fastest first, then those that failed; null when
+  /// not timed. A measurement only: tcc bakes cuDNN's engines.
+  nlohmann::json cutlass;
 };
 
 using TunedConvs = std::map<std::string, TunedChoice>;   ///< by ConvProblem::key()

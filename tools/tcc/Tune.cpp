@@ -90,8 +90,14 @@ int tcc::runTune(const std::vector<std::string> &args, const char *argv0,
                 "TUNING.json");
 
   std::string self = llvm::sys::fs::getMainExecutable(argv0, (void *)&runTune);
+  // tcc-tune-cutlass, where it was built (docs/tuning.md, "CUTLASS"), also
+  // times CUTLASS's convolutions.
   llvm::SmallString<256> tuner(llvm::sys::path::parent_path(self));
-  llvm::sys::path::append(tuner, "tcc-tune");
+  llvm::sys::path::append(tuner, "tcc-tune-cutlass");
+  if (!llvm::sys::fs::can_execute(tuner)) {
+    llvm::sys::path::remove_filename(tuner);
+    llvm::sys::path::append(tuner, "tcc-tune");
+  }
   if (!llvm::sys::fs::can_execute(tuner))
     return fail("tcc tune runs " + std::string(tuner) +
                 ", which is not there: this tcc was built without CUDA (run "

@@ -2,7 +2,8 @@
 //
 // The kernels around a conv_statistics group's cuDNN graph (conv_fprop and
 // genstats, docs/cuda.md "Batch norm statistics from the convolution"): the
-// weight transposed to the KRSC order the graph's engines take, and the f32
+// weight transposed to the KRSC order the graph's engines take
+// (WeightLayout.cuh), and the f32
 // sum and sum of squares they give turned into what a batch norm with
 // `statistics` reads (SyncNorm.cuh): the sum, and the squared deviations
 // from the mean, in double.
@@ -12,20 +13,12 @@
 #define TCC_RUNTIME_CUDA_DEVICE_CONVSTATISTICS_CUH
 
 #include "runtime/cuda/device/Launch.cuh"
+#include "runtime/cuda/device/WeightLayout.cuh"
 #include "runtime/kernels/Norm.h"
 
 #include <cstdint>
 
 namespace tcc::rt::cuda {
-
-/// w [k, c, rs] (KCRS, 16-bit bits) into out [k, rs, c] (KRSC).
-inline void weight_to_krsc(cudaStream_t s, int64_t k, int64_t c, int64_t rs,
-                           const uint16_t *w, uint16_t *out) {
-  for_each(s, k * c * rs, [=] __device__(int64_t i) {
-    const int64_t ci = i % c, krs = i / c;
-    out[i] = w[(krs / rs * c + ci) * rs + krs % rs];
-  });
-}
 
 /// Per channel, the sum and the squared deviations from the mean,
 /// sum x^2 - (sum x)^2 / count, from the one-pass f32 sums (never below

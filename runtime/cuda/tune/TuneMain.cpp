@@ -8,13 +8,16 @@
 // the heuristics chose, and its matmul problems), times every admissible
 // engine of each convolution (runtime/cuda/ConvTuner.h) and the algorithms
 // cuBLASLt offers for each matmul (runtime/cuda/MatmulTuner.h) on this GPU,
-// and writes the tuning file that `tcc compile --tuning-db` bakes.
+// and writes the tuning file that `tcc compile --tuning-db` bakes. Built as
+// tcc-tune-cutlass, it also times CUTLASS's convolutions beside cuDNN's
+// engines (runtime/cuda/CutlassTuner.h), for the file's record only.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/AtomicFile.h"
 #include "runtime/cuda/ConvTuner.h"
 #include "runtime/cuda/CudnnHandle.h"
+#include "runtime/cuda/CutlassTuner.h"
 #include "runtime/cuda/GpuDescriptions.h"
 #include "runtime/cuda/MatmulTuner.h"
 #include "runtime/cuda/TuningFile.h"
@@ -25,6 +28,7 @@
 #include <cctype>
 #include <ctime>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 #include <vector>
@@ -43,6 +47,9 @@ as a tuning file for 'tcc compile --tuning-db'.
 
        tcc-tune CONV_PLANS.json... --list --gpu NAME [-o FILE]
 
+Built as tcc-tune-cutlass, it also times CUTLASS's convolutions on Hopper
+GPUs beside cuDNN's engines and records them in the file (not baked).
+
 options:
   -o FILE                 the tuning file to write (atomically)
   --describe              print cuDNN's description of this GPU (device-property
@@ -50,7 +57,8 @@ options:
   --list --gpu NAME       list, without a GPU and without timing, the engine
                           configurations that would be timed on the described
                           GPU (h100, h200, a100, sm_XX), as JSON (convolutions
-                          only: cuBLASLt offers algorithms for the GPU it runs on)
+                          only: cuBLASLt offers algorithms for the GPU it runs on;
+                          tcc-tune-cutlass also lists its CUTLASS kernels)
   --repeats N             timings per configuration, of which the median counts (default 5)
   --max-candidates N      time only the first N configurations in cuDNN's order
                           (its heuristics' best first; default: all, often 60-80),
@@ -136,6 +144,41 @@ bool tuneMatmuls(const std::vector<std::string> &keys, int64_t workspaceLimit, i
   return true;
 }
 
+/// CUTLASS's kernels for `problem` timed and compared with cuDNN's output
+/// (timing.reference) into conv.cutlass, and a line saying how they fared
+/// against cuDNN's fastest. False with `error` when the GPU fails.
+bool tuneCutlass(const ConvProblem &problem, cudaStream_t stream, int repeats,
+                 const ConvTiming &cudnn, TunedChoice &conv, std::string &error) {
+  CutlassTiming timing;
+  if (!timeCutlassConvs(problem, stream, repeats, cudnn.reference, timing, error))
+    return false;
+  conv.cutlass = nlohmann::json::array();
+  for (const TimedCutlassKernel &t : timing.timed)
+    conv.cutlass.push_back({{"kernel", t.name},
+                            {"microseconds", t.microseconds},
+                            {"workspace_bytes", t.workspaceBytes},
+                            {"difference", t.difference}});
+  for (const std::string &failure : timing.failures) {
+    const size_t colon = failure.find(": ");
+    conv.cutlass.push_back(
+        {{"kernel", failure.substr(0, colon)}, {"failure", failure.substr(colon + 2)}});
+  }
+  std::ostringstream line;
+  line.precision(1);
+  line << std::fixed << "tcc-tune:   CUTLASS: " << timing.timed.size() << " of "
+       << timing.candidates << " kernels timed";
+  if (!timing.timed.empty()) {
+    const TimedCutlassKernel &best = timing.timed.front();
+    line << ", fastest " << best.name << " " << best.microseconds << " us, "
+         << std::setprecision(2) << cudnn.timed.front().microseconds / best.microseconds
+         << "x cuDNN's fastest (recorded, not baked)";
+  } else if (!timing.failures.empty()) {
+    line << " (" << timing.failures.front() << ")";
+  }
+  std::cerr << line.str() << "\n";
+  return true;
+}
+
 /// --list: the configurations that would be timed, for a described GPU.
 int listEngines(const std::vector<Problem> &problems, const std::string &gpuName,
                 int64_t workspaceLimit, const std::string &output) {
@@ -153,7 +196,12 @@ int listEngines(const std::vector<Problem> &problems, const std::string &gpuName
     nlohmann::json plans = nlohmann::json::array();
     for (const ConvEngine &engine : engines)
       plans.push_back({{"plan", engine.name}, {"workspace_bytes", engine.workspaceBytes}});
-    convs.push_back({{"problem", p.key}, {"heuristic_plan", p.heuristicPlan}, {"plans", plans}});
+    nlohmann::json row = {{"problem", p.key}, {"heuristic_plan", p.heuristicPlan},
+                          {"plans", plans}};
+    // tcc-tune-cutlass on a Hopper: the CUTLASS kernels it would time too.
+    if (!cutlassCandidates().empty() && gpu->smVersion == 90)
+      row["cutlass"] = cutlassCandidatesFor(problem);
+    convs.push_back(row);
   }
   std::string text = nlohmann::json{{"gpu", gpu->name},
                                     {"cudnn_version", cudnnVersion()},
@@ -285,6 +333,13 @@ int main(int argc, char **argv) {
             << " matmul problems on " << file.device << " (" << file.gpu << "), cuDNN "
             << cudnnVersionName(file.cudnnVersion) << ", cuBLASLt "
             << cublasLtVersionName(cublasLtVersion()) << "\n";
+  // CUTLASS's kernels are sm_90a code: they run on Hopper only.
+  const bool cutlass = !cutlassCandidates().empty() && file.sm == 90;
+  if (!cutlassCandidates().empty())
+    std::cerr << "tcc-tune: " << cutlassCandidates().size() << " CUTLASS kernels"
+              << (cutlass ? " timed beside cuDNN's engines"
+                          : " built for sm_90a, not timed on sm_" + cudaArch(file.sm))
+              << "\n";
 
   // The matmuls first: a few seconds in all, where the convolutions take
   // minutes (a run cut short by a time limit still has every matmul).
@@ -296,8 +351,9 @@ int main(int argc, char **argv) {
     ConvProblem problem;
     ConvProblem::fromKey(p.key, problem);
     ConvTiming timing;
-    if (!timeConvEngines(problem, handle.get(), workspaceLimit, repeats, maxCandidates, timing,
-                         error))
+    const bool withCutlass = cutlass && !cutlassCandidatesFor(problem).empty();
+    if (!timeConvEngines(problem, handle.get(), workspaceLimit, repeats, maxCandidates,
+                         withCutlass, timing, error))
       return fail(error);
     const TimedConvEngine &best = timing.timed.front();
     TunedChoice conv{best.engine.name, best.engine.workspaceBytes, best.microseconds,
@@ -319,6 +375,10 @@ int main(int argc, char **argv) {
       line << " (heuristics' " << p.heuristicPlan << " " << conv.heuristicMicroseconds
            << " us)";
     std::cerr << line.str() << "\n";
+    cudaStream_t stream = nullptr;
+    cudnnGetStream(handle.get(), &stream);
+    if (withCutlass && !tuneCutlass(problem, stream, repeats, timing, conv, error))
+      return fail(error);
     file.convs[p.key] = conv;
     // Rewritten after every problem: a run that is stopped keeps what it
     // measured (tcc compile --tuning-db says which problems it lacks).

@@ -2,7 +2,7 @@
 //
 // The conv_statistics group's pieces under host emulation (docs/cuda.md,
 // "Batch norm statistics from the convolution"): the weight transposed to
-// KRSC (ConvStatistics.cuh) gives the emulated statistics convolution the
+// KRSC (WeightLayout.cuh) gives the emulated statistics convolution the
 // plain convolution's y bit for bit (ConvRunnerEmulated.cpp reads it KRSC),
 // its f32 sums are each channel's sums within f32 round-off, and the
 // finalize turns them into the two-pass statistics a norm takes, within the

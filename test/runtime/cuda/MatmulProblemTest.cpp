@@ -189,4 +189,35 @@ TEST(TuningFile, OptionalFieldsOfAnotherTypeAreErrors) {
   EXPECT_NE(error.find("format is not"), std::string::npos) << error;
 }
 
+// A convolution's CUTLASS record (tcc-tune-cutlass, docs/tuning.md) is kept
+// as written, absent stays absent, and another type is one error line.
+TEST(TuningFile, CutlassRecordKeptAndChecked) {
+  TuningFile file = tunedFile(), back;
+  const std::string key = "fwd f16 nhwc n512 c24 h31 w31 k64 r3 s3 p31 q31 pad1,1 stride1,1 "
+                          "dil1,1 g1";
+  file.convs[key] = {"eng62_k2=0", 0, 120.0, "eng62_k2=0", 120.0, nlohmann::json::array(),
+                     nlohmann::json::array({{{"kernel", "cutlass_sm90_f16_fprop_128x64x64_c1"},
+                                             {"microseconds", 95.0},
+                                             {"workspace_bytes", 27648},
+                                             {"difference", 0.001}},
+                                            {{"kernel", "cutlass_sm90_f16_fprop_64x64x64_c1"},
+                                             {"failure", "it does not run on this GPU"}}})};
+  std::string error;
+  ASSERT_TRUE(parseTuningFile(toJson(file).dump(), "t.json", back, error)) << error;
+  EXPECT_EQ(back.convs.at(key).cutlass, file.convs.at(key).cutlass);
+  EXPECT_EQ(back.convs.at(key).name, "eng62_k2=0"); // still cuDNN's engine that is baked
+
+  nlohmann::json none = toJson(file);
+  none["convs"][0].erase("cutlass");
+  ASSERT_TRUE(parseTuningFile(none.dump(), "t.json", back, error)) << error;
+  EXPECT_TRUE(back.convs.at(key).cutlass.is_null());
+  EXPECT_FALSE(toJson(back)["convs"][0].contains("cutlass"));
+
+  nlohmann::json bad = toJson(file);
+  bad["convs"][0]["cutlass"] = 3;
+  EXPECT_FALSE(parseTuningFile(bad.dump(), "t.json", back, error));
+  EXPECT_NE(error.find("t.json: convs[0]: \"cutlass\" is not a list"), std::string::npos)
+      << error;
+}
+
 } // namespace
