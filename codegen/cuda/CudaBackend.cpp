@@ -165,6 +165,11 @@ public:
     build.flags = {"-std=c++17", "-O3", "-arch=" + arch, "--extended-lambda",
                    "--expt-relaxed-constexpr", "-diag-suppress=1675", "-Xcompiler=-fopenmp",
                    "-I" TCC_RUNTIME_INCLUDE_DIR};
+#ifdef TCC_CUTLASS_INCLUDE_DIRS
+    // CUTLASS's headers, for a step a tuning file gave CUTLASS kernels.
+    for (StringRef dir : llvm::split(StringRef(TCC_CUTLASS_INCLUDE_DIRS), ';'))
+      build.flags.insert(build.flags.end(), {"-isystem", dir.str()});
+#endif
     for (StringRef lib : llvm::split(StringRef(TCC_CUDA_RUNTIME_LIBS), ';'))
       build.libraries.push_back(lib.str());
     for (StringRef lib : llvm::split(StringRef(TCC_RUNTIME_LIBS), ';'))
@@ -208,6 +213,13 @@ public:
 #endif
 #ifdef TCC_CUDNN_FRONTEND_INCLUDE_DIR
     parts.headerTrees.push_back(TCC_CUDNN_FRONTEND_INCLUDE_DIR);
+#endif
+    // CUTLASS stays where tcc found it (28 MB): the tree's CMake looks there
+    // unless told otherwise (-DTCC_CUTLASS_INCLUDE_DIRS).
+#ifdef TCC_CUTLASS_INCLUDE_DIRS
+    parts.values.push_back({"CUTLASS_INCLUDE_DIRS", TCC_CUTLASS_INCLUDE_DIRS});
+#else
+    parts.values.push_back({"CUTLASS_INCLUDE_DIRS", ""});
 #endif
     return parts;
   }

@@ -3,6 +3,7 @@
 #include "codegen/cuda/CudaConvPlans.h"
 #include "codegen/common/KernelArgs.h"
 #include "runtime/cuda/AttentionWorkspace.h"
+#include "runtime/cuda/CutlassKernel.h"
 #include "runtime/cuda/MatmulProblem.h"
 #include "runtime/cuda/RowSplit.h"
 #include "runtime/cuda/TokenWorkspace.h"
@@ -21,6 +22,57 @@ using namespace mlir::tcc;
 namespace cuda = ::tcc::cuda;
 
 namespace {
+
+/// How much faster than cuDNN's fastest engine a CUTLASS kernel must have
+/// been measured for tcc to bake it: more than the timings' spread (their
+/// medians of 5 repeat within about 1%), so that noise never swaps them.
+constexpr double kCutlassMargin = 0.97;
+
+/// Where the tuning file timed a CUTLASS kernel for `conv` (tcc-tune-cutlass)
+/// faster than cuDNN's fastest engine by the margin, that kernel replaces
+/// the engine in `choice` (docs/tuning.md, "CUTLASS"). False with `error`
+/// when the file's record is not one this tcc can build.
+bool bakeFasterCutlass(const StepConv &conv, const cuda::GpuDescription &gpu,
+                       int64_t workspaceLimit, const cuda::TunedChoice &tuned,
+                       cuda::ConvChoice &choice, std::string &error) {
+  if (!tuned.cutlass.is_array())
+    return true;
+  // Fastest first; the failures, with no time, after the timed ones.
+  for (const nlohmann::json &row : tuned.cutlass) {
+    if (!row.is_object() || row.contains("failure"))
+      continue;
+    const std::string what = "the tuning file's CUTLASS kernel " +
+                             row.value("kernel", std::string("(unnamed)")) + " for the " +
+                             cuda::directionName(conv.problem.direction) +
+                             " convolution of " + quotedNodes(conv.nodes);
+    cuda::CutlassKernel kernel;
+    if (!row.contains("kernel") || !row["kernel"].is_string() ||
+        !cuda::CutlassKernel::fromName(row["kernel"].get<std::string>(), kernel) ||
+        !kernel.matches(conv.problem) || gpu.smVersion != 90 ||
+        !row.contains("microseconds") || !row["microseconds"].is_number() ||
+        !row.contains("workspace_bytes") || !row["workspace_bytes"].is_number_integer()) {
+      error = what + " is not one this tcc builds for the problem (" + conv.problem.key() +
+              ") on the " + gpu.name + "; run 'tcc tune' again";
+      return false;
+    }
+    const double microseconds = row["microseconds"].get<double>();
+    const int64_t workspace = row["workspace_bytes"].get<int64_t>();
+    if (microseconds >= tuned.microseconds * kCutlassMargin)
+      return true;
+    if (workspace < 0 || workspace > workspaceLimit) {
+      error = what + " needs a workspace of " + std::to_string(workspace) +
+              " bytes, over the limit of " + std::to_string(workspaceLimit) +
+              "; run 'tcc tune' again";
+      return false;
+    }
+    choice.cutlass = kernel.name();
+    choice.cutlassWorkspaceBytes = workspace;
+    choice.cudnnMicroseconds = tuned.microseconds;
+    choice.tunedMicroseconds = microseconds;
+    return true;
+  }
+  return true;
+}
 
 /// The measured engine of `conv`. It is rebuilt for the described GPU, as
 /// the trainer will rebuild it, where cuDNN can: some engines (the legacy
@@ -51,7 +103,7 @@ bool bakeTuned(const StepConv &conv, const cuda::GpuDescription &gpu, int64_t wo
   }
   engine.name = tuned.name;
   choice.tunedMicroseconds = tuned.microseconds;
-  return true;
+  return bakeFasterCutlass(conv, gpu, workspaceLimit, tuned, choice, error);
 }
 
 } // namespace
@@ -118,7 +170,7 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
   std::map<std::string, int64_t> convWorkspace;
   std::vector<std::string> keys;
   for (const auto &[conv, choice] : baked) {
-    convWorkspace[conv.problem.key()] = choice.engine.workspaceBytes;
+    convWorkspace[conv.problem.key()] = choice.bakedWorkspaceBytes();
     keys.push_back(conv.problem.key());
   }
   module.walk([&](Operation *op) {
@@ -194,8 +246,13 @@ void mlir::tcc::attachCudaTarget(ModuleOp module, const cuda::GpuDescription &gp
     row.append("nodes", strings(conv.nodes));
     row.append("engine", b.getI64IntegerAttr(choice.engine.engine));
     row.append("knobs", knobs.getDictionary(b.getContext()));
-    row.append("plan", b.getStringAttr(choice.engine.name));
-    row.append("workspace_bytes", b.getI64IntegerAttr(choice.engine.workspaceBytes));
+    row.append("plan", b.getStringAttr(choice.bakedName()));
+    row.append("workspace_bytes", b.getI64IntegerAttr(choice.bakedWorkspaceBytes()));
+    row.append("source", b.getStringAttr(choice.cutlass.empty() ? "cudnn" : "cutlass"));
+    if (!choice.cutlass.empty()) { // the cuDNN engine it replaced
+      row.append("cudnn_plan", b.getStringAttr(choice.engine.name));
+      row.append("cudnn_microseconds", b.getF64FloatAttr(choice.cudnnMicroseconds));
+    }
     row.append("numeric_notes", strings(choice.engine.numericNotes));
     row.append("candidates", b.getI64IntegerAttr(choice.candidates));
     row.append("rank", b.getI64IntegerAttr(choice.rank));

@@ -15,6 +15,7 @@
 #include "codegen/cuda/StepProblems.h"
 #include "ir/TccAttrNames.h"
 #include "ir/TccRecipe.h"
+#include "runtime/cuda/CutlassKernel.h"
 
 using namespace mlir;
 using namespace mlir::tcc;
@@ -26,7 +27,48 @@ namespace {
 struct BakedTable {
   std::vector<std::string> convKeys;
   std::string table;
+  bool cutlass = false; ///< a CUTLASS kernel replaces a cuDNN engine
 };
+
+/// The CUTLASS kernels of the "convs" rows whose source is CUTLASS, as the
+/// binders of BakedTarget::cutlass (one per row, null for cuDNN's), or ""
+/// when there is none. Fails with an error on a malformed kernel name.
+FailureOr<std::string> cutlassBinders(ModuleOp module, ArrayAttr list) {
+  std::string rows;
+  bool any = false;
+  for (Attribute row : list ? list.getValue() : ArrayRef<Attribute>()) {
+    auto entry = dyn_cast<DictionaryAttr>(row);
+    auto source = entry ? entry.getAs<StringAttr>("source") : StringAttr();
+    if (!source || source.getValue() != "cutlass") {
+      rows += "    nullptr,\n";
+      continue;
+    }
+    auto plan = entry.getAs<StringAttr>("plan");
+    ::tcc::cuda::CutlassKernel kernel;
+    if (!plan || !::tcc::cuda::CutlassKernel::fromName(plan.str(), kernel))
+      return module->emitError(kCudaTargetAttr)
+             << ": a CUTLASS convolution's plan must name a kernel tcc builds, got " << row;
+    static const char *const directions[] = {"Forward", "BackwardData", "BackwardFilter"};
+    const ::tcc::cuda::CutlassTile &t = kernel.tile;
+    rows += std::string("    &tcc::cuda::cutlass_conv::bindForRunner<\n"
+                        "        tcc::cuda::cutlass_conv::Kernel<tcc::cuda::ConvDirection::") +
+            directions[int(kernel.direction)] + ", tcc::cuda::ConvDataType::" +
+            (kernel.dtype == ::tcc::cuda::ConvDataType::BFloat16 ? "BFloat16" : "Float16") +
+            ", " + std::to_string(t.m) + ", " + std::to_string(t.n) + ", " +
+            std::to_string(t.k) + ", " + std::to_string(t.clusterM) + ">>, // " +
+            plan.str() + "\n";
+    any = true;
+  }
+  if (!any)
+    return std::string();
+  return "// The CUTLASS kernels a tuning file measured faster than cuDNN's engines\n"
+         "// (docs/tuning.md, \"CUTLASS\"); the emulated runner computes them all.\n"
+         "#ifdef TCC_CUDA_HOST_EMULATION\n"
+         "const tcc::cuda::CutlassBind *const kCutlass = nullptr;\n"
+         "#else\n"
+         "const tcc::cuda::CutlassBind kCutlass[] = {\n" +
+         rows + "};\n#endif\n";
+}
 
 /// The rows of one list of tcc.cuda_target ("convs" with their "plan",
 /// "matmuls" with their "algo") as a C++ array `name` of `type`
@@ -80,9 +122,12 @@ FailureOr<BakedTable> bakedTable(ModuleOp module) {
   FailureOr<std::string> matmuls =
       bakedRows(module, dyn_cast_or_null<ArrayAttr>(get("matmuls")), "matmul", "algo",
                 "tcc::cuda::BakedMatmul", "kMatmuls", matmulKeys);
-  if (failed(convs) || failed(matmuls))
+  FailureOr<std::string> cutlass =
+      cutlassBinders(module, dyn_cast_or_null<ArrayAttr>(get("convs")));
+  if (failed(convs) || failed(matmuls) || failed(cutlass))
     return failure();
-  baked.table = *convs + *matmuls +
+  baked.cutlass = !cutlass->empty();
+  baked.table = *convs + *matmuls + *cutlass +
                 "// The GPU, the cuDNN, the convolution engines and the measured matmul\n"
                 "// algorithms this trainer was built for.\n"
                 "const tcc::cuda::BakedTarget kTarget = {" +
@@ -94,7 +139,8 @@ FailureOr<BakedTable> bakedTable(ModuleOp module) {
                 std::to_string(baked.convKeys.size()) + ", " +
                 std::to_string(cublasLt ? cublasLt.getInt() : 0) + ", " +
                 (matmulKeys.empty() ? "nullptr" : "kMatmuls") + ", " +
-                std::to_string(matmulKeys.size()) + "};\n\n";
+                std::to_string(matmulKeys.size()) + (baked.cutlass ? ", kCutlass" : "") +
+                "};\n\n";
   return baked;
 }
 
@@ -145,6 +191,10 @@ SourceHooks cudaSource(const BakedTable &baked) {
                    "runtime/cuda/device/SyncNorm.cuh",
                    "runtime/cuda/device/TokenLoss.cuh",
                    "runtime/kernels/Activation.h"};
+  // Only a step that runs CUTLASS kernels parses CUTLASS (tens of seconds
+  // of nvcc).
+  if (baked.cutlass)
+    hooks.headers.push_back("runtime/cuda/device/CutlassSteps.cuh");
   hooks.aliases = "namespace cuda = tcc::rt::cuda;\n";
   hooks.declarations = baked.table;
   hooks.modelBase = "cuda::CudaModel";

@@ -44,6 +44,20 @@ struct ConvChoice {
   /// A tuning file's engine that cuDNN also built for the description (the
   /// heuristics' choices always are).
   bool builtWithoutGpu = true;
+  /// The CUTLASS kernel baked in place of cuDNN's engine, where the tuning
+  /// file measured it faster (CutlassKernel.h); empty for cuDNN's. Then
+  /// `engine` is the cuDNN engine it replaced, and cudnnMicroseconds that
+  /// engine's time.
+  std::string cutlass;
+  int64_t cutlassWorkspaceBytes = 0;
+  double cudnnMicroseconds = -1;
+
+  /// What the trainer runs: the CUTLASS kernel's name, or the engine's.
+  const std::string &bakedName() const { return cutlass.empty() ? engine.name : cutlass; }
+  /// The workspace the memory plan gives each op of the problem.
+  int64_t bakedWorkspaceBytes() const {
+    return cutlass.empty() ? engine.workspaceBytes : cutlassWorkspaceBytes;
+  }
 };
 
 /// The largest cuDNN workspace a conv's engine may ask for, unless the

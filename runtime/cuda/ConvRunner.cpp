@@ -9,6 +9,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <iostream>
 #include <unordered_map>
 #include <vector>
@@ -47,7 +48,15 @@ void checkDevice(const BakedTarget &target, std::string &deviceName) {
 
 struct ConvRunner::Plans {
   CudnnHandle handle; ///< first: destroyed after the plans built with it
-  std::vector<std::unique_ptr<ConvGraph>> graphs;
+  const BakedTarget *target = nullptr; ///< the generated step's table
+  void *stream = nullptr;
+  std::vector<std::unique_ptr<ConvGraph>> graphs; ///< null for a CUTLASS kernel
+  /// A CUTLASS kernel's binder (null for a cuDNN plan), and the kernel as
+  /// last bound: to these operands and workspace (the step's are the same
+  /// every step: the memory plan's).
+  std::vector<CutlassBind> cutlass;
+  std::vector<std::function<bool(void *)>> bound;
+  std::vector<std::array<const void *, 4>> boundTo;
   std::vector<int64_t> workspaceBytes; ///< what each rebuilt plan needs
   std::vector<std::string> names; ///< "the forward convolution of 'conv1'", for messages
   /// The workspace of the plans that need more on this GPU than cuDNN
@@ -91,17 +100,30 @@ void ConvRunner::prepare(const BakedTarget &target, void *stream) {
           CUDNN_STATUS_SUCCESS)
     throw ModelSetupError("cuDNN cannot start on " + deviceName);
 
+  plans->target = &target;
+  plans->stream = stream;
   std::vector<std::string> overflowing; // the plans that need more workspace here
   for (int i = 0; i < target.count; ++i) {
     const BakedConv &baked = target.convs[i];
     ConvProblem problem;
     ConvEngine engine;
-    if (!ConvProblem::fromKey(baked.problem, problem) || !parsePlanName(baked.plan, engine))
+    const CutlassBind cutlass = target.cutlass ? target.cutlass[i] : nullptr;
+    if (!ConvProblem::fromKey(baked.problem, problem) ||
+        (!cutlass && !parsePlanName(baked.plan, engine)))
       throw std::runtime_error(std::string("the baked convolution table is damaged at [") +
                                baked.problem + "]");
     engine.name = baked.plan;
     std::string what = std::string("the ") + directionName(problem.direction) +
                        " convolution of " + baked.nodes;
+    plans->cutlass.push_back(cutlass);
+    plans->bound.emplace_back();
+    plans->boundTo.push_back({});
+    if (cutlass) { // compiled into the step; bound at its first run
+      plans->graphs.push_back(nullptr);
+      plans->workspaceBytes.push_back(baked.workspaceBytes);
+      plans->names.push_back(what + " (CUTLASS's " + baked.plan + ")");
+      continue;
+    }
     auto graph = std::make_unique<ConvGraph>();
     std::string failure;
     if (!buildConvGraph(problem, nullptr, plans->handle.get(), *graph, failure))
@@ -180,10 +202,33 @@ void runGraph(ConvRunner::Plans &p, int index, std::unordered_map<int64_t, void 
     throw std::runtime_error("cuDNN: running " + plans->names[index] + ": " +
                              status.get_message());
 }
+
+/// Runs CUTLASS kernel `index`, bound to these operands once.
+void runCutlass(ConvRunner::Plans &p, int index, const void *x, const void *weight,
+                const void *y, void *workspace, int64_t workspaceBytes) {
+  if (workspaceBytes < p.workspaceBytes[index])
+    throw std::runtime_error("CUTLASS: " + p.names[index] + " needs a workspace of " +
+                             std::to_string(p.workspaceBytes[index]) +
+                             " bytes, the step gives it " + std::to_string(workspaceBytes));
+  const std::array<const void *, 4> operands = {x, weight, y, workspace};
+  if (!p.bound[index] || p.boundTo[index] != operands) {
+    p.bound[index] = p.cutlass[index](p.target->convs[index].problem, x, weight, y, workspace,
+                                      p.stream);
+    p.boundTo[index] = operands;
+  }
+  if (!p.bound[index] || !p.bound[index](p.stream))
+    throw std::runtime_error("CUTLASS: " + p.names[index] + " does not run on this GPU (" +
+                             cudaGetErrorString(cudaGetLastError()) +
+                             "); compile without the tuning file's CUTLASS records");
+}
 } // namespace
 
 void ConvRunner::run(int index, const void *x, const void *weight, const void *y,
                      void *workspace, int64_t workspaceBytes, const void *bias) {
+  if (plans->cutlass[index]) {
+    runCutlass(*plans, index, x, weight, y, workspace, workspaceBytes);
+    return;
+  }
   std::unordered_map<int64_t, void *> pointers = {{kInputUid, const_cast<void *>(x)},
                                                   {kWeightUid, const_cast<void *>(weight)},
                                                   {kOutputUid, const_cast<void *>(y)}};

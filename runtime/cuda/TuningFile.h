@@ -37,7 +37,8 @@ struct TunedChoice {
   nlohmann::json timed;       ///< every candidate timed, fastest first
   /// A convolution's CUTLASS kernels as tcc-tune-cutlass timed them
   /// (CutlassTuner.h), fastest first, then those that failed; null when
-  /// not timed. A measurement only: tcc bakes cuDNN's engines.
+  /// not timed. `tcc compile --tuning-db` bakes the fastest where it beat
+  /// cuDNN's engines (codegen/cuda/CudaConvPlans.cpp).
   nlohmann::json cutlass;
 };
 

@@ -16,6 +16,11 @@ usage: make_tuning_file.py PLANS.json LIST.json OUT.json [--drop N]
   --drop-matmul N  leave out the N-th matmul problem
   --algo ALGO  give every matmul this algorithm; --algo-workspace B its workspace
   --no-cublaslt-version  leave "cublaslt_version" out
+  --cutlass F  give each plain 16-bit NHWC convolution (no epilogue, one
+               group) a CUTLASS record
+               (tcc-tune-cutlass): its kernel (--cutlass-tile, default
+               128x64x32_c1) timed at F times the engine's time, with
+               --cutlass-workspace bytes (default 65536), then a failed one
 Prints each problem's chosen plan, one per line, "PROBLEM = PLAN", then each
 matmul's "PROBLEM = ALGO".
 """
@@ -35,6 +40,11 @@ ap.add_argument("--drop-matmul", type=int)
 ap.add_argument("--algo")
 ap.add_argument("--algo-workspace", type=int, default=0)
 ap.add_argument("--no-cublaslt-version", action="store_true")
+# CUTLASS records (tcc-tune-cutlass) for each plain 16-bit NHWC convolution:
+# one kernel of its direction and type, FACTOR times the chosen engine's time.
+ap.add_argument("--cutlass", type=float, metavar="FACTOR")
+ap.add_argument("--cutlass-tile", default="128x64x32_c1")
+ap.add_argument("--cutlass-workspace", type=int, default=65536)
 args = ap.parse_args()
 
 table = json.load(open(args.plans))
@@ -52,6 +62,18 @@ for i, row in enumerate(table["convs"]):
                   "workspace_bytes": chosen["workspace_bytes"], "microseconds": 10.0 + i,
                   "heuristic_plan": heuristic, "heuristic_microseconds": 20.0 + i,
                   "timed": [{"plan": chosen["plan"], "microseconds": 10.0 + i}]})
+    words = row["problem"].split()
+    if args.cutlass and words[1] in ("f16", "bf16") and words[2] == "nhwc" and \
+            words[-1] == "g1":
+        direction = {"fwd": "fprop", "bwd-data": "dgrad", "bwd-filter": "wgrad"}[words[0]]
+        kernel = "cutlass_sm90_%s_%s_%s" % (words[1], direction, args.cutlass_tile)
+        convs[-1]["cutlass"] = [
+            {"kernel": kernel, "microseconds": args.cutlass * (10.0 + i),
+             "workspace_bytes": args.cutlass_workspace, "difference": 0.001},
+            {"kernel": kernel.replace(args.cutlass_tile, "64x64x64_c1"),
+             "failure": "it does not run on this GPU"}]
+        print("%s = %s (CUTLASS, %.2fx the engine's time)" % (row["problem"], kernel,
+                                                             args.cutlass))
     print("%s = %s" % (row["problem"], chosen["plan"]))
 matmuls = []
 for i, row in enumerate(table["matmuls"]):

@@ -184,6 +184,21 @@ private:
   }
 };
 
+/// Kernel K as a trainer's ConvRunner binds it (BakedTarget.h, CutlassBind):
+/// the problem by its key, the stream as a void pointer.
+template <class K>
+std::function<bool(void *)> bindForRunner(const char *problem, const void *x,
+                                          const void *weight, const void *y, void *workspace,
+                                          void *stream) {
+  ConvProblem p;
+  if (!ConvProblem::fromKey(problem, p) || !K::unsupported(p).empty())
+    return {};
+  auto run = K::bind(p, x, weight, y, workspace, static_cast<cudaStream_t>(stream));
+  if (!run)
+    return {};
+  return [run](void *s) { return run(static_cast<cudaStream_t>(s)); };
+}
+
 } // namespace tcc::cuda::cutlass_conv
 
 #endif // TCC_RUNTIME_CUDA_DEVICE_CUTLASSCONV_CUH

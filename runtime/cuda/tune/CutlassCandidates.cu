@@ -3,14 +3,17 @@
 // One direction and type per compilation (TCC_CUTLASS_DIRECTION: Forward,
 // BackwardData, BackwardFilter; TCC_CUTLASS_TYPE: Float16, BFloat16), so
 // that the build compiles them side by side: each kernel takes nvcc about
-// 35 s. The tiles: three of those CUTLASS's own sm90 convolution tests
-// cover, and a shallower one for thin layers; with TCC_CUTLASS_SMOKE only
-// the first, for the build test in CI (test/runtime/cuda/CMakeLists.txt).
+// 35 s. The tiles are runtime/cuda/CutlassKernel.h's; with TCC_CUTLASS_SMOKE
+// only the first, for the build test in CI (test/runtime/cuda/CMakeLists.txt).
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/cuda/CutlassKernel.h"
 #include "runtime/cuda/CutlassTuner.h"
 #include "runtime/cuda/device/CutlassConv.cuh"
+
+#include <iterator>
+#include <utility>
 
 namespace {
 
@@ -19,27 +22,23 @@ using namespace tcc::cuda;
 constexpr ConvDirection kDirection = ConvDirection::TCC_CUTLASS_DIRECTION;
 constexpr ConvDataType kType = ConvDataType::TCC_CUTLASS_TYPE;
 
-template <int M, int N, int K, int ClusterM>
-CutlassCandidate candidate() {
-  using Kernel = cutlass_conv::Kernel<kDirection, kType, M, N, K, ClusterM>;
-  static const char *const directions[] = {"fprop", "dgrad", "wgrad"};
-  std::string name = std::string("cutlass_sm90_") +
-                     (kType == ConvDataType::Float16 ? "f16_" : "bf16_") +
-                     directions[int(kDirection)] + "_" + std::to_string(M) + "x" +
-                     std::to_string(N) + "x" + std::to_string(K) + "_c" +
-                     std::to_string(ClusterM);
-  return {name, kDirection, kType, &Kernel::unsupported, &Kernel::workspaceBytes, &Kernel::bind};
+/// Every tile of kCutlassTiles (only the first with TCC_CUTLASS_SMOKE).
+template <size_t... I> std::vector<CutlassCandidate> candidates(std::index_sequence<I...>) {
+  auto one = [](auto index) {
+    constexpr CutlassTile t = kCutlassTiles[decltype(index)::value];
+    using Kernel = cutlass_conv::Kernel<kDirection, kType, t.m, t.n, t.k, t.clusterM>;
+    return CutlassCandidate{CutlassKernel{kDirection, kType, t}.name(), kDirection, kType,
+                            &Kernel::unsupported, &Kernel::workspaceBytes, &Kernel::bind};
+  };
+  return {one(std::integral_constant<size_t, I>{})...};
 }
 
-[[maybe_unused]] const bool registered = registerCutlassCandidates({
-    candidate<128, 64, 64, 1>(),
-#ifndef TCC_CUTLASS_SMOKE
-    candidate<64, 64, 64, 1>(),
-    candidate<128, 128, 64, 1>(),
-    // A reduction tile of 32: a thin layer's 24 channels fill 75% of it,
-    // 38% of a 64-wide one.
-    candidate<128, 64, 32, 1>(),
+#ifdef TCC_CUTLASS_SMOKE
+constexpr size_t kCount = 1;
+#else
+constexpr size_t kCount = std::size(kCutlassTiles);
 #endif
-});
+[[maybe_unused]] const bool registered =
+    registerCutlassCandidates(candidates(std::make_index_sequence<kCount>{}));
 
 } // namespace

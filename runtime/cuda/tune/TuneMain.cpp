@@ -10,7 +10,7 @@
 // cuBLASLt offers for each matmul (runtime/cuda/MatmulTuner.h) on this GPU,
 // and writes the tuning file that `tcc compile --tuning-db` bakes. Built as
 // tcc-tune-cutlass, it also times CUTLASS's convolutions beside cuDNN's
-// engines (runtime/cuda/CutlassTuner.h), for the file's record only.
+// engines (runtime/cuda/CutlassTuner.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,7 +48,8 @@ as a tuning file for 'tcc compile --tuning-db'.
        tcc-tune CONV_PLANS.json... --list --gpu NAME [-o FILE]
 
 Built as tcc-tune-cutlass, it also times CUTLASS's convolutions on Hopper
-GPUs beside cuDNN's engines and records them in the file (not baked).
+GPUs beside cuDNN's engines and records them in the file; 'tcc compile
+--tuning-db' bakes one where it was faster.
 
 options:
   -o FILE                 the tuning file to write (atomically)
@@ -171,7 +172,7 @@ bool tuneCutlass(const ConvProblem &problem, cudaStream_t stream, int repeats,
     const TimedCutlassKernel &best = timing.timed.front();
     line << ", fastest " << best.name << " " << best.microseconds << " us, "
          << std::setprecision(2) << cudnn.timed.front().microseconds / best.microseconds
-         << "x cuDNN's fastest (recorded, not baked)";
+         << "x cuDNN's fastest";
   } else if (!timing.failures.empty()) {
     line << " (" << timing.failures.front() << ")";
   }

@@ -169,6 +169,10 @@ def main():
                          "kernel (runtime/cuda/device/FaultInjection.cuh): the test passes "
                          "only if the healthy trainer passes the comparison and the faulty "
                          "one fails it")
+    ap.add_argument("--tuning-db", help="the cuda step's tuning file (tcc compile --tuning-db, "
+                    "--gpu=h100): its CUTLASS kernels are compiled out and emulated")
+    ap.add_argument("--expect-cutlass", type=int, metavar="N",
+                    help="the step's table must give N convolutions CUTLASS kernels")
     ap.add_argument("--verbose", action="store_true",
                     help="print the distances of every tensor also when the comparison passes")
     ap.add_argument("--save-runs", help="copy the runs' checkpoints and metrics to this folder")
@@ -244,9 +248,18 @@ def main():
         ranks = ["--ranks=%d" % args.ranks] if args.ranks > 1 else []
         if args.bucket_size:
             ranks.append("--bucket-size=" + args.bucket_size)
+        tuned = ["--gpu=h100", "--tuning-db=" + os.path.abspath(args.tuning_db)] \
+            if args.tuning_db else []
         run([args.tcc, "compile", args.model, "--target=cuda", "--emit=source", "-o", source,
-             "--report", report, *precision, *passes, *enabled, *ranks], tmp,
+             "--report", report, *precision, *passes, *enabled, *ranks, *tuned], tmp,
             "tcc compile --target=cuda --emit=source")
+        if args.expect_cutlass is not None:
+            with open(source) as f:
+                kernels = f.read().count("tcc::cuda::cutlass_conv::Kernel<")
+            if kernels != args.expect_cutlass:
+                print("FAIL: the cuda step gives %d convolutions CUTLASS kernels, expected %d"
+                      % (kernels, args.expect_cutlass))
+                return 1
         with open(report) as f:
             cuda_report = json.load(f)
         if args.expect_side_stream is not None:
