@@ -3,10 +3,10 @@
 // The table a generated cuda step holds (codegen/cuda/CudaTarget.cpp): the GPU
 // it was compiled for, the cuDNN engine (or CUTLASS kernel) of every
 // convolution problem and, where a tuning file measured them, the cuBLASLt
-// algorithm of every matmul problem. The trainer rebuilds each before its first step (ConvRunner,
-// runtime/cuda/device/Matmul.cuh) and stops with one error line when it
-// cannot. Plain C++: the generated .cu file and the host emulation include
-// it alike.
+// algorithm of every matmul problem. The trainer rebuilds each before its
+// first step (ConvRunner, runtime/cuda/device/Matmul.cuh) and stops with one
+// error line when it cannot. Plain C++: the generated .cu file and the host
+// emulation include it alike.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TCC_RUNTIME_CUDA_BAKEDTARGET_H
