@@ -37,40 +37,41 @@ bool bakeFasterCutlass(const StepConv &conv, const cuda::GpuDescription &gpu,
                        cuda::ConvChoice &choice, std::string &error) {
   if (!tuned.cutlass.is_array())
     return true;
-  // Fastest first; the failures, with no time, after the timed ones.
-  for (const nlohmann::json &row : tuned.cutlass) {
-    if (!row.is_object() || row.contains("failure"))
-      continue;
-    const std::string what = "the tuning file's CUTLASS kernel " +
-                             row.value("kernel", std::string("(unnamed)")) + " for the " +
-                             cuda::directionName(conv.problem.direction) +
-                             " convolution of " + quotedNodes(conv.nodes);
-    cuda::CutlassKernel kernel;
-    if (!row.contains("kernel") || !row["kernel"].is_string() ||
-        !cuda::CutlassKernel::fromName(row["kernel"].get<std::string>(), kernel) ||
-        !kernel.matches(conv.problem) || gpu.smVersion != 90 ||
-        !row.contains("microseconds") || !row["microseconds"].is_number() ||
-        !row.contains("workspace_bytes") || !row["workspace_bytes"].is_number_integer()) {
-      error = what + " is not one this tcc builds for the problem (" + conv.problem.key() +
-              ") on the " + gpu.name + "; run 'tcc tune' again";
-      return false;
-    }
-    const double microseconds = row["microseconds"].get<double>();
-    const int64_t workspace = row["workspace_bytes"].get<int64_t>();
-    if (microseconds >= tuned.microseconds * kCutlassMargin)
-      return true;
-    if (workspace < 0 || workspace > workspaceLimit) {
-      error = what + " needs a workspace of " + std::to_string(workspace) +
-              " bytes, over the limit of " + std::to_string(workspaceLimit) +
-              "; run 'tcc tune' again";
-      return false;
-    }
-    choice.cutlass = kernel.name();
-    choice.cutlassWorkspaceBytes = workspace;
-    choice.cudnnMicroseconds = tuned.microseconds;
-    choice.tunedMicroseconds = microseconds;
+  // Fastest first; those that failed, with no time, after the timed ones.
+  auto fastest = llvm::find_if(tuned.cutlass, [](const nlohmann::json &row) {
+    return row.is_object() && !row.contains("failure");
+  });
+  if (fastest == tuned.cutlass.end())
     return true;
+  const nlohmann::json &row = *fastest;
+  const bool named = row.contains("kernel") && row["kernel"].is_string();
+  const std::string what = "the tuning file's CUTLASS kernel " +
+                           (named ? row["kernel"].get<std::string>() : "(unnamed)") +
+                           " for the " + cuda::directionName(conv.problem.direction) +
+                           " convolution of " + quotedNodes(conv.nodes);
+  cuda::CutlassKernel kernel;
+  if (!named || !cuda::CutlassKernel::fromName(row["kernel"].get<std::string>(), kernel) ||
+      !kernel.matches(conv.problem) || gpu.smVersion != 90 || !row.contains("microseconds") ||
+      !row["microseconds"].is_number() || !row.contains("workspace_bytes") ||
+      !row["workspace_bytes"].is_number_integer()) {
+    error = what + " is not one this tcc builds for the problem (" + conv.problem.key() +
+            ") on the " + gpu.name + "; run 'tcc tune' again";
+    return false;
   }
+  const double microseconds = row["microseconds"].get<double>();
+  const int64_t workspace = row["workspace_bytes"].get<int64_t>();
+  if (microseconds >= tuned.microseconds * kCutlassMargin)
+    return true;
+  if (workspace < 0 || workspace > workspaceLimit) {
+    error = what + " needs a workspace of " + std::to_string(workspace) +
+            " bytes, over the limit of " + std::to_string(workspaceLimit) +
+            "; run 'tcc tune' again";
+    return false;
+  }
+  choice.cutlass = kernel.name();
+  choice.cutlassWorkspaceBytes = workspace;
+  choice.cudnnMicroseconds = tuned.microseconds;
+  choice.tunedMicroseconds = microseconds;
   return true;
 }
 
