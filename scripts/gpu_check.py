@@ -195,7 +195,7 @@ def prepare_tuner(args):
     tune = os.path.join(args.dir, "tune")
     os.makedirs(tune, exist_ok=True)
     build = os.path.dirname(os.path.dirname(args.tcc))
-    # About 15 minutes of nvcc the first time (24 kernels); ninja keeps them.
+    # About 6 minutes of nvcc CPU the first time (24 kernels); ninja keeps them.
     r = sh(["cmake", "--build", build, "--target", "tcc-tune-cutlass"])
     tuner = os.path.join(os.path.dirname(args.tcc), "tcc-tune-cutlass")
     if r.returncode != 0:

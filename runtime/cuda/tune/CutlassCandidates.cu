@@ -2,8 +2,8 @@
 //
 // One direction and type per compilation (TCC_CUTLASS_DIRECTION: Forward,
 // BackwardData, BackwardFilter; TCC_CUTLASS_TYPE: Float16, BFloat16), so
-// that the build compiles them side by side: each kernel takes nvcc about
-// 35 s. The tiles are runtime/cuda/CutlassKernel.h's; with TCC_CUTLASS_SMOKE
+// that the build compiles them side by side: about 30 s of nvcc for
+// CUTLASS's headers, then 15 s per kernel. The tiles are runtime/cuda/CutlassKernel.h's; with TCC_CUTLASS_SMOKE
 // only the first, for the build test in CI (test/runtime/cuda/CMakeLists.txt).
 //
 //===----------------------------------------------------------------------===//
