@@ -12,47 +12,25 @@ packages=(
   python3-pip
 )
 
-# The cuDNN frontend (header-only C++ graph API) for the cuda target's
-# convolution plans: PyPI's nvidia-cudnn-frontend wheel carries the headers.
-# Pinned; unpacked into .deps/ (ignored by git) where CMake looks for it.
-cudnn_frontend_version=1.32.0
-cudnn_frontend_dir=.deps/cudnn-frontend-$cudnn_frontend_version
-if [ -x /usr/local/cuda/bin/nvcc ] && [ ! -f "$cudnn_frontend_dir/include/cudnn_frontend.h" ]; then
-  echo "tcc setup: fetching the cuDNN frontend $cudnn_frontend_version headers (PyPI)" >&2
+# unpack_wheel DIR FROM=TO... -- PIP_ARGS...: the pinned PyPI wheel that
+# `pip download PIP_ARGS` fetches, its folders FROM unpacked as DIR/TO (each
+# ending in /), whole or not at all (a temporary folder, then one rename).
+unpack_wheel() {
+  local dir=$1 maps=()
+  shift
+  while [ "$1" != -- ]; do maps+=("$1"); shift; done
+  shift
+  local wheels
   wheels=$(mktemp -d)
-  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.11 \
-    --platform manylinux_2_28_x86_64 -d "$wheels" \
-    "nvidia-cudnn-frontend==$cudnn_frontend_version"
-  python3 - "$wheels" "$cudnn_frontend_dir" <<'PY'
-import glob, os, sys, zipfile
-wheel = glob.glob(os.path.join(sys.argv[1], "*.whl"))[0]
-with zipfile.ZipFile(wheel) as z:
-    z.extractall(sys.argv[2] + ".tmp", [n for n in z.namelist() if n.startswith("include/")])
-os.rename(sys.argv[2] + ".tmp", sys.argv[2])
-PY
-  rm -rf "$wheels"
-fi
-
-# CUTLASS (header-only CUDA templates): the implicit-GEMM convolutions
-# tcc-tune times beside cuDNN's engines (docs/tuning.md, "CUTLASS"). PyPI's
-# nvidia-cutlass wheel carries the headers; pinned, unpacked into .deps/.
-cutlass_version=4.2.0.0
-cutlass_dir=.deps/cutlass-$cutlass_version
-if [ -x /usr/local/cuda/bin/nvcc ] && [ ! -f "$cutlass_dir/include/cutlass/cutlass.h" ]; then
-  echo "tcc setup: fetching the CUTLASS $cutlass_version headers (PyPI)" >&2
-  wheels=$(mktemp -d)
-  python3 -m pip download -q --no-deps --only-binary=:all: -d "$wheels" \
-    "nvidia-cutlass==$cutlass_version"
-  python3 - "$wheels" "$cutlass_dir" <<'PY'
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$wheels" "$@"
+  python3 - "$wheels" "$dir" "${maps[@]}" <<'PY'
 import glob, os, sys, zipfile
 wheel = glob.glob(os.path.join(sys.argv[1], "*.whl"))[0]
 tmp = sys.argv[2] + ".tmp"
-# include/ (cutlass, cute) and tools/util/include/ (cutlass/util), as util/include/.
-trees = {"cutlass_library/source/include/": "include/",
-         "cutlass_library/source/tools/util/include/": "util/include/"}
+trees = [m.split("=", 1) for m in sys.argv[3:]]
 with zipfile.ZipFile(wheel) as z:
     for name in z.namelist():
-        for prefix, to in trees.items():
+        for prefix, to in trees:
             if name.startswith(prefix) and not name.endswith("/"):
                 path = os.path.join(tmp, to + name[len(prefix):])
                 os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -61,6 +39,30 @@ with zipfile.ZipFile(wheel) as z:
 os.rename(tmp, sys.argv[2])
 PY
   rm -rf "$wheels"
+}
+
+# The cuDNN frontend (header-only C++ graph API) for the cuda target's
+# convolution plans: PyPI's nvidia-cudnn-frontend wheel carries the headers.
+# Pinned; unpacked into .deps/ (ignored by git) where CMake looks for it.
+cudnn_frontend_version=1.32.0
+cudnn_frontend_dir=.deps/cudnn-frontend-$cudnn_frontend_version
+if [ -x /usr/local/cuda/bin/nvcc ] && [ ! -f "$cudnn_frontend_dir/include/cudnn_frontend.h" ]; then
+  echo "tcc setup: fetching the cuDNN frontend $cudnn_frontend_version headers (PyPI)" >&2
+  unpack_wheel "$cudnn_frontend_dir" include/=include/ -- --python-version 3.11 \
+    --platform manylinux_2_28_x86_64 "nvidia-cudnn-frontend==$cudnn_frontend_version"
+fi
+
+# CUTLASS (header-only CUDA templates): the implicit-GEMM convolutions
+# tcc-tune times beside cuDNN's engines (docs/tuning.md, "CUTLASS"). PyPI's
+# nvidia-cutlass wheel carries the headers: include/ (cutlass, cute) and
+# tools/util/include/ (cutlass/util), as util/include/. Pinned, into .deps/.
+cutlass_version=4.2.0.0
+cutlass_dir=.deps/cutlass-$cutlass_version
+if [ -x /usr/local/cuda/bin/nvcc ] && [ ! -f "$cutlass_dir/include/cutlass/cutlass.h" ]; then
+  echo "tcc setup: fetching the CUTLASS $cutlass_version headers (PyPI)" >&2
+  unpack_wheel "$cutlass_dir" cutlass_library/source/include/=include/ \
+    cutlass_library/source/tools/util/include/=util/include/ -- \
+    "nvidia-cutlass==$cutlass_version"
 fi
 
 missing=()

@@ -40,9 +40,9 @@ const std::vector<CutlassCandidate> &cutlassCandidates() { return registry(); }
 std::vector<std::string> cutlassCandidatesFor(const ConvProblem &problem) {
   std::vector<std::string> names;
   for (const CutlassCandidate &c : cutlassCandidates())
-    if (c.direction == problem.direction && c.dtype == problem.dtype &&
+    if (c.kernel.direction == problem.direction && c.kernel.dtype == problem.dtype &&
         c.unsupported(problem).empty())
-      names.push_back(c.name);
+      names.push_back(c.name());
   return names;
 }
 
@@ -56,11 +56,11 @@ bool timeCutlassConvs(const ConvProblem &problem, cudaStream_t stream, int repea
   std::vector<const CutlassCandidate *> mine;
   int64_t workspace = 0;
   for (const CutlassCandidate &c : cutlassCandidates()) {
-    if (c.direction != problem.direction || c.dtype != problem.dtype)
+    if (c.kernel.direction != problem.direction || c.kernel.dtype != problem.dtype)
       continue;
     ++timing.candidates;
     if (std::string why = c.unsupported(problem); !why.empty()) {
-      timing.failures.push_back(c.name + ": " + why);
+      timing.failures.push_back(c.name() + ": " + why);
       continue;
     }
     mine.push_back(&c);
@@ -102,7 +102,7 @@ bool timeCutlassConvs(const ConvProblem &problem, cudaStream_t stream, int repea
     auto enqueue = c->bind(problem, buffers[0].data, buffers[1].data, buffers[2].data,
                            scratch.data, stream);
     if (!enqueue) {
-      timing.failures.push_back(c->name + ": CUTLASS does not initialize it");
+      timing.failures.push_back(c->name() + ": CUTLASS does not initialize it");
       continue;
     }
     auto execute = [&] { return enqueue(stream); };
@@ -110,22 +110,22 @@ bool timeCutlassConvs(const ConvProblem &problem, cudaStream_t stream, int repea
     if (!execute() || cudaStreamSynchronize(stream) != cudaSuccess ||
         !copyToHostAsFloat(buffers[out].data, operands.counts[out], problem.dtype, output)) {
       cudaGetLastError();
-      timing.failures.push_back(c->name + ": it does not run on this GPU");
+      timing.failures.push_back(c->name() + ": it does not run on this GPU");
       continue;
     }
     const double difference = relativeDifference(output, reference);
     if (!(difference <= cutlassDifferenceBound(problem.dtype))) {
-      timing.failures.push_back(c->name + ": its output is not cuDNN's (relative difference " +
+      timing.failures.push_back(c->name() + ": its output is not cuDNN's (relative difference " +
                                 std::to_string(difference) + ")");
       continue;
     }
     double median = 0;
     std::string failure;
     if (!timeCandidate(stream, events, repeats, execute, median, failure)) {
-      timing.failures.push_back(c->name + ": " + failure);
+      timing.failures.push_back(c->name() + ": " + failure);
       continue;
     }
-    timing.timed.push_back({c->name, median, c->workspaceBytes(problem), difference});
+    timing.timed.push_back({c->name(), median, c->workspaceBytes(problem), difference});
   }
   std::stable_sort(timing.timed.begin(), timing.timed.end(),
                    [](const TimedCutlassKernel &a, const TimedCutlassKernel &b) {

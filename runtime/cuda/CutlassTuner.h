@@ -15,6 +15,7 @@
 #define TCC_RUNTIME_CUDA_CUTLASSTUNER_H
 
 #include "runtime/cuda/ConvProblem.h"
+#include "runtime/cuda/CutlassKernel.h"
 
 #include <cuda_runtime.h>
 
@@ -27,11 +28,9 @@ namespace tcc::cuda {
 
 /// One compiled CUTLASS kernel, behind plain function pointers.
 struct CutlassCandidate {
-  /// "cutlass_sm90_f16_fprop_128x64x64_c1": source, architecture, type,
-  /// direction, CTA tile (M x N x K), CTAs per cluster along M.
-  std::string name;
-  ConvDirection direction;
-  ConvDataType dtype;
+  CutlassKernel kernel; ///< its direction, type and tile
+  /// "cutlass_sm90_f16_fprop_128x64x64_c1" (CutlassKernel.h).
+  std::string name() const { return kernel.name(); }
   /// Why it cannot compute a problem ("" when it can); needs no GPU.
   std::string (*unsupported)(const ConvProblem &);
   /// The workspace bind() needs (the KRSC weight, then CUTLASS's own).

@@ -8,7 +8,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/cuda/CutlassKernel.h"
 #include "runtime/cuda/CutlassTuner.h"
 #include "runtime/cuda/device/CutlassConv.cuh"
 
@@ -27,8 +26,8 @@ template <size_t... I> std::vector<CutlassCandidate> candidates(std::index_seque
   auto one = [](auto index) {
     constexpr CutlassTile t = kCutlassTiles[decltype(index)::value];
     using Kernel = cutlass_conv::Kernel<kDirection, kType, t.m, t.n, t.k, t.clusterM>;
-    return CutlassCandidate{CutlassKernel{kDirection, kType, t}.name(), kDirection, kType,
-                            &Kernel::unsupported, &Kernel::workspaceBytes, &Kernel::bind};
+    return CutlassCandidate{CutlassKernel{kDirection, kType, t}, &Kernel::unsupported,
+                            &Kernel::workspaceBytes, &Kernel::bind};
   };
   return {one(std::integral_constant<size_t, I>{})...};
 }

@@ -342,6 +342,8 @@ int main(int argc, char **argv) {
                           : " built for sm_90a, not timed on sm_" + cudaArch(file.sm))
               << "\n";
 
+  cudaStream_t stream = nullptr; // the handle's, where CUTLASS's kernels run too
+  cudnnGetStream(handle.get(), &stream);
   // The matmuls first: a few seconds in all, where the convolutions take
   // minutes (a run cut short by a time limit still has every matmul).
   if (!tuneMatmuls(matmuls, matmulWorkspaceLimit, repeats, maxCandidates, output, file,
@@ -376,8 +378,6 @@ int main(int argc, char **argv) {
       line << " (heuristics' " << p.heuristicPlan << " " << conv.heuristicMicroseconds
            << " us)";
     std::cerr << line.str() << "\n";
-    cudaStream_t stream = nullptr;
-    cudnnGetStream(handle.get(), &stream);
     if (withCutlass && !tuneCutlass(problem, stream, repeats, timing, conv, error))
       return fail(error);
     file.convs[p.key] = conv;

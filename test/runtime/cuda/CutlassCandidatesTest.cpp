@@ -34,7 +34,7 @@ ConvProblem thinConv(ConvDirection direction) {
 
 const CutlassCandidate *candidateFor(ConvDirection direction) {
   for (const CutlassCandidate &c : cutlassCandidates())
-    if (c.direction == direction)
+    if (c.kernel.direction == direction)
       return &c;
   return nullptr;
 }
@@ -49,9 +49,9 @@ TEST(CutlassCandidates, OneF16KernelPerDirectionUnderItsName) {
        {ConvDirection::Forward, ConvDirection::BackwardData, ConvDirection::BackwardFilter}) {
     const CutlassCandidate *c = candidateFor(d);
     ASSERT_NE(c, nullptr) << directionName(d);
-    EXPECT_TRUE(std::regex_match(c->name, name)) << c->name;
-    EXPECT_NE(c->name.find(directions[int(d)]), std::string::npos) << c->name;
-    EXPECT_EQ(c->dtype, ConvDataType::Float16);
+    EXPECT_TRUE(std::regex_match(c->name(), name)) << c->name();
+    EXPECT_NE(c->name().find(directions[int(d)]), std::string::npos) << c->name();
+    EXPECT_EQ(c->kernel.dtype, ConvDataType::Float16);
   }
 }
 
@@ -62,7 +62,7 @@ TEST(CutlassCandidates, ComputeTheThinConvInEveryDirection) {
     const CutlassCandidate *c = candidateFor(d);
     ASSERT_NE(c, nullptr);
     EXPECT_EQ(c->unsupported(p), "") << p.key();
-    EXPECT_EQ(cutlassCandidatesFor(p), std::vector<std::string>{c->name});
+    EXPECT_EQ(cutlassCandidatesFor(p), std::vector<std::string>{c->name()});
     // The KRSC weight (64 x 3 x 3 x 24 halves, 256-byte aligned) at least.
     EXPECT_GE(c->workspaceBytes(p), 27648) << p.key();
     EXPECT_EQ(c->workspaceBytes(p) % 256, 0) << p.key();
